@@ -1,0 +1,194 @@
+# rankscope — one GNU Makefile for everything. Out-of-tree build in $(BUILD)/; every folder becomes
+# $(BUILD)/lib<folder>.a and binaries/tests link those archives. See README.md for the two
+# commands that matter (make demo, make test) and docs/operations.md for the rest.
+
+BUILD     ?= build
+CUDA_HOME ?= /usr/local/cuda
+CC        ?= cc
+PREFIX    ?= /usr/local
+VERSION   := 0.1.0
+
+DEB_PACKAGES := build-essential pkg-config libnng-dev libuv1-dev liblmdb-dev libprotobuf-c-dev \
+                protobuf-c-compiler libjansson-dev libcurl4-openssl-dev node-llhttp zlib1g-dev \
+                python3 clang-format
+
+# pkg-config where the .pc exists; Debian's libnng-dev ships none, so fall back to plain -l.
+pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
+pc_libs   = $(or $(shell pkg-config --libs $(1) 2>/dev/null),$(2))
+
+DEP_CFLAGS := $(call pc_cflags,libuv) $(call pc_cflags,lmdb) $(call pc_cflags,libprotobuf-c) \
+              $(call pc_cflags,jansson) $(call pc_cflags,libcurl) $(call pc_cflags,nng)
+LIB_UV     := $(call pc_libs,libuv,-luv)
+LIB_LMDB   := $(call pc_libs,lmdb,-llmdb)
+LIB_PBC    := $(call pc_libs,libprotobuf-c,-lprotobuf-c)
+LIB_JANSSON:= $(call pc_libs,jansson,-ljansson)
+LIB_CURL   := $(call pc_libs,libcurl,-lcurl)
+LIB_NNG    := $(call pc_libs,nng,-lnng)
+
+LLHTTP_SRC := /usr/share/llhttp
+LLHTTP_INC := /usr/share/include/llhttp
+
+WARN    := -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow -Wformat=2 -Wvla \
+           -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+OPT     ?= -O2 -g
+ifeq ($(SAN),1)
+OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDSAN   := -fsanitize=address,undefined
+endif
+CFLAGS_ALL := -std=c11 -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' $(OPT) $(WARN) -MMD -MP \
+              -I. -I$(BUILD)/gen $(DEP_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL := $(LDSAN) $(LDFLAGS)
+
+# ---- sources ---------------------------------------------------------------------------------
+lib_srcs = $(filter-out %/main.c,$(shell find $(1) -name '*.c' -not -path '*/collector/*' | sort))
+COMMON_SRC  := $(call lib_srcs,common)
+PROTO_SRC   := $(call lib_srcs,proto)
+STORAGE_SRC := $(call lib_srcs,storage)
+QUERY_SRC   := $(call lib_srcs,query)
+SERVER_SRC  := $(call lib_srcs,server)
+AGENT_SRC   := $(call lib_srcs,node-agent)
+PB_C        := $(BUILD)/gen/rankscope.pb-c.c
+PB_H        := $(BUILD)/gen/rankscope.pb-c.h
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+LIBCOMMON  := $(BUILD)/libcommon.a
+LIBPROTO   := $(BUILD)/libproto.a
+LIBSTORAGE := $(BUILD)/libstorage.a
+LIBQUERY   := $(BUILD)/libquery.a
+LIBSERVER  := $(BUILD)/libserver.a
+LIBAGENT   := $(BUILD)/libnode-agent.a
+LIBLLHTTP  := $(BUILD)/libllhttp.a
+
+SERVER_LIBS := $(LIBSERVER) $(LIBQUERY) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON) $(LIBLLHTTP)
+AGENT_LIBS  := $(LIBAGENT) $(LIBPROTO) $(LIBCOMMON)
+CLI_LIBS    := $(LIBQUERY) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON)
+EXT_LIBS    := $(LIB_NNG) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_CURL) -lpthread -lm
+
+BINS := $(BUILD)/bin/rankscope-server $(BUILD)/bin/rankscope-agent $(BUILD)/bin/rankscope-sim \
+        $(BUILD)/bin/rankscope
+UNIT_SRC  := $(shell find tests/unit -name '*_test.c' | sort)
+UNIT_BINS := $(patsubst tests/unit/%_test.c,$(BUILD)/tests/unit/%_test,$(UNIT_SRC))
+FUZZ_SRC  := $(shell find tests/fuzz -name '*_fuzz.c' | sort)
+FUZZ_BINS := $(patsubst tests/fuzz/%_fuzz.c,$(BUILD)/tests/fuzz/%_replay,$(FUZZ_SRC))
+TOOL_BINS := $(BUILD)/tests/tools/rs-nng-send
+
+HAVE_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h)
+
+.PHONY: all deps test asan demo clean format bench collector
+all: $(BINS) collector
+
+collector:
+ifeq ($(HAVE_CUPTI),)
+	@echo "collector: skipped ($(CUDA_HOME)/include/cupti.h not found; set CUDA_HOME to build librankscope.so)"
+else ifeq ($(wildcard node-agent/collector/*.c),)
+	@echo "collector: CUPTI found at $(CUDA_HOME); the collector sources arrive with the CUPTI issue"
+endif
+
+# ---- generated code --------------------------------------------------------------------------
+$(PB_C) $(PB_H) &: proto/rankscope.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -Iproto proto/rankscope.proto
+
+$(BUILD)/obj/%.o: %.c | $(PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/obj/gen/rankscope.pb-c.o: $(PB_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -w -c $< -o $@
+
+# llhttp is built from Debian's node-llhttp sources (see docs/dependencies.md); not our code.
+$(BUILD)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -w -I$(LLHTTP_INC) -c $< -o $@
+
+# ---- archives --------------------------------------------------------------------------------
+$(LIBCOMMON):  $(call obj,$(COMMON_SRC))
+$(LIBPROTO):   $(call obj,$(PROTO_SRC)) $(BUILD)/obj/gen/rankscope.pb-c.o
+$(LIBSTORAGE): $(call obj,$(STORAGE_SRC))
+$(LIBQUERY):   $(call obj,$(QUERY_SRC))
+$(LIBSERVER):  $(call obj,$(SERVER_SRC))
+$(LIBAGENT):   $(call obj,$(AGENT_SRC))
+$(LIBLLHTTP):  $(BUILD)/obj/llhttp/llhttp.o $(BUILD)/obj/llhttp/api.o $(BUILD)/obj/llhttp/http.o
+$(BUILD)/lib%.a:
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/obj/server/%.o: CFLAGS_ALL += -I$(LLHTTP_INC)
+
+# ---- binaries --------------------------------------------------------------------------------
+$(BUILD)/bin/rankscope-server: $(BUILD)/obj/server/main.o $(SERVER_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
+$(BUILD)/bin/rankscope-agent: $(BUILD)/obj/node-agent/main.o $(AGENT_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
+$(BUILD)/bin/rankscope-sim: $(BUILD)/obj/node-agent/sim/main.o $(AGENT_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
+$(BUILD)/bin/rankscope: $(BUILD)/obj/query/cli/main.o $(CLI_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
+
+# ---- tests -----------------------------------------------------------------------------------
+ALL_LIBS := $(LIBSERVER) $(LIBAGENT) $(LIBQUERY) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON) $(LIBLLHTTP)
+$(BUILD)/tests/unit/%_test: $(BUILD)/obj/tests/unit/%_test.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
+$(BUILD)/tests/fuzz/%_replay: $(BUILD)/obj/tests/fuzz/%_fuzz.o $(BUILD)/obj/tests/fuzz/replay_main.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
+$(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
+
+test-build: $(BINS) $(UNIT_BINS) $(FUZZ_BINS) $(TOOL_BINS)
+.PHONY: test-build
+
+test: deps
+	@$(MAKE) --no-print-directory test-build collector
+	@BUILD=$(BUILD) tests/run.sh
+
+asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 test
+
+# libFuzzer builds of the fuzz targets (clang): make fuzz-wire, then run build-fuzz/wire_fuzz.
+fuzz-%: $(PB_H)
+	@mkdir -p build-fuzz
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. -I$(BUILD)/gen \
+	  $(DEP_CFLAGS) tests/fuzz/$*_fuzz.c $(PROTO_SRC) $(COMMON_SRC) $(PB_C) -o build-fuzz/$*_fuzz \
+	  $(EXT_LIBS)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) scripts/demo.sh
+
+bench: all
+	@BUILD=$(BUILD) tests/bench/run.sh
+
+# Installs only what is missing; safe to run again; needs root (or sudo) only when something is missing.
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,59 @@
+/* Table-driven configuration. Each binary declares one static table of options; that table alone
+ * drives the config file (--config FILE, "key = value" lines), RANKSCOPE_<KEY> environment
+ * variables, --key=value / --key value flags, and --help. Precedence, lowest first: table default,
+ * config file, environment, command line. Unknown keys in the file or on the command line are
+ * rejected with a message naming them.
+ */
+#ifndef RS_COMMON_CONFIG_H
+#define RS_COMMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum rs_config_type {
+    RS_CONFIG_STRING, /* char * field, owned by the config struct (rs_config_free releases) */
+    RS_CONFIG_INT,    /* int64_t field, bounded by [min, max] when min < max */
+    RS_CONFIG_DOUBLE, /* double field, bounded by [min, max] when min < max */
+    RS_CONFIG_BOOL,   /* bool field; "--key" alone means true */
+};
+
+struct rs_config_option {
+    const char *key; /* lower-case, '-' separated; env name is RANKSCOPE_ + upper, '_' */
+    enum rs_config_type type;
+    const char *default_value; /* parsed exactly like user input; NULL = empty string / 0 */
+    size_t offset;             /* offsetof() the field in the binary's config struct */
+    const char *help;
+    double min, max;
+};
+
+struct rs_config_spec {
+    const char *program; /* "rankscope-server" */
+    const char *usage;   /* one line after "usage: " */
+    const char *summary; /* one paragraph printed by --help */
+    const struct rs_config_option *options;
+    size_t n_options;
+    bool positional; /* accept non-option arguments (returned through rs_config_parse) */
+};
+
+#define RS_CONFIG_EXIT 1 /* --help or --version was printed: the caller exits with status 0 */
+
+/* Fills `cfg` from defaults, file, environment and argv. Non-option arguments are collected into
+ * `positional` (pointers into argv, at most `max_positional`) when the spec allows them.
+ * Returns 0, RS_CONFIG_EXIT, or RS_E_CONFIG with a message for people in `err`. On error the
+ * strings already set in `cfg` are still owned by it: call rs_config_free in every case. */
+int rs_config_parse(const struct rs_config_spec *spec, void *cfg, int argc, char **argv,
+                    char **positional, int max_positional, int *n_positional, char *err,
+                    size_t err_len);
+
+/* Sets one key from text, as if given on the command line. Returns 0 or RS_E_CONFIG. */
+int rs_config_set(const struct rs_config_spec *spec, void *cfg, const char *key,
+                  const char *value, char *err, size_t err_len);
+
+/* Prints --help text for the spec to stdout. */
+void rs_config_print_help(const struct rs_config_spec *spec);
+
+/* Frees the strings the config owns. Idempotent. */
+void rs_config_free(const struct rs_config_spec *spec, void *cfg);
+
+#endif

@@ -1,0 +1,116 @@
+/* File helpers (see fs.h). */
+#include "common/fs.h"
+
+#include "common/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int
+rs_fs_write_atomic(const char *path, const void *data, size_t len)
+{
+    char tmp[PATH_MAX];
+    const char *p = data;
+    int fd, rc = 0;
+
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp)
+        return -ENAMETOOLONG;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = -errno;
+            goto out;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    if (fsync(fd) != 0)
+        rc = -errno;
+out:
+    if (close(fd) != 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -errno;
+    if (rc != 0)
+        unlink(tmp);
+    return rc;
+}
+
+int
+rs_fs_mkdir_p(const char *path)
+{
+    char buf[PATH_MAX];
+    size_t len = strlen(path);
+
+    if (len == 0 || len >= sizeof buf)
+        return -ENAMETOOLONG;
+    memcpy(buf, path, len + 1);
+    for (char *s = buf + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -errno;
+        *s = '/';
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+int
+rs_fs_read_all(const char *path, size_t max_len, char **out, size_t *out_len)
+{
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int fd, rc = 0;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    for (;;) {
+        if (cap - len < 4096 + 1) {
+            size_t ncap = cap ? cap * 2 : 8192;
+            char *nbuf = realloc(buf, ncap);
+            if (!nbuf) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            buf = nbuf;
+            cap = ncap;
+        }
+        ssize_t n = read(fd, buf + len, cap - len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = -errno;
+            goto out;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+        if (len > max_len) {
+            rc = RS_E_TOO_BIG;
+            goto out;
+        }
+    }
+    buf[len] = '\0';
+    *out = buf;
+    *out_len = len;
+    buf = NULL;
+out:
+    free(buf);
+    close(fd);
+    return rc;
+}

@@ -1,0 +1,19 @@
+/* Small file-system helpers used by binaries: atomic file replacement (ready files, agent state),
+ * recursive mkdir, and whole-file reads with a size cap. */
+#ifndef RS_COMMON_FS_H
+#define RS_COMMON_FS_H
+
+#include <stddef.h>
+
+/* Writes `len` bytes to `path` through a temporary file + fsync + rename, so readers see the old
+ * content or the new one, never a torn file. Returns 0 or -errno. */
+int rs_fs_write_atomic(const char *path, const void *data, size_t len);
+
+/* mkdir -p with mode 0755. Returns 0 (also when it exists) or -errno. */
+int rs_fs_mkdir_p(const char *path);
+
+/* Reads all of `path` into a new NUL-terminated buffer (caller frees). Fails with RS_E_TOO_BIG
+ * past `max_len` bytes, or -errno. *out and *out_len are written only on success. */
+int rs_fs_read_all(const char *path, size_t max_len, char **out, size_t *out_len);
+
+#endif

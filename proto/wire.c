@@ -1,0 +1,693 @@
+/* Encode/decode between proto/wire.h types and the protobuf-c structs of rankscope.proto.
+ * One validation routine (validate_rank_batch) serves encoders and decoders, so we never send
+ * what we would refuse. Temporary protobuf-c structs come from a bump arena freed in one go. */
+#include "proto/wire.h"
+
+#include "common/error.h"
+#include "common/utf8.h"
+#include "rankscope.pb-c.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- arena ------------------------------------------------------------------------------------ */
+
+struct arena_block {
+    struct arena_block *next;
+    size_t used, cap;
+    max_align_t data[];
+};
+
+struct arena {
+    struct arena_block *head;
+};
+
+static void *
+arena_alloc(struct arena *a, size_t n, size_t size)
+{
+    size_t bytes;
+    struct arena_block *b = a->head;
+
+    if (n != 0 && size > SIZE_MAX / n)
+        return NULL;
+    bytes = (n * size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+    if (bytes == 0)
+        bytes = sizeof(max_align_t);
+    if (!b || b->cap - b->used < bytes) {
+        size_t cap = bytes > 65536 ? bytes : 65536;
+        b = malloc(sizeof *b + cap);
+        if (!b)
+            return NULL;
+        b->next = a->head;
+        b->used = 0;
+        b->cap = cap;
+        a->head = b;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += bytes;
+    return p;
+}
+
+static void
+arena_free(struct arena *a)
+{
+    while (a->head) {
+        struct arena_block *next = a->head->next;
+        free(a->head);
+        a->head = next;
+    }
+}
+
+/* ---- validation -------------------------------------------------------------------------------- */
+
+bool
+rs_wire_job_valid(const char *job)
+{
+    size_t n = job ? strlen(job) : 0;
+
+    if (n == 0 || n > RS_WIRE_MAX_JOB_LEN)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = job[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              strchr("._:@+=-", c)))
+            return false;
+    }
+    return true;
+}
+
+void
+rs_wire_job_sanitize(const char *in, char *out, size_t out_len)
+{
+    size_t n = 0;
+
+    if (out_len == 0)
+        return;
+    for (; in && in[n] && n + 1 < out_len && n < RS_WIRE_MAX_JOB_LEN; n++) {
+        char c = in[n];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  (c && strchr("._:@+=-", c));
+        out[n] = ok ? c : '_';
+    }
+    out[n] = '\0';
+    if (n == 0)
+        snprintf(out, out_len, "unknown");
+}
+
+static bool
+text_ok(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    return n <= RS_WIRE_MAX_STRING_LEN && rs_utf8_valid(s ? s : "", n);
+}
+
+static bool
+span_ok(uint64_t start, uint64_t end)
+{
+    return end >= start && end < RS_WIRE_MAX_TIME_NS;
+}
+
+static int
+validate_rank_batch(const struct rs_rank_batch *b)
+{
+    const struct rs_rank_identity *id = &b->identity;
+
+    if (!rs_wire_job_valid(id->job) || !text_ok(id->host) || !text_ok(id->gpu_uuid))
+        return RS_E_MALFORMED;
+    if (id->world_size != 0 && id->rank >= id->world_size)
+        return RS_E_MALFORMED;
+    if (b->n_strings > RS_WIRE_MAX_STRINGS)
+        return RS_E_TOO_BIG;
+    for (uint32_t i = 0; i < b->n_strings; i++)
+        if (!b->strings[i] || !text_ok(b->strings[i]))
+            return RS_E_MALFORMED;
+    for (uint32_t i = 0; i < b->n_kernels; i++) {
+        const struct rs_kernel_record *k = &b->kernels[i];
+        if (!span_ok(k->start_ns, k->end_ns) || k->name_id >= b->n_strings)
+            return RS_E_MALFORMED;
+    }
+    for (uint32_t i = 0; i < b->n_memcpys; i++) {
+        const struct rs_memcpy_record *m = &b->memcpys[i];
+        if (!span_ok(m->start_ns, m->end_ns) || m->kind >= RS_COPY_KIND_COUNT)
+            return RS_E_MALFORMED;
+    }
+    for (uint32_t i = 0; i < b->n_collectives; i++) {
+        const struct rs_collective_record *c = &b->collectives[i];
+        if (!span_ok(c->start_ns, c->end_ns) || c->op >= RS_COLL_OP_COUNT ||
+            c->name_id >= b->n_strings)
+            return RS_E_MALFORMED;
+    }
+    for (uint32_t i = 0; i < b->n_steps; i++)
+        if (!span_ok(b->steps[i].start_ns, b->steps[i].end_ns))
+            return RS_E_MALFORMED;
+    for (uint32_t i = 0; i < b->n_stalls; i++) {
+        const struct rs_stall_record *s = &b->stalls[i];
+        if (s->kernel_name_id >= b->n_strings || s->reason_id >= b->n_strings)
+            return RS_E_MALFORMED;
+    }
+    return 0;
+}
+
+const char *
+rs_coll_op_name(enum rs_coll_op op)
+{
+    static const char *const names[RS_COLL_OP_COUNT] = {
+        "Unknown", "AllReduce", "AllGather", "ReduceScatter",
+        "Broadcast", "Reduce", "SendRecv", "AllToAll"};
+    return (unsigned)op < RS_COLL_OP_COUNT ? names[op] : "Unknown";
+}
+
+/* ---- C -> protobuf-c ----------------------------------------------------------------------------- */
+
+static uint64_t
+batch_base(const struct rs_rank_batch *b)
+{
+    uint64_t base = UINT64_MAX;
+
+#define RS__MIN_START(arr, n)                                                                      \
+    for (uint32_t i = 0; i < (n); i++)                                                             \
+        if ((arr)[i].start_ns < base)                                                              \
+            base = (arr)[i].start_ns;
+    RS__MIN_START(b->kernels, b->n_kernels)
+    RS__MIN_START(b->memcpys, b->n_memcpys)
+    RS__MIN_START(b->collectives, b->n_collectives)
+    RS__MIN_START(b->steps, b->n_steps)
+#undef RS__MIN_START
+    return base == UINT64_MAX ? 0 : base;
+}
+
+/* Allocates a pointer array and the structs it points to, all from the arena. */
+#define ARENA_ARRAY(a, ptrs, items, n)                                                             \
+    ((ptrs) = arena_alloc((a), (n), sizeof *(ptrs)),                                               \
+     (items) = arena_alloc((a), (n), sizeof *(items)), (ptrs) && (items))
+
+static int
+rank_to_pb(struct arena *a, const struct rs_rank_batch *b, Rankscope__V1__RankBatch *pb)
+{
+    Rankscope__V1__RankIdentity *id;
+    Rankscope__V1__ClockPair *clock;
+    Rankscope__V1__KernelRecord **kp, *k;
+    Rankscope__V1__MemcpyRecord **mp, *m;
+    Rankscope__V1__CollectiveRecord **cp, *c;
+    Rankscope__V1__StepRecord **sp, *s;
+    Rankscope__V1__StallRecord **xp, *x;
+    uint64_t base;
+    int rc = validate_rank_batch(b);
+
+    if (rc != 0)
+        return rc;
+    id = arena_alloc(a, 1, sizeof *id);
+    clock = arena_alloc(a, 1, sizeof *clock);
+    if (!id || !clock || !ARENA_ARRAY(a, kp, k, b->n_kernels) ||
+        !ARENA_ARRAY(a, mp, m, b->n_memcpys) || !ARENA_ARRAY(a, cp, c, b->n_collectives) ||
+        !ARENA_ARRAY(a, sp, s, b->n_steps) || !ARENA_ARRAY(a, xp, x, b->n_stalls))
+        return -12; /* -ENOMEM */
+    base = batch_base(b);
+    rankscope__v1__rank_batch__init(pb);
+    rankscope__v1__rank_identity__init(id);
+    rankscope__v1__clock_pair__init(clock);
+    id->job = (char *)b->identity.job;
+    id->rank = b->identity.rank;
+    id->local_rank = b->identity.local_rank;
+    id->world_size = b->identity.world_size;
+    id->host = (char *)(b->identity.host ? b->identity.host : "");
+    id->gpu_uuid = (char *)(b->identity.gpu_uuid ? b->identity.gpu_uuid : "");
+    id->pid = b->identity.pid;
+    clock->source_ns = b->clock.source_ns;
+    clock->realtime_ns = b->clock.realtime_ns;
+    pb->identity = id;
+    pb->clock = clock;
+    pb->base_ns = base;
+    pb->n_strings = b->n_strings;
+    pb->strings = (char **)b->strings;
+    pb->dropped_records = b->dropped_records;
+    for (uint32_t i = 0; i < b->n_kernels; i++) {
+        const struct rs_kernel_record *r = &b->kernels[i];
+        rankscope__v1__kernel_record__init(&k[i]);
+        k[i].start_offset_ns = r->start_ns - base;
+        k[i].duration_ns = r->end_ns - r->start_ns;
+        k[i].name_id = r->name_id;
+        k[i].stream = r->stream;
+        k[i].device = r->device;
+        k[i].correlation = r->correlation;
+        kp[i] = &k[i];
+    }
+    for (uint32_t i = 0; i < b->n_memcpys; i++) {
+        const struct rs_memcpy_record *r = &b->memcpys[i];
+        rankscope__v1__memcpy_record__init(&m[i]);
+        m[i].start_offset_ns = r->start_ns - base;
+        m[i].duration_ns = r->end_ns - r->start_ns;
+        m[i].bytes = r->bytes;
+        m[i].kind = (Rankscope__V1__CopyKind)r->kind;
+        m[i].stream = r->stream;
+        mp[i] = &m[i];
+    }
+    for (uint32_t i = 0; i < b->n_collectives; i++) {
+        const struct rs_collective_record *r = &b->collectives[i];
+        rankscope__v1__collective_record__init(&c[i]);
+        c[i].start_offset_ns = r->start_ns - base;
+        c[i].duration_ns = r->end_ns - r->start_ns;
+        c[i].op = (Rankscope__V1__CollectiveOp)r->op;
+        c[i].comm_hash = r->comm_hash;
+        c[i].seq = r->seq;
+        c[i].bytes = r->bytes;
+        c[i].name_id = r->name_id;
+        c[i].stream = r->stream;
+        c[i].seq_exact = r->seq_exact;
+        cp[i] = &c[i];
+    }
+    for (uint32_t i = 0; i < b->n_steps; i++) {
+        rankscope__v1__step_record__init(&s[i]);
+        s[i].step = b->steps[i].step;
+        s[i].start_offset_ns = b->steps[i].start_ns - base;
+        s[i].duration_ns = b->steps[i].end_ns - b->steps[i].start_ns;
+        sp[i] = &s[i];
+    }
+    for (uint32_t i = 0; i < b->n_stalls; i++) {
+        const struct rs_stall_record *r = &b->stalls[i];
+        rankscope__v1__stall_record__init(&x[i]);
+        x[i].kernel_name_id = r->kernel_name_id;
+        x[i].pc_offset = r->pc_offset;
+        x[i].reason_id = r->reason_id;
+        x[i].count = r->count;
+        x[i].cubin_crc = r->cubin_crc;
+        xp[i] = &x[i];
+    }
+    pb->n_kernels = b->n_kernels;
+    pb->kernels = kp;
+    pb->n_memcpys = b->n_memcpys;
+    pb->memcpys = mp;
+    pb->n_collectives = b->n_collectives;
+    pb->collectives = cp;
+    pb->n_steps = b->n_steps;
+    pb->steps = sp;
+    pb->n_stalls = b->n_stalls;
+    pb->stalls = xp;
+    return 0;
+}
+
+/* ---- protobuf-c -> C ----------------------------------------------------------------------------- */
+
+static bool
+offset_ok(uint64_t base, uint64_t off, uint64_t dur, uint64_t *start, uint64_t *end)
+{
+    if (base >= RS_WIRE_MAX_TIME_NS || off >= RS_WIRE_MAX_TIME_NS || dur >= RS_WIRE_MAX_TIME_NS)
+        return false;
+    *start = base + off;
+    *end = *start + dur;
+    return *end < RS_WIRE_MAX_TIME_NS;
+}
+
+static int
+rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank_batch *b)
+{
+    struct rs_kernel_record *k;
+    struct rs_memcpy_record *m;
+    struct rs_collective_record *c;
+    struct rs_step_record *s;
+    struct rs_stall_record *x;
+    uint64_t base = pb->base_ns;
+
+    memset(b, 0, sizeof *b);
+    if (!pb->identity)
+        return RS_E_MALFORMED;
+    if (pb->n_strings > RS_WIRE_MAX_STRINGS)
+        return RS_E_TOO_BIG;
+    k = arena_alloc(a, pb->n_kernels, sizeof *k);
+    m = arena_alloc(a, pb->n_memcpys, sizeof *m);
+    c = arena_alloc(a, pb->n_collectives, sizeof *c);
+    s = arena_alloc(a, pb->n_steps, sizeof *s);
+    x = arena_alloc(a, pb->n_stalls, sizeof *x);
+    if (!k || !m || !c || !s || !x)
+        return -12;
+    b->identity.job = pb->identity->job;
+    b->identity.rank = pb->identity->rank;
+    b->identity.local_rank = pb->identity->local_rank;
+    b->identity.world_size = pb->identity->world_size;
+    b->identity.host = pb->identity->host;
+    b->identity.gpu_uuid = pb->identity->gpu_uuid;
+    b->identity.pid = pb->identity->pid;
+    if (pb->clock) {
+        b->clock.source_ns = pb->clock->source_ns;
+        b->clock.realtime_ns = pb->clock->realtime_ns;
+    }
+    b->strings = (const char *const *)pb->strings;
+    b->n_strings = (uint32_t)pb->n_strings;
+    b->dropped_records = pb->dropped_records;
+    for (size_t i = 0; i < pb->n_kernels; i++) {
+        const Rankscope__V1__KernelRecord *r = pb->kernels[i];
+        if (!offset_ok(base, r->start_offset_ns, r->duration_ns, &k[i].start_ns, &k[i].end_ns))
+            return RS_E_MALFORMED;
+        k[i].name_id = r->name_id;
+        k[i].stream = r->stream;
+        k[i].device = r->device;
+        k[i].correlation = r->correlation;
+    }
+    for (size_t i = 0; i < pb->n_memcpys; i++) {
+        const Rankscope__V1__MemcpyRecord *r = pb->memcpys[i];
+        if (!offset_ok(base, r->start_offset_ns, r->duration_ns, &m[i].start_ns, &m[i].end_ns))
+            return RS_E_MALFORMED;
+        m[i].bytes = r->bytes;
+        m[i].kind = (uint32_t)r->kind;
+        m[i].stream = r->stream;
+    }
+    for (size_t i = 0; i < pb->n_collectives; i++) {
+        const Rankscope__V1__CollectiveRecord *r = pb->collectives[i];
+        if (!offset_ok(base, r->start_offset_ns, r->duration_ns, &c[i].start_ns, &c[i].end_ns))
+            return RS_E_MALFORMED;
+        c[i].op = (uint32_t)r->op;
+        c[i].comm_hash = r->comm_hash;
+        c[i].seq = r->seq;
+        c[i].bytes = r->bytes;
+        c[i].name_id = r->name_id;
+        c[i].stream = r->stream;
+        c[i].seq_exact = r->seq_exact;
+    }
+    for (size_t i = 0; i < pb->n_steps; i++) {
+        const Rankscope__V1__StepRecord *r = pb->steps[i];
+        if (!offset_ok(base, r->start_offset_ns, r->duration_ns, &s[i].start_ns, &s[i].end_ns))
+            return RS_E_MALFORMED;
+        s[i].step = r->step;
+    }
+    for (size_t i = 0; i < pb->n_stalls; i++) {
+        const Rankscope__V1__StallRecord *r = pb->stalls[i];
+        x[i].kernel_name_id = r->kernel_name_id;
+        x[i].pc_offset = r->pc_offset;
+        x[i].reason_id = r->reason_id;
+        x[i].count = r->count;
+        x[i].cubin_crc = r->cubin_crc;
+    }
+    b->kernels = k;
+    b->n_kernels = (uint32_t)pb->n_kernels;
+    b->memcpys = m;
+    b->n_memcpys = (uint32_t)pb->n_memcpys;
+    b->collectives = c;
+    b->n_collectives = (uint32_t)pb->n_collectives;
+    b->steps = s;
+    b->n_steps = (uint32_t)pb->n_steps;
+    b->stalls = x;
+    b->n_stalls = (uint32_t)pb->n_stalls;
+    return validate_rank_batch(b);
+}
+
+/* ---- RankBatch frames ---------------------------------------------------------------------------- */
+
+struct rs_wire_rank_frame {
+    struct arena arena;
+    Rankscope__V1__RankBatch *pb;
+    struct rs_rank_batch batch;
+};
+
+size_t
+rs_wire_rank_batch_size(const struct rs_rank_batch *b)
+{
+    struct arena a = {0};
+    Rankscope__V1__RankBatch pb;
+    size_t n = 0;
+
+    if (rank_to_pb(&a, b, &pb) == 0)
+        n = rankscope__v1__rank_batch__get_packed_size(&pb);
+    arena_free(&a);
+    return n;
+}
+
+int
+rs_wire_rank_batch_encode(const struct rs_rank_batch *b, uint8_t *buf, size_t cap,
+                          size_t *out_len)
+{
+    struct arena a = {0};
+    Rankscope__V1__RankBatch pb;
+    size_t n;
+    int rc = rank_to_pb(&a, b, &pb);
+
+    if (rc != 0)
+        goto out;
+    n = rankscope__v1__rank_batch__get_packed_size(&pb);
+    if (n > cap || n > RS_WIRE_MAX_FRAME_BYTES) {
+        rc = RS_E_TOO_BIG;
+        goto out;
+    }
+    *out_len = rankscope__v1__rank_batch__pack(&pb, buf);
+out:
+    arena_free(&a);
+    return rc;
+}
+
+int
+rs_wire_rank_frame_decode(const uint8_t *buf, size_t len, size_t max_len,
+                          rs_wire_rank_frame **out)
+{
+    rs_wire_rank_frame *f;
+    int rc;
+
+    if (len > max_len)
+        return RS_E_TOO_BIG;
+    f = calloc(1, sizeof *f);
+    if (!f)
+        return -12;
+    f->pb = rankscope__v1__rank_batch__unpack(NULL, len, buf);
+    if (!f->pb) {
+        rc = RS_E_MALFORMED;
+        goto fail;
+    }
+    rc = rank_from_pb(&f->arena, f->pb, &f->batch);
+    if (rc != 0)
+        goto fail;
+    *out = f;
+    return 0;
+fail:
+    rs_wire_rank_frame_free(f);
+    return rc;
+}
+
+const struct rs_rank_batch *
+rs_wire_rank_frame_batch(const rs_wire_rank_frame *f)
+{
+    return &f->batch;
+}
+
+void
+rs_wire_rank_frame_free(rs_wire_rank_frame *f)
+{
+    if (!f)
+        return;
+    if (f->pb)
+        rankscope__v1__rank_batch__free_unpacked(f->pb, NULL);
+    arena_free(&f->arena);
+    free(f);
+}
+
+/* ---- AgentBatch ---------------------------------------------------------------------------------- */
+
+struct rs_wire_agent_batch {
+    struct arena arena;
+    Rankscope__V1__AgentBatch *pb;
+    struct rs_agent_batch batch;
+};
+
+int
+rs_wire_agent_batch_encode(const struct rs_agent_batch *b, uint8_t **out, size_t *out_len)
+{
+    struct arena a = {0};
+    Rankscope__V1__AgentBatch pb;
+    Rankscope__V1__AgentHello hello;
+    Rankscope__V1__ClockPair clock;
+    Rankscope__V1__RankBatch **rp, *r;
+    uint8_t *buf = NULL;
+    size_t n;
+    int rc = 0;
+
+    if (b->n_ranks > RS_WIRE_MAX_RANKS_PER_BATCH || !text_ok(b->hello.host) ||
+        !text_ok(b->hello.agent_version))
+        return b->n_ranks > RS_WIRE_MAX_RANKS_PER_BATCH ? RS_E_TOO_BIG : RS_E_MALFORMED;
+    rankscope__v1__agent_batch__init(&pb);
+    rankscope__v1__agent_hello__init(&hello);
+    rankscope__v1__clock_pair__init(&clock);
+    if (!ARENA_ARRAY(&a, rp, r, b->n_ranks)) {
+        rc = -12;
+        goto out;
+    }
+    for (uint32_t i = 0; i < b->n_ranks; i++) {
+        if ((rc = rank_to_pb(&a, &b->ranks[i], &r[i])) != 0)
+            goto out;
+        rp[i] = &r[i];
+    }
+    clock.source_ns = b->hello.clock.source_ns;
+    clock.realtime_ns = b->hello.clock.realtime_ns;
+    hello.agent_id = b->hello.agent_id;
+    hello.boot_id = b->hello.boot_id;
+    hello.host = (char *)(b->hello.host ? b->hello.host : "");
+    hello.agent_version = (char *)(b->hello.agent_version ? b->hello.agent_version : "");
+    hello.schema_version = RS_WIRE_SCHEMA_VERSION;
+    hello.clock = &clock;
+    pb.schema_version = RS_WIRE_SCHEMA_VERSION;
+    pb.agent_id = b->agent_id;
+    pb.boot_id = b->boot_id;
+    pb.batch_seq = b->batch_seq;
+    pb.hello = &hello;
+    pb.n_ranks = b->n_ranks;
+    pb.ranks = rp;
+    pb.agent_dropped = b->agent_dropped;
+    n = rankscope__v1__agent_batch__get_packed_size(&pb);
+    if (n > RS_WIRE_MAX_BATCH_BYTES) {
+        rc = RS_E_TOO_BIG;
+        goto out;
+    }
+    buf = malloc(n ? n : 1);
+    if (!buf) {
+        rc = -12;
+        goto out;
+    }
+    *out_len = rankscope__v1__agent_batch__pack(&pb, buf);
+    *out = buf;
+out:
+    arena_free(&a);
+    return rc;
+}
+
+int
+rs_wire_agent_batch_decode(const uint8_t *buf, size_t len, rs_wire_agent_batch **out)
+{
+    rs_wire_agent_batch *w;
+    struct rs_rank_batch *ranks;
+    const Rankscope__V1__AgentBatch *pb;
+    int rc;
+
+    if (len > RS_WIRE_MAX_BATCH_BYTES)
+        return RS_E_TOO_BIG;
+    w = calloc(1, sizeof *w);
+    if (!w)
+        return -12;
+    w->pb = rankscope__v1__agent_batch__unpack(NULL, len, buf);
+    pb = w->pb;
+    if (!pb) {
+        rc = RS_E_MALFORMED;
+        goto fail;
+    }
+    if (pb->schema_version != RS_WIRE_SCHEMA_VERSION) {
+        rc = RS_E_VERSION;
+        goto fail;
+    }
+    if (pb->n_ranks > RS_WIRE_MAX_RANKS_PER_BATCH) {
+        rc = RS_E_TOO_BIG;
+        goto fail;
+    }
+    if (!pb->hello || pb->agent_id == 0 || !text_ok(pb->hello->host) ||
+        !text_ok(pb->hello->agent_version)) {
+        rc = RS_E_MALFORMED;
+        goto fail;
+    }
+    ranks = arena_alloc(&w->arena, pb->n_ranks, sizeof *ranks);
+    if (!ranks) {
+        rc = -12;
+        goto fail;
+    }
+    for (size_t i = 0; i < pb->n_ranks; i++)
+        if ((rc = rank_from_pb(&w->arena, pb->ranks[i], &ranks[i])) != 0)
+            goto fail;
+    w->batch.agent_id = pb->agent_id;
+    w->batch.boot_id = pb->boot_id;
+    w->batch.batch_seq = pb->batch_seq;
+    w->batch.hello.agent_id = pb->hello->agent_id;
+    w->batch.hello.boot_id = pb->hello->boot_id;
+    w->batch.hello.host = pb->hello->host;
+    w->batch.hello.agent_version = pb->hello->agent_version;
+    if (pb->hello->clock) {
+        w->batch.hello.clock.source_ns = pb->hello->clock->source_ns;
+        w->batch.hello.clock.realtime_ns = pb->hello->clock->realtime_ns;
+    }
+    w->batch.ranks = ranks;
+    w->batch.n_ranks = (uint32_t)pb->n_ranks;
+    w->batch.agent_dropped = pb->agent_dropped;
+    *out = w;
+    return 0;
+fail:
+    rs_wire_agent_batch_free(w);
+    return rc;
+}
+
+const struct rs_agent_batch *
+rs_wire_agent_batch_get(const rs_wire_agent_batch *b)
+{
+    return &b->batch;
+}
+
+void
+rs_wire_agent_batch_free(rs_wire_agent_batch *b)
+{
+    if (!b)
+        return;
+    if (b->pb)
+        rankscope__v1__agent_batch__free_unpacked(b->pb, NULL);
+    arena_free(&b->arena);
+    free(b);
+}
+
+int
+rs_wire_agent_batch_peek_seq(const uint8_t *buf, size_t len, uint64_t *agent_id,
+                             uint64_t *batch_seq)
+{
+    Rankscope__V1__AgentBatch *pb;
+
+    if (len > RS_WIRE_MAX_BATCH_BYTES)
+        return RS_E_TOO_BIG;
+    pb = rankscope__v1__agent_batch__unpack(NULL, len, buf);
+    if (!pb)
+        return RS_E_MALFORMED;
+    *agent_id = pb->agent_id;
+    *batch_seq = pb->batch_seq;
+    rankscope__v1__agent_batch__free_unpacked(pb, NULL);
+    return 0;
+}
+
+/* ---- ServerReply --------------------------------------------------------------------------------- */
+
+int
+rs_wire_reply_encode(const struct rs_server_reply *r, uint8_t *buf, size_t cap, size_t *out_len)
+{
+    Rankscope__V1__ServerReply pb;
+    char err[512];
+    size_t n;
+
+    rankscope__v1__server_reply__init(&pb);
+    /* Error texts are for people; cut them so a reply always fits its limit. */
+    snprintf(err, sizeof err, "%s", r->error ? r->error : "");
+    if (!rs_utf8_valid(err, strlen(err)))
+        snprintf(err, sizeof err, "(error text was not UTF-8)");
+    pb.batch_seq = r->batch_seq;
+    pb.status = (Rankscope__V1__ReplyStatus)r->status;
+    pb.error = err;
+    pb.retry_after_ms = r->retry_after_ms;
+    n = rankscope__v1__server_reply__get_packed_size(&pb);
+    if (n > cap || n > RS_WIRE_MAX_REPLY_BYTES)
+        return RS_E_TOO_BIG;
+    *out_len = rankscope__v1__server_reply__pack(&pb, buf);
+    return 0;
+}
+
+int
+rs_wire_reply_decode(const uint8_t *buf, size_t len, struct rs_server_reply *r, char *err,
+                     size_t err_len)
+{
+    Rankscope__V1__ServerReply *pb;
+    int rc = 0;
+
+    if (len > RS_WIRE_MAX_REPLY_BYTES)
+        return RS_E_TOO_BIG;
+    pb = rankscope__v1__server_reply__unpack(NULL, len, buf);
+    if (!pb)
+        return RS_E_MALFORMED;
+    if ((int)pb->status < RS_REPLY_ACK || (int)pb->status > RS_REPLY_RETRY) {
+        rc = RS_E_MALFORMED;
+        goto out;
+    }
+    snprintf(err, err_len, "%s", pb->error ? pb->error : "");
+    r->batch_seq = pb->batch_seq;
+    r->status = (uint32_t)pb->status;
+    r->error = err;
+    r->retry_after_ms = pb->retry_after_ms;
+out:
+    rankscope__v1__server_reply__free_unpacked(pb, NULL);
+    return rc;
+}

@@ -1,0 +1,192 @@
+/* The wire layer: the only code that touches the protobuf-c structs generated from
+ * proto/rankscope.proto. Everything else uses the plain C types below.
+ *
+ * Decoders never trust their input: they check sizes, versions, string indexes, time ranges and
+ * identity fields, and return RS_E_MALFORMED / RS_E_TOO_BIG / RS_E_VERSION without asserting.
+ * Encoders check the same limits, so what we send is what we accept.
+ * All functions are thread-safe (no shared state).
+ */
+#ifndef RS_PROTO_WIRE_H
+#define RS_PROTO_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RS_WIRE_SCHEMA_VERSION 1u
+#define RS_WIRE_MAX_BATCH_BYTES (16u << 20) /* one AgentBatch request */
+#define RS_WIRE_MAX_FRAME_BYTES (60u << 10) /* one RankBatch frame, collector -> agent */
+#define RS_WIRE_MAX_REPLY_BYTES 4096u
+#define RS_WIRE_MAX_STRINGS 65536u
+#define RS_WIRE_MAX_STRING_LEN 4096u
+#define RS_WIRE_MAX_RANKS_PER_BATCH 4096u
+#define RS_WIRE_MAX_JOB_LEN 128u
+#define RS_WIRE_MAX_TIME_NS (1ull << 62) /* any offset or duration beyond ~146 years is garbage */
+
+enum rs_copy_kind {
+    RS_COPY_UNKNOWN = 0,
+    RS_COPY_HTOD,
+    RS_COPY_DTOH,
+    RS_COPY_DTOD,
+    RS_COPY_PEER,
+    RS_COPY_MEMSET,
+    RS_COPY_KIND_COUNT
+};
+
+enum rs_coll_op {
+    RS_COLL_UNKNOWN = 0,
+    RS_COLL_ALLREDUCE,
+    RS_COLL_ALLGATHER,
+    RS_COLL_REDUCESCATTER,
+    RS_COLL_BROADCAST,
+    RS_COLL_REDUCE,
+    RS_COLL_SENDRECV,
+    RS_COLL_ALLTOALL,
+    RS_COLL_OP_COUNT
+};
+
+/* "AllReduce", ... ; "Unknown" for out-of-range values. */
+const char *rs_coll_op_name(enum rs_coll_op op);
+
+enum rs_reply_status {
+    RS_REPLY_ACK = 1,
+    RS_REPLY_DUPLICATE = 2,
+    RS_REPLY_REJECTED = 3,
+    RS_REPLY_RETRY = 4
+};
+
+struct rs_clock_pair {
+    uint64_t source_ns;   /* the record clock (CUPTI's), read just before realtime_ns */
+    uint64_t realtime_ns; /* CLOCK_REALTIME */
+};
+
+struct rs_rank_identity {
+    const char *job; /* 1..RS_WIRE_MAX_JOB_LEN of [A-Za-z0-9._:@+=-]; see rs_wire_job_valid */
+    uint32_t rank, local_rank, world_size;
+    const char *host, *gpu_uuid;
+    uint32_t pid;
+};
+
+/* Records carry absolute times; the wire stores offsets from the batch's base. */
+struct rs_kernel_record {
+    uint64_t start_ns, end_ns;
+    uint32_t name_id; /* index into the batch's string table */
+    uint32_t stream, device, correlation;
+};
+
+struct rs_memcpy_record {
+    uint64_t start_ns, end_ns, bytes;
+    uint32_t kind; /* enum rs_copy_kind */
+    uint32_t stream;
+};
+
+struct rs_collective_record {
+    uint64_t start_ns, end_ns, bytes;
+    uint64_t comm_hash, seq;
+    uint32_t op; /* enum rs_coll_op */
+    uint32_t name_id, stream;
+    bool seq_exact;
+};
+
+struct rs_step_record {
+    uint64_t step, start_ns, end_ns;
+};
+
+struct rs_stall_record {
+    uint64_t pc_offset, count;
+    uint32_t kernel_name_id, reason_id, cubin_crc;
+};
+
+/* The records of one rank. Arrays and strings are borrowed: when built by a caller for encoding,
+ * the caller owns them; when produced by a decoder, the enclosing decoded object owns them. */
+struct rs_rank_batch {
+    struct rs_rank_identity identity;
+    struct rs_clock_pair clock;
+    const char *const *strings;
+    uint32_t n_strings;
+    const struct rs_kernel_record *kernels;
+    uint32_t n_kernels;
+    const struct rs_memcpy_record *memcpys;
+    uint32_t n_memcpys;
+    const struct rs_collective_record *collectives;
+    uint32_t n_collectives;
+    const struct rs_step_record *steps;
+    uint32_t n_steps;
+    const struct rs_stall_record *stalls;
+    uint32_t n_stalls;
+    uint64_t dropped_records;
+};
+
+struct rs_agent_hello {
+    uint64_t agent_id, boot_id;
+    const char *host, *agent_version;
+    struct rs_clock_pair clock;
+};
+
+struct rs_agent_batch {
+    uint64_t agent_id, boot_id, batch_seq;
+    struct rs_agent_hello hello;
+    const struct rs_rank_batch *ranks;
+    uint32_t n_ranks;
+    uint64_t agent_dropped;
+};
+
+struct rs_server_reply {
+    uint64_t batch_seq;
+    uint32_t status; /* enum rs_reply_status */
+    const char *error; /* "" when none */
+    uint32_t retry_after_ms;
+};
+
+/* Decoded objects own their memory; free with the matching _free (NULL is fine). */
+typedef struct rs_wire_rank_frame rs_wire_rank_frame;
+typedef struct rs_wire_agent_batch rs_wire_agent_batch;
+
+/* True when `job` is a valid job name (see struct rs_rank_identity). */
+bool rs_wire_job_valid(const char *job);
+
+/* Writes a valid job name derived from `in` into out[out_len] (invalid bytes become '_', long
+ * names are cut); "unknown" when `in` is empty. */
+void rs_wire_job_sanitize(const char *in, char *out, size_t out_len);
+
+/* --- RankBatch frames (collector -> agent) ------------------------------------------------- */
+
+/* Bytes rs_wire_rank_batch_encode will need, or 0 when the batch breaks a limit. */
+size_t rs_wire_rank_batch_size(const struct rs_rank_batch *b);
+
+/* Encodes into buf[cap]; *out_len gets the length. RS_E_TOO_BIG when cap or a limit is too small,
+ * RS_E_MALFORMED when the batch itself is invalid (bad ids, end < start, bad job). */
+int rs_wire_rank_batch_encode(const struct rs_rank_batch *b, uint8_t *buf, size_t cap,
+                              size_t *out_len);
+
+/* Decodes one frame of at most `max_len` bytes. On success *out owns the result and
+ * rs_wire_rank_frame_batch() exposes it. */
+int rs_wire_rank_frame_decode(const uint8_t *buf, size_t len, size_t max_len,
+                              rs_wire_rank_frame **out);
+const struct rs_rank_batch *rs_wire_rank_frame_batch(const rs_wire_rank_frame *f);
+void rs_wire_rank_frame_free(rs_wire_rank_frame *f);
+
+/* --- AgentBatch requests (agent -> server) ------------------------------------------------- */
+
+/* Encodes into a new malloc'd buffer (*out, caller frees). Limits as for rank batches. */
+int rs_wire_agent_batch_encode(const struct rs_agent_batch *b, uint8_t **out, size_t *out_len);
+
+/* Decodes a request. RS_E_VERSION for a schema version this build does not accept. */
+int rs_wire_agent_batch_decode(const uint8_t *buf, size_t len, rs_wire_agent_batch **out);
+const struct rs_agent_batch *rs_wire_agent_batch_get(const rs_wire_agent_batch *b);
+void rs_wire_agent_batch_free(rs_wire_agent_batch *b);
+
+/* Reads only (agent_id, batch_seq) from a request, without full validation; lets a server answer
+ * a request it rejects with the right sequence number. Returns 0 or RS_E_MALFORMED. */
+int rs_wire_agent_batch_peek_seq(const uint8_t *buf, size_t len, uint64_t *agent_id,
+                                 uint64_t *batch_seq);
+
+/* --- ServerReply ---------------------------------------------------------------------------- */
+
+int rs_wire_reply_encode(const struct rs_server_reply *r, uint8_t *buf, size_t cap,
+                         size_t *out_len);
+/* Decodes a reply; the error text is copied into err[err_len] (truncated), r->error points to it. */
+int rs_wire_reply_decode(const uint8_t *buf, size_t len, struct rs_server_reply *r, char *err,
+                         size_t err_len);
+
+#endif

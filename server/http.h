@@ -1,0 +1,61 @@
+/* A small HTTP/1.1 server on the libuv loop, built on llhttp. It enforces hard limits
+ * (request line + headers, body, connections), a request timeout (slowloris) and an idle
+ * keep-alive timeout, and answers every protocol error itself with a JSON error document.
+ * Handlers get one complete request and must answer it exactly once with rs_http_respond*,
+ * possibly later (after thread-pool work); the connection stays valid until then even if the
+ * client leaves. Everything runs on the loop thread. */
+#ifndef RS_SERVER_HTTP_H
+#define RS_SERVER_HTTP_H
+
+#include "server/counters.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <uv.h>
+
+typedef struct rs_http rs_http;
+typedef struct rs_http_conn rs_http_conn;
+
+struct rs_http_request {
+    const char *method; /* "GET", ... */
+    const char *path;   /* decoded, without the query string */
+    const char *query;  /* raw query string without '?', "" when none */
+    const char *body;
+    size_t body_len;
+};
+
+typedef void (*rs_http_handler)(void *arg, rs_http_conn *c, const struct rs_http_request *req);
+
+struct rs_http_options {
+    const char *host;             /* bind address, "127.0.0.1" */
+    int port;                     /* 0 = any free port */
+    size_t max_header_bytes;      /* request line + headers; beyond: 431 */
+    size_t max_body_bytes;        /* beyond: 413 */
+    unsigned request_timeout_ms;  /* from the first byte to the full request; beyond: 408 */
+    unsigned idle_timeout_ms;     /* keep-alive connection with no request; beyond: closed */
+    unsigned max_connections;     /* beyond: new connections get 503 and are closed */
+};
+
+int rs_http_start(uv_loop_t *loop, const struct rs_http_options *opts, rs_http_handler handler,
+                  void *arg, struct rs_counters *counters, rs_http **out);
+
+/* The bound port (useful with port 0). */
+int rs_http_port(const rs_http *h);
+
+/* Answers the current request of `c`. `body` is copied. */
+void rs_http_respond(rs_http_conn *c, int status, const char *content_type, const char *body,
+                     size_t len);
+
+/* Answers with a JSON document; takes the reference to `doc`. */
+void rs_http_respond_json(rs_http_conn *c, int status, json_t *doc);
+
+/* Answers {"error": {"status": N, "message": "..."}} with the given status. */
+void rs_http_respond_error(rs_http_conn *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Stops listening and closes every connection (pending responses are dropped when they come).
+ * The handles finish closing when the loop runs; rs_http_free after that. */
+void rs_http_close(rs_http *h);
+void rs_http_free(rs_http *h);
+
+#endif

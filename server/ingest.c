@@ -1,0 +1,270 @@
+/* NNG rep ingest with contexts + aio, handed to the libuv loop (see ingest.h). */
+#include "server/ingest.h"
+
+#include "common/error.h"
+#include "common/log.h"
+#include "proto/wire.h"
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/supplemental/util/platform.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum ctx_state { CTX_RECV, CTX_BUSY, CTX_SEND };
+
+struct ingest_ctx {
+    rs_ingest *ing;
+    nng_ctx ctx;
+    nng_aio *aio;
+    enum ctx_state state;
+    nng_msg *msg;            /* received, waiting for the loop */
+    uint64_t batch_seq;      /* of the request being answered */
+    struct ingest_ctx *next; /* in the ready list */
+};
+
+struct rs_ingest {
+    uv_loop_t *loop;
+    uv_async_t async;
+    nng_socket sock;
+    nng_listener listener;
+    rs_writer *writer;
+    struct rs_counters *counters;
+    struct ingest_ctx *ctxs;
+    unsigned n_ctxs;
+    nng_mtx *lock;
+    struct ingest_ctx *ready; /* LIFO of contexts with a received message, under lock */
+    atomic_bool closing;
+    char url[256];
+};
+
+static void
+arm_recv(struct ingest_ctx *c)
+{
+    if (atomic_load(&c->ing->closing))
+        return;
+    c->state = CTX_RECV;
+    nng_ctx_recv(c->ctx, c->aio);
+}
+
+/* Sends a reply on the context; callable from the loop or the writer thread. */
+static void
+send_reply(struct ingest_ctx *c, uint64_t seq, enum rs_reply_status status, const char *error,
+           uint32_t retry_after_ms)
+{
+    struct rs_server_reply r = {seq, status, error, retry_after_ms};
+    uint8_t buf[RS_WIRE_MAX_REPLY_BYTES];
+    size_t len = 0;
+    nng_msg *m = NULL;
+
+    if (rs_wire_reply_encode(&r, buf, sizeof buf, &len) != 0 || nng_msg_alloc(&m, len) != 0) {
+        RS_COUNT(c->ing->counters, replies_failed);
+        arm_recv(c); /* the agent times out and resends */
+        return;
+    }
+    memcpy(nng_msg_body(m), buf, len);
+    nng_aio_set_msg(c->aio, m);
+    c->state = CTX_SEND;
+    nng_ctx_send(c->ctx, c->aio);
+}
+
+/* NNG task-queue thread: must not block. */
+static void
+ctx_callback(void *p)
+{
+    struct ingest_ctx *c = p;
+    rs_ingest *ing = c->ing;
+    int rv = nng_aio_result(c->aio);
+
+    if (c->state == CTX_SEND) {
+        if (rv != 0) {
+            nng_msg_free(nng_aio_get_msg(c->aio));
+            RS_COUNT(ing->counters, replies_failed);
+        }
+        arm_recv(c);
+        return;
+    }
+    if (rv != 0) {
+        if (rv != NNG_ECLOSED && rv != NNG_ECANCELED)
+            arm_recv(c);
+        return;
+    }
+    c->msg = nng_aio_get_msg(c->aio);
+    c->state = CTX_BUSY;
+    nng_mtx_lock(ing->lock);
+    c->next = ing->ready;
+    ing->ready = c;
+    nng_mtx_unlock(ing->lock);
+    uv_async_send(&ing->async);
+}
+
+/* Writer thread: the batch is committed (or not); answer the agent. */
+static void
+batch_done(void *arg, enum rs_reply_status status, const char *reason)
+{
+    struct ingest_ctx *c = arg;
+    send_reply(c, c->batch_seq, status, reason, status == RS_REPLY_RETRY ? 1000 : 0);
+}
+
+static void
+handle_request(struct ingest_ctx *c)
+{
+    rs_ingest *ing = c->ing;
+    const uint8_t *body = nng_msg_body(c->msg);
+    size_t len = nng_msg_len(c->msg);
+    rs_wire_agent_batch *batch = NULL;
+    uint64_t agent_id = 0, seq = 0;
+    char why[160];
+    int rc;
+
+    RS_COUNT(ing->counters, batches_received);
+    rc = rs_wire_agent_batch_decode(body, len, &batch);
+    if (rc != 0) {
+        rs_wire_agent_batch_peek_seq(body, len, &agent_id, &seq);
+        nng_msg_free(c->msg);
+        c->msg = NULL;
+        RS_COUNT(ing->counters, batches_rejected);
+        snprintf(why, sizeof why, "batch rejected: %s", rs_strerror(rc));
+        rs_log_limited(10, RS_LOG_WARN, "RS-INGEST-DECODE",
+                       "rejected a %zu-byte batch (agent %016llx seq %llu): %s", len,
+                       (unsigned long long)agent_id, (unsigned long long)seq, rs_strerror(rc));
+        send_reply(c, seq, RS_REPLY_REJECTED, why, 0);
+        return;
+    }
+    nng_msg_free(c->msg);
+    c->msg = NULL;
+    c->batch_seq = rs_wire_agent_batch_get(batch)->batch_seq;
+    rc = rs_writer_submit(ing->writer, batch, batch_done, c);
+    if (rc != 0) {
+        rs_wire_agent_batch_free(batch);
+        RS_COUNT(ing->counters, batches_retry);
+        send_reply(c, c->batch_seq, RS_REPLY_RETRY,
+                   rc == RS_E_FULL ? "server busy" : "server stopping", 500);
+    }
+}
+
+static void
+on_async(uv_async_t *h)
+{
+    rs_ingest *ing = h->data;
+    struct ingest_ctx *list;
+
+    nng_mtx_lock(ing->lock);
+    list = ing->ready;
+    ing->ready = NULL;
+    nng_mtx_unlock(ing->lock);
+    while (list) {
+        struct ingest_ctx *next = list->next;
+        if (atomic_load(&ing->closing)) {
+            nng_msg_free(list->msg);
+            list->msg = NULL;
+        } else
+            handle_request(list);
+        list = next;
+    }
+}
+
+static void
+make_url(rs_ingest *ing, const char *configured)
+{
+    int port = 0;
+    const char *colon = strrchr(configured, ':');
+
+    nng_listener_get_int(ing->listener, NNG_OPT_TCP_BOUND_PORT, &port);
+    if (colon && port > 0 && strncmp(configured, "tcp", 3) == 0)
+        snprintf(ing->url, sizeof ing->url, "%.*s:%d", (int)(colon - configured), configured,
+                 port);
+    else
+        snprintf(ing->url, sizeof ing->url, "%s", configured);
+}
+
+int
+rs_ingest_start(uv_loop_t *loop, const struct rs_ingest_options *opts, rs_writer *writer,
+                struct rs_counters *counters, rs_ingest **out)
+{
+    rs_ingest *ing = calloc(1, sizeof *ing);
+    int rv;
+
+    if (!ing)
+        return -12;
+    ing->loop = loop;
+    ing->writer = writer;
+    ing->counters = counters;
+    ing->n_ctxs = opts->contexts ? opts->contexts : 16;
+    if ((rv = nng_mtx_alloc(&ing->lock)) != 0 || (rv = nng_rep0_open(&ing->sock)) != 0)
+        goto fail_nng;
+    if ((rv = nng_listener_create(&ing->listener, ing->sock, opts->url)) != 0)
+        goto fail_nng;
+    /* NNG's default receive limit is unlimited; a peer must not make us buffer 4 GiB. */
+    if ((rv = nng_listener_set_size(ing->listener, NNG_OPT_RECVMAXSZ, opts->max_message)) != 0 ||
+        (rv = nng_listener_start(ing->listener, 0)) != 0)
+        goto fail_nng;
+    make_url(ing, opts->url);
+    ing->ctxs = calloc(ing->n_ctxs, sizeof *ing->ctxs);
+    if (!ing->ctxs) {
+        rv = NNG_ENOMEM;
+        goto fail_nng;
+    }
+    for (unsigned i = 0; i < ing->n_ctxs; i++) {
+        struct ingest_ctx *c = &ing->ctxs[i];
+        c->ing = ing;
+        if ((rv = nng_aio_alloc(&c->aio, ctx_callback, c)) != 0 ||
+            (rv = nng_ctx_open(&c->ctx, ing->sock)) != 0)
+            goto fail_nng;
+    }
+    uv_async_init(loop, &ing->async, on_async);
+    ing->async.data = ing;
+    for (unsigned i = 0; i < ing->n_ctxs; i++)
+        arm_recv(&ing->ctxs[i]);
+    *out = ing;
+    return 0;
+fail_nng:
+    rs_log(RS_LOG_ERROR, "RS-INGEST-LISTEN", "cannot listen on %s: %s", opts->url,
+           nng_strerror(rv));
+    atomic_store(&ing->closing, true);
+    nng_close(ing->sock);
+    for (unsigned i = 0; ing->ctxs && i < ing->n_ctxs; i++)
+        if (ing->ctxs[i].aio)
+            nng_aio_free(ing->ctxs[i].aio);
+    free(ing->ctxs);
+    if (ing->lock)
+        nng_mtx_free(ing->lock);
+    free(ing);
+    return rv == NNG_EADDRINUSE ? -98 : RS_E_CONFIG;
+}
+
+const char *
+rs_ingest_url(const rs_ingest *ing)
+{
+    return ing->url;
+}
+
+void
+rs_ingest_close(rs_ingest *ing)
+{
+    if (!ing)
+        return;
+    atomic_store(&ing->closing, true);
+    nng_close(ing->sock);
+    uv_close((uv_handle_t *)&ing->async, NULL);
+}
+
+void
+rs_ingest_free(rs_ingest *ing)
+{
+    if (!ing)
+        return;
+    for (unsigned i = 0; i < ing->n_ctxs; i++)
+        nng_aio_stop(ing->ctxs[i].aio);
+    for (unsigned i = 0; i < ing->n_ctxs; i++) {
+        struct ingest_ctx *c = &ing->ctxs[i];
+        if (c->msg)
+            nng_msg_free(c->msg);
+        nng_aio_free(c->aio);
+    }
+    free(ing->ctxs);
+    nng_mtx_free(ing->lock);
+    free(ing);
+}

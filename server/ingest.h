@@ -1,0 +1,37 @@
+/* The NNG ingest listener: a rep socket with N contexts (each one outstanding request), whose
+ * completions are handed to the libuv loop with uv_async_send. The loop decodes and validates each
+ * request, refuses bad ones (REJECTED + counter), and queues good ones for the writer, whose
+ * completion sends the reply. A request is acknowledged only after its commit. */
+#ifndef RS_SERVER_INGEST_H
+#define RS_SERVER_INGEST_H
+
+#include "server/counters.h"
+#include "server/writer.h"
+
+#include <stddef.h>
+#include <uv.h>
+
+typedef struct rs_ingest rs_ingest;
+
+struct rs_ingest_options {
+    const char *url;      /* "tcp://127.0.0.1:7071"; port 0 picks a free one */
+    unsigned contexts;    /* concurrent requests in flight */
+    size_t max_message;   /* receive size limit per request */
+};
+
+/* Listens and starts receiving. Must be called on the loop thread. */
+int rs_ingest_start(uv_loop_t *loop, const struct rs_ingest_options *opts, rs_writer *writer,
+                    struct rs_counters *counters, rs_ingest **out);
+
+/* The URL agents should dial, with the bound port ("tcp://127.0.0.1:41234"). */
+const char *rs_ingest_url(const rs_ingest *ing);
+
+/* Stops receiving and closes the socket; requests in the writer still complete (their replies
+ * fail, agents resend, the server deduplicates). Call on the loop thread, before
+ * rs_writer_stop. */
+void rs_ingest_close(rs_ingest *ing);
+
+/* Frees everything; call after rs_writer_stop and after the loop has run the close callbacks. */
+void rs_ingest_free(rs_ingest *ing);
+
+#endif

@@ -1,0 +1,79 @@
+/* rankscope-server: parses configuration and runs the server (server/server.h). */
+#include "common/config.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "server/server.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define OPT(key, type, def, field, help, lo, hi)                                                   \
+    {key, type, def, offsetof(struct rs_server_config, field), help, lo, hi}
+
+static const struct rs_config_option options[] = {
+    OPT("data", RS_CONFIG_STRING, "./rankscope-data", data, "store directory (created if absent)",
+        0, 0),
+    OPT("http", RS_CONFIG_STRING, "127.0.0.1:7070", http, "REST API address HOST:PORT (0 = any)",
+        0, 0),
+    OPT("listen", RS_CONFIG_STRING, "tcp://127.0.0.1:7071", listen,
+        "NNG URL agents connect to (port 0 = any)", 0, 0),
+    OPT("ready-file", RS_CONFIG_STRING, "", ready_file,
+        "write pid, http and listen addresses here once serving", 0, 0),
+    OPT("log-level", RS_CONFIG_STRING, "info", log_level, "error, warn, info or debug", 0, 0),
+    OPT("ingest-contexts", RS_CONFIG_INT, "16", ingest_contexts,
+        "agent requests handled concurrently", 1, 1024),
+    OPT("max-batch-mb", RS_CONFIG_INT, "17", max_batch_mb,
+        "largest agent request accepted, MiB", 1, 1024),
+    OPT("writer-queue", RS_CONFIG_INT, "1024", writer_queue,
+        "batches waiting for commit before agents are told to retry", 1, 1000000),
+    OPT("map-size-gb", RS_CONFIG_INT, "256", map_size_gb,
+        "largest store size, GiB (address space, not disk)", 1, 1 << 20),
+    OPT("sync-metadata", RS_CONFIG_BOOL, "false", sync_metadata,
+        "fsync metadata on every commit (see docs/storage.md)", 0, 0),
+    OPT("http-max-header-bytes", RS_CONFIG_INT, "16384", http_max_header_bytes,
+        "request line + headers limit (431 beyond)", 1024, 1 << 20),
+    OPT("http-max-body-bytes", RS_CONFIG_INT, "1048576", http_max_body_bytes,
+        "request body limit (413 beyond)", 0, 1 << 30),
+    OPT("http-request-timeout-ms", RS_CONFIG_INT, "10000", http_request_timeout_ms,
+        "time to receive a whole request (408 beyond)", 10, 3600000),
+    OPT("http-idle-timeout-ms", RS_CONFIG_INT, "30000", http_idle_timeout_ms,
+        "keep-alive connection idle limit", 10, 3600000),
+    OPT("http-max-connections", RS_CONFIG_INT, "1024", http_max_connections,
+        "concurrent HTTP connections", 1, 100000),
+};
+
+static const struct rs_config_spec spec = {
+    "rankscope-server",
+    "rankscope-server [--data DIR] [--http HOST:PORT] [--listen URL] [--ready-file F] [options]",
+    "Stores per-job, per-rank GPU profiles sent by rankscope-agent and answers queries over a\n"
+    "REST API (docs/openapi.yaml). Stops cleanly on SIGINT/SIGTERM.",
+    options,
+    sizeof options / sizeof options[0],
+    false,
+};
+
+int
+main(int argc, char **argv)
+{
+    struct rs_server_config cfg = {0};
+    char err[512];
+    int rc = rs_config_parse(&spec, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
+
+    if (rc == RS_CONFIG_EXIT) {
+        rs_config_free(&spec, &cfg);
+        return 0;
+    }
+    if (rc == 0 && rs_log_set_level(cfg.log_level) != 0) {
+        snprintf(err, sizeof err, "--log-level: '%s' is not error, warn, info or debug",
+                 cfg.log_level);
+        rc = RS_E_CONFIG;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "rankscope-server: %s\n", err);
+        rs_config_free(&spec, &cfg);
+        return 2;
+    }
+    rc = rs_server_run(&cfg);
+    rs_config_free(&spec, &cfg);
+    return rc;
+}

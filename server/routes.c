@@ -1,0 +1,188 @@
+/* REST endpoints of the server (docs/openapi.yaml): /healthz, /v1/jobs, /v1/jobs/{job}/ranks.
+ * Storage reads run in the libuv thread pool; the loop thread only routes and writes. */
+#include "common/clock.h"
+#include "common/error.h"
+#include "proto/wire.h"
+#include "query/jobs.h"
+#include "server/server_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum query_kind { Q_JOBS, Q_RANKS };
+
+struct query_work {
+    uv_work_t req;
+    struct rs_server *srv;
+    rs_http_conn *conn;
+    enum query_kind kind;
+    char job[RS_WIRE_MAX_JOB_LEN + 1];
+    size_t limit;
+    json_t *result;
+    int rc;
+};
+
+static void
+run_query(uv_work_t *req)
+{
+    struct query_work *q = req->data;
+    rs_store_read *r;
+
+    if ((q->rc = rs_store_read_begin(q->srv->store, &r)) != 0)
+        return;
+    q->rc = q->kind == Q_JOBS ? rs_query_jobs(r, q->limit, &q->result)
+                              : rs_query_ranks(r, q->job, &q->result);
+    rs_store_read_end(r);
+}
+
+static void
+query_done(uv_work_t *req, int status)
+{
+    struct query_work *q = req->data;
+
+    if (status != 0 || q->rc == 0)
+        rs_http_respond_json(q->conn, status == 0 ? 200 : 503, q->result);
+    else if (q->rc == RS_E_NOT_FOUND)
+        rs_http_respond_error(q->conn, 404, "job '%s' not found (see GET /v1/jobs)", q->job);
+    else
+        rs_http_respond_error(q->conn, 500, "storage read failed: %s", rs_strerror(q->rc));
+    free(q);
+}
+
+static void
+start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const char *job,
+            size_t limit)
+{
+    struct query_work *q = calloc(1, sizeof *q);
+
+    if (!q) {
+        rs_http_respond_error(c, 500, "out of memory");
+        return;
+    }
+    q->srv = srv;
+    q->conn = c;
+    q->kind = kind;
+    q->limit = limit;
+    snprintf(q->job, sizeof q->job, "%s", job ? job : "");
+    q->req.data = q;
+    if (uv_queue_work(&srv->loop, &q->req, run_query, query_done) != 0) {
+        free(q);
+        rs_http_respond_error(c, 500, "cannot schedule the query");
+    }
+}
+
+static json_t *
+health_json(struct rs_server *srv)
+{
+    struct rs_counters *k = &srv->counters;
+
+    return json_pack(
+        "{s:s, s:s, s:f, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+        "s:I}}",
+        "status", "ok", "version", RS_VERSION, "uptime_s",
+        (double)(rs_clock_mono_ns() - srv->start_ns) / 1e9, "counters", "batches_received",
+        (json_int_t)RS_COUNT_GET(k, batches_received), "batches_committed",
+        (json_int_t)RS_COUNT_GET(k, batches_committed), "batches_duplicate",
+        (json_int_t)RS_COUNT_GET(k, batches_duplicate), "batches_rejected",
+        (json_int_t)RS_COUNT_GET(k, batches_rejected), "batches_retry",
+        (json_int_t)RS_COUNT_GET(k, batches_retry), "rank_batches",
+        (json_int_t)RS_COUNT_GET(k, rank_batches), "commits", (json_int_t)RS_COUNT_GET(k, commits),
+        "commit_errors", (json_int_t)RS_COUNT_GET(k, commit_errors), "replies_failed",
+        (json_int_t)RS_COUNT_GET(k, replies_failed), "http_requests",
+        (json_int_t)RS_COUNT_GET(k, http_requests), "http_errors",
+        (json_int_t)RS_COUNT_GET(k, http_errors), "http_timeouts",
+        (json_int_t)RS_COUNT_GET(k, http_timeouts), "http_connections",
+        (json_int_t)RS_COUNT_GET(k, http_connections_now), "writer_queue",
+        (json_int_t)RS_COUNT_GET(k, writer_queue_now));
+}
+
+/* Parses "limit=N" (the only parameter of /v1/jobs). Returns 0 or answers 400 and returns -1. */
+static int
+parse_jobs_query(rs_http_conn *c, const char *query, size_t *limit)
+{
+    char buf[256], *save = NULL, *pair;
+
+    *limit = 0;
+    if (strlen(query) >= sizeof buf) {
+        rs_http_respond_error(c, 400, "query string too long");
+        return -1;
+    }
+    snprintf(buf, sizeof buf, "%s", query);
+    for (pair = strtok_r(buf, "&", &save); pair; pair = strtok_r(NULL, "&", &save)) {
+        char *eq = strchr(pair, '='), *end;
+        if (!eq || strncmp(pair, "limit", (size_t)(eq - pair)) != 0 || eq - pair != 5) {
+            rs_http_respond_error(c, 400, "unknown parameter '%.*s' (allowed: limit)",
+                                  eq ? (int)(eq - pair) : (int)strlen(pair), pair);
+            return -1;
+        }
+        long v = strtol(eq + 1, &end, 10);
+        if (eq[1] == '\0' || *end != '\0' || v < 1 || v > 100000) {
+            rs_http_respond_error(c, 400, "limit must be an integer from 1 to 100000, not '%s'",
+                                  eq + 1);
+            return -1;
+        }
+        *limit = (size_t)v;
+    }
+    return 0;
+}
+
+static int
+expect_get(rs_http_conn *c, const struct rs_http_request *req)
+{
+    if (strcmp(req->method, "GET") == 0)
+        return 0;
+    rs_http_respond_error(c, 405, "%s is not allowed on %s (use GET)", req->method, req->path);
+    return -1;
+}
+
+static int
+expect_no_query(rs_http_conn *c, const struct rs_http_request *req)
+{
+    if (req->query[0] == '\0')
+        return 0;
+    rs_http_respond_error(c, 400, "%s takes no parameters", req->path);
+    return -1;
+}
+
+void
+rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *req)
+{
+    struct rs_server *srv = server;
+    static const char jobs_prefix[] = "/v1/jobs/";
+    const char *path = req->path;
+    size_t limit;
+
+    if (strcmp(path, "/healthz") == 0) {
+        if (expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
+            rs_http_respond_json(c, 200, health_json(srv));
+        return;
+    }
+    if (strcmp(path, "/v1/jobs") == 0) {
+        if (expect_get(c, req) == 0 && parse_jobs_query(c, req->query, &limit) == 0)
+            start_query(srv, c, Q_JOBS, NULL, limit);
+        return;
+    }
+    if (strncmp(path, jobs_prefix, sizeof jobs_prefix - 1) == 0) {
+        const char *job = path + sizeof jobs_prefix - 1, *slash = strchr(job, '/');
+        char name[RS_WIRE_MAX_JOB_LEN + 1];
+        if (slash && strcmp(slash, "/ranks") == 0) {
+            if ((size_t)(slash - job) >= sizeof name) {
+                rs_http_respond_error(c, 400, "job name longer than %u bytes",
+                                      RS_WIRE_MAX_JOB_LEN);
+                return;
+            }
+            snprintf(name, sizeof name, "%.*s", (int)(slash - job), job);
+            if (!rs_wire_job_valid(name)) {
+                rs_http_respond_error(c, 400,
+                                      "invalid job name '%s' (allowed: letters, digits, ._:@+=-)",
+                                      name);
+                return;
+            }
+            if (expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
+                start_query(srv, c, Q_RANKS, name, 0);
+            return;
+        }
+    }
+    rs_http_respond_error(c, 404, "no endpoint %s (see docs/openapi.yaml)", path);
+}

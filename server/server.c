@@ -1,0 +1,150 @@
+/* Server assembly and lifecycle (see server.h): open the store, start the writer, the NNG ingest
+ * and HTTP on one loop, write the ready file, and on SIGINT/SIGTERM shut down in the order that
+ * loses nothing acknowledged: stop intake, drain the writer, close the store. */
+#include "server/server.h"
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/log.h"
+#include "proto/wire.h"
+#include "server/http.h"
+#include "server/ingest.h"
+#include "server/server_int.h"
+#include "server/writer.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct running {
+    struct rs_server srv;
+    rs_writer *writer;
+    rs_ingest *ingest;
+    rs_http *http;
+};
+
+static void
+on_signal(uv_signal_t *h, int signum)
+{
+    struct running *run = h->data;
+
+    rs_log(RS_LOG_INFO, "RS-SERVER-STOP", "signal %d: shutting down", signum);
+    rs_http_close(run->http);
+    rs_ingest_close(run->ingest);
+    uv_close((uv_handle_t *)&run->srv.sigint, NULL);
+    uv_close((uv_handle_t *)&run->srv.sigterm, NULL);
+}
+
+/* Splits "host:port" (IPv6 as "[::1]:7070"). */
+static int
+parse_host_port(const char *text, char *host, size_t host_len, int *port)
+{
+    const char *colon = strrchr(text, ':');
+    char *end;
+    long p;
+
+    if (!colon)
+        return RS_E_CONFIG;
+    p = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || p < 0 || p > 65535)
+        return RS_E_CONFIG;
+    if (text[0] == '[' && colon > text && colon[-1] == ']')
+        snprintf(host, host_len, "%.*s", (int)(colon - text - 2), text + 1);
+    else
+        snprintf(host, host_len, "%.*s", (int)(colon - text), text);
+    *port = (int)p;
+    return 0;
+}
+
+static int
+write_ready_file(const char *path, int http_port, const char *http_host, const char *ingest_url)
+{
+    char text[512];
+    int n = snprintf(text, sizeof text, "pid=%d\nhttp=%s:%d\nlisten=%s\n", (int)getpid(),
+                     http_host, http_port, ingest_url);
+    return rs_fs_write_atomic(path, text, (size_t)n);
+}
+
+int
+rs_server_run(const struct rs_server_config *cfg)
+{
+    struct running run;
+    struct rs_server *srv = &run.srv;
+    struct rs_store_options sopts = {(uint64_t)cfg->map_size_gb << 30, cfg->sync_metadata, 0};
+    struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256};
+    struct rs_ingest_options iopts = {cfg->listen, (unsigned)cfg->ingest_contexts,
+                                      (size_t)cfg->max_batch_mb << 20};
+    struct rs_http_options hopts;
+    char host[256];
+    int rc, http_port, status = 1;
+
+    memset(&run, 0, sizeof run);
+    srv->cfg = cfg;
+    srv->start_ns = rs_clock_mono_ns();
+    signal(SIGPIPE, SIG_IGN);
+    if (parse_host_port(cfg->http, host, sizeof host, &http_port) != 0) {
+        rs_log(RS_LOG_ERROR, "RS-SERVER-CONFIG", "--http '%s' is not HOST:PORT", cfg->http);
+        return 2;
+    }
+    hopts = (struct rs_http_options){host,
+                                     http_port,
+                                     (size_t)cfg->http_max_header_bytes,
+                                     (size_t)cfg->http_max_body_bytes,
+                                     (unsigned)cfg->http_request_timeout_ms,
+                                     (unsigned)cfg->http_idle_timeout_ms,
+                                     (unsigned)cfg->http_max_connections};
+    if ((rc = rs_store_open(cfg->data, &sopts, &srv->store)) != 0) {
+        rs_log(RS_LOG_ERROR, "RS-STORE-OPEN", "cannot open store in '%s': %s", cfg->data,
+               rs_strerror(rc));
+        return 1;
+    }
+    uv_loop_init(&srv->loop);
+    if ((rc = rs_writer_start(srv->store, &wopts, &srv->counters, &run.writer)) != 0) {
+        rs_log(RS_LOG_ERROR, "RS-SERVER-WRITER", "cannot start writer: %s", rs_strerror(rc));
+        goto out;
+    }
+    if ((rc = rs_ingest_start(&srv->loop, &iopts, run.writer, &srv->counters, &run.ingest)))
+        goto out;
+    if ((rc = rs_http_start(&srv->loop, &hopts, rs__server_route, srv, &srv->counters,
+                            &run.http)) != 0) {
+        rs_log(RS_LOG_ERROR, "RS-HTTP-LISTEN", "cannot listen on http %s: %s", cfg->http,
+               uv_strerror(rc));
+        goto out;
+    }
+    uv_signal_init(&srv->loop, &srv->sigint);
+    uv_signal_init(&srv->loop, &srv->sigterm);
+    srv->sigint.data = srv->sigterm.data = &run;
+    uv_signal_start(&srv->sigint, on_signal, SIGINT);
+    uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
+    if (cfg->ready_file[0] && (rc = write_ready_file(cfg->ready_file, rs_http_port(run.http),
+                                                     host, rs_ingest_url(run.ingest))) != 0) {
+        rs_log(RS_LOG_ERROR, "RS-SERVER-READY", "cannot write ready file %s: %s",
+               cfg->ready_file, rs_strerror(rc));
+        on_signal(&srv->sigterm, 0);
+        uv_run(&srv->loop, UV_RUN_DEFAULT);
+        goto out;
+    }
+    rs_log(RS_LOG_INFO, "RS-SERVER-START", "rankscope-server %s: http %s:%d, agents %s, data %s",
+           RS_VERSION, host, rs_http_port(run.http), rs_ingest_url(run.ingest), cfg->data);
+    uv_run(&srv->loop, UV_RUN_DEFAULT);
+    status = 0;
+out:
+    if (status != 0) { /* startup failed: close what was started */
+        rs_http_close(run.http);
+        rs_ingest_close(run.ingest);
+    }
+    uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
+    rs_writer_stop(run.writer);         /* commits what was queued */
+    rs_ingest_free(run.ingest);
+    rs_http_free(run.http);
+    uv_loop_close(&srv->loop);
+    rs_store_close(srv->store);
+    if (cfg->ready_file[0])
+        unlink(cfg->ready_file);
+    rs_log(RS_LOG_INFO, "RS-SERVER-EXIT", "stopped (%llu batches committed)",
+           (unsigned long long)RS_COUNT_GET(&srv->counters, batches_committed));
+    return status;
+}

@@ -1,0 +1,30 @@
+/* rankscope-server as a library: everything main.c starts, wired together on one libuv loop —
+ * NNG ingest, storage writer thread, HTTP API — with graceful shutdown on SIGINT/SIGTERM. */
+#ifndef RS_SERVER_SERVER_H
+#define RS_SERVER_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct rs_server_config {
+    char *data;       /* store directory */
+    char *http;       /* "127.0.0.1:7070" */
+    char *listen;     /* NNG URL for agents */
+    char *ready_file; /* written once both listeners are up; removed at exit */
+    char *log_level;
+    int64_t ingest_contexts;
+    int64_t max_batch_mb;
+    int64_t writer_queue;
+    int64_t map_size_gb;
+    bool sync_metadata;
+    int64_t http_max_header_bytes;
+    int64_t http_max_body_bytes;
+    int64_t http_request_timeout_ms;
+    int64_t http_idle_timeout_ms;
+    int64_t http_max_connections;
+};
+
+/* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */
+int rs_server_run(const struct rs_server_config *cfg);
+
+#endif

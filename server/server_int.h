@@ -1,0 +1,24 @@
+/* State shared by the files of server/ (not a public API). */
+#ifndef RS_SERVER_SERVER_INT_H
+#define RS_SERVER_SERVER_INT_H
+
+#include "server/counters.h"
+#include "server/http.h"
+#include "server/server.h"
+#include "storage/store.h"
+
+#include <uv.h>
+
+struct rs_server {
+    const struct rs_server_config *cfg;
+    uv_loop_t loop;
+    uv_signal_t sigint, sigterm;
+    rs_store *store;
+    struct rs_counters counters;
+    uint64_t start_ns;
+};
+
+/* The HTTP handler: routes a request to its endpoint (routes.c). */
+void rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *req);
+
+#endif

@@ -1,0 +1,176 @@
+/* The storage writer thread with group commit (see writer.h). */
+#include "server/writer.h"
+
+#include "common/error.h"
+#include "common/log.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+struct item {
+    struct item *next;
+    rs_wire_agent_batch *batch;
+    rs_writer_done_fn done;
+    void *arg;
+};
+
+struct rs_writer {
+    rs_store *store;
+    struct rs_counters *counters;
+    struct rs_writer_options opts;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct item *head, **tail;
+    unsigned queued;
+    bool stopping;
+};
+
+/* Commits a group; every item gets its outcome after the commit returns. */
+static void
+commit_group(rs_writer *w, struct item *group)
+{
+    enum rs_reply_status status[256];
+    const char *reason = "";
+    rs_store_write *txn = NULL;
+    unsigned n = 0;
+    int rc = rs_store_write_begin(w->store, &txn);
+
+    for (struct item *it = group; rc == 0 && it; it = it->next, n++) {
+        bool dup = false;
+        rc = rs_store_write_batch(txn, rs_wire_agent_batch_get(it->batch), &dup);
+        status[n] = dup ? RS_REPLY_DUPLICATE : RS_REPLY_ACK;
+    }
+    if (rc == 0)
+        rc = rs_store_write_commit(txn);
+    else
+        rs_store_write_abort(txn);
+    if (rc != 0) {
+        RS_COUNT(w->counters, commit_errors);
+        reason = rc == RS_E_FULL ? "storage full" : rs_strerror(rc);
+        rs_log_limited(10, RS_LOG_ERROR, "RS-STORE-COMMIT", "commit of %u batches failed: %s",
+                       n, rs_strerror(rc));
+    } else
+        RS_COUNT(w->counters, commits);
+    n = 0;
+    while (group) {
+        struct item *next = group->next;
+        const struct rs_agent_batch *b = rs_wire_agent_batch_get(group->batch);
+        enum rs_reply_status st = rc == 0 ? status[n] : RS_REPLY_RETRY;
+        if (st == RS_REPLY_ACK) {
+            RS_COUNT(w->counters, batches_committed);
+            RS_COUNT_ADD(w->counters, rank_batches, b->n_ranks);
+        } else if (st == RS_REPLY_DUPLICATE)
+            RS_COUNT(w->counters, batches_duplicate);
+        else
+            RS_COUNT(w->counters, batches_retry);
+        group->done(group->arg, st, reason);
+        rs_wire_agent_batch_free(group->batch);
+        free(group);
+        group = next;
+        n++;
+    }
+}
+
+static void *
+writer_main(void *p)
+{
+    rs_writer *w = p;
+
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->head && !w->stopping)
+            pthread_cond_wait(&w->cond, &w->lock);
+        if (!w->head && w->stopping)
+            break;
+        /* Take up to max_group queued batches: under load they pile up while we commit, so one
+         * transaction carries many of them. */
+        struct item *group = w->head, **cut = &w->head;
+        unsigned n = 0;
+        while (*cut && n < w->opts.max_group) {
+            cut = &(*cut)->next;
+            n++;
+        }
+        w->head = *cut;
+        *cut = NULL;
+        if (!w->head)
+            w->tail = &w->head;
+        w->queued -= n;
+        RS_COUNT_SUB(w->counters, writer_queue_now, n);
+        pthread_mutex_unlock(&w->lock);
+        commit_group(w, group);
+        pthread_mutex_lock(&w->lock);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+int
+rs_writer_start(rs_store *store, const struct rs_writer_options *opts,
+                struct rs_counters *counters, rs_writer **out)
+{
+    rs_writer *w = calloc(1, sizeof *w);
+    int rc;
+
+    if (!w)
+        return -12;
+    w->store = store;
+    w->counters = counters;
+    w->opts = *opts;
+    if (w->opts.max_group == 0 || w->opts.max_group > 256)
+        w->opts.max_group = 256;
+    if (w->opts.max_queue == 0)
+        w->opts.max_queue = 1024;
+    w->tail = &w->head;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->cond, NULL);
+    if ((rc = pthread_create(&w->thread, NULL, writer_main, w)) != 0) {
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->cond);
+        free(w);
+        return -rc;
+    }
+    *out = w;
+    return 0;
+}
+
+int
+rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn done, void *arg)
+{
+    struct item *it;
+    int rc = 0;
+
+    pthread_mutex_lock(&w->lock);
+    if (w->stopping)
+        rc = RS_E_CLOSED;
+    else if (w->queued >= w->opts.max_queue)
+        rc = RS_E_FULL;
+    else if (!(it = malloc(sizeof *it)))
+        rc = -12;
+    if (rc == 0) {
+        *it = (struct item){NULL, batch, done, arg};
+        *w->tail = it;
+        w->tail = &it->next;
+        w->queued++;
+        RS_COUNT(w->counters, writer_queue_now);
+        pthread_cond_signal(&w->cond);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+void
+rs_writer_stop(rs_writer *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->stopping = true;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->cond);
+    free(w);
+}

@@ -1,0 +1,35 @@
+/* The storage writer: one thread that owns every LMDB write. Decoded batches are queued by the
+ * loop; the thread takes everything queued at once into one transaction (group commit),
+ * deduplicates, commits, and only then reports each batch's outcome through its callback — so
+ * an acknowledgement always means "on disk". */
+#ifndef RS_SERVER_WRITER_H
+#define RS_SERVER_WRITER_H
+
+#include "proto/wire.h"
+#include "server/counters.h"
+#include "storage/store.h"
+
+typedef struct rs_writer rs_writer;
+
+/* Outcome of one batch: RS_REPLY_ACK, RS_REPLY_DUPLICATE or RS_REPLY_RETRY (with a reason). Runs
+ * on the writer thread; must not block. Owns nothing of the writer's. */
+typedef void (*rs_writer_done_fn)(void *arg, enum rs_reply_status status, const char *reason);
+
+struct rs_writer_options {
+    unsigned max_queue;      /* batches waiting; beyond it submit fails with RS_E_FULL */
+    unsigned max_group;      /* batches per transaction */
+};
+
+/* Starts the thread. The store must outlive the writer. */
+int rs_writer_start(rs_store *store, const struct rs_writer_options *opts,
+                    struct rs_counters *counters, rs_writer **out);
+
+/* Queues a decoded batch. Takes ownership of `batch` on success only. Returns 0, RS_E_FULL
+ * (queue full: answer RETRY) or RS_E_CLOSED (stopping). Thread-safe. */
+int rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn done,
+                     void *arg);
+
+/* Commits what is queued, stops the thread and frees the writer. NULL is fine. */
+void rs_writer_stop(rs_writer *w);
+
+#endif

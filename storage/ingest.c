@@ -1,0 +1,307 @@
+/* Writing agent batches into the store: dedup marker, job and rank summaries, interned strings,
+ * chunked kernel/memcpy/stall series, steps and collective instances — all inside the caller's
+ * write transaction (see store.h, keys.h). */
+#include "storage/keys.h"
+#include "storage/store_int.h"
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/hash.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+put(rs_store_write *w, MDB_dbi dbi, const void *key, size_t klen, const void *val, size_t vlen,
+    unsigned flags)
+{
+    MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
+    return mdb_put(w->txn, dbi, &k, &v, flags);
+}
+
+/* Reads a fixed-size value; MDB_NOTFOUND leaves *out zeroed, a wrong size is corruption. */
+static int
+get_fixed(rs_store_write *w, MDB_dbi dbi, const void *key, size_t klen, void *out, size_t size)
+{
+    MDB_val k = {klen, (void *)key}, v;
+    int rc = mdb_get(w->txn, dbi, &k, &v);
+
+    memset(out, 0, size);
+    if (rc == MDB_NOTFOUND)
+        return MDB_NOTFOUND;
+    if (rc != 0)
+        return rc;
+    if (v.mv_size != size)
+        return MDB_CORRUPTED;
+    memcpy(out, v.mv_data, size);
+    return 0;
+}
+
+static void
+copy_text(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+struct span {
+    uint64_t first, last;
+};
+
+static void
+span_add(struct span *s, uint64_t start, uint64_t end)
+{
+    if (s->first == 0 || start < s->first)
+        s->first = start;
+    if (end > s->last)
+        s->last = end;
+}
+
+/* Puts `n` packed values of `size` bytes as chunks of at most RS_STORE_CHUNK_BYTES. start_of(i)
+ * gives each record's time; the chunk is keyed by its first record's time. */
+static int
+put_series(rs_store_write *w, uint64_t job_id, uint32_t rank, enum rs_series_kind kind,
+           const void *values, size_t n, size_t size, uint64_t (*start_of)(const void *))
+{
+    const size_t per_chunk = RS_STORE_CHUNK_BYTES / size;
+    struct rs_key_series key;
+    int rc;
+
+    rs__be64_put(key.job_id, job_id);
+    rs__be32_put(key.rank, rank);
+    key.kind[0] = 0;
+    key.kind[1] = (uint8_t)kind;
+    for (size_t i = 0; i < n; i += per_chunk) {
+        size_t cnt = n - i < per_chunk ? n - i : per_chunk;
+        const char *chunk = (const char *)values + i * size;
+        rs__be64_put(key.start_ns, start_of(chunk));
+        do {
+            rs__be32_put(key.uniq, w->uniq++);
+            rc = put(w, w->store->series, &key, sizeof key, chunk, cnt * size, MDB_NOOVERWRITE);
+        } while (rc == MDB_KEYEXIST);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static uint64_t
+kernel_start(const void *p)
+{
+    return ((const struct rs_kernel_value *)p)->start_ns;
+}
+
+static uint64_t
+memcpy_start(const void *p)
+{
+    return ((const struct rs_memcpy_value *)p)->start_ns;
+}
+
+static int
+write_strings(rs_store_write *w, const struct rs_rank_batch *b, uint64_t *hashes)
+{
+    for (uint32_t i = 0; i < b->n_strings; i++) {
+        struct rs_key_string key;
+        size_t len = strlen(b->strings[i]);
+        int rc;
+        hashes[i] = rs_hash_fnv1a64(b->strings[i], len);
+        rs__be64_put(key.hash, hashes[i]);
+        rc = put(w, w->store->strings, &key, sizeof key, b->strings[i], len, MDB_NOOVERWRITE);
+        if (rc != 0 && rc != MDB_KEYEXIST)
+            return rc;
+    }
+    return 0;
+}
+
+static int
+write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
+              const uint64_t *hashes, struct rs_rank_value *rv, struct span *sp)
+{
+    const uint32_t rank = b->identity.rank;
+    size_t most = b->n_kernels;
+    void *buf;
+    int rc = 0;
+
+    if (b->n_memcpys > most)
+        most = b->n_memcpys;
+    if (b->n_stalls > most)
+        most = b->n_stalls;
+    buf = calloc(most ? most : 1, sizeof(struct rs_stall_value)); /* the largest value type */
+    if (!buf)
+        return ENOMEM;
+
+    struct rs_kernel_value *kv = buf;
+    for (uint32_t i = 0; i < b->n_kernels; i++) {
+        const struct rs_kernel_record *k = &b->kernels[i];
+        kv[i] = (struct rs_kernel_value){k->start_ns, k->end_ns, hashes[k->name_id], k->stream,
+                                         k->device};
+        rv->kernel_ns += k->end_ns - k->start_ns;
+        span_add(sp, k->start_ns, k->end_ns);
+    }
+    rv->n_kernels += b->n_kernels;
+    if ((rc = put_series(w, job_id, rank, RS_SERIES_KERNEL, kv, b->n_kernels, sizeof *kv,
+                         kernel_start)))
+        goto out;
+
+    struct rs_memcpy_value *mv = buf;
+    for (uint32_t i = 0; i < b->n_memcpys; i++) {
+        const struct rs_memcpy_record *m = &b->memcpys[i];
+        mv[i] = (struct rs_memcpy_value){m->start_ns, m->end_ns, m->bytes, m->kind, m->stream};
+        rv->memcpy_ns += m->end_ns - m->start_ns;
+        span_add(sp, m->start_ns, m->end_ns);
+    }
+    rv->n_memcpys += b->n_memcpys;
+    if ((rc = put_series(w, job_id, rank, RS_SERIES_MEMCPY, mv, b->n_memcpys, sizeof *mv,
+                         memcpy_start)))
+        goto out;
+
+    struct rs_stall_value *xv = buf;
+    for (uint32_t i = 0; i < b->n_stalls; i++) {
+        const struct rs_stall_record *x = &b->stalls[i];
+        xv[i] = (struct rs_stall_value){x->pc_offset, x->count, hashes[x->kernel_name_id],
+                                        hashes[x->reason_id], x->cubin_crc, 0};
+    }
+    rv->n_stalls += b->n_stalls;
+    if (b->n_stalls) {
+        /* Stall counts have no time of their own: key them by the batch's clock reading. */
+        struct rs_key_series key;
+        const size_t per_chunk = RS_STORE_CHUNK_BYTES / sizeof *xv;
+        rs__be64_put(key.job_id, job_id);
+        rs__be32_put(key.rank, rank);
+        key.kind[0] = 0;
+        key.kind[1] = RS_SERIES_STALL;
+        rs__be64_put(key.start_ns, b->clock.realtime_ns);
+        for (size_t i = 0; i < b->n_stalls; i += per_chunk) {
+            size_t cnt = b->n_stalls - i < per_chunk ? b->n_stalls - i : per_chunk;
+            do {
+                rs__be32_put(key.uniq, w->uniq++);
+                rc = put(w, w->store->series, &key, sizeof key, xv + i, cnt * sizeof *xv,
+                         MDB_NOOVERWRITE);
+            } while (rc == MDB_KEYEXIST);
+            if (rc != 0)
+                goto out;
+        }
+    }
+
+    for (uint32_t i = 0; i < b->n_collectives; i++) {
+        const struct rs_collective_record *c = &b->collectives[i];
+        struct rs_key_coll key;
+        struct rs_coll_value v = {c->start_ns, c->end_ns, c->bytes, hashes[c->name_id],
+                                  c->stream, c->seq_exact};
+        rs__be64_put(key.job_id, job_id);
+        rs__be64_put(key.comm_hash, c->comm_hash);
+        key.op[0] = (uint8_t)c->op;
+        rs__be64_put(key.seq, c->seq);
+        rs__be32_put(key.rank, rank);
+        if ((rc = put(w, w->store->colls, &key, sizeof key, &v, sizeof v, 0)))
+            goto out;
+        rv->collective_ns += c->end_ns - c->start_ns;
+        span_add(sp, c->start_ns, c->end_ns);
+    }
+    rv->n_collectives += b->n_collectives;
+
+    for (uint32_t i = 0; i < b->n_steps; i++) {
+        const struct rs_step_record *s = &b->steps[i];
+        struct rs_key_step key;
+        struct rs_step_value v = {s->start_ns, s->end_ns}, old;
+        rs__be64_put(key.job_id, job_id);
+        rs__be32_put(key.rank, rank);
+        rs__be64_put(key.step, s->step);
+        rc = get_fixed(w, w->store->steps, &key, sizeof key, &old, sizeof old);
+        if (rc == MDB_NOTFOUND) { /* a step reported twice counts once in the summary */
+            rv->n_steps++;
+            rv->step_ns += s->end_ns - s->start_ns;
+        } else if (rc != 0)
+            goto out;
+        if ((rc = put(w, w->store->steps, &key, sizeof key, &v, sizeof v, 0)))
+            goto out;
+        span_add(sp, s->start_ns, s->end_ns);
+    }
+    rc = 0;
+out:
+    free(buf);
+    return rc;
+}
+
+static int
+write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b)
+{
+    const char *job = b->identity.job;
+    const uint64_t job_id = rs__store_job_id(job);
+    struct rs_job_value jv;
+    struct rs_rank_value rv;
+    struct rs_key_rank rkey;
+    struct span sp = {0, 0};
+    uint64_t *hashes;
+    int rc, new_rank;
+
+    hashes = calloc(b->n_strings ? b->n_strings : 1, sizeof *hashes);
+    if (!hashes)
+        return ENOMEM;
+    rs__be64_put(rkey.job_id, job_id);
+    rs__be32_put(rkey.rank, b->identity.rank);
+    rc = get_fixed(w, w->store->ranks, &rkey, sizeof rkey, &rv, sizeof rv);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        goto out;
+    new_rank = rc == MDB_NOTFOUND;
+    if ((rc = write_strings(w, b, hashes)) || (rc = write_records(w, job_id, b, hashes, &rv, &sp)))
+        goto out;
+
+    rv.version = RS_VALUE_VERSION;
+    rv.rank = b->identity.rank;
+    rv.local_rank = b->identity.local_rank;
+    rv.world_size = b->identity.world_size;
+    rv.pid = b->identity.pid;
+    copy_text(rv.host, sizeof rv.host, b->identity.host);
+    copy_text(rv.gpu_uuid, sizeof rv.gpu_uuid, b->identity.gpu_uuid);
+    if (sp.first && (rv.first_ns == 0 || sp.first < rv.first_ns))
+        rv.first_ns = sp.first;
+    if (sp.last > rv.last_ns)
+        rv.last_ns = sp.last;
+    if (b->dropped_records > rv.dropped_records)
+        rv.dropped_records = b->dropped_records; /* cumulative in the collector */
+    rv.batches++;
+    if ((rc = put(w, w->store->ranks, &rkey, sizeof rkey, &rv, sizeof rv, 0)))
+        goto out;
+
+    rc = get_fixed(w, w->store->jobs, job, strlen(job), &jv, sizeof jv);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        goto out;
+    jv.version = RS_VALUE_VERSION;
+    if (b->identity.world_size > jv.world_size)
+        jv.world_size = b->identity.world_size;
+    jv.n_ranks += new_rank;
+    if (sp.first && (jv.first_ns == 0 || sp.first < jv.first_ns))
+        jv.first_ns = sp.first;
+    if (sp.last > jv.last_ns)
+        jv.last_ns = sp.last;
+    rc = put(w, w->store->jobs, job, strlen(job), &jv, sizeof jv, 0);
+out:
+    free(hashes);
+    return rc;
+}
+
+int
+rs_store_write_batch(rs_store_write *w, const struct rs_agent_batch *b, bool *duplicate)
+{
+    struct rs_key_dedup key;
+    uint64_t now = rs_clock_realtime_ns();
+    int rc;
+
+    rs__be64_put(key.agent_id, b->agent_id);
+    rs__be64_put(key.batch_seq, b->batch_seq);
+    rc = put(w, w->store->dedup, &key, sizeof key, &now, sizeof now, MDB_NOOVERWRITE);
+    if (rc == MDB_KEYEXIST) {
+        *duplicate = true;
+        return 0;
+    }
+    if (rc != 0)
+        return rs__store_err(rc);
+    w->uniq = (uint32_t)rs_hash_fnv1a64(&key, sizeof key);
+    for (uint32_t i = 0; i < b->n_ranks; i++)
+        if ((rc = write_rank_batch(w, &b->ranks[i])) != 0)
+            return rs__store_err(rc);
+    *duplicate = false;
+    return 0;
+}

@@ -1,0 +1,132 @@
+/* On-disk key layouts of the store (see docs/storage.md). Keys are big-endian byte arrays so that
+ * LMDB's memcmp order is numeric tuple order and range scans follow (job, rank, time). Values are
+ * fixed structs in host byte order with a leading format version. */
+#ifndef RS_STORAGE_KEYS_H
+#define RS_STORAGE_KEYS_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define RS_STORE_FORMAT "rankscope-store 1"
+
+static inline void
+rs__be64_put(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static inline void
+rs__be32_put(uint8_t *p, uint32_t v)
+{
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static inline uint64_t
+rs__be64_get(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static inline uint32_t
+rs__be32_get(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* dedup: (agent_id, batch_seq) -> commit time (u64 ns) */
+struct rs_key_dedup {
+    uint8_t agent_id[8], batch_seq[8];
+};
+_Static_assert(sizeof(struct rs_key_dedup) == 16, "dedup key layout");
+
+/* ranks: (job_id, rank) -> struct rs_rank_value. job_id = FNV-1a 64 of the job name. */
+struct rs_key_rank {
+    uint8_t job_id[8], rank[4];
+};
+_Static_assert(sizeof(struct rs_key_rank) == 12, "rank key layout");
+
+/* series: (job_id, rank, kind, chunk start ns, uniq) -> packed records (<= RS_STORE_CHUNK_BYTES) */
+struct rs_key_series {
+    uint8_t job_id[8], rank[4], kind[2], start_ns[8], uniq[4];
+};
+_Static_assert(sizeof(struct rs_key_series) == 26, "series key layout");
+
+enum rs_series_kind { RS_SERIES_KERNEL = 1, RS_SERIES_MEMCPY = 2, RS_SERIES_STALL = 3 };
+
+/* steps: (job_id, rank, step) -> struct rs_step_value */
+struct rs_key_step {
+    uint8_t job_id[8], rank[4], step[8];
+};
+_Static_assert(sizeof(struct rs_key_step) == 20, "step key layout");
+
+/* colls: (job_id, comm_hash, op, seq, rank) -> struct rs_coll_value: one prefix scan over
+ * (job, comm, op, seq) returns every rank of one collective instance. */
+struct rs_key_coll {
+    uint8_t job_id[8], comm_hash[8], op[1], seq[8], rank[4];
+};
+_Static_assert(sizeof(struct rs_key_coll) == 29, "collective key layout");
+
+/* strings: name hash (FNV-1a 64) -> the name bytes (no NUL) */
+struct rs_key_string {
+    uint8_t hash[8];
+};
+_Static_assert(sizeof(struct rs_key_string) == 8, "string key layout");
+
+/* Values below overflow-page size stay in leaf pages (see ../shared/notes/lmdb.md). */
+#define RS_STORE_CHUNK_BYTES 1900u
+
+#define RS_VALUE_VERSION 1u
+
+/* jobs: job name (key, 1..128 bytes) -> rs_job_value */
+struct rs_job_value {
+    uint32_t version, world_size, n_ranks, pad;
+    uint64_t first_ns, last_ns;
+};
+
+struct rs_rank_value {
+    uint32_t version, rank, local_rank, world_size, pid, pad;
+    uint64_t first_ns, last_ns;
+    uint64_t n_kernels, kernel_ns, n_collectives, collective_ns, n_memcpys, memcpy_ns;
+    uint64_t n_steps, step_ns, n_stalls, dropped_records, batches;
+    char host[256];
+    char gpu_uuid[96];
+};
+
+/* Packed records inside series chunks. */
+struct rs_kernel_value {
+    uint64_t start_ns, end_ns, name_hash;
+    uint32_t stream, device;
+};
+_Static_assert(sizeof(struct rs_kernel_value) == 32, "kernel value layout");
+
+struct rs_memcpy_value {
+    uint64_t start_ns, end_ns, bytes;
+    uint32_t kind, stream;
+};
+_Static_assert(sizeof(struct rs_memcpy_value) == 32, "memcpy value layout");
+
+struct rs_stall_value {
+    uint64_t pc_offset, count, kernel_hash, reason_hash;
+    uint32_t cubin_crc, pad;
+};
+_Static_assert(sizeof(struct rs_stall_value) == 40, "stall value layout");
+
+struct rs_step_value {
+    uint64_t start_ns, end_ns;
+};
+
+struct rs_coll_value {
+    uint64_t start_ns, end_ns, bytes, name_hash;
+    uint32_t stream, seq_exact;
+};
+_Static_assert(sizeof(struct rs_coll_value) == 40, "collective value layout");
+
+#endif

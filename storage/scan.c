@@ -1,0 +1,307 @@
+/* Read-side scans over the store (see store.h): jobs, ranks, kernel chunks, collective instances,
+ * steps. Every value read from disk is size-checked before use. */
+#include "storage/keys.h"
+#include "storage/store_int.h"
+
+#include "common/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+job_from_value(const MDB_val *k, const struct rs_job_value *v, struct rs_job_info *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%.*s", (int)k->mv_size, (const char *)k->mv_data);
+    out->world_size = v->world_size;
+    out->n_ranks = v->n_ranks;
+    out->first_ns = v->first_ns;
+    out->last_ns = v->last_ns;
+}
+
+int
+rs_store_jobs_scan(rs_store_read *r, rs_store_job_cb cb, void *arg)
+{
+    MDB_cursor *c;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(r->txn, r->store->jobs, &c), op = MDB_FIRST;
+
+    if (rc != 0)
+        return rs__store_err(rc);
+    while ((rc = mdb_cursor_get(c, &k, &v, op)) == 0) {
+        struct rs_job_value jv;
+        struct rs_job_info info;
+        op = MDB_NEXT;
+        if (v.mv_size != sizeof jv || k.mv_size > RS_WIRE_MAX_JOB_LEN) {
+            rc = RS_E_CORRUPT;
+            goto out;
+        }
+        memcpy(&jv, v.mv_data, sizeof jv);
+        job_from_value(&k, &jv, &info);
+        if ((rc = cb(arg, &info)) != 0)
+            goto out;
+    }
+    rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+out:
+    mdb_cursor_close(c);
+    return rc;
+}
+
+int
+rs_store_job_get(rs_store_read *r, const char *job, struct rs_job_info *out)
+{
+    MDB_val k = {strlen(job), (void *)job}, v;
+    struct rs_job_value jv;
+    int rc;
+
+    if (k.mv_size == 0 || k.mv_size > RS_WIRE_MAX_JOB_LEN)
+        return RS_E_NOT_FOUND;
+    if ((rc = mdb_get(r->txn, r->store->jobs, &k, &v)) != 0)
+        return rs__store_err(rc);
+    if (v.mv_size != sizeof jv)
+        return RS_E_CORRUPT;
+    memcpy(&jv, v.mv_data, sizeof jv);
+    job_from_value(&k, &jv, out);
+    return 0;
+}
+
+/* Walks keys that start with prefix[plen], calling visit for each (k, v). */
+static int
+prefix_scan(rs_store_read *r, MDB_dbi dbi, const void *prefix, size_t plen, const void *from,
+            size_t flen, int (*visit)(void *ctx, const MDB_val *k, const MDB_val *v), void *ctx)
+{
+    MDB_cursor *c;
+    MDB_val k = {flen, (void *)from}, v;
+    int rc = mdb_cursor_open(r->txn, dbi, &c);
+
+    if (rc != 0)
+        return rs__store_err(rc);
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)
+            break;
+        if ((rc = visit(ctx, &k, &v)) != 0)
+            goto out;
+    }
+    rc = rc == MDB_NOTFOUND || rc == 0 ? 0 : rs__store_err(rc);
+out:
+    mdb_cursor_close(c);
+    return rc;
+}
+
+struct ranks_ctx {
+    rs_store_rank_cb cb;
+    void *arg;
+};
+
+static int
+visit_rank(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct ranks_ctx *ctx = p;
+    struct rs_rank_value rv;
+    struct rs_rank_info info;
+
+    if (k->mv_size != sizeof(struct rs_key_rank) || v->mv_size != sizeof rv)
+        return RS_E_CORRUPT;
+    memcpy(&rv, v->mv_data, sizeof rv);
+    memset(&info, 0, sizeof info);
+    info.rank = rv.rank;
+    info.local_rank = rv.local_rank;
+    info.world_size = rv.world_size;
+    info.pid = rv.pid;
+    snprintf(info.host, sizeof info.host, "%.*s", (int)sizeof rv.host - 1, rv.host);
+    snprintf(info.gpu_uuid, sizeof info.gpu_uuid, "%.*s", (int)sizeof rv.gpu_uuid - 1,
+             rv.gpu_uuid);
+    info.first_ns = rv.first_ns;
+    info.last_ns = rv.last_ns;
+    info.n_kernels = rv.n_kernels;
+    info.kernel_ns = rv.kernel_ns;
+    info.n_collectives = rv.n_collectives;
+    info.collective_ns = rv.collective_ns;
+    info.n_memcpys = rv.n_memcpys;
+    info.memcpy_ns = rv.memcpy_ns;
+    info.n_steps = rv.n_steps;
+    info.step_ns = rv.step_ns;
+    info.n_stalls = rv.n_stalls;
+    info.dropped_records = rv.dropped_records;
+    info.batches = rv.batches;
+    return ctx->cb(ctx->arg, &info);
+}
+
+int
+rs_store_ranks_scan(rs_store_read *r, const char *job, rs_store_rank_cb cb, void *arg)
+{
+    struct rs_job_info info;
+    struct ranks_ctx ctx = {cb, arg};
+    uint8_t prefix[8];
+    int rc = rs_store_job_get(r, job, &info);
+
+    if (rc != 0)
+        return rc;
+    rs__be64_put(prefix, rs__store_job_id(job));
+    return prefix_scan(r, r->store->ranks, prefix, sizeof prefix, prefix, sizeof prefix,
+                       visit_rank, &ctx);
+}
+
+struct kernels_ctx {
+    rs_store_read *r;
+    uint64_t t1;
+    rs_store_kernel_cb cb;
+    void *arg;
+    char *name;
+    size_t name_cap;
+};
+
+/* Resolves a string hash into ctx->name ("?" when the string is missing). */
+static int
+resolve_name(struct kernels_ctx *ctx, uint64_t hash)
+{
+    struct rs_key_string key;
+    MDB_val k = {sizeof key, &key}, v;
+    int rc;
+
+    rs__be64_put(key.hash, hash);
+    rc = mdb_get(ctx->r->txn, ctx->r->store->strings, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        v.mv_size = 1;
+        v.mv_data = "?";
+    } else if (rc != 0)
+        return rs__store_err(rc);
+    if (v.mv_size + 1 > ctx->name_cap) {
+        char *n = realloc(ctx->name, v.mv_size + 1);
+        if (!n)
+            return -12;
+        ctx->name = n;
+        ctx->name_cap = v.mv_size + 1;
+    }
+    memcpy(ctx->name, v.mv_data, v.mv_size);
+    ctx->name[v.mv_size] = '\0';
+    return 0;
+}
+
+static int
+visit_kernel_chunk(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct kernels_ctx *ctx = p;
+    const struct rs_key_series *key = k->mv_data;
+    struct rs_kernel_value kv;
+    int rc;
+
+    if (k->mv_size != sizeof *key || v->mv_size % sizeof kv != 0)
+        return RS_E_CORRUPT;
+    if (rs__be64_get(key->start_ns) >= ctx->t1)
+        return 1; /* past the window: stop */
+    for (size_t off = 0; off < v->mv_size; off += sizeof kv) {
+        struct rs_kernel_record rec;
+        memcpy(&kv, (const char *)v->mv_data + off, sizeof kv);
+        if ((rc = resolve_name(ctx, kv.name_hash)) != 0)
+            return rc;
+        rec = (struct rs_kernel_record){kv.start_ns, kv.end_ns, 0, kv.stream, kv.device, 0};
+        if ((rc = ctx->cb(ctx->arg, &rec, ctx->name)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int
+rs_store_kernels_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
+                      rs_store_kernel_cb cb, void *arg)
+{
+    struct kernels_ctx ctx = {r, t1, cb, arg, NULL, 0};
+    struct rs_key_series from;
+    int rc;
+
+    memset(&from, 0, sizeof from);
+    rs__be64_put(from.job_id, rs__store_job_id(job));
+    rs__be32_put(from.rank, rank);
+    from.kind[1] = RS_SERIES_KERNEL;
+    rs__be64_put(from.start_ns, t0);
+    rc = prefix_scan(r, r->store->series, &from, 14, &from, sizeof from, visit_kernel_chunk,
+                     &ctx);
+    free(ctx.name);
+    return rc == 1 ? 0 : rc;
+}
+
+struct colls_ctx {
+    rs_store_collective_cb cb;
+    void *arg;
+};
+
+static int
+visit_coll(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct colls_ctx *ctx = p;
+    const struct rs_key_coll *key = k->mv_data;
+    struct rs_coll_value cv;
+    struct rs_collective_record rec;
+
+    if (k->mv_size != sizeof *key || v->mv_size != sizeof cv)
+        return RS_E_CORRUPT;
+    memcpy(&cv, v->mv_data, sizeof cv);
+    rec = (struct rs_collective_record){.start_ns = cv.start_ns,
+                                        .end_ns = cv.end_ns,
+                                        .bytes = cv.bytes,
+                                        .comm_hash = rs__be64_get(key->comm_hash),
+                                        .seq = rs__be64_get(key->seq),
+                                        .op = key->op[0],
+                                        .stream = cv.stream,
+                                        .seq_exact = cv.seq_exact != 0};
+    return ctx->cb(ctx->arg, rs__be32_get(key->rank), &rec);
+}
+
+int
+rs_store_collectives_scan(rs_store_read *r, const char *job, rs_store_collective_cb cb, void *arg)
+{
+    struct colls_ctx ctx = {cb, arg};
+    uint8_t prefix[8];
+
+    rs__be64_put(prefix, rs__store_job_id(job));
+    return prefix_scan(r, r->store->colls, prefix, sizeof prefix, prefix, sizeof prefix,
+                       visit_coll, &ctx);
+}
+
+struct steps_ctx {
+    rs_store_step_cb cb;
+    void *arg;
+};
+
+static int
+visit_step(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct steps_ctx *ctx = p;
+    const struct rs_key_step *key = k->mv_data;
+    struct rs_step_value sv;
+    struct rs_step_record rec;
+
+    if (k->mv_size != sizeof *key || v->mv_size != sizeof sv)
+        return RS_E_CORRUPT;
+    memcpy(&sv, v->mv_data, sizeof sv);
+    rec = (struct rs_step_record){rs__be64_get(key->step), sv.start_ns, sv.end_ns};
+    return ctx->cb(ctx->arg, &rec);
+}
+
+int
+rs_store_steps_scan(rs_store_read *r, const char *job, uint32_t rank, rs_store_step_cb cb,
+                    void *arg)
+{
+    struct steps_ctx ctx = {cb, arg};
+    uint8_t prefix[12];
+
+    rs__be64_put(prefix, rs__store_job_id(job));
+    rs__be32_put(prefix + 8, rank);
+    return prefix_scan(r, r->store->steps, prefix, sizeof prefix, prefix, sizeof prefix,
+                       visit_step, &ctx);
+}
+
+int
+rs_store_batches_count(rs_store_read *r, uint64_t *out)
+{
+    MDB_stat st;
+    int rc = mdb_stat(r->txn, r->store->dedup, &st);
+
+    if (rc != 0)
+        return rs__store_err(rc);
+    *out = st.ms_entries;
+    return 0;
+}

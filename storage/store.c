@@ -1,0 +1,214 @@
+/* Store lifecycle: environment open/close, named databases, format check, and the read/write
+ * transaction handles (see store.h). */
+#include "storage/keys.h"
+#include "storage/store_int.h"
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/hash.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int
+rs__store_err(int rc)
+{
+    switch (rc) {
+    case MDB_SUCCESS:
+        return 0;
+    case MDB_NOTFOUND:
+        return RS_E_NOT_FOUND;
+    case MDB_MAP_FULL:
+    case MDB_TXN_FULL:
+    case MDB_READERS_FULL:
+        return RS_E_FULL;
+    case MDB_INVALID:
+    case MDB_VERSION_MISMATCH:
+    case MDB_CORRUPTED:
+    case MDB_PAGE_NOTFOUND:
+    case MDB_INCOMPATIBLE:
+    case MDB_BAD_VALSIZE:
+        return RS_E_CORRUPT;
+    default:
+        return rc > 0 && rc < 4096 ? -rc : RS_E_STORE; /* LMDB passes errno values through */
+    }
+}
+
+uint64_t
+rs__store_job_id(const char *job)
+{
+    return rs_hash_fnv1a64(job, strlen(job));
+}
+
+/* Creates the named databases and checks (or writes) the format marker. */
+static int
+open_dbs(rs_store *s)
+{
+    static const char format[] = RS_STORE_FORMAT;
+    MDB_txn *txn;
+    MDB_val k = {5, "format"}, v;
+    int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+
+    if (rc != 0)
+        return rs__store_err(rc);
+    if ((rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) != 0)
+        goto out;
+    rc = mdb_get(txn, s->meta, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        /* A new store must be empty; an LMDB env of someone else's has other databases. */
+        MDB_cursor *c;
+        MDB_val mk, mv;
+        MDB_dbi main_db;
+        if ((rc = mdb_dbi_open(txn, NULL, 0, &main_db)) != 0)
+            goto out;
+        if ((rc = mdb_cursor_open(txn, main_db, &c)) != 0)
+            goto out;
+        while ((rc = mdb_cursor_get(c, &mk, &mv, rc == 0 ? MDB_NEXT : MDB_FIRST)) == 0) {
+            if (!(mk.mv_size == 4 && memcmp(mk.mv_data, "meta", 4) == 0)) {
+                mdb_cursor_close(c);
+                rc = MDB_INCOMPATIBLE;
+                goto out;
+            }
+        }
+        mdb_cursor_close(c);
+        v.mv_size = sizeof format - 1;
+        v.mv_data = (void *)format;
+        if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0)
+            goto out;
+    } else if (rc != 0) {
+        goto out;
+    } else if (v.mv_size != sizeof format - 1 || memcmp(v.mv_data, format, v.mv_size) != 0) {
+        rc = MDB_INCOMPATIBLE;
+        goto out;
+    }
+    if ((rc = mdb_dbi_open(txn, "dedup", MDB_CREATE, &s->dedup)) ||
+        (rc = mdb_dbi_open(txn, "jobs", MDB_CREATE, &s->jobs)) ||
+        (rc = mdb_dbi_open(txn, "ranks", MDB_CREATE, &s->ranks)) ||
+        (rc = mdb_dbi_open(txn, "series", MDB_CREATE, &s->series)) ||
+        (rc = mdb_dbi_open(txn, "steps", MDB_CREATE, &s->steps)) ||
+        (rc = mdb_dbi_open(txn, "colls", MDB_CREATE, &s->colls)) ||
+        (rc = mdb_dbi_open(txn, "strings", MDB_CREATE, &s->strings)))
+        goto out;
+    return rs__store_err(mdb_txn_commit(txn));
+out:
+    mdb_txn_abort(txn);
+    return rs__store_err(rc);
+}
+
+int
+rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **out)
+{
+    struct rs_store_options o = opts ? *opts : (struct rs_store_options){0};
+    struct stat st;
+    rs_store *s;
+    int rc, dead;
+
+    if ((rc = rs_fs_mkdir_p(dir)) != 0)
+        return rc;
+    if (stat(dir, &st) != 0)
+        return -errno;
+    if (!S_ISDIR(st.st_mode))
+        return -ENOTDIR;
+    s = calloc(1, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    if ((rc = mdb_env_create(&s->env)) != 0) {
+        free(s);
+        return rs__store_err(rc);
+    }
+    mdb_env_set_mapsize(s->env, o.map_size ? o.map_size : 256ull << 30);
+    mdb_env_set_maxdbs(s->env, 16);
+    mdb_env_set_maxreaders(s->env, o.max_readers ? o.max_readers : 126);
+    rc = mdb_env_open(s->env, dir, MDB_NOTLS | (o.sync_metadata ? 0 : MDB_NOMETASYNC), 0644);
+    if (rc != 0) {
+        rc = rs__store_err(rc);
+        goto fail;
+    }
+    mdb_reader_check(s->env, &dead);
+    if ((rc = open_dbs(s)) != 0)
+        goto fail;
+    *out = s;
+    return 0;
+fail:
+    mdb_env_close(s->env);
+    free(s);
+    return rc;
+}
+
+void
+rs_store_close(rs_store *s)
+{
+    if (!s)
+        return;
+    mdb_env_close(s->env);
+    free(s);
+}
+
+int
+rs_store_write_begin(rs_store *s, rs_store_write **out)
+{
+    rs_store_write *w = calloc(1, sizeof *w);
+    int rc;
+
+    if (!w)
+        return -ENOMEM;
+    w->store = s;
+    if ((rc = mdb_txn_begin(s->env, NULL, 0, &w->txn)) != 0) {
+        free(w);
+        return rs__store_err(rc);
+    }
+    *out = w;
+    return 0;
+}
+
+int
+rs_store_write_commit(rs_store_write *w)
+{
+    int rc = mdb_txn_commit(w->txn);
+
+    free(w);
+    return rs__store_err(rc);
+}
+
+void
+rs_store_write_abort(rs_store_write *w)
+{
+    if (!w)
+        return;
+    mdb_txn_abort(w->txn);
+    free(w);
+}
+
+int
+rs_store_read_begin(rs_store *s, rs_store_read **out)
+{
+    rs_store_read *r = calloc(1, sizeof *r);
+    int rc;
+
+    if (!r)
+        return -ENOMEM;
+    r->store = s;
+    rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &r->txn);
+    if (rc == MDB_READERS_FULL) {
+        int dead;
+        mdb_reader_check(s->env, &dead); /* reclaim slots of dead processes, then retry once */
+        rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &r->txn);
+    }
+    if (rc != 0) {
+        free(r);
+        return rs__store_err(rc);
+    }
+    *out = r;
+    return 0;
+}
+
+void
+rs_store_read_end(rs_store_read *r)
+{
+    if (!r)
+        return;
+    mdb_txn_abort(r->txn);
+    free(r);
+}

@@ -1,0 +1,109 @@
+/* The rankscope store: per-job, per-rank profiles in one LMDB environment.
+ *
+ * Writes happen in one thread at a time through rs_store_write (one LMDB write transaction that
+ * may hold many agent batches: group commit). Each batch is deduplicated by
+ * (agent_id, batch_seq) inside the same transaction as its data, so "committed" and "seen" can
+ * never disagree, even across kill -9.
+ * Reads use rs_store_read handles from any thread (MDB_NOTLS); a handle is used by one thread at a
+ * time. Nothing outside storage/ includes <lmdb.h>. Layout: docs/storage.md and storage/keys.h.
+ */
+#ifndef RS_STORAGE_STORE_H
+#define RS_STORAGE_STORE_H
+
+#include "proto/wire.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct rs_store rs_store;
+typedef struct rs_store_write rs_store_write;
+typedef struct rs_store_read rs_store_read;
+
+struct rs_store_options {
+    uint64_t map_size;   /* bytes of address space = largest possible store; 0 = 256 GiB */
+    bool sync_metadata;  /* false (default): MDB_NOMETASYNC, see docs/storage.md */
+    unsigned max_readers; /* 0 = 126 */
+};
+
+/* Opens (creating when absent) the store in directory `dir`. Returns 0, -errno (e.g. -ENOTDIR,
+ * -EACCES), or RS_E_CORRUPT when `dir` holds something that is not a rankscope store. Clears reader
+ * slots left by dead processes. */
+int rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **out);
+
+/* Closes the store. All read and write handles must be finished. NULL is fine. */
+void rs_store_close(rs_store *s);
+
+/* --- writes (one writer thread) ------------------------------------------------------------- */
+
+int rs_store_write_begin(rs_store *s, rs_store_write **out);
+
+/* Adds one agent batch to the open transaction. *duplicate is set when (agent_id, batch_seq) was
+ * committed before (nothing is written then). RS_E_FULL when the map is full: the transaction is
+ * then unusable and must be aborted. The batch must come from the wire decoder (validated). */
+int rs_store_write_batch(rs_store_write *w, const struct rs_agent_batch *b, bool *duplicate);
+
+/* Commits and frees `w`. Returns 0, RS_E_FULL or RS_E_STORE; on error nothing was committed. */
+int rs_store_write_commit(rs_store_write *w);
+
+/* Abandons and frees `w`. NULL is fine. */
+void rs_store_write_abort(rs_store_write *w);
+
+/* --- reads ------------------------------------------------------------------------------------ */
+
+int rs_store_read_begin(rs_store *s, rs_store_read **out);
+void rs_store_read_end(rs_store_read *r);
+
+#define RS_STORE_HOST_MAX 256
+#define RS_STORE_UUID_MAX 96
+
+struct rs_job_info {
+    char name[RS_WIRE_MAX_JOB_LEN + 1];
+    uint32_t world_size; /* largest world size any rank reported */
+    uint32_t n_ranks;    /* ranks seen */
+    uint64_t first_ns, last_ns; /* earliest and latest record time */
+};
+
+struct rs_rank_info {
+    uint32_t rank, local_rank, world_size, pid;
+    char host[RS_STORE_HOST_MAX];
+    char gpu_uuid[RS_STORE_UUID_MAX];
+    uint64_t first_ns, last_ns;
+    uint64_t n_kernels, kernel_ns;         /* non-NCCL kernels */
+    uint64_t n_collectives, collective_ns; /* NCCL kernels */
+    uint64_t n_memcpys, memcpy_ns;
+    uint64_t n_steps, step_ns;
+    uint64_t n_stalls;
+    uint64_t dropped_records; /* latest cumulative count reported by the collector */
+    uint64_t batches;         /* rank batches stored */
+};
+
+/* Callbacks return 0 to continue, non-zero to stop the scan (that value is then returned). */
+typedef int (*rs_store_job_cb)(void *arg, const struct rs_job_info *job);
+typedef int (*rs_store_rank_cb)(void *arg, const struct rs_rank_info *rank);
+typedef int (*rs_store_kernel_cb)(void *arg, const struct rs_kernel_record *k, const char *name);
+typedef int (*rs_store_collective_cb)(void *arg, uint32_t rank,
+                                      const struct rs_collective_record *c);
+typedef int (*rs_store_step_cb)(void *arg, const struct rs_step_record *s);
+
+/* Jobs in name order. */
+int rs_store_jobs_scan(rs_store_read *r, rs_store_job_cb cb, void *arg);
+/* One job; RS_E_NOT_FOUND when absent. */
+int rs_store_job_get(rs_store_read *r, const char *job, struct rs_job_info *out);
+/* Ranks of one job in rank order; RS_E_NOT_FOUND when the job is absent. */
+int rs_store_ranks_scan(rs_store_read *r, const char *job, rs_store_rank_cb cb, void *arg);
+/* Kernels of one rank whose chunk starts in [t0, t1), in time order. k->name_id is meaningless
+ * here: `name` is the resolved kernel name. */
+int rs_store_kernels_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
+                          uint64_t t1, rs_store_kernel_cb cb, void *arg);
+/* Collective instances of one job in (comm, op, seq, rank) order: consecutive calls with the same
+ * (comm_hash, op, seq) are the ranks of one instance. */
+int rs_store_collectives_scan(rs_store_read *r, const char *job, rs_store_collective_cb cb,
+                              void *arg);
+/* Steps of one rank in step order. */
+int rs_store_steps_scan(rs_store_read *r, const char *job, uint32_t rank, rs_store_step_cb cb,
+                        void *arg);
+
+/* Number of (agent_id, batch_seq) pairs ever committed. */
+int rs_store_batches_count(rs_store_read *r, uint64_t *out);
+
+#endif
