@@ -1,0 +1,247 @@
+/* Agent assembly and lifecycle (see agent.h): collector socket -> aggregation -> forwarder, on one
+ * libuv loop; a flush timer; graceful drain on SIGINT/SIGTERM. */
+#include "node-agent/agent.h"
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/hash.h"
+#include "common/log.h"
+#include "node-agent/aggregate.h"
+#include "node-agent/forward.h"
+#include "node-agent/listener.h"
+#include "proto/wire.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EARLY_FLUSH_BYTES (4u << 20) /* well under the server's request limit */
+#define TICK_MS 50
+
+struct agent {
+    const struct rs_agent_config *cfg;
+    uv_loop_t loop;
+    uv_timer_t tick;
+    uv_signal_t sigint, sigterm;
+    rs_listener *listener;
+    rs_aggregate *agg;
+    rs_forward *fwd;
+    struct rs_spool spool;
+    bool has_spool;
+    char host[256];
+    uint64_t agent_id, boot_id, next_seq;
+    uint64_t last_flush_ns, drain_deadline_ns;
+    uint64_t dropped; /* records this agent dropped (encode failures) */
+    bool draining;
+};
+
+static void
+flush(struct agent *a)
+{
+    struct rs_agent_batch env = {0};
+    uint8_t *data;
+    size_t len;
+    uint64_t lost;
+    int rc;
+
+    a->last_flush_ns = rs_clock_mono_ns();
+    if (rs_aggregate_pending_records(a->agg) == 0 && rs_aggregate_pending_bytes(a->agg) == 0)
+        return;
+    if (a->has_spool && (rc = rs_spool_reserve(&a->spool, a->next_seq)) != 0) {
+        rs_log_limited(30, RS_LOG_ERROR, "RS-AGENT-SPOOL", "cannot reserve sequence numbers: %s",
+                       rs_strerror(rc));
+    }
+    env.agent_id = a->agent_id;
+    env.boot_id = a->boot_id;
+    env.batch_seq = a->next_seq;
+    env.hello = (struct rs_agent_hello){a->agent_id, a->boot_id, a->host, RS_VERSION,
+                                        {rs_clock_realtime_ns(), rs_clock_realtime_ns()}};
+    env.agent_dropped = a->dropped;
+    rc = rs_aggregate_flush(a->agg, &env, &data, &len, &lost);
+    if (rc == RS_E_NOT_FOUND)
+        return;
+    if (rc != 0) {
+        a->dropped += lost;
+        rs_log_limited(10, RS_LOG_ERROR, "RS-AGENT-ENCODE", "dropped %llu records: %s",
+                       (unsigned long long)lost, rs_strerror(rc));
+        return;
+    }
+    a->next_seq++;
+    rs_forward_push(a->fwd, env.batch_seq, data, len, 0);
+}
+
+static void
+on_frame(void *arg, const struct rs_rank_batch *b)
+{
+    struct agent *a = arg;
+
+    if (rs_aggregate_add(a->agg, b) != 0) {
+        a->dropped += (uint64_t)b->n_kernels + b->n_memcpys + b->n_collectives + b->n_steps +
+                      b->n_stalls;
+        return;
+    }
+    if (rs_aggregate_pending_bytes(a->agg) >= EARLY_FLUSH_BYTES)
+        flush(a);
+}
+
+static void
+log_stats(struct agent *a, int level, const char *id)
+{
+    struct rs_forward_stats fs;
+    struct rs_listener_stats ls = {0};
+
+    rs_forward_get_stats(a->fwd, &fs);
+    if (a->listener)
+        rs_listener_get_stats(a->listener, &ls);
+    rs_log(level, id,
+           "collectors %llu, frames %llu (rejected %llu), batches sent %llu acked %llu "
+           "duplicate %llu rejected %llu dropped %llu, queued %llu (%llu bytes)",
+           (unsigned long long)ls.collectors_now, (unsigned long long)ls.frames,
+           (unsigned long long)ls.frames_rejected, (unsigned long long)fs.sent,
+           (unsigned long long)fs.acked, (unsigned long long)fs.duplicates,
+           (unsigned long long)fs.rejected, (unsigned long long)fs.dropped_batches,
+           (unsigned long long)fs.queued_batches, (unsigned long long)fs.queued_bytes);
+}
+
+static void
+stop_loop(struct agent *a)
+{
+    uv_timer_stop(&a->tick);
+    uv_close((uv_handle_t *)&a->tick, NULL);
+    uv_close((uv_handle_t *)&a->sigint, NULL);
+    uv_close((uv_handle_t *)&a->sigterm, NULL);
+    rs_forward_close(a->fwd);
+}
+
+static void
+on_tick(uv_timer_t *t)
+{
+    struct agent *a = t->data;
+    uint64_t now = rs_clock_mono_ns();
+    struct rs_forward_stats fs;
+
+    if (!a->draining && now - a->last_flush_ns >= (uint64_t)a->cfg->flush_ms * 1000000ull)
+        flush(a);
+    rs_forward_pump(a->fwd);
+    if (!a->draining)
+        return;
+    rs_forward_get_stats(a->fwd, &fs);
+    if (fs.queued_batches == 0 || now >= a->drain_deadline_ns) {
+        if (fs.queued_batches)
+            rs_log(RS_LOG_WARN, "RS-AGENT-DRAIN", "%llu batches not delivered%s",
+                   (unsigned long long)fs.queued_batches,
+                   a->has_spool ? " (kept in the spool for the next start)" : " (lost)");
+        stop_loop(a);
+    }
+}
+
+static void
+on_signal(uv_signal_t *h, int signum)
+{
+    struct agent *a = h->data;
+
+    if (a->draining)
+        return;
+    rs_log(RS_LOG_INFO, "RS-AGENT-STOP", "signal %d: flushing and draining (up to %lld ms)",
+           signum, (long long)a->cfg->drain_timeout_ms);
+    a->draining = true;
+    rs_listener_close(a->listener);
+    a->listener = NULL;
+    flush(a);
+    a->drain_deadline_ns = rs_clock_mono_ns() + (uint64_t)a->cfg->drain_timeout_ms * 1000000ull;
+}
+
+static void
+load_spooled(void *arg, uint64_t seq, uint8_t *data, size_t len)
+{
+    rs_forward_push(arg, seq, data, len, 1);
+}
+
+static int
+write_ready_file(const struct agent *a)
+{
+    char text[512];
+    int n = snprintf(text, sizeof text, "pid=%d\nsocket=%s\nagent_id=%016llx\n", (int)getpid(),
+                     a->cfg->socket, (unsigned long long)a->agent_id);
+    return rs_fs_write_atomic(a->cfg->ready_file, text, (size_t)n);
+}
+
+int
+rs_agent_run(const struct rs_agent_config *cfg)
+{
+    struct agent a;
+    struct rs_forward_options fopts;
+    unsigned skipped = 0;
+    int rc, status = 1;
+
+    memset(&a, 0, sizeof a);
+    a.cfg = cfg;
+    signal(SIGPIPE, SIG_IGN);
+    gethostname(a.host, sizeof a.host - 1);
+    a.boot_id = rs_random_u64();
+    a.agent_id = rs_random_u64();
+    a.next_seq = 1;
+    if (cfg->spool[0]) {
+        if ((rc = rs_spool_open(&a.spool, cfg->spool, &a.agent_id, &a.next_seq)) != 0) {
+            rs_log(RS_LOG_ERROR, "RS-AGENT-SPOOL", "cannot open spool %s: %s", cfg->spool,
+                   rs_strerror(rc));
+            return 1;
+        }
+        a.has_spool = true;
+    }
+    uv_loop_init(&a.loop);
+    fopts = (struct rs_forward_options){cfg->server, (unsigned)cfg->window,
+                                        (uint64_t)cfg->max_queue_mb << 20,
+                                        (unsigned)cfg->reply_timeout_ms,
+                                        a.has_spool ? &a.spool : NULL};
+    if ((rc = rs_aggregate_new(&a.agg)) != 0 ||
+        (rc = rs_forward_start(&a.loop, &fopts, &a.fwd)) != 0)
+        goto out;
+    if (a.has_spool) {
+        rs_spool_load(&a.spool, load_spooled, a.fwd, &skipped);
+        struct rs_forward_stats fs;
+        rs_forward_get_stats(a.fwd, &fs);
+        if (fs.queued_batches || skipped)
+            rs_log(RS_LOG_INFO, "RS-AGENT-SPOOL", "resending %llu spooled batches (%u unreadable)",
+                   (unsigned long long)fs.queued_batches, skipped);
+    }
+    if ((rc = rs_listener_start(&a.loop, cfg->socket, (unsigned)cfg->max_collectors, on_frame, &a,
+                                &a.listener)) != 0) {
+        rs_log(RS_LOG_ERROR, "RS-AGENT-SOCKET", "cannot listen on %s: %s", cfg->socket,
+               rs_strerror(rc));
+        rs_forward_close(a.fwd);
+        goto out;
+    }
+    uv_timer_init(&a.loop, &a.tick);
+    a.tick.data = &a;
+    uv_timer_start(&a.tick, on_tick, TICK_MS, TICK_MS);
+    uv_signal_init(&a.loop, &a.sigint);
+    uv_signal_init(&a.loop, &a.sigterm);
+    a.sigint.data = a.sigterm.data = &a;
+    uv_signal_start(&a.sigint, on_signal, SIGINT);
+    uv_signal_start(&a.sigterm, on_signal, SIGTERM);
+    a.last_flush_ns = rs_clock_mono_ns();
+    if (cfg->ready_file[0] && (rc = write_ready_file(&a)) != 0)
+        rs_log(RS_LOG_ERROR, "RS-AGENT-READY", "cannot write %s: %s", cfg->ready_file,
+               rs_strerror(rc));
+    rs_log(RS_LOG_INFO, "RS-AGENT-START",
+           "rankscope-agent %s: collectors on %s, server %s, agent id %016llx, spool %s",
+           RS_VERSION, cfg->socket, cfg->server, (unsigned long long)a.agent_id,
+           a.has_spool ? cfg->spool : "(memory only)");
+    uv_run(&a.loop, UV_RUN_DEFAULT);
+    log_stats(&a, RS_LOG_INFO, "RS-AGENT-EXIT");
+    status = 0;
+out:
+    uv_run(&a.loop, UV_RUN_DEFAULT);
+    rs_forward_free(a.fwd);
+    rs_aggregate_free(a.agg);
+    uv_loop_close(&a.loop);
+    if (a.has_spool)
+        rs_spool_close(&a.spool);
+    if (cfg->ready_file[0])
+        unlink(cfg->ready_file);
+    return status;
+}

@@ -1,0 +1,28 @@
+/* rankscope-agent as a library: one per node. Accepts collectors on a Unix SOCK_SEQPACKET socket,
+ * merges their frames per rank, and forwards acknowledged batches to the server (forward.h),
+ * spooling them to disk when a spool directory is configured. */
+#ifndef RS_NODE_AGENT_AGENT_H
+#define RS_NODE_AGENT_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct rs_agent_config {
+    char *server;     /* NNG URL of the server */
+    char *socket;     /* Unix socket path for collectors */
+    char *spool;      /* spool directory; "" = memory only */
+    char *ready_file; /* written once the socket accepts collectors */
+    char *log_level;
+    int64_t flush_ms;
+    int64_t window;
+    int64_t max_queue_mb;
+    int64_t reply_timeout_ms;
+    int64_t drain_timeout_ms;
+    int64_t max_collectors;
+};
+
+/* Runs until SIGINT/SIGTERM, then flushes and tries to deliver for up to drain_timeout_ms.
+ * Returns the process exit status. */
+int rs_agent_run(const struct rs_agent_config *cfg);
+
+#endif

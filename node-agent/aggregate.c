@@ -1,0 +1,172 @@
+/* Per-(job, rank) merging of collector frames (see aggregate.h). */
+#include "node-agent/aggregate.h"
+
+#include "common/error.h"
+#include "node-agent/records.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rank_slot {
+    char job[RS_WIRE_MAX_JOB_LEN + 1];
+    char *host, *gpu_uuid;
+    struct rs_rank_identity identity;
+    struct rs_clock_pair clock;
+    uint64_t dropped_records;
+    bool dirty; /* anything to report since the last flush */
+    struct rs_records records;
+};
+
+struct rs_aggregate {
+    struct rank_slot *slots;
+    size_t n, cap;
+    size_t pending_bytes;
+};
+
+int
+rs_aggregate_new(rs_aggregate **out)
+{
+    rs_aggregate *a = calloc(1, sizeof *a);
+
+    if (!a)
+        return -ENOMEM;
+    *out = a;
+    return 0;
+}
+
+void
+rs_aggregate_free(rs_aggregate *a)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < a->n; i++) {
+        free(a->slots[i].host);
+        free(a->slots[i].gpu_uuid);
+        rs_records_fini(&a->slots[i].records);
+    }
+    free(a->slots);
+    free(a);
+}
+
+static struct rank_slot *
+find_slot(rs_aggregate *a, const struct rs_rank_identity *id)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (a->slots[i].identity.rank == id->rank && strcmp(a->slots[i].job, id->job) == 0)
+            return &a->slots[i];
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 16;
+        struct rank_slot *n = realloc(a->slots, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        a->slots = n;
+        a->cap = cap;
+    }
+    struct rank_slot *s = &a->slots[a->n];
+    memset(s, 0, sizeof *s);
+    snprintf(s->job, sizeof s->job, "%s", id->job);
+    rs_records_init(&s->records);
+    a->n++;
+    return s;
+}
+
+/* Keeps the newest identity (a restarted rank has a new pid, maybe a new GPU). */
+static int
+set_identity(struct rank_slot *s, const struct rs_rank_identity *id)
+{
+    char *host = strdup(id->host ? id->host : ""), *uuid = strdup(id->gpu_uuid ? id->gpu_uuid : "");
+
+    if (!host || !uuid) {
+        free(host);
+        free(uuid);
+        return -ENOMEM;
+    }
+    free(s->host);
+    free(s->gpu_uuid);
+    s->host = host;
+    s->gpu_uuid = uuid;
+    s->identity = *id;
+    s->identity.job = s->job;
+    s->identity.host = s->host;
+    s->identity.gpu_uuid = s->gpu_uuid;
+    return 0;
+}
+
+int
+rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
+{
+    struct rank_slot *s = find_slot(a, &b->identity);
+    int rc;
+
+    if (!s)
+        return -ENOMEM;
+    if ((rc = set_identity(s, &b->identity)) || (rc = rs_records_merge(&s->records, b)))
+        return rc;
+    s->clock = b->clock;
+    if (b->dropped_records > s->dropped_records)
+        s->dropped_records = b->dropped_records;
+    s->dirty = true;
+    /* Frames are encoded the same way, so their sizes predict the merged request's. */
+    a->pending_bytes += rs_wire_rank_batch_size(b);
+    return 0;
+}
+
+size_t
+rs_aggregate_pending_bytes(const rs_aggregate *a)
+{
+    return a->pending_bytes;
+}
+
+uint64_t
+rs_aggregate_pending_records(const rs_aggregate *a)
+{
+    uint64_t n = 0;
+
+    for (size_t i = 0; i < a->n; i++)
+        n += rs_records_count(&a->slots[i].records);
+    return n;
+}
+
+int
+rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, size_t *out_len,
+                   uint64_t *dropped_records)
+{
+    struct rs_rank_batch *ranks = calloc(a->n ? a->n : 1, sizeof *ranks);
+    uint32_t n = 0;
+    int rc;
+
+    *dropped_records = 0;
+    if (!ranks)
+        return -ENOMEM;
+    for (size_t i = 0; i < a->n; i++) {
+        struct rank_slot *s = &a->slots[i];
+        if (!s->dirty)
+            continue;
+        ranks[n].identity = s->identity;
+        ranks[n].clock = s->clock;
+        ranks[n].dropped_records = s->dropped_records;
+        rs_records_view(&s->records, &ranks[n]);
+        n++;
+    }
+    if (n == 0) {
+        free(ranks);
+        return RS_E_NOT_FOUND;
+    }
+    env->ranks = ranks;
+    env->n_ranks = n;
+    rc = rs_wire_agent_batch_encode(env, out, out_len);
+    if (rc != 0)
+        *dropped_records = rs_aggregate_pending_records(a);
+    for (size_t i = 0; i < a->n; i++) {
+        /* Names are dropped too: the next batch carries only the names it uses. */
+        rs_records_clear(&a->slots[i].records, 1);
+        a->slots[i].dirty = false;
+    }
+    a->pending_bytes = 0;
+    env->ranks = NULL;
+    env->n_ranks = 0;
+    free(ranks);
+    return rc;
+}

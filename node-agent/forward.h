@@ -1,0 +1,47 @@
+/* The agent's forwarder: a queue of encoded AgentBatch requests sent to the server over NNG req
+ * with N contexts (a window of N unacknowledged batches). A batch leaves the queue only when the
+ * server acknowledges it (ACK or DUPLICATE) or refuses it for good (REJECTED, counted); on errors,
+ * timeouts and RETRY it is resent later. Dialing is non-blocking, so the agent may start before the
+ * server. With a spool, every queued batch is also on disk until acknowledged. The queue is
+ * bounded: past the budget the oldest unsent batches are dropped and counted.
+ * Runs on the agent's libuv loop; NNG completions reach it through uv_async_send. */
+#ifndef RS_NODE_AGENT_FORWARD_H
+#define RS_NODE_AGENT_FORWARD_H
+
+#include "node-agent/spool.h"
+
+#include <stdint.h>
+#include <uv.h>
+
+typedef struct rs_forward rs_forward;
+
+struct rs_forward_options {
+    const char *server_url;
+    unsigned window;          /* NNG contexts = batches in flight */
+    uint64_t max_queue_bytes; /* memory (and spool) budget */
+    unsigned reply_timeout_ms;
+    struct rs_spool *spool;   /* NULL: memory only */
+};
+
+struct rs_forward_stats {
+    uint64_t queued_batches, queued_bytes; /* now */
+    uint64_t sent, acked, duplicates, rejected, retried, dropped_batches;
+};
+
+int rs_forward_start(uv_loop_t *loop, const struct rs_forward_options *opts, rs_forward **out);
+
+/* Queues one encoded batch; takes ownership of `data` (malloc'd) in every case. With a spool the
+ * batch is written to disk first unless `from_spool`. */
+int rs_forward_push(rs_forward *f, uint64_t seq, uint8_t *data, size_t len, int from_spool);
+
+/* Sends what the window allows; called by the agent's timer and after pushes. */
+void rs_forward_pump(rs_forward *f);
+
+void rs_forward_get_stats(const rs_forward *f, struct rs_forward_stats *out);
+
+/* Closes the socket (on the loop thread). Queued batches stay in the spool, if any. */
+void rs_forward_close(rs_forward *f);
+/* After the loop ran the close callbacks. */
+void rs_forward_free(rs_forward *f);
+
+#endif

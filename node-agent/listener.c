@@ -1,0 +1,204 @@
+/* SOCK_SEQPACKET collector socket on libuv (see listener.h). libuv's pipes are stream sockets, so
+ * the fds are driven with uv_poll. */
+#include "node-agent/listener.h"
+
+#include "common/error.h"
+#include "common/log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+struct peer {
+    uv_poll_t poll;
+    int fd;
+    rs_listener *l;
+    struct peer *prev, *next;
+};
+
+struct rs_listener {
+    uv_poll_t poll;
+    int fd;
+    char *path;
+    unsigned max_collectors;
+    rs_listener_frame_fn fn;
+    void *arg;
+    struct peer *peers;
+    struct rs_listener_stats stats;
+    int open_handles; /* listener poll + peers being closed */
+    uint8_t buf[RS_WIRE_MAX_FRAME_BYTES + 1];
+};
+
+static void
+maybe_free(rs_listener *l)
+{
+    if (l->open_handles == 0) {
+        free(l->path);
+        free(l);
+    }
+}
+
+static void
+on_peer_closed(uv_handle_t *h)
+{
+    struct peer *p = h->data;
+    rs_listener *l = p->l;
+
+    close(p->fd);
+    free(p);
+    l->open_handles--;
+    maybe_free(l);
+}
+
+static void
+peer_close(struct peer *p)
+{
+    rs_listener *l = p->l;
+
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        l->peers = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    l->stats.collectors_now--;
+    uv_close((uv_handle_t *)&p->poll, on_peer_closed);
+}
+
+static void
+on_peer_readable(uv_poll_t *h, int status, int events)
+{
+    struct peer *p = h->data;
+    rs_listener *l = p->l;
+
+    for (;;) {
+        struct iovec iov = {l->buf, sizeof l->buf};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+        ssize_t n = status < 0 ? -1 : recvmsg(p->fd, &msg, MSG_DONTWAIT);
+        rs_wire_rank_frame *frame;
+        int rc;
+
+        if (n < 0 && (errno == EAGAIN || errno == EINTR) && status >= 0)
+            return;
+        if (n <= 0) { /* collector gone (or error): forget it */
+            peer_close(p);
+            return;
+        }
+        l->stats.frames++;
+        if (msg.msg_flags & MSG_TRUNC)
+            rc = RS_E_TOO_BIG;
+        else
+            rc = rs_wire_rank_frame_decode(l->buf, (size_t)n, RS_WIRE_MAX_FRAME_BYTES, &frame);
+        if (rc != 0) {
+            l->stats.frames_rejected++;
+            rs_log_limited(10, RS_LOG_WARN, "RS-AGENT-FRAME", "rejected a %zd-byte frame: %s", n,
+                           rs_strerror(rc));
+            continue;
+        }
+        l->fn(l->arg, rs_wire_rank_frame_batch(frame));
+        rs_wire_rank_frame_free(frame);
+    }
+}
+
+static void
+on_accept(uv_poll_t *h, int status, int events)
+{
+    rs_listener *l = h->data;
+    int fd;
+
+    while ((fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+        struct peer *p;
+        if (l->stats.collectors_now >= l->max_collectors || !(p = calloc(1, sizeof *p))) {
+            l->stats.collectors_refused++;
+            rs_log_limited(10, RS_LOG_WARN, "RS-AGENT-COLLECTORS",
+                           "refused a collector: %u connected", l->max_collectors);
+            close(fd);
+            continue;
+        }
+        p->fd = fd;
+        p->l = l;
+        p->next = l->peers;
+        if (l->peers)
+            l->peers->prev = p;
+        l->peers = p;
+        l->open_handles++;
+        l->stats.collectors_now++;
+        l->stats.collectors_total++;
+        uv_poll_init(h->loop, &p->poll, fd);
+        p->poll.data = p;
+        uv_poll_start(&p->poll, UV_READABLE | UV_DISCONNECT, on_peer_readable);
+    }
+}
+
+int
+rs_listener_start(uv_loop_t *loop, const char *path, unsigned max_collectors,
+                  rs_listener_frame_fn fn, void *arg, rs_listener **out)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    struct stat st;
+    rs_listener *l;
+    int rc;
+
+    if (strlen(path) >= sizeof addr.sun_path)
+        return -ENAMETOOLONG;
+    strcpy(addr.sun_path, path);
+    /* A socket file left by a dead agent blocks bind; anything else at that path is not ours. */
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode))
+            return -EEXIST;
+        unlink(path);
+    }
+    if (!(l = calloc(1, sizeof *l)))
+        return -ENOMEM;
+    l->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (l->fd < 0 || bind(l->fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+        listen(l->fd, 256) != 0) {
+        rc = -errno;
+        if (l->fd >= 0)
+            close(l->fd);
+        free(l);
+        return rc;
+    }
+    l->path = strdup(path);
+    l->max_collectors = max_collectors;
+    l->fn = fn;
+    l->arg = arg;
+    l->open_handles = 1;
+    uv_poll_init(loop, &l->poll, l->fd);
+    l->poll.data = l;
+    uv_poll_start(&l->poll, UV_READABLE, on_accept);
+    *out = l;
+    return 0;
+}
+
+void
+rs_listener_get_stats(const rs_listener *l, struct rs_listener_stats *out)
+{
+    *out = l->stats;
+}
+
+static void
+on_listener_closed(uv_handle_t *h)
+{
+    rs_listener *l = h->data;
+
+    close(l->fd);
+    l->open_handles--;
+    maybe_free(l);
+}
+
+void
+rs_listener_close(rs_listener *l)
+{
+    if (!l)
+        return;
+    if (l->path)
+        unlink(l->path);
+    while (l->peers)
+        peer_close(l->peers);
+    uv_close((uv_handle_t *)&l->poll, on_listener_closed);
+}

@@ -1,0 +1,71 @@
+/* rankscope-agent: parses configuration and runs the node agent (node-agent/agent.h). */
+#include "common/config.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "node-agent/agent.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define OPT(key, type, def, field, help, lo, hi)                                                   \
+    {key, type, def, offsetof(struct rs_agent_config, field), help, lo, hi}
+
+static const struct rs_config_option options[] = {
+    OPT("server", RS_CONFIG_STRING, "tcp://127.0.0.1:7071", server,
+        "NNG URL of rankscope-server", 0, 0),
+    OPT("socket", RS_CONFIG_STRING, "/tmp/rankscope-agent.sock", socket,
+        "Unix socket collectors connect to", 0, 0),
+    OPT("spool", RS_CONFIG_STRING, "", spool,
+        "directory keeping unacknowledged batches across restarts (\"\" = memory only)", 0, 0),
+    OPT("ready-file", RS_CONFIG_STRING, "", ready_file,
+        "write pid and socket here once accepting collectors", 0, 0),
+    OPT("log-level", RS_CONFIG_STRING, "info", log_level, "error, warn, info or debug", 0, 0),
+    OPT("flush-ms", RS_CONFIG_INT, "250", flush_ms, "send pending records at least this often",
+        10, 60000),
+    OPT("window", RS_CONFIG_INT, "4", window, "batches in flight to the server", 1, 64),
+    OPT("max-queue-mb", RS_CONFIG_INT, "512", max_queue_mb,
+        "unacknowledged batches kept (memory and spool); oldest dropped beyond", 1, 1 << 20),
+    OPT("reply-timeout-ms", RS_CONFIG_INT, "10000", reply_timeout_ms,
+        "resend a batch whose acknowledgement takes longer", 100, 600000),
+    OPT("drain-timeout-ms", RS_CONFIG_INT, "5000", drain_timeout_ms,
+        "on SIGTERM, keep delivering for this long", 0, 600000),
+    OPT("max-collectors", RS_CONFIG_INT, "4096", max_collectors,
+        "concurrent collector connections", 1, 1000000),
+};
+
+static const struct rs_config_spec spec = {
+    "rankscope-agent",
+    "rankscope-agent [--server tcp://HOST:7071] [--socket PATH] [--spool DIR] [options]",
+    "Node agent: accepts rankscope collectors (one per training process) on a Unix socket,\n"
+    "merges their records per rank and forwards them to rankscope-server; resends until the\n"
+    "server acknowledges; with --spool nothing unacknowledged is lost across restarts.",
+    options,
+    sizeof options / sizeof options[0],
+    false,
+};
+
+int
+main(int argc, char **argv)
+{
+    struct rs_agent_config cfg = {0};
+    char err[512];
+    int rc = rs_config_parse(&spec, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
+
+    if (rc == RS_CONFIG_EXIT) {
+        rs_config_free(&spec, &cfg);
+        return 0;
+    }
+    if (rc == 0 && rs_log_set_level(cfg.log_level) != 0) {
+        snprintf(err, sizeof err, "--log-level: '%s' is not error, warn, info or debug",
+                 cfg.log_level);
+        rc = RS_E_CONFIG;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "rankscope-agent: %s\n", err);
+        rs_config_free(&spec, &cfg);
+        return 2;
+    }
+    rc = rs_agent_run(&cfg);
+    rs_config_free(&spec, &cfg);
+    return rc;
+}

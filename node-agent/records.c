@@ -1,0 +1,145 @@
+/* Record arrays per kind (see records.h). */
+#include "node-agent/records.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+vec_reserve(void **items, uint32_t *cap, uint32_t count, size_t size)
+{
+    if (count < *cap)
+        return 0;
+    uint32_t ncap = *cap ? *cap * 2 : 256;
+    void *n = realloc(*items, (size_t)ncap * size);
+    if (!n)
+        return -ENOMEM;
+    *items = n;
+    *cap = ncap;
+    return 0;
+}
+
+#define VEC_PUSH(vec, value)                                                                       \
+    (vec_reserve((void **)&(vec).items, &(vec).cap, (vec).count, sizeof *(vec).items)              \
+         ? -ENOMEM                                                                                 \
+         : ((vec).items[(vec).count++] = *(value), 0))
+
+void
+rs_records_init(struct rs_records *r)
+{
+    memset(r, 0, sizeof *r);
+    rs_strtab_init(&r->names);
+}
+
+void
+rs_records_fini(struct rs_records *r)
+{
+    rs_strtab_fini(&r->names);
+    free(r->kernels.items);
+    free(r->memcpys.items);
+    free(r->collectives.items);
+    free(r->steps.items);
+    free(r->stalls.items);
+    memset(r, 0, sizeof *r);
+}
+
+uint64_t
+rs_records_count(const struct rs_records *r)
+{
+    return (uint64_t)r->kernels.count + r->memcpys.count + r->collectives.count +
+           r->steps.count + r->stalls.count;
+}
+
+void
+rs_records_clear(struct rs_records *r, int names_too)
+{
+    r->kernels.count = r->memcpys.count = r->collectives.count = 0;
+    r->steps.count = r->stalls.count = 0;
+    if (names_too)
+        rs_strtab_clear(&r->names);
+}
+
+int
+rs_records_add_kernel(struct rs_records *r, const struct rs_kernel_record *k)
+{
+    return VEC_PUSH(r->kernels, k);
+}
+
+int
+rs_records_add_memcpy(struct rs_records *r, const struct rs_memcpy_record *m)
+{
+    return VEC_PUSH(r->memcpys, m);
+}
+
+int
+rs_records_add_collective(struct rs_records *r, const struct rs_collective_record *c)
+{
+    return VEC_PUSH(r->collectives, c);
+}
+
+int
+rs_records_add_step(struct rs_records *r, const struct rs_step_record *s)
+{
+    return VEC_PUSH(r->steps, s);
+}
+
+int
+rs_records_add_stall(struct rs_records *r, const struct rs_stall_record *s)
+{
+    return VEC_PUSH(r->stalls, s);
+}
+
+int
+rs_records_merge(struct rs_records *r, const struct rs_rank_batch *b)
+{
+    uint32_t *ids = malloc((b->n_strings ? b->n_strings : 1) * sizeof *ids);
+    int rc = 0;
+
+    if (!ids)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < b->n_strings; i++)
+        if ((ids[i] = rs_strtab_intern(&r->names, b->strings[i])) == RS_STRTAB_NONE) {
+            rc = -ENOMEM;
+            goto out;
+        }
+    for (uint32_t i = 0; i < b->n_kernels && rc == 0; i++) {
+        struct rs_kernel_record k = b->kernels[i];
+        k.name_id = ids[k.name_id];
+        rc = rs_records_add_kernel(r, &k);
+    }
+    for (uint32_t i = 0; i < b->n_memcpys && rc == 0; i++)
+        rc = rs_records_add_memcpy(r, &b->memcpys[i]);
+    for (uint32_t i = 0; i < b->n_collectives && rc == 0; i++) {
+        struct rs_collective_record c = b->collectives[i];
+        c.name_id = ids[c.name_id];
+        rc = rs_records_add_collective(r, &c);
+    }
+    for (uint32_t i = 0; i < b->n_steps && rc == 0; i++)
+        rc = rs_records_add_step(r, &b->steps[i]);
+    for (uint32_t i = 0; i < b->n_stalls && rc == 0; i++) {
+        struct rs_stall_record s = b->stalls[i];
+        s.kernel_name_id = ids[s.kernel_name_id];
+        s.reason_id = ids[s.reason_id];
+        rc = rs_records_add_stall(r, &s);
+    }
+out:
+    free(ids);
+    return rc;
+}
+
+void
+rs_records_view(const struct rs_records *r, struct rs_rank_batch *b)
+{
+    b->strings = (const char *const *)r->names.strings;
+    b->n_strings = r->names.count;
+    b->kernels = r->kernels.items;
+    b->n_kernels = r->kernels.count;
+    b->memcpys = r->memcpys.items;
+    b->n_memcpys = r->memcpys.count;
+    b->collectives = r->collectives.items;
+    b->n_collectives = r->collectives.count;
+    b->steps = r->steps.items;
+    b->n_steps = r->steps.count;
+    b->stalls = r->stalls.items;
+    b->n_stalls = r->stalls.count;
+}

@@ -1,0 +1,48 @@
+/* Growable arrays of wire records, one per kind, with a string table: the in-memory form of "the
+ * records of one rank not sent yet". Shared by the collector client and the agent's aggregation.
+ * Not thread-safe: one owner. */
+#ifndef RS_NODE_AGENT_RECORDS_H
+#define RS_NODE_AGENT_RECORDS_H
+
+#include "node-agent/strtab.h"
+#include "proto/wire.h"
+
+#define RS_RECORD_VEC(type)                                                                        \
+    struct {                                                                                       \
+        type *items;                                                                               \
+        uint32_t count, cap;                                                                       \
+    }
+
+struct rs_records {
+    struct rs_strtab names; /* ids used by the records below */
+    RS_RECORD_VEC(struct rs_kernel_record) kernels;
+    RS_RECORD_VEC(struct rs_memcpy_record) memcpys;
+    RS_RECORD_VEC(struct rs_collective_record) collectives;
+    RS_RECORD_VEC(struct rs_step_record) steps;
+    RS_RECORD_VEC(struct rs_stall_record) stalls;
+};
+
+void rs_records_init(struct rs_records *r);
+void rs_records_fini(struct rs_records *r);
+
+/* Total records held. */
+uint64_t rs_records_count(const struct rs_records *r);
+
+/* Empties the arrays; names are kept unless `names_too`. */
+void rs_records_clear(struct rs_records *r, int names_too);
+
+/* Appends one record (copied). Names ids must come from r->names. Returns 0 or -ENOMEM. */
+int rs_records_add_kernel(struct rs_records *r, const struct rs_kernel_record *k);
+int rs_records_add_memcpy(struct rs_records *r, const struct rs_memcpy_record *m);
+int rs_records_add_collective(struct rs_records *r, const struct rs_collective_record *c);
+int rs_records_add_step(struct rs_records *r, const struct rs_step_record *s);
+int rs_records_add_stall(struct rs_records *r, const struct rs_stall_record *s);
+
+/* Appends every record of `b` (names re-interned into r->names). Returns 0 or -ENOMEM (then
+ * part of `b` may have been added). */
+int rs_records_merge(struct rs_records *r, const struct rs_rank_batch *b);
+
+/* Points `b` at the records and names (borrowed; valid until the next change of `r`). */
+void rs_records_view(const struct rs_records *r, struct rs_rank_batch *b);
+
+#endif

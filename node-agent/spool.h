@@ -1,0 +1,38 @@
+/* The agent's spool directory: batches not yet acknowledged by the server, one file each
+ * (<seq>.batch, written atomically), so that an agent restart or a long server outage loses
+ * nothing that fits in the budget. The directory also keeps the agent's identity (agent.id) and a
+ * reservation of sequence numbers (agent.seq), so (agent_id, batch_seq) never repeats across
+ * restarts — the server's deduplication depends on it. */
+#ifndef RS_NODE_AGENT_SPOOL_H
+#define RS_NODE_AGENT_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rs_spool {
+    char *dir;
+    uint64_t reserved_until; /* sequence numbers below this are taken */
+};
+
+/* Opens (creating) the spool in `dir`; reads or creates the agent id; reserves sequence numbers
+ * and sets *next_seq past anything used before. Returns 0 or -errno / RS_E_CORRUPT. */
+int rs_spool_open(struct rs_spool *s, const char *dir, uint64_t *agent_id, uint64_t *next_seq);
+
+/* Makes sure `seq` is reserved on disk before it is used. Returns 0 or -errno. */
+int rs_spool_reserve(struct rs_spool *s, uint64_t seq);
+
+/* Stores one batch durably. Returns 0 or -errno. */
+int rs_spool_put(struct rs_spool *s, uint64_t seq, const void *data, size_t len);
+
+/* Forgets one batch (after its acknowledgement). */
+void rs_spool_remove(struct rs_spool *s, uint64_t seq);
+
+/* Calls cb for each stored batch in sequence order; cb takes ownership of `data` (malloc'd).
+ * Unreadable files are skipped and counted in *skipped. */
+int rs_spool_load(struct rs_spool *s, void (*cb)(void *arg, uint64_t seq, uint8_t *data,
+                                                 size_t len),
+                  void *arg, unsigned *skipped);
+
+void rs_spool_close(struct rs_spool *s);
+
+#endif
