@@ -1,0 +1,231 @@
+/* rankscope-sim: emulates the ranks of a data-parallel training job through the same collector
+ * API a real collector uses (node-agent/collector_client.h), paced in real time by default. Prints
+ * a JSON summary of what it sent on stdout. */
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/error.h"
+#include "common/hash.h"
+#include "common/log.h"
+#include "node-agent/collector_client.h"
+#include "node-agent/sim/model.h"
+#include "node-agent/sim/profile.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct sim_config {
+    char *job, *agent, *log_level;
+    int64_t ranks, steps, slow_rank, onset_step, host_stall, seed;
+    double step_ms, slowdown, stall_ms, noise, speed, duration_s;
+};
+
+#define OPT(key, type, def, field, help, lo, hi)                                                   \
+    {key, type, def, offsetof(struct sim_config, field), help, lo, hi}
+
+static const struct rs_config_option options[] = {
+    OPT("job", RS_CONFIG_STRING, "sim", job, "job name (letters, digits, ._:@+=-)", 0, 0),
+    OPT("agent", RS_CONFIG_STRING, "/tmp/rankscope-agent.sock", agent,
+        "rankscope-agent socket to send to", 0, 0),
+    OPT("ranks", RS_CONFIG_INT, "16", ranks, "ranks (GPUs) in the job", 1, 65536),
+    OPT("steps", RS_CONFIG_INT, "200", steps, "training steps to run (see --duration-s)", 1,
+        100000000),
+    OPT("duration-s", RS_CONFIG_DOUBLE, "0", duration_s,
+        "run this long instead of --steps (0 = use --steps)", 0, 1e7),
+    OPT("step-ms", RS_CONFIG_DOUBLE, "34", step_ms,
+        "step time without faults (the traced H200 step is ~34 ms)", 0.1, 1e6),
+    OPT("noise", RS_CONFIG_DOUBLE, "0.01", noise, "relative spread of kernel durations", 0, 1),
+    OPT("slow-rank", RS_CONFIG_INT, "-1", slow_rank, "rank whose GPU is slow (-1 = none)", -1,
+        65535),
+    OPT("slowdown", RS_CONFIG_DOUBLE, "0.1", slowdown,
+        "how much slower the slow rank's kernels run (0.1 = 10%)", 0, 100),
+    OPT("host-stall", RS_CONFIG_INT, "-1", host_stall,
+        "rank whose host starts each step late (-1 = none)", -1, 65535),
+    OPT("stall-ms", RS_CONFIG_DOUBLE, "5", stall_ms, "host stall per step, ms", 0, 1e6),
+    OPT("onset-step", RS_CONFIG_INT, "0", onset_step, "first step with the fault", 0, 100000000),
+    OPT("seed", RS_CONFIG_INT, "1", seed, "random seed (runs are deterministic per seed)", 0,
+        (double)INT64_MAX),
+    OPT("speed", RS_CONFIG_DOUBLE, "1", speed,
+        "simulated seconds per wall second (0 = as fast as possible)", 0, 1e6),
+    OPT("log-level", RS_CONFIG_STRING, "info", log_level, "error, warn, info or debug", 0, 0),
+};
+
+static const struct rs_config_spec spec = {
+    "rankscope-sim",
+    "rankscope-sim --job NAME --ranks N --steps S [--step-ms T] [--slow-rank R --slowdown F "
+    "--onset-step K] [--host-stall R --stall-ms X] [--seed N] --agent PATH",
+    "Simulates the ranks of a data-parallel PyTorch job (kernel names and durations from real\n"
+    "H200 traces; AllReduce kernels wait for the slowest rank) and sends their records to a\n"
+    "rankscope-agent, one collector connection per rank. Prints a JSON summary on stdout.",
+    options,
+    sizeof options / sizeof options[0],
+    false,
+};
+
+struct sim_run {
+    rs_collector **collectors;
+    uint32_t *name_ids; /* template op index -> collector name id, per rank */
+};
+
+static uint32_t
+name_id(rs_collector *c, const char *name)
+{
+    return rs_collector_name(c, name);
+}
+
+static void
+sink_kernel(void *arg, uint32_t rank, const char *name, const struct rs_kernel_record *k)
+{
+    struct sim_run *run = arg;
+    struct rs_kernel_record rec = *k;
+
+    rec.name_id = name_id(run->collectors[rank], name);
+    rs_collector_add_kernel(run->collectors[rank], &rec);
+}
+
+static void
+sink_memcpy(void *arg, uint32_t rank, const struct rs_memcpy_record *m)
+{
+    struct sim_run *run = arg;
+    rs_collector_add_memcpy(run->collectors[rank], m);
+}
+
+static void
+sink_collective(void *arg, uint32_t rank, const char *name, const struct rs_collective_record *c)
+{
+    struct sim_run *run = arg;
+    struct rs_collective_record rec = *c;
+
+    rec.name_id = name_id(run->collectors[rank], name);
+    rs_collector_add_collective(run->collectors[rank], &rec);
+}
+
+static void
+sink_step(void *arg, uint32_t rank, const struct rs_step_record *s)
+{
+    struct sim_run *run = arg;
+    rs_collector_add_step(run->collectors[rank], s);
+}
+
+static int
+run_sim(const struct sim_config *cfg)
+{
+    struct sim_params p = {(uint32_t)cfg->ranks, cfg->step_ms, cfg->noise, cfg->slow_rank,
+                           cfg->slowdown, cfg->host_stall, cfg->stall_ms,
+                           (uint64_t)cfg->onset_step, (uint64_t)cfg->seed, 0};
+    struct sim_run run = {0};
+    struct sim_sink sink = {&run, sink_kernel, sink_memcpy, sink_collective, sink_step};
+    struct rs_collector_options copts = {cfg->agent, 0};
+    struct rs_collector_stats total = {0};
+    uint64_t start_ns = rs_clock_realtime_ns(), wall0 = rs_clock_mono_ns(), end_ns = start_ns;
+    uint64_t steps = (uint64_t)cfg->steps;
+    uint64_t flush_every = cfg->step_ms >= 250 ? 1 : (uint64_t)(250.0 / cfg->step_ms);
+    char comm[256], host[64], uuid[64];
+    sim_model *m = NULL;
+    int rc;
+
+    if (cfg->duration_s > 0)
+        steps = (uint64_t)(cfg->duration_s * 1000.0 / cfg->step_ms) + 1;
+    snprintf(comm, sizeof comm, "%s:default_pg", cfg->job);
+    p.comm_hash = rs_hash_fnv1a64(comm, strlen(comm));
+    if (!(run.collectors = calloc(p.ranks, sizeof *run.collectors)))
+        return 1;
+    for (uint32_t r = 0; r < p.ranks; r++) {
+        snprintf(host, sizeof host, "sim-node-%03u", r / 8);
+        snprintf(uuid, sizeof uuid, "GPU-5a11%04x-0000-4000-8000-%012x",
+                 (unsigned)(cfg->seed & 0xffff), r);
+        struct rs_rank_identity id = {cfg->job, r, r % 8, p.ranks, host, uuid, (uint32_t)getpid()};
+        if ((rc = rs_collector_open(&copts, &id, &run.collectors[r])) != 0) {
+            rs_log(RS_LOG_ERROR, "RS-SIM-OPEN", "cannot create collector for rank %u: %s", r,
+                   rs_strerror(rc));
+            goto out;
+        }
+    }
+    if ((rc = sim_model_new(&p, start_ns, &m)) != 0)
+        goto out;
+    rs_log(RS_LOG_INFO, "RS-SIM-START", "job %s: %u ranks, %llu steps of ~%.1f ms -> %s",
+           cfg->job, p.ranks, (unsigned long long)steps, cfg->step_ms, cfg->agent);
+    for (uint64_t s = 0; s < steps; s++) {
+        end_ns = sim_model_step(m, s, &sink);
+        if ((s + 1) % flush_every != 0 && s + 1 != steps)
+            continue;
+        if (cfg->speed > 0) { /* pace: records leave when their step has happened */
+            uint64_t due = wall0 + (uint64_t)((double)(end_ns - start_ns) / cfg->speed);
+            uint64_t now = rs_clock_mono_ns();
+            if (due > now)
+                rs_clock_sleep_ns(due - now);
+        }
+        struct rs_clock_pair clock = {rs_clock_realtime_ns(), rs_clock_realtime_ns()};
+        for (uint32_t r = 0; r < p.ranks; r++)
+            rs_collector_flush(run.collectors[r], &clock);
+    }
+    for (uint32_t r = 0; r < p.ranks; r++) {
+        struct rs_collector_stats st;
+        rs_collector_get_stats(run.collectors[r], &st);
+        total.kernels += st.kernels;
+        total.memcpys += st.memcpys;
+        total.collectives += st.collectives;
+        total.steps += st.steps;
+        total.dropped += st.dropped;
+        total.frames_sent += st.frames_sent;
+        total.frames_dropped += st.frames_dropped;
+    }
+    printf("{\"job\":\"%s\",\"ranks\":%u,\"steps\":%llu,\"sim_seconds\":%.3f,"
+           "\"sent\":{\"kernels\":%llu,\"memcpys\":%llu,\"collectives\":%llu,\"steps\":%llu},"
+           "\"dropped_records\":%llu,\"frames_sent\":%llu,\"frames_dropped\":%llu}\n",
+           cfg->job, p.ranks, (unsigned long long)steps, (double)(end_ns - start_ns) / 1e9,
+           (unsigned long long)total.kernels, (unsigned long long)total.memcpys,
+           (unsigned long long)total.collectives, (unsigned long long)total.steps,
+           (unsigned long long)total.dropped, (unsigned long long)total.frames_sent,
+           (unsigned long long)total.frames_dropped);
+    fflush(stdout);
+    if (total.frames_dropped)
+        rs_log(RS_LOG_WARN, "RS-SIM-DROPPED", "%llu frames (%llu records) could not be sent: is "
+               "rankscope-agent listening on %s?", (unsigned long long)total.frames_dropped,
+               (unsigned long long)total.dropped, cfg->agent);
+    rc = 0;
+out:
+    sim_model_free(m);
+    for (uint32_t r = 0; r < p.ranks; r++)
+        rs_collector_free(run.collectors[r]);
+    free(run.collectors);
+    return rc == 0 ? 0 : 1;
+}
+
+int
+main(int argc, char **argv)
+{
+    struct sim_config cfg = {0};
+    char err[512];
+    int rc = rs_config_parse(&spec, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
+
+    if (rc == RS_CONFIG_EXIT) {
+        rs_config_free(&spec, &cfg);
+        return 0;
+    }
+    if (rc == 0 && rs_log_set_level(cfg.log_level) != 0) {
+        snprintf(err, sizeof err, "--log-level: '%s' is not error, warn, info or debug",
+                 cfg.log_level);
+        rc = RS_E_CONFIG;
+    }
+    if (rc == 0 && !rs_wire_job_valid(cfg.job)) {
+        snprintf(err, sizeof err, "--job: '%s' is not a valid job name (letters, digits, ._:@+=-)",
+                 cfg.job);
+        rc = RS_E_CONFIG;
+    }
+    if (rc == 0 && ((cfg.slow_rank >= cfg.ranks) || (cfg.host_stall >= cfg.ranks))) {
+        snprintf(err, sizeof err, "--slow-rank/--host-stall must be below --ranks (%lld)",
+                 (long long)cfg.ranks);
+        rc = RS_E_CONFIG;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "rankscope-sim: %s\n", err);
+        rs_config_free(&spec, &cfg);
+        return 2;
+    }
+    rc = run_sim(&cfg);
+    rs_config_free(&spec, &cfg);
+    return rc;
+}

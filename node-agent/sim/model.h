@@ -1,0 +1,46 @@
+/* The simulated data-parallel job: N ranks run the traced step template (profile.h) in lockstep
+ * through NCCL AllReduce, so every collective ends only after its last rank arrives — a slow rank
+ * makes the others wait inside their AllReduce kernels, exactly as in the real traces. Faults:
+ * a GPU straggler (its kernels run `slowdown` longer) and a host stall (its step starts `stall_ms`
+ * late), both from `onset_step` on. Deterministic for a given seed. */
+#ifndef RS_SIM_MODEL_H
+#define RS_SIM_MODEL_H
+
+#include "proto/wire.h"
+
+#include <stdint.h>
+
+struct sim_params {
+    uint32_t ranks;
+    double step_ms;    /* target step time without faults (scales the template) */
+    double noise;      /* relative spread of kernel durations (log-normal sigma) */
+    int64_t slow_rank; /* -1 = none */
+    double slowdown;   /* 0.1 = 10% slower kernels */
+    int64_t stall_rank;
+    double stall_ms;
+    uint64_t onset_step;
+    uint64_t seed;
+    uint64_t comm_hash;
+};
+
+/* Receives the records of one rank; names are the template's kernel names. */
+struct sim_sink {
+    void *arg;
+    void (*kernel)(void *arg, uint32_t rank, const char *name, const struct rs_kernel_record *k);
+    void (*memcpy)(void *arg, uint32_t rank, const struct rs_memcpy_record *m);
+    void (*collective)(void *arg, uint32_t rank, const char *name,
+                       const struct rs_collective_record *c);
+    void (*step)(void *arg, uint32_t rank, const struct rs_step_record *s);
+};
+
+typedef struct sim_model sim_model;
+
+/* Starts the job at wall-clock time start_ns. */
+int sim_model_new(const struct sim_params *p, uint64_t start_ns, sim_model **out);
+void sim_model_free(sim_model *m);
+
+/* Simulates step `step` (0, 1, 2, ... in order) on every rank, emitting its records. Returns the
+ * time the step ended on the slowest rank. */
+uint64_t sim_model_step(sim_model *m, uint64_t step, const struct sim_sink *sink);
+
+#endif
