@@ -1,0 +1,141 @@
+/* `rankscope jobs` and `rankscope ranks JOB` (see commands.h). */
+#include "query/cli/commands.h"
+
+#include "query/cli/http_get.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Fetches path; prints API errors; returns the exit code (0 with *doc set on success). */
+static int
+fetch(const struct rs_cli_options *o, const char *path, json_t **doc)
+{
+    char err[1024];
+    long status = 0;
+
+    if (rs_cli_http_get(o->server, path, &status, doc, err, sizeof err) != 0) {
+        fprintf(stderr, "rankscope: %s\n", err);
+        return 1;
+    }
+    if (status == 200)
+        return 0;
+    fprintf(stderr, "rankscope: %s\n",
+            json_string_value(json_object_get(json_object_get(*doc, "error"), "message"))
+                ?: "the server answered with an error");
+    json_decref(*doc);
+    return status == 404 ? 3 : 1;
+}
+
+static int
+print_json(json_t *doc)
+{
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
+
+    if (text)
+        puts(text);
+    free(text);
+    json_decref(doc);
+    return text ? 0 : 1;
+}
+
+static void
+format_time(json_int_t ns, char *out, size_t len)
+{
+    time_t s = (time_t)(ns / 1000000000);
+    struct tm tm;
+
+    if (ns <= 0 || !gmtime_r(&s, &tm)) {
+        snprintf(out, len, "-");
+        return;
+    }
+    strftime(out, len, "%Y-%m-%d %H:%M:%SZ", &tm);
+}
+
+static json_int_t
+int_of(json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+static double
+real_of(json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
+int
+rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv)
+{
+    json_t *doc, *job;
+    size_t i;
+    int rc;
+
+    if (argc != 0) {
+        fprintf(stderr, "rankscope: 'jobs' takes no arguments\n");
+        return 2;
+    }
+    if ((rc = fetch(o, "/v1/jobs", &doc)) != 0)
+        return rc;
+    if (o->json)
+        return print_json(doc);
+    json_t *jobs = json_object_get(doc, "jobs");
+    if (json_array_size(jobs) == 0)
+        printf("no jobs yet (collectors send data through rankscope-agent)\n");
+    else
+        printf("%-32s %6s %6s %-20s %-20s %10s\n", "JOB", "RANKS", "WORLD", "FIRST SEEN",
+               "LAST SEEN", "SPAN (s)");
+    json_array_foreach(jobs, i, job) {
+        char first[32], last[32];
+        format_time(int_of(job, "first_ns"), first, sizeof first);
+        format_time(int_of(job, "last_ns"), last, sizeof last);
+        printf("%-32s %6lld %6lld %-20s %-20s %10.1f\n",
+               json_string_value(json_object_get(job, "job")),
+               (long long)int_of(job, "ranks_seen"), (long long)int_of(job, "world_size"), first,
+               last, real_of(job, "span_s"));
+    }
+    json_decref(doc);
+    return 0;
+}
+
+int
+rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv)
+{
+    char path[512];
+    json_t *doc, *rank;
+    size_t i;
+    int rc;
+
+    if (argc != 1) {
+        fprintf(stderr, "rankscope: usage: rankscope ranks JOB\n");
+        return 2;
+    }
+    if (strlen(argv[0]) > 128 || strpbrk(argv[0], "/?#% ")) {
+        fprintf(stderr, "rankscope: '%s' is not a job name\n", argv[0]);
+        return 2;
+    }
+    snprintf(path, sizeof path, "/v1/jobs/%s/ranks", argv[0]);
+    if ((rc = fetch(o, path, &doc)) != 0)
+        return rc;
+    if (o->json)
+        return print_json(doc);
+    json_t *job = json_object_get(doc, "job");
+    printf("job %s: %lld of %lld ranks seen, %.1f s of data\n\n", argv[0],
+           (long long)int_of(job, "ranks_seen"), (long long)int_of(job, "world_size"),
+           real_of(job, "span_s"));
+    printf("%5s %-16s %-42s %6s %9s %10s %10s %8s\n", "RANK", "HOST", "GPU", "STEPS", "STEP ms",
+           "KERNEL ms", "NCCL ms", "DROPPED");
+    json_array_foreach(json_object_get(doc, "ranks"), i, rank) {
+        printf("%5lld %-16.16s %-42.42s %6lld %9.2f %10.2f %10.2f %8lld\n",
+               (long long)int_of(rank, "rank"), json_string_value(json_object_get(rank, "host")),
+               json_string_value(json_object_get(rank, "gpu_uuid")),
+               (long long)int_of(rank, "steps"), real_of(rank, "step_time_ms"),
+               real_of(rank, "kernel_ms_per_step"), real_of(rank, "nccl_ms_per_step"),
+               (long long)int_of(rank, "dropped_records"));
+    }
+    printf("\nKERNEL ms and NCCL ms are per step; a rank with less NCCL time than its peers arrives "
+           "last at collectives.\n");
+    json_decref(doc);
+    return 0;
+}

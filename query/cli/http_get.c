@@ -1,0 +1,72 @@
+/* libcurl GET + jansson parse for the CLI (see http_get.h). */
+#include "query/cli/http_get.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RESPONSE (256u << 20)
+
+struct body {
+    char *data;
+    size_t len;
+};
+
+static size_t
+on_data(char *ptr, size_t size, size_t n, void *arg)
+{
+    struct body *b = arg;
+    size_t add = size * n;
+    char *nd;
+
+    if (b->len + add > MAX_RESPONSE || !(nd = realloc(b->data, b->len + add + 1)))
+        return 0; /* aborts the transfer */
+    b->data = nd;
+    memcpy(b->data + b->len, ptr, add);
+    b->len += add;
+    b->data[b->len] = '\0';
+    return add;
+}
+
+int
+rs_cli_http_get(const char *base_url, const char *path, long *status, json_t **doc, char *err,
+                size_t err_len)
+{
+    struct body b = {NULL, 0};
+    char url[4096];
+    json_error_t jerr;
+    CURL *curl;
+    CURLcode cc;
+    int rc = -1;
+
+    snprintf(url, sizeof url, "%s%s", base_url, path);
+    if (!(curl = curl_easy_init())) {
+        snprintf(err, err_len, "cannot initialise libcurl");
+        return -1;
+    }
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 60000L);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    cc = curl_easy_perform(curl);
+    if (cc != CURLE_OK) {
+        snprintf(err, err_len, "cannot reach rankscope-server at %s: %s (start it, or pass "
+                 "--server URL)", base_url, curl_easy_strerror(cc));
+        goto out;
+    }
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+    *doc = json_loadb(b.data ? b.data : "", b.len, 0, &jerr);
+    if (!*doc) {
+        snprintf(err, err_len, "%s answered HTTP %ld with something that is not JSON: %s", url,
+                 *status, jerr.text);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(b.data);
+    curl_easy_cleanup(curl);
+    return rc;
+}

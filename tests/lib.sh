@@ -1,0 +1,36 @@
+# Shared helpers for scripts that start rankscope binaries on 127.0.0.1 (tests, demo).
+# Processes are started with saved pids and stopped by pid only.
+
+BIN=${BUILD:-build}/bin
+PIDS=()
+
+# start NAME CMD...: runs CMD in the background, logs to $WORK/NAME.log, remembers the pid.
+start() {
+    local name=$1; shift
+    "$@" >"$WORK/$name.log" 2>&1 &
+    PIDS+=($!)
+    eval "PID_$name=$!"
+}
+
+# wait_file FILE [SECONDS]: waits for a ready file.
+wait_file() {
+    local f=$1 t=${2:-10} i=0
+    while [ ! -s "$f" ]; do
+        sleep 0.05; i=$((i + 1))
+        if [ $i -ge $((t * 20)) ]; then echo "timed out waiting for $f" >&2; return 1; fi
+    done
+    return 0
+}
+
+# field FILE KEY: a key=value line of a ready file.
+field() { sed -n "s/^$2=//p" "$1"; }
+
+stop_all() {
+    local p
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+    PIDS=()
+}
+
+# stop PID: SIGTERM and wait.
+stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
