@@ -73,7 +73,7 @@ UNIT_SRC  := $(shell find tests/unit -name '*_test.c' | sort)
 UNIT_BINS := $(patsubst tests/unit/%_test.c,$(BUILD)/tests/unit/%_test,$(UNIT_SRC))
 FUZZ_SRC  := $(shell find tests/fuzz -name '*_fuzz.c' | sort)
 FUZZ_BINS := $(patsubst tests/fuzz/%_fuzz.c,$(BUILD)/tests/fuzz/%_replay,$(FUZZ_SRC))
-TOOL_BINS := $(BUILD)/tests/tools/rs-nng-send
+TOOL_BINS := $(BUILD)/tests/tools/rs-nng-send $(BUILD)/tests/tools/make-corpus
 
 HAVE_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h)
 
@@ -158,7 +158,7 @@ asan:
 # libFuzzer builds of the fuzz targets (clang): make fuzz-wire, then run build-fuzz/wire_fuzz.
 fuzz-%: $(PB_H)
 	@mkdir -p build-fuzz
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. -I$(BUILD)/gen \
+	clang -std=c11 -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' -g -O1 -fsanitize=fuzzer,address,undefined -I. -I$(BUILD)/gen \
 	  $(DEP_CFLAGS) tests/fuzz/$*_fuzz.c $(PROTO_SRC) $(COMMON_SRC) $(PB_C) -o build-fuzz/$*_fuzz \
 	  $(EXT_LIBS)
 

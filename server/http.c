@@ -13,11 +13,12 @@
 #define URL_MAX 8192
 #define READ_CHUNK 65536
 
-enum conn_state { CONN_IDLE, CONN_READING, CONN_BUSY, CONN_WRITING };
+enum conn_state { CONN_IDLE, CONN_READING, CONN_BUSY, CONN_WRITING, CONN_DRAINING };
 
 struct rs_http_conn {
     uv_tcp_t tcp;
     uv_timer_t timer;
+    uv_shutdown_t shutdown;
     llhttp_t parser;
     rs_http *http;
     struct rs_http_conn *prev, *next;
@@ -119,6 +120,10 @@ on_timeout(uv_timer_t *t)
 {
     rs_http_conn *c = t->data;
 
+    if (c->state == CONN_DRAINING) {
+        conn_close(c);
+        return;
+    }
     RS_COUNT(c->http->counters, http_timeouts);
     if (c->state == CONN_READING) {
         /* Slow or stalled request (slowloris): tell the client, then close. */
@@ -143,6 +148,35 @@ struct write_req {
     char data[];
 };
 
+#define LINGER_MS 1000
+
+static void
+on_shutdown(uv_shutdown_t *req, int status)
+{
+    rs_http_conn *c = req->data;
+
+    if (c->closing)
+        return;
+    if (status < 0) {
+        conn_close(c);
+        return;
+    }
+    arm_timer(c, LINGER_MS);
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+}
+
+/* Closing right after an error answer while the client still sends (a body over the limit)
+ * makes the kernel reset the connection and the client never sees the answer: shut down our
+ * side, discard what still arrives for a moment, then close. */
+static void
+linger_close(rs_http_conn *c)
+{
+    c->state = CONN_DRAINING;
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0)
+        conn_close(c);
+}
+
 static void
 on_written(uv_write_t *req, int status)
 {
@@ -152,8 +186,12 @@ on_written(uv_write_t *req, int status)
     free(w);
     if (c->closing)
         return;
-    if (status < 0 || !c->keep_alive) {
+    if (status < 0) {
         conn_close(c);
+        return;
+    }
+    if (!c->keep_alive) {
+        linger_close(c);
         return;
     }
     c->state = CONN_IDLE;
@@ -433,6 +471,11 @@ on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     rs_http_conn *c = s->data;
 
+    if (c->state == CONN_DRAINING) {
+        if (nread < 0)
+            conn_close(c);
+        return; /* discard */
+    }
     if (nread < 0) {
         if (c->state != CONN_BUSY && c->state != CONN_WRITING)
             conn_close(c);

@@ -1,0 +1,97 @@
+# Helpers for tests/integration/NNN-*.sh: start real binaries on 127.0.0.1 with ready files, check
+# conditions, and print "<suite>: N passed, N failed". Everything is stopped by saved pid.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT"
+. tests/lib.sh
+BIN=$ROOT/${BUILD:-build}/bin
+TOOLS=$ROOT/${BUILD:-build}/tests/tools
+SUITE=integration/$(basename "$0" .sh)
+WORK=$(mktemp -d /tmp/rankscope-it.XXXXXX)
+PASSED=0
+FAILED=0
+trap 'stop_all; rm -rf "$WORK"' EXIT
+
+check() {
+    local what=$1; shift
+    if "$@" >"$WORK/check.out" 2>&1; then
+        PASSED=$((PASSED + 1))
+    else
+        FAILED=$((FAILED + 1))
+        echo "  FAIL $SUITE: $what" >&2
+        sed 's/^/    | /' "$WORK/check.out" | tail -5 >&2
+    fi
+}
+
+finish() {
+    if [ "$FAILED" -gt 0 ]; then
+        for f in "$WORK"/*.log; do echo "--- $f" >&2; tail -20 "$f" >&2; done
+    fi
+    echo "$SUITE: $PASSED passed, $FAILED failed"
+    stop_all
+    [ "$FAILED" = 0 ]
+    exit $?
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# start_server_at URL [options]: server on URL (port 0 allowed), HTTP on a free port.
+start_server_at() {
+    local url=$1; shift
+    rm -f "$WORK/server.ready"
+    start server "$BIN/rankscope-server" --data "$WORK/data" --http 127.0.0.1:0 --listen "$url" \
+        --ready-file "$WORK/server.ready" "$@"
+    wait_file "$WORK/server.ready" || exit 1
+    HTTP=http://$(field "$WORK/server.ready" http)
+    HTTP_HOST=127.0.0.1
+    HTTP_PORT=${HTTP##*:}
+    LISTEN=$(field "$WORK/server.ready" listen)
+}
+start_server() { start_server_at tcp://127.0.0.1:0 "$@"; }
+
+start_agent_at() {
+    start agent "$BIN/rankscope-agent" --server "$1" --socket "$WORK/agent.sock" \
+        --spool "$WORK/spool" --ready-file "$WORK/agent.ready" --reply-timeout-ms 2000
+    wait_file "$WORK/agent.ready" || exit 1
+}
+start_agent() { start_agent_at "$LISTEN"; }
+
+# The server's per-job totals as "kernels collectives memcpys steps".
+server_totals() {
+    curl -sf "$HTTP/v1/jobs/$1/ranks" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["ranks"]
+print(sum(x["kernels"] for x in r), sum(x["collectives"] for x in r),
+      sum(x["memcpys"] for x in r), sum(x["steps"] for x in r))' 2>/dev/null
+}
+
+sim_totals() {
+    python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["dropped_records"] == 0, "the simulator dropped records"
+t = s["sent"]
+print(t["kernels"], t["collectives"], t["memcpys"], t["steps"])' "$1"
+}
+
+totals_match() {
+    local want got
+    want=$(sim_totals "$2") || return 1
+    got=$(server_totals "$1")
+    echo "sim sent: $want; server stored: $got"
+    [ "$want" = "$got" ]
+}
+
+# wait_for_records JOB SIM_JSON: until the server holds every record (or 30 s).
+wait_for_records() {
+    local i
+    for i in $(seq 300); do
+        totals_match "$1" "$2" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    return 0 # the check that follows reports the difference
+}
+
+health_is() {
+    curl -sf "$HTTP/healthz" | python3 -c "import json,sys; v=json.load(sys.stdin)['counters']['$1']; print(v); assert v == $2"
+}

@@ -1,0 +1,42 @@
+/* Minimal unit-test harness: T_CHECK records failures with file:line and goes on; T_RUN runs a
+ * test function; T_DONE prints "<suite>: N passed, N failed" and returns the exit status. */
+#ifndef RS_TESTS_T_H
+#define RS_TESTS_T_H
+
+#include <stdio.h>
+
+static int t_passed, t_failed, t_current_failed;
+
+#define T_CHECK(cond)                                                                              \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "  FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                      \
+            t_current_failed = 1;                                                                  \
+        }                                                                                          \
+    } while (0)
+
+#define T_EQ(a, b)                                                                                 \
+    do {                                                                                           \
+        long long t_a_ = (long long)(a), t_b_ = (long long)(b);                                    \
+        if (t_a_ != t_b_) {                                                                        \
+            fprintf(stderr, "  FAIL %s:%d: %s == %s (%lld != %lld)\n", __FILE__, __LINE__, #a, #b, \
+                    t_a_, t_b_);                                                                   \
+            t_current_failed = 1;                                                                  \
+        }                                                                                          \
+    } while (0)
+
+#define T_RUN(fn)                                                                                  \
+    do {                                                                                           \
+        t_current_failed = 0;                                                                      \
+        fn();                                                                                      \
+        if (t_current_failed) {                                                                    \
+            t_failed++;                                                                            \
+            fprintf(stderr, "not ok %s\n", #fn);                                                   \
+        } else                                                                                     \
+            t_passed++;                                                                            \
+    } while (0)
+
+#define T_DONE(suite)                                                                              \
+    (printf("%s: %d passed, %d failed\n", (suite), t_passed, t_failed), t_failed ? 1 : 0)
+
+#endif

@@ -1,0 +1,51 @@
+/* Writes the seed corpus of tests/fuzz/corpus/wire/ (valid requests, frames and replies); run by
+ * hand when the schema changes: build/tests/tools/make-corpus tests/fuzz/corpus/wire */
+#include "proto/wire.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static void
+put(const char *dir, const char *name, const void *data, size_t len)
+{
+    char path[4096];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if ((f = fopen(path, "wb"))) {
+        fwrite(data, 1, len, f);
+        fclose(f);
+    }
+}
+
+int
+main(int argc, char **argv)
+{
+    static const char *const names[] = {"gemm", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "stall"};
+    struct rs_kernel_record k[2] = {{1000, 2000, 0, 7, 0, 1}, {2100, 2600, 0, 7, 0, 2}};
+    struct rs_collective_record c = {2000, 9000, 1024, 99, 3, RS_COLL_ALLREDUCE, 1, 17, true};
+    struct rs_memcpy_record m = {1500, 1600, 64, RS_COPY_HTOD, 7};
+    struct rs_step_record s = {1, 900, 9500};
+    struct rs_stall_record x = {16, 5, 0, 2, 1234};
+    struct rs_rank_batch rb = {{"job", 1, 1, 2, "host", "GPU-1", 42}, {1, 2}, names, 3, k, 2,
+                               &m, 1, &c, 1, &s, 1, &x, 1, 0};
+    struct rs_agent_batch b = {5, 6, 7, {5, 6, "host", "0.1.0", {1, 2}}, &rb, 1, 0};
+    struct rs_server_reply r = {7, RS_REPLY_ACK, "", 0};
+    uint8_t frame[RS_WIRE_MAX_FRAME_BYTES], *req, rep[256];
+    size_t len;
+
+    if (argc != 2)
+        return 2;
+    if (rs_wire_agent_batch_encode(&b, &req, &len) == 0) {
+        put(argv[1], "agent-batch", req, len);
+        put(argv[1], "agent-batch-truncated", req, len / 2);
+        free(req);
+    }
+    if (rs_wire_rank_batch_encode(&rb, frame, sizeof frame, &len) == 0)
+        put(argv[1], "rank-frame", frame, len);
+    if (rs_wire_reply_encode(&r, rep, sizeof rep, &len) == 0)
+        put(argv[1], "reply", rep, len);
+    put(argv[1], "empty", "", 0);
+    put(argv[1], "garbage", "\xff\xff\xff\xff\xff\x0f\x12\x34\x08\x02", 10);
+    return 0;
+}

@@ -1,0 +1,202 @@
+/* Unit tests of proto/wire: round trips and rejection of bad input. */
+#include "common/error.h"
+#include "proto/wire.h"
+#include "tests/t.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const names[] = {"gemm_kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL"};
+static const struct rs_kernel_record kernels[] = {{1000000, 1002000, 0, 7, 0, 42},
+                                                  {1003000, 1004500, 0, 7, 0, 43}};
+static const struct rs_collective_record colls[] = {
+    {1002000, 1009000, 1 << 20, 0xabcdef, 5, RS_COLL_ALLREDUCE, 1, 17, false}};
+static const struct rs_step_record steps[] = {{3, 999000, 1010000}};
+static const struct rs_memcpy_record copies[] = {{1001000, 1001100, 4096, RS_COPY_DTOD, 7}};
+static const struct rs_stall_record stalls[] = {{0x40, 17, 0, 1, 0xdeadbeef}};
+
+static struct rs_rank_batch
+sample_rank(void)
+{
+    struct rs_rank_batch b = {
+        .identity = {"job-1", 3, 1, 8, "node7", "GPU-abc", 1234},
+        .clock = {111, 222},
+        .strings = names,
+        .n_strings = 2,
+        .kernels = kernels,
+        .n_kernels = 2,
+        .memcpys = copies,
+        .n_memcpys = 1,
+        .collectives = colls,
+        .n_collectives = 1,
+        .steps = steps,
+        .n_steps = 1,
+        .stalls = stalls,
+        .n_stalls = 1,
+        .dropped_records = 9,
+    };
+    return b;
+}
+
+static void
+rank_frame_round_trip(void)
+{
+    struct rs_rank_batch b = sample_rank();
+    uint8_t buf[RS_WIRE_MAX_FRAME_BYTES];
+    size_t len = 0;
+    rs_wire_rank_frame *f = NULL;
+
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), 0);
+    T_EQ(rs_wire_rank_batch_size(&b), len);
+    T_EQ(rs_wire_rank_frame_decode(buf, len, RS_WIRE_MAX_FRAME_BYTES, &f), 0);
+    if (!f)
+        return;
+    const struct rs_rank_batch *d = rs_wire_rank_frame_batch(f);
+    T_CHECK(strcmp(d->identity.job, "job-1") == 0);
+    T_EQ(d->identity.rank, 3);
+    T_EQ(d->identity.world_size, 8);
+    T_EQ(d->n_kernels, 2);
+    T_EQ(d->kernels[1].start_ns, 1003000);
+    T_EQ(d->kernels[1].end_ns, 1004500);
+    T_EQ(d->kernels[1].correlation, 43);
+    T_EQ(d->collectives[0].seq, 5);
+    T_EQ(d->collectives[0].comm_hash, 0xabcdef);
+    T_EQ(d->collectives[0].op, RS_COLL_ALLREDUCE);
+    T_EQ(d->steps[0].start_ns, 999000);
+    T_EQ(d->memcpys[0].bytes, 4096);
+    T_EQ(d->stalls[0].cubin_crc, 0xdeadbeef);
+    T_EQ(d->dropped_records, 9);
+    T_CHECK(strcmp(d->strings[d->collectives[0].name_id], names[1]) == 0);
+    rs_wire_rank_frame_free(f);
+}
+
+static void
+agent_batch_round_trip(void)
+{
+    struct rs_rank_batch ranks[2] = {sample_rank(), sample_rank()};
+    struct rs_agent_batch b = {7, 8, 99, {7, 8, "host", "0.1.0", {1, 2}}, ranks, 2, 3};
+    rs_wire_agent_batch *d = NULL;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    uint64_t agent = 0, seq = 0;
+
+    ranks[1].identity.rank = 4;
+    T_EQ(rs_wire_agent_batch_encode(&b, &buf, &len), 0);
+    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    T_EQ(rs_wire_agent_batch_peek_seq(buf, len, &agent, &seq), 0);
+    T_EQ(agent, 7);
+    T_EQ(seq, 99);
+    if (d) {
+        const struct rs_agent_batch *g = rs_wire_agent_batch_get(d);
+        T_EQ(g->batch_seq, 99);
+        T_EQ(g->n_ranks, 2);
+        T_EQ(g->ranks[1].identity.rank, 4);
+        T_EQ(g->agent_dropped, 3);
+        T_CHECK(strcmp(g->hello.host, "host") == 0);
+    }
+    rs_wire_agent_batch_free(d);
+    /* Every truncation of a valid request is refused cleanly (or decodes to a valid prefix). */
+    for (size_t cut = 0; cut < len; cut++) {
+        rs_wire_agent_batch *t = NULL;
+        int rc = rs_wire_agent_batch_decode(buf, cut, &t);
+        T_CHECK(rc != 0 || t != NULL);
+        rs_wire_agent_batch_free(t);
+    }
+    free(buf);
+}
+
+static void
+rejects_bad_input(void)
+{
+    static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x12, 0x34};
+    struct rs_rank_batch b = sample_rank();
+    struct rs_kernel_record bad_k = {10, 5, 0, 0, 0, 0};
+    uint8_t buf[RS_WIRE_MAX_FRAME_BYTES];
+    rs_wire_rank_frame *f = NULL;
+    rs_wire_agent_batch *d = NULL;
+    size_t len;
+
+    T_EQ(rs_wire_rank_frame_decode(garbage, sizeof garbage, 1 << 16, &f), RS_E_MALFORMED);
+    T_EQ(rs_wire_agent_batch_decode(garbage, sizeof garbage, &d), RS_E_MALFORMED);
+    T_EQ(rs_wire_rank_frame_decode(buf, 100, 50, &f), RS_E_TOO_BIG);
+    T_EQ(rs_wire_agent_batch_decode(buf, RS_WIRE_MAX_BATCH_BYTES + 1, &d), RS_E_TOO_BIG);
+    /* end before start */
+    b.kernels = &bad_k;
+    b.n_kernels = 1;
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+    /* name id out of range */
+    b = sample_rank();
+    b.n_strings = 1;
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+    /* invalid job names */
+    b = sample_rank();
+    b.identity.job = "bad/job";
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+    b.identity.job = "";
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+    /* rank outside world */
+    b = sample_rank();
+    b.identity.rank = 8;
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+    /* frame too small for the buffer */
+    b = sample_rank();
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, 10, &len), RS_E_TOO_BIG);
+    /* not UTF-8 */
+    static const char *const bad_names[] = {"ok", "\xc3\x28"};
+    b.strings = bad_names;
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+}
+
+static void
+rejects_wrong_version(void)
+{
+    /* schema_version is field 1 (varint); a request carrying version 2 must be refused. */
+    static const uint8_t v2[] = {0x08, 0x02, 0x11, 1, 0, 0, 0, 0, 0, 0, 0};
+    rs_wire_agent_batch *d = NULL;
+
+    T_EQ(rs_wire_agent_batch_decode(v2, sizeof v2, &d), RS_E_VERSION);
+}
+
+static void
+reply_round_trip(void)
+{
+    struct rs_server_reply r = {42, RS_REPLY_RETRY, "storage full", 500}, out;
+    uint8_t buf[RS_WIRE_MAX_REPLY_BYTES];
+    char err[64];
+    size_t len;
+
+    T_EQ(rs_wire_reply_encode(&r, buf, sizeof buf, &len), 0);
+    T_EQ(rs_wire_reply_decode(buf, len, &out, err, sizeof err), 0);
+    T_EQ(out.batch_seq, 42);
+    T_EQ(out.status, RS_REPLY_RETRY);
+    T_EQ(out.retry_after_ms, 500);
+    T_CHECK(strcmp(out.error, "storage full") == 0);
+    buf[1] = 0x7f; /* corrupt */
+    T_CHECK(rs_wire_reply_decode(buf, 1, &out, err, sizeof err) != 0);
+}
+
+static void
+job_names(void)
+{
+    char out[200];
+
+    T_CHECK(rs_wire_job_valid("slurm-1234.train_a:5@x+y=z"));
+    T_CHECK(!rs_wire_job_valid("a b"));
+    rs_wire_job_sanitize("my job/1", out, sizeof out);
+    T_CHECK(strcmp(out, "my_job_1") == 0);
+    T_CHECK(rs_wire_job_valid(out));
+    rs_wire_job_sanitize("", out, sizeof out);
+    T_CHECK(strcmp(out, "unknown") == 0);
+}
+
+int
+main(void)
+{
+    T_RUN(rank_frame_round_trip);
+    T_RUN(agent_batch_round_trip);
+    T_RUN(rejects_bad_input);
+    T_RUN(rejects_wrong_version);
+    T_RUN(reply_round_trip);
+    T_RUN(job_names);
+    return T_DONE("proto/wire");
+}

@@ -1,0 +1,159 @@
+/* Unit tests of storage/: put/scan, deduplication, summaries, foreign data dirs. */
+#include "common/error.h"
+#include "storage/store.h"
+#include "tests/t.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const names[] = {"k_gemm", "nccl_allreduce"};
+
+static struct rs_agent_batch
+batch(uint64_t seq, uint32_t rank, struct rs_rank_batch *rb, struct rs_kernel_record *k,
+      struct rs_collective_record *c, struct rs_step_record *s)
+{
+    for (int i = 0; i < 100; i++)
+        k[i] = (struct rs_kernel_record){seq * 1000000 + i * 1000, seq * 1000000 + i * 1000 + 500,
+                                         0, 7, 0, 0};
+    *c = (struct rs_collective_record){seq * 1000000, seq * 1000000 + 2000, 64, 77, seq,
+                                       RS_COLL_ALLREDUCE, 1, 17, false};
+    *s = (struct rs_step_record){seq, seq * 1000000, seq * 1000000 + 900000};
+    *rb = (struct rs_rank_batch){.identity = {"job-a", rank, rank, 2, "h", "GPU-1", 1},
+                                 .strings = names, .n_strings = 2,
+                                 .kernels = k, .n_kernels = 100,
+                                 .collectives = c, .n_collectives = 1,
+                                 .steps = s, .n_steps = 1};
+    return (struct rs_agent_batch){1, 1, seq, {1, 1, "h", "v", {0, 0}}, rb, 1, 0};
+}
+
+static int
+count_kernel(void *arg, const struct rs_kernel_record *k, const char *name)
+{
+    (*(int *)arg)++;
+    return strcmp(name, "k_gemm") == 0 ? 0 : -1;
+}
+
+struct colls {
+    int n;
+    uint32_t ranks[4];
+};
+
+static int
+count_coll(void *arg, uint32_t rank, const struct rs_collective_record *c)
+{
+    struct colls *x = arg;
+    if (x->n < 4)
+        x->ranks[x->n] = rank;
+    x->n++;
+    return 0;
+}
+
+static int
+get_rank(void *arg, const struct rs_rank_info *r)
+{
+    if (r->rank == 0)
+        *(struct rs_rank_info *)arg = *r;
+    return 0;
+}
+
+static void
+put_scan_dedup(void)
+{
+    char dir[] = "/tmp/rs-store-test-XXXXXX";
+    struct rs_kernel_record k[100];
+    struct rs_collective_record c;
+    struct rs_step_record s;
+    struct rs_rank_batch rb;
+    rs_store *st = NULL;
+    rs_store_write *w;
+    rs_store_read *r;
+    bool dup = true;
+    uint64_t n = 0;
+
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    struct rs_agent_batch b1 = batch(1, 0, &rb, k, &c, &s);
+    T_EQ(rs_store_write_batch(w, &b1, &dup), 0);
+    T_CHECK(!dup);
+    T_EQ(rs_store_write_commit(w), 0);
+    /* the same (agent, seq) again: a duplicate, nothing written */
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b1, &dup), 0);
+    T_CHECK(dup);
+    struct rs_rank_batch rb2;
+    struct rs_kernel_record k2[100];
+    struct rs_collective_record c2;
+    struct rs_step_record s2;
+    struct rs_agent_batch b2 = batch(1, 1, &rb2, k2, &c2, &s2);
+    b2.batch_seq = 2; /* rank 1, same collective seq 1 */
+    T_EQ(rs_store_write_batch(w, &b2, &dup), 0);
+    T_CHECK(!dup);
+    T_EQ(rs_store_write_commit(w), 0);
+    rs_store_close(st);
+
+    /* reopen: everything is there */
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_batches_count(r, &n), 0);
+    T_EQ(n, 2);
+    struct rs_job_info job;
+    T_EQ(rs_store_job_get(r, "job-a", &job), 0);
+    T_EQ(job.n_ranks, 2);
+    T_EQ(job.world_size, 2);
+    T_EQ(rs_store_job_get(r, "nope", &job), RS_E_NOT_FOUND);
+    struct rs_rank_info info = {0};
+    T_EQ(rs_store_ranks_scan(r, "job-a", get_rank, &info), 0);
+    T_EQ(info.n_kernels, 100);
+    T_EQ(info.kernel_ns, 100 * 500);
+    T_EQ(info.n_steps, 1);
+    T_EQ(info.batches, 1);
+    int nk = 0;
+    T_EQ(rs_store_kernels_scan(r, "job-a", 0, 0, UINT64_MAX, count_kernel, &nk), 0);
+    T_EQ(nk, 100);
+    nk = 0;
+    T_EQ(rs_store_kernels_scan(r, "job-a", 0, 2000000, UINT64_MAX, count_kernel, &nk), 0);
+    T_EQ(nk, 0);
+    struct colls cs = {0};
+    T_EQ(rs_store_collectives_scan(r, "job-a", count_coll, &cs), 0);
+    T_EQ(cs.n, 2); /* both ranks of instance (77, AllReduce, 1), adjacent */
+    T_CHECK(cs.ranks[0] == 0 && cs.ranks[1] == 1);
+    rs_store_read_end(r);
+    rs_store_close(st);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+}
+
+static void
+refuses_foreign_dirs(void)
+{
+    char dir[] = "/tmp/rs-store-test-XXXXXX", path[128];
+    rs_store *st = NULL;
+    FILE *f;
+
+    T_CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    f = fopen(path, "w");
+    fprintf(f, "this is not an LMDB file, but it is long enough to be read as one... %0500d", 0);
+    fclose(f);
+    T_CHECK(rs_store_open(dir, NULL, &st) != 0);
+    T_CHECK(st == NULL);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/file", dir);
+    f = fopen(path, "w");
+    fclose(f);
+    T_EQ(rs_store_open(path, NULL, &st), -20 /* -ENOTDIR */);
+    unlink(path);
+    rmdir(dir);
+}
+
+int
+main(void)
+{
+    T_RUN(put_scan_dedup);
+    T_RUN(refuses_foreign_dirs);
+    return T_DONE("storage/store");
+}
