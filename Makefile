@@ -78,6 +78,7 @@ TOOL_BINS := $(BUILD)/tests/tools/rs-nng-send $(BUILD)/tests/tools/make-corpus
 HAVE_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h)
 
 .PHONY: all deps test asan demo clean format bench collector
+.SECONDARY:
 all: $(BINS) collector
 
 collector:

@@ -24,13 +24,19 @@ check() {
 }
 
 finish() {
+    stop_all
+    # Daemons stop cleanly on SIGTERM; under make asan their logs carry any sanitizer report.
+    check "no sanitizer report and a clean exit in the daemons' logs" no_sanitizer_reports
     if [ "$FAILED" -gt 0 ]; then
         for f in "$WORK"/*.log; do echo "--- $f" >&2; tail -20 "$f" >&2; done
     fi
     echo "$SUITE: $PASSED passed, $FAILED failed"
-    stop_all
     [ "$FAILED" = 0 ]
     exit $?
+}
+
+no_sanitizer_reports() {
+    ! grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: ' "$WORK"/*.log
 }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
