@@ -3,6 +3,7 @@
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/log.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -309,4 +310,29 @@ rs_config_free(const struct rs_config_spec *spec, void *cfg)
             *field = NULL;
         }
     }
+}
+
+int
+rs_config_main(const struct rs_config_spec *spec, void *cfg, int argc, char **argv,
+               char **positional, int max_positional, int *n_positional)
+{
+    const struct rs_config_option *level = find_option(spec, "log-level", 9);
+    char err[512];
+    int rc = rs_config_parse(spec, cfg, argc, argv, positional, max_positional, n_positional,
+                             err, sizeof err);
+
+    if (rc == 0 && level) {
+        const char *name = *(char **)((char *)cfg + level->offset);
+        if (rs_log_set_level(name) != 0) {
+            snprintf(err, sizeof err, "--log-level: '%s' is not error, warn, info or debug",
+                     name);
+            rc = RS_E_CONFIG;
+        }
+    }
+    if (rc == 0)
+        return -1;
+    if (rc != RS_CONFIG_EXIT)
+        fprintf(stderr, "%s: %s\n", spec->program, err);
+    rs_config_free(spec, cfg);
+    return rc == RS_CONFIG_EXIT ? 0 : 2;
 }

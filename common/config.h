@@ -53,6 +53,13 @@ int rs_config_set(const struct rs_config_spec *spec, void *cfg, const char *key,
 /* Prints --help text for the spec to stdout. */
 void rs_config_print_help(const struct rs_config_spec *spec);
 
+/* The whole of option handling for a main(): rs_config_parse, then the "log-level" option (when
+ * the table has one) applied to the logger; errors are printed as "<program>: <message>" on
+ * stderr. Returns -1 when the program should go on, otherwise the status main() should return
+ * (0 after --help/--version, 2 on a usage error; the config is freed then). */
+int rs_config_main(const struct rs_config_spec *spec, void *cfg, int argc, char **argv,
+                   char **positional, int max_positional, int *n_positional);
+
 /* Frees the strings the config owns. Idempotent. */
 void rs_config_free(const struct rs_config_spec *spec, void *cfg);
 

@@ -1,11 +1,8 @@
 /* rankscope-agent: parses configuration and runs the node agent (node-agent/agent.h). */
 #include "common/config.h"
-#include "common/error.h"
-#include "common/log.h"
 #include "node-agent/agent.h"
 
 #include <stddef.h>
-#include <stdio.h>
 
 #define OPT(key, type, def, field, help, lo, hi)                                                   \
     {key, type, def, offsetof(struct rs_agent_config, field), help, lo, hi}
@@ -48,23 +45,10 @@ int
 main(int argc, char **argv)
 {
     struct rs_agent_config cfg = {0};
-    char err[512];
-    int rc = rs_config_parse(&spec, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
+    int rc = rs_config_main(&spec, &cfg, argc, argv, NULL, 0, NULL);
 
-    if (rc == RS_CONFIG_EXIT) {
-        rs_config_free(&spec, &cfg);
-        return 0;
-    }
-    if (rc == 0 && rs_log_set_level(cfg.log_level) != 0) {
-        snprintf(err, sizeof err, "--log-level: '%s' is not error, warn, info or debug",
-                 cfg.log_level);
-        rc = RS_E_CONFIG;
-    }
-    if (rc != 0) {
-        fprintf(stderr, "rankscope-agent: %s\n", err);
-        rs_config_free(&spec, &cfg);
-        return 2;
-    }
+    if (rc >= 0)
+        return rc;
     rc = rs_agent_run(&cfg);
     rs_config_free(&spec, &cfg);
     return rc;

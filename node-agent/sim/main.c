@@ -194,38 +194,32 @@ out:
     return rc == 0 ? 0 : 1;
 }
 
+/* Checks that the options make sense together; prints why not. */
+static bool
+options_consistent(const struct sim_config *cfg)
+{
+    if (!rs_wire_job_valid(cfg->job)) {
+        fprintf(stderr, "rankscope-sim: --job: '%s' is not a valid job name (letters, digits, "
+                "._:@+=-)\n", cfg->job);
+        return false;
+    }
+    if (cfg->slow_rank >= cfg->ranks || cfg->host_stall >= cfg->ranks) {
+        fprintf(stderr, "rankscope-sim: --slow-rank/--host-stall must be below --ranks (%lld)\n",
+                (long long)cfg->ranks);
+        return false;
+    }
+    return true;
+}
+
 int
 main(int argc, char **argv)
 {
     struct sim_config cfg = {0};
-    char err[512];
-    int rc = rs_config_parse(&spec, &cfg, argc, argv, NULL, 0, NULL, err, sizeof err);
+    int rc = rs_config_main(&spec, &cfg, argc, argv, NULL, 0, NULL);
 
-    if (rc == RS_CONFIG_EXIT) {
-        rs_config_free(&spec, &cfg);
-        return 0;
-    }
-    if (rc == 0 && rs_log_set_level(cfg.log_level) != 0) {
-        snprintf(err, sizeof err, "--log-level: '%s' is not error, warn, info or debug",
-                 cfg.log_level);
-        rc = RS_E_CONFIG;
-    }
-    if (rc == 0 && !rs_wire_job_valid(cfg.job)) {
-        snprintf(err, sizeof err, "--job: '%s' is not a valid job name (letters, digits, ._:@+=-)",
-                 cfg.job);
-        rc = RS_E_CONFIG;
-    }
-    if (rc == 0 && ((cfg.slow_rank >= cfg.ranks) || (cfg.host_stall >= cfg.ranks))) {
-        snprintf(err, sizeof err, "--slow-rank/--host-stall must be below --ranks (%lld)",
-                 (long long)cfg.ranks);
-        rc = RS_E_CONFIG;
-    }
-    if (rc != 0) {
-        fprintf(stderr, "rankscope-sim: %s\n", err);
-        rs_config_free(&spec, &cfg);
-        return 2;
-    }
-    rc = run_sim(&cfg);
+    if (rc >= 0)
+        return rc;
+    rc = options_consistent(&cfg) ? run_sim(&cfg) : 2;
     rs_config_free(&spec, &cfg);
     return rc;
 }

@@ -46,13 +46,13 @@ int
 main(int argc, char **argv)
 {
     struct cli_config cfg = {0};
-    char *pos[16], err[512];
-    int npos = 0, rc = rs_config_parse(&spec, &cfg, argc, argv, pos, 16, &npos, err, sizeof err);
+    char *pos[16];
+    int npos = 0, rc = rs_config_main(&spec, &cfg, argc, argv, pos, 16, &npos);
 
-    if (rc == RS_CONFIG_EXIT)
-        goto done;
-    if (rc != 0 || npos == 0) {
-        fprintf(stderr, "rankscope: %s\n", rc ? err : "no command given (see rankscope --help)");
+    if (rc >= 0)
+        return rc;
+    if (npos == 0) {
+        fprintf(stderr, "rankscope: no command given (see rankscope --help)\n");
         rc = 2;
         goto done;
     }
@@ -72,5 +72,5 @@ main(int argc, char **argv)
     fprintf(stderr, "rankscope: unknown command '%s' (see rankscope --help)\n", pos[0]);
 done:
     rs_config_free(&spec, &cfg);
-    return rc == RS_CONFIG_EXIT ? 0 : rc;
+    return rc;
 }
