@@ -120,15 +120,17 @@ static void
 on_tick(uv_timer_t *t)
 {
     struct agent *a = t->data;
-    uint64_t now = rs_clock_mono_ns();
+    uint64_t now = rs_clock_mono_ns(), interval_ms = (uint64_t)a->cfg->flush_ms;
     struct rs_forward_stats fs;
 
-    if (!a->draining && now - a->last_flush_ns >= (uint64_t)a->cfg->flush_ms * 1000000ull)
+    rs_forward_get_stats(a->fwd, &fs);
+    if (fs.server_min_flush_ms > interval_ms) /* the server asked us to slow down */
+        interval_ms = fs.server_min_flush_ms;
+    if (!a->draining && now - a->last_flush_ns >= interval_ms * 1000000ull)
         flush(a);
     rs_forward_pump(a->fwd);
     if (!a->draining)
         return;
-    rs_forward_get_stats(a->fwd, &fs);
     if (fs.queued_batches == 0 || now >= a->drain_deadline_ns) {
         if (fs.queued_batches)
             rs_log(RS_LOG_WARN, "RS-AGENT-DRAIN", "%llu batches not delivered%s",

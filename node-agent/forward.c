@@ -135,6 +135,7 @@ finish(rs_forward *f, struct fwd_ctx *c)
         retry_later(f, it, 1000);
         return;
     }
+    f->stats.server_min_flush_ms = r.control.min_flush_ms;
     switch (r.status) {
     case RS_REPLY_ACK:
         f->stats.acked++;

@@ -25,6 +25,7 @@ struct rs_forward_options {
 
 struct rs_forward_stats {
     uint64_t queued_batches, queued_bytes; /* now */
+    uint32_t server_min_flush_ms;          /* the server's latest request (0 = none) */
     uint64_t sent, acked, duplicates, rejected, retried, dropped_batches;
 };
 

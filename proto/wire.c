@@ -647,10 +647,14 @@ int
 rs_wire_reply_encode(const struct rs_server_reply *r, uint8_t *buf, size_t cap, size_t *out_len)
 {
     Rankscope__V1__ServerReply pb;
+    Rankscope__V1__Control control;
     char err[512];
     size_t n;
 
     rankscope__v1__server_reply__init(&pb);
+    rankscope__v1__control__init(&control);
+    control.min_flush_ms = r->control.min_flush_ms;
+    pb.control = &control;
     /* Error texts are for people; cut them so a reply always fits its limit. */
     snprintf(err, sizeof err, "%s", r->error ? r->error : "");
     if (!rs_utf8_valid(err, strlen(err)))
@@ -687,6 +691,7 @@ rs_wire_reply_decode(const uint8_t *buf, size_t len, struct rs_server_reply *r, 
     r->status = (uint32_t)pb->status;
     r->error = err;
     r->retry_after_ms = pb->retry_after_ms;
+    r->control.min_flush_ms = pb->control ? pb->control->min_flush_ms : 0;
 out:
     rankscope__v1__server_reply__free_unpacked(pb, NULL);
     return rc;

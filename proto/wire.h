@@ -131,11 +131,17 @@ struct rs_agent_batch {
     uint64_t agent_dropped;
 };
 
+/* What the server asks of the agent (zero = nothing). */
+struct rs_server_control {
+    uint32_t min_flush_ms; /* send batches no more often than this: the server is backlogged */
+};
+
 struct rs_server_reply {
     uint64_t batch_seq;
     uint32_t status; /* enum rs_reply_status */
     const char *error; /* "" when none */
     uint32_t retry_after_ms;
+    struct rs_server_control control;
 };
 
 /* Decoded objects own their memory; free with the matching _free (NULL is fine). */

@@ -37,6 +37,7 @@ struct rs_ingest {
     nng_mtx *lock;
     struct ingest_ctx *ready; /* LIFO of contexts with a received message, under lock */
     atomic_bool closing;
+    unsigned writer_queue;
     char url[256];
 };
 
@@ -50,11 +51,18 @@ arm_recv(struct ingest_ctx *c)
 }
 
 /* Sends a reply on the context; callable from the loop or the writer thread. */
+#define SLOW_DOWN_FLUSH_MS 2000
+
 static void
 send_reply(struct ingest_ctx *c, uint64_t seq, enum rs_reply_status status, const char *error,
            uint32_t retry_after_ms)
 {
-    struct rs_server_reply r = {seq, status, error, retry_after_ms};
+    struct rs_server_reply r = {seq, status, error, retry_after_ms, {0}};
+    uint64_t queued = RS_COUNT_GET(c->ing->counters, writer_queue_now);
+
+    /* Backpressure: a writer queue past half full asks every agent to batch more per request. */
+    if (queued * 2 > c->ing->writer_queue)
+        r.control.min_flush_ms = SLOW_DOWN_FLUSH_MS;
     uint8_t buf[RS_WIRE_MAX_REPLY_BYTES];
     size_t len = 0;
     nng_msg *m = NULL;
@@ -193,6 +201,7 @@ rs_ingest_start(uv_loop_t *loop, const struct rs_ingest_options *opts, rs_writer
     ing->writer = writer;
     ing->counters = counters;
     ing->n_ctxs = opts->contexts ? opts->contexts : 16;
+    ing->writer_queue = opts->writer_queue;
     if ((rv = nng_mtx_alloc(&ing->lock)) != 0 || (rv = nng_rep0_open(&ing->sock)) != 0)
         goto fail_nng;
     if ((rv = nng_listener_create(&ing->listener, ing->sock, opts->url)) != 0)

@@ -160,7 +160,7 @@ rejects_wrong_version(void)
 static void
 reply_round_trip(void)
 {
-    struct rs_server_reply r = {42, RS_REPLY_RETRY, "storage full", 500}, out;
+    struct rs_server_reply r = {42, RS_REPLY_RETRY, "storage full", 500, {2000}}, out;
     uint8_t buf[RS_WIRE_MAX_REPLY_BYTES];
     char err[64];
     size_t len;
@@ -170,6 +170,7 @@ reply_round_trip(void)
     T_EQ(out.batch_seq, 42);
     T_EQ(out.status, RS_REPLY_RETRY);
     T_EQ(out.retry_after_ms, 500);
+    T_EQ(out.control.min_flush_ms, 2000);
     T_CHECK(strcmp(out.error, "storage full") == 0);
     buf[1] = 0x7f; /* corrupt */
     T_CHECK(rs_wire_reply_decode(buf, 1, &out, err, sizeof err) != 0);

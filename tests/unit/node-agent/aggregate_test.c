@@ -1,0 +1,65 @@
+/* Unit tests of the agent's per-rank aggregation: frames of several ranks merge into one
+ * request with names re-interned per rank; flushing empties it. */
+#include "common/error.h"
+#include "node-agent/aggregate.h"
+#include "tests/t.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct rs_rank_batch
+frame(const char *const *names, uint32_t n_names, uint32_t rank, struct rs_kernel_record *k)
+{
+    return (struct rs_rank_batch){.identity = {"job", rank, rank, 4, "h", "GPU", 1},
+                                  .strings = names, .n_strings = n_names,
+                                  .kernels = k, .n_kernels = 1, .dropped_records = rank};
+}
+
+static void
+merges_per_rank(void)
+{
+    static const char *const n1[] = {"a", "b"}, *const n2[] = {"b"};
+    struct rs_kernel_record k1 = {10, 20, 1, 7, 0, 0}, k2 = {30, 40, 0, 7, 0, 0};
+    struct rs_agent_batch env = {1, 2, 3, {1, 2, "h", "v", {0, 0}}, NULL, 0, 0};
+    rs_aggregate *a = NULL;
+    rs_wire_agent_batch *d = NULL;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    uint64_t lost = 9;
+
+    T_EQ(rs_aggregate_new(&a), 0);
+    struct rs_rank_batch f1 = frame(n1, 2, 0, &k1), f2 = frame(n2, 1, 0, &k2),
+                         f3 = frame(n2, 1, 2, &k2);
+    T_EQ(rs_aggregate_add(a, &f1), 0);
+    T_EQ(rs_aggregate_add(a, &f2), 0);
+    T_EQ(rs_aggregate_add(a, &f3), 0);
+    T_EQ(rs_aggregate_pending_records(a), 3);
+    T_CHECK(rs_aggregate_pending_bytes(a) > 0);
+    T_EQ(rs_aggregate_flush(a, &env, &buf, &len, &lost), 0);
+    T_EQ(lost, 0);
+    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    if (d) {
+        const struct rs_agent_batch *b = rs_wire_agent_batch_get(d);
+        T_EQ(b->n_ranks, 2);
+        const struct rs_rank_batch *r0 = &b->ranks[0];
+        T_EQ(r0->identity.rank, 0);
+        T_EQ(r0->n_kernels, 2);
+        /* both kernels are named "b", now through one shared id */
+        T_CHECK(strcmp(r0->strings[r0->kernels[0].name_id], "b") == 0);
+        T_CHECK(strcmp(r0->strings[r0->kernels[1].name_id], "b") == 0);
+        T_EQ(b->ranks[1].identity.rank, 2);
+        T_EQ(b->ranks[1].dropped_records, 2);
+    }
+    rs_wire_agent_batch_free(d);
+    free(buf);
+    T_EQ(rs_aggregate_pending_records(a), 0);
+    T_EQ(rs_aggregate_flush(a, &env, &buf, &len, &lost), RS_E_NOT_FOUND);
+    rs_aggregate_free(a);
+}
+
+int
+main(void)
+{
+    T_RUN(merges_per_rank);
+    return T_DONE("node-agent/aggregate");
+}
