@@ -48,8 +48,6 @@ flush(struct agent *a)
     int rc;
 
     a->last_flush_ns = rs_clock_mono_ns();
-    if (rs_aggregate_pending_records(a->agg) == 0 && rs_aggregate_pending_bytes(a->agg) == 0)
-        return;
     if (a->has_spool && (rc = rs_spool_reserve(&a->spool, a->next_seq)) != 0) {
         rs_log_limited(30, RS_LOG_ERROR, "RS-AGENT-SPOOL", "cannot reserve sequence numbers: %s",
                        rs_strerror(rc));

@@ -16,8 +16,14 @@ struct rank_slot {
     struct rs_clock_pair clock;
     uint64_t dropped_records;
     bool dirty; /* anything to report since the last flush */
+    unsigned idle_flushes; /* consecutive flushes with nothing from this rank */
     struct rs_records records;
 };
+
+/* A rank silent for this many flushes (about 5 minutes at the default 250 ms) has finished or
+ * moved: its slot and buffers are released, so a long-lived agent does not grow with every job
+ * it has ever seen. */
+#define IDLE_FLUSHES_BEFORE_EVICTION 1200u
 
 struct rs_aggregate {
     struct rank_slot *slots;
@@ -36,18 +42,37 @@ rs_aggregate_new(rs_aggregate **out)
     return 0;
 }
 
+static void
+slot_fini(struct rank_slot *s)
+{
+    free(s->host);
+    free(s->gpu_uuid);
+    rs_records_fini(&s->records);
+}
+
 void
 rs_aggregate_free(rs_aggregate *a)
 {
     if (!a)
         return;
-    for (size_t i = 0; i < a->n; i++) {
-        free(a->slots[i].host);
-        free(a->slots[i].gpu_uuid);
-        rs_records_fini(&a->slots[i].records);
-    }
+    for (size_t i = 0; i < a->n; i++)
+        slot_fini(&a->slots[i]);
     free(a->slots);
     free(a);
+}
+
+static void
+evict_idle(rs_aggregate *a)
+{
+    for (size_t i = 0; i < a->n;) {
+        struct rank_slot *s = &a->slots[i];
+        if (s->dirty || ++s->idle_flushes < IDLE_FLUSHES_BEFORE_EVICTION) {
+            i++;
+            continue;
+        }
+        slot_fini(s);
+        *s = a->slots[--a->n]; /* order does not matter */
+    }
 }
 
 static struct rank_slot *
@@ -152,6 +177,7 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
     }
     if (n == 0) {
         free(ranks);
+        evict_idle(a);
         return RS_E_NOT_FOUND;
     }
     env->ranks = ranks;
@@ -162,8 +188,12 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
     for (size_t i = 0; i < a->n; i++) {
         /* Names are dropped too: the next batch carries only the names it uses. */
         rs_records_clear(&a->slots[i].records, 1);
-        a->slots[i].dirty = false;
+        if (a->slots[i].dirty)
+            a->slots[i].idle_flushes = 0;
     }
+    evict_idle(a);
+    for (size_t i = 0; i < a->n; i++)
+        a->slots[i].dirty = false;
     a->pending_bytes = 0;
     env->ranks = NULL;
     env->n_ranks = 0;

@@ -69,13 +69,16 @@ peer_close(struct peer *p)
     uv_close((uv_handle_t *)&p->poll, on_peer_closed);
 }
 
+/* Frames taken from one collector per wake-up, so one busy collector cannot starve the loop. */
+#define FRAMES_PER_WAKEUP 64
+
 static void
 on_peer_readable(uv_poll_t *h, int status, int events)
 {
     struct peer *p = h->data;
     rs_listener *l = p->l;
 
-    for (;;) {
+    for (int taken = 0; taken < FRAMES_PER_WAKEUP; taken++) {
         struct iovec iov = {l->buf, sizeof l->buf};
         struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
         ssize_t n = status < 0 ? -1 : recvmsg(p->fd, &msg, MSG_DONTWAIT);

@@ -4,7 +4,7 @@
 PORT=$(free_port)
 start_server_at "tcp://127.0.0.1:$PORT"
 start_agent_at "tcp://127.0.0.1:$PORT"
-"$BIN/rankscope-sim" --job crash --ranks 8 --steps 150 --speed 2 --agent "$WORK/agent.sock" \
+"$BIN/rankscope-sim" --job crash --ranks 8 --steps 150 --speed 1 --agent "$WORK/agent.sock" \
     --log-level warn > "$WORK/sim.json" &
 SIM=$!
 sleep 1.2
