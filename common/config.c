@@ -38,8 +38,7 @@ parse_bool(const char *s, bool *out)
 }
 
 static int
-set_value(const struct rs_config_option *o, void *cfg, const char *value, char *err,
-          size_t err_len)
+set_value(const struct rs_config_option *o, void *cfg, const char *value, char *err, size_t err_len)
 {
     char *field = (char *)cfg + o->offset;
     char *end;
@@ -124,8 +123,7 @@ trim(char *s)
 }
 
 static int
-load_file(const struct rs_config_spec *spec, void *cfg, const char *path, char *err,
-          size_t err_len)
+load_file(const struct rs_config_spec *spec, void *cfg, const char *path, char *err, size_t err_len)
 {
     char *text = NULL, *save = NULL, *line;
     size_t len;
@@ -143,8 +141,7 @@ load_file(const struct rs_config_spec *spec, void *cfg, const char *path, char *
             continue;
         eq = strchr(s, '=');
         if (!eq) {
-            snprintf(err, err_len, "config file %s line %d: expected 'key = value'", path,
-                     lineno);
+            snprintf(err, err_len, "config file %s line %d: expected 'key = value'", path, lineno);
             rc = RS_E_CONFIG;
             break;
         }
@@ -206,8 +203,7 @@ rs_config_print_help(const struct rs_config_spec *spec)
 
 int
 rs_config_parse(const struct rs_config_spec *spec, void *cfg, int argc, char **argv,
-                char **positional, int max_positional, int *n_positional, char *err,
-                size_t err_len)
+                char **positional, int max_positional, int *n_positional, char *err, size_t err_len)
 {
     const char *config_path = getenv("RANKSCOPE_CONFIG");
     char env[96];
@@ -215,7 +211,7 @@ rs_config_parse(const struct rs_config_spec *spec, void *cfg, int argc, char **a
 
     for (size_t i = 0; i < spec->n_options; i++) {
         rc = set_value(&spec->options[i], cfg,
-                       spec->options[i].default_value ? spec->options[i].default_value
+                       spec->options[i].default_value              ? spec->options[i].default_value
                        : spec->options[i].type == RS_CONFIG_STRING ? ""
                        : spec->options[i].type == RS_CONFIG_BOOL   ? "false"
                                                                    : "0",
@@ -318,14 +314,13 @@ rs_config_main(const struct rs_config_spec *spec, void *cfg, int argc, char **ar
 {
     const struct rs_config_option *level = find_option(spec, "log-level", 9);
     char err[512];
-    int rc = rs_config_parse(spec, cfg, argc, argv, positional, max_positional, n_positional,
-                             err, sizeof err);
+    int rc = rs_config_parse(spec, cfg, argc, argv, positional, max_positional, n_positional, err,
+                             sizeof err);
 
     if (rc == 0 && level) {
         const char *name = *(char **)((char *)cfg + level->offset);
         if (rs_log_set_level(name) != 0) {
-            snprintf(err, sizeof err, "--log-level: '%s' is not error, warn, info or debug",
-                     name);
+            snprintf(err, sizeof err, "--log-level: '%s' is not error, warn, info or debug", name);
             rc = RS_E_CONFIG;
         }
     }

@@ -47,8 +47,8 @@ int rs_config_parse(const struct rs_config_spec *spec, void *cfg, int argc, char
                     size_t err_len);
 
 /* Sets one key from text, as if given on the command line. Returns 0 or RS_E_CONFIG. */
-int rs_config_set(const struct rs_config_spec *spec, void *cfg, const char *key,
-                  const char *value, char *err, size_t err_len);
+int rs_config_set(const struct rs_config_spec *spec, void *cfg, const char *key, const char *value,
+                  char *err, size_t err_len);
 
 /* Prints --help text for the spec to stdout. */
 void rs_config_print_help(const struct rs_config_spec *spec);

@@ -55,7 +55,10 @@ flush(struct agent *a)
     env.agent_id = a->agent_id;
     env.boot_id = a->boot_id;
     env.batch_seq = a->next_seq;
-    env.hello = (struct rs_agent_hello){a->agent_id, a->boot_id, a->host, RS_VERSION,
+    env.hello = (struct rs_agent_hello){a->agent_id,
+                                        a->boot_id,
+                                        a->host,
+                                        RS_VERSION,
                                         {rs_clock_realtime_ns(), rs_clock_realtime_ns()}};
     env.agent_dropped = a->dropped;
     rc = rs_aggregate_flush(a->agg, &env, &data, &len, &lost);
@@ -77,8 +80,8 @@ on_frame(void *arg, const struct rs_rank_batch *b)
     struct agent *a = arg;
 
     if (rs_aggregate_add(a->agg, b) != 0) {
-        a->dropped += (uint64_t)b->n_kernels + b->n_memcpys + b->n_collectives + b->n_steps +
-                      b->n_stalls;
+        a->dropped +=
+            (uint64_t)b->n_kernels + b->n_memcpys + b->n_collectives + b->n_steps + b->n_stalls;
         return;
     }
     if (rs_aggregate_pending_bytes(a->agg) >= EARLY_FLUSH_BYTES)
@@ -145,8 +148,8 @@ on_signal(uv_signal_t *h, int signum)
 
     if (a->draining)
         return;
-    rs_log(RS_LOG_INFO, "RS-AGENT-STOP", "signal %d: flushing and draining (up to %lld ms)",
-           signum, (long long)a->cfg->drain_timeout_ms);
+    rs_log(RS_LOG_INFO, "RS-AGENT-STOP", "signal %d: flushing and draining (up to %lld ms)", signum,
+           (long long)a->cfg->drain_timeout_ms);
     a->draining = true;
     rs_listener_close(a->listener);
     a->listener = NULL;
@@ -193,10 +196,9 @@ rs_agent_run(const struct rs_agent_config *cfg)
         a.has_spool = true;
     }
     uv_loop_init(&a.loop);
-    fopts = (struct rs_forward_options){cfg->server, (unsigned)cfg->window,
-                                        (uint64_t)cfg->max_queue_mb << 20,
-                                        (unsigned)cfg->reply_timeout_ms,
-                                        a.has_spool ? &a.spool : NULL};
+    fopts = (struct rs_forward_options){
+        cfg->server, (unsigned)cfg->window, (uint64_t)cfg->max_queue_mb << 20,
+        (unsigned)cfg->reply_timeout_ms, a.has_spool ? &a.spool : NULL};
     if ((rc = rs_aggregate_new(&a.agg)) != 0 ||
         (rc = rs_forward_start(&a.loop, &fopts, &a.fwd)) != 0)
         goto out;

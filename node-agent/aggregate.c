@@ -15,7 +15,7 @@ struct rank_slot {
     struct rs_rank_identity identity;
     struct rs_clock_pair clock;
     uint64_t dropped_records;
-    bool dirty; /* anything to report since the last flush */
+    bool dirty;            /* anything to report since the last flush */
     unsigned idle_flushes; /* consecutive flushes with nothing from this rank */
     struct rs_records records;
 };

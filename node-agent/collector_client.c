@@ -13,7 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define RECORD_BOUND 64u     /* bytes one encoded record can take, at most */
+#define RECORD_BOUND 64u /* bytes one encoded record can take, at most */
 #define FRAME_BUDGET (RS_WIRE_MAX_FRAME_BYTES - 4096u) /* leaves room for identity and clock */
 #define RECONNECT_NS 1000000000ull
 #define SEND_BUFFER (4 << 20)

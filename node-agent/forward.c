@@ -238,10 +238,9 @@ rs_forward_push(rs_forward *f, uint64_t seq, uint8_t *data, size_t len, int from
     for (struct item *old = f->head; f->stats.queued_bytes > f->opts.max_queue_bytes && old;) {
         struct item *next = old->next;
         if (!old->in_flight && old != it) {
-            rs_log_limited(10, RS_LOG_WARN, "RS-AGENT-QUEUE-FULL",
-                           "queue over %llu bytes: dropped batch %llu",
-                           (unsigned long long)f->opts.max_queue_bytes,
-                           (unsigned long long)old->seq);
+            rs_log_limited(
+                10, RS_LOG_WARN, "RS-AGENT-QUEUE-FULL", "queue over %llu bytes: dropped batch %llu",
+                (unsigned long long)f->opts.max_queue_bytes, (unsigned long long)old->seq);
             f->stats.dropped_batches++;
             drop_item(f, old, false);
         }

@@ -20,7 +20,7 @@ struct rs_forward_options {
     unsigned window;          /* NNG contexts = batches in flight */
     uint64_t max_queue_bytes; /* memory (and spool) budget */
     unsigned reply_timeout_ms;
-    struct rs_spool *spool;   /* NULL: memory only */
+    struct rs_spool *spool; /* NULL: memory only */
 };
 
 struct rs_forward_stats {

@@ -5,11 +5,13 @@
 #include <stddef.h>
 
 #define OPT(key, type, def, field, help, lo, hi)                                                   \
-    {key, type, def, offsetof(struct rs_agent_config, field), help, lo, hi}
+    {                                                                                              \
+        key, type, def, offsetof(struct rs_agent_config, field), help, lo, hi                      \
+    }
 
 static const struct rs_config_option options[] = {
-    OPT("server", RS_CONFIG_STRING, "tcp://127.0.0.1:7071", server,
-        "NNG URL of rankscope-server", 0, 0),
+    OPT("server", RS_CONFIG_STRING, "tcp://127.0.0.1:7071", server, "NNG URL of rankscope-server",
+        0, 0),
     OPT("socket", RS_CONFIG_STRING, "/tmp/rankscope-agent.sock", socket,
         "Unix socket collectors connect to", 0, 0),
     OPT("spool", RS_CONFIG_STRING, "", spool,
@@ -17,8 +19,8 @@ static const struct rs_config_option options[] = {
     OPT("ready-file", RS_CONFIG_STRING, "", ready_file,
         "write pid and socket here once accepting collectors", 0, 0),
     OPT("log-level", RS_CONFIG_STRING, "info", log_level, "error, warn, info or debug", 0, 0),
-    OPT("flush-ms", RS_CONFIG_INT, "250", flush_ms, "send pending records at least this often",
-        10, 60000),
+    OPT("flush-ms", RS_CONFIG_INT, "250", flush_ms, "send pending records at least this often", 10,
+        60000),
     OPT("window", RS_CONFIG_INT, "4", window, "batches in flight to the server", 1, 64),
     OPT("max-queue-mb", RS_CONFIG_INT, "512", max_queue_mb,
         "unacknowledged batches kept (memory and spool); oldest dropped beyond", 1, 1 << 20),
@@ -26,8 +28,8 @@ static const struct rs_config_option options[] = {
         "resend a batch whose acknowledgement takes longer", 100, 600000),
     OPT("drain-timeout-ms", RS_CONFIG_INT, "5000", drain_timeout_ms,
         "on SIGTERM, keep delivering for this long", 0, 600000),
-    OPT("max-collectors", RS_CONFIG_INT, "4096", max_collectors,
-        "concurrent collector connections", 1, 1000000),
+    OPT("max-collectors", RS_CONFIG_INT, "4096", max_collectors, "concurrent collector connections",
+        1, 1000000),
 };
 
 static const struct rs_config_spec spec = {

@@ -46,8 +46,8 @@ rs_records_fini(struct rs_records *r)
 uint64_t
 rs_records_count(const struct rs_records *r)
 {
-    return (uint64_t)r->kernels.count + r->memcpys.count + r->collectives.count +
-           r->steps.count + r->stalls.count;
+    return (uint64_t)r->kernels.count + r->memcpys.count + r->collectives.count + r->steps.count +
+           r->stalls.count;
 }
 
 void

@@ -29,9 +29,9 @@ void rs_spool_remove(struct rs_spool *s, uint64_t seq);
 
 /* Calls cb for each stored batch in sequence order; cb takes ownership of `data` (malloc'd).
  * Unreadable files are skipped and counted in *skipped. */
-int rs_spool_load(struct rs_spool *s, void (*cb)(void *arg, uint64_t seq, uint8_t *data,
-                                                 size_t len),
-                  void *arg, unsigned *skipped);
+int rs_spool_load(struct rs_spool *s,
+                  void (*cb)(void *arg, uint64_t seq, uint8_t *data, size_t len), void *arg,
+                  unsigned *skipped);
 
 void rs_spool_close(struct rs_spool *s);
 

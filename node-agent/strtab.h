@@ -10,7 +10,7 @@
 #define RS_STRTAB_NONE UINT32_MAX
 
 struct rs_strtab {
-    char **strings;   /* id -> owned copy */
+    char **strings; /* id -> owned copy */
     uint32_t count, cap;
     uint32_t *slots;  /* open addressing: id + 1, 0 = empty */
     uint32_t n_slots; /* power of two */

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- arena ------------------------------------------------------------------------------------ */
+/* ---- arena ------------------------------------------------------------------------------------
+ */
 
 struct arena_block {
     struct arena_block *next;
@@ -59,7 +60,8 @@ arena_free(struct arena *a)
     }
 }
 
-/* ---- validation -------------------------------------------------------------------------------- */
+/* ---- validation --------------------------------------------------------------------------------
+ */
 
 bool
 rs_wire_job_valid(const char *job)
@@ -152,13 +154,14 @@ validate_rank_batch(const struct rs_rank_batch *b)
 const char *
 rs_coll_op_name(enum rs_coll_op op)
 {
-    static const char *const names[RS_COLL_OP_COUNT] = {
-        "Unknown", "AllReduce", "AllGather", "ReduceScatter",
-        "Broadcast", "Reduce", "SendRecv", "AllToAll"};
+    static const char *const names[RS_COLL_OP_COUNT] = {"Unknown",       "AllReduce", "AllGather",
+                                                        "ReduceScatter", "Broadcast", "Reduce",
+                                                        "SendRecv",      "AllToAll"};
     return (unsigned)op < RS_COLL_OP_COUNT ? names[op] : "Unknown";
 }
 
-/* ---- C -> protobuf-c ----------------------------------------------------------------------------- */
+/* ---- C -> protobuf-c
+ * ----------------------------------------------------------------------------- */
 
 static uint64_t
 batch_base(const struct rs_rank_batch *b)
@@ -287,7 +290,8 @@ rank_to_pb(struct arena *a, const struct rs_rank_batch *b, Rankscope__V1__RankBa
     return 0;
 }
 
-/* ---- protobuf-c -> C ----------------------------------------------------------------------------- */
+/* ---- protobuf-c -> C
+ * ----------------------------------------------------------------------------- */
 
 static bool
 offset_ok(uint64_t base, uint64_t off, uint64_t dur, uint64_t *start, uint64_t *end)
@@ -391,7 +395,8 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
     return validate_rank_batch(b);
 }
 
-/* ---- RankBatch frames ---------------------------------------------------------------------------- */
+/* ---- RankBatch frames
+ * ---------------------------------------------------------------------------- */
 
 struct rs_wire_rank_frame {
     struct arena arena;
@@ -413,8 +418,7 @@ rs_wire_rank_batch_size(const struct rs_rank_batch *b)
 }
 
 int
-rs_wire_rank_batch_encode(const struct rs_rank_batch *b, uint8_t *buf, size_t cap,
-                          size_t *out_len)
+rs_wire_rank_batch_encode(const struct rs_rank_batch *b, uint8_t *buf, size_t cap, size_t *out_len)
 {
     struct arena a = {0};
     Rankscope__V1__RankBatch pb;
@@ -435,8 +439,7 @@ out:
 }
 
 int
-rs_wire_rank_frame_decode(const uint8_t *buf, size_t len, size_t max_len,
-                          rs_wire_rank_frame **out)
+rs_wire_rank_frame_decode(const uint8_t *buf, size_t len, size_t max_len, rs_wire_rank_frame **out)
 {
     rs_wire_rank_frame *f;
     int rc;
@@ -478,7 +481,8 @@ rs_wire_rank_frame_free(rs_wire_rank_frame *f)
     free(f);
 }
 
-/* ---- AgentBatch ---------------------------------------------------------------------------------- */
+/* ---- AgentBatch
+ * ---------------------------------------------------------------------------------- */
 
 struct rs_wire_agent_batch {
     struct arena arena;
@@ -641,7 +645,8 @@ rs_wire_agent_batch_peek_seq(const uint8_t *buf, size_t len, uint64_t *agent_id,
     return 0;
 }
 
-/* ---- ServerReply --------------------------------------------------------------------------------- */
+/* ---- ServerReply
+ * --------------------------------------------------------------------------------- */
 
 int
 rs_wire_reply_encode(const struct rs_server_reply *r, uint8_t *buf, size_t cap, size_t *out_len)

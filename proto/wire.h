@@ -138,7 +138,7 @@ struct rs_server_control {
 
 struct rs_server_reply {
     uint64_t batch_seq;
-    uint32_t status; /* enum rs_reply_status */
+    uint32_t status;   /* enum rs_reply_status */
     const char *error; /* "" when none */
     uint32_t retry_after_ms;
     struct rs_server_control control;
@@ -191,7 +191,8 @@ int rs_wire_agent_batch_peek_seq(const uint8_t *buf, size_t len, uint64_t *agent
 
 int rs_wire_reply_encode(const struct rs_server_reply *r, uint8_t *buf, size_t cap,
                          size_t *out_len);
-/* Decodes a reply; the error text is copied into err[err_len] (truncated), r->error points to it. */
+/* Decodes a reply; the error text is copied into err[err_len] (truncated), r->error points to it.
+ */
 int rs_wire_reply_decode(const uint8_t *buf, size_t len, struct rs_server_reply *r, char *err,
                          size_t err_len);
 

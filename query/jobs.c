@@ -60,15 +60,15 @@ add_rank(void *arg, const struct rs_rank_info *r)
         "s:I, s:I}",
         "rank", (json_int_t)r->rank, "local_rank", (json_int_t)r->local_rank, "world_size",
         (json_int_t)r->world_size, "host", r->host, "gpu_uuid", r->gpu_uuid, "pid",
-        (json_int_t)r->pid, "steps", (json_int_t)r->n_steps, "kernels",
-        (json_int_t)r->n_kernels, "collectives", (json_int_t)r->n_collectives,
-        "step_time_ms", per_step_ms(r->step_ns, r->n_steps), "kernel_ms_per_step",
+        (json_int_t)r->pid, "steps", (json_int_t)r->n_steps, "kernels", (json_int_t)r->n_kernels,
+        "collectives", (json_int_t)r->n_collectives, "step_time_ms",
+        per_step_ms(r->step_ns, r->n_steps), "kernel_ms_per_step",
         per_step_ms(r->kernel_ns, r->n_steps), "nccl_ms_per_step",
         per_step_ms(r->collective_ns, r->n_steps), "memcpy_ms_per_step",
-        per_step_ms(r->memcpy_ns, r->n_steps), "memcpys", (json_int_t)r->n_memcpys,
-        "stall_records", (json_int_t)r->n_stalls, "dropped_records",
-        (json_int_t)r->dropped_records, "batches", (json_int_t)r->batches, "first_ns",
-        (json_int_t)r->first_ns, "last_ns", (json_int_t)r->last_ns);
+        per_step_ms(r->memcpy_ns, r->n_steps), "memcpys", (json_int_t)r->n_memcpys, "stall_records",
+        (json_int_t)r->n_stalls, "dropped_records", (json_int_t)r->dropped_records, "batches",
+        (json_int_t)r->batches, "first_ns", (json_int_t)r->first_ns, "last_ns",
+        (json_int_t)r->last_ns);
 
     if (!j || json_array_append_new(list, j) != 0)
         return -12;

@@ -7,27 +7,25 @@
 #include <stdint.h>
 
 struct rs_counters {
-    _Atomic uint64_t batches_received;   /* requests taken off the NNG socket */
-    _Atomic uint64_t batches_committed;  /* new batches committed to storage */
-    _Atomic uint64_t batches_duplicate;  /* resent batches acknowledged without a write */
-    _Atomic uint64_t batches_rejected;   /* malformed / unsupported: refused with an error */
-    _Atomic uint64_t batches_retry;      /* could not commit now (storage full, queue full) */
-    _Atomic uint64_t rank_batches;       /* rank batches inside committed batches */
-    _Atomic uint64_t commits;            /* LMDB write transactions committed */
+    _Atomic uint64_t batches_received;  /* requests taken off the NNG socket */
+    _Atomic uint64_t batches_committed; /* new batches committed to storage */
+    _Atomic uint64_t batches_duplicate; /* resent batches acknowledged without a write */
+    _Atomic uint64_t batches_rejected;  /* malformed / unsupported: refused with an error */
+    _Atomic uint64_t batches_retry;     /* could not commit now (storage full, queue full) */
+    _Atomic uint64_t rank_batches;      /* rank batches inside committed batches */
+    _Atomic uint64_t commits;           /* LMDB write transactions committed */
     _Atomic uint64_t commit_errors;
-    _Atomic uint64_t replies_failed;     /* reply could not be sent (agent gone): it will resend */
+    _Atomic uint64_t replies_failed; /* reply could not be sent (agent gone): it will resend */
     _Atomic uint64_t http_requests;
-    _Atomic uint64_t http_errors;        /* responses with status >= 400 */
-    _Atomic uint64_t http_timeouts;      /* connections closed by a header/idle timeout */
+    _Atomic uint64_t http_errors;   /* responses with status >= 400 */
+    _Atomic uint64_t http_timeouts; /* connections closed by a header/idle timeout */
     _Atomic uint64_t http_connections_now;
     _Atomic uint64_t writer_queue_now;
 };
 
 #define RS_COUNT(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)
-#define RS_COUNT_ADD(c, field, n)                                                                  \
-    atomic_fetch_add_explicit(&(c)->field, (n), memory_order_relaxed)
-#define RS_COUNT_SUB(c, field, n)                                                                  \
-    atomic_fetch_sub_explicit(&(c)->field, (n), memory_order_relaxed)
+#define RS_COUNT_ADD(c, field, n) atomic_fetch_add_explicit(&(c)->field, (n), memory_order_relaxed)
+#define RS_COUNT_SUB(c, field, n) atomic_fetch_sub_explicit(&(c)->field, (n), memory_order_relaxed)
 #define RS_COUNT_GET(c, field) atomic_load_explicit(&(c)->field, memory_order_relaxed)
 
 #endif

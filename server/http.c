@@ -23,17 +23,17 @@ struct rs_http_conn {
     rs_http *http;
     struct rs_http_conn *prev, *next;
     enum conn_state state;
-    int handles_open;     /* tcp + timer; freed when both closed and not busy */
-    bool closing;         /* close after the current write, or now */
+    int handles_open; /* tcp + timer; freed when both closed and not busy */
+    bool closing;     /* close after the current write, or now */
     bool keep_alive;
-    int error_status;     /* set by a parser callback that hit a limit */
+    int error_status; /* set by a parser callback that hit a limit */
     char url[URL_MAX];
     size_t url_len;
     size_t header_bytes;
     char *body;
     size_t body_len;
     char method[16];
-    char *pending;        /* bytes received after a complete request (pipelining) */
+    char *pending; /* bytes received after a complete request (pipelining) */
     size_t pending_len;
     char read_buf[READ_CHUNK];
 };
@@ -60,21 +60,33 @@ static const char *
 reason_phrase(int status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Unknown";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
+    case 413:
+        return "Payload Too Large";
+    case 414:
+        return "URI Too Long";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Unknown";
     }
 }
 
-/* ---- connection lifetime ---------------------------------------------------------------------- */
+/* ---- connection lifetime ----------------------------------------------------------------------
+ */
 
 static void
 conn_free_if_done(rs_http_conn *c)
@@ -140,7 +152,8 @@ arm_timer(rs_http_conn *c, unsigned ms)
     uv_timer_start(&c->timer, on_timeout, ms, 0);
 }
 
-/* ---- writing responses ------------------------------------------------------------------------ */
+/* ---- writing responses ------------------------------------------------------------------------
+ */
 
 struct write_req {
     uv_write_t req;
@@ -209,8 +222,7 @@ on_written(uv_write_t *req, int status)
 }
 
 void
-rs_http_respond(rs_http_conn *c, int status, const char *content_type, const char *body,
-                size_t len)
+rs_http_respond(rs_http_conn *c, int status, const char *content_type, const char *body, size_t len)
 {
     char head[512];
     struct write_req *w;
@@ -411,8 +423,7 @@ dispatch(rs_http_conn *c)
         rs_http_respond_error(c, 400, "malformed percent-escape in the path");
         return;
     }
-    req = (struct rs_http_request){c->method, c->url, query, c->body ? c->body : "",
-                                   c->body_len};
+    req = (struct rs_http_request){c->method, c->url, query, c->body ? c->body : "", c->body_len};
     c->http->handler(c->http->arg, c, &req);
 }
 

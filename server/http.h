@@ -27,13 +27,13 @@ struct rs_http_request {
 typedef void (*rs_http_handler)(void *arg, rs_http_conn *c, const struct rs_http_request *req);
 
 struct rs_http_options {
-    const char *host;             /* bind address, "127.0.0.1" */
-    int port;                     /* 0 = any free port */
-    size_t max_header_bytes;      /* request line + headers; beyond: 431 */
-    size_t max_body_bytes;        /* beyond: 413 */
-    unsigned request_timeout_ms;  /* from the first byte to the full request; beyond: 408 */
-    unsigned idle_timeout_ms;     /* keep-alive connection with no request; beyond: closed */
-    unsigned max_connections;     /* beyond: new connections get 503 and are closed */
+    const char *host;            /* bind address, "127.0.0.1" */
+    int port;                    /* 0 = any free port */
+    size_t max_header_bytes;     /* request line + headers; beyond: 431 */
+    size_t max_body_bytes;       /* beyond: 413 */
+    unsigned request_timeout_ms; /* from the first byte to the full request; beyond: 408 */
+    unsigned idle_timeout_ms;    /* keep-alive connection with no request; beyond: closed */
+    unsigned max_connections;    /* beyond: new connections get 503 and are closed */
 };
 
 int rs_http_start(uv_loop_t *loop, const struct rs_http_options *opts, rs_http_handler handler,

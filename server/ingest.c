@@ -182,8 +182,7 @@ make_url(rs_ingest *ing, const char *configured)
 
     nng_listener_get_int(ing->listener, NNG_OPT_TCP_BOUND_PORT, &port);
     if (colon && port > 0 && strncmp(configured, "tcp", 3) == 0)
-        snprintf(ing->url, sizeof ing->url, "%.*s:%d", (int)(colon - configured), configured,
-                 port);
+        snprintf(ing->url, sizeof ing->url, "%.*s:%d", (int)(colon - configured), configured, port);
     else
         snprintf(ing->url, sizeof ing->url, "%s", configured);
 }

@@ -14,9 +14,9 @@
 typedef struct rs_ingest rs_ingest;
 
 struct rs_ingest_options {
-    const char *url;      /* "tcp://127.0.0.1:7071"; port 0 picks a free one */
-    unsigned contexts;    /* concurrent requests in flight */
-    size_t max_message;   /* receive size limit per request */
+    const char *url;       /* "tcp://127.0.0.1:7071"; port 0 picks a free one */
+    unsigned contexts;     /* concurrent requests in flight */
+    size_t max_message;    /* receive size limit per request */
     unsigned writer_queue; /* the writer's queue capacity: past half of it, agents slow down */
 };
 

@@ -5,13 +5,15 @@
 #include <stddef.h>
 
 #define OPT(key, type, def, field, help, lo, hi)                                                   \
-    {key, type, def, offsetof(struct rs_server_config, field), help, lo, hi}
+    {                                                                                              \
+        key, type, def, offsetof(struct rs_server_config, field), help, lo, hi                     \
+    }
 
 static const struct rs_config_option options[] = {
     OPT("data", RS_CONFIG_STRING, "./rankscope-data", data, "store directory (created if absent)",
         0, 0),
-    OPT("http", RS_CONFIG_STRING, "127.0.0.1:7070", http, "REST API address HOST:PORT (0 = any)",
-        0, 0),
+    OPT("http", RS_CONFIG_STRING, "127.0.0.1:7070", http, "REST API address HOST:PORT (0 = any)", 0,
+        0),
     OPT("listen", RS_CONFIG_STRING, "tcp://127.0.0.1:7071", listen,
         "NNG URL agents connect to (port 0 = any)", 0, 0),
     OPT("ready-file", RS_CONFIG_STRING, "", ready_file,
@@ -19,8 +21,8 @@ static const struct rs_config_option options[] = {
     OPT("log-level", RS_CONFIG_STRING, "info", log_level, "error, warn, info or debug", 0, 0),
     OPT("ingest-contexts", RS_CONFIG_INT, "16", ingest_contexts,
         "agent requests handled concurrently", 1, 1024),
-    OPT("max-batch-mb", RS_CONFIG_INT, "17", max_batch_mb,
-        "largest agent request accepted, MiB", 1, 1024),
+    OPT("max-batch-mb", RS_CONFIG_INT, "17", max_batch_mb, "largest agent request accepted, MiB", 1,
+        1024),
     OPT("writer-queue", RS_CONFIG_INT, "1024", writer_queue,
         "batches waiting for commit before agents are told to retry", 1, 1000000),
     OPT("map-size-gb", RS_CONFIG_INT, "256", map_size_gb,

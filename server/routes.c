@@ -168,15 +168,13 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
         char name[RS_WIRE_MAX_JOB_LEN + 1];
         if (slash && strcmp(slash, "/ranks") == 0) {
             if ((size_t)(slash - job) >= sizeof name) {
-                rs_http_respond_error(c, 400, "job name longer than %u bytes",
-                                      RS_WIRE_MAX_JOB_LEN);
+                rs_http_respond_error(c, 400, "job name longer than %u bytes", RS_WIRE_MAX_JOB_LEN);
                 return;
             }
             snprintf(name, sizeof name, "%.*s", (int)(slash - job), job);
             if (!rs_wire_job_valid(name)) {
-                rs_http_respond_error(c, 400,
-                                      "invalid job name '%s' (allowed: letters, digits, ._:@+=-)",
-                                      name);
+                rs_http_respond_error(
+                    c, 400, "invalid job name '%s' (allowed: letters, digits, ._:@+=-)", name);
                 return;
             }
             if (expect_get(c, req) == 0 && expect_no_query(c, req) == 0)

@@ -63,8 +63,8 @@ static int
 write_ready_file(const char *path, int http_port, const char *http_host, const char *ingest_url)
 {
     char text[512];
-    int n = snprintf(text, sizeof text, "pid=%d\nhttp=%s:%d\nlisten=%s\n", (int)getpid(),
-                     http_host, http_port, ingest_url);
+    int n = snprintf(text, sizeof text, "pid=%d\nhttp=%s:%d\nlisten=%s\n", (int)getpid(), http_host,
+                     http_port, ingest_url);
     return rs_fs_write_atomic(path, text, (size_t)n);
 }
 
@@ -76,8 +76,7 @@ rs_server_run(const struct rs_server_config *cfg)
     struct rs_store_options sopts = {(uint64_t)cfg->map_size_gb << 30, cfg->sync_metadata, 0};
     struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256};
     struct rs_ingest_options iopts = {cfg->listen, (unsigned)cfg->ingest_contexts,
-                                      (size_t)cfg->max_batch_mb << 20,
-                                      (unsigned)cfg->writer_queue};
+                                      (size_t)cfg->max_batch_mb << 20, (unsigned)cfg->writer_queue};
     struct rs_http_options hopts;
     char host[256];
     int rc, http_port, status = 1;
@@ -120,10 +119,10 @@ rs_server_run(const struct rs_server_config *cfg)
     srv->sigint.data = srv->sigterm.data = &run;
     uv_signal_start(&srv->sigint, on_signal, SIGINT);
     uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
-    if (cfg->ready_file[0] && (rc = write_ready_file(cfg->ready_file, rs_http_port(run.http),
-                                                     host, rs_ingest_url(run.ingest))) != 0) {
-        rs_log(RS_LOG_ERROR, "RS-SERVER-READY", "cannot write ready file %s: %s",
-               cfg->ready_file, rs_strerror(rc));
+    if (cfg->ready_file[0] && (rc = write_ready_file(cfg->ready_file, rs_http_port(run.http), host,
+                                                     rs_ingest_url(run.ingest))) != 0) {
+        rs_log(RS_LOG_ERROR, "RS-SERVER-READY", "cannot write ready file %s: %s", cfg->ready_file,
+               rs_strerror(rc));
         on_signal(&srv->sigterm, 0);
         uv_run(&srv->loop, UV_RUN_DEFAULT);
         goto out;

@@ -49,8 +49,8 @@ commit_group(rs_writer *w, struct item *group)
     if (rc != 0) {
         RS_COUNT(w->counters, commit_errors);
         reason = rc == RS_E_FULL ? "storage full" : rs_strerror(rc);
-        rs_log_limited(10, RS_LOG_ERROR, "RS-STORE-COMMIT", "commit of %u batches failed: %s",
-                       n, rs_strerror(rc));
+        rs_log_limited(10, RS_LOG_ERROR, "RS-STORE-COMMIT", "commit of %u batches failed: %s", n,
+                       rs_strerror(rc));
     } else
         RS_COUNT(w->counters, commits);
     n = 0;
@@ -107,8 +107,8 @@ writer_main(void *p)
 }
 
 int
-rs_writer_start(rs_store *store, const struct rs_writer_options *opts,
-                struct rs_counters *counters, rs_writer **out)
+rs_writer_start(rs_store *store, const struct rs_writer_options *opts, struct rs_counters *counters,
+                rs_writer **out)
 {
     rs_writer *w = calloc(1, sizeof *w);
     int rc;

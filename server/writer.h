@@ -16,8 +16,8 @@ typedef struct rs_writer rs_writer;
 typedef void (*rs_writer_done_fn)(void *arg, enum rs_reply_status status, const char *reason);
 
 struct rs_writer_options {
-    unsigned max_queue;      /* batches waiting; beyond it submit fails with RS_E_FULL */
-    unsigned max_group;      /* batches per transaction */
+    unsigned max_queue; /* batches waiting; beyond it submit fails with RS_E_FULL */
+    unsigned max_group; /* batches per transaction */
 };
 
 /* Starts the thread. The store must outlive the writer. */
@@ -26,8 +26,7 @@ int rs_writer_start(rs_store *store, const struct rs_writer_options *opts,
 
 /* Queues a decoded batch. Takes ownership of `batch` on success only. Returns 0, RS_E_FULL
  * (queue full: answer RETRY) or RS_E_CLOSED (stopping). Thread-safe. */
-int rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn done,
-                     void *arg);
+int rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn done, void *arg);
 
 /* Commits what is queued, stops the thread and frees the writer. NULL is fine. */
 void rs_writer_stop(rs_writer *w);

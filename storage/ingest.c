@@ -159,8 +159,9 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
     struct rs_stall_value *xv = buf;
     for (uint32_t i = 0; i < b->n_stalls; i++) {
         const struct rs_stall_record *x = &b->stalls[i];
-        xv[i] = (struct rs_stall_value){x->pc_offset, x->count, hashes[x->kernel_name_id],
-                                        hashes[x->reason_id], x->cubin_crc, 0};
+        xv[i] =
+            (struct rs_stall_value){x->pc_offset,         x->count,     hashes[x->kernel_name_id],
+                                    hashes[x->reason_id], x->cubin_crc, 0};
     }
     rv->n_stalls += b->n_stalls;
     if (b->n_stalls) {
@@ -187,8 +188,8 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
     for (uint32_t i = 0; i < b->n_collectives; i++) {
         const struct rs_collective_record *c = &b->collectives[i];
         struct rs_key_coll key;
-        struct rs_coll_value v = {c->start_ns, c->end_ns, c->bytes, hashes[c->name_id],
-                                  c->stream, c->seq_exact};
+        struct rs_coll_value v = {c->start_ns,        c->end_ns, c->bytes,
+                                  hashes[c->name_id], c->stream, c->seq_exact};
         rs__be64_put(key.job_id, job_id);
         rs__be64_put(key.comm_hash, c->comm_hash);
         key.op[0] = (uint8_t)c->op;

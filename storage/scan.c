@@ -111,8 +111,7 @@ visit_rank(void *p, const MDB_val *k, const MDB_val *v)
     info.world_size = rv.world_size;
     info.pid = rv.pid;
     snprintf(info.host, sizeof info.host, "%.*s", (int)sizeof rv.host - 1, rv.host);
-    snprintf(info.gpu_uuid, sizeof info.gpu_uuid, "%.*s", (int)sizeof rv.gpu_uuid - 1,
-             rv.gpu_uuid);
+    snprintf(info.gpu_uuid, sizeof info.gpu_uuid, "%.*s", (int)sizeof rv.gpu_uuid - 1, rv.gpu_uuid);
     info.first_ns = rv.first_ns;
     info.last_ns = rv.last_ns;
     info.n_kernels = rv.n_kernels;
@@ -140,8 +139,8 @@ rs_store_ranks_scan(rs_store_read *r, const char *job, rs_store_rank_cb cb, void
     if (rc != 0)
         return rc;
     rs__be64_put(prefix, rs__store_job_id(job));
-    return prefix_scan(r, r->store->ranks, prefix, sizeof prefix, prefix, sizeof prefix,
-                       visit_rank, &ctx);
+    return prefix_scan(r, r->store->ranks, prefix, sizeof prefix, prefix, sizeof prefix, visit_rank,
+                       &ctx);
 }
 
 struct kernels_ctx {
@@ -217,8 +216,7 @@ rs_store_kernels_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t
     rs__be32_put(from.rank, rank);
     from.kind[1] = RS_SERIES_KERNEL;
     rs__be64_put(from.start_ns, t0);
-    rc = prefix_scan(r, r->store->series, &from, 14, &from, sizeof from, visit_kernel_chunk,
-                     &ctx);
+    rc = prefix_scan(r, r->store->series, &from, 14, &from, sizeof from, visit_kernel_chunk, &ctx);
     free(ctx.name);
     return rc == 1 ? 0 : rc;
 }
@@ -257,8 +255,8 @@ rs_store_collectives_scan(rs_store_read *r, const char *job, rs_store_collective
     uint8_t prefix[8];
 
     rs__be64_put(prefix, rs__store_job_id(job));
-    return prefix_scan(r, r->store->colls, prefix, sizeof prefix, prefix, sizeof prefix,
-                       visit_coll, &ctx);
+    return prefix_scan(r, r->store->colls, prefix, sizeof prefix, prefix, sizeof prefix, visit_coll,
+                       &ctx);
 }
 
 struct steps_ctx {
@@ -290,8 +288,8 @@ rs_store_steps_scan(rs_store_read *r, const char *job, uint32_t rank, rs_store_s
 
     rs__be64_put(prefix, rs__store_job_id(job));
     rs__be32_put(prefix + 8, rank);
-    return prefix_scan(r, r->store->steps, prefix, sizeof prefix, prefix, sizeof prefix,
-                       visit_step, &ctx);
+    return prefix_scan(r, r->store->steps, prefix, sizeof prefix, prefix, sizeof prefix, visit_step,
+                       &ctx);
 }
 
 int

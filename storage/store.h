@@ -20,8 +20,8 @@ typedef struct rs_store_write rs_store_write;
 typedef struct rs_store_read rs_store_read;
 
 struct rs_store_options {
-    uint64_t map_size;   /* bytes of address space = largest possible store; 0 = 256 GiB */
-    bool sync_metadata;  /* false (default): MDB_NOMETASYNC, see docs/storage.md */
+    uint64_t map_size;    /* bytes of address space = largest possible store; 0 = 256 GiB */
+    bool sync_metadata;   /* false (default): MDB_NOMETASYNC, see docs/storage.md */
     unsigned max_readers; /* 0 = 126 */
 };
 
@@ -58,8 +58,8 @@ void rs_store_read_end(rs_store_read *r);
 
 struct rs_job_info {
     char name[RS_WIRE_MAX_JOB_LEN + 1];
-    uint32_t world_size; /* largest world size any rank reported */
-    uint32_t n_ranks;    /* ranks seen */
+    uint32_t world_size;        /* largest world size any rank reported */
+    uint32_t n_ranks;           /* ranks seen */
     uint64_t first_ns, last_ns; /* earliest and latest record time */
 };
 

@@ -23,7 +23,9 @@ struct sim_config {
 };
 
 #define OPT(key, type, def, field, help, lo, hi)                                                   \
-    {key, type, def, offsetof(struct sim_config, field), help, lo, hi}
+    {                                                                                              \
+        key, type, def, offsetof(struct sim_config, field), help, lo, hi                           \
+    }
 
 static const struct rs_config_option options[] = {
     OPT("job", RS_CONFIG_STRING, "sim", job, "job name (letters, digits, ._:@+=-)", 0, 0),
@@ -112,9 +114,11 @@ sink_step(void *arg, uint32_t rank, const struct rs_step_record *s)
 static int
 run_sim(const struct sim_config *cfg)
 {
-    struct sim_params p = {(uint32_t)cfg->ranks, cfg->step_ms, cfg->noise, cfg->slow_rank,
-                           cfg->slowdown, cfg->host_stall, cfg->stall_ms,
-                           (uint64_t)cfg->onset_step, (uint64_t)cfg->seed, 0};
+    struct sim_params p = {(uint32_t)cfg->ranks, cfg->step_ms,
+                           cfg->noise,           cfg->slow_rank,
+                           cfg->slowdown,        cfg->host_stall,
+                           cfg->stall_ms,        (uint64_t)cfg->onset_step,
+                           (uint64_t)cfg->seed,  0};
     struct sim_run run = {0};
     struct sim_sink sink = {&run, sink_kernel, sink_memcpy, sink_collective, sink_step};
     struct rs_collector_options copts = {cfg->agent, 0};
@@ -145,8 +149,8 @@ run_sim(const struct sim_config *cfg)
     }
     if ((rc = sim_model_new(&p, start_ns, &m)) != 0)
         goto out;
-    rs_log(RS_LOG_INFO, "RS-SIM-START", "job %s: %u ranks, %llu steps of ~%.1f ms -> %s",
-           cfg->job, p.ranks, (unsigned long long)steps, cfg->step_ms, cfg->agent);
+    rs_log(RS_LOG_INFO, "RS-SIM-START", "job %s: %u ranks, %llu steps of ~%.1f ms -> %s", cfg->job,
+           p.ranks, (unsigned long long)steps, cfg->step_ms, cfg->agent);
     for (uint64_t s = 0; s < steps; s++) {
         end_ns = sim_model_step(m, s, &sink);
         if ((s + 1) % flush_every != 0 && s + 1 != steps)
@@ -182,9 +186,11 @@ run_sim(const struct sim_config *cfg)
            (unsigned long long)total.frames_dropped);
     fflush(stdout);
     if (total.frames_dropped)
-        rs_log(RS_LOG_WARN, "RS-SIM-DROPPED", "%llu frames (%llu records) could not be sent: is "
-               "rankscope-agent listening on %s?", (unsigned long long)total.frames_dropped,
-               (unsigned long long)total.dropped, cfg->agent);
+        rs_log(RS_LOG_WARN, "RS-SIM-DROPPED",
+               "%llu frames (%llu records) could not be sent: is "
+               "rankscope-agent listening on %s?",
+               (unsigned long long)total.frames_dropped, (unsigned long long)total.dropped,
+               cfg->agent);
     rc = 0;
 out:
     sim_model_free(m);
@@ -199,8 +205,10 @@ static bool
 options_consistent(const struct sim_config *cfg)
 {
     if (!rs_wire_job_valid(cfg->job)) {
-        fprintf(stderr, "rankscope-sim: --job: '%s' is not a valid job name (letters, digits, "
-                "._:@+=-)\n", cfg->job);
+        fprintf(stderr,
+                "rankscope-sim: --job: '%s' is not a valid job name (letters, digits, "
+                "._:@+=-)\n",
+                cfg->job);
         return false;
     }
     if (cfg->slow_rank >= cfg->ranks || cfg->host_stall >= cfg->ranks) {

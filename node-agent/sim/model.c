@@ -12,9 +12,9 @@
 
 struct rank_state {
     uint64_t rng;
-    double speed;        /* this GPU's persistent speed factor (tiny, as between real GPUs) */
-    uint64_t free_ns;    /* when the rank can start its next step (during phase 2: when its NCCL
-                            stream is free) */
+    double speed;     /* this GPU's persistent speed factor (tiny, as between real GPUs) */
+    uint64_t free_ns; /* when the rank can start its next step (during phase 2: when its NCCL
+                         stream is free) */
     uint64_t nccl_seq;
     uint64_t arrive_ns[MAX_BUCKETS];
     uint64_t compute_end_ns;
@@ -172,9 +172,9 @@ sim_model_step(sim_model *m, uint64_t step, const struct sim_sink *sink)
         comm_end = last_start + dur_ns(op->us * m->scale * jitter(&m->rng, p->noise * 2));
         for (uint32_t r = 0; r < p->ranks; r++) {
             struct rank_state *rs = &m->ranks[r];
-            struct rs_collective_record c = {rs->arrive_ns[b], comm_end, op->bytes,
-                                             p->comm_hash, rs->nccl_seq++, RS_COLL_ALLREDUCE,
-                                             0, RS_SIM_NCCL_STREAM, false};
+            struct rs_collective_record c = {
+                rs->arrive_ns[b],  comm_end, op->bytes,          p->comm_hash, rs->nccl_seq++,
+                RS_COLL_ALLREDUCE, 0,        RS_SIM_NCCL_STREAM, false};
             sink->collective(sink->arg, r, op->name, &c);
             rs->free_ns = comm_end;
         }

@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 enum sim_op_kind {
-    SIM_KERNEL,    /* compute kernel on the compute stream */
-    SIM_MEMCPY,    /* device-to-device copy on the compute stream */
+    SIM_KERNEL, /* compute kernel on the compute stream */
+    SIM_MEMCPY, /* device-to-device copy on the compute stream */
     SIM_MEMSET,
     SIM_ALLREDUCE, /* gradient bucket ready: an NCCL AllReduce starts on the NCCL stream */
     SIM_WAIT_COMM, /* the optimizer waits for every AllReduce of the step */

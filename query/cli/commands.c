@@ -86,14 +86,14 @@ rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv)
     else
         printf("%-32s %6s %6s %-20s %-20s %10s\n", "JOB", "RANKS", "WORLD", "FIRST SEEN",
                "LAST SEEN", "SPAN (s)");
-    json_array_foreach(jobs, i, job) {
+    json_array_foreach(jobs, i, job)
+    {
         char first[32], last[32];
         format_time(int_of(job, "first_ns"), first, sizeof first);
         format_time(int_of(job, "last_ns"), last, sizeof last);
         printf("%-32s %6lld %6lld %-20s %-20s %10.1f\n",
-               json_string_value(json_object_get(job, "job")),
-               (long long)int_of(job, "ranks_seen"), (long long)int_of(job, "world_size"), first,
-               last, real_of(job, "span_s"));
+               json_string_value(json_object_get(job, "job")), (long long)int_of(job, "ranks_seen"),
+               (long long)int_of(job, "world_size"), first, last, real_of(job, "span_s"));
     }
     json_decref(doc);
     return 0;
@@ -126,7 +126,8 @@ rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv)
            real_of(job, "span_s"));
     printf("%5s %-16s %-42s %6s %9s %10s %10s %8s\n", "RANK", "HOST", "GPU", "STEPS", "STEP ms",
            "KERNEL ms", "NCCL ms", "DROPPED");
-    json_array_foreach(json_object_get(doc, "ranks"), i, rank) {
+    json_array_foreach(json_object_get(doc, "ranks"), i, rank)
+    {
         printf("%5lld %-16.16s %-42.42s %6lld %9.2f %10.2f %10.2f %8lld\n",
                (long long)int_of(rank, "rank"), json_string_value(json_object_get(rank, "host")),
                json_string_value(json_object_get(rank, "gpu_uuid")),
@@ -134,8 +135,9 @@ rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv)
                real_of(rank, "kernel_ms_per_step"), real_of(rank, "nccl_ms_per_step"),
                (long long)int_of(rank, "dropped_records"));
     }
-    printf("\nKERNEL ms and NCCL ms are per step; a rank with less NCCL time than its peers arrives "
-           "last at collectives.\n");
+    printf(
+        "\nKERNEL ms and NCCL ms are per step; a rank with less NCCL time than its peers arrives "
+        "last at collectives.\n");
     json_decref(doc);
     return 0;
 }

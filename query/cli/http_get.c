@@ -53,8 +53,10 @@ rs_cli_http_get(const char *base_url, const char *path, long *status, json_t **d
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     cc = curl_easy_perform(curl);
     if (cc != CURLE_OK) {
-        snprintf(err, err_len, "cannot reach rankscope-server at %s: %s (start it, or pass "
-                 "--server URL)", base_url, curl_easy_strerror(cc));
+        snprintf(err, err_len,
+                 "cannot reach rankscope-server at %s: %s (start it, or pass "
+                 "--server URL)",
+                 base_url, curl_easy_strerror(cc));
         goto out;
     }
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);

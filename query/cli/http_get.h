@@ -9,7 +9,7 @@
 /* GETs base_url + path. On success *doc owns the JSON body and *status is the HTTP status
  * (error documents are returned too, with their status). On transport failure returns -1 and
  * writes a message to err. */
-int rs_cli_http_get(const char *base_url, const char *path, long *status, json_t **doc,
-                    char *err, size_t err_len);
+int rs_cli_http_get(const char *base_url, const char *path, long *status, json_t **doc, char *err,
+                    size_t err_len);
 
 #endif

@@ -27,8 +27,21 @@ main(int argc, char **argv)
     struct rs_memcpy_record m = {1500, 1600, 64, RS_COPY_HTOD, 7};
     struct rs_step_record s = {1, 900, 9500};
     struct rs_stall_record x = {16, 5, 0, 2, 1234};
-    struct rs_rank_batch rb = {{"job", 1, 1, 2, "host", "GPU-1", 42}, {1, 2}, names, 3, k, 2,
-                               &m, 1, &c, 1, &s, 1, &x, 1, 0};
+    struct rs_rank_batch rb = {{"job", 1, 1, 2, "host", "GPU-1", 42},
+                               {1, 2},
+                               names,
+                               3,
+                               k,
+                               2,
+                               &m,
+                               1,
+                               &c,
+                               1,
+                               &s,
+                               1,
+                               &x,
+                               1,
+                               0};
     struct rs_agent_batch b = {5, 6, 7, {5, 6, "host", "0.1.0", {1, 2}}, &rb, 1, 0};
     struct rs_server_reply r = {7, RS_REPLY_ACK, "", 0, {1000}};
     uint8_t frame[RS_WIRE_MAX_FRAME_BYTES], *req, rep[256];

@@ -19,7 +19,8 @@ send_bytes(const char *url, const void *data, size_t len)
     int rv;
 
     if ((rv = nng_req0_open(&s)) || (rv = nng_dial(s, url, NULL, 0)) ||
-        (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 5000)) || (rv = nng_send(s, (void *)data, len, 0)) ||
+        (rv = nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 5000)) ||
+        (rv = nng_send(s, (void *)data, len, 0)) ||
         (rv = nng_recv(s, &reply, &rlen, NNG_FLAG_ALLOC))) {
         fprintf(stderr, "rs-nng-send: %s\n", nng_strerror(rv));
         return 1;
@@ -50,10 +51,12 @@ main(int argc, char **argv)
         static const char *const names[] = {"k"};
         struct rs_kernel_record k = {1000, 2000, 0, 7, 0, 0};
         struct rs_rank_batch rb = {.identity = {argv[3], 0, 0, 1, "h", "GPU-x", 1},
-                                   .strings = names, .n_strings = 1, .kernels = &k,
+                                   .strings = names,
+                                   .n_strings = 1,
+                                   .kernels = &k,
                                    .n_kernels = 1};
-        struct rs_agent_batch b = {0x7e57, 1, strtoull(argv[4], NULL, 10),
-                                   {0x7e57, 1, "h", "test", {0, 0}}, &rb, 1, 0};
+        struct rs_agent_batch b = {
+            0x7e57, 1, strtoull(argv[4], NULL, 10), {0x7e57, 1, "h", "test", {0, 0}}, &rb, 1, 0};
         uint8_t *data;
         size_t len;
         if (rs_wire_agent_batch_encode(&b, &data, &len) != 0)

@@ -90,8 +90,8 @@ precedence_file_env_argv(void)
     setenv("RANKSCOPE_NAME", "fromenv", 1);
     T_EQ(parse(&c, 3, argv, err), 0);
     T_CHECK(strcmp(c.name, "fromenv") == 0); /* env beats file */
-    T_EQ(c.count, 9);                         /* argv beats env */
-    T_CHECK(c.ratio == 0.75);                 /* file beats default */
+    T_EQ(c.count, 9);                        /* argv beats env */
+    T_CHECK(c.ratio == 0.75);                /* file beats default */
     rs_config_free(&spec, &c);
     unsetenv("RANKSCOPE_COUNT");
     unsetenv("RANKSCOPE_NAME");

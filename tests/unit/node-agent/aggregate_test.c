@@ -11,8 +11,11 @@ static struct rs_rank_batch
 frame(const char *const *names, uint32_t n_names, uint32_t rank, struct rs_kernel_record *k)
 {
     return (struct rs_rank_batch){.identity = {"job", rank, rank, 4, "h", "GPU", 1},
-                                  .strings = names, .n_strings = n_names,
-                                  .kernels = k, .n_kernels = 1, .dropped_records = rank};
+                                  .strings = names,
+                                  .n_strings = n_names,
+                                  .kernels = k,
+                                  .n_kernels = 1,
+                                  .dropped_records = rank};
 }
 
 static void

@@ -58,8 +58,8 @@ add_kernels(rs_collector *c, int n)
     char name[64];
     for (int i = 0; i < n; i++) {
         snprintf(name, sizeof name, "kernel_%d", i % 50);
-        struct rs_kernel_record k = {1000 + i * 10, 1005 + i * 10, rs_collector_name(c, name),
-                                     7, 0, (uint32_t)i};
+        struct rs_kernel_record k = {1000 + i * 10, 1005 + i * 10, rs_collector_name(c, name), 7, 0,
+                                     (uint32_t)i};
         T_EQ(rs_collector_add_kernel(c, &k), 0);
     }
 }

@@ -15,16 +15,20 @@ batch(uint64_t seq, uint32_t rank, struct rs_rank_batch *rb, struct rs_kernel_re
       struct rs_collective_record *c, struct rs_step_record *s)
 {
     for (int i = 0; i < 100; i++)
-        k[i] = (struct rs_kernel_record){seq * 1000000 + i * 1000, seq * 1000000 + i * 1000 + 500,
-                                         0, 7, 0, 0};
-    *c = (struct rs_collective_record){seq * 1000000, seq * 1000000 + 2000, 64, 77, seq,
-                                       RS_COLL_ALLREDUCE, 1, 17, false};
+        k[i] = (struct rs_kernel_record){
+            seq * 1000000 + i * 1000, seq * 1000000 + i * 1000 + 500, 0, 7, 0, 0};
+    *c = (struct rs_collective_record){
+        seq * 1000000, seq * 1000000 + 2000, 64, 77, seq, RS_COLL_ALLREDUCE, 1, 17, false};
     *s = (struct rs_step_record){seq, seq * 1000000, seq * 1000000 + 900000};
     *rb = (struct rs_rank_batch){.identity = {"job-a", rank, rank, 2, "h", "GPU-1", 1},
-                                 .strings = names, .n_strings = 2,
-                                 .kernels = k, .n_kernels = 100,
-                                 .collectives = c, .n_collectives = 1,
-                                 .steps = s, .n_steps = 1};
+                                 .strings = names,
+                                 .n_strings = 2,
+                                 .kernels = k,
+                                 .n_kernels = 100,
+                                 .collectives = c,
+                                 .n_collectives = 1,
+                                 .steps = s,
+                                 .n_steps = 1};
     return (struct rs_agent_batch){1, 1, seq, {1, 1, "h", "v", {0, 0}}, rb, 1, 0};
 }
 
