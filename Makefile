@@ -119,6 +119,7 @@ $(BUILD)/lib%.a:
 	ar rcs $@ $^
 
 $(BUILD)/obj/server/%.o: CFLAGS_ALL += -I$(LLHTTP_INC)
+$(BUILD)/obj/tests/%.o: CFLAGS_ALL += -I$(LLHTTP_INC)
 
 # ---- binaries --------------------------------------------------------------------------------
 $(BUILD)/bin/rankscope-server: $(BUILD)/obj/server/main.o $(SERVER_LIBS)
@@ -156,11 +157,14 @@ test: deps
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 test
 
-# libFuzzer builds of the fuzz targets (clang): make fuzz-wire, then run build-fuzz/wire_fuzz.
+# libFuzzer builds of the fuzz targets (clang): make fuzz-wire (or fuzz-http_request,
+# fuzz-config), then run build-fuzz/<name>_fuzz tests/fuzz/corpus/<name>.
 fuzz-%: $(PB_H)
 	@mkdir -p build-fuzz
-	clang -std=c11 -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' -g -O1 -fsanitize=fuzzer,address,undefined -I. -I$(BUILD)/gen \
-	  $(DEP_CFLAGS) tests/fuzz/$*_fuzz.c $(PROTO_SRC) $(COMMON_SRC) $(PB_C) -o build-fuzz/$*_fuzz \
+	clang -std=c11 -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' -g -O1 \
+	  -fsanitize=fuzzer,address,undefined -I. -I$(BUILD)/gen -I$(LLHTTP_INC) $(DEP_CFLAGS) \
+	  tests/fuzz/$*_fuzz.c $(PROTO_SRC) $(COMMON_SRC) $(PB_C) server/http_request.c \
+	  $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c -o build-fuzz/$*_fuzz \
 	  $(EXT_LIBS)
 
 demo: deps

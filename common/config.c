@@ -122,18 +122,13 @@ trim(char *s)
     return s;
 }
 
-static int
-load_file(const struct rs_config_spec *spec, void *cfg, const char *path, char *err, size_t err_len)
+int
+rs_config_load_text(const struct rs_config_spec *spec, void *cfg, char *text, const char *origin,
+                    char *err, size_t err_len)
 {
-    char *text = NULL, *save = NULL, *line;
-    size_t len;
-    int rc, lineno = 0;
+    char *save = NULL, *line;
+    int rc = 0, lineno = 0;
 
-    rc = rs_fs_read_all(path, MAX_CONFIG_FILE, &text, &len);
-    if (rc != 0) {
-        snprintf(err, err_len, "config file %s: %s", path, rs_strerror(rc));
-        return RS_E_CONFIG;
-    }
     for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *s = trim(line), *eq, *key, *value;
         lineno++;
@@ -141,22 +136,44 @@ load_file(const struct rs_config_spec *spec, void *cfg, const char *path, char *
             continue;
         eq = strchr(s, '=');
         if (!eq) {
-            snprintf(err, err_len, "config file %s line %d: expected 'key = value'", path, lineno);
-            rc = RS_E_CONFIG;
-            break;
+            snprintf(err, err_len, "%s line %d: expected 'key = value'", origin, lineno);
+            return RS_E_CONFIG;
         }
         *eq = '\0';
         key = trim(s);
         value = trim(eq + 1);
         if (!find_option(spec, key, strlen(key))) {
-            snprintf(err, err_len, "config file %s line %d: unknown key '%s'", path, lineno, key);
-            rc = RS_E_CONFIG;
-            break;
+            snprintf(err, err_len, "%s line %d: unknown key '%s'", origin, lineno, key);
+            return RS_E_CONFIG;
         }
-        rc = rs_config_set(spec, cfg, key, value, err, err_len);
-        if (rc != 0)
-            break;
+        if ((rc = rs_config_set(spec, cfg, key, value, err, err_len)) != 0) {
+            size_t n = strlen(err);
+            snprintf(err + n, err_len - n, " (%s line %d)", origin, lineno);
+            return rc;
+        }
     }
+    return 0;
+}
+
+static int
+load_file(const struct rs_config_spec *spec, void *cfg, const char *path, char *err,
+          size_t err_len)
+{
+    char *text = NULL, origin[600];
+    size_t len;
+    int rc = rs_fs_read_all(path, MAX_CONFIG_FILE, &text, &len);
+
+    if (rc != 0) {
+        snprintf(err, err_len, "config file %s: %s", path, rs_strerror(rc));
+        return RS_E_CONFIG;
+    }
+    if (strlen(text) != len) {
+        snprintf(err, err_len, "config file %s: contains a NUL byte", path);
+        free(text);
+        return RS_E_CONFIG;
+    }
+    snprintf(origin, sizeof origin, "config file %s", path);
+    rc = rs_config_load_text(spec, cfg, text, origin, err, err_len);
     free(text);
     return rc;
 }

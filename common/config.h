@@ -50,6 +50,12 @@ int rs_config_parse(const struct rs_config_spec *spec, void *cfg, int argc, char
 int rs_config_set(const struct rs_config_spec *spec, void *cfg, const char *key, const char *value,
                   char *err, size_t err_len);
 
+/* Applies "key = value" lines ('#' comments, blank lines) from `text` (modified in place) to
+ * `cfg`. `origin` names the text in messages ("config file /etc/x.conf"). Returns 0 or
+ * RS_E_CONFIG with the line number in `err`. */
+int rs_config_load_text(const struct rs_config_spec *spec, void *cfg, char *text,
+                        const char *origin, char *err, size_t err_len);
+
 /* Prints --help text for the spec to stdout. */
 void rs_config_print_help(const struct rs_config_spec *spec);
 

@@ -3,14 +3,12 @@
 
 #include "common/log.h"
 
-#include <llhttp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define URL_MAX 8192
 #define READ_CHUNK 65536
 
 enum conn_state { CONN_IDLE, CONN_READING, CONN_BUSY, CONN_WRITING, CONN_DRAINING };
@@ -19,20 +17,13 @@ struct rs_http_conn {
     uv_tcp_t tcp;
     uv_timer_t timer;
     uv_shutdown_t shutdown;
-    llhttp_t parser;
+    struct rs_http_parser parser;
     rs_http *http;
     struct rs_http_conn *prev, *next;
     enum conn_state state;
     int handles_open; /* tcp + timer; freed when both closed and not busy */
     bool closing;     /* close after the current write, or now */
     bool keep_alive;
-    int error_status; /* set by a parser callback that hit a limit */
-    char url[URL_MAX];
-    size_t url_len;
-    size_t header_bytes;
-    char *body;
-    size_t body_len;
-    char method[16];
     char *pending; /* bytes received after a complete request (pipelining) */
     size_t pending_len;
     char read_buf[READ_CHUNK];
@@ -49,7 +40,6 @@ struct rs_http {
     unsigned n_conns;
     int port;
     bool closed;
-    llhttp_settings_t settings;
 };
 
 static void feed(rs_http_conn *c, const char *data, size_t len);
@@ -93,7 +83,7 @@ conn_free_if_done(rs_http_conn *c)
 {
     if (c->handles_open > 0 || c->state == CONN_BUSY)
         return;
-    free(c->body);
+    rs_http_parser_fini(&c->parser);
     free(c->pending);
     free(c);
 }
@@ -208,7 +198,7 @@ on_written(uv_write_t *req, int status)
         return;
     }
     c->state = CONN_IDLE;
-    llhttp_resume(&c->parser);
+    rs_http_parser_next(&c->parser);
     arm_timer(c, c->http->opts.idle_timeout_ms);
     if (c->pending_len) {
         char *p = c->pending;
@@ -289,183 +279,73 @@ rs_http_respond_error(rs_http_conn *c, int status, const char *fmt, ...)
                          json_pack("{s:{s:i, s:s}}", "error", "status", status, "message", msg));
 }
 
-/* ---- parsing -------------------------------------------------------------------------------- */
-
-static rs_http_conn *
-conn_of(llhttp_t *p)
-{
-    return p->data;
-}
-
-static int
-limit_headers(rs_http_conn *c, size_t add)
-{
-    c->header_bytes += add;
-    if (c->header_bytes > c->http->opts.max_header_bytes) {
-        c->error_status = 431;
-        return -1;
-    }
-    return 0;
-}
-
-static int
-on_message_begin(llhttp_t *p)
-{
-    rs_http_conn *c = conn_of(p);
-
-    c->url_len = 0;
-    c->header_bytes = 0;
-    c->body_len = 0;
-    c->error_status = 0;
-    c->state = CONN_READING;
-    arm_timer(c, c->http->opts.request_timeout_ms);
-    return 0;
-}
-
-static int
-on_url(llhttp_t *p, const char *at, size_t len)
-{
-    rs_http_conn *c = conn_of(p);
-
-    if (c->url_len + len >= sizeof c->url) {
-        c->error_status = 414;
-        return -1;
-    }
-    memcpy(c->url + c->url_len, at, len);
-    c->url_len += len;
-    c->url[c->url_len] = '\0';
-    return limit_headers(c, len);
-}
-
-static int
-on_header_part(llhttp_t *p, const char *at, size_t len)
-{
-    return limit_headers(conn_of(p), len + 2); /* + separator, so many tiny headers count */
-}
-
-static int
-on_body(llhttp_t *p, const char *at, size_t len)
-{
-    rs_http_conn *c = conn_of(p);
-    char *nb;
-
-    if (c->body_len + len > c->http->opts.max_body_bytes) {
-        c->error_status = 413;
-        return -1;
-    }
-    if (!(nb = realloc(c->body, c->body_len + len + 1))) {
-        c->error_status = 500;
-        return -1;
-    }
-    c->body = nb;
-    memcpy(c->body + c->body_len, at, len);
-    c->body_len += len;
-    c->body[c->body_len] = '\0';
-    return 0;
-}
-
-static int
-on_message_complete(llhttp_t *p)
-{
-    return HPE_PAUSED; /* one request at a time: resume after the response is written */
-}
-
-static int
-hex_value(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
-/* Percent-decodes the path part of c->url in place; returns the query string. NULL when the
- * path has a bad escape or decodes to a NUL byte. */
-static const char *
-split_url(rs_http_conn *c)
-{
-    char *q = strchr(c->url, '?'), *r, *w;
-    const char *query = "";
-
-    if (q) {
-        *q = '\0';
-        query = q + 1;
-    }
-    for (r = w = c->url; *r; r++, w++) {
-        if (*r != '%') {
-            *w = *r;
-            continue;
-        }
-        int hi = hex_value(r[1]), lo = hi < 0 ? -1 : hex_value(r[2]);
-        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-            return NULL;
-        *w = (char)(hi << 4 | lo);
-        r += 2;
-    }
-    *w = '\0';
-    return query;
-}
+/* ---- requests -------------------------------------------------------------------------------- */
 
 static void
 dispatch(rs_http_conn *c)
 {
     struct rs_http_request req;
-    const char *query;
 
     uv_timer_stop(&c->timer);
-    c->keep_alive = llhttp_should_keep_alive(&c->parser);
-    snprintf(c->method, sizeof c->method, "%s", llhttp_method_name(c->parser.method));
+    c->keep_alive = rs_http_parser_keep_alive(&c->parser);
     c->state = CONN_BUSY;
-    if (!(query = split_url(c))) {
+    if (rs_http_parser_request(&c->parser, &req) != 0) {
         rs_http_respond_error(c, 400, "malformed percent-escape in the path");
         return;
     }
-    req = (struct rs_http_request){c->method, c->url, query, c->body ? c->body : "", c->body_len};
     c->http->handler(c->http->arg, c, &req);
+}
+
+static void
+fail_request(rs_http_conn *c, int status)
+{
+    const struct rs_http_options *o = &c->http->opts;
+
+    c->keep_alive = false;
+    c->state = CONN_BUSY;
+    switch (status) {
+    case 400:
+        rs_http_respond_error(c, 400, "malformed HTTP request: %s",
+                              rs_http_parser_error(&c->parser));
+        break;
+    case 413:
+        rs_http_respond_error(c, 413, "request body exceeds %zu bytes", o->max_body_bytes);
+        break;
+    case 414:
+        rs_http_respond_error(c, 414, "request target exceeds %d bytes", RS_HTTP_URL_MAX - 1);
+        break;
+    case 431:
+        rs_http_respond_error(c, 431, "request line and headers exceed %zu bytes",
+                              o->max_header_bytes);
+        break;
+    default:
+        rs_http_respond_error(c, status, "request failed");
+        break;
+    }
 }
 
 static void
 feed(rs_http_conn *c, const char *data, size_t len)
 {
-    llhttp_errno_t err = llhttp_execute(&c->parser, data, len);
+    size_t used = len;
+    int rc = rs_http_parser_feed(&c->parser, data, len, &used);
 
-    if (err == HPE_OK)
+    if (c->state == CONN_IDLE && c->parser.in_message) {
+        c->state = CONN_READING; /* first bytes of a request: the request timeout starts */
+        arm_timer(c, c->http->opts.request_timeout_ms);
+    }
+    if (rc == RS_HTTP_NEED_MORE)
         return;
-    if (err == HPE_PAUSED) {
-        const char *stop = llhttp_get_error_pos(&c->parser);
-        size_t used = stop && stop >= data && stop <= data + len ? (size_t)(stop - data) : len;
-        uv_read_stop((uv_stream_t *)&c->tcp);
-        if (used < len) {
-            c->pending = malloc(len - used);
-            if (c->pending) {
-                memcpy(c->pending, data + used, len - used);
-                c->pending_len = len - used;
-            }
-        }
-        dispatch(c);
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    if (rc != RS_HTTP_COMPLETE) {
+        fail_request(c, rc);
         return;
     }
-    /* A protocol error or a limit: answer it and close the connection. */
-    uv_read_stop((uv_stream_t *)&c->tcp);
-    c->keep_alive = false;
-    c->state = CONN_BUSY;
-    int status = c->error_status ? c->error_status : 400;
-    if (status == 400)
-        rs_http_respond_error(c, 400, "malformed HTTP request: %s",
-                              llhttp_get_error_reason(&c->parser) ?: llhttp_errno_name(err));
-    else if (status == 431)
-        rs_http_respond_error(c, 431, "request line and headers exceed %zu bytes",
-                              c->http->opts.max_header_bytes);
-    else if (status == 413)
-        rs_http_respond_error(c, 413, "request body exceeds %zu bytes",
-                              c->http->opts.max_body_bytes);
-    else if (status == 414)
-        rs_http_respond_error(c, 414, "request target exceeds %d bytes", URL_MAX - 1);
-    else
-        rs_http_respond_error(c, status, "request failed");
+    if (used < len && (c->pending = malloc(len - used))) {
+        memcpy(c->pending, data + used, len - used);
+        c->pending_len = len - used;
+    }
+    dispatch(c);
 }
 
 /* ---- accepting ------------------------------------------------------------------------------- */
@@ -510,6 +390,7 @@ on_connection(uv_stream_t *server, int status)
     if (!c)
         return;
     c->http = h;
+    rs_http_parser_init(&c->parser, h->opts.max_header_bytes, h->opts.max_body_bytes);
     uv_tcp_init(h->loop, &c->tcp);
     uv_timer_init(h->loop, &c->timer);
     c->tcp.data = c->timer.data = c;
@@ -524,8 +405,6 @@ on_connection(uv_stream_t *server, int status)
         conn_close(c);
         return;
     }
-    llhttp_init(&c->parser, HTTP_REQUEST, &h->settings);
-    c->parser.data = c;
     if (h->n_conns > h->opts.max_connections) {
         c->state = CONN_BUSY;
         c->keep_alive = false;
@@ -557,13 +436,6 @@ rs_http_start(uv_loop_t *loop, const struct rs_http_options *opts, rs_http_handl
     h->handler = handler;
     h->arg = arg;
     h->counters = counters;
-    llhttp_settings_init(&h->settings);
-    h->settings.on_message_begin = on_message_begin;
-    h->settings.on_url = on_url;
-    h->settings.on_header_field = on_header_part;
-    h->settings.on_header_value = on_header_part;
-    h->settings.on_body = on_body;
-    h->settings.on_message_complete = on_message_complete;
     if ((rc = uv_ip4_addr(opts->host, opts->port, (struct sockaddr_in *)&addr)) != 0 &&
         (rc = uv_ip6_addr(opts->host, opts->port, (struct sockaddr_in6 *)&addr)) != 0)
         goto fail;

@@ -8,6 +8,7 @@
 #define RS_SERVER_HTTP_H
 
 #include "server/counters.h"
+#include "server/http_request.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -15,14 +16,6 @@
 
 typedef struct rs_http rs_http;
 typedef struct rs_http_conn rs_http_conn;
-
-struct rs_http_request {
-    const char *method; /* "GET", ... */
-    const char *path;   /* decoded, without the query string */
-    const char *query;  /* raw query string without '?', "" when none */
-    const char *body;
-    size_t body_len;
-};
 
 typedef void (*rs_http_handler)(void *arg, rs_http_conn *c, const struct rs_http_request *req);
 

@@ -1,0 +1,184 @@
+/* Incremental, limited HTTP request parsing on llhttp (see http_request.h). */
+#include "server/http_request.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct rs_http_parser *
+parser_of(llhttp_t *l)
+{
+    return l->data;
+}
+
+static int
+limit_headers(struct rs_http_parser *p, size_t add)
+{
+    p->header_bytes += add;
+    if (p->header_bytes > p->max_header_bytes) {
+        p->error_status = 431;
+        return -1;
+    }
+    return 0;
+}
+
+static int
+on_message_begin(llhttp_t *l)
+{
+    struct rs_http_parser *p = parser_of(l);
+
+    p->in_message = true;
+    p->url_len = 0;
+    p->url[0] = '\0';
+    p->header_bytes = 0;
+    p->body_len = 0;
+    p->error_status = 0;
+    return 0;
+}
+
+static int
+on_url(llhttp_t *l, const char *at, size_t len)
+{
+    struct rs_http_parser *p = parser_of(l);
+
+    if (p->url_len + len >= sizeof p->url) {
+        p->error_status = 414;
+        return -1;
+    }
+    memcpy(p->url + p->url_len, at, len);
+    p->url_len += len;
+    p->url[p->url_len] = '\0';
+    return limit_headers(p, len);
+}
+
+static int
+on_header_part(llhttp_t *l, const char *at, size_t len)
+{
+    return limit_headers(parser_of(l), len + 2); /* + separator, so many tiny headers count */
+}
+
+static int
+on_body(llhttp_t *l, const char *at, size_t len)
+{
+    struct rs_http_parser *p = parser_of(l);
+    char *nb;
+
+    if (p->body_len + len > p->max_body_bytes) {
+        p->error_status = 413;
+        return -1;
+    }
+    if (!(nb = realloc(p->body, p->body_len + len + 1))) {
+        p->error_status = 500;
+        return -1;
+    }
+    p->body = nb;
+    memcpy(p->body + p->body_len, at, len);
+    p->body_len += len;
+    p->body[p->body_len] = '\0';
+    return 0;
+}
+
+static int
+on_message_complete(llhttp_t *l)
+{
+    return HPE_PAUSED; /* one request at a time: the caller answers, then asks for the next */
+}
+
+void
+rs_http_parser_init(struct rs_http_parser *p, size_t max_header_bytes, size_t max_body_bytes)
+{
+    memset(p, 0, sizeof *p);
+    p->max_header_bytes = max_header_bytes;
+    p->max_body_bytes = max_body_bytes;
+    llhttp_settings_init(&p->settings);
+    p->settings.on_message_begin = on_message_begin;
+    p->settings.on_url = on_url;
+    p->settings.on_header_field = on_header_part;
+    p->settings.on_header_value = on_header_part;
+    p->settings.on_body = on_body;
+    p->settings.on_message_complete = on_message_complete;
+    llhttp_init(&p->llhttp, HTTP_REQUEST, &p->settings);
+    p->llhttp.data = p;
+}
+
+void
+rs_http_parser_fini(struct rs_http_parser *p)
+{
+    free(p->body);
+    p->body = NULL;
+}
+
+int
+rs_http_parser_feed(struct rs_http_parser *p, const char *data, size_t len, size_t *used)
+{
+    llhttp_errno_t err = llhttp_execute(&p->llhttp, data, len);
+
+    if (err == HPE_OK)
+        return RS_HTTP_NEED_MORE;
+    if (err == HPE_PAUSED) {
+        const char *stop = llhttp_get_error_pos(&p->llhttp);
+        *used = stop && stop >= data && stop <= data + len ? (size_t)(stop - data) : len;
+        snprintf(p->method, sizeof p->method, "%s", llhttp_method_name(p->llhttp.method));
+        return RS_HTTP_COMPLETE;
+    }
+    return p->error_status ? p->error_status : 400;
+}
+
+static int
+hex_value(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+int
+rs_http_parser_request(struct rs_http_parser *p, struct rs_http_request *out)
+{
+    char *q = strchr(p->url, '?'), *r, *w;
+    const char *query = "";
+
+    if (q) {
+        *q = '\0';
+        query = q + 1;
+    }
+    for (r = w = p->url; *r; r++, w++) {
+        if (*r != '%') {
+            *w = *r;
+            continue;
+        }
+        int hi = hex_value(r[1]), lo = hi < 0 ? -1 : hex_value(r[2]);
+        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+            return 400; /* a bad escape, or one that decodes to NUL */
+        *w = (char)(hi << 4 | lo);
+        r += 2;
+    }
+    *w = '\0';
+    *out = (struct rs_http_request){p->method, p->url, query, p->body ? p->body : "",
+                                    p->body_len};
+    return 0;
+}
+
+bool
+rs_http_parser_keep_alive(const struct rs_http_parser *p)
+{
+    return llhttp_should_keep_alive(&p->llhttp) != 0;
+}
+
+void
+rs_http_parser_next(struct rs_http_parser *p)
+{
+    p->in_message = false;
+    llhttp_resume(&p->llhttp);
+}
+
+const char *
+rs_http_parser_error(const struct rs_http_parser *p)
+{
+    const char *reason = llhttp_get_error_reason(&p->llhttp);
+    return reason ? reason : llhttp_errno_name(llhttp_get_errno(&p->llhttp));
+}

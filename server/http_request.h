@@ -1,0 +1,64 @@
+/* Incremental HTTP/1.1 request parsing with hard limits, independent of any I/O: bytes in,
+ * complete requests (or an HTTP error status) out. llhttp does the protocol; this module counts
+ * request-line + header bytes (431), URL length (414) and body bytes (413), splits and
+ * percent-decodes the path. Used by server/http.c per connection; fuzzed by
+ * tests/fuzz/http_request_fuzz.c. Not thread-safe: one parser per connection. */
+#ifndef RS_SERVER_HTTP_REQUEST_H
+#define RS_SERVER_HTTP_REQUEST_H
+
+#include <llhttp.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define RS_HTTP_URL_MAX 8192
+
+struct rs_http_request {
+    const char *method; /* "GET", ... */
+    const char *path;   /* percent-decoded, without the query string */
+    const char *query;  /* raw query string without '?', "" when none */
+    const char *body;
+    size_t body_len;
+};
+
+enum {
+    RS_HTTP_NEED_MORE = 0, /* everything consumed; the request is not complete yet */
+    RS_HTTP_COMPLETE = 1,  /* a whole request is ready (rs_http_parser_request) */
+    /* otherwise: an HTTP error status (400, 413, 414, 431) — answer it and close */
+};
+
+struct rs_http_parser {
+    llhttp_t llhttp;
+    llhttp_settings_t settings;
+    size_t max_header_bytes, max_body_bytes;
+    bool in_message; /* a request has begun (its first byte arrived) */
+    int error_status;
+    char url[RS_HTTP_URL_MAX];
+    size_t url_len;
+    size_t header_bytes;
+    char *body;
+    size_t body_len;
+    char method[16];
+};
+
+void rs_http_parser_init(struct rs_http_parser *p, size_t max_header_bytes,
+                         size_t max_body_bytes);
+void rs_http_parser_fini(struct rs_http_parser *p);
+
+/* Parses data[len]. On RS_HTTP_COMPLETE, *used says how many bytes belong to this request (the
+ * rest is the next, pipelined, request: feed it after rs_http_parser_next). */
+int rs_http_parser_feed(struct rs_http_parser *p, const char *data, size_t len, size_t *used);
+
+/* After RS_HTTP_COMPLETE: the request (pointers into the parser, valid until the next call).
+ * Returns 0, or 400 when the path has a bad percent-escape. */
+int rs_http_parser_request(struct rs_http_parser *p, struct rs_http_request *out);
+
+/* Whether the connection may stay open after this request (HTTP/1.1 default, Connection:). */
+bool rs_http_parser_keep_alive(const struct rs_http_parser *p);
+
+/* Readies the parser for the next request on the same connection. */
+void rs_http_parser_next(struct rs_http_parser *p);
+
+/* A short reason for the last protocol error (for 400 messages). */
+const char *rs_http_parser_error(const struct rs_http_parser *p);
+
+#endif

@@ -1,0 +1,114 @@
+/* Unit tests of the HTTP request parser: complete requests, byte-at-a-time input, pipelining,
+ * limits (413, 414, 431), malformed input (400), percent-decoding. */
+#include "server/http_request.h"
+#include "tests/t.h"
+
+#include <string.h>
+
+static int
+feed_all(struct rs_http_parser *p, const char *s, size_t *used)
+{
+    return rs_http_parser_feed(p, s, strlen(s), used);
+}
+
+static void
+simple_and_split(void)
+{
+    static const char req[] = "GET /v1/jobs/a%2Bb/ranks?limit=5 HTTP/1.1\r\nHost: x\r\n\r\n";
+    struct rs_http_parser p;
+    struct rs_http_request r;
+    size_t used = 0;
+    int rc = RS_HTTP_NEED_MORE;
+
+    rs_http_parser_init(&p, 16384, 1024);
+    for (size_t i = 0; i < sizeof req - 1 && rc == RS_HTTP_NEED_MORE; i++)
+        rc = rs_http_parser_feed(&p, req + i, 1, &used); /* one byte at a time */
+    T_EQ(rc, RS_HTTP_COMPLETE);
+    T_EQ(rs_http_parser_request(&p, &r), 0);
+    T_CHECK(strcmp(r.method, "GET") == 0);
+    T_CHECK(strcmp(r.path, "/v1/jobs/a+b/ranks") == 0);
+    T_CHECK(strcmp(r.query, "limit=5") == 0);
+    T_CHECK(rs_http_parser_keep_alive(&p));
+    rs_http_parser_fini(&p);
+}
+
+static void
+pipelined_with_body(void)
+{
+    static const char two[] = "POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
+                              "GET /b HTTP/1.0\r\n\r\n";
+    struct rs_http_parser p;
+    struct rs_http_request r;
+    size_t used = 0, used2 = 0;
+
+    rs_http_parser_init(&p, 16384, 1024);
+    T_EQ(feed_all(&p, two, &used), RS_HTTP_COMPLETE);
+    T_EQ(rs_http_parser_request(&p, &r), 0);
+    T_EQ(r.body_len, 3);
+    T_CHECK(strcmp(r.body, "abc") == 0);
+    T_CHECK(used < strlen(two));
+    rs_http_parser_next(&p);
+    T_EQ(rs_http_parser_feed(&p, two + used, strlen(two) - used, &used2), RS_HTTP_COMPLETE);
+    T_EQ(rs_http_parser_request(&p, &r), 0);
+    T_CHECK(strcmp(r.path, "/b") == 0);
+    T_EQ(r.body_len, 0);
+    T_CHECK(!rs_http_parser_keep_alive(&p)); /* HTTP/1.0 without keep-alive */
+    rs_http_parser_fini(&p);
+}
+
+static void
+limits(void)
+{
+    struct rs_http_parser p;
+    char big[20000];
+    size_t used;
+
+    memset(big, 'a', sizeof big);
+    memcpy(big, "GET / HTTP/1.1\r\nX: ", 19);
+    big[sizeof big - 1] = '\0';
+    rs_http_parser_init(&p, 4096, 1024);
+    T_EQ(feed_all(&p, big, &used), 431);
+    rs_http_parser_fini(&p);
+
+    memcpy(big, "GET /", 5);
+    memset(big + 5, 'b', 10000);
+    strcpy(big + 10005, " HTTP/1.1\r\n\r\n");
+    rs_http_parser_init(&p, 1 << 20, 1024);
+    T_EQ(feed_all(&p, big, &used), 414);
+    rs_http_parser_fini(&p);
+
+    rs_http_parser_init(&p, 4096, 10);
+    T_EQ(feed_all(&p, "POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n0123456789x", &used), 413);
+    rs_http_parser_fini(&p);
+}
+
+static void
+malformed(void)
+{
+    struct rs_http_parser p;
+    struct rs_http_request r;
+    size_t used;
+
+    rs_http_parser_init(&p, 4096, 10);
+    T_EQ(feed_all(&p, "\x01\x02 garbage\r\n\r\n", &used), 400);
+    T_CHECK(strlen(rs_http_parser_error(&p)) > 0);
+    rs_http_parser_fini(&p);
+    rs_http_parser_init(&p, 4096, 10);
+    T_EQ(feed_all(&p, "GET /a%zz HTTP/1.1\r\n\r\n", &used), RS_HTTP_COMPLETE);
+    T_EQ(rs_http_parser_request(&p, &r), 400);
+    rs_http_parser_fini(&p);
+    rs_http_parser_init(&p, 4096, 10);
+    T_EQ(feed_all(&p, "GET /a%00 HTTP/1.1\r\n\r\n", &used), RS_HTTP_COMPLETE);
+    T_EQ(rs_http_parser_request(&p, &r), 400);
+    rs_http_parser_fini(&p);
+}
+
+int
+main(void)
+{
+    T_RUN(simple_and_split);
+    T_RUN(pipelined_with_body);
+    T_RUN(limits);
+    T_RUN(malformed);
+    return T_DONE("server/http_request");
+}
