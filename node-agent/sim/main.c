@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define PROGRESS_NS (10 * 1000000000ull) /* a progress line on stderr this often */
+
 struct sim_config {
     char *job, *agent, *log_level;
     int64_t ranks, steps, slow_rank, onset_step, host_stall, seed;
@@ -124,6 +126,7 @@ run_sim(const struct sim_config *cfg)
     struct rs_collector_options copts = {cfg->agent, 0};
     struct rs_collector_stats total = {0};
     uint64_t start_ns = rs_clock_realtime_ns(), wall0 = rs_clock_mono_ns(), end_ns = start_ns;
+    uint64_t last_progress = wall0;
     uint64_t steps = (uint64_t)cfg->steps;
     uint64_t flush_every = cfg->step_ms >= 250 ? 1 : (uint64_t)(250.0 / cfg->step_ms);
     char comm[256], host[64], uuid[64];
@@ -164,6 +167,12 @@ run_sim(const struct sim_config *cfg)
         struct rs_clock_pair clock = {rs_clock_realtime_ns(), rs_clock_realtime_ns()};
         for (uint32_t r = 0; r < p.ranks; r++)
             rs_collector_flush(run.collectors[r], &clock);
+        if (rs_clock_mono_ns() - last_progress >= PROGRESS_NS) {
+            last_progress = rs_clock_mono_ns();
+            rs_log(RS_LOG_INFO, "RS-SIM-PROGRESS", "step %llu of %llu (%.0f%%)",
+                   (unsigned long long)s + 1, (unsigned long long)steps,
+                   100.0 * (double)(s + 1) / (double)steps);
+        }
     }
     for (uint32_t r = 0; r < p.ranks; r++) {
         struct rs_collector_stats st;
