@@ -156,8 +156,7 @@ rs_config_load_text(const struct rs_config_spec *spec, void *cfg, char *text, co
 }
 
 static int
-load_file(const struct rs_config_spec *spec, void *cfg, const char *path, char *err,
-          size_t err_len)
+load_file(const struct rs_config_spec *spec, void *cfg, const char *path, char *err, size_t err_len)
 {
     char *text = NULL, origin[600];
     size_t len;

@@ -158,8 +158,7 @@ rs_http_parser_request(struct rs_http_parser *p, struct rs_http_request *out)
         r += 2;
     }
     *w = '\0';
-    *out = (struct rs_http_request){p->method, p->url, query, p->body ? p->body : "",
-                                    p->body_len};
+    *out = (struct rs_http_request){p->method, p->url, query, p->body ? p->body : "", p->body_len};
     return 0;
 }
 

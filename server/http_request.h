@@ -40,8 +40,7 @@ struct rs_http_parser {
     char method[16];
 };
 
-void rs_http_parser_init(struct rs_http_parser *p, size_t max_header_bytes,
-                         size_t max_body_bytes);
+void rs_http_parser_init(struct rs_http_parser *p, size_t max_header_bytes, size_t max_body_bytes);
 void rs_http_parser_fini(struct rs_http_parser *p);
 
 /* Parses data[len]. On RS_HTTP_COMPLETE, *used says how many bytes belong to this request (the

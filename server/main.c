@@ -39,6 +39,9 @@ static const struct rs_config_option options[] = {
         "keep-alive connection idle limit", 10, 3600000),
     OPT("http-max-connections", RS_CONFIG_INT, "1024", http_max_connections,
         "concurrent HTTP connections", 1, 100000),
+    OPT("fault-exit-after-commits", RS_CONFIG_INT, "0", fault_exit_after_commits,
+        "testing only: exit abruptly right after this many commits, before replying (0 = off)", 0,
+        1000000),
 };
 
 static const struct rs_config_spec spec = {

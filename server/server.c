@@ -74,7 +74,8 @@ rs_server_run(const struct rs_server_config *cfg)
     struct running run;
     struct rs_server *srv = &run.srv;
     struct rs_store_options sopts = {(uint64_t)cfg->map_size_gb << 30, cfg->sync_metadata, 0};
-    struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256};
+    struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256,
+                                      (unsigned)cfg->fault_exit_after_commits};
     struct rs_ingest_options iopts = {cfg->listen, (unsigned)cfg->ingest_contexts,
                                       (size_t)cfg->max_batch_mb << 20, (unsigned)cfg->writer_queue};
     struct rs_http_options hopts;

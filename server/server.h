@@ -22,6 +22,7 @@ struct rs_server_config {
     int64_t http_request_timeout_ms;
     int64_t http_idle_timeout_ms;
     int64_t http_max_connections;
+    int64_t fault_exit_after_commits; /* tests only: see rs_writer_options */
 };
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */

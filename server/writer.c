@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct item {
     struct item *next;
@@ -51,8 +52,8 @@ commit_group(rs_writer *w, struct item *group)
         reason = rc == RS_E_FULL ? "storage full" : rs_strerror(rc);
         rs_log_limited(10, RS_LOG_ERROR, "RS-STORE-COMMIT", "commit of %u batches failed: %s", n,
                        rs_strerror(rc));
-    } else
-        RS_COUNT(w->counters, commits);
+    } else if (RS_COUNT(w->counters, commits) + 1 == w->opts.exit_after_commits)
+        _exit(137); /* committed, not acknowledged: the agent must resend, we must dedup */
     n = 0;
     while (group) {
         struct item *next = group->next;

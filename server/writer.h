@@ -18,6 +18,9 @@ typedef void (*rs_writer_done_fn)(void *arg, enum rs_reply_status status, const 
 struct rs_writer_options {
     unsigned max_queue; /* batches waiting; beyond it submit fails with RS_E_FULL */
     unsigned max_group; /* batches per transaction */
+    /* Fault injection for tests: the process exits at once (like kill -9) right after this
+     * many commits, before their replies: the worst moment to crash. 0 = never. */
+    unsigned exit_after_commits;
 };
 
 /* Starts the thread. The store must outlive the writer. */

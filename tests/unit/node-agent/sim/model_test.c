@@ -1,5 +1,6 @@
 /* Unit tests of the simulator's job model: lockstep through AllReduce, the straggler arrives last
- * and waits least, host stalls delay arrival, noise-free runs are exact, seeds are deterministic. */
+ * and waits least, host stalls delay arrival, noise-free runs are exact, seeds are deterministic.
+ */
 #include "node-agent/sim/model.h"
 #include "node-agent/sim/profile.h"
 #include "tests/t.h"
@@ -102,7 +103,7 @@ gpu_straggler_waits_least(void)
     run(&p, 10, &slow);
     for (int r = 0; r < RANKS; r++)
         if (r != 2)
-            T_CHECK(slow.coll_ns[2] < slow.coll_ns[r]); /* it arrives last, so it waits least */
+            T_CHECK(slow.coll_ns[2] < slow.coll_ns[r]);    /* it arrives last, so it waits least */
     T_CHECK(slow.kernel_ns[2] > base.kernel_ns[2] * 1.09); /* its kernels are 10% slower */
     /* and the whole job runs at its pace */
     T_CHECK(slow.step_end[0] - slow.step_start[0] > base.step_end[0] - base.step_start[0]);
