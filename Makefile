@@ -4,9 +4,11 @@
 
 BUILD     ?= build
 CUDA_HOME ?= /usr/local/cuda
+HAVE_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h)
 CC        ?= cc
 PREFIX    ?= /usr/local
 VERSION   := 0.1.0
+comma     := ,
 
 DEB_PACKAGES := build-essential pkg-config libnng-dev libuv1-dev liblmdb-dev libprotobuf-c-dev \
                 protobuf-c-compiler libjansson-dev libcurl4-openssl-dev node-llhttp zlib1g-dev \
@@ -40,7 +42,7 @@ LDSAN   := -fsanitize=address,undefined
 endif
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' $(OPT) $(WARN) -MMD -MP \
               -I. -I$(BUILD)/gen $(DEP_CFLAGS) $(CFLAGS)
-LDFLAGS_ALL := $(LDSAN) $(LDFLAGS)
+LDFLAGS_ALL := -Wl,--as-needed $(LDSAN) $(LDFLAGS)
 
 # ---- sources ---------------------------------------------------------------------------------
 lib_srcs = $(filter-out %/main.c,$(shell find $(1) -name '*.c' -not -path '*/collector/*' | sort))
@@ -69,24 +71,52 @@ EXT_LIBS    := $(LIB_NNG) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_
 
 BINS := $(BUILD)/bin/rankscope-server $(BUILD)/bin/rankscope-agent $(BUILD)/bin/rankscope-sim \
         $(BUILD)/bin/rankscope
-UNIT_SRC  := $(shell find tests/unit -name '*_test.c' | sort)
+UNIT_SRC  := $(shell find tests/unit -name '*_test.c' -not -path '*/collector/*' | sort) \
+             $(if $(HAVE_CUPTI),$(shell find tests/unit/collector -name '*_test.c' 2>/dev/null | sort))
 UNIT_BINS := $(patsubst tests/unit/%_test.c,$(BUILD)/tests/unit/%_test,$(UNIT_SRC))
 FUZZ_SRC  := $(shell find tests/fuzz -name '*_fuzz.c' | sort)
 FUZZ_BINS := $(patsubst tests/fuzz/%_fuzz.c,$(BUILD)/tests/fuzz/%_replay,$(FUZZ_SRC))
-TOOL_BINS := $(BUILD)/tests/tools/rs-nng-send $(BUILD)/tests/tools/make-corpus
+TOOL_BINS := $(BUILD)/tests/tools/rs-nng-send $(BUILD)/tests/tools/make-corpus $(BUILD)/tests/tools/rs-store-dump
 
-HAVE_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h)
 
 .PHONY: all deps test asan demo clean format bench collector
 .SECONDARY:
 all: $(BINS) collector
 
+# ---- the CUPTI collector (only where CUPTI's headers are) ----------------------------------------
+# librankscope.so: the collector and everything it calls, position-independent, exporting only
+# InitializeInjection (node-agent/collector/exports.map); protobuf-c linked in statically when the
+# archive allows, so the training process needs nothing of ours but libcupti.
+CUPTI_INC     := $(CUDA_HOME)/include
+CUPTI_LIBDIRS := $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib $(CUDA_HOME)/extras/CUPTI/lib64)
+COLLECTOR_SRC := $(sort $(wildcard node-agent/collector/*.c))
+COLLECTOR_DEPS_SRC := node-agent/collector_client.c node-agent/records.c node-agent/strtab.c \
+                      proto/wire.c common/hash.c common/clock.c common/utf8.c common/error.c
+pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
+LIBCOLLECTOR := $(BUILD)/libcollector.a
+COLLECTOR_SO := $(BUILD)/lib/librankscope.so
+PBC_STATIC   := $(wildcard /usr/lib/x86_64-linux-gnu/libprotobuf-c.a)
+
 collector:
 ifeq ($(HAVE_CUPTI),)
-	@echo "collector: skipped ($(CUDA_HOME)/include/cupti.h not found; set CUDA_HOME to build librankscope.so)"
-else ifeq ($(wildcard node-agent/collector/*.c),)
-	@echo "collector: CUPTI found at $(CUDA_HOME); the collector sources arrive with the CUPTI issue"
+	@echo "collector: skipped ($(CUPTI_INC)/cupti.h not found; set CUDA_HOME to build librankscope.so)"
+else
+collector: $(COLLECTOR_SO)
 endif
+
+$(BUILD)/pic/%.o: %.c | $(PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -I$(CUPTI_INC) -c $< -o $@
+$(BUILD)/pic/gen/rankscope.pb-c.o: $(PB_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -w -fPIC -fvisibility=hidden -c $< -o $@
+$(LIBCOLLECTOR): $(call pic,$(COLLECTOR_SRC))
+$(COLLECTOR_SO): $(call pic,$(COLLECTOR_SRC) $(COLLECTOR_DEPS_SRC)) $(BUILD)/pic/gen/rankscope.pb-c.o \
+                 node-agent/collector/exports.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,--version-script=node-agent/collector/exports.map -Wl,-z,defs \
+	  -o $@ $(filter %.o,$^) $(or $(PBC_STATIC),$(LIB_PBC)) $(addprefix -L,$(CUPTI_LIBDIRS)) \
+	  $(addprefix -Wl$(comma)-rpath$(comma),$(CUPTI_LIBDIRS)) -lcupti -ldl -lpthread
 
 # ---- generated code --------------------------------------------------------------------------
 $(PB_C) $(PB_H) &: proto/rankscope.proto
@@ -140,6 +170,10 @@ ALL_LIBS := $(LIBSERVER) $(LIBAGENT) $(LIBQUERY) $(LIBSTORAGE) $(LIBPROTO) $(LIB
 $(BUILD)/tests/unit/%_test: $(BUILD)/obj/tests/unit/%_test.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
+$(BUILD)/tests/unit/collector/%_test: $(BUILD)/obj/tests/unit/collector/%_test.o $(LIBCOLLECTOR) $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
+$(BUILD)/obj/tests/unit/collector/%.o: CFLAGS_ALL += -I$(CUPTI_INC)
 $(BUILD)/tests/fuzz/%_replay: $(BUILD)/obj/tests/fuzz/%_fuzz.o $(BUILD)/obj/tests/fuzz/replay_main.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
@@ -196,4 +230,4 @@ format:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)

@@ -296,6 +296,12 @@ rs_collector_flush(rs_collector *c, const struct rs_clock_pair *clock)
 }
 
 void
+rs_collector_count_dropped(rs_collector *c, uint64_t n)
+{
+    c->stats.dropped += n;
+}
+
+void
 rs_collector_get_stats(const rs_collector *c, struct rs_collector_stats *out)
 {
     *out = c->stats;

@@ -46,6 +46,10 @@ int rs_collector_add_collective(rs_collector *c, const struct rs_collective_reco
 int rs_collector_add_step(rs_collector *c, const struct rs_step_record *s);
 int rs_collector_add_stall(rs_collector *c, const struct rs_stall_record *s);
 
+/* Counts `n` records lost before they reached this handle (e.g. dropped by CUPTI itself); the
+ * count travels like the handle's own drops. */
+void rs_collector_count_dropped(rs_collector *c, uint64_t n);
+
 /* Sends everything buffered, with `clock` as the batch's clock pair. Returns 0 when every frame
  * was sent, otherwise the last send error (-EAGAIN, -ENOTCONN, ...): the records are then dropped
  * and counted. */

@@ -1,0 +1,158 @@
+/* CUPTI buffers, activity kinds and the flush thread (see activity.h). */
+#include "node-agent/collector/activity.h"
+
+#include "common/clock.h"
+#include "node-agent/collector/log.h"
+
+#include <cupti.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+static struct {
+    rs_convert *conv;
+    struct rs_activity_options opts;
+    pthread_mutex_t lock; /* conv: flush thread vs. CUPTI's worker thread */
+    pthread_mutex_t wake_lock;
+    pthread_cond_t wake;
+    pthread_t thread;
+    bool running, stopping;
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER,
+       .wake_lock = PTHREAD_MUTEX_INITIALIZER,
+       .wake = PTHREAD_COND_INITIALIZER};
+
+/* Application thread (whichever filled the last buffer): must be quick. */
+static void CUPTIAPI
+buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    /* calloc of a large block is an mmap of zero pages: zeroed without touching them, which is
+     * what CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER=1 asks of us. NULL drops records; CUPTI
+     * counts them and we report the count. */
+    *buffer = calloc(1, g.opts.buffer_bytes);
+    *size = *buffer ? g.opts.buffer_bytes : 0;
+    *max_records = 0;
+}
+
+/* CUPTI's worker thread or our flush thread (inside cuptiActivityFlushAll). */
+static void CUPTIAPI
+buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+    CUpti_Activity *record = NULL;
+    size_t dropped = 0;
+
+    pthread_mutex_lock(&g.lock);
+    while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS)
+        rs_convert_record(g.conv, record);
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+        rs_convert_count_dropped(g.conv, dropped);
+    pthread_mutex_unlock(&g.lock);
+    free(buffer);
+}
+
+static void
+send_converted(void)
+{
+    struct rs_clock_pair clock = {0, 0};
+
+    cuptiGetTimestamp(&clock.source_ns); /* CUPTI's clock, paired with CLOCK_REALTIME */
+    clock.realtime_ns = rs_clock_realtime_ns();
+    pthread_mutex_lock(&g.lock);
+    rs_convert_flush(g.conv, &clock);
+    pthread_mutex_unlock(&g.lock);
+}
+
+static void *
+flush_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&g.wake_lock);
+    while (!g.stopping) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += (long)(g.opts.flush_ms % 1000) * 1000000L;
+        until.tv_sec += g.opts.flush_ms / 1000 + until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&g.wake, &g.wake_lock, &until);
+        if (g.stopping)
+            break;
+        pthread_mutex_unlock(&g.wake_lock);
+        /* Completed buffers only (0): no GPU synchronisation, no incomplete records. */
+        cuptiActivityFlushAll(0);
+        send_converted();
+        pthread_mutex_lock(&g.wake_lock);
+    }
+    pthread_mutex_unlock(&g.wake_lock);
+    return NULL;
+}
+
+static int
+check(CUptiResult rc, const char *what)
+{
+    const char *text = NULL;
+
+    if (rc == CUPTI_SUCCESS)
+        return 0;
+    cuptiGetResultString(rc, &text);
+    rs_collector_log("%s failed: %s; collection is off in this process", what,
+                     text ? text : "unknown CUPTI error");
+    return (int)rc;
+}
+
+int
+rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
+{
+    static const CUpti_ActivityKind kinds[] = {
+        CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+        CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+    uint8_t zeroed = 1;
+    size_t len = sizeof zeroed;
+    int rc;
+
+    g.conv = conv;
+    g.opts = *opts;
+    if ((rc = check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
+                                              &len, &zeroed),
+                    "cuptiActivitySetAttribute(ZEROED_OUT)")) ||
+        (rc = check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
+                    "cuptiActivityRegisterCallbacks")))
+        return rc;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if ((rc = check(cuptiActivityEnable(kinds[i]), "cuptiActivityEnable"))) {
+            for (size_t j = 0; j < i; j++)
+                cuptiActivityDisable(kinds[j]);
+            return rc;
+        }
+    }
+    if (pthread_create(&g.thread, NULL, flush_main, NULL) != 0) {
+        rs_collector_log("cannot start the flush thread; records are sent only at exit");
+        return 0;
+    }
+    g.running = true;
+    return 0;
+}
+
+void
+rs_activity_finish(void)
+{
+    if (g.running) {
+        pthread_mutex_lock(&g.wake_lock);
+        g.stopping = true;
+        pthread_cond_signal(&g.wake);
+        pthread_mutex_unlock(&g.wake_lock);
+        pthread_join(g.thread, NULL);
+        g.running = false;
+    }
+    if (!g.conv)
+        return;
+    /* Forced: returns every buffer, also ones with records still in flight. */
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    send_converted();
+}
+
+void
+rs_activity_abandon(void)
+{
+    g.running = false;
+    g.conv = NULL;
+}

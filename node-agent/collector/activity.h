@@ -1,0 +1,32 @@
+/* CUPTI activity collection for the injected collector: registers the buffer callbacks, enables
+ * the activity kinds that do not serialise the GPU (CONCURRENT_KERNEL — never KERNEL — MEMCPY,
+ * MEMSET, DEVICE), and runs our own flush thread that asks CUPTI for completed buffers a few times
+ * a second, converts them (convert.h) and sends them to the agent. The application's threads only
+ * ever get a fresh buffer from us (a calloc: zero pages from the kernel, no memset on their time).
+ * Process-global, like CUPTI's own callbacks. */
+#ifndef RS_COLLECTOR_ACTIVITY_H
+#define RS_COLLECTOR_ACTIVITY_H
+
+#include "node-agent/collector/convert.h"
+
+#include <stddef.h>
+
+struct rs_activity_options {
+    unsigned flush_ms;   /* flush thread period */
+    size_t buffer_bytes; /* per CUPTI buffer */
+};
+
+/* Starts collection into `conv` (owned by the caller, used under our lock until
+ * rs_activity_finish). Returns 0 or the CUptiResult of the step that failed (collection is then
+ * off and the reason logged once). */
+int rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts);
+
+/* Stops the flush thread, force-flushes CUPTI and sends the rest. Call once, from the process
+ * that started collection (not from a forked child). */
+void rs_activity_finish(void);
+
+/* Forgets the flush thread without touching CUPTI or the socket: for a forked child, where the
+ * thread does not exist and CUPTI must not be called. */
+void rs_activity_abandon(void);
+
+#endif

@@ -1,0 +1,283 @@
+/* CUPTI activity records -> rankscope records (see convert.h). */
+#include "node-agent/collector/convert.h"
+
+#include "node-agent/collector/nccl_kernel.h"
+#include "node-agent/collector_client.h"
+#include "node-agent/strtab.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEVICES 64
+#define MAX_NCCL_STREAMS 256
+/* Without the NCCL profiler plugin the communicator is unknown: an instance is named by its NCCL
+ * stream and op, and numbered in order on that stream (DESIGN.md "Collective matching"). */
+#define STREAM_COMM_TAG 0x5354524d00000000ull /* "STRM" */
+
+struct device {
+    uint32_t id;
+    char uuid[48];
+};
+
+struct coll_seq {
+    uint32_t stream;
+    uint32_t op;
+    uint64_t next;
+};
+
+struct name_info {
+    bool ready;
+    uint32_t collector_id; /* id of the (demangled) name in the collector handle */
+    bool is_nccl;
+    struct rs_nccl_kernel nccl;
+};
+
+struct rs_convert {
+    struct rs_env_identity id;
+    char *socket_path;
+    rs_demangle_fn demangle;
+    rs_collector *out; /* opened at the first timed record */
+    struct device devices[MAX_DEVICES];
+    unsigned n_devices;
+    struct coll_seq seqs[MAX_NCCL_STREAMS];
+    unsigned n_seqs;
+    struct rs_strtab mangled; /* CUPTI name -> index into names[] */
+    struct name_info *names;
+    uint32_t names_cap;
+    uint64_t pending_dropped;
+    struct rs_convert_stats stats;
+};
+
+int
+rs_convert_new(const struct rs_env_identity *id, const char *socket_path, rs_demangle_fn demangle,
+               rs_convert **out)
+{
+    rs_convert *c = calloc(1, sizeof *c);
+
+    if (!c || !(c->socket_path = strdup(socket_path))) {
+        free(c);
+        return -ENOMEM;
+    }
+    c->id = *id;
+    c->demangle = demangle;
+    rs_strtab_init(&c->mangled);
+    *out = c;
+    return 0;
+}
+
+void
+rs_convert_free(rs_convert *c)
+{
+    if (!c)
+        return;
+    rs_collector_free(c->out);
+    rs_strtab_fini(&c->mangled);
+    free(c->names);
+    free(c->socket_path);
+    free(c);
+}
+
+static void
+format_uuid(const CUuuid *u, char *out, size_t len)
+{
+    const unsigned char *b = (const unsigned char *)u->bytes;
+    snprintf(out, len,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+}
+
+static const char *
+uuid_of(const rs_convert *c, uint32_t device)
+{
+    for (unsigned i = 0; i < c->n_devices; i++)
+        if (c->devices[i].id == device)
+            return c->devices[i].uuid;
+    return "";
+}
+
+/* The agent connection, opened with the identity and the GPU of the first record that needs it. */
+static rs_collector *
+output(rs_convert *c, uint32_t device)
+{
+    struct rs_collector_options opts = {c->socket_path, 0};
+    struct rs_rank_identity id = {c->id.job,        c->id.rank,        c->id.local_rank,
+                                  c->id.world_size, c->id.host,        uuid_of(c, device),
+                                  c->id.pid};
+
+    if (!c->out && rs_collector_open(&opts, &id, &c->out) == 0 && c->pending_dropped) {
+        rs_collector_count_dropped(c->out, c->pending_dropped);
+        c->pending_dropped = 0;
+    }
+    return c->out;
+}
+
+/* Interns a CUPTI kernel name: demangles and classifies it once per distinct name. */
+static const struct name_info *
+name_info(rs_convert *c, rs_collector *out, const char *mangled)
+{
+    const char *key = mangled ? mangled : "?";
+    uint32_t idx = rs_strtab_intern(&c->mangled, key);
+    struct name_info *ni;
+
+    if (idx == RS_STRTAB_NONE)
+        return NULL;
+    if (idx >= c->names_cap) {
+        uint32_t cap = c->names_cap ? c->names_cap * 2 : 256;
+        struct name_info *n = realloc(c->names, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        memset(n + c->names_cap, 0, (cap - c->names_cap) * sizeof *n);
+        c->names = n;
+        c->names_cap = cap;
+    }
+    ni = &c->names[idx];
+    if (!ni->ready) {
+        char *pretty = c->demangle ? c->demangle(key) : NULL;
+        const char *shown = pretty ? pretty : key;
+        ni->is_nccl = rs_nccl_kernel_parse(shown, &ni->nccl);
+        ni->collector_id = rs_collector_name(out, shown);
+        ni->ready = ni->collector_id != UINT32_MAX;
+        free(pretty);
+    }
+    return ni->ready ? ni : NULL;
+}
+
+static uint64_t
+next_seq(rs_convert *c, uint32_t stream, uint32_t op)
+{
+    for (unsigned i = 0; i < c->n_seqs; i++)
+        if (c->seqs[i].stream == stream && c->seqs[i].op == op)
+            return c->seqs[i].next++;
+    if (c->n_seqs == MAX_NCCL_STREAMS)
+        return UINT64_MAX; /* absurdly many NCCL streams: unmatched, still recorded */
+    c->seqs[c->n_seqs] = (struct coll_seq){stream, op, 1};
+    c->n_seqs++;
+    return 0;
+}
+
+static void
+convert_kernel(rs_convert *c, const CUpti_ActivityKernel10 *k)
+{
+    rs_collector *out;
+    const struct name_info *ni;
+
+    if (k->start == 0 || k->end < k->start) {
+        c->stats.untimed++;
+        return;
+    }
+    if (!(out = output(c, k->deviceId)) || !(ni = name_info(c, out, k->name))) {
+        c->stats.untimed++;
+        return;
+    }
+    if (ni->is_nccl) {
+        struct rs_collective_record r = {k->start,
+                                         k->end,
+                                         0,
+                                         STREAM_COMM_TAG | k->streamId,
+                                         next_seq(c, k->streamId, ni->nccl.op),
+                                         ni->nccl.op,
+                                         ni->collector_id,
+                                         k->streamId,
+                                         false};
+        if (rs_collector_add_collective(out, &r) == 0)
+            c->stats.collectives++;
+        return;
+    }
+    struct rs_kernel_record r = {k->start,    k->end,      ni->collector_id,
+                                 k->streamId, k->deviceId, k->correlationId};
+    if (rs_collector_add_kernel(out, &r) == 0)
+        c->stats.kernels++;
+}
+
+static uint32_t
+copy_kind(uint8_t cupti_kind)
+{
+    switch (cupti_kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+        return RS_COPY_HTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+        return RS_COPY_DTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+        return RS_COPY_DTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+        return RS_COPY_PEER;
+    default:
+        return RS_COPY_UNKNOWN;
+    }
+}
+
+static void
+add_copy(rs_convert *c, uint64_t start, uint64_t end, uint64_t bytes, uint32_t kind,
+         uint32_t stream, uint32_t device, uint64_t *counter)
+{
+    rs_collector *out;
+    struct rs_memcpy_record r = {start, end, bytes, kind, stream};
+
+    if (start == 0 || end < start) {
+        c->stats.untimed++;
+        return;
+    }
+    if ((out = output(c, device)) && rs_collector_add_memcpy(out, &r) == 0)
+        (*counter)++;
+}
+
+void
+rs_convert_record(rs_convert *c, const CUpti_Activity *record)
+{
+    switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+        convert_kernel(c, (const CUpti_ActivityKernel10 *)record);
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)record;
+        add_copy(c, m->start, m->end, m->bytes, copy_kind(m->copyKind), m->streamId, m->deviceId,
+                 &c->stats.memcpys);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)record;
+        add_copy(c, m->start, m->end, m->bytes, RS_COPY_MEMSET, m->streamId, m->deviceId,
+                 &c->stats.memsets);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+        const CUpti_ActivityDevice5 *d = (const CUpti_ActivityDevice5 *)record;
+        if (c->n_devices < MAX_DEVICES && !uuid_of(c, d->id)[0]) {
+            c->devices[c->n_devices].id = d->id;
+            format_uuid(&d->uuid, c->devices[c->n_devices].uuid,
+                        sizeof c->devices[c->n_devices].uuid);
+            c->n_devices++;
+        }
+        break;
+    }
+    default:
+        c->stats.other++;
+        break;
+    }
+}
+
+void
+rs_convert_count_dropped(rs_convert *c, uint64_t n)
+{
+    c->stats.cupti_dropped += n;
+    if (c->out)
+        rs_collector_count_dropped(c->out, n);
+    else
+        c->pending_dropped += n;
+}
+
+int
+rs_convert_flush(rs_convert *c, const struct rs_clock_pair *clock)
+{
+    return c->out ? rs_collector_flush(c->out, clock) : 0;
+}
+
+void
+rs_convert_get_stats(const rs_convert *c, struct rs_convert_stats *out)
+{
+    *out = c->stats;
+}

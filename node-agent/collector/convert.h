@@ -1,0 +1,43 @@
+/* Turns CUPTI activity records into rankscope records for one process: kernels (NCCL kernels
+ * become collective records with per-(stream, op) sequence numbers), memcpy and memset; device
+ * records give the GPU UUID. Kernel names are demangled once per distinct name. The connection to
+ * the agent (collector_client.h) is opened at the first timed record, so a launcher process that
+ * never runs a kernel sends nothing. Not thread-safe: the caller serialises (activity.c holds a
+ * lock). Needs only CUPTI's headers, so CI tests it with fake records. */
+#ifndef RS_COLLECTOR_CONVERT_H
+#define RS_COLLECTOR_CONVERT_H
+
+#include "node-agent/collector/identity.h"
+#include "proto/wire.h"
+
+#include <cupti_activity.h>
+#include <stdint.h>
+
+typedef struct rs_convert rs_convert;
+
+struct rs_convert_stats {
+    uint64_t kernels, collectives, memcpys, memsets; /* converted */
+    uint64_t untimed;       /* records without timestamps (CUPTI's device buffer ran out) */
+    uint64_t other;         /* records of kinds we do not convert */
+    uint64_t cupti_dropped; /* records CUPTI itself dropped */
+};
+
+/* `demangle` may be NULL (names stay as CUPTI reports them); it returns a malloc'd string or
+ * NULL, like __cxa_demangle. */
+typedef char *(*rs_demangle_fn)(const char *mangled);
+
+int rs_convert_new(const struct rs_env_identity *id, const char *socket_path,
+                   rs_demangle_fn demangle, rs_convert **out);
+void rs_convert_free(rs_convert *c);
+
+void rs_convert_record(rs_convert *c, const CUpti_Activity *record);
+
+/* Records CUPTI reported as dropped. */
+void rs_convert_count_dropped(rs_convert *c, uint64_t n);
+
+/* Sends what was converted (see rs_collector_flush); 0 when there is nothing to send. */
+int rs_convert_flush(rs_convert *c, const struct rs_clock_pair *clock);
+
+void rs_convert_get_stats(const rs_convert *c, struct rs_convert_stats *out);
+
+#endif

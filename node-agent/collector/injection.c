@@ -1,0 +1,163 @@
+/* librankscope.so's entry point: CUDA_INJECTION64_PATH=/path/librankscope.so makes the CUDA
+ * driver call InitializeInjection() once per process during cuInit. We read the identity, check
+ * the CUPTI version, step aside if another CUPTI client already holds CUPTI, start activity
+ * collection, and arrange a final flush at exit — guarded by pid, so a fork()ed child (PyTorch
+ * DataLoader workers) stays inert and never touches CUPTI or the agent socket.
+ * Environment: RANKSCOPE_DISABLE=1 (kill switch), RANKSCOPE_AGENT_SOCKET (default
+ * /tmp/rankscope-agent.sock), RANKSCOPE_FLUSH_MS (default 250), identity variables (identity.h). */
+#include "node-agent/collector/activity.h"
+#include "node-agent/collector/convert.h"
+#include "node-agent/collector/identity.h"
+#include "node-agent/collector/log.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_SOCKET "/tmp/rankscope-agent.sock"
+#define DEFAULT_FLUSH_MS 250
+#define BUFFER_BYTES (4u << 20)
+
+static struct {
+    pthread_once_t once;
+    pid_t pid; /* the process that initialised; 0 = not collecting */
+    rs_convert *conv;
+} state = {.once = PTHREAD_ONCE_INIT};
+
+static const char *
+env(const char *name)
+{
+    return getenv(name);
+}
+
+typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+static cxa_demangle_fn cxa_demangle;
+
+/* C++ names through the C++ runtime the training process already has, when it has one. */
+static char *
+demangle(const char *mangled)
+{
+    int status = 0;
+    char *out;
+
+    if (!cxa_demangle || strncmp(mangled, "_Z", 2) != 0)
+        return NULL;
+    out = cxa_demangle(mangled, NULL, NULL, &status);
+    if (status != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+static void
+at_exit(void)
+{
+    if (state.pid != getpid() || !state.conv)
+        return; /* a forked child, or nothing started */
+    rs_activity_finish();
+}
+
+static void
+in_forked_child(void)
+{
+    /* The flush thread was not copied; CUPTI's state in the child is not ours to use. */
+    rs_activity_abandon();
+    state.pid = 0;
+}
+
+/* True when the CUPTI library at run time is the one our headers describe (same major.minor). */
+static bool
+version_ok(void)
+{
+    uint32_t version = 0;
+
+    if (cuptiGetVersion(&version) != CUPTI_SUCCESS) {
+        rs_collector_log("cuptiGetVersion failed; collection is off");
+        return false;
+    }
+    if (version / 100 != CUPTI_API_VERSION / 100) {
+        rs_collector_log("CUPTI API %u at run time, built for %u; collection is off (record "
+                         "layouts differ between versions)",
+                         version, (unsigned)CUPTI_API_VERSION);
+        return false;
+    }
+    return true;
+}
+
+static void CUPTIAPI
+ignore_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                const void *data)
+{
+}
+
+/* CUPTI serves one subscriber. If Nsight, torch.profiler (Kineto) or compute-sanitizer already
+ * holds it, they win and we stay out of the way. We do not keep the subscription ourselves, so a
+ * profiler started later can still take it. */
+static bool
+cupti_free(void)
+{
+    CUpti_SubscriberHandle sub;
+    char holder[128] = "";
+    CUpti_SubscriberParams params = {CUpti_SubscriberParams_STRUCT_SIZE, "rankscope", holder,
+                                     sizeof holder};
+    CUptiResult rc = cuptiSubscribe_v2(&sub, ignore_callback, NULL, &params);
+
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        rs_collector_log("CUPTI is in use by %s; rankscope steps aside in this process",
+                         holder[0] ? holder : "another tool");
+        return false;
+    }
+    if (rc == CUPTI_SUCCESS)
+        cuptiUnsubscribe(sub);
+    return true;
+}
+
+static unsigned
+flush_ms(void)
+{
+    const char *v = env("RANKSCOPE_FLUSH_MS");
+    long ms = v ? strtol(v, NULL, 10) : 0;
+    return ms >= 10 && ms <= 60000 ? (unsigned)ms : DEFAULT_FLUSH_MS;
+}
+
+static void
+initialize(void)
+{
+    struct rs_env_identity id;
+    struct rs_activity_options opts = {flush_ms(), BUFFER_BYTES};
+    const char *socket = env("RANKSCOPE_AGENT_SOCKET");
+    char host[256] = "";
+    const char *off = env("RANKSCOPE_DISABLE");
+
+    if (off && strcmp(off, "0") != 0 && *off)
+        return; /* the kill switch: not even a log line */
+    if (!version_ok() || !cupti_free())
+        return;
+    gethostname(host, sizeof host - 1);
+    rs_identity_from_env(env, host, (uint32_t)getpid(), &id);
+    cxa_demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (rs_convert_new(&id, socket && *socket ? socket : DEFAULT_SOCKET, demangle, &state.conv))
+        return;
+    if (rs_activity_start(state.conv, &opts) != 0) {
+        rs_convert_free(state.conv);
+        state.conv = NULL;
+        return;
+    }
+    state.pid = getpid();
+    pthread_atfork(NULL, NULL, in_forked_child);
+    atexit(at_exit);
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void);
+
+int
+InitializeInjection(void)
+{
+    pthread_once(&state.once, initialize);
+    return 1; /* never fail the application's cuInit */
+}

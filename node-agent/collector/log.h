@@ -1,0 +1,8 @@
+/* The collector's only output: one line on stderr, prefixed "rankscope: " (never stdout: it is
+ * the training job's). For conditions an operator must see once, not per record. */
+#ifndef RS_COLLECTOR_LOG_H
+#define RS_COLLECTOR_LOG_H
+
+void rs_collector_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

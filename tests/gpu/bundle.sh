@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds here and packs what tests/gpu/ needs into gpu-bundle/ (git-ignored): the binaries, the
+# collector, the test tools, and the shared libraries they need that a CUDA image lacks (the GPU
+# machines have no package registry). Carry gpu-bundle with the device run.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+make --no-print-directory all test-build >/dev/null
+rm -rf gpu-bundle && mkdir -p gpu-bundle/bin gpu-bundle/lib
+cp build/bin/rankscope-server build/bin/rankscope-agent build/bin/rankscope-sim \
+   build/tests/tools/rs-store-dump gpu-bundle/bin/
+cp build/lib/librankscope.so gpu-bundle/lib/
+for lib in $(ldd gpu-bundle/bin/* | awk '/=>/ {print $3}' | sort -u |
+             grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so'); do
+    cp -L "$lib" gpu-bundle/lib/
+done
+du -sh gpu-bundle

@@ -1,0 +1,65 @@
+"""Checks the GPU test results (tests/gpu/run.sh) and prints '<suite>: N passed, N failed'."""
+import json
+import sys
+
+jobs = {}
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    jobs[d["job"]] = d
+passed = failed = 0
+
+
+def check(what, ok, detail=""):
+    global passed, failed
+    passed, failed = passed + bool(ok), failed + (not ok)
+    print(("ok    " if ok else "FAIL  ") + what + (f"  [{detail}]" if detail else ""))
+
+
+def store(job):
+    return (jobs.get(job) or {}).get("store") or {}
+
+
+b = store("gpu-baseline")
+ranks = b.get("ranks", [])
+check("baseline: both ranks stored", b.get("ranks_seen") == 2 and len(ranks) == 2,
+      f"ranks_seen={b.get('ranks_seen')}")
+check("baseline: kernels on every rank", len(ranks) == 2 and all(r["kernels"] > 100 for r in ranks),
+      ", ".join(f"r{r['rank']}={r['kernels']}" for r in ranks))
+check("baseline: NCCL kernels on every rank",
+      len(ranks) == 2 and all(r["collectives"] > 0 for r in ranks),
+      ", ".join(f"r{r['rank']}={r['collectives']}" for r in ranks))
+check("baseline: GPU UUIDs known and distinct",
+      len(ranks) == 2 and all(r["gpu_uuid"].startswith("GPU-") for r in ranks)
+      and ranks[0]["gpu_uuid"] != ranks[1]["gpu_uuid"], ", ".join(r["gpu_uuid"] for r in ranks))
+tot, comp = b.get("collective_instances", 0), b.get("complete_instances", 0)
+check("baseline: collective instances matched across ranks", tot > 0 and comp == tot,
+      f"{comp} of {tot} complete, mean skew {b.get('mean_skew_ms')} ms")
+check("baseline: nothing dropped", all(r["dropped"] == 0 for r in ranks),
+      ", ".join(str(r["dropped"]) for r in ranks))
+
+s = store("gpu-straggler")
+sr = s.get("ranks", [])
+last = s.get("last_arriver_counts", [0, 0])
+check("straggler: rank 0 arrives last at most collectives",
+      s.get("complete_instances", 0) > 0 and last[0] > 0.8 * s["complete_instances"],
+      f"last arrivals {last} of {s.get('complete_instances')}")
+if len(sr) == 2:
+    check("straggler: rank 0 has more kernel time, rank 1 waits longer in NCCL",
+          sr[0]["kernel_ms"] > sr[1]["kernel_ms"] and sr[1]["nccl_ms"] > sr[0]["nccl_ms"],
+          f"kernel ms {sr[0]['kernel_ms']:.0f}/{sr[1]['kernel_ms']:.0f}, "
+          f"nccl ms {sr[0]['nccl_ms']:.0f}/{sr[1]['nccl_ms']:.0f}")
+else:
+    check("straggler: both ranks stored", False)
+
+f = jobs.get("gpu-fork", {})
+check("fork: DataLoader workers job finished", f.get("result") is not None)
+check("fork: data from both ranks", store("gpu-fork").get("ranks_seen") == 2)
+
+pr = jobs.get("gpu-profiler", {})
+res = pr.get("result") or {}
+check("coexistence: job under torch.profiler finished", pr.get("result") is not None)
+print(f"info  coexistence: torch.profiler saw {res.get('profiler_gpu_events')} GPU events; "
+      f"rankscope stored {store('gpu-profiler').get('ranks_seen')} ranks")
+check("no collector, no data", not store("gpu-disabled-check"))
+print(f"gpu: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)

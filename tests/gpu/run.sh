@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# GPU tests of the collector on a machine with 2 GPUs (nvidia-h200-x2). Needs gpu-bundle/
+# (tests/gpu/bundle.sh, built on a Debian 12 machine). Writes $OUT/{summary.txt, dumps.jsonl,
+# train-logs.txt, daemon-logs.txt, env.txt}; prints the summary last.
+. "$(dirname "$0")/common.sh"
+{
+    nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1
+    python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device_count())'
+    echo "libcupti: $CUPTI_DIR"; grep -E '^(NAME|VERSION)=' /etc/os-release; ldd --version | head -1
+} >"$OUT/env.txt" 2>&1
+daemons_up
+: >"$OUT/train-logs.txt"
+train gpu-baseline --collector --steps 60
+train gpu-straggler --collector --steps 60 --extra-work-rank 0
+train gpu-fork --collector --steps 40 --workers 2
+train gpu-profiler --collector --steps 20 --profiler
+train gpu-disabled-check --steps 5   # no collector: must leave no data
+sleep 2 # the last flushes (collector exit, agent 250 ms, commit)
+: >"$OUT/dumps.jsonl"
+for job in gpu-baseline gpu-straggler gpu-fork gpu-profiler gpu-disabled-check; do
+    printf '{"job":"%s","result":%s,"store":%s}\n' "$job" "$(cat "$W/$job.result" 2>/dev/null || echo null)" \
+        "$(LD_LIBRARY_PATH=$B/lib "$B/bin/rs-store-dump" "$W/data" "$job" 2>/dev/null || echo null)" \
+        >>"$OUT/dumps.jsonl"
+done
+daemons_down
+cat "$W/server.log" "$W/agent.log" >"$OUT/daemon-logs.txt"
+python3 tests/gpu/check.py "$OUT/dumps.jsonl" | tee "$OUT/summary.txt"

@@ -1,0 +1,167 @@
+/* Unit tests of CUPTI record conversion with fake activity records: kernels vs NCCL collectives
+ * (op, per-stream sequence numbers), copies, GPU UUID from the device record, untimed records,
+ * CUPTI drop counts, demangling — all the way to decoded frames on a fake agent socket. */
+#include "node-agent/collector/convert.h"
+#include "tests/t.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static char sock_path[108];
+
+static char *
+fake_demangle(const char *mangled)
+{
+    return strcmp(mangled, "_Z4gemmv") == 0 ? strdup("gemm()") : NULL;
+}
+
+static int
+listen_socket(void)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+    strcpy(addr.sun_path, sock_path);
+    unlink(sock_path);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(fd, 4) != 0)
+        return -1;
+    return fd;
+}
+
+static CUpti_ActivityKernel10
+kernel(const char *name, uint64_t start, uint64_t end, uint32_t stream)
+{
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.name = name;
+    k.start = start;
+    k.end = end;
+    k.streamId = stream;
+    k.deviceId = 1;
+    k.correlationId = 7;
+    return k;
+}
+
+static void
+records_to_frames(void)
+{
+    static const char nccl[] =
+        "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
+    struct rs_env_identity id = {.job = "job-c", .rank = 1, .world_size = 2, .host = "h",
+                                 .pid = 9};
+    struct rs_convert_stats st;
+    CUpti_ActivityDevice5 dev;
+    CUpti_ActivityMemcpy6 cp;
+    CUpti_ActivityMemset4 ms;
+    CUpti_Activity other = {CUPTI_ACTIVITY_KIND_OVERHEAD};
+    rs_convert *c = NULL;
+    uint8_t buf[RS_WIRE_MAX_FRAME_BYTES + 1];
+    int lfd = listen_socket(), afd;
+
+    T_CHECK(lfd >= 0);
+    T_EQ(rs_convert_new(&id, sock_path, fake_demangle, &c), 0);
+    rs_convert_count_dropped(c, 3); /* before the connection exists: kept and sent later */
+    memset(&dev, 0, sizeof dev);
+    dev.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+    dev.id = 1;
+    for (int i = 0; i < 16; i++)
+        dev.uuid.bytes[i] = (char)(0x10 + i);
+    rs_convert_record(c, (CUpti_Activity *)&dev);
+    CUpti_ActivityKernel10 k1 = kernel("_Z4gemmv", 1000, 2000, 7),
+                           a1 = kernel(nccl, 2000, 5000, 13), a2 = kernel(nccl, 6000, 7000, 13),
+                           a3 = kernel(nccl, 6000, 9000, 14), untimed = kernel("_Z4gemmv", 0, 0, 7);
+    rs_convert_record(c, (CUpti_Activity *)&k1);
+    rs_convert_record(c, (CUpti_Activity *)&a1);
+    rs_convert_record(c, (CUpti_Activity *)&a2);
+    rs_convert_record(c, (CUpti_Activity *)&a3);
+    rs_convert_record(c, (CUpti_Activity *)&untimed);
+    memset(&cp, 0, sizeof cp);
+    cp.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    cp.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    cp.bytes = 4096;
+    cp.start = 3000;
+    cp.end = 3500;
+    cp.deviceId = 1;
+    rs_convert_record(c, (CUpti_Activity *)&cp);
+    memset(&ms, 0, sizeof ms);
+    ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    ms.bytes = 64;
+    ms.start = 3600;
+    ms.end = 3700;
+    rs_convert_record(c, (CUpti_Activity *)&ms);
+    rs_convert_record(c, &other);
+
+    rs_convert_get_stats(c, &st);
+    T_EQ(st.kernels, 1);
+    T_EQ(st.collectives, 3);
+    T_EQ(st.memcpys, 1);
+    T_EQ(st.memsets, 1);
+    T_EQ(st.untimed, 1);
+    T_EQ(st.other, 1);
+    T_EQ(st.cupti_dropped, 3);
+
+    struct rs_clock_pair clock = {5, 6};
+    T_EQ(rs_convert_flush(c, &clock), 0);
+    afd = accept(lfd, NULL, NULL);
+    ssize_t n = recv(afd, buf, sizeof buf, MSG_DONTWAIT);
+    rs_wire_rank_frame *f = NULL;
+    T_CHECK(n > 0 && rs_wire_rank_frame_decode(buf, (size_t)n, sizeof buf, &f) == 0);
+    if (f) {
+        const struct rs_rank_batch *b = rs_wire_rank_frame_batch(f);
+        T_CHECK(strcmp(b->identity.gpu_uuid, "GPU-10111213-1415-1617-1819-1a1b1c1d1e1f") == 0);
+        T_CHECK(strcmp(b->identity.job, "job-c") == 0);
+        T_EQ(b->identity.rank, 1);
+        T_EQ(b->n_kernels, 1);
+        T_CHECK(strcmp(b->strings[b->kernels[0].name_id], "gemm()") == 0);
+        T_EQ(b->n_collectives, 3);
+        T_EQ(b->collectives[0].op, RS_COLL_ALLREDUCE);
+        T_EQ(b->collectives[0].seq, 0);
+        T_EQ(b->collectives[1].seq, 1); /* second AllReduce on stream 13 */
+        T_EQ(b->collectives[2].seq, 0); /* first on stream 14 */
+        T_CHECK(b->collectives[0].comm_hash != b->collectives[2].comm_hash);
+        T_CHECK(!b->collectives[0].seq_exact);
+        T_EQ(b->n_memcpys, 2);
+        T_EQ(b->memcpys[0].kind, RS_COPY_HTOD);
+        T_EQ(b->memcpys[1].kind, RS_COPY_MEMSET);
+        T_EQ(b->dropped_records, 3);
+        T_EQ(b->clock.source_ns, 5);
+    }
+    rs_wire_rank_frame_free(f);
+    rs_convert_free(c);
+    close(afd);
+    close(lfd);
+    unlink(sock_path);
+}
+
+static void
+launcher_sends_nothing(void)
+{
+    struct rs_env_identity id = {.job = "job-l", .world_size = 1, .host = "h", .pid = 1};
+    struct rs_clock_pair clock = {0, 0};
+    rs_convert *c = NULL;
+    int lfd = listen_socket();
+
+    T_EQ(rs_convert_new(&id, sock_path, NULL, &c), 0);
+    T_EQ(rs_convert_flush(c, &clock), 0);
+    struct timeval tv = {0, 100000};
+    setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    T_CHECK(accept(lfd, NULL, NULL) < 0); /* no connection was ever made */
+    rs_convert_free(c);
+    close(lfd);
+    unlink(sock_path);
+}
+
+int
+main(void)
+{
+    snprintf(sock_path, sizeof sock_path, "/tmp/rs-convert-test-%d.sock", (int)getpid());
+    T_RUN(records_to_frames);
+    T_RUN(launcher_sends_nothing);
+    return T_DONE("collector/convert");
+}
