@@ -4,7 +4,8 @@
  * collection, and arrange a final flush at exit — guarded by pid, so a fork()ed child (PyTorch
  * DataLoader workers) stays inert and never touches CUPTI or the agent socket.
  * Environment: RANKSCOPE_DISABLE=1 (kill switch), RANKSCOPE_AGENT_SOCKET (default
- * /tmp/rankscope-agent.sock), RANKSCOPE_FLUSH_MS (default 250), identity variables (identity.h). */
+ * /tmp/rankscope-agent.sock), RANKSCOPE_FLUSH_MS (default 250), RANKSCOPE_BUFFER_KB (CUPTI buffer
+ * size, default 4096), identity variables (identity.h). */
 #include "node-agent/collector/activity.h"
 #include "node-agent/collector/convert.h"
 #include "node-agent/collector/identity.h"
@@ -20,7 +21,10 @@
 
 #define DEFAULT_SOCKET "/tmp/rankscope-agent.sock"
 #define DEFAULT_FLUSH_MS 250
-#define BUFFER_BYTES (4u << 20)
+/* 4 MiB CUPTI buffers: measured on 2 x H200 (docs/BENCHMARKS.md), 64 KiB buffers cost 1.6 us per
+ * kernel launch instead of 0.7 (more buffer requests on the launching thread) and did not help
+ * torch.profiler in the same process either. */
+#define DEFAULT_BUFFER_KB 4096
 
 static struct {
     pthread_once_t once;
@@ -117,19 +121,24 @@ cupti_free(void)
     return true;
 }
 
-static unsigned
-flush_ms(void)
+/* An integer setting from the environment, or `fallback` when absent or outside [lo, hi]. */
+static long
+env_long(const char *name, long lo, long hi, long fallback)
 {
-    const char *v = env("RANKSCOPE_FLUSH_MS");
-    long ms = v ? strtol(v, NULL, 10) : 0;
-    return ms >= 10 && ms <= 60000 ? (unsigned)ms : DEFAULT_FLUSH_MS;
+    const char *v = env(name);
+    char *end;
+    long n = v ? strtol(v, &end, 10) : 0;
+
+    return v && *v && *end == '\0' && n >= lo && n <= hi ? n : fallback;
 }
 
 static void
 initialize(void)
 {
     struct rs_env_identity id;
-    struct rs_activity_options opts = {flush_ms(), BUFFER_BYTES};
+    struct rs_activity_options opts = {
+        (unsigned)env_long("RANKSCOPE_FLUSH_MS", 10, 60000, DEFAULT_FLUSH_MS),
+        (size_t)env_long("RANKSCOPE_BUFFER_KB", 16, 65536, DEFAULT_BUFFER_KB) << 10};
     const char *socket = env("RANKSCOPE_AGENT_SOCKET");
     char host[256] = "";
     const char *off = env("RANKSCOPE_DISABLE");

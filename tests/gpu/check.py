@@ -57,9 +57,14 @@ check("fork: data from both ranks", store("gpu-fork").get("ranks_seen") == 2)
 
 pr = jobs.get("gpu-profiler", {})
 res = pr.get("result") or {}
+alone = (jobs.get("gpu-profiler-alone", {}).get("result") or {}).get("profiler_gpu_events") or 0
+seen = res.get("profiler_gpu_events") or 0
 check("coexistence: job under torch.profiler finished", pr.get("result") is not None)
-print(f"info  coexistence: torch.profiler saw {res.get('profiler_gpu_events')} GPU events; "
-      f"rankscope stored {store('gpu-profiler').get('ranks_seen')} ranks")
+check("coexistence: torch.profiler keeps >= 90% of its GPU events with rankscope present",
+      alone > 0 and seen >= 0.9 * alone, f"{seen} with rankscope, {alone} without")
+print(f"info  coexistence: rankscope stored "
+      f"{sum(r['kernels'] for r in store('gpu-profiler').get('ranks', []))} kernels of that job "
+      "(torch.profiler owns CUPTI's callbacks from its first session on)")
 check("no collector, no data", not store("gpu-disabled-check"))
 print(f"gpu: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

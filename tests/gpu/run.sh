@@ -13,11 +13,12 @@ daemons_up
 train gpu-baseline --collector --steps 60
 train gpu-straggler --collector --steps 60 --extra-work-rank 0
 train gpu-fork --collector --steps 40 --workers 2
-train gpu-profiler --collector --steps 20 --profiler
+train gpu-profiler --collector --steps 40 --profiler
+train gpu-profiler-alone --steps 40 --profiler      # torch.profiler without us: the reference
 train gpu-disabled-check --steps 5   # no collector: must leave no data
 sleep 2 # the last flushes (collector exit, agent 250 ms, commit)
 : >"$OUT/dumps.jsonl"
-for job in gpu-baseline gpu-straggler gpu-fork gpu-profiler gpu-disabled-check; do
+for job in gpu-baseline gpu-straggler gpu-fork gpu-profiler gpu-profiler-alone gpu-disabled-check; do
     printf '{"job":"%s","result":%s,"store":%s}\n' "$job" "$(cat "$W/$job.result" 2>/dev/null || echo null)" \
         "$(LD_LIBRARY_PATH=$B/lib "$B/bin/rs-store-dump" "$W/data" "$job" 2>/dev/null || echo null)" \
         >>"$OUT/dumps.jsonl"
