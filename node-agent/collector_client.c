@@ -295,6 +295,19 @@ rs_collector_flush(rs_collector *c, const struct rs_clock_pair *clock)
     return last;
 }
 
+int
+rs_collector_set_gpu_uuid(rs_collector *c, const char *uuid)
+{
+    char *copy = strdup(uuid);
+
+    if (!copy)
+        return -ENOMEM;
+    free(c->gpu_uuid);
+    c->gpu_uuid = copy;
+    c->identity.gpu_uuid = copy;
+    return 0;
+}
+
 void
 rs_collector_count_dropped(rs_collector *c, uint64_t n)
 {

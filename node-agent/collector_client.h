@@ -46,6 +46,10 @@ int rs_collector_add_collective(rs_collector *c, const struct rs_collective_reco
 int rs_collector_add_step(rs_collector *c, const struct rs_step_record *s);
 int rs_collector_add_stall(rs_collector *c, const struct rs_stall_record *s);
 
+/* Replaces the GPU UUID of the identity (known only once the first GPU record arrives).
+ * Returns 0 or -ENOMEM (the old one stays). */
+int rs_collector_set_gpu_uuid(rs_collector *c, const char *uuid);
+
 /* Counts `n` records lost before they reached this handle (e.g. dropped by CUPTI itself); the
  * count travels like the handle's own drops. */
 void rs_collector_count_dropped(rs_collector *c, uint64_t n);

@@ -124,6 +124,9 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
             return rc;
         }
     }
+    /* NVTX markers (step ranges) when NVTX is routed to CUPTI; optional. */
+    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER) != CUPTI_SUCCESS)
+        rs_collector_log("NVTX markers unavailable: steps will be inferred, not read");
     if (pthread_create(&g.thread, NULL, flush_main, NULL) != 0) {
         rs_collector_log("cannot start the flush thread; records are sent only at exit");
         return 0;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #define MAX_DEVICES 64
+#define MAX_OPEN_RANGES 64 /* NVTX ranges open at once that we track (step ranges nest little) */
 #define MAX_NCCL_STREAMS 256
 /* Without the NCCL profiler plugin the communicator is unknown: an instance is named by its NCCL
  * stream and op, and numbered in order on that stream (DESIGN.md "Collective matching"). */
@@ -34,11 +35,22 @@ struct name_info {
     struct rs_nccl_kernel nccl;
 };
 
+struct open_range {
+    uint32_t id;
+    uint64_t start_ns;
+    uint64_t step; /* UINT64_MAX: not a step range */
+};
+
 struct rs_convert {
     struct rs_env_identity id;
     char *socket_path;
     rs_demangle_fn demangle;
+    char *step_range;
+    uint64_t next_user_step;
+    struct open_range ranges[MAX_OPEN_RANGES];
+    unsigned n_ranges;
     rs_collector *out; /* opened at the first timed record */
+    bool uuid_known;   /* the handle's identity carries the GPU UUID */
     struct device devices[MAX_DEVICES];
     unsigned n_devices;
     struct coll_seq seqs[MAX_NCCL_STREAMS];
@@ -51,17 +63,20 @@ struct rs_convert {
 };
 
 int
-rs_convert_new(const struct rs_env_identity *id, const char *socket_path, rs_demangle_fn demangle,
+rs_convert_new(const struct rs_env_identity *id, const struct rs_convert_options *opts,
                rs_convert **out)
 {
     rs_convert *c = calloc(1, sizeof *c);
 
-    if (!c || !(c->socket_path = strdup(socket_path))) {
+    if (!c || !(c->socket_path = strdup(opts->socket_path)) ||
+        !(c->step_range = strdup(opts->step_range ? opts->step_range : ""))) {
+        if (c)
+            free(c->socket_path);
         free(c);
         return -ENOMEM;
     }
     c->id = *id;
-    c->demangle = demangle;
+    c->demangle = opts->demangle;
     rs_strtab_init(&c->mangled);
     *out = c;
     return 0;
@@ -76,6 +91,7 @@ rs_convert_free(rs_convert *c)
     rs_strtab_fini(&c->mangled);
     free(c->names);
     free(c->socket_path);
+    free(c->step_range);
     free(c);
 }
 
@@ -98,19 +114,22 @@ uuid_of(const rs_convert *c, uint32_t device)
     return "";
 }
 
-/* The agent connection, opened with the identity and the GPU of the first record that needs it. */
+/* The agent connection, opened at the first record that needs it. The GPU UUID joins the
+ * identity with the first record that names a device (a step marker may come before any). */
 static rs_collector *
-output(rs_convert *c, uint32_t device)
+output(rs_convert *c, int device)
 {
     struct rs_collector_options opts = {c->socket_path, 0};
-    struct rs_rank_identity id = {c->id.job,        c->id.rank,        c->id.local_rank,
-                                  c->id.world_size, c->id.host,        uuid_of(c, device),
+    struct rs_rank_identity id = {c->id.job,        c->id.rank, c->id.local_rank,
+                                  c->id.world_size, c->id.host, "",
                                   c->id.pid};
 
     if (!c->out && rs_collector_open(&opts, &id, &c->out) == 0 && c->pending_dropped) {
         rs_collector_count_dropped(c->out, c->pending_dropped);
         c->pending_dropped = 0;
     }
+    if (c->out && device >= 0 && !c->uuid_known && uuid_of(c, (uint32_t)device)[0])
+        c->uuid_known = rs_collector_set_gpu_uuid(c->out, uuid_of(c, (uint32_t)device)) == 0;
     return c->out;
 }
 
@@ -224,6 +243,56 @@ add_copy(rs_convert *c, uint64_t start, uint64_t end, uint64_t bytes, uint32_t k
         (*counter)++;
 }
 
+/* The step number a range name marks, or UINT64_MAX when it marks none. */
+static uint64_t
+step_of(rs_convert *c, const char *name)
+{
+    static const char prefix[] = "ProfilerStep#";
+    char *end;
+
+    if (!name)
+        return UINT64_MAX;
+    if (strncmp(name, prefix, sizeof prefix - 1) == 0) {
+        unsigned long long n = strtoull(name + sizeof prefix - 1, &end, 10);
+        if (end != name + sizeof prefix - 1 && *end == '\0')
+            return n;
+    }
+    if (c->step_range[0] && strcmp(name, c->step_range) == 0)
+        return c->next_user_step++;
+    return UINT64_MAX;
+}
+
+/* NVTX range start/end pairs (same id) that mark steps become step records (host times). */
+static void
+convert_marker(rs_convert *c, const CUpti_ActivityMarker2 *m)
+{
+    if (m->timestamp == 0) {
+        c->stats.untimed++;
+        return;
+    }
+    if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+        uint64_t step = step_of(c, m->name);
+        if (step == UINT64_MAX)
+            return;
+        if (c->n_ranges == MAX_OPEN_RANGES) /* unbalanced ranges: forget the oldest */
+            memmove(c->ranges, c->ranges + 1, --c->n_ranges * sizeof c->ranges[0]);
+        c->ranges[c->n_ranges++] = (struct open_range){m->id, m->timestamp, step};
+        return;
+    }
+    if (!(m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END))
+        return;
+    for (unsigned i = 0; i < c->n_ranges; i++) {
+        if (c->ranges[i].id != m->id)
+            continue;
+        struct rs_step_record s = {c->ranges[i].step, c->ranges[i].start_ns, m->timestamp};
+        rs_collector *out = output(c, -1);
+        if (m->timestamp >= s.start_ns && out && rs_collector_add_step(out, &s) == 0)
+            c->stats.steps++;
+        memmove(c->ranges + i, c->ranges + i + 1, (--c->n_ranges - i) * sizeof c->ranges[0]);
+        return;
+    }
+}
+
 void
 rs_convert_record(rs_convert *c, const CUpti_Activity *record)
 {
@@ -244,6 +313,9 @@ rs_convert_record(rs_convert *c, const CUpti_Activity *record)
                  &c->stats.memsets);
         break;
     }
+    case CUPTI_ACTIVITY_KIND_MARKER:
+        convert_marker(c, (const CUpti_ActivityMarker2 *)record);
+        break;
     case CUPTI_ACTIVITY_KIND_DEVICE: {
         const CUpti_ActivityDevice5 *d = (const CUpti_ActivityDevice5 *)record;
         if (c->n_devices < MAX_DEVICES && !uuid_of(c, d->id)[0]) {

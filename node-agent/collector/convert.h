@@ -1,6 +1,6 @@
 /* Turns CUPTI activity records into rankscope records for one process: kernels (NCCL kernels
  * become collective records with per-(stream, op) sequence numbers), memcpy and memset; device
- * records give the GPU UUID. Kernel names are demangled once per distinct name. The connection to
+ * records give the GPU UUID; NVTX ranges that mark training steps become step records. Kernel names are demangled once per distinct name. The connection to
  * the agent (collector_client.h) is opened at the first timed record, so a launcher process that
  * never runs a kernel sends nothing. Not thread-safe: the caller serialises (activity.c holds a
  * lock). Needs only CUPTI's headers, so CI tests it with fake records. */
@@ -16,18 +16,25 @@
 typedef struct rs_convert rs_convert;
 
 struct rs_convert_stats {
-    uint64_t kernels, collectives, memcpys, memsets; /* converted */
+    uint64_t kernels, collectives, memcpys, memsets, steps; /* converted */
     uint64_t untimed;       /* records without timestamps (CUPTI's device buffer ran out) */
     uint64_t other;         /* records of kinds we do not convert */
     uint64_t cupti_dropped; /* records CUPTI itself dropped */
 };
 
-/* `demangle` may be NULL (names stay as CUPTI reports them); it returns a malloc'd string or
- * NULL, like __cxa_demangle. */
+/* Returns a malloc'd demangled name or NULL, like __cxa_demangle. */
 typedef char *(*rs_demangle_fn)(const char *mangled);
 
-int rs_convert_new(const struct rs_env_identity *id, const char *socket_path,
-                   rs_demangle_fn demangle, rs_convert **out);
+struct rs_convert_options {
+    const char *socket_path;  /* the agent's socket */
+    rs_demangle_fn demangle;  /* NULL: names stay as CUPTI reports them */
+    /* NVTX ranges that mark training steps: "ProfilerStep#N" always (N is the step); ranges
+     * named exactly `step_range` too, numbered 0, 1, 2, ... ("" or NULL: none). */
+    const char *step_range;
+};
+
+int rs_convert_new(const struct rs_env_identity *id, const struct rs_convert_options *opts,
+                   rs_convert **out);
 void rs_convert_free(rs_convert *c);
 
 void rs_convert_record(rs_convert *c, const CUpti_Activity *record);

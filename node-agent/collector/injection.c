@@ -5,7 +5,9 @@
  * DataLoader workers) stays inert and never touches CUPTI or the agent socket.
  * Environment: RANKSCOPE_DISABLE=1 (kill switch), RANKSCOPE_AGENT_SOCKET (default
  * /tmp/rankscope-agent.sock), RANKSCOPE_FLUSH_MS (default 250), RANKSCOPE_BUFFER_KB (CUPTI buffer
- * size, default 4096), identity variables (identity.h). */
+ * size, default 4096), RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
+ * "ProfilerStep#N"), identity variables (identity.h). NVTX_INJECTION64_PATH=this library
+ * forwards NVTX to CUPTI (InitializeInjectionNvtx2 below). */
 #include "node-agent/collector/activity.h"
 #include "node-agent/collector/convert.h"
 #include "node-agent/collector/identity.h"
@@ -150,7 +152,9 @@ initialize(void)
     gethostname(host, sizeof host - 1);
     rs_identity_from_env(env, host, (uint32_t)getpid(), &id);
     cxa_demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    if (rs_convert_new(&id, socket && *socket ? socket : DEFAULT_SOCKET, demangle, &state.conv))
+    struct rs_convert_options copts = {socket && *socket ? socket : DEFAULT_SOCKET, demangle,
+                                       env("RANKSCOPE_STEP_RANGE")};
+    if (rs_convert_new(&id, &copts, &state.conv))
         return;
     if (rs_activity_start(state.conv, &opts) != 0) {
         rs_convert_free(state.conv);
@@ -160,6 +164,25 @@ initialize(void)
     state.pid = getpid();
     pthread_atfork(NULL, NULL, in_forked_child);
     atexit(at_exit);
+}
+
+/* NVTX reaches CUPTI through NVTX's own injection hook: NVTX_INJECTION64_PATH names a library
+ * whose InitializeInjectionNvtx2 is called at the first NVTX call. libcupti has one; ours forwards
+ * to it, so the same path serves CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH. */
+typedef int (*nvtx_init_fn)(void *get_export_table);
+
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(void *get_export_table);
+
+int
+InitializeInjectionNvtx2(void *get_export_table)
+{
+    void *cupti = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+    nvtx_init_fn init = cupti ? (nvtx_init_fn)dlsym(cupti, "InitializeInjectionNvtx2") : NULL;
+    int rc = init ? init(get_export_table) : 0; /* 0: NVTX stays a no-op */
+
+    if (cupti)
+        dlclose(cupti); /* RTLD_NOLOAD took a reference of an already loaded library */
+    return rc;
 }
 
 __attribute__((visibility("default"))) int InitializeInjection(void);

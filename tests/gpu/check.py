@@ -34,6 +34,9 @@ check("baseline: GPU UUIDs known and distinct",
 tot, comp = b.get("collective_instances", 0), b.get("complete_instances", 0)
 check("baseline: collective instances matched across ranks", tot > 0 and comp == tot,
       f"{comp} of {tot} complete, mean skew {b.get('mean_skew_ms')} ms")
+check("baseline: steps from NVTX 'ProfilerStep#N' ranges on every rank (10 warm-up + 60)",
+      len(ranks) == 2 and all(r["steps"] == 70 for r in ranks),
+      ", ".join(f"r{r['rank']}={r['steps']}" for r in ranks))
 check("baseline: nothing dropped", all(r["dropped"] == 0 for r in ranks),
       ", ".join(str(r["dropped"]) for r in ranks))
 

@@ -38,7 +38,8 @@ train() {
                    LD_LIBRARY_PATH="$CUPTI_DIR:${LD_LIBRARY_PATH:-}" PYTHONUNBUFFERED=1)
     shift
     if [ "${1:-}" = --collector ]; then
-        vars+=(CUDA_INJECTION64_PATH="$B/lib/librankscope.so")
+        vars+=(CUDA_INJECTION64_PATH="$B/lib/librankscope.so"
+               NVTX_INJECTION64_PATH="$B/lib/librankscope.so")
         shift
     fi
     env "${vars[@]}" timeout 300 torchrun --standalone --nproc_per_node=2 \

@@ -24,6 +24,8 @@ p.add_argument("--extra-work-rank", type=int, default=-1)
 p.add_argument("--extra-matmuls", type=int, default=3)
 p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes (fork)")
 p.add_argument("--profiler", action="store_true", help="run torch.profiler around the steps")
+p.add_argument("--nvtx-steps", action="store_true",
+               help="mark each step with an NVTX range 'ProfilerStep#N' (as Megatron-style jobs do)")
 args = p.parse_args()
 
 dist.init_process_group("nccl")
@@ -72,12 +74,21 @@ def step():
     opt.step()
 
 
+step_number = 0
+
+
 def run(n):
+    global step_number
     times = []
     for _ in range(n):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
+        if args.nvtx_steps:
+            torch.cuda.nvtx.range_push(f"ProfilerStep#{step_number}")
         step()
+        if args.nvtx_steps:
+            torch.cuda.nvtx.range_pop()
+        step_number += 1
         b.record()
         b.synchronize()
         times.append(a.elapsed_time(b))

@@ -10,8 +10,8 @@
 } >"$OUT/env.txt" 2>&1
 daemons_up
 : >"$OUT/train-logs.txt"
-train gpu-baseline --collector --steps 60
-train gpu-straggler --collector --steps 60 --extra-work-rank 0
+train gpu-baseline --collector --steps 60 --nvtx-steps
+train gpu-straggler --collector --steps 60 --extra-work-rank 0 --nvtx-steps
 train gpu-fork --collector --steps 40 --workers 2
 train gpu-profiler --collector --steps 40 --profiler
 train gpu-profiler-alone --steps 40 --profiler      # torch.profiler without us: the reference

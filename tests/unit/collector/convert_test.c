@@ -65,8 +65,29 @@ records_to_frames(void)
     int lfd = listen_socket(), afd;
 
     T_CHECK(lfd >= 0);
-    T_EQ(rs_convert_new(&id, sock_path, fake_demangle, &c), 0);
+    struct rs_convert_options opts = {sock_path, fake_demangle, "train_step"};
+    T_EQ(rs_convert_new(&id, &opts, &c), 0);
     rs_convert_count_dropped(c, 3); /* before the connection exists: kept and sent later */
+    /* NVTX: ProfilerStep#7 [100, 900], a configured "train_step" range, an unrelated range and an
+     * END without a START; step markers may come before any GPU record. */
+    CUpti_ActivityMarker2 m[] = {
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
+         .timestamp = 100, .id = 5, .name = "ProfilerStep#7"},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
+         .timestamp = 150, .id = 6, .name = "forward"},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+         .timestamp = 800, .id = 6},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+         .timestamp = 900, .id = 5},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+         .timestamp = 950, .id = 77},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
+         .timestamp = 1000, .id = 8, .name = "train_step"},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+         .timestamp = 1900, .id = 8},
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        rs_convert_record(c, (CUpti_Activity *)&m[i]);
     memset(&dev, 0, sizeof dev);
     dev.kind = CUPTI_ACTIVITY_KIND_DEVICE;
     dev.id = 1;
@@ -105,6 +126,7 @@ records_to_frames(void)
     T_EQ(st.untimed, 1);
     T_EQ(st.other, 1);
     T_EQ(st.cupti_dropped, 3);
+    T_EQ(st.steps, 2);
 
     struct rs_clock_pair clock = {5, 6};
     T_EQ(rs_convert_flush(c, &clock), 0);
@@ -131,6 +153,10 @@ records_to_frames(void)
         T_EQ(b->memcpys[1].kind, RS_COPY_MEMSET);
         T_EQ(b->dropped_records, 3);
         T_EQ(b->clock.source_ns, 5);
+        T_EQ(b->n_steps, 2);
+        T_CHECK(b->n_steps == 2 && b->steps[0].step == 7 && b->steps[0].start_ns == 100 &&
+                b->steps[0].end_ns == 900);
+        T_CHECK(b->n_steps == 2 && b->steps[1].step == 0 && b->steps[1].end_ns == 1900);
     }
     rs_wire_rank_frame_free(f);
     rs_convert_free(c);
@@ -147,7 +173,8 @@ launcher_sends_nothing(void)
     rs_convert *c = NULL;
     int lfd = listen_socket();
 
-    T_EQ(rs_convert_new(&id, sock_path, NULL, &c), 0);
+    struct rs_convert_options opts = {sock_path, NULL, NULL};
+    T_EQ(rs_convert_new(&id, &opts, &c), 0);
     T_EQ(rs_convert_flush(c, &clock), 0);
     struct timeval tv = {0, 100000};
     setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
