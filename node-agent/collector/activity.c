@@ -111,8 +111,8 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
 
     g.conv = conv;
     g.opts = *opts;
-    if ((rc = check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
-                                              &len, &zeroed),
+    if ((rc = check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len,
+                                              &zeroed),
                     "cuptiActivitySetAttribute(ZEROED_OUT)")) ||
         (rc = check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
                     "cuptiActivityRegisterCallbacks")))

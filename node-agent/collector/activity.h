@@ -1,9 +1,9 @@
 /* CUPTI activity collection for the injected collector: registers the buffer callbacks, enables
  * the activity kinds that do not serialise the GPU (CONCURRENT_KERNEL — never KERNEL — MEMCPY,
- * MEMSET, DEVICE; MARKER for NVTX step ranges when available), and runs our own flush thread that asks CUPTI for completed buffers a few times
- * a second, converts them (convert.h) and sends them to the agent. The application's threads only
- * ever get a fresh buffer from us (a calloc: zero pages from the kernel, no memset on their time).
- * Process-global, like CUPTI's own callbacks. */
+ * MEMSET, DEVICE; MARKER for NVTX step ranges when available), and runs our own flush thread that
+ * asks CUPTI for completed buffers a few times a second, converts them (convert.h) and sends them
+ * to the agent. The application's threads only ever get a fresh buffer from us (a calloc: zero
+ * pages from the kernel, no memset on their time). Process-global, like CUPTI's own callbacks. */
 #ifndef RS_COLLECTOR_ACTIVITY_H
 #define RS_COLLECTOR_ACTIVITY_H
 

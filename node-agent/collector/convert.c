@@ -99,9 +99,8 @@ static void
 format_uuid(const CUuuid *u, char *out, size_t len)
 {
     const unsigned char *b = (const unsigned char *)u->bytes;
-    snprintf(out, len,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+    snprintf(out, len, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
              b[14], b[15]);
 }
 
@@ -120,9 +119,8 @@ static rs_collector *
 output(rs_convert *c, int device)
 {
     struct rs_collector_options opts = {c->socket_path, 0};
-    struct rs_rank_identity id = {c->id.job,        c->id.rank, c->id.local_rank,
-                                  c->id.world_size, c->id.host, "",
-                                  c->id.pid};
+    struct rs_rank_identity id = {c->id.job,  c->id.rank, c->id.local_rank, c->id.world_size,
+                                  c->id.host, "",         c->id.pid};
 
     if (!c->out && rs_collector_open(&opts, &id, &c->out) == 0 && c->pending_dropped) {
         rs_collector_count_dropped(c->out, c->pending_dropped);

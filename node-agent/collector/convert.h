@@ -1,9 +1,10 @@
 /* Turns CUPTI activity records into rankscope records for one process: kernels (NCCL kernels
  * become collective records with per-(stream, op) sequence numbers), memcpy and memset; device
- * records give the GPU UUID; NVTX ranges that mark training steps become step records. Kernel names are demangled once per distinct name. The connection to
- * the agent (collector_client.h) is opened at the first timed record, so a launcher process that
- * never runs a kernel sends nothing. Not thread-safe: the caller serialises (activity.c holds a
- * lock). Needs only CUPTI's headers, so CI tests it with fake records. */
+ * records give the GPU UUID; NVTX ranges that mark training steps become step records. Kernel names
+ * are demangled once per distinct name. The connection to the agent (collector_client.h) is opened
+ * at the first timed record, so a launcher process that never runs a kernel sends nothing. Not
+ * thread-safe: the caller serialises (activity.c holds a lock). Needs only CUPTI's headers, so CI
+ * tests it with fake records. */
 #ifndef RS_COLLECTOR_CONVERT_H
 #define RS_COLLECTOR_CONVERT_H
 
@@ -26,8 +27,8 @@ struct rs_convert_stats {
 typedef char *(*rs_demangle_fn)(const char *mangled);
 
 struct rs_convert_options {
-    const char *socket_path;  /* the agent's socket */
-    rs_demangle_fn demangle;  /* NULL: names stay as CUPTI reports them */
+    const char *socket_path; /* the agent's socket */
+    rs_demangle_fn demangle; /* NULL: names stay as CUPTI reports them */
     /* NVTX ranges that mark training steps: "ProfilerStep#N" always (N is the step); ranges
      * named exactly `step_range` too, numbered 0, 1, 2, ... ("" or NULL: none). */
     const char *step_range;

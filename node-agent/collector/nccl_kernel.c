@@ -10,21 +10,25 @@ static const struct {
     const char *name;
     enum rs_coll_op op;
 } ops[] = {
-    {"AllReduce", RS_COLL_ALLREDUCE},      {"AllGather", RS_COLL_ALLGATHER},
-    {"ReduceScatter", RS_COLL_REDUCESCATTER}, {"Broadcast", RS_COLL_BROADCAST},
-    {"Reduce", RS_COLL_REDUCE},            {"SendRecv", RS_COLL_SENDRECV},
-    {"AllToAll", RS_COLL_ALLTOALL},        {"AlltoAll", RS_COLL_ALLTOALL},
+    {"AllReduce", RS_COLL_ALLREDUCE},
+    {"AllGather", RS_COLL_ALLGATHER},
+    {"ReduceScatter", RS_COLL_REDUCESCATTER},
+    {"Broadcast", RS_COLL_BROADCAST},
+    {"Reduce", RS_COLL_REDUCE},
+    {"SendRecv", RS_COLL_SENDRECV},
+    {"AllToAll", RS_COLL_ALLTOALL},
+    {"AlltoAll", RS_COLL_ALLTOALL},
 };
 
-static const char *const redops[] = {"Sum", "Prod", "Min", "Max", "Avg", "PreMulSum",
-                                     "SumPostDiv", NULL};
+static const char *const redops[] = {"Sum", "Prod",      "Min",        "Max",
+                                     "Avg", "PreMulSum", "SumPostDiv", NULL};
 static const char *const protos[] = {"LL128", "LL", "SIMPLE", NULL};
-static const char *const algos[] = {"RING", "TREE", "COLLNET_DIRECT", "COLLNET_CHAIN",
-                                    "NVLS_TREE", "NVLS", "PAT", NULL};
-static const char *const dtypes[] = {"f32", "f16", "bf16", "f64", "i8", "u8", "i32", "u32",
-                                     "i64", "u64", "f8e4m3", "f8e5m2", "float", "half",
-                                     "double", "int8_t", "uint8_t", "int32_t", "uint32_t",
-                                     "int64_t", "uint64_t", "bfloat16", NULL};
+static const char *const algos[] = {
+    "RING", "TREE", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS_TREE", "NVLS", "PAT", NULL};
+static const char *const dtypes[] = {
+    "f32",     "f16",     "bf16",     "f64",     "i8",       "u8",       "i32",    "u32",
+    "i64",     "u64",     "f8e4m3",   "f8e5m2",  "float",    "half",     "double", "int8_t",
+    "uint8_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "bfloat16", NULL};
 
 /* The list's own copy of `word`, or NULL. */
 static const char *

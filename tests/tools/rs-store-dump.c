@@ -101,8 +101,8 @@ main(int argc, char **argv)
     inst.world = job.n_ranks;
     rs_store_collectives_scan(r, argv[2], on_coll, &inst);
     close_instance(&inst);
-    printf("{\"job\":\"%s\",\"ranks_seen\":%u,\"world_size\":%u,\"ranks\":[", job.name,
-           job.n_ranks, job.world_size);
+    printf("{\"job\":\"%s\",\"ranks_seen\":%u,\"world_size\":%u,\"ranks\":[", job.name, job.n_ranks,
+           job.world_size);
     rs_store_ranks_scan(r, argv[2], on_rank, &first);
     printf("],\"collective_instances\":%llu,\"complete_instances\":%llu,"
            "\"partial_instances\":%llu,\"mean_skew_ms\":%.4f,\"last_arriver_counts\":[",

@@ -3,6 +3,7 @@
  * CUPTI drop counts, demangling — all the way to decoded frames on a fake agent socket. */
 #include "node-agent/collector/convert.h"
 #include "tests/t.h"
+#include "tests/t_socket.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,19 +19,6 @@ static char *
 fake_demangle(const char *mangled)
 {
     return strcmp(mangled, "_Z4gemmv") == 0 ? strdup("gemm()") : NULL;
-}
-
-static int
-listen_socket(void)
-{
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-
-    strcpy(addr.sun_path, sock_path);
-    unlink(sock_path);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(fd, 4) != 0)
-        return -1;
-    return fd;
 }
 
 static CUpti_ActivityKernel10
@@ -53,8 +41,7 @@ records_to_frames(void)
 {
     static const char nccl[] =
         "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
-    struct rs_env_identity id = {.job = "job-c", .rank = 1, .world_size = 2, .host = "h",
-                                 .pid = 9};
+    struct rs_env_identity id = {.job = "job-c", .rank = 1, .world_size = 2, .host = "h", .pid = 9};
     struct rs_convert_stats st;
     CUpti_ActivityDevice5 dev;
     CUpti_ActivityMemcpy6 cp;
@@ -62,7 +49,7 @@ records_to_frames(void)
     CUpti_Activity other = {CUPTI_ACTIVITY_KIND_OVERHEAD};
     rs_convert *c = NULL;
     uint8_t buf[RS_WIRE_MAX_FRAME_BYTES + 1];
-    int lfd = listen_socket(), afd;
+    int lfd = t_listen_seqpacket(sock_path), afd;
 
     T_CHECK(lfd >= 0);
     struct rs_convert_options opts = {sock_path, fake_demangle, "train_step"};
@@ -71,20 +58,37 @@ records_to_frames(void)
     /* NVTX: ProfilerStep#7 [100, 900], a configured "train_step" range, an unrelated range and an
      * END without a START; step markers may come before any GPU record. */
     CUpti_ActivityMarker2 m[] = {
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
-         .timestamp = 100, .id = 5, .name = "ProfilerStep#7"},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
-         .timestamp = 150, .id = 6, .name = "forward"},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
-         .timestamp = 800, .id = 6},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
-         .timestamp = 900, .id = 5},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
-         .timestamp = 950, .id = 77},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
-         .timestamp = 1000, .id = 8, .name = "train_step"},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER, .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
-         .timestamp = 1900, .id = 8},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
+         .timestamp = 100,
+         .id = 5,
+         .name = "ProfilerStep#7"},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
+         .timestamp = 150,
+         .id = 6,
+         .name = "forward"},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+         .timestamp = 800,
+         .id = 6},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+         .timestamp = 900,
+         .id = 5},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+         .timestamp = 950,
+         .id = 77},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
+         .timestamp = 1000,
+         .id = 8,
+         .name = "train_step"},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+         .timestamp = 1900,
+         .id = 8},
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
         rs_convert_record(c, (CUpti_Activity *)&m[i]);
@@ -171,7 +175,7 @@ launcher_sends_nothing(void)
     struct rs_env_identity id = {.job = "job-l", .world_size = 1, .host = "h", .pid = 1};
     struct rs_clock_pair clock = {0, 0};
     rs_convert *c = NULL;
-    int lfd = listen_socket();
+    int lfd = t_listen_seqpacket(sock_path);
 
     struct rs_convert_options opts = {sock_path, NULL, NULL};
     T_EQ(rs_convert_new(&id, &opts, &c), 0);

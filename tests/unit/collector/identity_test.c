@@ -26,17 +26,25 @@ static void
 launchers(void)
 {
     struct rs_env_identity id;
-    static const char *const torchrun[] = {"RANK", "3", "LOCAL_RANK", "1", "WORLD_SIZE", "8",
-                                           "TORCHELASTIC_RUN_ID", "run 42", "MASTER_ADDR", "h",
-                                           "MASTER_PORT", "29500", NULL};
-    static const char *const slurm[] = {"SLURM_JOB_ID", "123456", "SLURM_PROCID", "17",
-                                        "SLURM_LOCALID", "1", "SLURM_NTASKS", "32", NULL};
-    static const char *const mpi[] = {"OMPI_COMM_WORLD_RANK", "2", "OMPI_COMM_WORLD_SIZE", "4",
-                                      "OMPI_COMM_WORLD_LOCAL_RANK", "2", "RANKSCOPE_JOB_ID",
-                                      "llama-pretrain", NULL};
-    static const char *const bare_torchrun[] = {"RANK", "0", "WORLD_SIZE", "2",
-                                                "TORCHELASTIC_RUN_ID", "none", "MASTER_ADDR",
-                                                "127.0.0.1", "MASTER_PORT", "29500", NULL};
+    static const char *const torchrun[] = {"RANK",        "3", "LOCAL_RANK",          "1",
+                                           "WORLD_SIZE",  "8", "TORCHELASTIC_RUN_ID", "run 42",
+                                           "MASTER_ADDR", "h", "MASTER_PORT",         "29500",
+                                           NULL};
+    static const char *const slurm[] = {
+        "SLURM_JOB_ID", "123456", "SLURM_PROCID", "17", "SLURM_LOCALID", "1", "SLURM_NTASKS",
+        "32",           NULL};
+    static const char *const mpi[] = {"OMPI_COMM_WORLD_RANK",
+                                      "2",
+                                      "OMPI_COMM_WORLD_SIZE",
+                                      "4",
+                                      "OMPI_COMM_WORLD_LOCAL_RANK",
+                                      "2",
+                                      "RANKSCOPE_JOB_ID",
+                                      "llama-pretrain",
+                                      NULL};
+    static const char *const bare_torchrun[] = {
+        "RANK",      "0",           "WORLD_SIZE", "2", "TORCHELASTIC_RUN_ID", "none", "MASTER_ADDR",
+        "127.0.0.1", "MASTER_PORT", "29500",      NULL};
     static const char *const nothing[] = {NULL};
 
     identify(torchrun, &id);

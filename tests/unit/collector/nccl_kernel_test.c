@@ -21,8 +21,7 @@ names(void)
     T_CHECK(!strcmp(k.proto, "LL") && !strcmp(k.algo, "RING"));
     T_CHECK(rs_nccl_kernel_parse("ncclDevKernel_ReduceScatter_Sum_bf16_NVLS_TREE_SIMPLE(x)", &k));
     T_EQ(k.op, RS_COLL_REDUCESCATTER);
-    T_CHECK(!strcmp(k.algo, "NVLS_TREE") && !strcmp(k.proto, "SIMPLE") &&
-            !strcmp(k.dtype, "bf16"));
+    T_CHECK(!strcmp(k.algo, "NVLS_TREE") && !strcmp(k.proto, "SIMPLE") && !strcmp(k.dtype, "bf16"));
     T_CHECK(rs_nccl_kernel_parse("ncclDevKernel_AllGather_COLLNET_DIRECT_LL128(args)", &k));
     T_EQ(k.op, RS_COLL_ALLGATHER);
     T_CHECK(!strcmp(k.algo, "COLLNET_DIRECT") && !strcmp(k.proto, "LL128"));

@@ -5,6 +5,7 @@
 #include "node-agent/collector_client.h"
 #include "proto/wire.h"
 #include "tests/t.h"
+#include "tests/t_socket.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,19 +15,6 @@
 #include <unistd.h>
 
 static char sock_path[108];
-
-static int
-listen_socket(void)
-{
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-
-    strcpy(addr.sun_path, sock_path);
-    unlink(sock_path);
-    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(fd, 4) != 0)
-        return -1;
-    return fd;
-}
 
 /* Receives every frame queued on `fd`; returns the kernels seen, and the largest
  * dropped_records any frame carried. */
@@ -90,7 +78,7 @@ frames_and_drops(void)
     T_EQ(rs_collector_open(&opts, &id, &c), 0);
     add_kernels(c, 100);
     T_CHECK(rs_collector_flush(c, &clock) != 0); /* dropped: not listening yet */
-    lfd = listen_socket();
+    lfd = t_listen_seqpacket(sock_path);
     T_CHECK(lfd >= 0);
     sleep(1); /* reconnects are rate-limited to one per second */
     usleep(100000);
