@@ -15,6 +15,8 @@ struct rank_slot {
     struct rs_rank_identity identity;
     struct rs_clock_pair clock;
     uint64_t dropped_records;
+    uint32_t collector_flags;
+    char collector_status[256];
     bool dirty;            /* anything to report since the last flush */
     unsigned idle_flushes; /* consecutive flushes with nothing from this rank */
     struct rs_records records;
@@ -132,6 +134,9 @@ rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
     s->clock = b->clock;
     if (b->dropped_records > s->dropped_records)
         s->dropped_records = b->dropped_records;
+    s->collector_flags = b->collector_flags; /* the collector's latest word */
+    snprintf(s->collector_status, sizeof s->collector_status, "%s",
+             b->collector_status ? b->collector_status : "");
     s->dirty = true;
     /* Frames are encoded the same way, so their sizes predict the merged request's. */
     a->pending_bytes += rs_wire_rank_batch_size(b);
@@ -172,6 +177,8 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
         ranks[n].identity = s->identity;
         ranks[n].clock = s->clock;
         ranks[n].dropped_records = s->dropped_records;
+        ranks[n].collector_flags = s->collector_flags;
+        ranks[n].collector_status = s->collector_status;
         rs_records_view(&s->records, &ranks[n]);
         n++;
     }

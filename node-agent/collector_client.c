@@ -30,6 +30,9 @@ struct rs_collector {
     struct rs_records frame;   /* one frame being built, names local to it */
     size_t frame_bytes;
     struct rs_collector_stats stats;
+    uint32_t status_flags;
+    char *status_text;
+    bool status_unsent;
     uint8_t buf[RS_WIRE_MAX_FRAME_BYTES];
 };
 
@@ -83,6 +86,7 @@ rs_collector_free(rs_collector *c)
     free(c->job);
     free(c->host);
     free(c->gpu_uuid);
+    free(c->status_text);
     free(c);
 }
 
@@ -191,10 +195,12 @@ send_frame(rs_collector *c, const struct rs_clock_pair *clock)
     size_t len = 0;
     int rc;
 
-    if (n == 0)
+    if (n == 0 && !c->status_unsent)
         return 0;
     rs_records_view(&c->frame, &b);
     b.dropped_records = c->stats.dropped;
+    b.collector_flags = c->status_flags;
+    b.collector_status = c->status_text;
     rc = rs_wire_rank_batch_encode(&b, c->buf, sizeof c->buf, &len);
     if (rc == 0) {
         if (c->fd < 0)
@@ -210,6 +216,7 @@ send_frame(rs_collector *c, const struct rs_clock_pair *clock)
         }
     }
     if (rc == 0) {
+        c->status_unsent = false;
         c->stats.frames_sent++;
         c->stats.kernels += c->frame.kernels.count;
         c->stats.memcpys += c->frame.memcpys.count;
@@ -293,6 +300,20 @@ rs_collector_flush(rs_collector *c, const struct rs_clock_pair *clock)
         last = rc;
     rs_records_clear(p, 0);
     return last;
+}
+
+int
+rs_collector_set_status(rs_collector *c, uint32_t flags, const char *text)
+{
+    char *copy = strdup(text ? text : "");
+
+    if (!copy)
+        return -ENOMEM;
+    free(c->status_text);
+    c->status_text = copy;
+    c->status_flags = flags;
+    c->status_unsent = true;
+    return 0;
 }
 
 int

@@ -46,6 +46,11 @@ int rs_collector_add_collective(rs_collector *c, const struct rs_collective_reco
 int rs_collector_add_step(rs_collector *c, const struct rs_step_record *s);
 int rs_collector_add_stall(rs_collector *c, const struct rs_stall_record *s);
 
+/* Sets the collector's condition (enum rs_collector_flag bits and text for people), carried by
+ * every later frame; a frame is sent at the next flush even with no records, so the server learns
+ * about a collector that stepped aside. Returns 0 or -ENOMEM. */
+int rs_collector_set_status(rs_collector *c, uint32_t flags, const char *text);
+
 /* Replaces the GPU UUID of the identity (known only once the first GPU record arrives).
  * Returns 0 or -ENOMEM (the old one stays). */
 int rs_collector_set_gpu_uuid(rs_collector *c, const char *uuid);

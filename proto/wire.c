@@ -119,6 +119,8 @@ validate_rank_batch(const struct rs_rank_batch *b)
         return RS_E_MALFORMED;
     if (id->world_size != 0 && id->rank >= id->world_size)
         return RS_E_MALFORMED;
+    if ((b->collector_flags & ~(uint32_t)RS_COLLECTOR_FLAGS_ALL) || !text_ok(b->collector_status))
+        return RS_E_MALFORMED;
     if (b->n_strings > RS_WIRE_MAX_STRINGS)
         return RS_E_TOO_BIG;
     for (uint32_t i = 0; i < b->n_strings; i++)
@@ -225,6 +227,8 @@ rank_to_pb(struct arena *a, const struct rs_rank_batch *b, Rankscope__V1__RankBa
     pb->n_strings = b->n_strings;
     pb->strings = (char **)b->strings;
     pb->dropped_records = b->dropped_records;
+    pb->collector_flags = b->collector_flags;
+    pb->collector_status = (char *)(b->collector_status ? b->collector_status : "");
     for (uint32_t i = 0; i < b->n_kernels; i++) {
         const struct rs_kernel_record *r = &b->kernels[i];
         rankscope__v1__kernel_record__init(&k[i]);
@@ -339,6 +343,8 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
     b->strings = (const char *const *)pb->strings;
     b->n_strings = (uint32_t)pb->n_strings;
     b->dropped_records = pb->dropped_records;
+    b->collector_flags = pb->collector_flags;
+    b->collector_status = pb->collector_status;
     for (size_t i = 0; i < pb->n_kernels; i++) {
         const Rankscope__V1__KernelRecord *r = pb->kernels[i];
         if (!offset_ok(base, r->start_offset_ns, r->duration_ns, &k[i].start_ns, &k[i].end_ns))

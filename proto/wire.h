@@ -45,6 +45,15 @@ enum rs_coll_op {
     RS_COLL_OP_COUNT
 };
 
+/* Bits of struct rs_rank_batch.collector_flags. */
+enum rs_collector_flag {
+    RS_COLLECTOR_STEPPED_ASIDE = 1,
+    RS_COLLECTOR_VERSION_MISMATCH = 2,
+    RS_COLLECTOR_CLOCK_REPLACED = 4,
+    RS_COLLECTOR_CUPTI_ERROR = 8,
+    RS_COLLECTOR_FLAGS_ALL = 15
+};
+
 /* "AllReduce", ... ; "Unknown" for out-of-range values. */
 const char *rs_coll_op_name(enum rs_coll_op op);
 
@@ -115,6 +124,8 @@ struct rs_rank_batch {
     const struct rs_stall_record *stalls;
     uint32_t n_stalls;
     uint64_t dropped_records;
+    uint32_t collector_flags;     /* enum rs_collector_flag bits */
+    const char *collector_status; /* NULL or text for people */
 };
 
 struct rs_agent_hello {

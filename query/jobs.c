@@ -51,6 +51,21 @@ per_step_ms(uint64_t ns, uint64_t steps)
     return steps ? (double)ns / (double)steps / 1e6 : 0.0;
 }
 
+/* {"flags": ["stepped_aside", ...], "status": "...", "clock_offset_ns": N} */
+static json_t *
+collector_json(const struct rs_rank_info *r)
+{
+    static const char *const names[] = {"stepped_aside", "version_mismatch", "clock_replaced",
+                                        "cupti_error"};
+    json_t *flags = json_array();
+
+    for (unsigned i = 0; flags && i < sizeof names / sizeof names[0]; i++)
+        if (r->collector_flags & (1u << i))
+            json_array_append_new(flags, json_string(names[i]));
+    return json_pack("{s:o, s:s, s:I}", "flags", flags ? flags : json_array(), "status",
+                     r->collector_status, "clock_offset_ns", (json_int_t)r->clock_offset_ns);
+}
+
 static int
 add_rank(void *arg, const struct rs_rank_info *r)
 {
@@ -70,7 +85,8 @@ add_rank(void *arg, const struct rs_rank_info *r)
         (json_int_t)r->batches, "first_ns", (json_int_t)r->first_ns, "last_ns",
         (json_int_t)r->last_ns);
 
-    if (!j || json_array_append_new(list, j) != 0)
+    if (!j || json_object_set_new(j, "collector", collector_json(r)) != 0 ||
+        json_array_append_new(list, j) != 0)
         return -12;
     return 0;
 }

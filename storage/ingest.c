@@ -263,6 +263,10 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b)
     if (b->dropped_records > rv.dropped_records)
         rv.dropped_records = b->dropped_records; /* cumulative in the collector */
     rv.batches++;
+    rv.collector_flags = b->collector_flags;
+    copy_text(rv.collector_status, sizeof rv.collector_status, b->collector_status);
+    if (b->clock.realtime_ns && b->clock.source_ns)
+        rv.clock_offset_ns = (int64_t)(b->clock.realtime_ns - b->clock.source_ns);
     if ((rc = put(w, w->store->ranks, &rkey, sizeof rkey, &rv, sizeof rv, 0)))
         goto out;
 

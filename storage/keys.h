@@ -96,8 +96,11 @@ struct rs_rank_value {
     uint64_t first_ns, last_ns;
     uint64_t n_kernels, kernel_ns, n_collectives, collective_ns, n_memcpys, memcpy_ns;
     uint64_t n_steps, step_ns, n_stalls, dropped_records, batches;
+    int64_t clock_offset_ns; /* realtime - source clock, latest batch */
+    uint32_t collector_flags, pad2;
     char host[256];
     char gpu_uuid[96];
+    char collector_status[128];
 };
 
 /* Packed records inside series chunks. */

@@ -125,6 +125,10 @@ visit_rank(void *p, const MDB_val *k, const MDB_val *v)
     info.n_stalls = rv.n_stalls;
     info.dropped_records = rv.dropped_records;
     info.batches = rv.batches;
+    info.clock_offset_ns = rv.clock_offset_ns;
+    info.collector_flags = rv.collector_flags;
+    snprintf(info.collector_status, sizeof info.collector_status, "%.*s",
+             (int)sizeof rv.collector_status - 1, rv.collector_status);
     return ctx->cb(ctx->arg, &info);
 }
 

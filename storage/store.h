@@ -75,6 +75,10 @@ struct rs_rank_info {
     uint64_t n_stalls;
     uint64_t dropped_records; /* latest cumulative count reported by the collector */
     uint64_t batches;         /* rank batches stored */
+    int64_t clock_offset_ns;  /* CLOCK_REALTIME minus the record clock, latest batch; far from
+                                 0 means another tool replaced CUPTI's clock */
+    uint32_t collector_flags; /* enum rs_collector_flag bits, latest */
+    char collector_status[128];
 };
 
 /* Callbacks return 0 to continue, non-zero to stop the scan (that value is then returned). */

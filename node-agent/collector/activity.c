@@ -58,6 +58,10 @@ send_converted(void)
     cuptiGetTimestamp(&clock.source_ns); /* CUPTI's clock, paired with CLOCK_REALTIME */
     clock.realtime_ns = rs_clock_realtime_ns();
     pthread_mutex_lock(&g.lock);
+    if (rs_convert_check_clock(g.conv, &clock))
+        rs_collector_log("CUPTI timestamps are not CLOCK_REALTIME (off by %.3f s): another tool "
+                         "replaced CUPTI's clock",
+                         ((double)clock.realtime_ns - (double)clock.source_ns) / 1e9);
     rs_convert_flush(g.conv, &clock);
     pthread_mutex_unlock(&g.lock);
 }

@@ -51,6 +51,7 @@ struct rs_convert {
     unsigned n_ranges;
     rs_collector *out; /* opened at the first timed record */
     bool uuid_known;   /* the handle's identity carries the GPU UUID */
+    uint32_t status_flags;
     struct device devices[MAX_DEVICES];
     unsigned n_devices;
     struct coll_seq seqs[MAX_NCCL_STREAMS];
@@ -328,6 +329,32 @@ rs_convert_record(rs_convert *c, const CUpti_Activity *record)
         c->stats.other++;
         break;
     }
+}
+
+void
+rs_convert_report(rs_convert *c, uint32_t flag, const char *text)
+{
+    rs_collector *out = output(c, -1);
+
+    c->status_flags |= flag;
+    if (out)
+        rs_collector_set_status(out, c->status_flags, text);
+}
+
+#define CLOCK_TOLERANCE_NS 1000000000ll
+
+bool
+rs_convert_check_clock(rs_convert *c, const struct rs_clock_pair *clock)
+{
+    int64_t diff = (int64_t)(clock->realtime_ns - clock->source_ns);
+
+    if (clock->source_ns == 0 || (c->status_flags & RS_COLLECTOR_CLOCK_REPLACED) ||
+        (diff < CLOCK_TOLERANCE_NS && diff > -CLOCK_TOLERANCE_NS))
+        return false;
+    rs_convert_report(c, RS_COLLECTOR_CLOCK_REPLACED,
+                      "CUPTI timestamps are not CLOCK_REALTIME (another tool installed a clock); "
+                      "times are mapped with the shipped clock pairs");
+    return true;
 }
 
 void

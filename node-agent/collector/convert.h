@@ -12,6 +12,7 @@
 #include "proto/wire.h"
 
 #include <cupti_activity.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct rs_convert rs_convert;
@@ -39,6 +40,16 @@ int rs_convert_new(const struct rs_env_identity *id, const struct rs_convert_opt
 void rs_convert_free(rs_convert *c);
 
 void rs_convert_record(rs_convert *c, const CUpti_Activity *record);
+
+/* Reports a condition (enum rs_collector_flag bits, added to earlier ones) with text for people;
+ * it reaches the server with the next flush, even when there are no records (a collector that
+ * stepped aside still says so). */
+void rs_convert_report(rs_convert *c, uint32_t flag, const char *text);
+
+/* Checks a (CUPTI clock, CLOCK_REALTIME) pair: CUPTI's clock is CLOCK_REALTIME unless another tool
+ * replaced it (Kineto can install a TSC clock). Returns true the first time the two differ by
+ * more than a second (and reports RS_COLLECTOR_CLOCK_REPLACED), false otherwise. */
+bool rs_convert_check_clock(rs_convert *c, const struct rs_clock_pair *clock);
 
 /* Records CUPTI reported as dropped. */
 void rs_convert_count_dropped(rs_convert *c, uint64_t n);

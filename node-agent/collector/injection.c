@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,20 +77,22 @@ in_forked_child(void)
     state.pid = 0;
 }
 
-/* True when the CUPTI library at run time is the one our headers describe (same major.minor). */
+/* True when the CUPTI library at run time is the one our headers describe (same major.minor);
+ * otherwise `why` says what is wrong. */
 static bool
-version_ok(void)
+version_ok(char *why, size_t len)
 {
     uint32_t version = 0;
 
     if (cuptiGetVersion(&version) != CUPTI_SUCCESS) {
-        rs_collector_log("cuptiGetVersion failed; collection is off");
+        snprintf(why, len, "cuptiGetVersion failed; collection is off");
         return false;
     }
     if (version / 100 != CUPTI_API_VERSION / 100) {
-        rs_collector_log("CUPTI API %u at run time, built for %u; collection is off (record "
-                         "layouts differ between versions)",
-                         version, (unsigned)CUPTI_API_VERSION);
+        snprintf(why, len,
+                 "CUPTI API %u at run time, built for %u; collection is off (record layouts "
+                 "differ between versions)",
+                 version, (unsigned)CUPTI_API_VERSION);
         return false;
     }
     return true;
@@ -105,7 +108,7 @@ ignore_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cb
  * holds it, they win and we stay out of the way. We do not keep the subscription ourselves, so a
  * profiler started later can still take it. */
 static bool
-cupti_free(void)
+cupti_free(char *why, size_t len)
 {
     CUpti_SubscriberHandle sub;
     char holder[128] = "";
@@ -114,8 +117,8 @@ cupti_free(void)
     CUptiResult rc = cuptiSubscribe_v2(&sub, ignore_callback, NULL, &params);
 
     if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        rs_collector_log("CUPTI is in use by %s; rankscope steps aside in this process",
-                         holder[0] ? holder : "another tool");
+        snprintf(why, len, "CUPTI is in use by %s; rankscope steps aside in this process",
+                 holder[0] ? holder : "another tool");
         return false;
     }
     if (rc == CUPTI_SUCCESS)
@@ -145,10 +148,15 @@ initialize(void)
     char host[256] = "";
     const char *off = env("RANKSCOPE_DISABLE");
 
+    char why[256] = "";
+    uint32_t refusal = 0;
+
     if (off && strcmp(off, "0") != 0 && *off)
         return; /* the kill switch: not even a log line */
-    if (!version_ok() || !cupti_free())
-        return;
+    if (!version_ok(why, sizeof why))
+        refusal = RS_COLLECTOR_VERSION_MISMATCH;
+    else if (!cupti_free(why, sizeof why))
+        refusal = RS_COLLECTOR_STEPPED_ASIDE;
     gethostname(host, sizeof host - 1);
     rs_identity_from_env(env, host, (uint32_t)getpid(), &id);
     cxa_demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
@@ -156,7 +164,17 @@ initialize(void)
                                        env("RANKSCOPE_STEP_RANGE")};
     if (rs_convert_new(&id, &copts, &state.conv))
         return;
-    if (rs_activity_start(state.conv, &opts) != 0) {
+    if (!refusal && rs_activity_start(state.conv, &opts) != 0) {
+        refusal = RS_COLLECTOR_CUPTI_ERROR;
+        snprintf(why, sizeof why, "a CUPTI call failed at start; collection is off");
+    }
+    if (refusal) {
+        /* Say so once here and once to the server (one frame, no records), then stay out. */
+        struct rs_clock_pair none = {0, 0};
+        if (refusal != RS_COLLECTOR_CUPTI_ERROR)
+            rs_collector_log("%s", why);
+        rs_convert_report(state.conv, refusal, why);
+        rs_convert_flush(state.conv, &none);
         rs_convert_free(state.conv);
         state.conv = NULL;
         return;

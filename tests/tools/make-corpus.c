@@ -41,7 +41,9 @@ main(int argc, char **argv)
                                1,
                                &x,
                                1,
-                               0};
+                               0,
+                               RS_COLLECTOR_CLOCK_REPLACED,
+                               "clock replaced"};
     struct rs_agent_batch b = {5, 6, 7, {5, 6, "host", "0.1.0", {1, 2}}, &rb, 1, 0};
     struct rs_server_reply r = {7, RS_REPLY_ACK, "", 0, {1000}};
     uint8_t frame[RS_WIRE_MAX_FRAME_BYTES], *req, rep[256];

@@ -133,6 +133,10 @@ records_to_frames(void)
     T_EQ(st.steps, 2);
 
     struct rs_clock_pair clock = {5, 6};
+    T_CHECK(!rs_convert_check_clock(c, &clock)); /* 1 ns apart: the same clock */
+    struct rs_clock_pair tsc = {123456789, 1790000000000000000ull};
+    T_CHECK(rs_convert_check_clock(c, &tsc)); /* a TSC-like clock: reported once */
+    T_CHECK(!rs_convert_check_clock(c, &tsc));
     T_EQ(rs_convert_flush(c, &clock), 0);
     afd = accept(lfd, NULL, NULL);
     ssize_t n = recv(afd, buf, sizeof buf, MSG_DONTWAIT);
@@ -157,6 +161,8 @@ records_to_frames(void)
         T_EQ(b->memcpys[1].kind, RS_COPY_MEMSET);
         T_EQ(b->dropped_records, 3);
         T_EQ(b->clock.source_ns, 5);
+        T_EQ(b->collector_flags, RS_COLLECTOR_CLOCK_REPLACED);
+        T_CHECK(strstr(b->collector_status, "CLOCK_REALTIME") != NULL);
         T_EQ(b->n_steps, 2);
         T_CHECK(b->n_steps == 2 && b->steps[0].step == 7 && b->steps[0].start_ns == 100 &&
                 b->steps[0].end_ns == 900);

@@ -102,6 +102,38 @@ frames_and_drops(void)
 }
 
 static void
+status_without_records(void)
+{
+    struct rs_rank_identity id = {"job", 0, 0, 1, "host", "", 1};
+    struct rs_collector_options opts = {sock_path, 0};
+    struct rs_clock_pair clock = {0, 0};
+    uint8_t buf[RS_WIRE_MAX_FRAME_BYTES];
+    rs_wire_rank_frame *f = NULL;
+    rs_collector *c = NULL;
+    int lfd = t_listen_seqpacket(sock_path), afd;
+
+    T_EQ(rs_collector_open(&opts, &id, &c), 0);
+    T_EQ(rs_collector_set_status(c, RS_COLLECTOR_STEPPED_ASIDE, "CUPTI is in use by Nsight"), 0);
+    T_EQ(rs_collector_flush(c, &clock), 0); /* no records, but the status goes out */
+    T_EQ(rs_collector_flush(c, &clock), 0); /* and only once */
+    afd = accept(lfd, NULL, NULL);
+    ssize_t n = recv(afd, buf, sizeof buf, MSG_DONTWAIT);
+    T_CHECK(n > 0 && rs_wire_rank_frame_decode(buf, (size_t)n, sizeof buf, &f) == 0);
+    if (f) {
+        const struct rs_rank_batch *b = rs_wire_rank_frame_batch(f);
+        T_EQ(b->collector_flags, RS_COLLECTOR_STEPPED_ASIDE);
+        T_CHECK(strcmp(b->collector_status, "CUPTI is in use by Nsight") == 0);
+        T_EQ(b->n_kernels, 0);
+    }
+    T_CHECK(recv(afd, buf, sizeof buf, MSG_DONTWAIT) < 0); /* no second frame */
+    rs_wire_rank_frame_free(f);
+    rs_collector_free(c);
+    close(afd);
+    close(lfd);
+    unlink(sock_path);
+}
+
+static void
 bounded_buffer(void)
 {
     struct rs_rank_identity id = {"job", 0, 0, 1, "host", "GPU-1", 1};
@@ -148,6 +180,7 @@ main(void)
 {
     snprintf(sock_path, sizeof sock_path, "/tmp/rs-cc-test-%d.sock", (int)getpid());
     T_RUN(frames_and_drops);
+    T_RUN(status_without_records);
     T_RUN(bounded_buffer);
     T_RUN(inert_after_fork);
     unlink(sock_path);

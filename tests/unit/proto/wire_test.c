@@ -34,6 +34,8 @@ sample_rank(void)
         .stalls = stalls,
         .n_stalls = 1,
         .dropped_records = 9,
+        .collector_flags = RS_COLLECTOR_CLOCK_REPLACED,
+        .collector_status = "clock replaced",
     };
     return b;
 }
@@ -66,6 +68,8 @@ rank_frame_round_trip(void)
     T_EQ(d->memcpys[0].bytes, 4096);
     T_EQ(d->stalls[0].cubin_crc, 0xdeadbeef);
     T_EQ(d->dropped_records, 9);
+    T_EQ(d->collector_flags, RS_COLLECTOR_CLOCK_REPLACED);
+    T_CHECK(strcmp(d->collector_status, "clock replaced") == 0);
     T_CHECK(strcmp(d->strings[d->collectives[0].name_id], names[1]) == 0);
     rs_wire_rank_frame_free(f);
 }
@@ -137,6 +141,10 @@ rejects_bad_input(void)
     /* rank outside world */
     b = sample_rank();
     b.identity.rank = 8;
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+    /* unknown collector flag bits */
+    b = sample_rank();
+    b.collector_flags = 1u << 20;
     T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
     /* frame too small for the buffer */
     b = sample_rank();

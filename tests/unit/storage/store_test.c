@@ -21,6 +21,9 @@ batch(uint64_t seq, uint32_t rank, struct rs_rank_batch *rb, struct rs_kernel_re
         seq * 1000000, seq * 1000000 + 2000, 64, 77, seq, RS_COLL_ALLREDUCE, 1, 17, false};
     *s = (struct rs_step_record){seq, seq * 1000000, seq * 1000000 + 900000};
     *rb = (struct rs_rank_batch){.identity = {"job-a", rank, rank, 2, "h", "GPU-1", 1},
+                                 .clock = {1000, 1500},
+                                 .collector_flags = RS_COLLECTOR_CLOCK_REPLACED,
+                                 .collector_status = "clock",
                                  .strings = names,
                                  .n_strings = 2,
                                  .kernels = k,
@@ -114,6 +117,9 @@ put_scan_dedup(void)
     T_EQ(info.kernel_ns, 100 * 500);
     T_EQ(info.n_steps, 1);
     T_EQ(info.batches, 1);
+    T_EQ(info.clock_offset_ns, 500);
+    T_EQ(info.collector_flags, RS_COLLECTOR_CLOCK_REPLACED);
+    T_CHECK(strcmp(info.collector_status, "clock") == 0);
     int nk = 0;
     T_EQ(rs_store_kernels_scan(r, "job-a", 0, 0, UINT64_MAX, count_kernel, &nk), 0);
     T_EQ(nk, 100);
