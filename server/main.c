@@ -39,6 +39,9 @@ static const struct rs_config_option options[] = {
         "keep-alive connection idle limit", 10, 3600000),
     OPT("http-max-connections", RS_CONFIG_INT, "1024", http_max_connections,
         "concurrent HTTP connections", 1, 100000),
+    OPT("check", RS_CONFIG_BOOL, "false", check,
+        "check the store in --data for consistency, print a report, and exit (0 = consistent)",
+        0, 0),
     OPT("fault-exit-after-commits", RS_CONFIG_INT, "0", fault_exit_after_commits,
         "testing only: exit abruptly right after this many commits, before replying (0 = off)", 0,
         1000000),
@@ -62,7 +65,7 @@ main(int argc, char **argv)
 
     if (rc >= 0)
         return rc;
-    rc = rs_server_run(&cfg);
+    rc = cfg.check ? rs_server_check(&cfg) : rs_server_run(&cfg);
     rs_config_free(&spec, &cfg);
     return rc;
 }

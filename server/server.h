@@ -23,9 +23,14 @@ struct rs_server_config {
     int64_t http_idle_timeout_ms;
     int64_t http_max_connections;
     int64_t fault_exit_after_commits; /* tests only: see rs_writer_options */
+    bool check;                       /* check the store and exit instead of serving */
 };
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */
 int rs_server_run(const struct rs_server_config *cfg);
+
+/* `--check`: checks the store in cfg->data (which must exist) and prints a report on stdout.
+ * Returns the exit status: 0 consistent, 1 problems found or no store there. */
+int rs_server_check(const struct rs_server_config *cfg);
 
 #endif

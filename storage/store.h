@@ -107,6 +107,20 @@ int rs_store_collectives_scan(rs_store_read *r, const char *job, rs_store_collec
 int rs_store_steps_scan(rs_store_read *r, const char *job, uint32_t rank, rs_store_step_cb cb,
                         void *arg);
 
+/* --- consistency ------------------------------------------------------------------------- */
+
+struct rs_store_check_report {
+    uint64_t jobs, ranks, series_chunks, steps, collectives, strings, batches; /* entries seen */
+    uint64_t problems;
+    char first_problem[256]; /* "" when none */
+};
+
+/* Walks every database and checks each key and value: sizes, versions, time ranges, enum values,
+ * string hashes, and that every record belongs to a job that exists and every job's rank count
+ * matches its ranks. Read-only; safe while a writer runs. Returns 0 (consistent) or RS_E_CORRUPT
+ * (report says what and how often), or a storage error. */
+int rs_store_check(rs_store *s, struct rs_store_check_report *out);
+
 /* Number of (agent_id, batch_seq) pairs ever committed. */
 int rs_store_batches_count(rs_store_read *r, uint64_t *out);
 

@@ -1,0 +1,242 @@
+/* The consistency check behind `rankscope-server --check` (see store.h): every key and value of
+ * every database, and the references between them. */
+#include "storage/keys.h"
+#include "storage/store_int.h"
+
+#include "common/error.h"
+#include "common/hash.h"
+#include "proto/wire.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct job_ref {
+    uint64_t id;
+    uint32_t n_ranks, ranks_found;
+};
+
+struct check {
+    rs_store_read *r;
+    struct rs_store_check_report *rep;
+    struct job_ref *jobs; /* sorted by id */
+    size_t n_jobs;
+};
+
+static void
+problem(struct check *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (c->rep->problems++ == 0) {
+        va_start(ap, fmt);
+        vsnprintf(c->rep->first_problem, sizeof c->rep->first_problem, fmt, ap);
+        va_end(ap);
+    }
+}
+
+static int
+by_id(const void *a, const void *b)
+{
+    uint64_t x = ((const struct job_ref *)a)->id, y = ((const struct job_ref *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+static struct job_ref *
+find_job(struct check *c, const uint8_t *be_id)
+{
+    struct job_ref key = {rs__be64_get(be_id), 0, 0};
+    return bsearch(&key, c->jobs, c->n_jobs, sizeof key, by_id);
+}
+
+/* Calls visit for every entry of a database. */
+static int
+walk(struct check *c, MDB_dbi dbi, void (*visit)(struct check *, const MDB_val *, const MDB_val *))
+{
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(c->r->txn, dbi, &cur), op = MDB_FIRST;
+
+    if (rc != 0)
+        return rs__store_err(rc);
+    while ((rc = mdb_cursor_get(cur, &k, &v, op)) == 0) {
+        op = MDB_NEXT;
+        visit(c, &k, &v);
+    }
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+}
+
+static void
+visit_job(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    char name[RS_WIRE_MAX_JOB_LEN + 1];
+    struct rs_job_value jv;
+
+    c->rep->jobs++;
+    if (k->mv_size == 0 || k->mv_size > RS_WIRE_MAX_JOB_LEN || v->mv_size != sizeof jv) {
+        problem(c, "jobs: entry with a %zu-byte key and a %zu-byte value", k->mv_size,
+                v->mv_size);
+        return;
+    }
+    memcpy(name, k->mv_data, k->mv_size);
+    name[k->mv_size] = '\0';
+    memcpy(&jv, v->mv_data, sizeof jv);
+    if (!rs_wire_job_valid(name) || jv.version != RS_VALUE_VERSION ||
+        (jv.last_ns && jv.last_ns < jv.first_ns)) {
+        problem(c, "jobs: bad entry for job '%.128s'", name);
+        return;
+    }
+    struct job_ref *j = realloc(c->jobs, (c->n_jobs + 1) * sizeof *j);
+    if (!j) {
+        problem(c, "out of memory");
+        return;
+    }
+    c->jobs = j;
+    c->jobs[c->n_jobs++] = (struct job_ref){rs_hash_fnv1a64(name, k->mv_size), jv.n_ranks, 0};
+}
+
+static void
+visit_rank(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    const struct rs_key_rank *key = k->mv_data;
+    struct rs_rank_value rv;
+    struct job_ref *j;
+
+    c->rep->ranks++;
+    if (k->mv_size != sizeof *key || v->mv_size != sizeof rv) {
+        problem(c, "ranks: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
+        return;
+    }
+    memcpy(&rv, v->mv_data, sizeof rv);
+    if (!(j = find_job(c, key->job_id)))
+        problem(c, "ranks: rank %u of a job that does not exist", rs__be32_get(key->rank));
+    else
+        j->ranks_found++;
+    if (rv.version != RS_VALUE_VERSION || rv.rank != rs__be32_get(key->rank) ||
+        memchr(rv.host, 0, sizeof rv.host) == NULL ||
+        memchr(rv.gpu_uuid, 0, sizeof rv.gpu_uuid) == NULL)
+        problem(c, "ranks: bad value for rank %u", rs__be32_get(key->rank));
+}
+
+static void
+visit_series(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    const struct rs_key_series *key = k->mv_data;
+    size_t size;
+
+    c->rep->series_chunks++;
+    if (k->mv_size != sizeof *key) {
+        problem(c, "series: %zu-byte key", k->mv_size);
+        return;
+    }
+    switch (key->kind[1]) {
+    case RS_SERIES_KERNEL:
+        size = sizeof(struct rs_kernel_value);
+        break;
+    case RS_SERIES_MEMCPY:
+        size = sizeof(struct rs_memcpy_value);
+        break;
+    case RS_SERIES_STALL:
+        size = sizeof(struct rs_stall_value);
+        break;
+    default:
+        problem(c, "series: unknown kind %u", key->kind[1]);
+        return;
+    }
+    if (!find_job(c, key->job_id))
+        problem(c, "series: chunk of a job that does not exist");
+    if (v->mv_size == 0 || v->mv_size % size != 0 || v->mv_size > RS_STORE_CHUNK_BYTES) {
+        problem(c, "series: %zu-byte chunk of kind %u", v->mv_size, key->kind[1]);
+        return;
+    }
+    if (key->kind[1] == RS_SERIES_STALL)
+        return;
+    for (size_t off = 0; off < v->mv_size; off += size) {
+        uint64_t t[2]; /* kernel and memcpy values both start with start_ns, end_ns */
+        memcpy(t, (const char *)v->mv_data + off, sizeof t);
+        if (t[1] < t[0]) {
+            problem(c, "series: record ending before it starts");
+            return;
+        }
+    }
+}
+
+static void
+visit_step(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    struct rs_step_value sv;
+
+    c->rep->steps++;
+    if (k->mv_size != sizeof(struct rs_key_step) || v->mv_size != sizeof sv) {
+        problem(c, "steps: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
+        return;
+    }
+    memcpy(&sv, v->mv_data, sizeof sv);
+    if (sv.end_ns < sv.start_ns || !find_job(c, k->mv_data))
+        problem(c, "steps: bad step");
+}
+
+static void
+visit_coll(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    const struct rs_key_coll *key = k->mv_data;
+    struct rs_coll_value cv;
+
+    c->rep->collectives++;
+    if (k->mv_size != sizeof *key || v->mv_size != sizeof cv) {
+        problem(c, "colls: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
+        return;
+    }
+    memcpy(&cv, v->mv_data, sizeof cv);
+    if (cv.end_ns < cv.start_ns || key->op[0] >= RS_COLL_OP_COUNT || !find_job(c, key->job_id))
+        problem(c, "colls: bad instance");
+}
+
+static void
+visit_string(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    c->rep->strings++;
+    if (k->mv_size != sizeof(struct rs_key_string) ||
+        rs__be64_get(k->mv_data) != rs_hash_fnv1a64(v->mv_data, v->mv_size))
+        problem(c, "strings: a name whose key is not its hash");
+}
+
+static void
+visit_dedup(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    c->rep->batches++;
+    if (k->mv_size != sizeof(struct rs_key_dedup) || v->mv_size != sizeof(uint64_t))
+        problem(c, "dedup: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
+}
+
+int
+rs_store_check(rs_store *s, struct rs_store_check_report *out)
+{
+    struct check c = {NULL, out, NULL, 0};
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if ((rc = rs_store_read_begin(s, &c.r)) != 0)
+        return rc;
+    if ((rc = walk(&c, s->jobs, visit_job)) != 0)
+        goto out;
+    qsort(c.jobs, c.n_jobs, sizeof *c.jobs, by_id);
+    for (size_t i = 1; i < c.n_jobs; i++)
+        if (c.jobs[i].id == c.jobs[i - 1].id)
+            problem(&c, "jobs: two job names with the same id");
+    if ((rc = walk(&c, s->ranks, visit_rank)) || (rc = walk(&c, s->series, visit_series)) ||
+        (rc = walk(&c, s->steps, visit_step)) || (rc = walk(&c, s->colls, visit_coll)) ||
+        (rc = walk(&c, s->strings, visit_string)) || (rc = walk(&c, s->dedup, visit_dedup)))
+        goto out;
+    for (size_t i = 0; i < c.n_jobs; i++)
+        if (c.jobs[i].ranks_found != c.jobs[i].n_ranks)
+            problem(&c, "jobs: a job counts %u ranks but has %u", c.jobs[i].n_ranks,
+                    c.jobs[i].ranks_found);
+    rc = out->problems ? RS_E_CORRUPT : 0;
+out:
+    free(c.jobs);
+    rs_store_read_end(c.r);
+    return rc;
+}

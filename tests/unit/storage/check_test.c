@@ -1,0 +1,125 @@
+/* Unit tests of the store consistency check: a clean store passes; planted corruption (wrong value
+ * size, orphan rank, bad string hash) is found and named. White-box: plants entries through LMDB. */
+#include "common/error.h"
+#include "storage/keys.h"
+#include "storage/store_int.h"
+#include "tests/t.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const names[] = {"k"};
+
+static rs_store *
+store_with_one_batch(char *dir)
+{
+    struct rs_kernel_record k = {100, 200, 0, 7, 0, 0};
+    struct rs_step_record s = {1, 50, 300};
+    struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU", 1},
+                               .strings = names,
+                               .n_strings = 1,
+                               .kernels = &k,
+                               .n_kernels = 1,
+                               .steps = &s,
+                               .n_steps = 1};
+    struct rs_agent_batch b = {1, 1, 1, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    rs_store *st = NULL;
+    rs_store_write *w;
+    bool dup;
+
+    if (!mkdtemp(dir) || rs_store_open(dir, NULL, &st) != 0 || rs_store_write_begin(st, &w) != 0)
+        return NULL;
+    if (rs_store_write_batch(w, &b, &dup) != 0 || rs_store_write_commit(w) != 0) {
+        rs_store_close(st);
+        return NULL;
+    }
+    return st;
+}
+
+static void
+plant(rs_store *st, MDB_dbi dbi, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    MDB_txn *txn;
+    MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
+
+    T_EQ(mdb_txn_begin(st->env, NULL, 0, &txn), 0);
+    T_EQ(mdb_put(txn, dbi, &k, &v, 0), 0);
+    T_EQ(mdb_txn_commit(txn), 0);
+}
+
+static void
+cleanup(rs_store *st, const char *dir)
+{
+    char cmd[128];
+    rs_store_close(st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+}
+
+static void
+clean_store_passes(void)
+{
+    char dir[] = "/tmp/rs-check-XXXXXX";
+    struct rs_store_check_report rep;
+    rs_store *st = store_with_one_batch(dir);
+
+    T_CHECK(st != NULL);
+    if (!st)
+        return;
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_EQ(rep.jobs, 1);
+    T_EQ(rep.ranks, 1);
+    T_EQ(rep.steps, 1);
+    T_EQ(rep.batches, 1);
+    T_EQ(rep.problems, 0);
+    cleanup(st, dir);
+}
+
+static void
+planted_problems_found(void)
+{
+    char dir[] = "/tmp/rs-check-XXXXXX";
+    struct rs_store_check_report rep;
+    rs_store *st = store_with_one_batch(dir);
+    struct rs_key_step sk;
+    struct rs_key_rank rk;
+    struct rs_key_string nk;
+    struct rs_rank_value rv;
+
+    T_CHECK(st != NULL);
+    if (!st)
+        return;
+    memset(&sk, 0, sizeof sk);
+    rs__be64_put(sk.job_id, rs__store_job_id("job"));
+    plant(st, st->steps, &sk, sizeof sk, "short", 5); /* wrong value size */
+    T_EQ(rs_store_check(st, &rep), RS_E_CORRUPT);
+    T_CHECK(strstr(rep.first_problem, "steps") != NULL);
+    cleanup(st, dir);
+
+    st = store_with_one_batch(strcpy(dir, "/tmp/rs-check-XXXXXX"));
+    memset(&rk, 0, sizeof rk);
+    memset(&rv, 0, sizeof rv);
+    rv.version = RS_VALUE_VERSION;
+    rs__be64_put(rk.job_id, rs__store_job_id("no-such-job"));
+    plant(st, st->ranks, &rk, sizeof rk, &rv, sizeof rv); /* a rank of no job */
+    T_EQ(rs_store_check(st, &rep), RS_E_CORRUPT);
+    T_CHECK(strstr(rep.first_problem, "does not exist") != NULL);
+    cleanup(st, dir);
+
+    st = store_with_one_batch(strcpy(dir, "/tmp/rs-check-XXXXXX"));
+    rs__be64_put(nk.hash, 12345);
+    plant(st, st->strings, &nk, sizeof nk, "name", 4); /* key is not the name's hash */
+    T_EQ(rs_store_check(st, &rep), RS_E_CORRUPT);
+    T_EQ(rep.problems, 1);
+    T_CHECK(strstr(rep.first_problem, "strings") != NULL);
+    cleanup(st, dir);
+}
+
+int
+main(void)
+{
+    T_RUN(clean_store_passes);
+    T_RUN(planted_problems_found);
+    return T_DONE("storage/check");
+}
