@@ -27,8 +27,11 @@ rs_server_check(const struct rs_server_config *cfg)
         printf("check: cannot open the store in %s: %s\n", cfg->data, rs_strerror(rc));
         return 1;
     }
+    uint64_t used = 0;
     rc = rs_store_check(store, &rep);
+    rs_store_used_bytes(store, &used);
     rs_store_close(store);
+    printf("check: %llu bytes in use\n", (unsigned long long)used);
     printf("check: %s: %llu jobs, %llu ranks, %llu series chunks, %llu steps, %llu collective "
            "records, %llu names, %llu batches\n",
            cfg->data, (unsigned long long)rep.jobs, (unsigned long long)rep.ranks,

@@ -182,6 +182,19 @@ rs_store_write_abort(rs_store_write *w)
 }
 
 int
+rs_store_used_bytes(rs_store *s, uint64_t *out)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+    int rc;
+
+    if ((rc = mdb_env_info(s->env, &info)) != 0 || (rc = mdb_env_stat(s->env, &st)) != 0)
+        return rs__store_err(rc);
+    *out = (uint64_t)(info.me_last_pgno + 1) * st.ms_psize;
+    return 0;
+}
+
+int
 rs_store_read_begin(rs_store *s, rs_store_read **out)
 {
     rs_store_read *r = calloc(1, sizeof *r);

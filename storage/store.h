@@ -121,6 +121,10 @@ struct rs_store_check_report {
  * (report says what and how often), or a storage error. */
 int rs_store_check(rs_store *s, struct rs_store_check_report *out);
 
+/* Bytes of the map in use (pages up to the last one written): what the store occupies on disk
+ * apart from the sparse tail. */
+int rs_store_used_bytes(rs_store *s, uint64_t *out);
+
 /* Number of (agent_id, batch_seq) pairs ever committed. */
 int rs_store_batches_count(rs_store_read *r, uint64_t *out);
 

@@ -1,3 +1,8 @@
 #!/usr/bin/env bash
-# make bench: no benchmarks yet; the storage and collector issues add them here.
-echo "bench: no benchmarks yet (see docs/BENCHMARKS.md)"
+# make bench: the benchmarks that run on this (CPU) machine. GPU benchmarks run on a GPU machine:
+# tests/gpu/bundle.sh here, then tests/bench/collector_overhead.sh there (docs/BENCHMARKS.md).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+echo "== storage bytes per rank-step (16 ranks x 300 simulated steps)"
+tests/bench/storage_bytes.sh 16 300
+echo "== GPU benchmarks: not here (need a GPU; see docs/BENCHMARKS.md)"
