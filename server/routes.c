@@ -1,4 +1,5 @@
-/* REST endpoints of the server (docs/openapi.yaml): /healthz, /v1/jobs, /v1/jobs/{job}/ranks.
+/* REST endpoints of the server (docs/openapi.yaml): /healthz, /v1/jobs, /v1/jobs/{job}/ranks,
+ * DELETE /v1/jobs/{job}.
  * Storage reads run in the libuv thread pool; the loop thread only routes and writes. */
 #include "common/clock.h"
 #include "common/error.h"
@@ -72,6 +73,68 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
     }
 }
 
+/* DELETE /v1/jobs/{job}: a writer task, 10,000 entries per transaction, answered on the loop. */
+#define DELETE_CHUNK 10000
+
+struct delete_work {
+    struct rs_server *srv;
+    rs_http_conn *conn;
+    char job[RS_WIRE_MAX_JOB_LEN + 1];
+    uint64_t deleted;
+    int status;
+};
+
+static int
+delete_step(rs_store_write *txn, void *arg, bool *done)
+{
+    struct delete_work *d = arg;
+    return rs_store_delete_job(txn, d->job, DELETE_CHUNK, &d->deleted, done);
+}
+
+static void
+delete_answer(void *arg) /* on the loop */
+{
+    struct delete_work *d = arg;
+
+    if (d->status == 0)
+        rs_http_respond_json(d->conn, 200,
+                             json_pack("{s:s, s:b, s:I}", "job", d->job, "deleted", 1,
+                                       "entries_deleted", (json_int_t)d->deleted));
+    else if (d->status == RS_E_NOT_FOUND)
+        rs_http_respond_error(d->conn, 404, "job '%s' not found (see GET /v1/jobs)", d->job);
+    else
+        rs_http_respond_error(d->conn, 503, "deleting job '%s' failed: %s (%llu entries deleted)",
+                              d->job, rs_strerror(d->status), (unsigned long long)d->deleted);
+    free(d);
+}
+
+static void
+delete_done(void *arg, int status) /* on the writer thread */
+{
+    struct delete_work *d = arg;
+
+    d->status = status;
+    if (rs_post_call(d->srv->post, delete_answer, d) != 0)
+        free(d); /* out of memory: the client times out */
+}
+
+static void
+start_delete(struct rs_server *srv, rs_http_conn *c, const char *job)
+{
+    struct delete_work *d = calloc(1, sizeof *d);
+
+    if (!d) {
+        rs_http_respond_error(c, 500, "out of memory");
+        return;
+    }
+    *d = (struct delete_work){srv, c, "", 0, 0};
+    snprintf(d->job, sizeof d->job, "%s", job);
+    if (rs_writer_submit_task(srv->writer, delete_step, delete_done, d) != 0) {
+        free(d);
+        rs_http_respond_error(c, 503, "the server is stopping");
+    }
+}
+
 static json_t *
 health_json(struct rs_server *srv)
 {
@@ -136,6 +199,32 @@ expect_get(rs_http_conn *c, const struct rs_http_request *req)
     return -1;
 }
 
+/* Reads "{job}" from "/v1/jobs/{job}<suffix>" into name; answers 400 and returns -1 when the
+ * name is invalid, returns 1 when the path is not of that form. */
+static int
+job_in_path(rs_http_conn *c, const char *path, const char *suffix, char *name, size_t len)
+{
+    static const char prefix[] = "/v1/jobs/";
+    size_t plen = sizeof prefix - 1, slen = strlen(suffix), n;
+
+    if (strncmp(path, prefix, plen) != 0 || strlen(path) < plen + slen)
+        return 1;
+    n = strlen(path) - plen - slen;
+    if (strcmp(path + plen + n, suffix) != 0 || memchr(path + plen, '/', n))
+        return 1;
+    if (n == 0 || n >= len) {
+        rs_http_respond_error(c, 400, "job name must be 1 to %u bytes", RS_WIRE_MAX_JOB_LEN);
+        return -1;
+    }
+    snprintf(name, len, "%.*s", (int)n, path + plen);
+    if (!rs_wire_job_valid(name)) {
+        rs_http_respond_error(c, 400, "invalid job name '%s' (allowed: letters, digits, ._:@+=-)",
+                              name);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 expect_no_query(rs_http_conn *c, const struct rs_http_request *req)
 {
@@ -149,7 +238,6 @@ void
 rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *req)
 {
     struct rs_server *srv = server;
-    static const char jobs_prefix[] = "/v1/jobs/";
     const char *path = req->path;
     size_t limit;
 
@@ -163,24 +251,22 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
             start_query(srv, c, Q_JOBS, NULL, limit);
         return;
     }
-    if (strncmp(path, jobs_prefix, sizeof jobs_prefix - 1) == 0) {
-        const char *job = path + sizeof jobs_prefix - 1, *slash = strchr(job, '/');
-        char name[RS_WIRE_MAX_JOB_LEN + 1];
-        if (slash && strcmp(slash, "/ranks") == 0) {
-            if ((size_t)(slash - job) >= sizeof name) {
-                rs_http_respond_error(c, 400, "job name longer than %u bytes", RS_WIRE_MAX_JOB_LEN);
-                return;
-            }
-            snprintf(name, sizeof name, "%.*s", (int)(slash - job), job);
-            if (!rs_wire_job_valid(name)) {
-                rs_http_respond_error(
-                    c, 400, "invalid job name '%s' (allowed: letters, digits, ._:@+=-)", name);
-                return;
-            }
-            if (expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
-                start_query(srv, c, Q_RANKS, name, 0);
+    char name[RS_WIRE_MAX_JOB_LEN + 1];
+    int rc = job_in_path(c, path, "/ranks", name, sizeof name);
+    if (rc <= 0) {
+        if (rc == 0 && expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
+            start_query(srv, c, Q_RANKS, name, 0);
+        return;
+    }
+    if ((rc = job_in_path(c, path, "", name, sizeof name)) <= 0) {
+        if (rc < 0)
             return;
-        }
+        if (strcmp(req->method, "DELETE") != 0)
+            rs_http_respond_error(c, 405, "%s is not allowed on %s (use DELETE)", req->method,
+                                  path);
+        else if (expect_no_query(c, req) == 0)
+            start_delete(srv, c, name);
+        return;
     }
     rs_http_respond_error(c, 404, "no endpoint %s (see docs/openapi.yaml)", path);
 }

@@ -21,7 +21,6 @@
 
 struct running {
     struct rs_server srv;
-    rs_writer *writer;
     rs_ingest *ingest;
     rs_http *http;
 };
@@ -34,6 +33,7 @@ on_signal(uv_signal_t *h, int signum)
     rs_log(RS_LOG_INFO, "RS-SERVER-STOP", "signal %d: shutting down", signum);
     rs_http_close(run->http);
     rs_ingest_close(run->ingest);
+    rs_post_close(run->srv.post);
     uv_close((uv_handle_t *)&run->srv.sigint, NULL);
     uv_close((uv_handle_t *)&run->srv.sigterm, NULL);
 }
@@ -103,11 +103,13 @@ rs_server_run(const struct rs_server_config *cfg)
         return 1;
     }
     uv_loop_init(&srv->loop);
-    if ((rc = rs_writer_start(srv->store, &wopts, &srv->counters, &run.writer)) != 0) {
+    if ((rc = rs_post_new(&srv->loop, &srv->post)) != 0)
+        goto out;
+    if ((rc = rs_writer_start(srv->store, &wopts, &srv->counters, &srv->writer)) != 0) {
         rs_log(RS_LOG_ERROR, "RS-SERVER-WRITER", "cannot start writer: %s", rs_strerror(rc));
         goto out;
     }
-    if ((rc = rs_ingest_start(&srv->loop, &iopts, run.writer, &srv->counters, &run.ingest)))
+    if ((rc = rs_ingest_start(&srv->loop, &iopts, srv->writer, &srv->counters, &run.ingest)))
         goto out;
     if ((rc = rs_http_start(&srv->loop, &hopts, rs__server_route, srv, &srv->counters,
                             &run.http)) != 0) {
@@ -136,9 +138,12 @@ out:
     if (status != 0) { /* startup failed: close what was started */
         rs_http_close(run.http);
         rs_ingest_close(run.ingest);
+        if (srv->post)
+            rs_post_close(srv->post);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
-    rs_writer_stop(run.writer);         /* commits what was queued */
+    rs_writer_stop(srv->writer);        /* commits what was queued */
+    rs_post_drain(srv->post);           /* completions that came after the loop stopped */
     rs_ingest_free(run.ingest);
     rs_http_free(run.http);
     uv_loop_close(&srv->loop);

@@ -4,7 +4,9 @@
 
 #include "server/counters.h"
 #include "server/http.h"
+#include "server/post.h"
 #include "server/server.h"
+#include "server/writer.h"
 #include "storage/store.h"
 
 #include <uv.h>
@@ -14,6 +16,8 @@ struct rs_server {
     uv_loop_t loop;
     uv_signal_t sigint, sigterm;
     rs_store *store;
+    rs_writer *writer;
+    rs_post *post; /* completions from the writer thread back onto the loop */
     struct rs_counters counters;
     uint64_t start_ns;
 };

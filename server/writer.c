@@ -16,6 +16,13 @@ struct item {
     void *arg;
 };
 
+struct task {
+    struct task *next;
+    rs_writer_step_fn step;
+    rs_writer_task_done_fn done;
+    void *arg;
+};
+
 struct rs_writer {
     rs_store *store;
     struct rs_counters *counters;
@@ -25,6 +32,7 @@ struct rs_writer {
     pthread_cond_t cond;
     struct item *head, **tail;
     unsigned queued;
+    struct task *tasks, **tasks_tail;
     bool stopping;
 };
 
@@ -74,6 +82,30 @@ commit_group(rs_writer *w, struct item *group)
     }
 }
 
+/* One step of the first task, in its own transaction; the task ends when it says so or fails. */
+static void
+run_task_step(rs_writer *w)
+{
+    struct task *t = w->tasks;
+    rs_store_write *txn = NULL;
+    bool done = false;
+    int rc = rs_store_write_begin(w->store, &txn);
+
+    if (rc == 0 && (rc = t->step(txn, t->arg, &done)) == 0)
+        rc = rs_store_write_commit(txn);
+    else
+        rs_store_write_abort(txn);
+    if (rc == 0 && !done)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->tasks = t->next;
+    if (!w->tasks)
+        w->tasks_tail = &w->tasks;
+    pthread_mutex_unlock(&w->lock);
+    t->done(t->arg, rc);
+    free(t);
+}
+
 static void *
 writer_main(void *p)
 {
@@ -81,8 +113,14 @@ writer_main(void *p)
 
     pthread_mutex_lock(&w->lock);
     for (;;) {
-        while (!w->head && !w->stopping)
+        while (!w->head && !w->tasks && !w->stopping)
             pthread_cond_wait(&w->cond, &w->lock);
+        if (!w->head && w->tasks && !w->stopping) {
+            pthread_mutex_unlock(&w->lock);
+            run_task_step(w); /* ingest first, maintenance in the gaps */
+            pthread_mutex_lock(&w->lock);
+            continue;
+        }
         if (!w->head && w->stopping)
             break;
         /* Take up to max_group queued batches: under load they pile up while we commit, so one
@@ -124,6 +162,7 @@ rs_writer_start(rs_store *store, const struct rs_writer_options *opts, struct rs
     if (w->opts.max_queue == 0)
         w->opts.max_queue = 1024;
     w->tail = &w->head;
+    w->tasks_tail = &w->tasks;
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->cond, NULL);
     if ((rc = pthread_create(&w->thread, NULL, writer_main, w)) != 0) {
@@ -161,6 +200,29 @@ rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn don
     return rc;
 }
 
+int
+rs_writer_submit_task(rs_writer *w, rs_writer_step_fn step, rs_writer_task_done_fn done, void *arg)
+{
+    struct task *t = malloc(sizeof *t);
+    int rc = 0;
+
+    if (!t)
+        return -12;
+    *t = (struct task){NULL, step, done, arg};
+    pthread_mutex_lock(&w->lock);
+    if (w->stopping)
+        rc = RS_E_CLOSED;
+    else {
+        *w->tasks_tail = t;
+        w->tasks_tail = &t->next;
+        pthread_cond_signal(&w->cond);
+    }
+    pthread_mutex_unlock(&w->lock);
+    if (rc != 0)
+        free(t);
+    return rc;
+}
+
 void
 rs_writer_stop(rs_writer *w)
 {
@@ -171,6 +233,12 @@ rs_writer_stop(rs_writer *w)
     pthread_cond_signal(&w->cond);
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
+    while (w->tasks) { /* unfinished maintenance: say so */
+        struct task *t = w->tasks;
+        w->tasks = t->next;
+        t->done(t->arg, RS_E_CLOSED);
+        free(t);
+    }
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->cond);
     free(w);

@@ -31,7 +31,19 @@ int rs_writer_start(rs_store *store, const struct rs_writer_options *opts,
  * (queue full: answer RETRY) or RS_E_CLOSED (stopping). Thread-safe. */
 int rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn done, void *arg);
 
-/* Commits what is queued, stops the thread and frees the writer. NULL is fine. */
+/* Long maintenance work (deleting a job) runs as a task: the writer calls `step` with a fresh
+ * transaction between batch groups, commits after each call, and repeats until `step` sets
+ * *done or fails; then `done` runs (on the writer thread; must not block) with 0 or the error.
+ * Ingest keeps flowing in between. */
+typedef int (*rs_writer_step_fn)(rs_store_write *txn, void *arg, bool *done);
+typedef void (*rs_writer_task_done_fn)(void *arg, int status);
+
+/* Queues a task. Returns 0 or RS_E_CLOSED / -ENOMEM (then `done` is not called). */
+int rs_writer_submit_task(rs_writer *w, rs_writer_step_fn step, rs_writer_task_done_fn done,
+                          void *arg);
+
+/* Commits what is queued, stops the thread and frees the writer (tasks not finished get
+ * RS_E_CLOSED). NULL is fine. */
 void rs_writer_stop(rs_writer *w);
 
 #endif

@@ -76,8 +76,7 @@ visit_job(struct check *c, const MDB_val *k, const MDB_val *v)
 
     c->rep->jobs++;
     if (k->mv_size == 0 || k->mv_size > RS_WIRE_MAX_JOB_LEN || v->mv_size != sizeof jv) {
-        problem(c, "jobs: entry with a %zu-byte key and a %zu-byte value", k->mv_size,
-                v->mv_size);
+        problem(c, "jobs: entry with a %zu-byte key and a %zu-byte value", k->mv_size, v->mv_size);
         return;
     }
     memcpy(name, k->mv_data, k->mv_size);

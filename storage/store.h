@@ -42,6 +42,14 @@ int rs_store_write_begin(rs_store *s, rs_store_write **out);
  * then unusable and must be aborted. The batch must come from the wire decoder (validated). */
 int rs_store_write_batch(rs_store_write *w, const struct rs_agent_batch *b, bool *duplicate);
 
+/* Deletes up to `max_entries` entries of job `job` (ranks, series chunks, steps, collective
+ * records; the job entry itself last) in the open transaction, adding the count to *deleted.
+ * *done is set once nothing of the job is left. Call repeatedly, one transaction each, so that a
+ * large job does not hold the writer for long. Names in the string table are shared and stay.
+ * RS_E_NOT_FOUND when the job does not exist (nothing done). */
+int rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint64_t *deleted,
+                        bool *done);
+
 /* Commits and frees `w`. Returns 0, RS_E_FULL or RS_E_STORE; on error nothing was committed. */
 int rs_store_write_commit(rs_store_write *w);
 

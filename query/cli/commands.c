@@ -1,21 +1,21 @@
 /* `rankscope jobs` and `rankscope ranks JOB` (see commands.h). */
 #include "query/cli/commands.h"
 
-#include "query/cli/http_get.h"
+#include "query/cli/http.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-/* Fetches path; prints API errors; returns the exit code (0 with *doc set on success). */
+/* Sends the request; prints API errors; returns the exit code (0 with *doc set on success). */
 static int
-fetch(const struct rs_cli_options *o, const char *path, json_t **doc)
+request(const struct rs_cli_options *o, const char *method, const char *path, json_t **doc)
 {
     char err[1024];
     long status = 0;
 
-    if (rs_cli_http_get(o->server, path, &status, doc, err, sizeof err) != 0) {
+    if (rs_cli_http(method, o->server, path, &status, doc, err, sizeof err) != 0) {
         fprintf(stderr, "rankscope: %s\n", err);
         return 1;
     }
@@ -76,7 +76,7 @@ rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv)
         fprintf(stderr, "rankscope: 'jobs' takes no arguments\n");
         return 2;
     }
-    if ((rc = fetch(o, "/v1/jobs", &doc)) != 0)
+    if ((rc = request(o, "GET", "/v1/jobs", &doc)) != 0)
         return rc;
     if (o->json)
         return print_json(doc);
@@ -99,6 +99,40 @@ rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv)
     return 0;
 }
 
+/* Accepts only names the API accepts, so the path needs no escaping. */
+static int
+job_arg(const char *usage, int argc, char **argv)
+{
+    if (argc != 1) {
+        fprintf(stderr, "rankscope: usage: %s\n", usage);
+        return 2;
+    }
+    if (strlen(argv[0]) > 128 || strpbrk(argv[0], "/?#% ")) {
+        fprintf(stderr, "rankscope: '%s' is not a job name\n", argv[0]);
+        return 2;
+    }
+    return 0;
+}
+
+int
+rs_cli_delete(const struct rs_cli_options *o, int argc, char **argv)
+{
+    char path[512];
+    json_t *doc;
+    int rc;
+
+    if ((rc = job_arg("rankscope delete JOB", argc, argv)) != 0)
+        return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%s", argv[0]);
+    if ((rc = request(o, "DELETE", path, &doc)) != 0)
+        return rc;
+    if (o->json)
+        return print_json(doc);
+    printf("deleted job %s (%lld entries)\n", argv[0], (long long)int_of(doc, "entries_deleted"));
+    json_decref(doc);
+    return 0;
+}
+
 int
 rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv)
 {
@@ -107,16 +141,10 @@ rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv)
     size_t i;
     int rc;
 
-    if (argc != 1) {
-        fprintf(stderr, "rankscope: usage: rankscope ranks JOB\n");
-        return 2;
-    }
-    if (strlen(argv[0]) > 128 || strpbrk(argv[0], "/?#% ")) {
-        fprintf(stderr, "rankscope: '%s' is not a job name\n", argv[0]);
-        return 2;
-    }
+    if ((rc = job_arg("rankscope ranks JOB", argc, argv)) != 0)
+        return rc;
     snprintf(path, sizeof path, "/v1/jobs/%s/ranks", argv[0]);
-    if ((rc = fetch(o, path, &doc)) != 0)
+    if ((rc = request(o, "GET", path, &doc)) != 0)
         return rc;
     if (o->json)
         return print_json(doc);

@@ -26,6 +26,7 @@ static const struct rs_config_spec spec = {
     "Commands:\n"
     "  jobs          list the jobs the server knows\n"
     "  ranks JOB     per-rank summary of a job: host, GPU, steps, kernel and NCCL time per step\n"
+    "  delete JOB    delete everything stored about a job\n"
     "Exit status: 0 ok, 1 server or API error, 2 usage error, 3 not found.",
     options,
     sizeof options / sizeof options[0],
@@ -40,6 +41,7 @@ struct command {
 static const struct command commands[] = {
     {"jobs", rs_cli_jobs},
     {"ranks", rs_cli_ranks},
+    {"delete", rs_cli_delete},
 };
 
 int

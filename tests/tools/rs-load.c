@@ -37,15 +37,14 @@ main(int argc, char **argv)
     }
     for (unsigned long seq = 1; seq <= n; seq++) {
         for (unsigned long i = 0; i < per; i++)
-            k[i] = (struct rs_kernel_record){seq * 1000000 + i * 10, seq * 1000000 + i * 10 + 5,
-                                             0, 7, 0, (uint32_t)i};
+            k[i] = (struct rs_kernel_record){
+                seq * 1000000 + i * 10, seq * 1000000 + i * 10 + 5, 0, 7, 0, (uint32_t)i};
         struct rs_rank_batch rb = {.identity = {"crash", 0, 0, 1, "h", "GPU-x", 1},
                                    .strings = names,
                                    .n_strings = 1,
                                    .kernels = k,
                                    .n_kernels = (uint32_t)per};
-        struct rs_agent_batch b = {0xc0ffee, 1, seq, {0xc0ffee, 1, "h", "load", {0, 0}},
-                                   &rb, 1, 0};
+        struct rs_agent_batch b = {0xc0ffee, 1, seq, {0xc0ffee, 1, "h", "load", {0, 0}}, &rb, 1, 0};
         uint8_t *data;
         size_t len;
         if (rs_wire_agent_batch_encode(&b, &data, &len) != 0)

@@ -1,5 +1,6 @@
 /* Unit tests of the store consistency check: a clean store passes; planted corruption (wrong value
- * size, orphan rank, bad string hash) is found and named. White-box: plants entries through LMDB. */
+ * size, orphan rank, bad string hash) is found and named. White-box: plants entries through LMDB.
+ */
 #include "common/error.h"
 #include "storage/keys.h"
 #include "storage/store_int.h"

@@ -1,5 +1,5 @@
-/* libcurl GET + jansson parse for the CLI (see http_get.h). */
-#include "query/cli/http_get.h"
+/* libcurl request + jansson parse for the CLI (see http.h). */
+#include "query/cli/http.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -30,8 +30,8 @@ on_data(char *ptr, size_t size, size_t n, void *arg)
 }
 
 int
-rs_cli_http_get(const char *base_url, const char *path, long *status, json_t **doc, char *err,
-                size_t err_len)
+rs_cli_http(const char *method, const char *base_url, const char *path, long *status, json_t **doc,
+            char *err, size_t err_len)
 {
     struct body b = {NULL, 0};
     char url[4096];
@@ -46,6 +46,7 @@ rs_cli_http_get(const char *base_url, const char *path, long *status, json_t **d
         return -1;
     }
     curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);

@@ -1,0 +1,15 @@
+/* The CLI's HTTP client (libcurl): one request returning a parsed JSON document, with errors a
+ * person can act on (server unreachable, non-JSON answer, API error message). */
+#ifndef RS_QUERY_CLI_HTTP_H
+#define RS_QUERY_CLI_HTTP_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* Sends `method` ("GET", "DELETE") to base_url + path. On success *doc owns the JSON body and
+ * *status is the HTTP status (error documents are returned too, with their status). On transport
+ * failure returns -1 and writes a message to err. */
+int rs_cli_http(const char *method, const char *base_url, const char *path, long *status,
+                json_t **doc, char *err, size_t err_len);
+
+#endif

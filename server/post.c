@@ -1,0 +1,97 @@
+/* Cross-thread calls onto the loop (see post.h). */
+#include "server/post.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+struct call {
+    struct call *next;
+    void (*fn)(void *);
+    void *arg;
+};
+
+struct rs_post {
+    uv_async_t async;
+    pthread_mutex_t lock;
+    struct call *head, **tail;
+    bool closed;
+};
+
+static void
+run_all(rs_post *p)
+{
+    struct call *list;
+
+    pthread_mutex_lock(&p->lock);
+    list = p->head;
+    p->head = NULL;
+    p->tail = &p->head;
+    pthread_mutex_unlock(&p->lock);
+    while (list) {
+        struct call *next = list->next;
+        list->fn(list->arg);
+        free(list);
+        list = next;
+    }
+}
+
+static void
+on_async(uv_async_t *h)
+{
+    run_all(h->data);
+}
+
+int
+rs_post_new(uv_loop_t *loop, rs_post **out)
+{
+    rs_post *p = calloc(1, sizeof *p);
+
+    if (!p)
+        return -12;
+    pthread_mutex_init(&p->lock, NULL);
+    p->tail = &p->head;
+    uv_async_init(loop, &p->async, on_async);
+    p->async.data = p;
+    *out = p;
+    return 0;
+}
+
+int
+rs_post_call(rs_post *p, void (*fn)(void *), void *arg)
+{
+    struct call *c = malloc(sizeof *c);
+    bool closed;
+
+    if (!c)
+        return -12;
+    *c = (struct call){NULL, fn, arg};
+    pthread_mutex_lock(&p->lock);
+    *p->tail = c;
+    p->tail = &c->next;
+    closed = p->closed;
+    if (!closed) /* under the lock: rs_post_close cannot close the handle in between */
+        uv_async_send(&p->async);
+    pthread_mutex_unlock(&p->lock);
+    return 0;
+}
+
+void
+rs_post_close(rs_post *p)
+{
+    run_all(p);
+    pthread_mutex_lock(&p->lock);
+    p->closed = true;
+    pthread_mutex_unlock(&p->lock);
+    uv_close((uv_handle_t *)&p->async, NULL);
+}
+
+void
+rs_post_drain(rs_post *p)
+{
+    if (!p)
+        return;
+    run_all(p);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}

@@ -1,0 +1,66 @@
+/* Deleting a whole job in bounded chunks (see store.h rs_store_delete_job). */
+#include "storage/keys.h"
+#include "storage/store_int.h"
+
+#include "common/error.h"
+
+#include <string.h>
+
+/* Deletes up to *budget entries whose key starts with the 8-byte job id; returns 0 with *budget
+ * reduced by what was deleted, or an LMDB error. */
+static int
+delete_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *job_id, size_t *budget, uint64_t *deleted)
+{
+    MDB_cursor *c;
+    MDB_val k = {8, (void *)job_id}, v;
+    int rc = mdb_cursor_open(txn, dbi, &c);
+
+    if (rc != 0)
+        return rc;
+    /* Seek the prefix again after each delete: a cursor's position after deleting the last
+     * entry of a database is not one to read from (LMDB answers EINVAL). */
+    while (*budget > 0) {
+        k = (MDB_val){8, (void *)job_id};
+        if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) != 0)
+            break;
+        if (k.mv_size < 8 || memcmp(k.mv_data, job_id, 8) != 0)
+            break;
+        if ((rc = mdb_cursor_del(c, 0)) != 0)
+            break;
+        (*budget)--;
+        (*deleted)++;
+    }
+    mdb_cursor_close(c);
+    return rc == MDB_NOTFOUND || rc == 0 ? 0 : rc;
+}
+
+int
+rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint64_t *deleted,
+                    bool *done)
+{
+    rs_store *s = w->store;
+    MDB_val jk = {strlen(job), (void *)job}, jv;
+    MDB_dbi dbis[] = {s->series, s->steps, s->colls, s->ranks};
+    uint8_t job_id[8];
+    size_t budget = max_entries;
+    int rc;
+
+    *done = false;
+    if (jk.mv_size == 0 || jk.mv_size > RS_WIRE_MAX_JOB_LEN)
+        return RS_E_NOT_FOUND;
+    if ((rc = mdb_get(w->txn, s->jobs, &jk, &jv)) != 0)
+        return rs__store_err(rc);
+    rs__be64_put(job_id, rs__store_job_id(job));
+    for (size_t i = 0; i < sizeof dbis / sizeof dbis[0]; i++)
+        if ((rc = delete_prefix(w->txn, dbis[i], job_id, &budget, deleted)) != 0)
+            return rs__store_err(rc);
+    if (budget == 0)
+        return 0; /* more may be left: the caller commits and calls again */
+    /* Everything else is gone: the job entry goes last, so a crash never leaves data of a job
+     * that no longer exists (the check would flag it). */
+    if ((rc = mdb_del(w->txn, s->jobs, &jk, NULL)) != 0)
+        return rs__store_err(rc);
+    (*deleted)++;
+    *done = true;
+    return 0;
+}

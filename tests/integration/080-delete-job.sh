@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# DELETE /v1/jobs/{job} and `rankscope delete`: the job is gone, others stay, the store is
+# consistent after restart.
+. "$(dirname "$0")/common.sh"
+start_server
+start_agent
+"$BIN/rankscope-sim" --job doomed --ranks 4 --steps 20 --speed 0 --agent "$WORK/agent.sock" \
+    --log-level warn >"$WORK/a.json"
+"$BIN/rankscope-sim" --job kept --ranks 2 --steps 20 --speed 0 --agent "$WORK/agent.sock" \
+    --log-level warn >"$WORK/b.json"
+wait_for_records doomed "$WORK/a.json"
+wait_for_records kept "$WORK/b.json"
+check "DELETE /v1/jobs/doomed is 200" sh -c "[ \$(curl -s -o '$WORK/del' -w '%{http_code}' -X DELETE '$HTTP/v1/jobs/doomed') = 200 ] && grep -q '\"deleted\":true' '$WORK/del'"
+check "the job is gone" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/doomed/ranks') = 404 ]"
+check "deleting it again is 404" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' -X DELETE '$HTTP/v1/jobs/doomed') = 404 ]"
+check "rankscope delete works and says so" sh -c "'$BIN/rankscope' --server '$HTTP' delete kept | grep -q 'deleted job kept'"
+check "rankscope delete of an unknown job exits 3" sh -c "'$BIN/rankscope' --server '$HTTP' delete nope; [ \$? = 3 ]"
+check "PUT on a job is 405" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' -X PUT '$HTTP/v1/jobs/x') = 405 ]"
+stop "$PID_server"
+check "the store is consistent afterwards" "$BIN/rankscope-server" --check --data "$WORK/data"
+finish

@@ -1,0 +1,101 @@
+/* Unit tests of job deletion: chunked (many transactions), complete, leaves other jobs alone,
+ * keeps the store consistent, and refuses unknown jobs. */
+#include "common/error.h"
+#include "storage/store.h"
+#include "tests/t.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const names[] = {"k", "nccl"};
+
+static void
+put_job(rs_store *st, const char *job, uint64_t seq)
+{
+    struct rs_kernel_record k[200];
+    struct rs_collective_record c[20];
+    struct rs_step_record s[20];
+    rs_store_write *w;
+    bool dup;
+
+    for (int i = 0; i < 200; i++)
+        k[i] = (struct rs_kernel_record){1000 + i * 10, 1005 + i * 10, 0, 7, 0, 0};
+    for (int i = 0; i < 20; i++) {
+        c[i] = (struct rs_collective_record){5000 + i, 5001 + i, 8, 1, (uint64_t)i,
+                                             RS_COLL_ALLREDUCE, 1, 17, false};
+        s[i] = (struct rs_step_record){(uint64_t)i, 100 * i, 100 * i + 50};
+    }
+    for (uint32_t rank = 0; rank < 4; rank++) {
+        struct rs_rank_batch rb = {.identity = {job, rank, rank, 4, "h", "GPU", 1},
+                                   .strings = names, .n_strings = 2,
+                                   .kernels = k, .n_kernels = 200,
+                                   .collectives = c, .n_collectives = 20,
+                                   .steps = s, .n_steps = 20};
+        struct rs_agent_batch b = {9, 1, seq * 10 + rank, {9, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+        T_EQ(rs_store_write_begin(st, &w), 0);
+        T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+        T_EQ(rs_store_write_commit(w), 0);
+    }
+}
+
+static void
+chunked_delete(void)
+{
+    char dir[] = "/tmp/rs-delete-XXXXXX", cmd[64];
+    struct rs_store_check_report rep;
+    struct rs_job_info info;
+    rs_store *st = NULL;
+    rs_store_write *w;
+    rs_store_read *r;
+    uint64_t deleted = 0;
+    bool done = false;
+    int rounds = 0;
+
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    put_job(st, "gone", 1);
+    put_job(st, "kept", 2);
+    while (!done && rounds < 1000) {
+        T_EQ(rs_store_write_begin(st, &w), 0);
+        T_EQ(rs_store_delete_job(w, "gone", 7, &deleted, &done), 0); /* 7 entries a txn */
+        T_EQ(rs_store_write_commit(w), 0);
+        rounds++;
+        /* between chunks the store stays consistent (the job entry goes last) */
+        T_EQ(rs_store_check(st, &rep), 0);
+    }
+    T_CHECK(done);
+    T_CHECK(rounds > 10);
+    T_CHECK(deleted > 70);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_job_get(r, "gone", &info), RS_E_NOT_FOUND);
+    T_EQ(rs_store_job_get(r, "kept", &info), 0);
+    T_EQ(info.n_ranks, 4);
+    rs_store_read_end(r);
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_delete_job(w, "gone", 7, &deleted, &done), RS_E_NOT_FOUND);
+    rs_store_write_abort(w);
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_EQ(rep.jobs, 1);
+    T_EQ(rep.ranks, 4);
+    /* the last job too: deleting the last entries of a database (once answered EINVAL) */
+    for (done = false, rounds = 0; !done && rounds < 1000; rounds++) {
+        T_EQ(rs_store_write_begin(st, &w), 0);
+        T_EQ(rs_store_delete_job(w, "kept", 5, &deleted, &done), 0);
+        T_EQ(rs_store_write_commit(w), 0);
+    }
+    T_CHECK(done);
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_EQ(rep.jobs, 0);
+    T_EQ(rep.ranks + rep.series_chunks + rep.steps + rep.collectives, 0);
+    rs_store_close(st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+}
+
+int
+main(void)
+{
+    T_RUN(chunked_delete);
+    return T_DONE("storage/delete");
+}
