@@ -47,7 +47,7 @@ static struct job_ref *
 find_job(struct check *c, const uint8_t *be_id)
 {
     struct job_ref key = {rs__be64_get(be_id), 0, 0};
-    return bsearch(&key, c->jobs, c->n_jobs, sizeof key, by_id);
+    return c->n_jobs ? bsearch(&key, c->jobs, c->n_jobs, sizeof key, by_id) : NULL;
 }
 
 /* Calls visit for every entry of a database. */
@@ -221,7 +221,8 @@ rs_store_check(rs_store *s, struct rs_store_check_report *out)
         return rc;
     if ((rc = walk(&c, s->jobs, visit_job)) != 0)
         goto out;
-    qsort(c.jobs, c.n_jobs, sizeof *c.jobs, by_id);
+    if (c.n_jobs > 1) /* (qsort of a NULL array is undefined even when empty) */
+        qsort(c.jobs, c.n_jobs, sizeof *c.jobs, by_id);
     for (size_t i = 1; i < c.n_jobs; i++)
         if (c.jobs[i].id == c.jobs[i - 1].id)
             problem(&c, "jobs: two job names with the same id");
