@@ -21,6 +21,8 @@ struct rs_counters {
     _Atomic uint64_t http_timeouts; /* connections closed by a header/idle timeout */
     _Atomic uint64_t http_connections_now;
     _Atomic uint64_t writer_queue_now;
+    _Atomic uint64_t jobs_expired;       /* deleted by retention */
+    _Atomic uint64_t reader_slots_freed; /* left by dead processes, cleared */
 };
 
 #define RS_COUNT(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)

@@ -142,7 +142,7 @@ health_json(struct rs_server *srv)
 
     return json_pack(
         "{s:s, s:s, s:f, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-        "s:I}}",
+        "s:I, s:I, s:I}}",
         "status", "ok", "version", RS_VERSION, "uptime_s",
         (double)(rs_clock_mono_ns() - srv->start_ns) / 1e9, "counters", "batches_received",
         (json_int_t)RS_COUNT_GET(k, batches_received), "batches_committed",
@@ -157,7 +157,9 @@ health_json(struct rs_server *srv)
         (json_int_t)RS_COUNT_GET(k, http_errors), "http_timeouts",
         (json_int_t)RS_COUNT_GET(k, http_timeouts), "http_connections",
         (json_int_t)RS_COUNT_GET(k, http_connections_now), "writer_queue",
-        (json_int_t)RS_COUNT_GET(k, writer_queue_now));
+        (json_int_t)RS_COUNT_GET(k, writer_queue_now), "jobs_expired",
+        (json_int_t)RS_COUNT_GET(k, jobs_expired), "reader_slots_freed",
+        (json_int_t)RS_COUNT_GET(k, reader_slots_freed));
 }
 
 /* Parses "limit=N" (the only parameter of /v1/jobs). Returns 0 or answers 400 and returns -1. */

@@ -10,6 +10,7 @@
 #include "proto/wire.h"
 #include "server/http.h"
 #include "server/ingest.h"
+#include "server/maintenance.h"
 #include "server/server_int.h"
 #include "server/writer.h"
 
@@ -23,6 +24,7 @@ struct running {
     struct rs_server srv;
     rs_ingest *ingest;
     rs_http *http;
+    rs_maintenance *maintenance;
 };
 
 static void
@@ -34,6 +36,8 @@ on_signal(uv_signal_t *h, int signum)
     rs_http_close(run->http);
     rs_ingest_close(run->ingest);
     rs_post_close(run->srv.post);
+    rs_maintenance_close(run->maintenance);
+    run->maintenance = NULL;
     uv_close((uv_handle_t *)&run->srv.sigint, NULL);
     uv_close((uv_handle_t *)&run->srv.sigterm, NULL);
 }
@@ -117,6 +121,9 @@ rs_server_run(const struct rs_server_config *cfg)
                uv_strerror(rc));
         goto out;
     }
+    if ((rc = rs_maintenance_start(srv, (uint64_t)cfg->retention_s, (unsigned)cfg->maintenance_s,
+                                   &run.maintenance)) != 0)
+        goto out;
     uv_signal_init(&srv->loop, &srv->sigint);
     uv_signal_init(&srv->loop, &srv->sigterm);
     srv->sigint.data = srv->sigterm.data = &run;
@@ -140,6 +147,7 @@ out:
         rs_ingest_close(run.ingest);
         if (srv->post)
             rs_post_close(srv->post);
+        rs_maintenance_close(run.maintenance);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
     rs_writer_stop(srv->writer);        /* commits what was queued */

@@ -24,6 +24,8 @@ struct rs_server_config {
     int64_t http_max_connections;
     int64_t fault_exit_after_commits; /* tests only: see rs_writer_options */
     bool check;                       /* check the store and exit instead of serving */
+    int64_t retention_s;              /* jobs with no data for this long are deleted; 0 = keep */
+    int64_t maintenance_s;            /* how often retention and reader checks run */
 };
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */

@@ -64,3 +64,42 @@ rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint
     *done = true;
     return 0;
 }
+
+int
+rs_store_expire_jobs(rs_store_write *w, uint64_t cutoff_ns, size_t max_entries, uint64_t *deleted,
+                     uint64_t *jobs_deleted, bool *done)
+{
+    char job[RS_WIRE_MAX_JOB_LEN + 1];
+    MDB_cursor *c;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(w->txn, w->store->jobs, &c), op = MDB_FIRST;
+    bool found = false;
+
+    *done = false;
+    if (rc != 0)
+        return rs__store_err(rc);
+    while (!found && (rc = mdb_cursor_get(c, &k, &v, op)) == 0) {
+        struct rs_job_value jv;
+        op = MDB_NEXT;
+        if (v.mv_size != sizeof jv || k.mv_size == 0 || k.mv_size > RS_WIRE_MAX_JOB_LEN)
+            continue; /* the consistency check reports it; retention leaves it alone */
+        memcpy(&jv, v.mv_data, sizeof jv);
+        if (jv.last_ns < cutoff_ns) {
+            memcpy(job, k.mv_data, k.mv_size);
+            job[k.mv_size] = '\0';
+            found = true;
+        }
+    }
+    mdb_cursor_close(c);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return rs__store_err(rc);
+    if (!found) {
+        *done = true;
+        return 0;
+    }
+    bool job_done = false;
+    if ((rc = rs_store_delete_job(w, job, max_entries, deleted, &job_done)) != 0)
+        return rc;
+    *jobs_deleted += job_done;
+    return 0;
+}

@@ -182,6 +182,12 @@ rs_store_write_abort(rs_store_write *w)
 }
 
 int
+rs_store_reader_check(rs_store *s, int *cleared)
+{
+    return rs__store_err(mdb_reader_check(s->env, cleared));
+}
+
+int
 rs_store_used_bytes(rs_store *s, uint64_t *out)
 {
     MDB_envinfo info;

@@ -50,6 +50,16 @@ int rs_store_write_batch(rs_store_write *w, const struct rs_agent_batch *b, bool
 int rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint64_t *deleted,
                         bool *done);
 
+/* Retention: like rs_store_delete_job, for jobs whose newest record ends before `cutoff_ns`, one
+ * job after the other; *jobs_deleted counts jobs removed entirely. *done once no such job is
+ * left. */
+int rs_store_expire_jobs(rs_store_write *w, uint64_t cutoff_ns, size_t max_entries,
+                         uint64_t *deleted, uint64_t *jobs_deleted, bool *done);
+
+/* Frees reader slots left by processes that died (LMDB's mdb_reader_check); *cleared says how
+ * many. Safe at any time. */
+int rs_store_reader_check(rs_store *s, int *cleared);
+
 /* Commits and frees `w`. Returns 0, RS_E_FULL or RS_E_STORE; on error nothing was committed. */
 int rs_store_write_commit(rs_store_write *w);
 

@@ -22,16 +22,20 @@ put_job(rs_store *st, const char *job, uint64_t seq)
     for (int i = 0; i < 200; i++)
         k[i] = (struct rs_kernel_record){1000 + i * 10, 1005 + i * 10, 0, 7, 0, 0};
     for (int i = 0; i < 20; i++) {
-        c[i] = (struct rs_collective_record){5000 + i, 5001 + i, 8, 1, (uint64_t)i,
-                                             RS_COLL_ALLREDUCE, 1, 17, false};
+        c[i] = (struct rs_collective_record){5000 + i,          5001 + i, 8,  1,    (uint64_t)i,
+                                             RS_COLL_ALLREDUCE, 1,        17, false};
         s[i] = (struct rs_step_record){(uint64_t)i, 100 * i, 100 * i + 50};
     }
     for (uint32_t rank = 0; rank < 4; rank++) {
         struct rs_rank_batch rb = {.identity = {job, rank, rank, 4, "h", "GPU", 1},
-                                   .strings = names, .n_strings = 2,
-                                   .kernels = k, .n_kernels = 200,
-                                   .collectives = c, .n_collectives = 20,
-                                   .steps = s, .n_steps = 20};
+                                   .strings = names,
+                                   .n_strings = 2,
+                                   .kernels = k,
+                                   .n_kernels = 200,
+                                   .collectives = c,
+                                   .n_collectives = 20,
+                                   .steps = s,
+                                   .n_steps = 20};
         struct rs_agent_batch b = {9, 1, seq * 10 + rank, {9, 1, "h", "v", {0, 0}}, &rb, 1, 0};
         T_EQ(rs_store_write_begin(st, &w), 0);
         T_EQ(rs_store_write_batch(w, &b, &dup), 0);

@@ -1,0 +1,121 @@
+/* Retention and reader-slot checks on a timer (see maintenance.h). */
+#include "server/maintenance.h"
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "server/server_int.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#define ENTRIES_PER_TXN 10000
+
+struct rs_maintenance {
+    uv_timer_t timer;
+    struct rs_server *srv;
+    uint64_t retention_s;
+    bool sweeping; /* a retention task is queued or running */
+    bool closed;
+    /* the sweep in flight (written by the writer thread, read on the loop after it posts) */
+    uint64_t cutoff_ns, deleted, jobs;
+    int status;
+};
+
+static void
+maybe_free(rs_maintenance *m)
+{
+    if (m->closed && !m->sweeping && m->timer.data == NULL)
+        free(m);
+}
+
+static int
+sweep_step(rs_store_write *txn, void *arg, bool *done)
+{
+    rs_maintenance *m = arg;
+    return rs_store_expire_jobs(txn, m->cutoff_ns, ENTRIES_PER_TXN, &m->deleted, &m->jobs, done);
+}
+
+static void
+sweep_finished(void *arg) /* on the loop */
+{
+    rs_maintenance *m = arg;
+
+    m->sweeping = false;
+    RS_COUNT_ADD(&m->srv->counters, jobs_expired, m->jobs);
+    if (m->status != 0 && m->status != RS_E_CLOSED)
+        rs_log(RS_LOG_ERROR, "RS-RETENTION", "retention stopped after %llu jobs: %s",
+               (unsigned long long)m->jobs, rs_strerror(m->status));
+    else if (m->jobs)
+        rs_log(RS_LOG_INFO, "RS-RETENTION",
+               "deleted %llu jobs with no data for %llu s (%llu entries)",
+               (unsigned long long)m->jobs, (unsigned long long)m->retention_s,
+               (unsigned long long)m->deleted);
+    maybe_free(m);
+}
+
+static void
+sweep_done(void *arg, int status) /* on the writer thread */
+{
+    rs_maintenance *m = arg;
+
+    m->status = status;
+    if (rs_post_call(m->srv->post, sweep_finished, m) != 0)
+        m->sweeping = false; /* out of memory: the next tick tries again */
+}
+
+static void
+on_tick(uv_timer_t *t)
+{
+    rs_maintenance *m = t->data;
+    int cleared = 0;
+
+    if (rs_store_reader_check(m->srv->store, &cleared) == 0 && cleared > 0) {
+        RS_COUNT_ADD(&m->srv->counters, reader_slots_freed, (uint64_t)cleared);
+        rs_log(RS_LOG_WARN, "RS-STORE-READERS", "freed %d reader slots of dead processes",
+               cleared);
+    }
+    if (m->retention_s == 0 || m->sweeping)
+        return;
+    m->cutoff_ns = rs_clock_realtime_ns() - m->retention_s * 1000000000ull;
+    m->deleted = m->jobs = 0;
+    m->status = 0;
+    m->sweeping = true;
+    if (rs_writer_submit_task(m->srv->writer, sweep_step, sweep_done, m) != 0)
+        m->sweeping = false;
+}
+
+int
+rs_maintenance_start(struct rs_server *srv, uint64_t retention_s, unsigned period_s,
+                     rs_maintenance **out)
+{
+    rs_maintenance *m = calloc(1, sizeof *m);
+
+    if (!m)
+        return -12;
+    m->srv = srv;
+    m->retention_s = retention_s;
+    uv_timer_init(&srv->loop, &m->timer);
+    m->timer.data = m;
+    uv_timer_start(&m->timer, on_tick, 0, (uint64_t)period_s * 1000);
+    *out = m;
+    return 0;
+}
+
+static void
+on_closed(uv_handle_t *h)
+{
+    rs_maintenance *m = h->data;
+
+    m->timer.data = NULL;
+    maybe_free(m);
+}
+
+void
+rs_maintenance_close(rs_maintenance *m)
+{
+    if (!m)
+        return;
+    m->closed = true;
+    uv_close((uv_handle_t *)&m->timer, on_closed);
+}
