@@ -6,9 +6,10 @@
 static json_t *
 job_json(const struct rs_job_info *j)
 {
-    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:f}", "job", j->name, "world_size",
-                     (json_int_t)j->world_size, "ranks_seen", (json_int_t)j->n_ranks, "first_ns",
-                     (json_int_t)j->first_ns, "last_ns", (json_int_t)j->last_ns, "span_s",
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:f}", "job", j->name, "received_ns",
+                     (json_int_t)j->received_ns, "world_size", (json_int_t)j->world_size,
+                     "ranks_seen", (json_int_t)j->n_ranks, "first_ns", (json_int_t)j->first_ns,
+                     "last_ns", (json_int_t)j->last_ns, "span_s",
                      j->last_ns > j->first_ns ? (double)(j->last_ns - j->first_ns) / 1e9 : 0.0);
 }
 

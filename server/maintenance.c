@@ -72,8 +72,7 @@ on_tick(uv_timer_t *t)
 
     if (rs_store_reader_check(m->srv->store, &cleared) == 0 && cleared > 0) {
         RS_COUNT_ADD(&m->srv->counters, reader_slots_freed, (uint64_t)cleared);
-        rs_log(RS_LOG_WARN, "RS-STORE-READERS", "freed %d reader slots of dead processes",
-               cleared);
+        rs_log(RS_LOG_WARN, "RS-STORE-READERS", "freed %d reader slots of dead processes", cleared);
     }
     if (m->retention_s == 0 || m->sweeping)
         return;

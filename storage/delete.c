@@ -84,7 +84,7 @@ rs_store_expire_jobs(rs_store_write *w, uint64_t cutoff_ns, size_t max_entries, 
         if (v.mv_size != sizeof jv || k.mv_size == 0 || k.mv_size > RS_WIRE_MAX_JOB_LEN)
             continue; /* the consistency check reports it; retention leaves it alone */
         memcpy(&jv, v.mv_data, sizeof jv);
-        if (jv.last_ns < cutoff_ns) {
+        if (jv.received_ns < cutoff_ns) {
             memcpy(job, k.mv_data, k.mv_size);
             job[k.mv_size] = '\0';
             found = true;

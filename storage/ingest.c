@@ -274,6 +274,7 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b)
     if (rc != 0 && rc != MDB_NOTFOUND)
         goto out;
     jv.version = RS_VALUE_VERSION;
+    jv.received_ns = rs_clock_realtime_ns();
     if (b->identity.world_size > jv.world_size)
         jv.world_size = b->identity.world_size;
     jv.n_ranks += new_rank;

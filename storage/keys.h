@@ -88,7 +88,8 @@ _Static_assert(sizeof(struct rs_key_string) == 8, "string key layout");
 /* jobs: job name (key, 1..128 bytes) -> rs_job_value */
 struct rs_job_value {
     uint32_t version, world_size, n_ranks, pad;
-    uint64_t first_ns, last_ns;
+    uint64_t first_ns, last_ns; /* record times */
+    uint64_t received_ns;       /* server clock at the last commit with data of this job */
 };
 
 struct rs_rank_value {

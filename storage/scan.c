@@ -18,6 +18,7 @@ job_from_value(const MDB_val *k, const struct rs_job_value *v, struct rs_job_inf
     out->n_ranks = v->n_ranks;
     out->first_ns = v->first_ns;
     out->last_ns = v->last_ns;
+    out->received_ns = v->received_ns;
 }
 
 int

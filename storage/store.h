@@ -50,8 +50,9 @@ int rs_store_write_batch(rs_store_write *w, const struct rs_agent_batch *b, bool
 int rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint64_t *deleted,
                         bool *done);
 
-/* Retention: like rs_store_delete_job, for jobs whose newest record ends before `cutoff_ns`, one
- * job after the other; *jobs_deleted counts jobs removed entirely. *done once no such job is
+/* Retention: like rs_store_delete_job, for jobs that received no data since `cutoff_ns` (server
+ * clock; record times do not matter, so an imported old trace is not expired at once), one job
+ * after the other; *jobs_deleted counts jobs removed entirely. *done once no such job is
  * left. */
 int rs_store_expire_jobs(rs_store_write *w, uint64_t cutoff_ns, size_t max_entries,
                          uint64_t *deleted, uint64_t *jobs_deleted, bool *done);
@@ -79,6 +80,7 @@ struct rs_job_info {
     uint32_t world_size;        /* largest world size any rank reported */
     uint32_t n_ranks;           /* ranks seen */
     uint64_t first_ns, last_ns; /* earliest and latest record time */
+    uint64_t received_ns;       /* server clock when data of the job last arrived */
 };
 
 struct rs_rank_info {

@@ -2,6 +2,7 @@
  * each) to a server over NNG req, one at a time, resending each until it is acknowledged —
  * surviving any number of server deaths — and appends every acknowledged sequence number to a
  * file. usage: rs-load URL BATCHES KERNELS ACKED_FILE */
+#include "common/clock.h"
 #include "proto/wire.h"
 
 #include <nng/nng.h>
@@ -35,10 +36,16 @@ main(int argc, char **argv)
         fprintf(stderr, "rs-load: %s\n", nng_strerror(rv));
         return 1;
     }
+    /* real times: the server's retention must see a live job */
+    uint64_t base = rs_clock_realtime_ns();
     for (unsigned long seq = 1; seq <= n; seq++) {
         for (unsigned long i = 0; i < per; i++)
-            k[i] = (struct rs_kernel_record){
-                seq * 1000000 + i * 10, seq * 1000000 + i * 10 + 5, 0, 7, 0, (uint32_t)i};
+            k[i] = (struct rs_kernel_record){base + seq * 1000000 + i * 10,
+                                             base + seq * 1000000 + i * 10 + 5,
+                                             0,
+                                             7,
+                                             0,
+                                             (uint32_t)i};
         struct rs_rank_batch rb = {.identity = {"crash", 0, 0, 1, "h", "GPU-x", 1},
                                    .strings = names,
                                    .n_strings = 1,

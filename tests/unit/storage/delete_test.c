@@ -1,5 +1,6 @@
 /* Unit tests of job deletion: chunked (many transactions), complete, leaves other jobs alone,
  * keeps the store consistent, and refuses unknown jobs. */
+#include "common/clock.h"
 #include "common/error.h"
 #include "storage/store.h"
 #include "tests/t.h"
@@ -97,9 +98,43 @@ chunked_delete(void)
     T_EQ(system(cmd), 0);
 }
 
+static void
+expire_by_arrival_time(void)
+{
+    char dir[] = "/tmp/rs-expire-XXXXXX", cmd[64];
+    struct rs_store_check_report rep;
+    rs_store *st = NULL;
+    rs_store_write *w;
+    uint64_t deleted = 0, jobs = 0, now;
+    bool done = false;
+
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    put_job(st, "a", 1); /* record times near 1970: arrival time is what counts */
+    put_job(st, "b", 2);
+    now = rs_clock_realtime_ns();
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_expire_jobs(w, now - 3600000000000ull, 100, &deleted, &jobs, &done), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+    T_CHECK(done);
+    T_EQ(deleted, 0); /* both arrived just now */
+    for (done = false; !done;) {
+        T_EQ(rs_store_write_begin(st, &w), 0);
+        T_EQ(rs_store_expire_jobs(w, now + 1000000000ull, 100, &deleted, &jobs, &done), 0);
+        T_EQ(rs_store_write_commit(w), 0);
+    }
+    T_EQ(jobs, 2);
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_EQ(rep.jobs, 0);
+    rs_store_close(st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+}
+
 int
 main(void)
 {
     T_RUN(chunked_delete);
+    T_RUN(expire_by_arrival_time);
     return T_DONE("storage/delete");
 }
