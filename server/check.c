@@ -1,18 +1,19 @@
-/* `rankscope-server --check`: opens an existing store, runs the storage consistency check and
- * prints what it found (see server.h). */
+/* Offline store commands of rankscope-server (see server.h): `--check` runs the consistency
+ * check and prints what it found; `--compact-to DIR` writes a compacted copy. */
 #include "common/error.h"
 #include "server/server.h"
 #include "storage/store.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
-int
-rs_server_check(const struct rs_server_config *cfg)
+/* Opens the existing store in cfg->data (never creates one); NULL with a message otherwise. */
+static rs_store *
+open_existing(const struct rs_server_config *cfg, const char *what)
 {
     struct rs_store_options opts = {(uint64_t)cfg->map_size_gb << 30, false, 0};
-    struct rs_store_check_report rep;
     char path[PATH_MAX];
     struct stat st;
     rs_store *store;
@@ -20,13 +21,25 @@ rs_server_check(const struct rs_server_config *cfg)
 
     snprintf(path, sizeof path, "%s/data.mdb", cfg->data);
     if (stat(path, &st) != 0) {
-        printf("check: no store in %s (no data.mdb)\n", cfg->data);
-        return 1;
+        printf("%s: no store in %s (no data.mdb)\n", what, cfg->data);
+        return NULL;
     }
     if ((rc = rs_store_open(cfg->data, &opts, &store)) != 0) {
-        printf("check: cannot open the store in %s: %s\n", cfg->data, rs_strerror(rc));
-        return 1;
+        printf("%s: cannot open the store in %s: %s\n", what, cfg->data, rs_strerror(rc));
+        return NULL;
     }
+    return store;
+}
+
+int
+rs_server_check(const struct rs_server_config *cfg)
+{
+    struct rs_store_check_report rep;
+    rs_store *store = open_existing(cfg, "check");
+    int rc;
+
+    if (!store)
+        return 1;
     uint64_t used = 0;
     rc = rs_store_check(store, &rep);
     rs_store_used_bytes(store, &used);
@@ -48,4 +61,32 @@ rs_server_check(const struct rs_server_config *cfg)
     else
         printf("check: could not finish: %s\n", rs_strerror(rc));
     return 1;
+}
+
+int
+rs_server_compact(const struct rs_server_config *cfg)
+{
+    char path[PATH_MAX];
+    struct stat before, after;
+    rs_store *store = open_existing(cfg, "compact");
+    int rc;
+
+    if (!store)
+        return 1;
+    rc = rs_store_compact(store, cfg->compact_to);
+    rs_store_close(store);
+    if (rc != 0) {
+        printf("compact: cannot write %s: %s\n", cfg->compact_to,
+               rc == -EEXIST ? "it already holds a store" : rs_strerror(rc));
+        return 1;
+    }
+    snprintf(path, sizeof path, "%s/data.mdb", cfg->data);
+    stat(path, &before);
+    snprintf(path, sizeof path, "%s/data.mdb", cfg->compact_to);
+    stat(path, &after);
+    printf("compact: %s (%lld bytes on disk) -> %s (%lld bytes); start the server on the copy to "
+           "use it\n",
+           cfg->data, (long long)before.st_blocks * 512, cfg->compact_to,
+           (long long)after.st_blocks * 512);
+    return 0;
 }

@@ -46,6 +46,8 @@ static const struct rs_config_option options[] = {
     OPT("check", RS_CONFIG_BOOL, "false", check,
         "check the store in --data for consistency, print a report, and exit (0 = consistent)", 0,
         0),
+    OPT("compact-to", RS_CONFIG_STRING, "", compact_to,
+        "write a compacted copy of the store in --data to this new directory, and exit", 0, 0),
     OPT("fault-exit-after-commits", RS_CONFIG_INT, "0", fault_exit_after_commits,
         "testing only: exit abruptly right after this many commits, before replying (0 = off)", 0,
         1000000),
@@ -69,7 +71,9 @@ main(int argc, char **argv)
 
     if (rc >= 0)
         return rc;
-    rc = cfg.check ? rs_server_check(&cfg) : rs_server_run(&cfg);
+    rc = cfg.check           ? rs_server_check(&cfg)
+         : cfg.compact_to[0] ? rs_server_compact(&cfg)
+                             : rs_server_run(&cfg);
     rs_config_free(&spec, &cfg);
     return rc;
 }

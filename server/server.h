@@ -24,6 +24,7 @@ struct rs_server_config {
     int64_t http_max_connections;
     int64_t fault_exit_after_commits; /* tests only: see rs_writer_options */
     bool check;                       /* check the store and exit instead of serving */
+    char *compact_to;                 /* write a compacted copy there and exit ("" = serve) */
     int64_t retention_s;              /* jobs with no data for this long are deleted; 0 = keep */
     int64_t maintenance_s;            /* how often retention and reader checks run */
 };
@@ -34,5 +35,9 @@ int rs_server_run(const struct rs_server_config *cfg);
 /* `--check`: checks the store in cfg->data (which must exist) and prints a report on stdout.
  * Returns the exit status: 0 consistent, 1 problems found or no store there. */
 int rs_server_check(const struct rs_server_config *cfg);
+
+/* `--compact-to DIR`: writes a compacted copy of the store in cfg->data to DIR and prints the
+ * sizes. Returns the exit status (0 done, 1 failed). */
+int rs_server_compact(const struct rs_server_config *cfg);
 
 #endif

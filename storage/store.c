@@ -8,6 +8,7 @@
 #include "common/hash.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -179,6 +180,21 @@ rs_store_write_abort(rs_store_write *w)
         return;
     mdb_txn_abort(w->txn);
     free(w);
+}
+
+int
+rs_store_compact(rs_store *s, const char *dest_dir)
+{
+    char path[4096];
+    struct stat st;
+    int rc;
+
+    if ((rc = rs_fs_mkdir_p(dest_dir)) != 0)
+        return rc;
+    snprintf(path, sizeof path, "%s/data.mdb", dest_dir);
+    if (stat(path, &st) == 0)
+        return -EEXIST;
+    return rs__store_err(mdb_env_copy2(s->env, dest_dir, MDB_CP_COMPACT));
 }
 
 int

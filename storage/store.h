@@ -141,6 +141,12 @@ struct rs_store_check_report {
  * (report says what and how often), or a storage error. */
 int rs_store_check(rs_store *s, struct rs_store_check_report *out);
 
+/* Writes a compacted copy of the store into `dest_dir` (created; must hold no store): free pages
+ * are left out, so the copy is as small as the data. Works while a writer runs (the copy is the
+ * store as of the start). Returns 0, -EEXIST when dest_dir already holds a data.mdb, or an
+ * error. */
+int rs_store_compact(rs_store *s, const char *dest_dir);
+
 /* Bytes of the map in use (pages up to the last one written): what the store occupies on disk
  * apart from the sparse tail. */
 int rs_store_used_bytes(rs_store *s, uint64_t *out);

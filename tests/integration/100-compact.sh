@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# rankscope-server --compact-to: after deleting a job, the compacted copy is smaller, consistent,
+# and serves the same remaining data; an existing store is never overwritten.
+. "$(dirname "$0")/common.sh"
+start_server
+start_agent
+"$BIN/rankscope-sim" --job big --ranks 8 --steps 100 --speed 0 --agent "$WORK/agent.sock" \
+    --log-level warn >"$WORK/big.json"
+"$BIN/rankscope-sim" --job small --ranks 2 --steps 10 --speed 0 --agent "$WORK/agent.sock" \
+    --log-level warn >"$WORK/small.json"
+wait_for_records big "$WORK/big.json"
+wait_for_records small "$WORK/small.json"
+curl -s -X DELETE "$HTTP/v1/jobs/big" >/dev/null
+check "compacting while the server runs works" "$BIN/rankscope-server" --data "$WORK/data" --compact-to "$WORK/compact"
+check "the copy is smaller" sh -c "[ \$(du -k '$WORK/compact/data.mdb' | cut -f1) -lt \$(du -k '$WORK/data/data.mdb' | cut -f1) ]"
+check "the copy is consistent" "$BIN/rankscope-server" --check --data "$WORK/compact"
+check "an existing store is never overwritten" sh -c "! '$BIN/rankscope-server' --data '$WORK/data' --compact-to '$WORK/compact'"
+stop "$PID_server"
+stop "$PID_agent"
+rm -f "$WORK/server.ready"
+start server "$BIN/rankscope-server" --data "$WORK/compact" --http 127.0.0.1:0 \
+    --listen tcp://127.0.0.1:0 --ready-file "$WORK/server.ready"
+wait_file "$WORK/server.ready"
+HTTP=http://$(field "$WORK/server.ready" http)
+check "the copy serves the remaining job" totals_match small "$WORK/small.json"
+check "and not the deleted one" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/big/ranks') = 404 ]"
+finish
