@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 echo "== storage bytes per rank-step (16 ranks x 300 simulated steps)"
 tests/bench/storage_bytes.sh 16 300
+echo "== raw records through agent -> server (128 ranks x 400 steps, 3 runs)"
+tests/bench/storage_ingest.sh 128 400 3
 echo "== GPU benchmarks: not here (need a GPU; see docs/BENCHMARKS.md)"
