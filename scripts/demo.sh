@@ -37,7 +37,9 @@ echo
 echo "== rankscope ranks demo"
 "$BIN/rankscope" --server "$HTTP" ranks demo
 echo
-echo "Rank 5 spends the least time in NCCL per step: every other rank waits for it inside"
-echo "AllReduce. (The straggler verdict with cause and impact comes with 'rankscope stragglers'.)"
+echo "== rankscope skew demo"
+"$BIN/rankscope" --server "$HTTP" skew demo
+echo
+echo "(The straggler verdict with cause, impact and since-when comes with 'rankscope stragglers'.)"
 stop_all
 echo; echo "demo finished in ${SECONDS} s"

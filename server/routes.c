@@ -1,17 +1,18 @@
 /* REST endpoints of the server (docs/openapi.yaml): /healthz, /v1/jobs, /v1/jobs/{job}/ranks,
- * DELETE /v1/jobs/{job}.
+ * /v1/jobs/{job}/skew, DELETE /v1/jobs/{job}.
  * Storage reads run in the libuv thread pool; the loop thread only routes and writes. */
 #include "common/clock.h"
 #include "common/error.h"
 #include "proto/wire.h"
 #include "query/jobs.h"
+#include "query/skew.h"
 #include "server/server_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum query_kind { Q_JOBS, Q_RANKS };
+enum query_kind { Q_JOBS, Q_RANKS, Q_SKEW };
 
 struct query_work {
     uv_work_t req;
@@ -20,6 +21,7 @@ struct query_work {
     enum query_kind kind;
     char job[RS_WIRE_MAX_JOB_LEN + 1];
     size_t limit;
+    struct rs_skew_options skew;
     json_t *result;
     int rc;
 };
@@ -32,8 +34,17 @@ run_query(uv_work_t *req)
 
     if ((q->rc = rs_store_read_begin(q->srv->store, &r)) != 0)
         return;
-    q->rc = q->kind == Q_JOBS ? rs_query_jobs(r, q->limit, &q->result)
-                              : rs_query_ranks(r, q->job, &q->result);
+    switch (q->kind) {
+    case Q_JOBS:
+        q->rc = rs_query_jobs(r, q->limit, &q->result);
+        break;
+    case Q_RANKS:
+        q->rc = rs_query_ranks(r, q->job, &q->result);
+        break;
+    case Q_SKEW:
+        q->rc = rs_query_skew(r, q->job, &q->skew, &q->result);
+        break;
+    }
     rs_store_read_end(r);
 }
 
@@ -53,7 +64,7 @@ query_done(uv_work_t *req, int status)
 
 static void
 start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const char *job,
-            size_t limit)
+            size_t limit, const struct rs_skew_options *skew)
 {
     struct query_work *q = calloc(1, sizeof *q);
 
@@ -65,6 +76,8 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
     q->conn = c;
     q->kind = kind;
     q->limit = limit;
+    if (skew)
+        q->skew = *skew;
     snprintf(q->job, sizeof q->job, "%s", job ? job : "");
     q->req.data = q;
     if (uv_queue_work(&srv->loop, &q->req, run_query, query_done) != 0) {
@@ -192,6 +205,40 @@ parse_jobs_query(rs_http_conn *c, const char *query, size_t *limit)
     return 0;
 }
 
+/* Parses "a=1&b=2" where every key is one of names[] and every value an unsigned integer into
+ * values[]; answers 400 and returns -1 otherwise. */
+static int
+parse_uint_params(rs_http_conn *c, const char *query, const char *const *names, uint64_t *values,
+                  size_t n)
+{
+    char buf[512], *save = NULL, *pair;
+
+    if (strlen(query) >= sizeof buf) {
+        rs_http_respond_error(c, 400, "query string too long");
+        return -1;
+    }
+    snprintf(buf, sizeof buf, "%s", query);
+    for (pair = strtok_r(buf, "&", &save); pair; pair = strtok_r(NULL, "&", &save)) {
+        char *eq = strchr(pair, '='), *end;
+        size_t i;
+        if (eq)
+            *eq = '\0';
+        for (i = 0; i < n && strcmp(pair, names[i]) != 0; i++)
+            ;
+        if (i == n) {
+            rs_http_respond_error(c, 400, "unknown parameter '%s'", pair);
+            return -1;
+        }
+        unsigned long long v = eq ? strtoull(eq + 1, &end, 10) : 0;
+        if (!eq || eq[1] == '\0' || *end != '\0' || eq[1] == '-') {
+            rs_http_respond_error(c, 400, "%s must be an unsigned integer", pair);
+            return -1;
+        }
+        values[i] = v;
+    }
+    return 0;
+}
+
 static int
 expect_get(rs_http_conn *c, const struct rs_http_request *req)
 {
@@ -250,14 +297,24 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
     }
     if (strcmp(path, "/v1/jobs") == 0) {
         if (expect_get(c, req) == 0 && parse_jobs_query(c, req->query, &limit) == 0)
-            start_query(srv, c, Q_JOBS, NULL, limit);
+            start_query(srv, c, Q_JOBS, NULL, limit, NULL);
         return;
     }
     char name[RS_WIRE_MAX_JOB_LEN + 1];
     int rc = job_in_path(c, path, "/ranks", name, sizeof name);
     if (rc <= 0) {
         if (rc == 0 && expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
-            start_query(srv, c, Q_RANKS, name, 0);
+            start_query(srv, c, Q_RANKS, name, 0, NULL);
+        return;
+    }
+    if ((rc = job_in_path(c, path, "/skew", name, sizeof name)) <= 0) {
+        static const char *const params[] = {"since_ns", "until_ns"};
+        uint64_t v[2] = {0, 0};
+        if (rc == 0 && expect_get(c, req) == 0 &&
+            parse_uint_params(c, req->query, params, v, 2) == 0) {
+            struct rs_skew_options o = {v[0], v[1]};
+            start_query(srv, c, Q_SKEW, name, 0, &o);
+        }
         return;
     }
     if ((rc = job_in_path(c, path, "", name, sizeof name)) <= 0) {

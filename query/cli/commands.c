@@ -169,3 +169,70 @@ rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv)
     json_decref(doc);
     return 0;
 }
+
+static int
+by_last_frac(const void *a, const void *b)
+{
+    double x = json_number_value(json_object_get(*(json_t *const *)a, "last_frac"));
+    double y = json_number_value(json_object_get(*(json_t *const *)b, "last_frac"));
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+int
+rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv)
+{
+    char path[512];
+    json_t *doc, *ranks, *top;
+    json_t **sorted;
+    size_t n;
+    int rc;
+
+    if ((rc = job_arg("rankscope skew JOB", argc, argv)) != 0)
+        return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%s/skew", argv[0]);
+    if ((rc = request(o, "GET", path, &doc)) != 0)
+        return rc;
+    if (o->json)
+        return print_json(doc);
+    ranks = json_object_get(doc, "ranks");
+    n = json_array_size(ranks);
+    printf("job %s: %lld NCCL collective instances matched across ranks (%lld seen by one rank "
+           "only, %lld ties)\n",
+           argv[0], (long long)int_of(doc, "instances"),
+           (long long)int_of(doc, "unmatched_instances"), (long long)int_of(doc, "ties"));
+    if (n == 0) {
+        printf("no collectives matched yet\n");
+        json_decref(doc);
+        return 0;
+    }
+    json_t *skew = json_object_get(doc, "skew_ms"),
+           *spread = json_object_get(doc, "arrival_spread_ms");
+    printf("wait skew per instance: p50 %.3f ms, p95 %.3f ms, max %.3f ms (clock-free)\n",
+           real_of(skew, "p50"), real_of(skew, "p95"), real_of(skew, "max"));
+    printf(
+        "arrival spread:         p50 %.3f ms, p95 %.3f ms, max %.3f ms (needs aligned clocks)\n\n",
+        real_of(spread, "p50"), real_of(spread, "p95"), real_of(spread, "max"));
+    if (!(sorted = calloc(n, sizeof *sorted))) {
+        json_decref(doc);
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = json_array_get(ranks, i);
+    qsort(sorted, n, sizeof *sorted, by_last_frac);
+    printf("%5s %10s %12s %10s %7s\n", "RANK", "INSTANCES", "WAITED ms", "LAST", "LAST %");
+    for (size_t i = 0; i < n; i++)
+        printf("%5lld %10lld %12.1f %10lld %6.1f%%\n", (long long)int_of(sorted[i], "rank"),
+               (long long)int_of(sorted[i], "instances"), real_of(sorted[i], "wait_ms"),
+               (long long)int_of(sorted[i], "last_arrivals"),
+               100.0 * real_of(sorted[i], "last_frac"));
+    top = sorted[0];
+    if (real_of(top, "last_frac") >= 0.5)
+        printf("\nrank %lld arrives last at %.0f%% of collectives: the other ranks wait for it in "
+               "NCCL.\n",
+               (long long)int_of(top, "rank"), 100.0 * real_of(top, "last_frac"));
+    else
+        printf("\nno rank arrives last at most collectives.\n");
+    free(sorted);
+    json_decref(doc);
+    return 0;
+}

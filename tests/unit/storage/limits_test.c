@@ -17,16 +17,18 @@ write_batch(rs_store *st, uint64_t seq)
 {
     static struct rs_kernel_record k[2000];
     struct rs_rank_batch rb = {.identity = {"full", 0, 0, 1, "h", "GPU", 1},
-                               .strings = names, .n_strings = 1,
-                               .kernels = k, .n_kernels = 2000};
+                               .strings = names,
+                               .n_strings = 1,
+                               .kernels = k,
+                               .n_kernels = 2000};
     struct rs_agent_batch b = {1, 1, seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
     rs_store_write *w;
     bool dup;
     int rc;
 
     for (int i = 0; i < 2000; i++)
-        k[i] = (struct rs_kernel_record){seq * 100000 + i * 10, seq * 100000 + i * 10 + 5, 0, 7, 0,
-                                         0};
+        k[i] =
+            (struct rs_kernel_record){seq * 100000 + i * 10, seq * 100000 + i * 10 + 5, 0, 7, 0, 0};
     if ((rc = rs_store_write_begin(st, &w)) != 0)
         return rc;
     if ((rc = rs_store_write_batch(w, &b, &dup)) != 0) {
@@ -51,9 +53,9 @@ map_full_is_an_error(void)
     for (seq = 1; seq < 1000 && (rc = write_batch(st, seq)) == 0; seq++)
         ;
     T_EQ(rc, RS_E_FULL);
-    T_CHECK(seq > 2); /* some batches fit before */
+    T_CHECK(seq > 2);                          /* some batches fit before */
     T_EQ(write_batch(st, seq + 1), RS_E_FULL); /* and it stays an error, not a crash */
-    T_EQ(rs_store_check(st, &rep), 0);          /* what was committed is intact */
+    T_EQ(rs_store_check(st, &rep), 0);         /* what was committed is intact */
     T_EQ(rep.batches, seq - 1);
     rs_store_close(st);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
@@ -97,9 +99,10 @@ cmp_tuple(const struct tuple *a, const struct tuple *b)
 #define CMP(f)                                                                                     \
     if (a->f != b->f)                                                                              \
         return a->f < b->f ? -1 : 1;
-    CMP(job) CMP(rank) CMP(kind) CMP(t) CMP(uniq)
+    CMP(job)
+    CMP(rank) CMP(kind) CMP(t) CMP(uniq)
 #undef CMP
-    return 0;
+        return 0;
 }
 
 static uint64_t

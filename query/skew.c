@@ -1,0 +1,241 @@
+/* NCCL wait skew over the collectives database (see skew.h). The scan returns the ranks of one
+ * instance consecutively ((comm, op, seq, rank) key order), so instances are closed one at a
+ * time with bounded memory per instance. */
+#include "query/skew.h"
+
+#include "common/error.h"
+#include "query/stats.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct member {
+    uint32_t rank;
+    uint64_t start_ns, dur_ns;
+};
+
+struct group { /* per (communicator, op) */
+    uint64_t comm;
+    uint32_t op;
+    uint64_t instances;
+    double wait_ms;
+    struct rs_samples skew_ms;
+};
+
+struct rank_total {
+    double wait_ms;
+    uint64_t instances, last;
+};
+
+struct skew {
+    const struct rs_skew_options *opts;
+    /* the instance being read */
+    uint64_t comm, seq;
+    uint32_t op;
+    struct member *members;
+    size_t n_members, cap_members;
+    /* results */
+    uint64_t instances, unmatched, ties;
+    struct rs_samples skew_ms, spread_ms;
+    struct rank_total *ranks; /* indexed by rank */
+    uint32_t n_ranks;
+    struct group *groups;
+    size_t n_groups;
+    int error;
+};
+
+static struct group *
+group_of(struct skew *s, uint64_t comm, uint32_t op)
+{
+    for (size_t i = 0; i < s->n_groups; i++)
+        if (s->groups[i].comm == comm && s->groups[i].op == op)
+            return &s->groups[i];
+    struct group *g = realloc(s->groups, (s->n_groups + 1) * sizeof *g);
+    if (!g)
+        return NULL;
+    s->groups = g;
+    g = &s->groups[s->n_groups++];
+    memset(g, 0, sizeof *g);
+    g->comm = comm;
+    g->op = op;
+    return g;
+}
+
+static int
+grow_ranks(struct skew *s, uint32_t rank)
+{
+    if (rank < s->n_ranks)
+        return 0;
+    if (rank >= (1u << 24))
+        return RS_E_CORRUPT; /* no job has 16 M ranks: refuse to allocate for it */
+    struct rank_total *r = realloc(s->ranks, (rank + 1) * sizeof *r);
+    if (!r)
+        return -ENOMEM;
+    memset(r + s->n_ranks, 0, (rank + 1 - s->n_ranks) * sizeof *r);
+    s->ranks = r;
+    s->n_ranks = rank + 1;
+    return 0;
+}
+
+/* Folds the instance in s->members into the totals. */
+static int
+close_instance(struct skew *s)
+{
+    uint64_t min_d = UINT64_MAX, max_d = 0, min_t = UINT64_MAX, max_t = 0;
+    size_t n = s->n_members, at_min = 0, last = 0;
+    struct group *g;
+    int rc;
+
+    s->n_members = 0;
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct member *m = &s->members[i];
+        if (m->start_ns < min_t)
+            min_t = m->start_ns;
+    }
+    if ((s->opts->since_ns && min_t < s->opts->since_ns) ||
+        (s->opts->until_ns && min_t >= s->opts->until_ns))
+        return 0; /* outside the window */
+    if (n < 2) {
+        s->unmatched++;
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct member *m = &s->members[i];
+        if (m->dur_ns < min_d) {
+            min_d = m->dur_ns;
+            last = i;
+            at_min = 1;
+        } else if (m->dur_ns == min_d) {
+            at_min++;
+        }
+        if (m->dur_ns > max_d)
+            max_d = m->dur_ns;
+        if (m->start_ns > max_t)
+            max_t = m->start_ns;
+    }
+    if (!(g = group_of(s, s->comm, s->op)))
+        return -ENOMEM;
+    s->instances++;
+    g->instances++;
+    for (size_t i = 0; i < n; i++) {
+        const struct member *m = &s->members[i];
+        double wait = (double)(m->dur_ns - min_d) / 1e6;
+        if ((rc = grow_ranks(s, m->rank)) != 0)
+            return rc;
+        s->ranks[m->rank].wait_ms += wait;
+        s->ranks[m->rank].instances++;
+        g->wait_ms += wait;
+    }
+    if (at_min == 1)
+        s->ranks[s->members[last].rank].last++;
+    else
+        s->ties++;
+    if ((rc = rs_samples_add(&s->skew_ms, (double)(max_d - min_d) / 1e6)) ||
+        (rc = rs_samples_add(&g->skew_ms, (double)(max_d - min_d) / 1e6)) ||
+        (rc = rs_samples_add(&s->spread_ms, (double)(max_t - min_t) / 1e6)))
+        return rc;
+    return 0;
+}
+
+static int
+on_record(void *arg, uint32_t rank, const struct rs_collective_record *c)
+{
+    struct skew *s = arg;
+
+    if (s->n_members == 0 || c->comm_hash != s->comm || c->op != s->op || c->seq != s->seq) {
+        if ((s->error = close_instance(s)) != 0)
+            return 1;
+        s->comm = c->comm_hash;
+        s->op = c->op;
+        s->seq = c->seq;
+    }
+    if (s->n_members == s->cap_members) {
+        size_t cap = s->cap_members ? s->cap_members * 2 : 64;
+        struct member *m = realloc(s->members, cap * sizeof *m);
+        if (!m) {
+            s->error = -ENOMEM;
+            return 1;
+        }
+        s->members = m;
+        s->cap_members = cap;
+    }
+    s->members[s->n_members++] = (struct member){rank, c->start_ns, c->end_ns - c->start_ns};
+    return 0;
+}
+
+static json_t *
+dist_json(struct rs_samples *v)
+{
+    return json_pack("{s:f, s:f, s:f}", "p50", rs_quantile(v->v, v->n, 0.5), "p95",
+                     rs_quantile(v->v, v->n, 0.95), "max", rs_quantile(v->v, v->n, 1.0));
+}
+
+static json_t *
+report_json(struct skew *s, const char *job)
+{
+    json_t *ranks = json_array(), *groups = json_array();
+    char comm[24];
+
+    for (uint32_t r = 0; ranks && r < s->n_ranks; r++) {
+        const struct rank_total *t = &s->ranks[r];
+        if (t->instances == 0)
+            continue;
+        json_array_append_new(
+            ranks, json_pack("{s:I, s:I, s:f, s:I, s:f}", "rank", (json_int_t)r, "instances",
+                             (json_int_t)t->instances, "wait_ms", t->wait_ms, "last_arrivals",
+                             (json_int_t)t->last, "last_frac",
+                             (double)t->last / (double)t->instances));
+    }
+    for (size_t i = 0; groups && i < s->n_groups; i++) {
+        struct group *g = &s->groups[i];
+        snprintf(comm, sizeof comm, "%016" PRIx64, g->comm);
+        json_array_append_new(groups,
+                              json_pack("{s:s, s:s, s:I, s:f, s:o}", "comm", comm, "op",
+                                        rs_coll_op_name(g->op), "instances",
+                                        (json_int_t)g->instances, "wait_ms", g->wait_ms,
+                                        "skew_ms", dist_json(&g->skew_ms)));
+    }
+    return json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "job", job, "instances",
+                     (json_int_t)s->instances, "unmatched_instances", (json_int_t)s->unmatched,
+                     "ties", (json_int_t)s->ties, "skew_ms", dist_json(&s->skew_ms),
+                     "arrival_spread_ms", dist_json(&s->spread_ms), "ranks",
+                     ranks ? ranks : json_array(), "communicators",
+                     groups ? groups : json_array());
+}
+
+int
+rs_query_skew(rs_store_read *r, const char *job, const struct rs_skew_options *opts,
+              json_t **out)
+{
+    struct rs_job_info info;
+    struct skew s;
+    int rc = rs_store_job_get(r, job, &info);
+
+    if (rc != 0)
+        return rc;
+    memset(&s, 0, sizeof s);
+    s.opts = opts;
+    rc = rs_store_collectives_scan(r, job, on_record, &s);
+    if (rc == 1 || s.error)
+        rc = s.error ? s.error : -ENOMEM;
+    else if (rc == 0)
+        rc = close_instance(&s);
+    if (rc == 0) {
+        *out = report_json(&s, job);
+        if (!*out)
+            rc = -ENOMEM;
+    }
+    rs_samples_fini(&s.skew_ms);
+    rs_samples_fini(&s.spread_ms);
+    for (size_t i = 0; i < s.n_groups; i++)
+        rs_samples_fini(&s.groups[i].skew_ms);
+    free(s.groups);
+    free(s.ranks);
+    free(s.members);
+    return rc;
+}

@@ -1,0 +1,53 @@
+/* Quantiles and sample arrays (see stats.h). */
+#include "query/stats.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static int
+cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double
+rs_quantile(double *v, size_t n, double q)
+{
+    double pos;
+    size_t lo;
+
+    if (n == 0)
+        return 0.0;
+    qsort(v, n, sizeof *v, cmp_double);
+    if (q <= 0)
+        return v[0];
+    if (q >= 1)
+        return v[n - 1];
+    pos = q * (double)(n - 1);
+    lo = (size_t)pos;
+    return lo + 1 < n ? v[lo] + (v[lo + 1] - v[lo]) * (pos - (double)lo) : v[lo];
+}
+
+int
+rs_samples_add(struct rs_samples *s, double x)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 256;
+        double *v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = x;
+    return 0;
+}
+
+void
+rs_samples_fini(struct rs_samples *s)
+{
+    free(s->v);
+    s->v = NULL;
+    s->n = s->cap = 0;
+}

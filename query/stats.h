@@ -1,0 +1,21 @@
+/* Order statistics for the analyses: quantiles of a sample, with the same interpolation
+ * everywhere (linear between closest ranks, as numpy's default), so p50/p95 mean one thing. */
+#ifndef RS_QUERY_STATS_H
+#define RS_QUERY_STATS_H
+
+#include <stddef.h>
+
+/* The q-quantile (0 <= q <= 1) of v[0..n); sorts v in place. 0 when n == 0. */
+double rs_quantile(double *v, size_t n, double q);
+
+/* A growable array of doubles. */
+struct rs_samples {
+    double *v;
+    size_t n, cap;
+};
+
+/* Appends x; returns 0 or -ENOMEM. */
+int rs_samples_add(struct rs_samples *s, double x);
+void rs_samples_fini(struct rs_samples *s);
+
+#endif
