@@ -185,32 +185,29 @@ report_json(struct skew *s, const char *job)
         const struct rank_total *t = &s->ranks[r];
         if (t->instances == 0)
             continue;
-        json_array_append_new(
-            ranks, json_pack("{s:I, s:I, s:f, s:I, s:f}", "rank", (json_int_t)r, "instances",
-                             (json_int_t)t->instances, "wait_ms", t->wait_ms, "last_arrivals",
-                             (json_int_t)t->last, "last_frac",
-                             (double)t->last / (double)t->instances));
+        json_array_append_new(ranks,
+                              json_pack("{s:I, s:I, s:f, s:I, s:f}", "rank", (json_int_t)r,
+                                        "instances", (json_int_t)t->instances, "wait_ms",
+                                        t->wait_ms, "last_arrivals", (json_int_t)t->last,
+                                        "last_frac", (double)t->last / (double)t->instances));
     }
     for (size_t i = 0; groups && i < s->n_groups; i++) {
         struct group *g = &s->groups[i];
         snprintf(comm, sizeof comm, "%016" PRIx64, g->comm);
-        json_array_append_new(groups,
-                              json_pack("{s:s, s:s, s:I, s:f, s:o}", "comm", comm, "op",
-                                        rs_coll_op_name(g->op), "instances",
-                                        (json_int_t)g->instances, "wait_ms", g->wait_ms,
-                                        "skew_ms", dist_json(&g->skew_ms)));
+        json_array_append_new(groups, json_pack("{s:s, s:s, s:I, s:f, s:o}", "comm", comm, "op",
+                                                rs_coll_op_name(g->op), "instances",
+                                                (json_int_t)g->instances, "wait_ms", g->wait_ms,
+                                                "skew_ms", dist_json(&g->skew_ms)));
     }
     return json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "job", job, "instances",
                      (json_int_t)s->instances, "unmatched_instances", (json_int_t)s->unmatched,
                      "ties", (json_int_t)s->ties, "skew_ms", dist_json(&s->skew_ms),
                      "arrival_spread_ms", dist_json(&s->spread_ms), "ranks",
-                     ranks ? ranks : json_array(), "communicators",
-                     groups ? groups : json_array());
+                     ranks ? ranks : json_array(), "communicators", groups ? groups : json_array());
 }
 
 int
-rs_query_skew(rs_store_read *r, const char *job, const struct rs_skew_options *opts,
-              json_t **out)
+rs_query_skew(rs_store_read *r, const char *job, const struct rs_skew_options *opts, json_t **out)
 {
     struct rs_job_info info;
     struct skew s;

@@ -1,18 +1,19 @@
 /* REST endpoints of the server (docs/openapi.yaml): /healthz, /v1/jobs, /v1/jobs/{job}/ranks,
- * /v1/jobs/{job}/skew, DELETE /v1/jobs/{job}.
+ * /v1/jobs/{job}/skew, /v1/jobs/{job}/steps, DELETE /v1/jobs/{job}.
  * Storage reads run in the libuv thread pool; the loop thread only routes and writes. */
 #include "common/clock.h"
 #include "common/error.h"
 #include "proto/wire.h"
 #include "query/jobs.h"
 #include "query/skew.h"
+#include "query/steps.h"
 #include "server/server_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum query_kind { Q_JOBS, Q_RANKS, Q_SKEW };
+enum query_kind { Q_JOBS, Q_RANKS, Q_SKEW, Q_STEPS };
 
 struct query_work {
     uv_work_t req;
@@ -43,6 +44,9 @@ run_query(uv_work_t *req)
         break;
     case Q_SKEW:
         q->rc = rs_query_skew(r, q->job, &q->skew, &q->result);
+        break;
+    case Q_STEPS:
+        q->rc = rs_query_steps(r, q->job, q->limit, &q->result);
         break;
     }
     rs_store_read_end(r);
@@ -305,6 +309,18 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
     if (rc <= 0) {
         if (rc == 0 && expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
             start_query(srv, c, Q_RANKS, name, 0, NULL);
+        return;
+    }
+    if ((rc = job_in_path(c, path, "/steps", name, sizeof name)) <= 0) {
+        static const char *const params[] = {"last"};
+        uint64_t last = 30;
+        if (rc == 0 && expect_get(c, req) == 0 &&
+            parse_uint_params(c, req->query, params, &last, 1) == 0) {
+            if (last < 1 || last > 100000)
+                rs_http_respond_error(c, 400, "last must be from 1 to 100000");
+            else
+                start_query(srv, c, Q_STEPS, name, (size_t)last, NULL);
+        }
         return;
     }
     if ((rc = job_in_path(c, path, "/skew", name, sizeof name)) <= 0) {

@@ -143,11 +143,14 @@ sim_model_step(sim_model *m, uint64_t step, const struct sim_sink *sink)
     /* Phase 1: each rank's forward and backward compute, until its optimizer waits. */
     for (uint32_t r = 0; r < p->ranks; r++) {
         struct rank_state *rs = &m->ranks[r];
-        uint64_t t = rs->free_ns + dur_ns(RS_SIM_HOST_GAP_US * jitter(&rs->rng, p->noise * 10));
+        uint64_t t = rs->free_ns;
         int b = 0;
-        if ((int64_t)r == p->stall_rank && step >= p->onset_step)
-            t += dur_ns(p->stall_ms * 1000.0); /* the host was late (input pipeline, CPU) */
+        /* The step (its marker) begins when the last one ended; the host then needs a moment —
+         * or, with a host stall, much longer (input pipeline, CPU) — before the first kernel. */
         rs->step_start_ns = t;
+        t += dur_ns(RS_SIM_HOST_GAP_US * jitter(&rs->rng, p->noise * 10));
+        if ((int64_t)r == p->stall_rank && step >= p->onset_step)
+            t += dur_ns(p->stall_ms * 1000.0);
         rs->resume_op = rs_sim_step_n_ops;
         run_ops(m, r, step, 0, rs_sim_step_n_ops, &t, sink, &b);
         rs->compute_end_ns = t;

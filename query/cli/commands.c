@@ -236,3 +236,35 @@ rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv)
     json_decref(doc);
     return 0;
 }
+
+int
+rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv)
+{
+    char path[512];
+    json_t *doc, *rank;
+    size_t i;
+    int rc;
+
+    if ((rc = job_arg("rankscope steps JOB", argc, argv)) != 0)
+        return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%s/steps?last=30", argv[0]);
+    if ((rc = request(o, "GET", path, &doc)) != 0)
+        return rc;
+    if (o->json)
+        return print_json(doc);
+    printf("job %s: medians over each rank's last 30 steps (ms)\n\n", argv[0]);
+    printf("%5s %6s %9s %9s %9s %9s %9s %9s\n", "RANK", "STEPS", "STEP", "COMPUTE", "NCCL",
+           "EXPOSED", "IDLE", "HOST GAP");
+    json_array_foreach(json_object_get(doc, "ranks"), i, rank)
+    {
+        json_t *m = json_object_get(rank, "median");
+        printf("%5lld %6zu %9.2f %9.2f %9.2f %9.2f %9.2f %9.3f\n", (long long)int_of(rank, "rank"),
+               json_array_size(json_object_get(rank, "steps")), real_of(m, "step_ms"),
+               real_of(m, "compute_ms"), real_of(m, "comm_ms"), real_of(m, "exposed_comm_ms"),
+               real_of(m, "idle_ms"), real_of(m, "host_gap_ms"));
+    }
+    printf(
+        "\nEXPOSED: NCCL time not hidden under compute; HOST GAP: step start to first kernel.\n");
+    json_decref(doc);
+    return 0;
+}

@@ -29,10 +29,18 @@ put_rank(rs_store *st, uint32_t rank, uint64_t offset_us, const struct coll *c, 
     for (size_t i = 0; i < n; i++)
         rec[i] = (struct rs_collective_record){(c[i].start_us + offset_us) * 1000,
                                                (c[i].start_us + offset_us + c[i].dur_us) * 1000,
-                                               64, 7, c[i].seq, c[i].op, 0, 17, false};
+                                               64,
+                                               7,
+                                               c[i].seq,
+                                               c[i].op,
+                                               0,
+                                               17,
+                                               false};
     struct rs_rank_batch rb = {.identity = {"j", rank, rank, 4, "h", "GPU", 1},
-                               .strings = names, .n_strings = 1,
-                               .collectives = rec, .n_collectives = (uint32_t)n};
+                               .strings = names,
+                               .n_strings = 1,
+                               .collectives = rec,
+                               .n_collectives = (uint32_t)n};
     struct rs_agent_batch b = {1, 1, rank + 1, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
     T_EQ(rs_store_write_begin(st, &w), 0);
     T_EQ(rs_store_write_batch(w, &b, &dup), 0);
@@ -44,9 +52,8 @@ rank_entry(json_t *report, int rank)
 {
     size_t i;
     json_t *r;
-    json_array_foreach(json_object_get(report, "ranks"), i, r)
-        if (json_integer_value(json_object_get(r, "rank")) == rank)
-            return r;
+    json_array_foreach(json_object_get(report, "ranks"), i,
+                       r) if (json_integer_value(json_object_get(r, "rank")) == rank) return r;
     return NULL;
 }
 
@@ -72,8 +79,8 @@ known_answers(void)
      * seq 2 (AllReduce): only rank 0 saw it -> unmatched
      * seq 0 (AllGather): rank 1 joins late and has only this one -> waits 0, ranks 0/2 wait 50
      * rank 1's clock is 5 ms ahead: durations (and so skew) unaffected, arrival spread shows it */
-    const struct coll r0[] = {{0, AR, 1000, 400}, {1, AR, 2000, 100}, {2, AR, 3000, 100},
-                              {0, AG, 4000, 80}};
+    const struct coll r0[] = {
+        {0, AR, 1000, 400}, {1, AR, 2000, 100}, {2, AR, 3000, 100}, {0, AG, 4000, 80}};
     const struct coll r1[] = {{0, AR, 1000, 400}, {1, AR, 2000, 150}, {0, AG, 4050, 30}};
     const struct coll r2[] = {{0, AR, 1300, 100}, {1, AR, 2000, 100}, {0, AG, 4000, 80}};
 

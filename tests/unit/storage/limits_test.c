@@ -100,7 +100,8 @@ cmp_tuple(const struct tuple *a, const struct tuple *b)
     if (a->f != b->f)                                                                              \
         return a->f < b->f ? -1 : 1;
     CMP(job)
-    CMP(rank) CMP(kind) CMP(t) CMP(uniq)
+    CMP(rank)
+    CMP(kind) CMP(t) CMP(uniq)
 #undef CMP
         return 0;
 }

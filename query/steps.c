@@ -1,0 +1,321 @@
+/* Step metrics from interval unions (see steps.h). Each rank's kernel and NCCL intervals are
+ * sorted once; every step then reads the intervals that can reach it (binary search on start,
+ * bounded by the longest interval), so the cost is O(n log n) per rank. */
+#include "query/steps.h"
+
+#include "common/error.h"
+#include "query/stats.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCAN_MARGIN_NS (60ull * 1000000000ull) /* chunks are keyed by their first record */
+
+struct interval {
+    uint64_t s, e;
+    uint8_t nccl;
+};
+
+struct intervals {
+    struct interval *v;
+    size_t n, cap;
+    uint64_t longest;
+};
+
+static int
+add_interval(struct intervals *iv, uint64_t s, uint64_t e, int nccl)
+{
+    if (iv->n == iv->cap) {
+        size_t cap = iv->cap ? iv->cap * 2 : 1024;
+        struct interval *v = realloc(iv->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        iv->v = v;
+        iv->cap = cap;
+    }
+    iv->v[iv->n++] = (struct interval){s, e, (uint8_t)nccl};
+    if (e - s > iv->longest)
+        iv->longest = e - s;
+    return 0;
+}
+
+static int
+by_start(const void *a, const void *b)
+{
+    uint64_t x = ((const struct interval *)a)->s, y = ((const struct interval *)b)->s;
+    return x < y ? -1 : x > y;
+}
+
+/* Length of the union of the selected intervals clipped to [s, e). `which`: 0 compute only,
+ * 1 NCCL only, 2 both. Intervals [lo, hi) are sorted by start. */
+static uint64_t
+union_len(const struct interval *v, size_t lo, size_t hi, uint64_t s, uint64_t e, int which)
+{
+    uint64_t total = 0, cs = 0, ce = 0;
+    int open = 0;
+
+    for (size_t i = lo; i < hi; i++) {
+        if ((which == 0 && v[i].nccl) || (which == 1 && !v[i].nccl))
+            continue;
+        uint64_t a = v[i].s > s ? v[i].s : s, b = v[i].e < e ? v[i].e : e;
+        if (b <= a)
+            continue;
+        if (open && a <= ce) {
+            if (b > ce)
+                ce = b;
+            continue;
+        }
+        if (open)
+            total += ce - cs;
+        cs = a;
+        ce = b;
+        open = 1;
+    }
+    return total + (open ? ce - cs : 0);
+}
+
+static void
+measure(const struct intervals *iv, struct rs_step_metrics *m)
+{
+    uint64_t s = m->start_ns, e = m->end_ns, from = s > iv->longest ? s - iv->longest : 0;
+    size_t lo = 0, hi = iv->n;
+
+    /* the first interval that may reach into the step, and the first that starts after it */
+    for (size_t a = 0, b = iv->n; a < b;) {
+        size_t mid = (a + b) / 2;
+        if (iv->v[mid].s < from)
+            a = lo = mid + 1;
+        else
+            b = mid;
+    }
+    for (size_t a = lo, b = iv->n; a < b;) {
+        size_t mid = (a + b) / 2;
+        if (iv->v[mid].s < e)
+            a = mid + 1;
+        else
+            b = hi = mid;
+    }
+    uint64_t compute = union_len(iv->v, lo, hi, s, e, 0), comm = union_len(iv->v, lo, hi, s, e, 1),
+             busy = union_len(iv->v, lo, hi, s, e, 2), first_start = e;
+    m->kernels = 0;
+    for (size_t i = lo; i < hi; i++) {
+        if (iv->v[i].s >= s && iv->v[i].s < e)
+            m->kernels++;
+        /* a kernel running since before the step counts as starting with it */
+        if (iv->v[i].e > s && iv->v[i].s < first_start)
+            first_start = iv->v[i].s > s ? iv->v[i].s : s;
+    }
+    m->step_ns = e - s;
+    m->compute_ns = compute;
+    m->comm_ns = comm;
+    m->exposed_comm_ns = busy - compute;
+    m->idle_ns = m->step_ns - busy;
+    m->host_gap_ns = first_start - s;
+}
+
+struct steps_ctx {
+    struct rs_step_metrics *v;
+    size_t n, cap;
+};
+
+static int
+on_step(void *arg, const struct rs_step_record *st)
+{
+    struct steps_ctx *c = arg;
+
+    if (st->end_ns <= st->start_ns)
+        return 0;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 256;
+        struct rs_step_metrics *v = realloc(c->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        c->v = v;
+        c->cap = cap;
+    }
+    memset(&c->v[c->n], 0, sizeof c->v[0]);
+    c->v[c->n].step = st->step;
+    c->v[c->n].start_ns = st->start_ns;
+    c->v[c->n].end_ns = st->end_ns;
+    c->n++;
+    return 0;
+}
+
+struct kernel_ctx {
+    struct intervals *iv;
+    uint64_t t0, t1;
+};
+
+static int
+on_kernel(void *arg, const struct rs_kernel_record *k, const char *name)
+{
+    struct kernel_ctx *c = arg;
+    if (k->end_ns <= c->t0 || k->start_ns >= c->t1)
+        return 0;
+    return add_interval(c->iv, k->start_ns, k->end_ns, 0);
+}
+
+struct coll_ctx {
+    struct rs_rank_steps *ranks;
+    struct intervals *iv; /* parallel to ranks */
+    size_t n_ranks;
+    uint64_t t0, t1;
+};
+
+static int
+on_coll(void *arg, uint32_t rank, const struct rs_collective_record *c)
+{
+    struct coll_ctx *x = arg;
+
+    if (c->end_ns <= x->t0 || c->start_ns >= x->t1)
+        return 0;
+    for (size_t i = 0; i < x->n_ranks; i++) /* ranks are few per job scan; a map if it matters */
+        if (x->ranks[i].rank == rank)
+            return add_interval(&x->iv[i], c->start_ns, c->end_ns, 1);
+    return 0;
+}
+
+struct rank_list {
+    uint32_t *v;
+    size_t n;
+};
+
+static int
+on_rank(void *arg, const struct rs_rank_info *info)
+{
+    struct rank_list *l = arg;
+    uint32_t *v = realloc(l->v, (l->n + 1) * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    l->v = v;
+    l->v[l->n++] = info->rank;
+    return 0;
+}
+
+void
+rs_job_steps_free(struct rs_rank_steps *ranks, size_t n_ranks)
+{
+    for (size_t i = 0; ranks && i < n_ranks; i++)
+        free(ranks[i].steps);
+    free(ranks);
+}
+
+int
+rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps,
+                   struct rs_rank_steps **out, size_t *n_ranks)
+{
+    struct rank_list list = {NULL, 0};
+    struct rs_rank_steps *ranks = NULL;
+    struct intervals *iv = NULL;
+    uint64_t t0 = UINT64_MAX, t1 = 0;
+    int rc;
+
+    if ((rc = rs_store_ranks_scan(r, job, on_rank, &list)) != 0)
+        goto out;
+    ranks = calloc(list.n ? list.n : 1, sizeof *ranks);
+    iv = calloc(list.n ? list.n : 1, sizeof *iv);
+    if (!ranks || !iv) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < list.n; i++) {
+        struct steps_ctx sc = {NULL, 0, 0};
+        ranks[i].rank = list.v[i];
+        if ((rc = rs_store_steps_scan(r, job, list.v[i], on_step, &sc)) != 0) {
+            free(sc.v);
+            goto out;
+        }
+        if (last_steps && sc.n > last_steps) { /* keep the newest */
+            memmove(sc.v, sc.v + (sc.n - last_steps), last_steps * sizeof *sc.v);
+            sc.n = last_steps;
+        }
+        ranks[i].steps = sc.v;
+        ranks[i].n = sc.n;
+        if (sc.n) {
+            struct kernel_ctx kc = {&iv[i], sc.v[0].start_ns, sc.v[sc.n - 1].end_ns};
+            uint64_t from = kc.t0 > SCAN_MARGIN_NS ? kc.t0 - SCAN_MARGIN_NS : 0;
+            if ((rc = rs_store_kernels_scan(r, job, list.v[i], from, kc.t1, on_kernel, &kc)))
+                goto out;
+            if (kc.t0 < t0)
+                t0 = kc.t0;
+            if (kc.t1 > t1)
+                t1 = kc.t1;
+        }
+    }
+    struct coll_ctx cc = {ranks, iv, list.n, t0, t1};
+    if (t1 > t0 && (rc = rs_store_collectives_scan(r, job, on_coll, &cc)) != 0)
+        goto out;
+    for (size_t i = 0; i < list.n; i++) {
+        qsort(iv[i].v, iv[i].n, sizeof *iv[i].v, by_start);
+        for (size_t k = 0; k < ranks[i].n; k++)
+            measure(&iv[i], &ranks[i].steps[k]);
+    }
+    *out = ranks;
+    *n_ranks = list.n;
+    ranks = NULL;
+out:
+    rs_job_steps_free(ranks, list.n);
+    for (size_t i = 0; iv && i < list.n; i++)
+        free(iv[i].v);
+    free(iv);
+    free(list.v);
+    return rc;
+}
+
+static double
+median_ms(const struct rs_rank_steps *rk, size_t offset)
+{
+    struct rs_samples s = {NULL, 0, 0};
+    double m;
+
+    for (size_t i = 0; i < rk->n; i++)
+        rs_samples_add(&s, (double)*(const uint64_t *)((const char *)&rk->steps[i] + offset) / 1e6);
+    m = rs_quantile(s.v, s.n, 0.5);
+    rs_samples_fini(&s);
+    return m;
+}
+
+#define FIELD(f) offsetof(struct rs_step_metrics, f)
+
+int
+rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t **out)
+{
+    struct rs_rank_steps *ranks;
+    size_t n;
+    json_t *list;
+    int rc = rs_query_job_steps(r, job, last_steps, &ranks, &n);
+
+    if (rc != 0)
+        return rc;
+    list = json_array();
+    for (size_t i = 0; list && i < n; i++) {
+        const struct rs_rank_steps *rk = &ranks[i];
+        json_t *steps = json_array();
+        for (size_t k = 0; steps && k < rk->n; k++) {
+            const struct rs_step_metrics *m = &rk->steps[k];
+            json_array_append_new(
+                steps, json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "step",
+                                 (json_int_t)m->step, "start_ns", (json_int_t)m->start_ns,
+                                 "step_ms", m->step_ns / 1e6, "compute_ms", m->compute_ns / 1e6,
+                                 "comm_ms", m->comm_ns / 1e6, "exposed_comm_ms",
+                                 m->exposed_comm_ns / 1e6, "idle_ms", m->idle_ns / 1e6,
+                                 "host_gap_ms", m->host_gap_ns / 1e6, "kernels",
+                                 (json_int_t)m->kernels));
+        }
+        json_t *median = json_pack(
+            "{s:f, s:f, s:f, s:f, s:f, s:f}", "step_ms", median_ms(rk, FIELD(step_ns)),
+            "compute_ms", median_ms(rk, FIELD(compute_ns)), "comm_ms",
+            median_ms(rk, FIELD(comm_ns)), "exposed_comm_ms", median_ms(rk, FIELD(exposed_comm_ns)),
+            "idle_ms", median_ms(rk, FIELD(idle_ns)), "host_gap_ms",
+            median_ms(rk, FIELD(host_gap_ns)));
+        json_array_append_new(list, json_pack("{s:I, s:o, s:o}", "rank", (json_int_t)rk->rank,
+                                              "median", median, "steps", steps));
+    }
+    rs_job_steps_free(ranks, n);
+    *out = list ? json_pack("{s:s, s:I, s:o}", "job", job, "last_steps", (json_int_t)last_steps,
+                            "ranks", list)
+                : NULL;
+    return *out ? 0 : -ENOMEM;
+}

@@ -1,0 +1,36 @@
+/* Per rank and step (DESIGN.md "Steps"): step_time, compute_time (union of non-NCCL kernel
+ * intervals), comm_time (union of NCCL kernel intervals), exposed_comm (NCCL time not overlapped by
+ * compute), idle_time (no kernel running) and host_gap (from the step's start to its first kernel).
+ * Steps come from the step records (NVTX markers or the simulator); inference from the NCCL
+ * pattern is later work. Pure functions over a storage read handle. */
+#ifndef RS_QUERY_STEPS_H
+#define RS_QUERY_STEPS_H
+
+#include "storage/store.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct rs_step_metrics {
+    uint64_t step, start_ns, end_ns;
+    uint64_t step_ns, compute_ns, comm_ns, exposed_comm_ns, idle_ns, host_gap_ns;
+    uint32_t kernels; /* kernels and NCCL kernels that started in the step */
+};
+
+struct rs_rank_steps {
+    uint32_t rank;
+    struct rs_step_metrics *steps; /* step order */
+    size_t n;
+};
+
+/* The last `last_steps` steps of every rank of `job` (caller frees with rs_job_steps_free).
+ * Returns 0, RS_E_NOT_FOUND, or a storage error. */
+int rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps,
+                       struct rs_rank_steps **out, size_t *n_ranks);
+void rs_job_steps_free(struct rs_rank_steps *ranks, size_t n_ranks);
+
+/* The same as JSON, with per-rank medians (shape: docs/openapi.yaml, /v1/jobs/{job}/steps). */
+int rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t **out);
+
+#endif

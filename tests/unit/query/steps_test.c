@@ -1,0 +1,90 @@
+/* Unit tests of per-step metrics on a hand-built step with known unions: overlapping compute
+ * kernels, NCCL partly hidden under compute, idle gaps, the host gap before the first kernel, a
+ * kernel outside any step, and a second rank. */
+#include "common/error.h"
+#include "query/steps.h"
+#include "tests/t.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *const names[] = {"gemm", "nccl"};
+
+#define US 1000ull
+
+static void
+known_step(void)
+{
+    /* step 7 of rank 0: [1000, 2000) us
+     *   compute [1100,1400) [1300,1500) [1850,1950)    -> union 400 + 100 = 500 us
+     *   NCCL    [1450,1700) [1800,1900)                -> union 250 + 100 = 350 us
+     *   busy = [1100,1700) + [1800,1950) = 750 us: exposed NCCL 250, idle 250, host gap 100
+     * and one compute kernel at [5000, 5100) outside the step. */
+    struct rs_kernel_record k[] = {{1100 * US, 1400 * US, 0, 7, 0, 0},
+                                   {1300 * US, 1500 * US, 0, 7, 0, 0},
+                                   {1850 * US, 1950 * US, 0, 7, 0, 0},
+                                   {5000 * US, 5100 * US, 0, 7, 0, 0}};
+    struct rs_collective_record c[] = {
+        {1450 * US, 1700 * US, 8, 1, 0, RS_COLL_ALLREDUCE, 1, 17, false},
+        {1800 * US, 1900 * US, 8, 1, 1, RS_COLL_ALLREDUCE, 1, 17, false}};
+    struct rs_step_record s[] = {{7, 1000 * US, 2000 * US}};
+    /* rank 1: the same step, no kernels at all -> all idle, host gap = the whole step */
+    struct rs_step_record s1[] = {{7, 1000 * US, 2000 * US}};
+    char dir[] = "/tmp/rs-steps-XXXXXX", cmd[64];
+    struct rs_rank_steps *ranks = NULL;
+    rs_store *st = NULL;
+    rs_store_read *r;
+    rs_store_write *w;
+    size_t n = 0;
+    bool dup;
+
+    struct rs_rank_batch rb[2] = {{.identity = {"j", 0, 0, 2, "h", "G", 1},
+                                   .strings = names, .n_strings = 2,
+                                   .kernels = k, .n_kernels = 4,
+                                   .collectives = c, .n_collectives = 2,
+                                   .steps = s, .n_steps = 1},
+                                  {.identity = {"j", 1, 1, 2, "h", "G", 1},
+                                   .strings = names, .n_strings = 2,
+                                   .steps = s1, .n_steps = 1}};
+    struct rs_agent_batch b = {1, 1, 1, {1, 1, "h", "v", {0, 0}}, rb, 2, 0};
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);
+    T_EQ(n, 2);
+    if (n == 2 && ranks[0].n == 1) {
+        const struct rs_step_metrics *m = &ranks[0].steps[0];
+        T_EQ(m->step, 7);
+        T_EQ(m->step_ns, 1000 * US);
+        T_EQ(m->compute_ns, 500 * US);
+        T_EQ(m->comm_ns, 350 * US);
+        T_EQ(m->exposed_comm_ns, 250 * US);
+        T_EQ(m->idle_ns, 250 * US);
+        T_EQ(m->host_gap_ns, 100 * US);
+        T_EQ(m->kernels, 5);
+        const struct rs_step_metrics *e = &ranks[1].steps[0];
+        T_EQ(e->idle_ns, 1000 * US);
+        T_EQ(e->host_gap_ns, 1000 * US);
+        T_EQ(e->kernels, 0);
+    }
+    rs_job_steps_free(ranks, n);
+    json_t *doc = NULL;
+    T_EQ(rs_query_steps(r, "j", 30, &doc), 0);
+    T_CHECK(json_array_size(json_object_get(doc, "ranks")) == 2);
+    json_decref(doc);
+    T_EQ(rs_query_steps(r, "nope", 30, &doc), RS_E_NOT_FOUND);
+    rs_store_read_end(r);
+    rs_store_close(st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+}
+
+int
+main(void)
+{
+    T_RUN(known_step);
+    return T_DONE("query/steps");
+}
