@@ -248,7 +248,8 @@ rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps,
     if (t1 > t0 && (rc = rs_store_collectives_scan(r, job, on_coll, &cc)) != 0)
         goto out;
     for (size_t i = 0; i < list.n; i++) {
-        qsort(iv[i].v, iv[i].n, sizeof *iv[i].v, by_start);
+        if (iv[i].n > 1) /* (never qsort a NULL array: undefined even when empty) */
+            qsort(iv[i].v, iv[i].n, sizeof *iv[i].v, by_start);
         for (size_t k = 0; k < ranks[i].n; k++)
             measure(&iv[i], &ranks[i].steps[k]);
     }
