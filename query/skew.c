@@ -1,9 +1,8 @@
-/* NCCL wait skew over the collectives database (see skew.h). The scan returns the ranks of one
- * instance consecutively ((comm, op, seq, rank) key order), so instances are closed one at a
- * time with bounded memory per instance. */
+/* NCCL wait skew over the collective instances (see skew.h, instances.h). */
 #include "query/skew.h"
 
 #include "common/error.h"
+#include "query/instances.h"
 #include "query/stats.h"
 
 #include <errno.h>
@@ -11,11 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct member {
-    uint32_t rank;
-    uint64_t start_ns, dur_ns;
-};
 
 struct group { /* per (communicator, op) */
     uint64_t comm;
@@ -32,19 +26,12 @@ struct rank_total {
 
 struct skew {
     const struct rs_skew_options *opts;
-    /* the instance being read */
-    uint64_t comm, seq;
-    uint32_t op;
-    struct member *members;
-    size_t n_members, cap_members;
-    /* results */
     uint64_t instances, unmatched, ties;
     struct rs_samples skew_ms, spread_ms;
     struct rank_total *ranks; /* indexed by rank */
     uint32_t n_ranks;
     struct group *groups;
     size_t n_groups;
-    int error;
 };
 
 static struct group *
@@ -80,91 +67,42 @@ grow_ranks(struct skew *s, uint32_t rank)
     return 0;
 }
 
-/* Folds the instance in s->members into the totals. */
+/* Folds one instance into the totals. */
 static int
-close_instance(struct skew *s)
+add_instance(void *arg, const struct rs_instance *in)
 {
-    uint64_t min_d = UINT64_MAX, max_d = 0, min_t = UINT64_MAX, max_t = 0;
-    size_t n = s->n_members, at_min = 0, last = 0;
+    struct skew *s = arg;
     struct group *g;
     int rc;
 
-    s->n_members = 0;
-    if (n == 0)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct member *m = &s->members[i];
-        if (m->start_ns < min_t)
-            min_t = m->start_ns;
-    }
-    if ((s->opts->since_ns && min_t < s->opts->since_ns) ||
-        (s->opts->until_ns && min_t >= s->opts->until_ns))
+    if ((s->opts->since_ns && in->min_start_ns < s->opts->since_ns) ||
+        (s->opts->until_ns && in->min_start_ns >= s->opts->until_ns))
         return 0; /* outside the window */
-    if (n < 2) {
+    if (in->n < 2) {
         s->unmatched++;
         return 0;
     }
-    for (size_t i = 0; i < n; i++) {
-        const struct member *m = &s->members[i];
-        if (m->dur_ns < min_d) {
-            min_d = m->dur_ns;
-            last = i;
-            at_min = 1;
-        } else if (m->dur_ns == min_d) {
-            at_min++;
-        }
-        if (m->dur_ns > max_d)
-            max_d = m->dur_ns;
-        if (m->start_ns > max_t)
-            max_t = m->start_ns;
-    }
-    if (!(g = group_of(s, s->comm, s->op)))
+    if (!(g = group_of(s, in->comm, in->op)))
         return -ENOMEM;
     s->instances++;
     g->instances++;
-    for (size_t i = 0; i < n; i++) {
-        const struct member *m = &s->members[i];
-        double wait = (double)(m->dur_ns - min_d) / 1e6;
+    for (size_t i = 0; i < in->n; i++) {
+        const struct rs_instance_member *m = &in->members[i];
+        double wait = (double)(m->dur_ns - in->min_dur_ns) / 1e6;
         if ((rc = grow_ranks(s, m->rank)) != 0)
             return rc;
         s->ranks[m->rank].wait_ms += wait;
         s->ranks[m->rank].instances++;
         g->wait_ms += wait;
     }
-    if (at_min == 1)
-        s->ranks[s->members[last].rank].last++;
+    if (in->at_min == 1)
+        s->ranks[in->members[in->last].rank].last++;
     else
         s->ties++;
-    if ((rc = rs_samples_add(&s->skew_ms, (double)(max_d - min_d) / 1e6)) ||
-        (rc = rs_samples_add(&g->skew_ms, (double)(max_d - min_d) / 1e6)) ||
-        (rc = rs_samples_add(&s->spread_ms, (double)(max_t - min_t) / 1e6)))
+    double skew = (double)(in->max_dur_ns - in->min_dur_ns) / 1e6;
+    if ((rc = rs_samples_add(&s->skew_ms, skew)) || (rc = rs_samples_add(&g->skew_ms, skew)) ||
+        (rc = rs_samples_add(&s->spread_ms, (double)(in->max_start_ns - in->min_start_ns) / 1e6)))
         return rc;
-    return 0;
-}
-
-static int
-on_record(void *arg, uint32_t rank, const struct rs_collective_record *c)
-{
-    struct skew *s = arg;
-
-    if (s->n_members == 0 || c->comm_hash != s->comm || c->op != s->op || c->seq != s->seq) {
-        if ((s->error = close_instance(s)) != 0)
-            return 1;
-        s->comm = c->comm_hash;
-        s->op = c->op;
-        s->seq = c->seq;
-    }
-    if (s->n_members == s->cap_members) {
-        size_t cap = s->cap_members ? s->cap_members * 2 : 64;
-        struct member *m = realloc(s->members, cap * sizeof *m);
-        if (!m) {
-            s->error = -ENOMEM;
-            return 1;
-        }
-        s->members = m;
-        s->cap_members = cap;
-    }
-    s->members[s->n_members++] = (struct member){rank, c->start_ns, c->end_ns - c->start_ns};
     return 0;
 }
 
@@ -217,11 +155,7 @@ rs_query_skew(rs_store_read *r, const char *job, const struct rs_skew_options *o
         return rc;
     memset(&s, 0, sizeof s);
     s.opts = opts;
-    rc = rs_store_collectives_scan(r, job, on_record, &s);
-    if (rc == 1 || s.error)
-        rc = s.error ? s.error : -ENOMEM;
-    else if (rc == 0)
-        rc = close_instance(&s);
+    rc = rs_instances_scan(r, job, add_instance, &s);
     if (rc == 0) {
         *out = report_json(&s, job);
         if (!*out)
@@ -233,6 +167,5 @@ rs_query_skew(rs_store_read *r, const char *job, const struct rs_skew_options *o
         rs_samples_fini(&s.groups[i].skew_ms);
     free(s.groups);
     free(s.ranks);
-    free(s.members);
     return rc;
 }

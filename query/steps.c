@@ -203,8 +203,8 @@ rs_job_steps_free(struct rs_rank_steps *ranks, size_t n_ranks)
 }
 
 int
-rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps,
-                   struct rs_rank_steps **out, size_t *n_ranks)
+rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps, struct rs_rank_steps **out,
+                   size_t *n_ranks)
 {
     struct rank_list list = {NULL, 0};
     struct rs_rank_steps *ranks = NULL;
@@ -297,13 +297,13 @@ rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t **ou
         for (size_t k = 0; steps && k < rk->n; k++) {
             const struct rs_step_metrics *m = &rk->steps[k];
             json_array_append_new(
-                steps, json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "step",
-                                 (json_int_t)m->step, "start_ns", (json_int_t)m->start_ns,
-                                 "step_ms", m->step_ns / 1e6, "compute_ms", m->compute_ns / 1e6,
-                                 "comm_ms", m->comm_ns / 1e6, "exposed_comm_ms",
-                                 m->exposed_comm_ns / 1e6, "idle_ms", m->idle_ns / 1e6,
-                                 "host_gap_ms", m->host_gap_ns / 1e6, "kernels",
-                                 (json_int_t)m->kernels));
+                steps,
+                json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "step",
+                          (json_int_t)m->step, "start_ns", (json_int_t)m->start_ns, "step_ms",
+                          m->step_ns / 1e6, "compute_ms", m->compute_ns / 1e6, "comm_ms",
+                          m->comm_ns / 1e6, "exposed_comm_ms", m->exposed_comm_ns / 1e6, "idle_ms",
+                          m->idle_ns / 1e6, "host_gap_ms", m->host_gap_ns / 1e6, "kernels",
+                          (json_int_t)m->kernels));
         }
         json_t *median = json_pack(
             "{s:f, s:f, s:f, s:f, s:f, s:f}", "step_ms", median_ms(rk, FIELD(step_ns)),

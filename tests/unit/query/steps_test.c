@@ -39,13 +39,19 @@ known_step(void)
     bool dup;
 
     struct rs_rank_batch rb[2] = {{.identity = {"j", 0, 0, 2, "h", "G", 1},
-                                   .strings = names, .n_strings = 2,
-                                   .kernels = k, .n_kernels = 4,
-                                   .collectives = c, .n_collectives = 2,
-                                   .steps = s, .n_steps = 1},
+                                   .strings = names,
+                                   .n_strings = 2,
+                                   .kernels = k,
+                                   .n_kernels = 4,
+                                   .collectives = c,
+                                   .n_collectives = 2,
+                                   .steps = s,
+                                   .n_steps = 1},
                                   {.identity = {"j", 1, 1, 2, "h", "G", 1},
-                                   .strings = names, .n_strings = 2,
-                                   .steps = s1, .n_steps = 1}};
+                                   .strings = names,
+                                   .n_strings = 2,
+                                   .steps = s1,
+                                   .n_steps = 1}};
     struct rs_agent_batch b = {1, 1, 1, {1, 1, "h", "v", {0, 0}}, rb, 2, 0};
     T_CHECK(mkdtemp(dir) != NULL);
     T_EQ(rs_store_open(dir, NULL, &st), 0);

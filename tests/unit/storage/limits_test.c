@@ -101,7 +101,8 @@ cmp_tuple(const struct tuple *a, const struct tuple *b)
         return a->f < b->f ? -1 : 1;
     CMP(job)
     CMP(rank)
-    CMP(kind) CMP(t) CMP(uniq)
+    CMP(kind)
+    CMP(t) CMP(uniq)
 #undef CMP
         return 0;
 }
