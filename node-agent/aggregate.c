@@ -114,8 +114,10 @@ set_identity(struct rank_slot *s, const struct rs_rank_identity *id)
     free(s->gpu_uuid);
     s->host = host;
     s->gpu_uuid = uuid;
+    /* identity.job is set at flush time: the slot array moves when it grows, so no pointer into a
+     * slot may be kept in the slot */
     s->identity = *id;
-    s->identity.job = s->job;
+    s->identity.job = NULL;
     s->identity.host = s->host;
     s->identity.gpu_uuid = s->gpu_uuid;
     return 0;
@@ -175,6 +177,7 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
         if (!s->dirty)
             continue;
         ranks[n].identity = s->identity;
+        ranks[n].identity.job = s->job;
         ranks[n].clock = s->clock;
         ranks[n].dropped_records = s->dropped_records;
         ranks[n].collector_flags = s->collector_flags;

@@ -69,7 +69,8 @@ on_record(void *arg, uint32_t rank, const struct rs_collective_record *c)
         g->members = m;
         g->cap = cap;
     }
-    g->members[g->cur.n++] = (struct rs_instance_member){rank, c->start_ns, c->end_ns - c->start_ns};
+    g->members[g->cur.n++] =
+        (struct rs_instance_member){rank, c->start_ns, c->end_ns - c->start_ns};
     return 0;
 }
 

@@ -40,6 +40,7 @@ echo
 echo "== rankscope skew demo"
 "$BIN/rankscope" --server "$HTTP" skew demo
 echo
-echo "(The straggler verdict with cause, impact and since-when comes with 'rankscope stragglers'.)"
+echo "== rankscope stragglers demo"
+"$BIN/rankscope" --server "$HTTP" stragglers demo
 stop_all
 echo; echo "demo finished in ${SECONDS} s"

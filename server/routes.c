@@ -1,5 +1,5 @@
 /* REST endpoints of the server (docs/openapi.yaml): /healthz, /v1/jobs, /v1/jobs/{job}/ranks,
- * /v1/jobs/{job}/skew, /v1/jobs/{job}/steps, DELETE /v1/jobs/{job}.
+ * /v1/jobs/{job}/skew, /v1/jobs/{job}/steps, /v1/jobs/{job}/stragglers, DELETE /v1/jobs/{job}.
  * Storage reads run in the libuv thread pool; the loop thread only routes and writes. */
 #include "common/clock.h"
 #include "common/error.h"
@@ -7,13 +7,14 @@
 #include "query/jobs.h"
 #include "query/skew.h"
 #include "query/steps.h"
+#include "query/stragglers.h"
 #include "server/server_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum query_kind { Q_JOBS, Q_RANKS, Q_SKEW, Q_STEPS };
+enum query_kind { Q_JOBS, Q_RANKS, Q_SKEW, Q_STEPS, Q_STRAGGLERS };
 
 struct query_work {
     uv_work_t req;
@@ -48,6 +49,13 @@ run_query(uv_work_t *req)
     case Q_STEPS:
         q->rc = rs_query_steps(r, q->job, q->limit, &q->result);
         break;
+    case Q_STRAGGLERS: {
+        struct rs_straggler_options o;
+        rs_straggler_options_default(&o);
+        o.window_steps = q->limit;
+        q->rc = rs_query_stragglers(r, q->job, &o, &q->result);
+        break;
+    }
     }
     rs_store_read_end(r);
 }
@@ -309,6 +317,18 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
     if (rc <= 0) {
         if (rc == 0 && expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
             start_query(srv, c, Q_RANKS, name, 0, NULL);
+        return;
+    }
+    if ((rc = job_in_path(c, path, "/stragglers", name, sizeof name)) <= 0) {
+        static const char *const params[] = {"window"};
+        uint64_t window = 30;
+        if (rc == 0 && expect_get(c, req) == 0 &&
+            parse_uint_params(c, req->query, params, &window, 1) == 0) {
+            if (window < 4 || window > 10000)
+                rs_http_respond_error(c, 400, "window must be from 4 to 10000 steps");
+            else
+                start_query(srv, c, Q_STRAGGLERS, name, (size_t)window, NULL);
+        }
         return;
     }
     if ((rc = job_in_path(c, path, "/steps", name, sizeof name)) <= 0) {

@@ -268,3 +268,49 @@ rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv)
     json_decref(doc);
     return 0;
 }
+
+int
+rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv)
+{
+    char path[512];
+    json_t *doc, *v;
+    size_t i;
+    int rc;
+
+    if ((rc = job_arg("rankscope stragglers JOB", argc, argv)) != 0)
+        return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%s/stragglers", argv[0]);
+    if ((rc = request(o, "GET", path, &doc)) != 0)
+        return rc;
+    if (o->json)
+        return print_json(doc);
+    printf("job %s: %s\n", argv[0], json_string_value(json_object_get(doc, "summary")));
+    json_array_foreach(json_object_get(doc, "stragglers"), i, v)
+    {
+        json_t *e;
+        size_t k;
+        printf("\nrank %lld on %s (%s)\n", (long long)int_of(v, "rank"),
+               json_string_value(json_object_get(v, "host")),
+               json_string_value(json_object_get(v, "gpu_uuid")));
+        printf("  %.1f%% slower than the median rank; arrives last at %.0f%% of collectives\n",
+               100 * (real_of(v, "slowdown") - 1), 100 * real_of(v, "last_frac"));
+        printf("  impact: %.2f s of job time (%.1f%% of the time) since step %lld\n",
+               real_of(v, "impact_s"), real_of(v, "impact_pct"),
+               (long long)int_of(v, "since_step"));
+        printf("  cause: %s\n", json_string_value(json_object_get(v, "cause")));
+        json_array_foreach(json_object_get(v, "evidence"), k, e)
+        {
+            if (json_object_get(e, "kernel"))
+                printf("    %.60s: %.2fx peers, +%.2f ms per step\n",
+                       json_string_value(json_object_get(e, "kernel")),
+                       real_of(e, "ratio_to_peers"), real_of(e, "extra_ms_per_step"));
+            else
+                printf("    host gap before the first kernel %.2f ms (peers %.2f ms)\n",
+                       real_of(e, "host_gap_ms"), real_of(e, "peers_host_gap_ms"));
+        }
+        printf("  confidence %.2f; recommended action: %s\n", real_of(v, "confidence"),
+               json_string_value(json_object_get(v, "action")));
+    }
+    json_decref(doc);
+    return 0;
+}

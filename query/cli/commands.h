@@ -16,5 +16,6 @@ int rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_delete(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv);
+int rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv);
 
 #endif

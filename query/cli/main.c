@@ -26,6 +26,7 @@ static const struct rs_config_spec spec = {
     "Commands:\n"
     "  jobs          list the jobs the server knows\n"
     "  ranks JOB     per-rank summary of a job: host, GPU, steps, kernel and NCCL time per step\n"
+    "  stragglers JOB  which rank slows the job, by how much, since when, and why\n"
     "  steps JOB     per-rank step time, compute, NCCL, exposed NCCL, idle and host gap\n"
     "  skew JOB      NCCL wait skew: who arrives last at collectives, how long the others wait\n"
     "  delete JOB    delete everything stored about a job\n"
@@ -41,8 +42,8 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"jobs", rs_cli_jobs}, {"ranks", rs_cli_ranks},   {"steps", rs_cli_steps},
-    {"skew", rs_cli_skew}, {"delete", rs_cli_delete},
+    {"jobs", rs_cli_jobs},   {"ranks", rs_cli_ranks}, {"stragglers", rs_cli_stragglers},
+    {"steps", rs_cli_steps}, {"skew", rs_cli_skew},   {"delete", rs_cli_delete},
 };
 
 int

@@ -60,9 +60,49 @@ merges_per_rank(void)
     rs_aggregate_free(a);
 }
 
+/* More ranks than the first allocation of slots: the slot array moves (regression: identities
+ * once pointed into the old array, and whole batches were dropped as malformed). */
+static void
+many_ranks(void)
+{
+    static const char *const n1[] = {"k"};
+    static char jobs[2][8] = {"job-a", "job-b"};
+    struct rs_kernel_record k = {10, 20, 0, 7, 0, 0};
+    struct rs_agent_batch env = {1, 2, 3, {1, 2, "h", "v", {0, 0}}, NULL, 0, 0};
+    rs_aggregate *a = NULL;
+    rs_wire_agent_batch *d = NULL;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    uint64_t lost = 0;
+
+    T_EQ(rs_aggregate_new(&a), 0);
+    for (uint32_t j = 0; j < 2; j++)
+        for (uint32_t r = 0; r < 20; r++) {
+            struct rs_rank_batch f = {.identity = {jobs[j], r, r, 20, "h", "GPU", 1},
+                                      .strings = n1,
+                                      .n_strings = 1,
+                                      .kernels = &k,
+                                      .n_kernels = 1};
+            T_EQ(rs_aggregate_add(a, &f), 0);
+        }
+    T_EQ(rs_aggregate_flush(a, &env, &buf, &len, &lost), 0);
+    T_EQ(lost, 0);
+    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    if (d) {
+        const struct rs_agent_batch *b = rs_wire_agent_batch_get(d);
+        T_EQ(b->n_ranks, 40);
+        T_CHECK(strcmp(b->ranks[0].identity.job, "job-a") == 0);
+        T_CHECK(strcmp(b->ranks[39].identity.job, "job-b") == 0);
+    }
+    rs_wire_agent_batch_free(d);
+    free(buf);
+    rs_aggregate_free(a);
+}
+
 int
 main(void)
 {
     T_RUN(merges_per_rank);
+    T_RUN(many_ranks);
     return T_DONE("node-agent/aggregate");
 }

@@ -102,7 +102,8 @@ cmp_tuple(const struct tuple *a, const struct tuple *b)
     CMP(job)
     CMP(rank)
     CMP(kind)
-    CMP(t) CMP(uniq)
+    CMP(t)
+    CMP(uniq)
 #undef CMP
         return 0;
 }

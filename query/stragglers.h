@@ -1,0 +1,39 @@
+/* Stragglers (DESIGN.md "Straggler"), batch evaluation over the job's most recent windows of
+ * `window_steps` steps (aligned by step number, newest first). Per window and rank:
+ *   slowdown_r  = median over steps of (compute + host_gap) / median over ranks of the same
+ *   last_frac_r = fraction of the window's collective instances where r arrived last
+ * A rank is a straggler when slowdown - 1 >= threshold and last_frac >= min_last_frac in each of
+ * the newest `windows_required` windows. Each verdict carries: impact — job time lost, i.e. the
+ * rank's per-step excess of compute + host gap over the median rank, times the steps of the run
+ * (the job runs at its pace), and that as % of wall time — and peer_wait_s, DESIGN.md's sum over
+ * the instances where it arrived last of the median wait of the other ranks (it counts every
+ * gradient bucket, so it exceeds the time lost);
+ * cause (gpu_slow / extra_work / host_side, or unknown) with evidence, since (start of the oldest
+ * window of the unbroken run that meets the rule: window-granular), confidence, NVRx-style relative and individual
+ * scores, and a recommended action (observe, drain-candidate). Needs step records. */
+#ifndef RS_QUERY_STRAGGLERS_H
+#define RS_QUERY_STRAGGLERS_H
+
+#include "storage/store.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct rs_straggler_options {
+    size_t window_steps;      /* 30 */
+    unsigned windows_required; /* 2 */
+    double threshold;          /* 0.03 */
+    double min_last_frac;      /* 0.5 */
+    unsigned lookback_windows; /* windows examined for `since`: 10 */
+};
+
+/* Fills the defaults above. */
+void rs_straggler_options_default(struct rs_straggler_options *o);
+
+/* The verdicts for `job` as JSON (docs/openapi.yaml, /v1/jobs/{job}/stragglers). Returns 0,
+ * RS_E_NOT_FOUND, or a storage error. A job without enough steps gets an empty verdict list and a
+ * summary saying why. */
+int rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
+                        json_t **out);
+
+#endif

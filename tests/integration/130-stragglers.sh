@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The straggler rule end to end on simulated jobs: a GPU straggler (cause gpu_slow, drain
+# candidate), a host stall (cause host_side), and a fault-free job (no verdict, with its spread).
+. "$(dirname "$0")/common.sh"
+start_server
+start_agent
+sim() { "$BIN/rankscope-sim" --ranks 8 --steps 150 --speed 0 --agent "$WORK/agent.sock" --log-level warn "$@"; }
+sim --job gpu --slow-rank 3 --slowdown 0.1 --onset-step 40 >"$WORK/gpu.json"
+sim --job host --host-stall 6 --stall-ms 5 --onset-step 40 >"$WORK/host.json"
+sim --job clean --seed 7 >"$WORK/clean.json"
+for j in gpu host clean; do wait_for_records "$j" "$WORK/$j.json"; done
+for j in gpu host clean; do curl -s "$HTTP/v1/jobs/$j/stragglers" >"$WORK/$j.verdict"; done
+check "GPU straggler: rank 3, gpu_slow, ~10% slower, last at >= 90%, drain candidate" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+(v,) = d["stragglers"]
+assert v["rank"] == 3 and v["cause"] == "gpu_slow", v
+assert 0.07 < v["slowdown"] - 1 < 0.13 and v["last_frac"] >= 0.9, v
+assert v["action"] == "drain-candidate" and v["gpu_uuid"].startswith("GPU-") and v["host"], v
+assert 40 - 30 < v["since_step"] <= 40 + 30, v["since_step"]
+assert 0 < v["impact_pct"] < 15 and v["peer_wait_s"] > v["impact_s"], v
+assert v["evidence"] and v["evidence"][0]["ratio_to_peers"] > 1.05, v["evidence"]' "$WORK/gpu.verdict"
+check "host stall: rank 6, host_side, with the host gap as evidence" python3 -c '
+import json, sys
+(v,) = json.load(open(sys.argv[1]))["stragglers"]
+assert v["rank"] == 6 and v["cause"] == "host_side", v
+assert 4.5 < v["evidence"][0]["host_gap_ms"] < 5.5, v["evidence"]
+assert v["action"] == "observe", v' "$WORK/host.verdict"
+check "fault-free job: no verdict, and the spread it saw" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["stragglers"] == [] and d["summary"].startswith("no straggler"), d["summary"]
+assert all(abs(r["slowdown"] - 1) < 0.03 for r in d["ranks"]), d["ranks"]' "$WORK/clean.verdict"
+check "rankscope stragglers says it for people" sh -c "'$BIN/rankscope' --server '$HTTP' stragglers gpu | grep -q '^rank 3 on sim-node-000'"
+check "window=2 is 400" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/gpu/stragglers?window=2') = 400 ]"
+check "a job too short for two windows says so" sh -c "'$BIN/rankscope-sim' --job short --ranks 2 --steps 20 --speed 0 --agent '$WORK/agent.sock' --log-level warn >/dev/null; sleep 1; curl -s '$HTTP/v1/jobs/short/stragglers' | grep -q 'not enough data'"
+finish
