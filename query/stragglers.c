@@ -25,10 +25,10 @@ rs_straggler_options_default(struct rs_straggler_options *o)
 
 struct rank_window {
     size_t steps;
-    double work_ms;     /* median of compute + host gap */
+    double work_ms; /* median of compute + host gap */
     double compute_ms, host_gap_ms, step_ms, kernels;
-    uint64_t last;      /* instances it arrived last at */
-    double impact_ns;   /* others' median wait at those instances */
+    uint64_t last;    /* instances it arrived last at */
+    double impact_ns; /* others' median wait at those instances */
 };
 
 struct window {
@@ -48,14 +48,21 @@ struct ctx {
     int32_t *index_of; /* rank -> index in ranks, -1 */
 };
 
+/* Steps (hi - w, hi], written without going below 0. */
+static bool
+in_window(uint64_t step, uint64_t hi, uint64_t w)
+{
+    return step <= hi && step + w > hi;
+}
+
 static double
-median_of(const struct rs_step_metrics *v, size_t n, uint64_t lo, uint64_t hi, int what)
+median_of(const struct rs_step_metrics *v, size_t n, uint64_t hi, uint64_t w, int what)
 {
     struct rs_samples s = {NULL, 0, 0};
     double m;
 
     for (size_t i = 0; i < n; i++) {
-        if (v[i].step <= lo || v[i].step > hi)
+        if (!in_window(v[i].step, hi, w))
             continue;
         double x = what == 0   ? (double)(v[i].compute_ns + v[i].host_gap_ns)
                    : what == 1 ? (double)v[i].compute_ns
@@ -86,12 +93,12 @@ build_windows(struct ctx *c)
     }
     if (!(c->w = calloc(c->o->lookback_windows, sizeof *c->w)))
         return -ENOMEM;
-    for (size_t j = 0; j < c->o->lookback_windows && end >= (j + 1) * W; j++) {
+    for (size_t j = 0; j < c->o->lookback_windows && end + 1 >= (j + 1) * W; j++) {
         struct window *w = &c->w[j];
-        uint64_t hi = end - j * W, lo = hi - W;
+        uint64_t hi = end - j * W;
         struct rs_samples refs = {NULL, 0, 0};
         bool complete = true;
-        w->first_step = lo + 1;
+        w->first_step = hi + 1 - W;
         w->t0 = UINT64_MAX;
         if (!(w->r = calloc(c->n_ranks, sizeof *w->r)))
             return -ENOMEM;
@@ -99,7 +106,7 @@ build_windows(struct ctx *c)
             const struct rs_rank_steps *rk = &c->ranks[i];
             struct rank_window *rw = &w->r[i];
             for (size_t k = 0; k < rk->n; k++) {
-                if (rk->steps[k].step <= lo || rk->steps[k].step > hi)
+                if (!in_window(rk->steps[k].step, hi, W))
                     continue;
                 rw->steps++;
                 if (rk->steps[k].start_ns < w->t0)
@@ -111,11 +118,11 @@ build_windows(struct ctx *c)
                 complete = false;
                 break;
             }
-            rw->work_ms = median_of(rk->steps, rk->n, lo, hi, 0);
-            rw->compute_ms = median_of(rk->steps, rk->n, lo, hi, 1);
-            rw->host_gap_ms = median_of(rk->steps, rk->n, lo, hi, 2);
-            rw->step_ms = median_of(rk->steps, rk->n, lo, hi, 3);
-            rw->kernels = median_of(rk->steps, rk->n, lo, hi, 4);
+            rw->work_ms = median_of(rk->steps, rk->n, hi, W, 0);
+            rw->compute_ms = median_of(rk->steps, rk->n, hi, W, 1);
+            rw->host_gap_ms = median_of(rk->steps, rk->n, hi, W, 2);
+            rw->step_ms = median_of(rk->steps, rk->n, hi, W, 3);
+            rw->kernels = median_of(rk->steps, rk->n, hi, W, 4);
             rs_samples_add(&refs, rw->work_ms);
         }
         if (!complete) { /* a window some rank barely covers ends the lookback */
@@ -260,8 +267,7 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, doubl
             if (top[e].name && excess <= top[e].extra_ms_per_step)
                 continue;
             memmove(&top[e + 1], &top[e], (MAX_EVIDENCE - e - 1) * sizeof top[0]);
-            top[e] = (struct evidence){mine->name, peer_mean > 0 ? my_mean / peer_mean : 0,
-                                       excess};
+            top[e] = (struct evidence){mine->name, peer_mean > 0 ? my_mean / peer_mean : 0, excess};
             break;
         }
         rs_samples_fini(&mean);
@@ -327,14 +333,15 @@ on_rank_info(void *arg, const struct rs_rank_info *info)
 }
 
 static json_t *
-verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx,
-        const struct identities *ids, size_t run)
+verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const struct identities *ids,
+        size_t run)
 {
     const struct rank_window *rw = &c->w[0].r[idx];
     double slowdown = rw->work_ms / c->w[0].ref_ms;
     double last_frac = (double)rw->last / (double)c->w[0].instances;
     double impact_ns = 0, wall_ns = 0, best = rw->work_ms, min_work = rw->work_ms;
-    double slow_ms, extra_ms, host_ms = rw->host_gap_ms - peer_median(c, idx, offsetof(struct rank_window, host_gap_ms));
+    double slow_ms, extra_ms,
+        host_ms = rw->host_gap_ms - peer_median(c, idx, offsetof(struct rank_window, host_gap_ms));
     json_t *evidence = NULL;
     const char *cause = "unknown";
     const struct identity *id = NULL;
@@ -370,25 +377,33 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx,
         cause = "extra_work";
     double impact_pct = wall_ns > 0 ? 100.0 * lost_ms * 1e6 / wall_ns : 0;
     double margin = (slowdown - 1.0) / (2 * c->o->threshold);
-    double confidence = (margin < 1 ? margin : 1) * last_frac * (run >= 2 * c->o->windows_required ? 1.0 : 0.8);
-    const char *action = strcmp(cause, "gpu_slow") == 0 && impact_pct >= 5 ? "drain-candidate" : "observe";
+    double confidence =
+        (margin < 1 ? margin : 1) * last_frac * (run >= 2 * c->o->windows_required ? 1.0 : 0.8);
+    const char *action =
+        strcmp(cause, "gpu_slow") == 0 && impact_pct >= 5 ? "drain-candidate" : "observe";
     return json_pack(
         "{s:I, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:o, s:{s:f, s:f, s:f}, s:I, s:I, s:I, "
         "s:f, s:{s:f, s:f}, s:s}",
         "rank", (json_int_t)c->ranks[idx].rank, "host", id ? id->host : "", "gpu_uuid",
-        id ? id->gpu : "", "slowdown", slowdown, "last_frac", last_frac, "impact_s",
-        lost_ms / 1e3, "impact_pct", impact_pct, "peer_wait_s", impact_ns / 1e9, "cause", cause, "evidence",
-        evidence ? evidence : json_array(), "excess_ms_per_step", "gpu_slow", slow_ms,
-        "extra_work", extra_ms, "host_side", host_ms, "since_step",
-        (json_int_t)c->w[run - 1].first_step, "since_ns", (json_int_t)c->w[run - 1].t0,
-        "windows", (json_int_t)run, "confidence", confidence < 0 ? 0.0 : confidence, "scores",
-        "relative", min_work / rw->work_ms, "individual", best / rw->work_ms, "action", action);
+        id ? id->gpu : "", "slowdown", slowdown, "last_frac", last_frac, "impact_s", lost_ms / 1e3,
+        "impact_pct", impact_pct, "peer_wait_s", impact_ns / 1e9, "cause", cause, "evidence",
+        evidence ? evidence : json_array(), "excess_ms_per_step", "gpu_slow", slow_ms, "extra_work",
+        extra_ms, "host_side", host_ms, "since_step", (json_int_t)c->w[run - 1].first_step,
+        "since_ns", (json_int_t)c->w[run - 1].t0, "windows", (json_int_t)run, "confidence",
+        confidence < 0 ? 0.0 : confidence, "scores", "relative", min_work / rw->work_ms,
+        "individual", best / rw->work_ms, "action", action);
 }
 
 int
-rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
+rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler_options *opts,
                     json_t **out)
 {
+    struct rs_straggler_options defaults;
+    const struct rs_straggler_options *o = opts;
+    if (!o) {
+        rs_straggler_options_default(&defaults);
+        o = &defaults;
+    }
     struct ctx c = {o, NULL, 0, NULL, 0, 0, NULL};
     struct identities ids = {NULL, 0};
     json_t *verdicts = json_array(), *ranks = json_array();
@@ -431,9 +446,9 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
             size_t run = 0;
             lo = slowdown < lo ? slowdown : lo;
             hi = slowdown > hi ? slowdown : hi;
-            json_array_append_new(ranks, json_pack("{s:I, s:f, s:f}", "rank",
-                                                   (json_int_t)c.ranks[i].rank, "slowdown",
-                                                   slowdown, "last_frac", last_frac));
+            json_array_append_new(ranks,
+                                  json_pack("{s:I, s:f, s:f}", "rank", (json_int_t)c.ranks[i].rank,
+                                            "slowdown", slowdown, "last_frac", last_frac));
             while (run < c.n_w && qualifies(&c, run, i))
                 run++;
             if (run >= o->windows_required) {
@@ -453,10 +468,10 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
         else
             snprintf(summary, sizeof summary, "%zu straggler(s)", json_array_size(verdicts));
     }
-    *out = json_pack("{s:s, s:I, s:I, s:f, s:s, s:O, s:O}", "job", job, "window_steps",
-                     (json_int_t)o->window_steps, "windows_evaluated", (json_int_t)c.n_w,
-                     "threshold", o->threshold, "summary", summary, "stragglers", verdicts,
-                     "ranks", ranks);
+    *out =
+        json_pack("{s:s, s:I, s:I, s:f, s:s, s:O, s:O}", "job", job, "window_steps",
+                  (json_int_t)o->window_steps, "windows_evaluated", (json_int_t)c.n_w, "threshold",
+                  o->threshold, "summary", summary, "stragglers", verdicts, "ranks", ranks);
     rc = *out ? 0 : -ENOMEM;
 out:
     json_decref(verdicts);

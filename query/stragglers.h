@@ -9,8 +9,9 @@
  * the instances where it arrived last of the median wait of the other ranks (it counts every
  * gradient bucket, so it exceeds the time lost);
  * cause (gpu_slow / extra_work / host_side, or unknown) with evidence, since (start of the oldest
- * window of the unbroken run that meets the rule: window-granular), confidence, NVRx-style relative and individual
- * scores, and a recommended action (observe, drain-candidate). Needs step records. */
+ * window of the unbroken run that meets the rule: window-granular), confidence, NVRx-style relative
+ * and individual scores, and a recommended action (observe, drain-candidate). Needs step records.
+ */
 #ifndef RS_QUERY_STRAGGLERS_H
 #define RS_QUERY_STRAGGLERS_H
 
@@ -20,7 +21,7 @@
 #include <stddef.h>
 
 struct rs_straggler_options {
-    size_t window_steps;      /* 30 */
+    size_t window_steps;       /* 30 */
     unsigned windows_required; /* 2 */
     double threshold;          /* 0.03 */
     double min_last_frac;      /* 0.5 */
@@ -30,9 +31,9 @@ struct rs_straggler_options {
 /* Fills the defaults above. */
 void rs_straggler_options_default(struct rs_straggler_options *o);
 
-/* The verdicts for `job` as JSON (docs/openapi.yaml, /v1/jobs/{job}/stragglers). Returns 0,
- * RS_E_NOT_FOUND, or a storage error. A job without enough steps gets an empty verdict list and a
- * summary saying why. */
+/* The verdicts for `job` as JSON (opts NULL = the defaults) (docs/openapi.yaml,
+ * /v1/jobs/{job}/stragglers). Returns 0, RS_E_NOT_FOUND, or a storage error. A job without enough
+ * steps gets an empty verdict list and a summary saying why. */
 int rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
                         json_t **out);
 

@@ -105,7 +105,7 @@ cmp_tuple(const struct tuple *a, const struct tuple *b)
     CMP(t)
     CMP(uniq)
 #undef CMP
-        return 0;
+    return 0;
 }
 
 static uint64_t
