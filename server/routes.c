@@ -295,6 +295,40 @@ expect_no_query(rs_http_conn *c, const struct rs_http_request *req)
     return -1;
 }
 
+/* GET /v1/jobs/{job}<suffix>[?param=N]: job endpoints with at most one integer parameter. */
+struct job_endpoint {
+    const char *suffix;
+    enum query_kind kind;
+    const char *param; /* NULL: takes no parameter */
+    uint64_t def, min, max;
+};
+
+static const struct job_endpoint job_endpoints[] = {
+    {"/ranks", Q_RANKS, NULL, 0, 0, 0},
+    {"/stragglers", Q_STRAGGLERS, "window", 30, 4, 10000},
+    {"/steps", Q_STEPS, "last", 30, 1, 100000},
+};
+
+static void
+start_job_endpoint(struct rs_server *srv, rs_http_conn *c, const struct rs_http_request *req,
+                   const struct job_endpoint *e, const char *job)
+{
+    uint64_t v = e->def;
+
+    if (!e->param) {
+        if (expect_no_query(c, req) == 0)
+            start_query(srv, c, e->kind, job, 0, NULL);
+        return;
+    }
+    if (parse_uint_params(c, req->query, &e->param, &v, 1) != 0)
+        return;
+    if (v < e->min || v > e->max)
+        rs_http_respond_error(c, 400, "%s must be from %llu to %llu", e->param,
+                              (unsigned long long)e->min, (unsigned long long)e->max);
+    else
+        start_query(srv, c, e->kind, job, (size_t)v, NULL);
+}
+
 void
 rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *req)
 {
@@ -313,34 +347,13 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
         return;
     }
     char name[RS_WIRE_MAX_JOB_LEN + 1];
-    int rc = job_in_path(c, path, "/ranks", name, sizeof name);
-    if (rc <= 0) {
-        if (rc == 0 && expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
-            start_query(srv, c, Q_RANKS, name, 0, NULL);
-        return;
-    }
-    if ((rc = job_in_path(c, path, "/stragglers", name, sizeof name)) <= 0) {
-        static const char *const params[] = {"window"};
-        uint64_t window = 30;
-        if (rc == 0 && expect_get(c, req) == 0 &&
-            parse_uint_params(c, req->query, params, &window, 1) == 0) {
-            if (window < 4 || window > 10000)
-                rs_http_respond_error(c, 400, "window must be from 4 to 10000 steps");
-            else
-                start_query(srv, c, Q_STRAGGLERS, name, (size_t)window, NULL);
-        }
-        return;
-    }
-    if ((rc = job_in_path(c, path, "/steps", name, sizeof name)) <= 0) {
-        static const char *const params[] = {"last"};
-        uint64_t last = 30;
-        if (rc == 0 && expect_get(c, req) == 0 &&
-            parse_uint_params(c, req->query, params, &last, 1) == 0) {
-            if (last < 1 || last > 100000)
-                rs_http_respond_error(c, 400, "last must be from 1 to 100000");
-            else
-                start_query(srv, c, Q_STEPS, name, (size_t)last, NULL);
-        }
+    int rc;
+    for (size_t i = 0; i < sizeof job_endpoints / sizeof job_endpoints[0]; i++) {
+        const struct job_endpoint *e = &job_endpoints[i];
+        if ((rc = job_in_path(c, path, e->suffix, name, sizeof name)) > 0)
+            continue;
+        if (rc == 0 && expect_get(c, req) == 0)
+            start_job_endpoint(srv, c, req, e, name);
         return;
     }
     if ((rc = job_in_path(c, path, "/skew", name, sizeof name)) <= 0) {

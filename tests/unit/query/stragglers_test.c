@@ -45,17 +45,21 @@ put_job(rs_store *st, const char *job, enum fault fault, uint32_t bad_rank)
             uint64_t k0 = t + gap, k1 = k0 + work, k2 = k1 + work;
             k[2 * i] = (struct rs_kernel_record){k0, k1, 0, 7, 0, 0};
             k[2 * i + 1] = (struct rs_kernel_record){k1, k2, 0, 7, 0, 0};
-            c[i] = (struct rs_collective_record){k2, t + slowest + 50 * US, 8, 1, i,
-                                                 RS_COLL_ALLREDUCE, 1, 17, false};
+            c[i] = (struct rs_collective_record){
+                k2, t + slowest + 50 * US, 8, 1, i, RS_COLL_ALLREDUCE, 1, 17, false};
             s[i] = (struct rs_step_record){i, t, t + 900 * US};
         }
         struct rs_rank_batch rb = {.identity = {job, r, r, RANKS, "node", "GPU-x", 1},
-                                   .strings = names, .n_strings = 2,
-                                   .kernels = k, .n_kernels = STEPS * 2,
-                                   .collectives = c, .n_collectives = STEPS,
-                                   .steps = s, .n_steps = STEPS};
-        struct rs_agent_batch b = {1, 1, (uint64_t)fault * 100 + r + 1, {1, 1, "h", "v", {0, 0}},
-                                   &rb, 1, 0};
+                                   .strings = names,
+                                   .n_strings = 2,
+                                   .kernels = k,
+                                   .n_kernels = STEPS * 2,
+                                   .collectives = c,
+                                   .n_collectives = STEPS,
+                                   .steps = s,
+                                   .n_steps = STEPS};
+        struct rs_agent_batch b = {
+            1, 1, (uint64_t)fault * 100 + r + 1, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
         T_EQ(rs_store_write_begin(st, &w), 0);
         T_EQ(rs_store_write_batch(w, &b, &dup), 0);
         T_EQ(rs_store_write_commit(w), 0);
