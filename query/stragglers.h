@@ -1,6 +1,8 @@
 /* Stragglers (DESIGN.md "Straggler"), batch evaluation over the job's most recent windows of
  * `window_steps` steps (aligned by step number, newest first). Per window and rank:
- *   slowdown_r  = median over steps of (compute + host_gap) / median over ranks of the same
+ *   slowdown_r  = median over steps of (compute + host_gap) / median over the other ranks of the
+ *                 same (DESIGN.md says "over ranks"; for 2 ranks that median is their mean and
+ *                 would halve the slowdown, so peers are used — the same for many ranks)
  *   last_frac_r = fraction of the window's collective instances where r arrived last
  * A rank is a straggler when slowdown - 1 >= threshold and last_frac >= min_last_frac in each of
  * the newest `windows_required` windows. Each verdict carries: impact — job time lost, i.e. the

@@ -1,0 +1,105 @@
+"""Straggler accuracy sweep with the simulator (issue 5), batch mode.
+
+For each setting (ranks x fault x seed) a simulated job runs through agent and server; the
+verdicts of GET /v1/jobs/{job}/stragglers are compared with the injected fault. Reports recall,
+precision and false verdicts per setting, and the cause the verdicts named. Time-to-detect needs
+the streaming mode (not built yet) and is not measured here.
+
+usage: python3 tests/bench/accuracy_sweep.py [--ranks 2,8,32] [--seeds 3] [--steps 150]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+p = argparse.ArgumentParser()
+p.add_argument("--ranks", default="2,8,32")
+p.add_argument("--seeds", type=int, default=3)
+p.add_argument("--steps", type=int, default=150)
+p.add_argument("--build", default=os.environ.get("BUILD", "build"))
+a = p.parse_args()
+BIN = os.path.join(a.build, "bin")
+FAULTS = [("none", []), ("gpu 2%", ["--slowdown", "0.02"]), ("gpu 3%", ["--slowdown", "0.03"]),
+          ("gpu 5%", ["--slowdown", "0.05"]), ("gpu 10%", ["--slowdown", "0.10"]),
+          ("gpu 30%", ["--slowdown", "0.30"]), ("host 5 ms", ["--stall-ms", "5"])]
+
+work = tempfile.mkdtemp(prefix="rankscope-sweep.")
+server = subprocess.Popen([f"{BIN}/rankscope-server", "--data", f"{work}/data", "--http",
+                           "127.0.0.1:0", "--listen", "tcp://127.0.0.1:0", "--ready-file",
+                           f"{work}/server.ready"], stderr=subprocess.DEVNULL)
+for _ in range(100):
+    if os.path.exists(f"{work}/server.ready"):
+        break
+    time.sleep(0.05)
+ready = dict(l.split("=", 1) for l in open(f"{work}/server.ready").read().split())
+http = "http://" + ready["http"]
+agent = subprocess.Popen([f"{BIN}/rankscope-agent", "--server", ready["listen"], "--socket",
+                          f"{work}/agent.sock", "--ready-file", f"{work}/agent.ready"],
+                         stderr=subprocess.DEVNULL)
+for _ in range(100):
+    if os.path.exists(f"{work}/agent.ready"):
+        break
+    time.sleep(0.05)
+
+
+def get(path):
+    with urllib.request.urlopen(http + path) as r:
+        return json.load(r)
+
+
+rows = []
+try:
+    for n in [int(x) for x in a.ranks.split(",")]:
+        for name, args in FAULTS:
+            tp = fp = fn = 0
+            causes = {}
+            for seed in range(1, a.seeds + 1):
+                bad = (seed * 7) % n
+                job = f"sweep-{n}-{name.replace(' ', '').replace('%', 'pct')}-{seed}"
+                fault = []
+                if name.startswith("gpu"):
+                    fault = ["--slow-rank", str(bad)] + args
+                elif name.startswith("host"):
+                    fault = ["--host-stall", str(bad)] + args
+                out = subprocess.run(
+                    [f"{BIN}/rankscope-sim", "--job", job, "--ranks", str(n), "--steps",
+                     str(a.steps), "--speed", "0", "--seed", str(seed), "--onset-step",
+                     str(a.steps // 3), "--agent", f"{work}/agent.sock", "--log-level", "warn"]
+                    + fault, check=True, capture_output=True, text=True).stdout
+                want = json.loads(out)["sent"]["steps"]
+                for _ in range(200):  # until every step record is stored
+                    try:
+                        if sum(r["steps"] for r in get(f"/v1/jobs/{job}/ranks")["ranks"]) >= want:
+                            break
+                    except Exception:
+                        pass
+                    time.sleep(0.05)
+                verdicts = get(f"/v1/jobs/{job}/stragglers")["stragglers"]
+                flagged = {v["rank"]: v["cause"] for v in verdicts}
+                if fault:
+                    if bad in flagged:
+                        tp += 1
+                        causes[flagged[bad]] = causes.get(flagged[bad], 0) + 1
+                    else:
+                        fn += 1
+                fp += sum(1 for r in flagged if not fault or r != bad)
+            recall = tp / (tp + fn) if tp + fn else None
+            precision = tp / (tp + fp) if tp + fp else None
+            rows.append((n, name, a.seeds, recall, precision, fp, causes))
+            print(f"ranks {n:4d}  {name:10s}  recall {'-' if recall is None else f'{recall:.2f}':>4}"
+                  f"  precision {'-' if precision is None else f'{precision:.2f}':>4}"
+                  f"  false verdicts {fp}  causes {causes}", flush=True)
+finally:
+    agent.terminate()
+    server.terminate()
+    agent.wait()
+    server.wait()
+    subprocess.run(["rm", "-rf", work])
+fault_free_fp = sum(r[5] for r in rows if r[1] == "none")
+print(f"summary: false verdicts on fault-free runs: {fault_free_fp}; "
+      f"recall for slowdowns >= 5%: "
+      f"{min((r[3] for r in rows if r[1] in ('gpu 5%', 'gpu 10%', 'gpu 30%')), default=0):.2f} (min)")
