@@ -187,36 +187,6 @@ health_json(struct rs_server *srv)
         (json_int_t)RS_COUNT_GET(k, reader_slots_freed));
 }
 
-/* Parses "limit=N" (the only parameter of /v1/jobs). Returns 0 or answers 400 and returns -1. */
-static int
-parse_jobs_query(rs_http_conn *c, const char *query, size_t *limit)
-{
-    char buf[256], *save = NULL, *pair;
-
-    *limit = 0;
-    if (strlen(query) >= sizeof buf) {
-        rs_http_respond_error(c, 400, "query string too long");
-        return -1;
-    }
-    snprintf(buf, sizeof buf, "%s", query);
-    for (pair = strtok_r(buf, "&", &save); pair; pair = strtok_r(NULL, "&", &save)) {
-        char *eq = strchr(pair, '='), *end;
-        if (!eq || strncmp(pair, "limit", (size_t)(eq - pair)) != 0 || eq - pair != 5) {
-            rs_http_respond_error(c, 400, "unknown parameter '%.*s' (allowed: limit)",
-                                  eq ? (int)(eq - pair) : (int)strlen(pair), pair);
-            return -1;
-        }
-        long v = strtol(eq + 1, &end, 10);
-        if (eq[1] == '\0' || *end != '\0' || v < 1 || v > 100000) {
-            rs_http_respond_error(c, 400, "limit must be an integer from 1 to 100000, not '%s'",
-                                  eq + 1);
-            return -1;
-        }
-        *limit = (size_t)v;
-    }
-    return 0;
-}
-
 /* Parses "a=1&b=2" where every key is one of names[] and every value an unsigned integer into
  * values[]; answers 400 and returns -1 otherwise. */
 static int
@@ -295,13 +265,20 @@ expect_no_query(rs_http_conn *c, const struct rs_http_request *req)
     return -1;
 }
 
-/* GET /v1/jobs/{job}<suffix>[?param=N]: job endpoints with at most one integer parameter. */
+static int parse_uint_params(rs_http_conn *c, const char *query, const char *const *names,
+                             uint64_t *values, size_t n);
+static int expect_no_query(rs_http_conn *c, const struct rs_http_request *req);
+
+/* GET /v1/jobs/{job}<suffix>[?param=N] (and /v1/jobs?limit=N): endpoints with at most one
+ * integer parameter; `def` applies when it is absent (0 for limit: no limit). */
 struct job_endpoint {
     const char *suffix;
     enum query_kind kind;
     const char *param; /* NULL: takes no parameter */
     uint64_t def, min, max;
 };
+
+static const struct job_endpoint jobs_endpoint = {"", Q_JOBS, "limit", 0, 1, 100000};
 
 static const struct job_endpoint job_endpoints[] = {
     {"/ranks", Q_RANKS, NULL, 0, 0, 0},
@@ -314,6 +291,7 @@ start_job_endpoint(struct rs_server *srv, rs_http_conn *c, const struct rs_http_
                    const struct job_endpoint *e, const char *job)
 {
     uint64_t v = e->def;
+    bool given;
 
     if (!e->param) {
         if (expect_no_query(c, req) == 0)
@@ -322,7 +300,8 @@ start_job_endpoint(struct rs_server *srv, rs_http_conn *c, const struct rs_http_
     }
     if (parse_uint_params(c, req->query, &e->param, &v, 1) != 0)
         return;
-    if (v < e->min || v > e->max)
+    given = req->query[0] != '\0';
+    if (given && (v < e->min || v > e->max))
         rs_http_respond_error(c, 400, "%s must be from %llu to %llu", e->param,
                               (unsigned long long)e->min, (unsigned long long)e->max);
     else
@@ -334,7 +313,6 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
 {
     struct rs_server *srv = server;
     const char *path = req->path;
-    size_t limit;
 
     if (strcmp(path, "/healthz") == 0) {
         if (expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
@@ -342,8 +320,8 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
         return;
     }
     if (strcmp(path, "/v1/jobs") == 0) {
-        if (expect_get(c, req) == 0 && parse_jobs_query(c, req->query, &limit) == 0)
-            start_query(srv, c, Q_JOBS, NULL, limit, NULL);
+        if (expect_get(c, req) == 0)
+            start_job_endpoint(srv, c, req, &jobs_endpoint, NULL);
         return;
     }
     char name[RS_WIRE_MAX_JOB_LEN + 1];
