@@ -37,6 +37,10 @@ check("baseline: collective instances matched across ranks", tot > 0 and comp ==
 check("baseline: steps from NVTX 'ProfilerStep#N' ranges on every rank (10 warm-up + 60)",
       len(ranks) == 2 and all(r["steps"] == 70 for r in ranks),
       ", ".join(f"r{r['rank']}={r['steps']}" for r in ranks))
+check("baseline: collectors report no condition, CUPTI clock is CLOCK_REALTIME",
+      len(ranks) == 2 and all(r.get("collector_flags") == 0 and abs(r.get("clock_offset_ns", 1e18)) < 1e9
+                              for r in ranks),
+      ", ".join(f"flags={r.get('collector_flags')} offset={r.get('clock_offset_ns')}ns" for r in ranks))
 check("baseline: nothing dropped", all(r["dropped"] == 0 for r in ranks),
       ", ".join(str(r["dropped"]) for r in ranks))
 

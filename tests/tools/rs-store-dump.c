@@ -39,11 +39,12 @@ on_rank(void *arg, const struct rs_rank_info *r)
     int *first = arg;
     printf("%s{\"rank\":%u,\"host\":\"%s\",\"gpu_uuid\":\"%s\",\"kernels\":%llu,"
            "\"kernel_ms\":%.3f,\"collectives\":%llu,\"nccl_ms\":%.3f,\"memcpys\":%llu,"
-           "\"steps\":%llu,\"dropped\":%llu}",
+           "\"steps\":%llu,\"dropped\":%llu,\"collector_flags\":%u,\"clock_offset_ns\":%lld}",
            *first ? "" : ",", r->rank, r->host, r->gpu_uuid, (unsigned long long)r->n_kernels,
            (double)r->kernel_ns / 1e6, (unsigned long long)r->n_collectives,
            (double)r->collective_ns / 1e6, (unsigned long long)r->n_memcpys,
-           (unsigned long long)r->n_steps, (unsigned long long)r->dropped_records);
+           (unsigned long long)r->n_steps, (unsigned long long)r->dropped_records,
+           r->collector_flags, (long long)r->clock_offset_ns);
     *first = 0;
     return 0;
 }
