@@ -1,6 +1,7 @@
 /* HTTP/1.1 connections on libuv + llhttp, with limits and timeouts (see http.h). */
 #include "server/http.h"
 
+#include "common/hash.h"
 #include "common/log.h"
 
 #include <stdarg.h>
@@ -52,6 +53,8 @@ reason_phrase(int status)
     switch (status) {
     case 200:
         return "OK";
+    case 304:
+        return "Not Modified";
     case 400:
         return "Bad Request";
     case 404:
@@ -211,10 +214,12 @@ on_written(uv_write_t *req, int status)
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 
-void
-rs_http_respond(rs_http_conn *c, int status, const char *content_type, const char *body, size_t len)
+/* Writes the response; `etag` adds an ETag header (NULL: none). */
+static void
+respond(rs_http_conn *c, int status, const char *content_type, const char *etag, const char *body,
+        size_t len)
 {
-    char head[512];
+    char head[640], tag[64] = "";
     struct write_req *w;
     uv_buf_t buf;
     int n;
@@ -231,10 +236,12 @@ rs_http_respond(rs_http_conn *c, int status, const char *content_type, const cha
     RS_COUNT(c->http->counters, http_requests);
     if (status >= 400)
         RS_COUNT(c->http->counters, http_errors);
+    if (etag)
+        snprintf(tag, sizeof tag, "ETag: %s\r\n", etag);
     n = snprintf(head, sizeof head,
-                 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                 "Cache-Control: no-store\r\nConnection: %s\r\n\r\n",
-                 status, reason_phrase(status), content_type, len,
+                 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+                 "Cache-Control: no-cache\r\nConnection: %s\r\n\r\n",
+                 status, reason_phrase(status), content_type, len, tag,
                  c->keep_alive ? "keep-alive" : "close");
     w = malloc(sizeof *w + (size_t)n + len);
     if (!w) {
@@ -252,6 +259,12 @@ rs_http_respond(rs_http_conn *c, int status, const char *content_type, const cha
 }
 
 void
+rs_http_respond(rs_http_conn *c, int status, const char *content_type, const char *body, size_t len)
+{
+    respond(c, status, content_type, NULL, body, len);
+}
+
+void
 rs_http_respond_json(rs_http_conn *c, int status, json_t *doc)
 {
     static const char oom[] = "{\"error\":{\"status\":500,\"message\":\"out of memory\"}}";
@@ -262,7 +275,19 @@ rs_http_respond_json(rs_http_conn *c, int status, json_t *doc)
         rs_http_respond(c, 500, "application/json", oom, sizeof oom - 1);
         return;
     }
-    rs_http_respond(c, status, "application/json", text, strlen(text));
+    size_t len = strlen(text);
+    if (status != 200) {
+        respond(c, status, "application/json", NULL, text, len);
+        free(text);
+        return;
+    }
+    /* Pollers (schedulers) revalidate with If-None-Match and get 304 while nothing changed. */
+    char etag[40];
+    snprintf(etag, sizeof etag, "\"%016llx\"", (unsigned long long)rs_hash_fnv1a64(text, len));
+    if (c->parser.if_none_match[0] && strstr(c->parser.if_none_match, etag))
+        respond(c, 304, "application/json", etag, "", 0);
+    else
+        respond(c, 200, "application/json", etag, text, len);
     free(text);
 }
 

@@ -39,7 +39,9 @@ int rs_http_port(const rs_http *h);
 void rs_http_respond(rs_http_conn *c, int status, const char *content_type, const char *body,
                      size_t len);
 
-/* Answers with a JSON document; takes the reference to `doc`. */
+/* Answers with a JSON document; takes the reference to `doc`. A 200 answer carries an ETag (a hash
+ * of the body) and becomes 304 Not Modified, without a body, when the request's If-None-Match
+ * holds that ETag. */
 void rs_http_respond_json(rs_http_conn *c, int status, json_t *doc);
 
 /* Answers {"error": {"status": N, "message": "..."}} with the given status. */

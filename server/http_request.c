@@ -1,6 +1,7 @@
 /* Incremental, limited HTTP request parsing on llhttp (see http_request.h). */
 #include "server/http_request.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,9 @@ on_message_begin(llhttp_t *l)
     p->header_bytes = 0;
     p->body_len = 0;
     p->error_status = 0;
+    p->header_name_len = p->if_none_match_len = 0;
+    p->header_name[0] = p->if_none_match[0] = '\0';
+    p->in_if_none_match = 0;
     return 0;
 }
 
@@ -52,9 +56,40 @@ on_url(llhttp_t *l, const char *at, size_t len)
 }
 
 static int
-on_header_part(llhttp_t *l, const char *at, size_t len)
+on_header_field(llhttp_t *l, const char *at, size_t len)
 {
-    return limit_headers(parser_of(l), len + 2); /* + separator, so many tiny headers count */
+    struct rs_http_parser *p = parser_of(l);
+
+    /* names may arrive in pieces; keep the first bytes, enough to recognise the ones we use */
+    for (size_t i = 0; i < len && p->header_name_len + 1 < sizeof p->header_name; i++)
+        p->header_name[p->header_name_len++] = (char)tolower((unsigned char)at[i]);
+    p->header_name[p->header_name_len] = '\0';
+    return limit_headers(p, len + 2); /* + separator, so many tiny headers count */
+}
+
+static int
+on_header_field_complete(llhttp_t *l)
+{
+    struct rs_http_parser *p = parser_of(l);
+
+    p->in_if_none_match = strcmp(p->header_name, "if-none-match") == 0;
+    if (p->in_if_none_match)
+        p->if_none_match_len = 0;
+    p->header_name_len = 0;
+    p->header_name[0] = '\0';
+    return 0;
+}
+
+static int
+on_header_value(llhttp_t *l, const char *at, size_t len)
+{
+    struct rs_http_parser *p = parser_of(l);
+
+    if (p->in_if_none_match)
+        for (size_t i = 0; i < len && p->if_none_match_len + 1 < sizeof p->if_none_match; i++)
+            p->if_none_match[p->if_none_match_len++] = at[i];
+    p->if_none_match[p->if_none_match_len] = '\0';
+    return limit_headers(p, len + 2);
 }
 
 static int
@@ -93,8 +128,9 @@ rs_http_parser_init(struct rs_http_parser *p, size_t max_header_bytes, size_t ma
     llhttp_settings_init(&p->settings);
     p->settings.on_message_begin = on_message_begin;
     p->settings.on_url = on_url;
-    p->settings.on_header_field = on_header_part;
-    p->settings.on_header_value = on_header_part;
+    p->settings.on_header_field = on_header_field;
+    p->settings.on_header_field_complete = on_header_field_complete;
+    p->settings.on_header_value = on_header_value;
     p->settings.on_body = on_body;
     p->settings.on_message_complete = on_message_complete;
     llhttp_init(&p->llhttp, HTTP_REQUEST, &p->settings);
@@ -158,7 +194,8 @@ rs_http_parser_request(struct rs_http_parser *p, struct rs_http_request *out)
         r += 2;
     }
     *w = '\0';
-    *out = (struct rs_http_request){p->method, p->url, query, p->body ? p->body : "", p->body_len};
+    *out = (struct rs_http_request){p->method,   p->url,          query, p->body ? p->body : "",
+                                    p->body_len, p->if_none_match};
     return 0;
 }
 

@@ -18,6 +18,7 @@ struct rs_http_request {
     const char *query;  /* raw query string without '?', "" when none */
     const char *body;
     size_t body_len;
+    const char *if_none_match; /* the If-None-Match header, "" when absent */
 };
 
 enum {
@@ -38,6 +39,12 @@ struct rs_http_parser {
     char *body;
     size_t body_len;
     char method[16];
+    /* headers we act on: If-None-Match (ETag revalidation) */
+    char header_name[32];
+    size_t header_name_len;
+    int in_if_none_match;
+    char if_none_match[96];
+    size_t if_none_match_len;
 };
 
 void rs_http_parser_init(struct rs_http_parser *p, size_t max_header_bytes, size_t max_body_bytes);

@@ -32,6 +32,12 @@ d = json.load(open(sys.argv[1]))
 assert d["stragglers"] == [] and d["summary"].startswith("no straggler"), d["summary"]
 assert all(abs(r["slowdown"] - 1) < 0.03 for r in d["ranks"]), d["ranks"]' "$WORK/clean.verdict"
 check "rankscope stragglers says it for people" sh -c "'$BIN/rankscope' --server '$HTTP' stragglers gpu | grep -q '^rank 3 on sim-node-000'"
+check "ETag: revalidating an unchanged verdict gives 304 without a body" sh -c "
+    tag=\$(curl -s -D - -o /dev/null '$HTTP/v1/jobs/gpu/stragglers' | sed -n 's/^ETag: //p' | tr -d '\r')
+    [ -n \"\$tag\" ] &&
+    [ \$(curl -s -o '$WORK/body304' -w '%{http_code}' -H \"If-None-Match: \$tag\" '$HTTP/v1/jobs/gpu/stragglers') = 304 ] &&
+    [ ! -s '$WORK/body304' ] &&
+    [ \$(curl -s -o /dev/null -w '%{http_code}' -H 'If-None-Match: \"other\"' '$HTTP/v1/jobs/gpu/stragglers') = 200 ]"
 check "window=2 is 400" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/gpu/stragglers?window=2') = 400 ]"
 check "a job too short for two windows says so" sh -c "'$BIN/rankscope-sim' --job short --ranks 2 --steps 20 --speed 0 --agent '$WORK/agent.sock' --log-level warn >/dev/null; sleep 1; curl -s '$HTTP/v1/jobs/short/stragglers' | grep -q 'not enough data'"
 finish

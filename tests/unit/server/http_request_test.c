@@ -103,9 +103,33 @@ malformed(void)
     rs_http_parser_fini(&p);
 }
 
+static void
+if_none_match_header(void)
+{
+    static const char req[] =
+        "GET /v1/jobs HTTP/1.1\r\nHost: x\r\nIF-None-MATCH: \"abc\"\r\nAccept: */*\r\n\r\n";
+    struct rs_http_parser p;
+    struct rs_http_request r;
+    size_t used = 0;
+    int rc = RS_HTTP_NEED_MORE;
+
+    rs_http_parser_init(&p, 4096, 16);
+    for (size_t i = 0; i < sizeof req - 1 && rc == RS_HTTP_NEED_MORE; i++)
+        rc = rs_http_parser_feed(&p, req + i, 1, &used); /* split everywhere */
+    T_EQ(rc, RS_HTTP_COMPLETE);
+    T_EQ(rs_http_parser_request(&p, &r), 0);
+    T_CHECK(strcmp(r.if_none_match, "\"abc\"") == 0);
+    rs_http_parser_next(&p);
+    T_EQ(feed_all(&p, "GET / HTTP/1.1\r\n\r\n", &used), RS_HTTP_COMPLETE);
+    T_EQ(rs_http_parser_request(&p, &r), 0);
+    T_CHECK(r.if_none_match[0] == '\0'); /* not carried over to the next request */
+    rs_http_parser_fini(&p);
+}
+
 int
 main(void)
 {
+    T_RUN(if_none_match_header);
     T_RUN(simple_and_split);
     T_RUN(pipelined_with_body);
     T_RUN(limits);
