@@ -10,11 +10,18 @@
 #include "query/stragglers.h"
 #include "server/server_int.h"
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum query_kind { Q_JOBS, Q_RANKS, Q_SKEW, Q_STEPS, Q_STRAGGLERS };
+
+/* Parameters of a query (see the endpoint table); unused ones stay zero. */
+struct query_params {
+    uint64_t limit, since_ns, until_ns;
+};
 
 struct query_work {
     uv_work_t req;
@@ -22,8 +29,7 @@ struct query_work {
     rs_http_conn *conn;
     enum query_kind kind;
     char job[RS_WIRE_MAX_JOB_LEN + 1];
-    size_t limit;
-    struct rs_skew_options skew;
+    struct query_params p;
     json_t *result;
     int rc;
 };
@@ -38,21 +44,23 @@ run_query(uv_work_t *req)
         return;
     switch (q->kind) {
     case Q_JOBS:
-        q->rc = rs_query_jobs(r, q->limit, &q->result);
+        q->rc = rs_query_jobs(r, (size_t)q->p.limit, &q->result);
         break;
     case Q_RANKS:
         q->rc = rs_query_ranks(r, q->job, &q->result);
         break;
-    case Q_SKEW:
-        q->rc = rs_query_skew(r, q->job, &q->skew, &q->result);
+    case Q_SKEW: {
+        struct rs_skew_options o = {q->p.since_ns, q->p.until_ns};
+        q->rc = rs_query_skew(r, q->job, &o, &q->result);
         break;
+    }
     case Q_STEPS:
-        q->rc = rs_query_steps(r, q->job, q->limit, &q->result);
+        q->rc = rs_query_steps(r, q->job, (size_t)q->p.limit, &q->result);
         break;
     case Q_STRAGGLERS: {
         struct rs_straggler_options o;
         rs_straggler_options_default(&o);
-        o.window_steps = q->limit;
+        o.window_steps = (size_t)q->p.limit;
         q->rc = rs_query_stragglers(r, q->job, &o, &q->result);
         break;
     }
@@ -65,6 +73,9 @@ query_done(uv_work_t *req, int status)
 {
     struct query_work *q = req->data;
 
+    if (status == 0 && q->rc == 0 && q->kind == Q_STRAGGLERS &&
+        rs_evaluator_annotate(q->srv->evaluator, q->job, q->p.since_ns, q->result) != 0)
+        q->rc = -ENOMEM;
     if (status != 0 || q->rc == 0)
         rs_http_respond_json(q->conn, status == 0 ? 200 : 503, q->result);
     else if (q->rc == RS_E_NOT_FOUND)
@@ -76,7 +87,7 @@ query_done(uv_work_t *req, int status)
 
 static void
 start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const char *job,
-            size_t limit, const struct rs_skew_options *skew)
+            const struct query_params *p)
 {
     struct query_work *q = calloc(1, sizeof *q);
 
@@ -87,9 +98,7 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
     q->srv = srv;
     q->conn = c;
     q->kind = kind;
-    q->limit = limit;
-    if (skew)
-        q->skew = *skew;
+    q->p = *p;
     snprintf(q->job, sizeof q->job, "%s", job ? job : "");
     q->req.data = q;
     if (uv_queue_work(&srv->loop, &q->req, run_query, query_done) != 0) {
@@ -121,6 +130,8 @@ delete_answer(void *arg) /* on the loop */
 {
     struct delete_work *d = arg;
 
+    if (d->status == 0)
+        rs_evaluator_forget(d->srv->evaluator, d->job);
     if (d->status == 0)
         rs_http_respond_json(d->conn, 200,
                              json_pack("{s:s, s:b, s:I}", "job", d->job, "deleted", 1,
@@ -164,8 +175,11 @@ static json_t *
 health_json(struct rs_server *srv)
 {
     struct rs_counters *k = &srv->counters;
+    struct rs_evaluator_stats ev;
+    json_t *doc;
 
-    return json_pack(
+    rs_evaluator_get_stats(srv->evaluator, &ev);
+    doc = json_pack(
         "{s:s, s:s, s:f, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
         "s:I, s:I, s:I}}",
         "status", "ok", "version", RS_VERSION, "uptime_s",
@@ -185,40 +199,14 @@ health_json(struct rs_server *srv)
         (json_int_t)RS_COUNT_GET(k, writer_queue_now), "jobs_expired",
         (json_int_t)RS_COUNT_GET(k, jobs_expired), "reader_slots_freed",
         (json_int_t)RS_COUNT_GET(k, reader_slots_freed));
-}
-
-/* Parses "a=1&b=2" where every key is one of names[] and every value an unsigned integer into
- * values[]; answers 400 and returns -1 otherwise. */
-static int
-parse_uint_params(rs_http_conn *c, const char *query, const char *const *names, uint64_t *values,
-                  size_t n)
-{
-    char buf[512], *save = NULL, *pair;
-
-    if (strlen(query) >= sizeof buf) {
-        rs_http_respond_error(c, 400, "query string too long");
-        return -1;
-    }
-    snprintf(buf, sizeof buf, "%s", query);
-    for (pair = strtok_r(buf, "&", &save); pair; pair = strtok_r(NULL, "&", &save)) {
-        char *eq = strchr(pair, '='), *end;
-        size_t i;
-        if (eq)
-            *eq = '\0';
-        for (i = 0; i < n && strcmp(pair, names[i]) != 0; i++)
-            ;
-        if (i == n) {
-            rs_http_respond_error(c, 400, "unknown parameter '%s'", pair);
-            return -1;
-        }
-        unsigned long long v = eq ? strtoull(eq + 1, &end, 10) : 0;
-        if (!eq || eq[1] == '\0' || *end != '\0' || eq[1] == '-') {
-            rs_http_respond_error(c, 400, "%s must be an unsigned integer", pair);
-            return -1;
-        }
-        values[i] = v;
-    }
-    return 0;
+    json_object_set_new(
+        doc, "evaluator",
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "evaluations", (json_int_t)ev.evaluations,
+                  "jobs_evaluated", (json_int_t)ev.jobs_evaluated, "stragglers_raised",
+                  (json_int_t)ev.raised, "stragglers_cleared", (json_int_t)ev.cleared,
+                  "stragglers_active", (json_int_t)ev.active_stragglers, "errors",
+                  (json_int_t)ev.errors));
+    return doc;
 }
 
 static int
@@ -265,47 +253,108 @@ expect_no_query(rs_http_conn *c, const struct rs_http_request *req)
     return -1;
 }
 
-static int parse_uint_params(rs_http_conn *c, const char *query, const char *const *names,
-                             uint64_t *values, size_t n);
-static int expect_no_query(rs_http_conn *c, const struct rs_http_request *req);
+/* An endpoint's query parameters: each is an unsigned integer within [min, max] or a job name,
+ * stored at `offset` in struct query_params; `def` applies when it is absent. */
+enum param_type { P_UINT, P_JOB };
 
-/* GET /v1/jobs/{job}<suffix>[?param=N] (and /v1/jobs?limit=N): endpoints with at most one
- * integer parameter; `def` applies when it is absent (0 for limit: no limit). */
-struct job_endpoint {
-    const char *suffix;
-    enum query_kind kind;
-    const char *param; /* NULL: takes no parameter */
+struct param {
+    const char *name;
+    enum param_type type;
+    size_t offset;
     uint64_t def, min, max;
 };
 
-static const struct job_endpoint jobs_endpoint = {"", Q_JOBS, "limit", 0, 1, 100000};
+#define MAX_PARAMS 8
+#define UINT(name, field, def, min, max)                                                           \
+    {                                                                                              \
+        name, P_UINT, offsetof(struct query_params, field), def, min, max                          \
+    }
+#define JOB(name, field)                                                                           \
+    {                                                                                              \
+        name, P_JOB, offsetof(struct query_params, field), 0, 0, 0                                 \
+    }
+#define ALL_RANKS UINT64_MAX
+
+/* GET /v1/jobs/{job}<suffix> (and /v1/jobs itself): endpoint -> query, table-driven. */
+struct job_endpoint {
+    const char *suffix;
+    enum query_kind kind;
+    struct param params[MAX_PARAMS]; /* ends at the first without a name */
+};
+
+static const struct job_endpoint jobs_endpoint = {"", Q_JOBS, {UINT("limit", limit, 0, 1, 100000)}};
 
 static const struct job_endpoint job_endpoints[] = {
-    {"/ranks", Q_RANKS, NULL, 0, 0, 0},
-    {"/stragglers", Q_STRAGGLERS, "window", 30, 4, 10000},
-    {"/steps", Q_STEPS, "last", 30, 1, 100000},
+    {"/ranks", Q_RANKS, {{0}}},
+    {"/stragglers",
+     Q_STRAGGLERS,
+     {UINT("window", limit, 30, 4, 10000), UINT("since_ns", since_ns, 0, 0, UINT64_MAX)}},
+    {"/steps", Q_STEPS, {UINT("last", limit, 30, 1, 100000)}},
+    {"/skew",
+     Q_SKEW,
+     {UINT("since_ns", since_ns, 0, 0, UINT64_MAX), UINT("until_ns", until_ns, 0, 0, UINT64_MAX)}},
 };
+
+/* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an
+ * unknown parameter or a bad value. */
+static int
+parse_params(rs_http_conn *c, const char *query, const struct job_endpoint *e,
+             struct query_params *p)
+{
+    char buf[1024], *save = NULL, *pair;
+    const struct param *d;
+
+    for (d = e->params; d->name; d++)
+        if (d->type == P_UINT)
+            *(uint64_t *)((char *)p + d->offset) = d->def;
+    if (strlen(query) >= sizeof buf) {
+        rs_http_respond_error(c, 400, "query string too long");
+        return -1;
+    }
+    snprintf(buf, sizeof buf, "%s", query);
+    for (pair = strtok_r(buf, "&", &save); pair; pair = strtok_r(NULL, "&", &save)) {
+        char *eq = strchr(pair, '='), *end, *val = eq ? eq + 1 : "";
+        if (eq)
+            *eq = '\0';
+        for (d = e->params; d->name && strcmp(pair, d->name) != 0; d++)
+            ;
+        if (!d->name) {
+            rs_http_respond_error(c, 400, "unknown parameter '%s'", pair);
+            return -1;
+        }
+        if (d->type == P_JOB) {
+            if (!rs_wire_job_valid(val)) {
+                rs_http_respond_error(c, 400, "%s: '%s' is not a job name", pair, val);
+                return -1;
+            }
+            snprintf((char *)p + d->offset, RS_WIRE_MAX_JOB_LEN + 1, "%s", val);
+            continue;
+        }
+        errno = 0;
+        unsigned long long v = strtoull(val, &end, 10);
+        if (val[0] == '\0' || *end != '\0' || val[0] == '-' || errno == ERANGE) {
+            rs_http_respond_error(c, 400, "%s must be an unsigned integer", pair);
+            return -1;
+        }
+        if (v < d->min || v > d->max) {
+            rs_http_respond_error(c, 400, "%s must be from %llu to %llu", pair,
+                                  (unsigned long long)d->min, (unsigned long long)d->max);
+            return -1;
+        }
+        *(uint64_t *)((char *)p + d->offset) = v;
+    }
+    return 0;
+}
 
 static void
 start_job_endpoint(struct rs_server *srv, rs_http_conn *c, const struct rs_http_request *req,
                    const struct job_endpoint *e, const char *job)
 {
-    uint64_t v = e->def;
-    bool given;
+    struct query_params p;
 
-    if (!e->param) {
-        if (expect_no_query(c, req) == 0)
-            start_query(srv, c, e->kind, job, 0, NULL);
-        return;
-    }
-    if (parse_uint_params(c, req->query, &e->param, &v, 1) != 0)
-        return;
-    given = req->query[0] != '\0';
-    if (given && (v < e->min || v > e->max))
-        rs_http_respond_error(c, 400, "%s must be from %llu to %llu", e->param,
-                              (unsigned long long)e->min, (unsigned long long)e->max);
-    else
-        start_query(srv, c, e->kind, job, (size_t)v, NULL);
+    memset(&p, 0, sizeof p);
+    if (parse_params(c, req->query, e, &p) == 0)
+        start_query(srv, c, e->kind, job, &p);
 }
 
 void
@@ -332,16 +381,6 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
             continue;
         if (rc == 0 && expect_get(c, req) == 0)
             start_job_endpoint(srv, c, req, e, name);
-        return;
-    }
-    if ((rc = job_in_path(c, path, "/skew", name, sizeof name)) <= 0) {
-        static const char *const params[] = {"since_ns", "until_ns"};
-        uint64_t v[2] = {0, 0};
-        if (rc == 0 && expect_get(c, req) == 0 &&
-            parse_uint_params(c, req->query, params, v, 2) == 0) {
-            struct rs_skew_options o = {v[0], v[1]};
-            start_query(srv, c, Q_SKEW, name, 0, &o);
-        }
         return;
     }
     if ((rc = job_in_path(c, path, "", name, sizeof name)) <= 0) {

@@ -38,6 +38,8 @@ on_signal(uv_signal_t *h, int signum)
     rs_post_close(run->srv.post);
     rs_maintenance_close(run->maintenance);
     run->maintenance = NULL;
+    rs_evaluator_close(run->srv.evaluator);
+    run->srv.evaluator = NULL;
     uv_close((uv_handle_t *)&run->srv.sigint, NULL);
     uv_close((uv_handle_t *)&run->srv.sigterm, NULL);
 }
@@ -124,6 +126,9 @@ rs_server_run(const struct rs_server_config *cfg)
     if ((rc = rs_maintenance_start(srv, (uint64_t)cfg->retention_s, (unsigned)cfg->maintenance_s,
                                    &run.maintenance)) != 0)
         goto out;
+    struct rs_evaluator_options eopts = {(unsigned)cfg->evaluate_ms, (unsigned)cfg->active_s};
+    if ((rc = rs_evaluator_start(srv, &eopts, &srv->evaluator)) != 0)
+        goto out;
     uv_signal_init(&srv->loop, &srv->sigint);
     uv_signal_init(&srv->loop, &srv->sigterm);
     srv->sigint.data = srv->sigterm.data = &run;
@@ -148,6 +153,7 @@ out:
         if (srv->post)
             rs_post_close(srv->post);
         rs_maintenance_close(run.maintenance);
+        rs_evaluator_close(srv->evaluator);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
     rs_writer_stop(srv->writer);        /* commits what was queued */

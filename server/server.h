@@ -27,6 +27,8 @@ struct rs_server_config {
     char *compact_to;                 /* write a compacted copy there and exit ("" = serve) */
     int64_t retention_s;              /* jobs with no data for this long are deleted; 0 = keep */
     int64_t maintenance_s;            /* how often retention and reader checks run */
+    int64_t evaluate_ms;              /* streaming straggler evaluation period; 0 = off */
+    int64_t active_s;                 /* jobs with data this recent are evaluated */
 };
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */

@@ -3,6 +3,7 @@
 #define RS_SERVER_SERVER_INT_H
 
 #include "server/counters.h"
+#include "server/evaluator.h"
 #include "server/http.h"
 #include "server/post.h"
 #include "server/server.h"
@@ -17,7 +18,8 @@ struct rs_server {
     uv_signal_t sigint, sigterm;
     rs_store *store;
     rs_writer *writer;
-    rs_post *post; /* completions from the writer thread back onto the loop */
+    rs_post *post;           /* completions from the writer thread back onto the loop */
+    rs_evaluator *evaluator; /* streaming straggler evaluation and verdict history */
     struct rs_counters counters;
     uint64_t start_ns;
 };

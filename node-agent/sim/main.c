@@ -20,7 +20,7 @@
 
 struct sim_config {
     char *job, *agent, *log_level;
-    int64_t ranks, steps, slow_rank, onset_step, host_stall, seed;
+    int64_t ranks, steps, slow_rank, onset_step, recover_step, host_stall, seed;
     double step_ms, slowdown, stall_ms, noise, speed, duration_s;
 };
 
@@ -49,6 +49,8 @@ static const struct rs_config_option options[] = {
         "rank whose host starts each step late (-1 = none)", -1, 65535),
     OPT("stall-ms", RS_CONFIG_DOUBLE, "5", stall_ms, "host stall per step, ms", 0, 1e6),
     OPT("onset-step", RS_CONFIG_INT, "0", onset_step, "first step with the fault", 0, 100000000),
+    OPT("recover-step", RS_CONFIG_INT, "0", recover_step,
+        "first step without the fault again (0 = it stays)", 0, 100000000),
     OPT("seed", RS_CONFIG_INT, "1", seed, "random seed (runs are deterministic per seed)", 0,
         (double)INT64_MAX),
     OPT("speed", RS_CONFIG_DOUBLE, "1", speed,
@@ -59,7 +61,7 @@ static const struct rs_config_option options[] = {
 static const struct rs_config_spec spec = {
     "rankscope-sim",
     "rankscope-sim --job NAME --ranks N --steps S [--step-ms T] [--slow-rank R --slowdown F "
-    "--onset-step K] [--host-stall R --stall-ms X] [--seed N] --agent PATH",
+    "--onset-step K] [--recover-step K] [--host-stall R --stall-ms X] [--seed N] --agent PATH",
     "Simulates the ranks of a data-parallel PyTorch job (kernel names and durations from real\n"
     "H200 traces; AllReduce kernels wait for the slowest rank) and sends their records to a\n"
     "rankscope-agent, one collector connection per rank. Prints a JSON summary on stdout.",
@@ -116,16 +118,23 @@ sink_step(void *arg, uint32_t rank, const struct rs_step_record *s)
 static int
 run_sim(const struct sim_config *cfg)
 {
-    struct sim_params p = {(uint32_t)cfg->ranks, cfg->step_ms,
-                           cfg->noise,           cfg->slow_rank,
-                           cfg->slowdown,        cfg->host_stall,
-                           cfg->stall_ms,        (uint64_t)cfg->onset_step,
-                           (uint64_t)cfg->seed,  0};
+    struct sim_params p = {(uint32_t)cfg->ranks,
+                           cfg->step_ms,
+                           cfg->noise,
+                           cfg->slow_rank,
+                           cfg->slowdown,
+                           cfg->host_stall,
+                           cfg->stall_ms,
+                           (uint64_t)cfg->onset_step,
+                           (uint64_t)cfg->seed,
+                           0,
+                           (uint64_t)cfg->recover_step};
     struct sim_run run = {0};
     struct sim_sink sink = {&run, sink_kernel, sink_memcpy, sink_collective, sink_step};
     struct rs_collector_options copts = {cfg->agent, 0};
     struct rs_collector_stats total = {0};
     uint64_t start_ns = rs_clock_realtime_ns(), wall0 = rs_clock_mono_ns(), end_ns = start_ns;
+    uint64_t onset_ns = 0;
     uint64_t last_progress = wall0;
     uint64_t steps = (uint64_t)cfg->steps;
     uint64_t flush_every = cfg->step_ms >= 250 ? 1 : (uint64_t)(250.0 / cfg->step_ms);
@@ -155,6 +164,8 @@ run_sim(const struct sim_config *cfg)
     rs_log(RS_LOG_INFO, "RS-SIM-START", "job %s: %u ranks, %llu steps of ~%.1f ms -> %s", cfg->job,
            p.ranks, (unsigned long long)steps, cfg->step_ms, cfg->agent);
     for (uint64_t s = 0; s < steps; s++) {
+        if (s == (uint64_t)cfg->onset_step)
+            onset_ns = end_ns; /* the fault's step starts where the previous one ended */
         end_ns = sim_model_step(m, s, &sink);
         if ((s + 1) % flush_every != 0 && s + 1 != steps)
             continue;
@@ -185,10 +196,12 @@ run_sim(const struct sim_config *cfg)
         total.frames_sent += st.frames_sent;
         total.frames_dropped += st.frames_dropped;
     }
-    printf("{\"job\":\"%s\",\"ranks\":%u,\"steps\":%llu,\"sim_seconds\":%.3f,"
+    printf("{\"job\":\"%s\",\"ranks\":%u,\"steps\":%llu,\"sim_seconds\":%.3f,\"start_ns\":%llu,"
+           "\"onset_ns\":%llu,"
            "\"sent\":{\"kernels\":%llu,\"memcpys\":%llu,\"collectives\":%llu,\"steps\":%llu},"
            "\"dropped_records\":%llu,\"frames_sent\":%llu,\"frames_dropped\":%llu}\n",
            cfg->job, p.ranks, (unsigned long long)steps, (double)(end_ns - start_ns) / 1e9,
+           (unsigned long long)start_ns, (unsigned long long)onset_ns,
            (unsigned long long)total.kernels, (unsigned long long)total.memcpys,
            (unsigned long long)total.collectives, (unsigned long long)total.steps,
            (unsigned long long)total.dropped, (unsigned long long)total.frames_sent,
@@ -223,6 +236,11 @@ options_consistent(const struct sim_config *cfg)
     if (cfg->slow_rank >= cfg->ranks || cfg->host_stall >= cfg->ranks) {
         fprintf(stderr, "rankscope-sim: --slow-rank/--host-stall must be below --ranks (%lld)\n",
                 (long long)cfg->ranks);
+        return false;
+    }
+    if (cfg->recover_step && cfg->recover_step <= cfg->onset_step) {
+        fprintf(stderr, "rankscope-sim: --recover-step must be after --onset-step (%lld)\n",
+                (long long)cfg->onset_step);
         return false;
     }
     return true;

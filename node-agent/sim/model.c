@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,12 @@ dur_ns(double us)
 }
 
 /* Runs template ops [from, to) of one rank on its compute stream starting at *t. */
+static bool
+fault_active(const struct sim_params *p, uint64_t step)
+{
+    return step >= p->onset_step && (p->recover_step == 0 || step < p->recover_step);
+}
+
 static void
 run_ops(sim_model *m, uint32_t r, uint64_t step, size_t from, size_t to, uint64_t *t,
         const struct sim_sink *sink, int *bucket)
@@ -99,7 +106,7 @@ run_ops(sim_model *m, uint32_t r, uint64_t step, size_t from, size_t to, uint64_
     const struct sim_params *p = &m->p;
     double factor = rs->speed * m->scale;
 
-    if ((int64_t)r == p->slow_rank && step >= p->onset_step)
+    if ((int64_t)r == p->slow_rank && fault_active(p, step))
         factor *= 1.0 + p->slowdown;
     for (size_t i = from; i < to; i++) {
         const struct sim_op *op = &rs_sim_step_ops[i];
@@ -149,7 +156,7 @@ sim_model_step(sim_model *m, uint64_t step, const struct sim_sink *sink)
          * or, with a host stall, much longer (input pipeline, CPU) — before the first kernel. */
         rs->step_start_ns = t;
         t += dur_ns(RS_SIM_HOST_GAP_US * jitter(&rs->rng, p->noise * 10));
-        if ((int64_t)r == p->stall_rank && step >= p->onset_step)
+        if ((int64_t)r == p->stall_rank && fault_active(p, step))
             t += dur_ns(p->stall_ms * 1000.0);
         rs->resume_op = rs_sim_step_n_ops;
         run_ops(m, r, step, 0, rs_sim_step_n_ops, &t, sink, &b);

@@ -2,7 +2,8 @@
  * through NCCL AllReduce, so every collective ends only after its last rank arrives — a slow rank
  * makes the others wait inside their AllReduce kernels, exactly as in the real traces. Faults:
  * a GPU straggler (its kernels run `slowdown` longer) and a host stall (its step starts `stall_ms`
- * late), both from `onset_step` on. Deterministic for a given seed. */
+ * late), both from `onset_step` on (until `recover_step`, when set). Deterministic for a given
+ * seed. */
 #ifndef RS_SIM_MODEL_H
 #define RS_SIM_MODEL_H
 
@@ -21,6 +22,7 @@ struct sim_params {
     uint64_t onset_step;
     uint64_t seed;
     uint64_t comm_hash;
+    uint64_t recover_step; /* first step without the fault again; 0 = the fault stays */
 };
 
 /* Receives the records of one rank; names are the template's kernel names. */

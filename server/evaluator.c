@@ -1,0 +1,365 @@
+/* Streaming straggler evaluation on a timer, verdict history per job (see evaluator.h). */
+#include "server/evaluator.h"
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "query/stragglers.h"
+#include "server/server_int.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_JOBS 4096           /* job histories kept; the least recently evaluated goes first */
+#define MAX_EVENTS_PER_JOB 64   /* raised/cleared entries kept per job; cleared ones go first */
+
+/* One verdict's life: raised at detected_ns, cleared at cleared_ns (0 while active). */
+struct verdict_state {
+    uint32_t rank;
+    uint64_t detected_ns, cleared_ns;
+};
+
+struct job_state {
+    char name[RS_WIRE_MAX_JOB_LEN + 1];
+    uint64_t evaluated_ns;
+    struct verdict_state *v;
+    size_t n;
+};
+
+/* What one evaluation found for one job (filled in the thread pool). */
+struct job_result {
+    char name[RS_WIRE_MAX_JOB_LEN + 1];
+    json_t *verdicts; /* the "stragglers" array of the answer */
+};
+
+struct run {
+    uv_work_t req;
+    rs_evaluator *e;
+    uint64_t now_ns, active_after_ns;
+    struct job_result *jobs;
+    size_t n, cap;
+    int rc;
+};
+
+struct rs_evaluator {
+    uv_timer_t timer;
+    struct rs_server *srv;
+    struct rs_evaluator_options o;
+    bool running; /* an evaluation is in the thread pool */
+    bool closed;
+    struct job_state *jobs;
+    size_t n_jobs;
+    struct rs_evaluator_stats stats;
+};
+
+static void
+maybe_free(rs_evaluator *e)
+{
+    if (!e->closed || e->running || e->timer.data != NULL)
+        return;
+    for (size_t i = 0; i < e->n_jobs; i++)
+        free(e->jobs[i].v);
+    free(e->jobs);
+    free(e);
+}
+
+static int
+collect_job(void *arg, const struct rs_job_info *job)
+{
+    struct run *run = arg;
+
+    if (job->received_ns < run->active_after_ns || job->n_ranks < 2)
+        return 0;
+    if (run->n == run->cap) {
+        size_t cap = run->cap ? 2 * run->cap : 16;
+        struct job_result *v = realloc(run->jobs, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        run->jobs = v;
+        run->cap = cap;
+    }
+    memcpy(run->jobs[run->n].name, job->name, sizeof job->name);
+    run->jobs[run->n++].verdicts = NULL;
+    return 0;
+}
+
+static void
+evaluate(uv_work_t *req) /* thread pool */
+{
+    struct run *run = req->data;
+    rs_store_read *r;
+
+    if ((run->rc = rs_store_read_begin(run->e->srv->store, &r)) != 0)
+        return;
+    run->rc = rs_store_jobs_scan(r, collect_job, run);
+    for (size_t i = 0; run->rc == 0 && i < run->n; i++) {
+        json_t *doc = NULL;
+        int rc = rs_query_stragglers(r, run->jobs[i].name, NULL, &doc);
+        if (rc == RS_E_NOT_FOUND) /* deleted since the scan */
+            continue;
+        if (rc != 0) {
+            run->rc = rc;
+            break;
+        }
+        run->jobs[i].verdicts = json_incref(json_object_get(doc, "stragglers"));
+        json_decref(doc);
+    }
+    rs_store_read_end(r);
+}
+
+static struct job_state *
+find_job(const rs_evaluator *e, const char *name)
+{
+    for (size_t i = 0; i < e->n_jobs; i++)
+        if (strcmp(e->jobs[i].name, name) == 0)
+            return &e->jobs[i];
+    return NULL;
+}
+
+static struct job_state *
+add_job(rs_evaluator *e, const char *name)
+{
+    if (e->n_jobs == MAX_JOBS) { /* forget the job evaluated longest ago */
+        size_t old = 0;
+        for (size_t i = 1; i < e->n_jobs; i++)
+            if (e->jobs[i].evaluated_ns < e->jobs[old].evaluated_ns)
+                old = i;
+        free(e->jobs[old].v);
+        e->jobs[old] = e->jobs[--e->n_jobs];
+    }
+    if (!e->jobs && !(e->jobs = calloc(MAX_JOBS, sizeof *e->jobs)))
+        return NULL;
+    struct job_state *j = &e->jobs[e->n_jobs++];
+    memset(j, 0, sizeof *j);
+    snprintf(j->name, sizeof j->name, "%s", name);
+    return j;
+}
+
+static struct verdict_state *
+active_verdict(struct job_state *j, uint32_t rank)
+{
+    for (size_t i = 0; i < j->n; i++)
+        if (j->v[i].rank == rank && j->v[i].cleared_ns == 0)
+            return &j->v[i];
+    return NULL;
+}
+
+static int
+add_verdict(struct job_state *j, uint32_t rank, uint64_t now_ns)
+{
+    if (j->n == MAX_EVENTS_PER_JOB) { /* drop the oldest cleared entry (or the oldest) */
+        size_t drop = 0;
+        for (size_t i = 0; i < j->n; i++)
+            if (j->v[i].cleared_ns) {
+                drop = i;
+                break;
+            }
+        memmove(&j->v[drop], &j->v[drop + 1], (j->n - drop - 1) * sizeof j->v[0]);
+        j->n--;
+    }
+    struct verdict_state *v = realloc(j->v, (j->n + 1) * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    j->v = v;
+    j->v[j->n++] = (struct verdict_state){rank, now_ns, 0};
+    return 0;
+}
+
+static bool
+in_verdicts(json_t *verdicts, uint32_t rank)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(verdicts, i, v)
+    {
+        if (json_integer_value(json_object_get(v, "rank")) == (json_int_t)rank)
+            return true;
+    }
+    return false;
+}
+
+/* Compares one job's new verdicts with its history: raises new ones, clears vanished ones. */
+static void
+merge_job(rs_evaluator *e, const struct job_result *res, uint64_t now_ns)
+{
+    struct job_state *j = find_job(e, res->name);
+    size_t i;
+    json_t *v;
+
+    if (!j && !(j = add_job(e, res->name)))
+        return;
+    j->evaluated_ns = now_ns;
+    e->stats.jobs_evaluated++;
+    json_array_foreach(res->verdicts, i, v)
+    {
+        uint32_t rank = (uint32_t)json_integer_value(json_object_get(v, "rank"));
+        if (active_verdict(j, rank) || add_verdict(j, rank, now_ns) != 0)
+            continue;
+        e->stats.raised++;
+        rs_log(RS_LOG_WARN, "RS-STRAGGLER-RAISED",
+               "job %s: rank %u on %s (GPU %s) is a straggler: %+.1f%% slower, cause %s, "
+               "impact %.1f%% of step time, action %s",
+               res->name, rank, json_string_value(json_object_get(v, "host")),
+               json_string_value(json_object_get(v, "gpu_uuid")),
+               100 * (json_real_value(json_object_get(v, "slowdown")) - 1),
+               json_string_value(json_object_get(v, "cause")),
+               json_real_value(json_object_get(v, "impact_pct")),
+               json_string_value(json_object_get(v, "action")));
+    }
+    for (size_t k = 0; k < j->n; k++) {
+        if (j->v[k].cleared_ns || in_verdicts(res->verdicts, j->v[k].rank))
+            continue;
+        j->v[k].cleared_ns = now_ns;
+        e->stats.cleared++;
+        rs_log(RS_LOG_INFO, "RS-STRAGGLER-CLEARED", "job %s: rank %u is no longer a straggler",
+               res->name, j->v[k].rank);
+    }
+}
+
+static void
+evaluated(uv_work_t *req, int status) /* loop */
+{
+    struct run *run = req->data;
+    rs_evaluator *e = run->e;
+
+    e->running = false;
+    if (status == 0 && run->rc != 0) {
+        e->stats.errors++;
+        rs_log_limited(60, RS_LOG_ERROR, "RS-EVALUATE", "straggler evaluation failed: %s",
+                       rs_strerror(run->rc));
+    }
+    for (size_t i = 0; i < run->n; i++) {
+        if (status == 0 && !e->closed && run->jobs[i].verdicts)
+            merge_job(e, &run->jobs[i], run->now_ns);
+        json_decref(run->jobs[i].verdicts);
+    }
+    e->stats.evaluations++;
+    e->stats.active_stragglers = 0;
+    for (size_t i = 0; i < e->n_jobs; i++)
+        for (size_t k = 0; k < e->jobs[i].n; k++)
+            e->stats.active_stragglers += e->jobs[i].v[k].cleared_ns == 0;
+    free(run->jobs);
+    free(run);
+    maybe_free(e);
+}
+
+static void
+on_tick(uv_timer_t *t)
+{
+    rs_evaluator *e = t->data;
+    struct run *run;
+
+    if (e->running || !(run = calloc(1, sizeof *run)))
+        return; /* the previous evaluation is still going: skip this tick */
+    run->e = e;
+    run->now_ns = rs_clock_realtime_ns();
+    run->active_after_ns = run->now_ns - (uint64_t)e->o.active_s * 1000000000ull;
+    run->req.data = run;
+    if (uv_queue_work(&e->srv->loop, &run->req, evaluate, evaluated) != 0) {
+        free(run);
+        return;
+    }
+    e->running = true;
+}
+
+int
+rs_evaluator_start(struct rs_server *srv, const struct rs_evaluator_options *o,
+                   rs_evaluator **out)
+{
+    rs_evaluator *e = calloc(1, sizeof *e);
+
+    if (!e)
+        return -ENOMEM;
+    e->srv = srv;
+    e->o = *o;
+    uv_timer_init(&srv->loop, &e->timer);
+    e->timer.data = e;
+    if (o->period_ms > 0)
+        uv_timer_start(&e->timer, on_tick, o->period_ms, o->period_ms);
+    *out = e;
+    return 0;
+}
+
+static void
+on_closed(uv_handle_t *h)
+{
+    rs_evaluator *e = h->data;
+
+    e->timer.data = NULL;
+    maybe_free(e);
+}
+
+void
+rs_evaluator_close(rs_evaluator *e)
+{
+    if (!e)
+        return;
+    e->closed = true;
+    uv_close((uv_handle_t *)&e->timer, on_closed);
+}
+
+/* A JSON integer, or null for 0 (unknown). */
+static json_t *
+time_or_null(uint64_t ns)
+{
+    return ns ? json_integer((json_int_t)ns) : json_null();
+}
+
+int
+rs_evaluator_annotate(const rs_evaluator *e, const char *job, uint64_t since_ns, json_t *doc)
+{
+    struct job_state *j = e ? find_job(e, job) : NULL;
+    json_t *verdicts = json_object_get(doc, "stragglers"), *cleared = json_array(), *v;
+    uint64_t events_ns = 0;
+    size_t i;
+
+    if (!cleared)
+        return -ENOMEM;
+    for (i = 0; i < json_array_size(verdicts);) {
+        v = json_array_get(verdicts, i);
+        struct verdict_state *st =
+            j ? active_verdict(j, (uint32_t)json_integer_value(json_object_get(v, "rank"))) : NULL;
+        uint64_t detected = st ? st->detected_ns : 0;
+        uint64_t when = detected ? detected : (uint64_t)json_integer_value(json_object_get(v, "since_ns"));
+        if (since_ns && when <= since_ns) {
+            json_array_remove(verdicts, i);
+            continue;
+        }
+        json_object_set_new(v, "detected_ns", time_or_null(detected));
+        i++;
+    }
+    for (size_t k = 0; j && k < j->n; k++) {
+        const struct verdict_state *s = &j->v[k];
+        uint64_t last = s->cleared_ns > s->detected_ns ? s->cleared_ns : s->detected_ns;
+        events_ns = last > events_ns ? last : events_ns;
+        if (s->cleared_ns && s->cleared_ns > since_ns)
+            json_array_append_new(cleared, json_pack("{s:I, s:I, s:I}", "rank", (json_int_t)s->rank,
+                                                     "detected_ns", (json_int_t)s->detected_ns,
+                                                     "cleared_ns", (json_int_t)s->cleared_ns));
+    }
+    json_object_set_new(doc, "cleared", cleared);
+    json_object_set_new(doc, "events_ns", time_or_null(events_ns));
+    json_object_set_new(doc, "streaming", json_boolean(e && e->o.period_ms > 0));
+    return 0;
+}
+
+void
+rs_evaluator_forget(rs_evaluator *e, const char *job)
+{
+    struct job_state *j = e ? find_job(e, job) : NULL;
+
+    if (!j)
+        return;
+    free(j->v);
+    *j = e->jobs[--e->n_jobs];
+}
+
+void
+rs_evaluator_get_stats(const rs_evaluator *e, struct rs_evaluator_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (e)
+        *out = e->stats;
+}

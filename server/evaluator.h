@@ -1,0 +1,51 @@
+/* Streaming straggler evaluation (DESIGN.md "Straggler", issue: "the server re-evaluates running
+ * jobs continuously, not only on request"). Every `period_ms` the server evaluates, in the libuv
+ * thread pool, every job that received data in the last `active_s` seconds, and keeps per job the
+ * history of its verdicts on the loop thread:
+ *   raised   the first evaluation that found rank r a straggler (detected_ns, server clock)
+ *   cleared  the first evaluation after that which no longer did (cleared_ns)
+ * Each change is logged once (RS-STRAGGLER-RAISED / RS-STRAGGLER-CLEARED) and counted. The
+ * stragglers endpoint adds this history to its answer, and `?since_ns=` lets a scheduler poll for
+ * changes only. State is in memory: after a restart, verdicts are raised again by the first
+ * evaluation (with a new detected_ns). */
+#ifndef RS_SERVER_EVALUATOR_H
+#define RS_SERVER_EVALUATOR_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct rs_server;
+typedef struct rs_evaluator rs_evaluator;
+
+struct rs_evaluator_options {
+    unsigned period_ms; /* evaluate this often; 0 = never (on-request evaluation only) */
+    unsigned active_s;  /* a job is running while it received data this recently */
+};
+
+/* Starts the timer on srv's loop. Returns 0 or -ENOMEM. */
+int rs_evaluator_start(struct rs_server *srv, const struct rs_evaluator_options *o,
+                       rs_evaluator **out);
+
+/* Stops the timer (loop thread); freed once the evaluation in flight, if any, has finished.
+ * NULL is fine. */
+void rs_evaluator_close(rs_evaluator *e);
+
+/* Loop thread. Adds the streaming history of `job` to `doc`, a stragglers answer
+ * (rs_query_stragglers): "detected_ns" on each verdict (null when no streaming evaluation has
+ * raised it yet), "cleared" (ranks whose verdict was cleared: rank, detected_ns, cleared_ns), and
+ * "events_ns" (time of the newest raise or clear; pass it back as since_ns). With since_ns > 0 only
+ * verdicts raised after since_ns (by detected_ns, or by their data time `since_ns` when no
+ * streaming evaluation has seen them) and clears after since_ns are kept. e may be NULL (no
+ * history). Returns 0 or -ENOMEM. */
+int rs_evaluator_annotate(const rs_evaluator *e, const char *job, uint64_t since_ns, json_t *doc);
+
+/* Loop thread: forgets the history of `job` (it was deleted). NULL is fine. */
+void rs_evaluator_forget(rs_evaluator *e, const char *job);
+
+/* Evaluations run and verdict changes seen since the start (loop thread). */
+struct rs_evaluator_stats {
+    uint64_t evaluations, jobs_evaluated, raised, cleared, active_stragglers, errors;
+};
+void rs_evaluator_get_stats(const rs_evaluator *e, struct rs_evaluator_stats *out);
+
+#endif
