@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_JOBS 4096           /* job histories kept; the least recently evaluated goes first */
-#define MAX_EVENTS_PER_JOB 64   /* raised/cleared entries kept per job; cleared ones go first */
+#define MAX_JOBS 4096         /* job histories kept; the least recently evaluated goes first */
+#define MAX_EVENTS_PER_JOB 64 /* raised/cleared entries kept per job; cleared ones go first */
 
 /* One verdict's life: raised at detected_ns, cleared at cleared_ns (0 while active). */
 struct verdict_state {
@@ -265,8 +265,7 @@ on_tick(uv_timer_t *t)
 }
 
 int
-rs_evaluator_start(struct rs_server *srv, const struct rs_evaluator_options *o,
-                   rs_evaluator **out)
+rs_evaluator_start(struct rs_server *srv, const struct rs_evaluator_options *o, rs_evaluator **out)
 {
     rs_evaluator *e = calloc(1, sizeof *e);
 
@@ -322,7 +321,8 @@ rs_evaluator_annotate(const rs_evaluator *e, const char *job, uint64_t since_ns,
         struct verdict_state *st =
             j ? active_verdict(j, (uint32_t)json_integer_value(json_object_get(v, "rank"))) : NULL;
         uint64_t detected = st ? st->detected_ns : 0;
-        uint64_t when = detected ? detected : (uint64_t)json_integer_value(json_object_get(v, "since_ns"));
+        uint64_t when =
+            detected ? detected : (uint64_t)json_integer_value(json_object_get(v, "since_ns"));
         if (since_ns && when <= since_ns) {
             json_array_remove(verdicts, i);
             continue;

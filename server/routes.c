@@ -4,10 +4,13 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "proto/wire.h"
+#include "query/compare.h"
 #include "query/jobs.h"
 #include "query/skew.h"
+#include "query/stalls.h"
 #include "query/steps.h"
 #include "query/stragglers.h"
+#include "query/top.h"
 #include "server/server_int.h"
 
 #include <errno.h>
@@ -16,11 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum query_kind { Q_JOBS, Q_RANKS, Q_SKEW, Q_STEPS, Q_STRAGGLERS };
+enum query_kind { Q_JOBS, Q_RANKS, Q_SKEW, Q_STEPS, Q_STRAGGLERS, Q_TOP, Q_STALLS, Q_COMPARE };
+
+#define SAME (UINT64_MAX - 1) /* compare: side B's parameter defaults to side A's */
+#define ALL_RANKS RS_PROFILE_ALL_RANKS
 
 /* Parameters of a query (see the endpoint table); unused ones stay zero. */
 struct query_params {
-    uint64_t limit, since_ns, until_ns;
+    uint64_t limit, since_ns, until_ns, rank;
+    char with[RS_WIRE_MAX_JOB_LEN + 1]; /* compare: side B */
+    uint64_t with_rank, with_since_ns, with_until_ns;
 };
 
 struct query_work {
@@ -32,7 +40,29 @@ struct query_work {
     struct query_params p;
     json_t *result;
     int rc;
+    char side; /* compare: the side that was not found */
 };
+
+static struct rs_profile_scope
+scope_a(const struct query_work *q)
+{
+    return (struct rs_profile_scope){q->job, q->p.rank, false, q->p.since_ns, q->p.until_ns};
+}
+
+static struct rs_profile_scope
+scope_b(const struct query_work *q)
+{
+    struct rs_profile_scope b = scope_a(q);
+    if (q->p.with[0])
+        b.job = q->p.with;
+    if (q->p.with_rank != SAME)
+        b.rank = q->p.with_rank;
+    if (q->p.with_since_ns != SAME)
+        b.since_ns = q->p.with_since_ns;
+    if (q->p.with_until_ns != SAME)
+        b.until_ns = q->p.with_until_ns;
+    return b;
+}
 
 static void
 run_query(uv_work_t *req)
@@ -64,6 +94,21 @@ run_query(uv_work_t *req)
         q->rc = rs_query_stragglers(r, q->job, &o, &q->result);
         break;
     }
+    case Q_TOP: {
+        struct rs_profile_scope a = scope_a(q);
+        q->rc = rs_query_top(r, &a, (size_t)q->p.limit, &q->result);
+        break;
+    }
+    case Q_STALLS: {
+        struct rs_profile_scope a = scope_a(q);
+        q->rc = rs_query_stalls(r, &a, (size_t)q->p.limit, &q->result);
+        break;
+    }
+    case Q_COMPARE: {
+        struct rs_profile_scope a = scope_a(q), b = scope_b(q);
+        q->rc = rs_query_compare(r, &a, &b, (size_t)q->p.limit, &q->side, &q->result);
+        break;
+    }
     }
     rs_store_read_end(r);
 }
@@ -78,7 +123,16 @@ query_done(uv_work_t *req, int status)
         q->rc = -ENOMEM;
     if (status != 0 || q->rc == 0)
         rs_http_respond_json(q->conn, status == 0 ? 200 : 503, q->result);
-    else if (q->rc == RS_E_NOT_FOUND)
+    else if (q->rc == RS_E_NOT_FOUND && (q->kind == Q_COMPARE || q->p.rank != ALL_RANKS)) {
+        struct rs_profile_scope s = q->side == 'b' ? scope_b(q) : scope_a(q);
+        if (s.rank == ALL_RANKS)
+            rs_http_respond_error(q->conn, 404, "job '%s' not found (see GET /v1/jobs)", s.job);
+        else
+            rs_http_respond_error(q->conn, 404,
+                                  "job '%s' not found, or its rank %llu has no records in the "
+                                  "range (see GET /v1/jobs/%s/ranks)",
+                                  s.job, (unsigned long long)s.rank, s.job);
+    } else if (q->rc == RS_E_NOT_FOUND)
         rs_http_respond_error(q->conn, 404, "job '%s' not found (see GET /v1/jobs)", q->job);
     else
         rs_http_respond_error(q->conn, 500, "storage read failed: %s", rs_strerror(q->rc));
@@ -264,7 +318,7 @@ struct param {
     uint64_t def, min, max;
 };
 
-#define MAX_PARAMS 8
+#define MAX_PARAMS 10
 #define UINT(name, field, def, min, max)                                                           \
     {                                                                                              \
         name, P_UINT, offsetof(struct query_params, field), def, min, max                          \
@@ -273,7 +327,10 @@ struct param {
     {                                                                                              \
         name, P_JOB, offsetof(struct query_params, field), 0, 0, 0                                 \
     }
-#define ALL_RANKS UINT64_MAX
+#define MAX_RANK 16777215u
+#define RANGE(prefix)                                                                              \
+    UINT(prefix "since_ns", since_ns, 0, 0, UINT64_MAX - 2),                                       \
+        UINT(prefix "until_ns", until_ns, 0, 0, UINT64_MAX - 2)
 
 /* GET /v1/jobs/{job}<suffix> (and /v1/jobs itself): endpoint -> query, table-driven. */
 struct job_endpoint {
@@ -290,9 +347,20 @@ static const struct job_endpoint job_endpoints[] = {
      Q_STRAGGLERS,
      {UINT("window", limit, 30, 4, 10000), UINT("since_ns", since_ns, 0, 0, UINT64_MAX)}},
     {"/steps", Q_STEPS, {UINT("last", limit, 30, 1, 100000)}},
-    {"/skew",
-     Q_SKEW,
-     {UINT("since_ns", since_ns, 0, 0, UINT64_MAX), UINT("until_ns", until_ns, 0, 0, UINT64_MAX)}},
+    {"/skew", Q_SKEW, {RANGE("")}},
+    {"/top",
+     Q_TOP,
+     {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE(""), UINT("limit", limit, 20, 1, 100000)}},
+    {"/stalls",
+     Q_STALLS,
+     {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE(""), UINT("limit", limit, 10, 1, 100000)}},
+    {"/compare",
+     Q_COMPARE,
+     {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE(""), JOB("with", with),
+      UINT("with_rank", with_rank, SAME, 0, MAX_RANK),
+      UINT("with_since_ns", with_since_ns, SAME, 0, UINT64_MAX - 2),
+      UINT("with_until_ns", with_until_ns, SAME, 0, UINT64_MAX - 2),
+      UINT("limit", limit, 20, 1, 100000)}},
 };
 
 /* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an
@@ -353,8 +421,16 @@ start_job_endpoint(struct rs_server *srv, rs_http_conn *c, const struct rs_http_
     struct query_params p;
 
     memset(&p, 0, sizeof p);
-    if (parse_params(c, req->query, e, &p) == 0)
-        start_query(srv, c, e->kind, job, &p);
+    if (parse_params(c, req->query, e, &p) != 0)
+        return;
+    if (e->kind == Q_COMPARE && !p.with[0] && p.with_rank == SAME && p.with_since_ns == SAME &&
+        p.with_until_ns == SAME) {
+        rs_http_respond_error(c, 400,
+                              "compare needs a second side: with=JOB, with_rank=R, or "
+                              "with_since_ns=/with_until_ns= (see docs/openapi.yaml)");
+        return;
+    }
+    start_query(srv, c, e->kind, job, &p);
 }
 
 void

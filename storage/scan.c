@@ -148,46 +148,73 @@ rs_store_ranks_scan(rs_store_read *r, const char *job, rs_store_rank_cb cb, void
                        &ctx);
 }
 
-struct kernels_ctx {
-    rs_store_read *r;
-    uint64_t t1;
-    rs_store_kernel_cb cb;
-    void *arg;
-    char *name;
-    size_t name_cap;
+/* A growable buffer for one resolved name. */
+struct name_buf {
+    char *s;
+    size_t cap;
 };
 
-/* Resolves a string hash into ctx->name ("?" when the string is missing). */
+/* Resolves a string hash into nb ("?" when the string is missing). */
 static int
-resolve_name(struct kernels_ctx *ctx, uint64_t hash)
+resolve_name(rs_store_read *r, struct name_buf *nb, uint64_t hash)
 {
     struct rs_key_string key;
     MDB_val k = {sizeof key, &key}, v;
     int rc;
 
     rs__be64_put(key.hash, hash);
-    rc = mdb_get(ctx->r->txn, ctx->r->store->strings, &k, &v);
+    rc = mdb_get(r->txn, r->store->strings, &k, &v);
     if (rc == MDB_NOTFOUND) {
         v.mv_size = 1;
         v.mv_data = "?";
     } else if (rc != 0)
         return rs__store_err(rc);
-    if (v.mv_size + 1 > ctx->name_cap) {
-        char *n = realloc(ctx->name, v.mv_size + 1);
+    if (v.mv_size + 1 > nb->cap) {
+        char *n = realloc(nb->s, v.mv_size + 1);
         if (!n)
             return -12;
-        ctx->name = n;
-        ctx->name_cap = v.mv_size + 1;
+        nb->s = n;
+        nb->cap = v.mv_size + 1;
     }
-    memcpy(ctx->name, v.mv_data, v.mv_size);
-    ctx->name[v.mv_size] = '\0';
+    memcpy(nb->s, v.mv_data, v.mv_size);
+    nb->s[v.mv_size] = '\0';
     return 0;
+}
+
+/* A time-ranged scan over one rank's series of one kind: the callback state. */
+struct series_ctx {
+    rs_store_read *r;
+    uint64_t t1;
+    rs_store_kernel_cb kernel_cb; /* the one of the series' kind */
+    rs_store_stall_cb stall_cb;
+    void *arg;
+    struct name_buf name, reason;
+};
+
+/* Scans series chunks of (job, rank, kind) whose start is in [t0, t1) with visit. */
+static int
+series_scan(rs_store_read *r, const char *job, uint32_t rank, int kind, uint64_t t0,
+            struct series_ctx *ctx, int (*visit)(void *ctx, const MDB_val *k, const MDB_val *v))
+{
+    struct rs_key_series from;
+    int rc;
+
+    memset(&from, 0, sizeof from);
+    rs__be64_put(from.job_id, rs__store_job_id(job));
+    rs__be32_put(from.rank, rank);
+    from.kind[1] = (uint8_t)kind;
+    rs__be64_put(from.start_ns, t0);
+    rc = prefix_scan(r, r->store->series, &from, 14, &from, sizeof from, visit, ctx);
+    free(ctx->name.s);
+    free(ctx->reason.s);
+    return rc == 1 ? 0 : rc;
 }
 
 static int
 visit_kernel_chunk(void *p, const MDB_val *k, const MDB_val *v)
 {
-    struct kernels_ctx *ctx = p;
+    struct series_ctx *ctx = p;
+    rs_store_kernel_cb cb = ctx->kernel_cb;
     const struct rs_key_series *key = k->mv_data;
     struct rs_kernel_value kv;
     int rc;
@@ -199,10 +226,10 @@ visit_kernel_chunk(void *p, const MDB_val *k, const MDB_val *v)
     for (size_t off = 0; off < v->mv_size; off += sizeof kv) {
         struct rs_kernel_record rec;
         memcpy(&kv, (const char *)v->mv_data + off, sizeof kv);
-        if ((rc = resolve_name(ctx, kv.name_hash)) != 0)
+        if ((rc = resolve_name(ctx->r, &ctx->name, kv.name_hash)) != 0)
             return rc;
         rec = (struct rs_kernel_record){kv.start_ns, kv.end_ns, 0, kv.stream, kv.device, 0};
-        if ((rc = ctx->cb(ctx->arg, &rec, ctx->name)) != 0)
+        if ((rc = cb(ctx->arg, &rec, ctx->name.s)) != 0)
             return rc;
     }
     return 0;
@@ -212,18 +239,42 @@ int
 rs_store_kernels_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
                       rs_store_kernel_cb cb, void *arg)
 {
-    struct kernels_ctx ctx = {r, t1, cb, arg, NULL, 0};
-    struct rs_key_series from;
+    struct series_ctx ctx = {r, t1, cb, NULL, arg, {NULL, 0}, {NULL, 0}};
+    return series_scan(r, job, rank, RS_SERIES_KERNEL, t0, &ctx, visit_kernel_chunk);
+}
+
+static int
+visit_stall_chunk(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct series_ctx *ctx = p;
+    rs_store_stall_cb cb = ctx->stall_cb;
+    const struct rs_key_series *key = k->mv_data;
+    struct rs_stall_value sv;
     int rc;
 
-    memset(&from, 0, sizeof from);
-    rs__be64_put(from.job_id, rs__store_job_id(job));
-    rs__be32_put(from.rank, rank);
-    from.kind[1] = RS_SERIES_KERNEL;
-    rs__be64_put(from.start_ns, t0);
-    rc = prefix_scan(r, r->store->series, &from, 14, &from, sizeof from, visit_kernel_chunk, &ctx);
-    free(ctx.name);
-    return rc == 1 ? 0 : rc;
+    if (k->mv_size != sizeof *key || v->mv_size % sizeof sv != 0)
+        return RS_E_CORRUPT;
+    uint64_t at = rs__be64_get(key->start_ns);
+    if (at >= ctx->t1)
+        return 1;
+    for (size_t off = 0; off < v->mv_size; off += sizeof sv) {
+        memcpy(&sv, (const char *)v->mv_data + off, sizeof sv);
+        if ((rc = resolve_name(ctx->r, &ctx->name, sv.kernel_hash)) != 0 ||
+            (rc = resolve_name(ctx->r, &ctx->reason, sv.reason_hash)) != 0)
+            return rc;
+        struct rs_stall_record rec = {sv.pc_offset, sv.count, 0, 0, sv.cubin_crc};
+        if ((rc = cb(ctx->arg, &rec, at, ctx->name.s, ctx->reason.s)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int
+rs_store_stalls_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
+                     rs_store_stall_cb cb, void *arg)
+{
+    struct series_ctx ctx = {r, t1, NULL, cb, arg, {NULL, 0}, {NULL, 0}};
+    return series_scan(r, job, rank, RS_SERIES_STALL, t0, &ctx, visit_stall_chunk);
 }
 
 struct colls_ctx {

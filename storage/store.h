@@ -108,6 +108,11 @@ typedef int (*rs_store_kernel_cb)(void *arg, const struct rs_kernel_record *k, c
 typedef int (*rs_store_collective_cb)(void *arg, uint32_t rank,
                                       const struct rs_collective_record *c);
 typedef int (*rs_store_step_cb)(void *arg, const struct rs_step_record *s);
+/* A stall sample count: s->kernel_name_id and s->reason_id are meaningless here; `kernel` and
+ * `reason` are the resolved names; `at_ns` is when the batch that carried it was sent (stall
+ * counts have no time of their own). */
+typedef int (*rs_store_stall_cb)(void *arg, const struct rs_stall_record *s, uint64_t at_ns,
+                                 const char *kernel, const char *reason);
 
 /* Jobs in name order. */
 int rs_store_jobs_scan(rs_store_read *r, rs_store_job_cb cb, void *arg);
@@ -119,6 +124,9 @@ int rs_store_ranks_scan(rs_store_read *r, const char *job, rs_store_rank_cb cb, 
  * here: `name` is the resolved kernel name. */
 int rs_store_kernels_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                           uint64_t t1, rs_store_kernel_cb cb, void *arg);
+/* PC-sampling stall counts of one rank sent in [t0, t1), in time order. */
+int rs_store_stalls_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
+                         rs_store_stall_cb cb, void *arg);
 /* Collective instances of one job in (comm, op, seq, rank) order: consecutive calls with the same
  * (comm_hash, op, seq) are the ranks of one instance. */
 int rs_store_collectives_scan(rs_store_read *r, const char *job, rs_store_collective_cb cb,

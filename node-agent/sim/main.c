@@ -21,6 +21,7 @@
 struct sim_config {
     char *job, *agent, *log_level;
     int64_t ranks, steps, slow_rank, onset_step, recover_step, host_stall, seed;
+    bool pc_sampling;
     double step_ms, slowdown, stall_ms, noise, speed, duration_s;
 };
 
@@ -51,6 +52,8 @@ static const struct rs_config_option options[] = {
     OPT("onset-step", RS_CONFIG_INT, "0", onset_step, "first step with the fault", 0, 100000000),
     OPT("recover-step", RS_CONFIG_INT, "0", recover_step,
         "first step without the fault again (0 = it stays)", 0, 100000000),
+    OPT("pc-sampling", RS_CONFIG_BOOL, "false", pc_sampling,
+        "also send synthetic PC-sampling stall counts (see node-agent/sim/stalls.h)", 0, 0),
     OPT("seed", RS_CONFIG_INT, "1", seed, "random seed (runs are deterministic per seed)", 0,
         (double)INT64_MAX),
     OPT("speed", RS_CONFIG_DOUBLE, "1", speed,
@@ -109,6 +112,16 @@ sink_collective(void *arg, uint32_t rank, const char *name, const struct rs_coll
 }
 
 static void
+emit_stall(void *arg, uint32_t rank, const char *kernel, const char *reason, uint64_t pc,
+           uint64_t count)
+{
+    struct sim_run *run = arg;
+    struct rs_stall_record rec = {pc, count, name_id(run->collectors[rank], kernel),
+                                  name_id(run->collectors[rank], reason), 0x5133c0deu};
+    rs_collector_add_stall(run->collectors[rank], &rec);
+}
+
+static void
 sink_step(void *arg, uint32_t rank, const struct rs_step_record *s)
 {
     struct sim_run *run = arg;
@@ -159,7 +172,8 @@ run_sim(const struct sim_config *cfg)
             goto out;
         }
     }
-    if ((rc = sim_model_new(&p, start_ns, &m)) != 0)
+    if ((rc = sim_model_new(&p, start_ns, &m)) != 0 ||
+        (cfg->pc_sampling && (rc = sim_model_enable_stalls(m)) != 0))
         goto out;
     rs_log(RS_LOG_INFO, "RS-SIM-START", "job %s: %u ranks, %llu steps of ~%.1f ms -> %s", cfg->job,
            p.ranks, (unsigned long long)steps, cfg->step_ms, cfg->agent);
@@ -176,8 +190,10 @@ run_sim(const struct sim_config *cfg)
                 rs_clock_sleep_ns(due - now);
         }
         struct rs_clock_pair clock = {rs_clock_realtime_ns(), rs_clock_realtime_ns()};
-        for (uint32_t r = 0; r < p.ranks; r++)
+        for (uint32_t r = 0; r < p.ranks; r++) {
+            sim_model_emit_stalls(m, r, emit_stall, &run);
             rs_collector_flush(run.collectors[r], &clock);
+        }
         if (rs_clock_mono_ns() - last_progress >= PROGRESS_NS) {
             last_progress = rs_clock_mono_ns();
             rs_log(RS_LOG_INFO, "RS-SIM-PROGRESS", "step %llu of %llu (%.0f%%)",
@@ -192,20 +208,22 @@ run_sim(const struct sim_config *cfg)
         total.memcpys += st.memcpys;
         total.collectives += st.collectives;
         total.steps += st.steps;
+        total.stalls += st.stalls;
         total.dropped += st.dropped;
         total.frames_sent += st.frames_sent;
         total.frames_dropped += st.frames_dropped;
     }
     printf("{\"job\":\"%s\",\"ranks\":%u,\"steps\":%llu,\"sim_seconds\":%.3f,\"start_ns\":%llu,"
            "\"onset_ns\":%llu,"
-           "\"sent\":{\"kernels\":%llu,\"memcpys\":%llu,\"collectives\":%llu,\"steps\":%llu},"
+           "\"sent\":{\"kernels\":%llu,\"memcpys\":%llu,\"collectives\":%llu,\"steps\":%llu,"
+           "\"stalls\":%llu},"
            "\"dropped_records\":%llu,\"frames_sent\":%llu,\"frames_dropped\":%llu}\n",
            cfg->job, p.ranks, (unsigned long long)steps, (double)(end_ns - start_ns) / 1e9,
            (unsigned long long)start_ns, (unsigned long long)onset_ns,
            (unsigned long long)total.kernels, (unsigned long long)total.memcpys,
            (unsigned long long)total.collectives, (unsigned long long)total.steps,
-           (unsigned long long)total.dropped, (unsigned long long)total.frames_sent,
-           (unsigned long long)total.frames_dropped);
+           (unsigned long long)total.stalls, (unsigned long long)total.dropped,
+           (unsigned long long)total.frames_sent, (unsigned long long)total.frames_dropped);
     fflush(stdout);
     if (total.frames_dropped)
         rs_log(RS_LOG_WARN, "RS-SIM-DROPPED",

@@ -28,6 +28,7 @@ struct sim_model {
     double scale; /* template -> requested step time */
     uint64_t rng;
     struct rank_state *ranks;
+    sim_stalls *stalls; /* NULL: no PC sampling */
 };
 
 static uint64_t
@@ -81,6 +82,7 @@ sim_model_free(sim_model *m)
 {
     if (!m)
         return;
+    sim_stalls_free(m->stalls);
     free(m->ranks);
     free(m);
 }
@@ -104,10 +106,11 @@ run_ops(sim_model *m, uint32_t r, uint64_t step, size_t from, size_t to, uint64_
 {
     struct rank_state *rs = &m->ranks[r];
     const struct sim_params *p = &m->p;
-    double factor = rs->speed * m->scale;
+    double factor = rs->speed * m->scale, fault = 1.0;
 
     if ((int64_t)r == p->slow_rank && fault_active(p, step))
-        factor *= 1.0 + p->slowdown;
+        fault = 1.0 + p->slowdown;
+    factor *= fault;
     for (size_t i = from; i < to; i++) {
         const struct sim_op *op = &rs_sim_step_ops[i];
         uint64_t start = *t + dur_ns(RS_SIM_LAUNCH_GAP_US * jitter(&rs->rng, p->noise * 10));
@@ -117,6 +120,10 @@ run_ops(sim_model *m, uint32_t r, uint64_t step, size_t from, size_t to, uint64_
         case SIM_KERNEL: {
             struct rs_kernel_record k = {start, end, 0, RS_SIM_COMPUTE_STREAM, 0, 0};
             sink->kernel(sink->arg, r, op->name, &k);
+            if (m->stalls) {
+                double us = (double)(end - start) / 1e3;
+                sim_stalls_add(m->stalls, r, i, us, us * (1.0 - 1.0 / fault));
+            }
             *t = end;
             break;
         }
@@ -202,4 +209,17 @@ sim_model_step(sim_model *m, uint64_t step, const struct sim_sink *sink)
             slowest = t;
     }
     return slowest;
+}
+
+int
+sim_model_enable_stalls(sim_model *m)
+{
+    return m->stalls ? 0 : sim_stalls_new(m->p.ranks, &m->stalls);
+}
+
+void
+sim_model_emit_stalls(sim_model *m, uint32_t rank, sim_stall_emit emit, void *arg)
+{
+    if (m->stalls)
+        sim_stalls_emit(m->stalls, rank, emit, arg);
 }

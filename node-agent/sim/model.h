@@ -7,6 +7,7 @@
 #ifndef RS_SIM_MODEL_H
 #define RS_SIM_MODEL_H
 
+#include "node-agent/sim/stalls.h"
 #include "proto/wire.h"
 
 #include <stdint.h>
@@ -44,5 +45,11 @@ void sim_model_free(sim_model *m);
 /* Simulates step `step` (0, 1, 2, ... in order) on every rank, emitting its records. Returns the
  * time the step ended on the slowest rank. */
 uint64_t sim_model_step(sim_model *m, uint64_t step, const struct sim_sink *sink);
+
+/* Turns synthetic PC sampling on (stalls.h). Returns 0 or -ENOMEM. */
+int sim_model_enable_stalls(sim_model *m);
+
+/* Emits the stall counts of `rank` gathered since the last call (nothing when sampling is off). */
+void sim_model_emit_stalls(sim_model *m, uint32_t rank, sim_stall_emit emit, void *arg);
 
 #endif

@@ -1,69 +1,12 @@
 /* `rankscope jobs` and `rankscope ranks JOB` (see commands.h). */
 #include "query/cli/commands.h"
 
-#include "query/cli/http.h"
+#include "query/cli/output.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* Sends the request; prints API errors; returns the exit code (0 with *doc set on success). */
-static int
-request(const struct rs_cli_options *o, const char *method, const char *path, json_t **doc)
-{
-    char err[1024];
-    long status = 0;
-
-    if (rs_cli_http(method, o->server, path, &status, doc, err, sizeof err) != 0) {
-        fprintf(stderr, "rankscope: %s\n", err);
-        return 1;
-    }
-    if (status == 200)
-        return 0;
-    fprintf(stderr, "rankscope: %s\n",
-            json_string_value(json_object_get(json_object_get(*doc, "error"), "message"))
-                ?: "the server answered with an error");
-    json_decref(*doc);
-    return status == 404 ? 3 : 1;
-}
-
-static int
-print_json(json_t *doc)
-{
-    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
-
-    if (text)
-        puts(text);
-    free(text);
-    json_decref(doc);
-    return text ? 0 : 1;
-}
-
-static void
-format_time(json_int_t ns, char *out, size_t len)
-{
-    time_t s = (time_t)(ns / 1000000000);
-    struct tm tm;
-
-    if (ns <= 0 || !gmtime_r(&s, &tm)) {
-        snprintf(out, len, "-");
-        return;
-    }
-    strftime(out, len, "%Y-%m-%d %H:%M:%SZ", &tm);
-}
-
-static json_int_t
-int_of(json_t *o, const char *key)
-{
-    return json_integer_value(json_object_get(o, key));
-}
-
-static double
-real_of(json_t *o, const char *key)
-{
-    return json_number_value(json_object_get(o, key));
-}
 
 int
 rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv)
@@ -76,10 +19,10 @@ rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv)
         fprintf(stderr, "rankscope: 'jobs' takes no arguments\n");
         return 2;
     }
-    if ((rc = request(o, "GET", "/v1/jobs", &doc)) != 0)
+    if ((rc = rs__cli_request(o, "GET", "/v1/jobs", &doc)) != 0)
         return rc;
     if (o->json)
-        return print_json(doc);
+        return rs__cli_print_json(doc);
     json_t *jobs = json_object_get(doc, "jobs");
     if (json_array_size(jobs) == 0)
         printf("no jobs yet (collectors send data through rankscope-agent)\n");
@@ -89,28 +32,14 @@ rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv)
     json_array_foreach(jobs, i, job)
     {
         char first[32], last[32];
-        format_time(int_of(job, "first_ns"), first, sizeof first);
-        format_time(int_of(job, "last_ns"), last, sizeof last);
+        rs__cli_format_time(rs__cli_int(job, "first_ns"), first, sizeof first);
+        rs__cli_format_time(rs__cli_int(job, "last_ns"), last, sizeof last);
         printf("%-32s %6lld %6lld %-20s %-20s %10.1f\n",
-               json_string_value(json_object_get(job, "job")), (long long)int_of(job, "ranks_seen"),
-               (long long)int_of(job, "world_size"), first, last, real_of(job, "span_s"));
+               json_string_value(json_object_get(job, "job")),
+               (long long)rs__cli_int(job, "ranks_seen"), (long long)rs__cli_int(job, "world_size"),
+               first, last, rs__cli_real(job, "span_s"));
     }
     json_decref(doc);
-    return 0;
-}
-
-/* Accepts only names the API accepts, so the path needs no escaping. */
-static int
-job_arg(const char *usage, int argc, char **argv)
-{
-    if (argc != 1) {
-        fprintf(stderr, "rankscope: usage: %s\n", usage);
-        return 2;
-    }
-    if (strlen(argv[0]) > 128 || strpbrk(argv[0], "/?#% ")) {
-        fprintf(stderr, "rankscope: '%s' is not a job name\n", argv[0]);
-        return 2;
-    }
     return 0;
 }
 
@@ -121,14 +50,15 @@ rs_cli_delete(const struct rs_cli_options *o, int argc, char **argv)
     json_t *doc;
     int rc;
 
-    if ((rc = job_arg("rankscope delete JOB", argc, argv)) != 0)
+    if ((rc = rs__cli_job_arg("rankscope delete JOB", argc, argv)) != 0)
         return rc;
     snprintf(path, sizeof path, "/v1/jobs/%s", argv[0]);
-    if ((rc = request(o, "DELETE", path, &doc)) != 0)
+    if ((rc = rs__cli_request(o, "DELETE", path, &doc)) != 0)
         return rc;
     if (o->json)
-        return print_json(doc);
-    printf("deleted job %s (%lld entries)\n", argv[0], (long long)int_of(doc, "entries_deleted"));
+        return rs__cli_print_json(doc);
+    printf("deleted job %s (%lld entries)\n", argv[0],
+           (long long)rs__cli_int(doc, "entries_deleted"));
     json_decref(doc);
     return 0;
 }
@@ -141,27 +71,28 @@ rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv)
     size_t i;
     int rc;
 
-    if ((rc = job_arg("rankscope ranks JOB", argc, argv)) != 0)
+    if ((rc = rs__cli_job_arg("rankscope ranks JOB", argc, argv)) != 0)
         return rc;
     snprintf(path, sizeof path, "/v1/jobs/%s/ranks", argv[0]);
-    if ((rc = request(o, "GET", path, &doc)) != 0)
+    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
         return rc;
     if (o->json)
-        return print_json(doc);
+        return rs__cli_print_json(doc);
     json_t *job = json_object_get(doc, "job");
     printf("job %s: %lld of %lld ranks seen, %.1f s of data\n\n", argv[0],
-           (long long)int_of(job, "ranks_seen"), (long long)int_of(job, "world_size"),
-           real_of(job, "span_s"));
+           (long long)rs__cli_int(job, "ranks_seen"), (long long)rs__cli_int(job, "world_size"),
+           rs__cli_real(job, "span_s"));
     printf("%5s %-16s %-42s %6s %9s %10s %10s %8s\n", "RANK", "HOST", "GPU", "STEPS", "STEP ms",
            "KERNEL ms", "NCCL ms", "DROPPED");
     json_array_foreach(json_object_get(doc, "ranks"), i, rank)
     {
         printf("%5lld %-16.16s %-42.42s %6lld %9.2f %10.2f %10.2f %8lld\n",
-               (long long)int_of(rank, "rank"), json_string_value(json_object_get(rank, "host")),
+               (long long)rs__cli_int(rank, "rank"),
+               json_string_value(json_object_get(rank, "host")),
                json_string_value(json_object_get(rank, "gpu_uuid")),
-               (long long)int_of(rank, "steps"), real_of(rank, "step_time_ms"),
-               real_of(rank, "kernel_ms_per_step"), real_of(rank, "nccl_ms_per_step"),
-               (long long)int_of(rank, "dropped_records"));
+               (long long)rs__cli_int(rank, "steps"), rs__cli_real(rank, "step_time_ms"),
+               rs__cli_real(rank, "kernel_ms_per_step"), rs__cli_real(rank, "nccl_ms_per_step"),
+               (long long)rs__cli_int(rank, "dropped_records"));
     }
     printf(
         "\nKERNEL ms and NCCL ms are per step; a rank with less NCCL time than its peers arrives "
@@ -187,19 +118,19 @@ rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv)
     size_t n;
     int rc;
 
-    if ((rc = job_arg("rankscope skew JOB", argc, argv)) != 0)
+    if ((rc = rs__cli_job_arg("rankscope skew JOB", argc, argv)) != 0)
         return rc;
     snprintf(path, sizeof path, "/v1/jobs/%s/skew", argv[0]);
-    if ((rc = request(o, "GET", path, &doc)) != 0)
+    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
         return rc;
     if (o->json)
-        return print_json(doc);
+        return rs__cli_print_json(doc);
     ranks = json_object_get(doc, "ranks");
     n = json_array_size(ranks);
     printf("job %s: %lld NCCL collective instances matched across ranks (%lld seen by one rank "
            "only, %lld ties)\n",
-           argv[0], (long long)int_of(doc, "instances"),
-           (long long)int_of(doc, "unmatched_instances"), (long long)int_of(doc, "ties"));
+           argv[0], (long long)rs__cli_int(doc, "instances"),
+           (long long)rs__cli_int(doc, "unmatched_instances"), (long long)rs__cli_int(doc, "ties"));
     if (n == 0) {
         printf("no collectives matched yet\n");
         json_decref(doc);
@@ -208,10 +139,10 @@ rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv)
     json_t *skew = json_object_get(doc, "skew_ms"),
            *spread = json_object_get(doc, "arrival_spread_ms");
     printf("wait skew per instance: p50 %.3f ms, p95 %.3f ms, max %.3f ms (clock-free)\n",
-           real_of(skew, "p50"), real_of(skew, "p95"), real_of(skew, "max"));
+           rs__cli_real(skew, "p50"), rs__cli_real(skew, "p95"), rs__cli_real(skew, "max"));
     printf(
         "arrival spread:         p50 %.3f ms, p95 %.3f ms, max %.3f ms (needs aligned clocks)\n\n",
-        real_of(spread, "p50"), real_of(spread, "p95"), real_of(spread, "max"));
+        rs__cli_real(spread, "p50"), rs__cli_real(spread, "p95"), rs__cli_real(spread, "max"));
     if (!(sorted = calloc(n, sizeof *sorted))) {
         json_decref(doc);
         return 1;
@@ -221,15 +152,15 @@ rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv)
     qsort(sorted, n, sizeof *sorted, by_last_frac);
     printf("%5s %10s %12s %10s %7s\n", "RANK", "INSTANCES", "WAITED ms", "LAST", "LAST %");
     for (size_t i = 0; i < n; i++)
-        printf("%5lld %10lld %12.1f %10lld %6.1f%%\n", (long long)int_of(sorted[i], "rank"),
-               (long long)int_of(sorted[i], "instances"), real_of(sorted[i], "wait_ms"),
-               (long long)int_of(sorted[i], "last_arrivals"),
-               100.0 * real_of(sorted[i], "last_frac"));
+        printf("%5lld %10lld %12.1f %10lld %6.1f%%\n", (long long)rs__cli_int(sorted[i], "rank"),
+               (long long)rs__cli_int(sorted[i], "instances"), rs__cli_real(sorted[i], "wait_ms"),
+               (long long)rs__cli_int(sorted[i], "last_arrivals"),
+               100.0 * rs__cli_real(sorted[i], "last_frac"));
     top = sorted[0];
-    if (real_of(top, "last_frac") >= 0.5)
+    if (rs__cli_real(top, "last_frac") >= 0.5)
         printf("\nrank %lld arrives last at %.0f%% of collectives: the other ranks wait for it in "
                "NCCL.\n",
-               (long long)int_of(top, "rank"), 100.0 * real_of(top, "last_frac"));
+               (long long)rs__cli_int(top, "rank"), 100.0 * rs__cli_real(top, "last_frac"));
     else
         printf("\nno rank arrives last at most collectives.\n");
     free(sorted);
@@ -245,23 +176,25 @@ rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv)
     size_t i;
     int rc;
 
-    if ((rc = job_arg("rankscope steps JOB", argc, argv)) != 0)
+    if ((rc = rs__cli_job_arg("rankscope steps JOB", argc, argv)) != 0)
         return rc;
     snprintf(path, sizeof path, "/v1/jobs/%s/steps?last=30", argv[0]);
-    if ((rc = request(o, "GET", path, &doc)) != 0)
+    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
         return rc;
     if (o->json)
-        return print_json(doc);
+        return rs__cli_print_json(doc);
     printf("job %s: medians over each rank's last 30 steps (ms)\n\n", argv[0]);
     printf("%5s %6s %9s %9s %9s %9s %9s %9s\n", "RANK", "STEPS", "STEP", "COMPUTE", "NCCL",
            "EXPOSED", "IDLE", "HOST GAP");
     json_array_foreach(json_object_get(doc, "ranks"), i, rank)
     {
         json_t *m = json_object_get(rank, "median");
-        printf("%5lld %6zu %9.2f %9.2f %9.2f %9.2f %9.2f %9.3f\n", (long long)int_of(rank, "rank"),
-               json_array_size(json_object_get(rank, "steps")), real_of(m, "step_ms"),
-               real_of(m, "compute_ms"), real_of(m, "comm_ms"), real_of(m, "exposed_comm_ms"),
-               real_of(m, "idle_ms"), real_of(m, "host_gap_ms"));
+        printf("%5lld %6zu %9.2f %9.2f %9.2f %9.2f %9.2f %9.3f\n",
+               (long long)rs__cli_int(rank, "rank"),
+               json_array_size(json_object_get(rank, "steps")), rs__cli_real(m, "step_ms"),
+               rs__cli_real(m, "compute_ms"), rs__cli_real(m, "comm_ms"),
+               rs__cli_real(m, "exposed_comm_ms"), rs__cli_real(m, "idle_ms"),
+               rs__cli_real(m, "host_gap_ms"));
     }
     printf(
         "\nEXPOSED: NCCL time not hidden under compute; HOST GAP: step start to first kernel.\n");
@@ -277,38 +210,38 @@ rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv)
     size_t i;
     int rc;
 
-    if ((rc = job_arg("rankscope stragglers JOB", argc, argv)) != 0)
+    if ((rc = rs__cli_job_arg("rankscope stragglers JOB", argc, argv)) != 0)
         return rc;
     snprintf(path, sizeof path, "/v1/jobs/%s/stragglers", argv[0]);
-    if ((rc = request(o, "GET", path, &doc)) != 0)
+    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
         return rc;
     if (o->json)
-        return print_json(doc);
+        return rs__cli_print_json(doc);
     printf("job %s: %s\n", argv[0], json_string_value(json_object_get(doc, "summary")));
     json_array_foreach(json_object_get(doc, "stragglers"), i, v)
     {
         json_t *e;
         size_t k;
-        printf("\nrank %lld on %s (%s)\n", (long long)int_of(v, "rank"),
+        printf("\nrank %lld on %s (%s)\n", (long long)rs__cli_int(v, "rank"),
                json_string_value(json_object_get(v, "host")),
                json_string_value(json_object_get(v, "gpu_uuid")));
         printf("  %.1f%% slower than the median rank; arrives last at %.0f%% of collectives\n",
-               100 * (real_of(v, "slowdown") - 1), 100 * real_of(v, "last_frac"));
+               100 * (rs__cli_real(v, "slowdown") - 1), 100 * rs__cli_real(v, "last_frac"));
         printf("  impact: %.2f s of job time (%.1f%% of the time) since step %lld\n",
-               real_of(v, "impact_s"), real_of(v, "impact_pct"),
-               (long long)int_of(v, "since_step"));
+               rs__cli_real(v, "impact_s"), rs__cli_real(v, "impact_pct"),
+               (long long)rs__cli_int(v, "since_step"));
         printf("  cause: %s\n", json_string_value(json_object_get(v, "cause")));
         json_array_foreach(json_object_get(v, "evidence"), k, e)
         {
             if (json_object_get(e, "kernel"))
                 printf("    %.60s: %.2fx peers, +%.2f ms per step\n",
                        json_string_value(json_object_get(e, "kernel")),
-                       real_of(e, "ratio_to_peers"), real_of(e, "extra_ms_per_step"));
+                       rs__cli_real(e, "ratio_to_peers"), rs__cli_real(e, "extra_ms_per_step"));
             else
                 printf("    host gap before the first kernel %.2f ms (peers %.2f ms)\n",
-                       real_of(e, "host_gap_ms"), real_of(e, "peers_host_gap_ms"));
+                       rs__cli_real(e, "host_gap_ms"), rs__cli_real(e, "peers_host_gap_ms"));
         }
-        printf("  confidence %.2f; recommended action: %s\n", real_of(v, "confidence"),
+        printf("  confidence %.2f; recommended action: %s\n", rs__cli_real(v, "confidence"),
                json_string_value(json_object_get(v, "action")));
     }
     json_decref(doc);

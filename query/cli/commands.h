@@ -5,10 +5,16 @@
 #define RS_QUERY_CLI_COMMANDS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct rs_cli_options {
     const char *server; /* base URL */
     bool json;
+    /* scope options of top, stalls, compare (-1 = not given) */
+    int64_t rank, with_rank, limit;
+    int64_t since_ns, until_ns, with_since_ns, with_until_ns;
+    double interval_s;  /* watch */
+    int64_t iterations; /* watch: refreshes before exiting; 0 = until interrupted */
 };
 
 int rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv);
@@ -17,5 +23,11 @@ int rs_cli_delete(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv);
+int rs_cli_top(const struct rs_cli_options *o, int argc, char **argv);
+int rs_cli_stalls(const struct rs_cli_options *o, int argc, char **argv);
+int rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv);
+/* Refreshes the straggler verdict, skew and top kernels of a job every interval_s until
+ * interrupted (or once with --json). */
+int rs_cli_watch(const struct rs_cli_options *o, int argc, char **argv);
 
 #endif

@@ -11,13 +11,40 @@
 struct cli_config {
     char *server;
     bool json;
+    int64_t rank, with_rank, limit, since_ns, until_ns, with_since_ns, with_until_ns;
+    double interval_s;
+    int64_t iterations;
 };
+
+#define OPT(key, type, def, field, help, lo, hi)                                                   \
+    {                                                                                              \
+        key, type, def, offsetof(struct cli_config, field), help, lo, hi                           \
+    }
 
 static const struct rs_config_option options[] = {
     {"server", RS_CONFIG_STRING, "http://127.0.0.1:7070", offsetof(struct cli_config, server),
      "rankscope-server REST API base URL", 0, 0},
     {"json", RS_CONFIG_BOOL, "false", offsetof(struct cli_config, json),
      "print the API's JSON instead of tables", 0, 0},
+    OPT("rank", RS_CONFIG_INT, "-1", rank, "top, stalls, compare: one rank (-1 = all ranks)", -1,
+        16777215),
+    OPT("with-rank", RS_CONFIG_INT, "-1", with_rank,
+        "compare: side B's rank (-1 = the same as --rank)", -1, 16777215),
+    OPT("since-ns", RS_CONFIG_INT, "-1", since_ns,
+        "top, stalls, compare: records from this time on (ns since the epoch; -1 = all)", -1,
+        9.2e18),
+    OPT("until-ns", RS_CONFIG_INT, "-1", until_ns, "... and before this time (-1 = all)", -1,
+        9.2e18),
+    OPT("with-since-ns", RS_CONFIG_INT, "-1", with_since_ns,
+        "compare: side B's --since-ns (-1 = the same as side A's)", -1, 9.2e18),
+    OPT("with-until-ns", RS_CONFIG_INT, "-1", with_until_ns,
+        "compare: side B's --until-ns (-1 = the same as side A's)", -1, 9.2e18),
+    OPT("limit", RS_CONFIG_INT, "-1", limit,
+        "top, stalls, compare: rows (-1 = the server's default)", -1, 100000),
+    OPT("interval-s", RS_CONFIG_DOUBLE, "2", interval_s, "watch: refresh period, seconds", 0.2,
+        3600),
+    OPT("iterations", RS_CONFIG_INT, "0", iterations,
+        "watch: refresh this many times, then exit (0 = until Ctrl-C)", 0, 1000000000),
 };
 
 static const struct rs_config_spec spec = {
@@ -29,6 +56,13 @@ static const struct rs_config_spec spec = {
     "  stragglers JOB  which rank slows the job, by how much, since when, and why\n"
     "  steps JOB     per-rank step time, compute, NCCL, exposed NCCL, idle and host gap\n"
     "  skew JOB      NCCL wait skew: who arrives last at collectives, how long the others wait\n"
+    "  top JOB       kernels and NCCL ops by GPU time per step [--rank R] [--limit N]\n"
+    "  stalls JOB    PC-sampling stall reasons per kernel, and the straggler (or --rank R)\n"
+    "                against its peers\n"
+    "  compare JOB [JOB_B]  what changed, per kernel and NCCL op, per step: two jobs, two ranks\n"
+    "                (--rank R --with-rank R2) or two windows (--since-ns/--until-ns and\n"
+    "                --with-since-ns/--with-until-ns)\n"
+    "  watch JOB     live view: straggler verdict, NCCL skew, top kernels, every --interval-s\n"
     "  delete JOB    delete everything stored about a job\n"
     "Exit status: 0 ok, 1 server or API error, 2 usage error, 3 not found.",
     options,
@@ -42,8 +76,10 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"jobs", rs_cli_jobs},   {"ranks", rs_cli_ranks}, {"stragglers", rs_cli_stragglers},
-    {"steps", rs_cli_steps}, {"skew", rs_cli_skew},   {"delete", rs_cli_delete},
+    {"jobs", rs_cli_jobs},   {"ranks", rs_cli_ranks},   {"stragglers", rs_cli_stragglers},
+    {"steps", rs_cli_steps}, {"skew", rs_cli_skew},     {"delete", rs_cli_delete},
+    {"top", rs_cli_top},     {"stalls", rs_cli_stalls}, {"compare", rs_cli_compare},
+    {"watch", rs_cli_watch},
 };
 
 int
@@ -64,7 +100,10 @@ main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(pos[0], commands[i].name) != 0)
             continue;
-        struct rs_cli_options o = {cfg.server, cfg.json};
+        struct rs_cli_options o = {cfg.server,     cfg.json,          cfg.rank,
+                                   cfg.with_rank,  cfg.limit,         cfg.since_ns,
+                                   cfg.until_ns,   cfg.with_since_ns, cfg.with_until_ns,
+                                   cfg.interval_s, cfg.iterations};
         size_t n = strlen(o.server);
         while (n > 0 && cfg.server[n - 1] == '/') /* "http://host:7070/" works too */
             cfg.server[--n] = '\0';

@@ -1,0 +1,82 @@
+/* Helpers shared by the CLI's commands (see output.h). */
+#include "query/cli/output.h"
+
+#include "query/cli/http.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Sends the request; prints API errors; returns the exit code (0 with *doc set on success). */
+int
+rs__cli_request(const struct rs_cli_options *o, const char *method, const char *path, json_t **doc)
+{
+    char err[1024];
+    long status = 0;
+
+    if (rs_cli_http(method, o->server, path, &status, doc, err, sizeof err) != 0) {
+        fprintf(stderr, "rankscope: %s\n", err);
+        return 1;
+    }
+    if (status == 200)
+        return 0;
+    fprintf(stderr, "rankscope: %s\n",
+            json_string_value(json_object_get(json_object_get(*doc, "error"), "message"))
+                ?: "the server answered with an error");
+    json_decref(*doc);
+    return status == 404 ? 3 : 1;
+}
+
+int
+rs__cli_print_json(json_t *doc)
+{
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
+
+    if (text)
+        puts(text);
+    free(text);
+    json_decref(doc);
+    return text ? 0 : 1;
+}
+
+void
+rs__cli_format_time(json_int_t ns, char *out, size_t len)
+{
+    time_t s = (time_t)(ns / 1000000000);
+    struct tm tm;
+
+    if (ns <= 0 || !gmtime_r(&s, &tm)) {
+        snprintf(out, len, "-");
+        return;
+    }
+    strftime(out, len, "%Y-%m-%d %H:%M:%SZ", &tm);
+}
+
+json_int_t
+rs__cli_int(json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+double
+rs__cli_real(json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
+/* Accepts only names the API accepts, so the path needs no escaping. */
+int
+rs__cli_job_arg(const char *usage, int argc, char **argv)
+{
+    if (argc != 1) {
+        fprintf(stderr, "rankscope: usage: %s\n", usage);
+        return 2;
+    }
+    if (strlen(argv[0]) > 128 || strpbrk(argv[0], "/?#% ")) {
+        fprintf(stderr, "rankscope: '%s' is not a job name\n", argv[0]);
+        return 2;
+    }
+    return 0;
+}
+

@@ -1,0 +1,29 @@
+/* What every CLI command does the same way: one REST request with API errors printed for people
+ * and mapped to exit codes, --json output, time formatting, JSON field access, argument checks.
+ * Internal to query/cli/. */
+#ifndef RS_QUERY_CLI_OUTPUT_H
+#define RS_QUERY_CLI_OUTPUT_H
+
+#include "query/cli/commands.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* Sends the request; prints API errors on stderr. Returns the exit code: 0 with *doc set, 1 server
+ * or API error, 3 not found. */
+int rs__cli_request(const struct rs_cli_options *o, const char *method, const char *path,
+                    json_t **doc);
+
+/* Prints doc indented on stdout and drops the reference. Returns the exit code. */
+int rs__cli_print_json(json_t *doc);
+
+/* "2026-11-22 09:41:19Z", or "-" for ns <= 0. */
+void rs__cli_format_time(json_int_t ns, char *out, size_t len);
+
+json_int_t rs__cli_int(json_t *o, const char *key);
+double rs__cli_real(json_t *o, const char *key);
+
+/* Checks that argv is exactly one valid job name; prints `usage` and returns 2 otherwise. */
+int rs__cli_job_arg(const char *usage, int argc, char **argv);
+
+#endif

@@ -1,0 +1,226 @@
+/* `rankscope top`, `stalls` and `compare` (see commands.h): where GPU time goes, why kernels stall,
+ * and what changed between two jobs, ranks or windows. */
+#include "query/cli/commands.h"
+
+#include "query/cli/output.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define NAME_WIDTH 90 /* kernel names run to hundreds of characters; tables show the start */
+
+/* Appends "&key=value" for each scope option that was given. */
+static void
+scope_query(const struct rs_cli_options *o, char *q, size_t len, bool compare)
+{
+    const struct {
+        const char *key;
+        int64_t v;
+        bool only_compare;
+    } opts[] = {
+        {"rank", o->rank, false},           {"since_ns", o->since_ns, false},
+        {"until_ns", o->until_ns, false},   {"limit", o->limit, false},
+        {"with_rank", o->with_rank, true},  {"with_since_ns", o->with_since_ns, true},
+        {"with_until_ns", o->with_until_ns, true},
+    };
+    size_t n = strlen(q);
+
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0] && n < len; i++)
+        if (opts[i].v >= 0 && (compare || !opts[i].only_compare))
+            n += (size_t)snprintf(q + n, len - n, "%c%s=%lld", strchr(q, '?') ? '&' : '?',
+                                  opts[i].key, (long long)opts[i].v);
+}
+
+static const char *
+str_of(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+static void
+print_scope(const char *label, json_t *scope)
+{
+    json_t *rank = json_object_get(scope, "rank"), *peers = json_object_get(scope, "peers_of");
+    char from[32], to[32], who[64];
+
+    rs__cli_format_time(rs__cli_int(scope, "since_ns"), from, sizeof from);
+    rs__cli_format_time(rs__cli_int(scope, "until_ns"), to, sizeof to);
+    if (json_is_integer(rank))
+        snprintf(who, sizeof who, "rank %lld", (long long)json_integer_value(rank));
+    else if (json_is_integer(peers))
+        snprintf(who, sizeof who, "the %lld peers of rank %lld",
+                 (long long)rs__cli_int(scope, "ranks"), (long long)json_integer_value(peers));
+    else
+        snprintf(who, sizeof who, "%lld ranks", (long long)rs__cli_int(scope, "ranks"));
+    printf("%s%s, %s, %s .. %s, %lld rank-steps\n", label, str_of(scope, "job"), who, from, to,
+           (long long)rs__cli_int(scope, "rank_steps"));
+}
+
+static const char *
+per_unit(json_t *doc)
+{
+    return strcmp(str_of(doc, "unit"), "per_second") == 0 ? "per second" : "per step";
+}
+
+int
+rs_cli_top(const struct rs_cli_options *o, int argc, char **argv)
+{
+    char path[1024];
+    json_t *doc, *k, *other;
+    size_t i;
+    int rc;
+
+    if ((rc = rs__cli_job_arg("rankscope top JOB [--rank R] [--limit N]", argc, argv)) != 0)
+        return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%s/top", argv[0]);
+    scope_query(o, path, sizeof path, false);
+    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
+        return rc;
+    if (o->json)
+        return rs__cli_print_json(doc);
+    json_t *scope = json_object_get(doc, "scope");
+    print_scope("", scope);
+    printf("GPU time %s%s: %.2f ms\n\n", per_unit(scope),
+           json_is_integer(json_object_get(scope, "rank")) ? "" : " of the mean rank",
+           rs__cli_real(doc, "total_ms"));
+    printf("%9s %6s %7s %10s %-6s %s\n", "ms", "SHARE", "CALLS", "MEAN us", "KIND", "NAME");
+    json_array_foreach(json_object_get(doc, "kernels"), i, k)
+    {
+        printf("%9.3f %5.1f%% %7.1f %10.1f %-6s %.*s\n", rs__cli_real(k, "ms"),
+               rs__cli_real(k, "share_pct"), rs__cli_real(k, "calls"), rs__cli_real(k, "mean_us"),
+               str_of(k, "kind"), NAME_WIDTH, str_of(k, "name"));
+    }
+    other = json_object_get(doc, "other");
+    if (rs__cli_int(other, "items") > 0)
+        printf("%9.3f %6s %7.1f %10s %-6s (%lld more)\n", rs__cli_real(other, "ms"), "",
+               rs__cli_real(other, "calls"), "", "", (long long)rs__cli_int(other, "items"));
+    json_decref(doc);
+    return 0;
+}
+
+static void
+print_stall_mix(json_t *mix, size_t most)
+{
+    json_t *m;
+    size_t i;
+
+    json_array_foreach(mix, i, m)
+    {
+        if (i == most)
+            break;
+        printf("    %-24s %+6.1f pts  (%5.1f%% against %5.1f%%)\n", str_of(m, "reason"),
+               rs__cli_real(m, "change_pts"), rs__cli_real(m, "b_pct"), rs__cli_real(m, "a_pct"));
+    }
+}
+
+/* Rows of a comparison: A ms, B ms, change. */
+static void
+print_items(json_t *cmp)
+{
+    json_t *it, *other = json_object_get(cmp, "other"), *total = json_object_get(cmp, "total");
+    size_t i;
+
+    printf("%9s %9s %10s %8s %-6s %s\n", "A ms", "B ms", "CHANGE ms", "CHANGE", "KIND", "NAME");
+    json_array_foreach(json_object_get(cmp, "items"), i, it)
+    {
+        char pct[16] = "new";
+        if (json_is_number(json_object_get(it, "change_pct")))
+            snprintf(pct, sizeof pct, "%+.1f%%", rs__cli_real(it, "change_pct"));
+        printf("%9.3f %9.3f %+10.3f %8s %-6s %.*s\n", rs__cli_real(it, "a_ms"),
+               rs__cli_real(it, "b_ms"), rs__cli_real(it, "change_ms"), pct, str_of(it, "kind"),
+               NAME_WIDTH, str_of(it, "name"));
+    }
+    if (rs__cli_int(other, "items") > 0)
+        printf("%9.3f %9.3f %+10.3f %8s %-6s (%lld more)\n", rs__cli_real(other, "a_ms"),
+               rs__cli_real(other, "b_ms"), rs__cli_real(other, "change_ms"), "", "",
+               (long long)rs__cli_int(other, "items"));
+    printf("%9.3f %9.3f %+10.3f %8s %-6s total\n", rs__cli_real(total, "a_ms"),
+           rs__cli_real(total, "b_ms"), rs__cli_real(total, "change_ms"), "", "");
+}
+
+int
+rs_cli_stalls(const struct rs_cli_options *o, int argc, char **argv)
+{
+    char path[1024];
+    json_t *doc, *k, *r;
+    size_t i, j;
+    int rc;
+
+    if ((rc = rs__cli_job_arg("rankscope stalls JOB [--rank R] [--limit N]", argc, argv)) != 0)
+        return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%s/stalls", argv[0]);
+    scope_query(o, path, sizeof path, false);
+    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
+        return rc;
+    if (o->json)
+        return rs__cli_print_json(doc);
+    print_scope("", json_object_get(doc, "scope"));
+    if (rs__cli_int(doc, "samples") == 0) {
+        printf("%s\n", str_of(doc, "note"));
+        json_decref(doc);
+        return 0;
+    }
+    printf("%lld PC samples; stall reasons:", (long long)rs__cli_int(doc, "samples"));
+    json_array_foreach(json_object_get(doc, "reasons"), i, r)
+        printf("%s %s %.1f%%", i ? "," : "", str_of(r, "reason"), rs__cli_real(r, "pct"));
+    printf("\n\n%10s %6s  %-52s %s\n", "SAMPLES", "SHARE", "TOP REASONS", "KERNEL");
+    json_array_foreach(json_object_get(doc, "kernels"), i, k)
+    {
+        char reasons[128] = "";
+        size_t n = 0;
+        json_array_foreach(json_object_get(k, "reasons"), j, r)
+        {
+            if (j == 3 || n >= sizeof reasons)
+                break;
+            n += (size_t)snprintf(reasons + n, sizeof reasons - n, "%s%s %.0f%%", j ? ", " : "",
+                                  str_of(r, "reason"), rs__cli_real(r, "pct"));
+        }
+        printf("%10lld %5.1f%%  %-52s %.*s\n", (long long)rs__cli_int(k, "samples"),
+               rs__cli_real(k, "pct"), reasons, NAME_WIDTH - 30, str_of(k, "name"));
+    }
+    json_t *vs = json_object_get(doc, "vs_peers");
+    if (json_is_object(vs)) {
+        json_t *cmp = json_object_get(vs, "comparison");
+        printf("\nrank %lld (%s) against its peers — stall mix, rank against peers:\n",
+               (long long)rs__cli_int(vs, "rank"),
+               strcmp(str_of(vs, "why"), "straggler") == 0 ? "the straggler" : "requested");
+        print_stall_mix(json_object_get(cmp, "stall_mix"), 5);
+        printf("\nkernel time %s, peers (A) and rank (B):\n", per_unit(cmp));
+        print_items(cmp);
+    }
+    json_decref(doc);
+    return 0;
+}
+
+int
+rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv)
+{
+    char path[1024];
+    json_t *doc;
+    int rc;
+
+    static const char usage[] = "rankscope compare JOB [JOB_B] [--rank R --with-rank R2] "
+                                "[--since-ns/--until-ns --with-since-ns/--with-until-ns]";
+    if ((rc = rs__cli_job_arg(usage, argc == 2 ? 1 : argc, argv)) != 0 ||
+        (argc == 2 && (rc = rs__cli_job_arg(usage, 1, argv + 1)) != 0))
+        return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%s/compare", argv[0]);
+    if (argc == 2)
+        snprintf(path + strlen(path), sizeof path - strlen(path), "?with=%s", argv[1]);
+    scope_query(o, path, sizeof path, true);
+    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
+        return rc;
+    if (o->json)
+        return rs__cli_print_json(doc);
+    print_scope("A: ", json_object_get(doc, "a"));
+    print_scope("B: ", json_object_get(doc, "b"));
+    printf("%s\n\nGPU time %s:\n", str_of(doc, "summary"), per_unit(doc));
+    print_items(doc);
+    if (json_array_size(json_object_get(doc, "stall_mix")) > 0) {
+        printf("\nstall mix, B against A:\n");
+        print_stall_mix(json_object_get(doc, "stall_mix"), 6);
+    }
+    json_decref(doc);
+    return 0;
+}

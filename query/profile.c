@@ -1,0 +1,332 @@
+/* Building a scope's profile from its records (see profile.h). */
+#include "query/profile.h"
+
+#include "common/error.h"
+#include "common/hash.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCAN_MARGIN_NS (60ull * 1000000000ull) /* kernel chunks start up to this before a record */
+#define REASON_PREFIX "smsp__pcsamp_warps_issue_stalled_"
+
+static uint64_t
+key_hash(const char *a, const char *b, unsigned kind)
+{
+    uint64_t h = rs_hash_fnv1a64(a, strlen(a)) ^ (kind * 0x9e3779b97f4a7c15ull);
+    return b ? h ^ (rs_hash_fnv1a64(b, strlen(b)) * 31) : h;
+}
+
+/* Grows an open-addressing index of positions (+1) to hold n entries at most half full; `hash_of`
+ * gives the hash of position i. */
+static int
+index_grow(uint32_t **index, size_t *slots, size_t n, const void *base, size_t stride,
+           uint64_t (*hash_of)(const void *entry))
+{
+    if (2 * (n + 1) <= *slots)
+        return 0;
+    size_t cap = *slots ? 2 * *slots : 256;
+    uint32_t *v = calloc(cap, sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        size_t s = hash_of((const char *)base + i * stride) & (cap - 1);
+        while (v[s])
+            s = (s + 1) & (cap - 1);
+        v[s] = (uint32_t)(i + 1);
+    }
+    free(*index);
+    *index = v;
+    *slots = cap;
+    return 0;
+}
+
+static uint64_t
+item_hash(const void *e)
+{
+    const struct rs_profile_item *it = e;
+    return key_hash(it->name, NULL, it->kind);
+}
+
+static uint64_t
+stall_hash(const void *e)
+{
+    const struct rs_profile_stall *st = e;
+    return key_hash(st->kernel, st->reason, 0);
+}
+
+const struct rs_profile_item *
+rs_profile_find(const struct rs_profile *p, enum rs_profile_kind kind, const char *name)
+{
+    if (!p->item_slots)
+        return NULL;
+    for (size_t s = key_hash(name, NULL, kind) & (p->item_slots - 1); p->item_index[s];
+         s = (s + 1) & (p->item_slots - 1)) {
+        const struct rs_profile_item *it = &p->items[p->item_index[s] - 1];
+        if (it->kind == kind && strcmp(it->name, name) == 0)
+            return it;
+    }
+    return NULL;
+}
+
+static struct rs_profile_item *
+item_get(struct rs_profile *p, enum rs_profile_kind kind, const char *name)
+{
+    struct rs_profile_item *it = (struct rs_profile_item *)rs_profile_find(p, kind, name), *v;
+
+    if (it)
+        return it;
+    if (index_grow(&p->item_index, &p->item_slots, p->n_items, p->items, sizeof *p->items,
+                   item_hash) != 0 ||
+        !(v = realloc(p->items, (p->n_items + 1) * sizeof *v)))
+        return NULL;
+    p->items = v;
+    it = &v[p->n_items];
+    if (!(it->name = strdup(name)))
+        return NULL;
+    it->kind = kind;
+    it->count = it->ns = it->stall_samples = 0;
+    size_t s = item_hash(it) & (p->item_slots - 1);
+    while (p->item_index[s])
+        s = (s + 1) & (p->item_slots - 1);
+    p->item_index[s] = (uint32_t)++p->n_items;
+    return it;
+}
+
+static struct rs_profile_stall *
+stall_get(struct rs_profile *p, const char *kernel, const char *reason)
+{
+    struct rs_profile_stall *st, *v;
+    size_t s;
+
+    if (p->stall_slots)
+        for (s = key_hash(kernel, reason, 0) & (p->stall_slots - 1); p->stall_index[s];
+             s = (s + 1) & (p->stall_slots - 1)) {
+            st = &p->stalls[p->stall_index[s] - 1];
+            if (strcmp(st->kernel, kernel) == 0 && strcmp(st->reason, reason) == 0)
+                return st;
+        }
+    if (index_grow(&p->stall_index, &p->stall_slots, p->n_stalls, p->stalls, sizeof *p->stalls,
+                   stall_hash) != 0 ||
+        !(v = realloc(p->stalls, (p->n_stalls + 1) * sizeof *v)))
+        return NULL;
+    p->stalls = v;
+    st = &v[p->n_stalls];
+    st->kernel = strdup(kernel);
+    st->reason = strdup(reason);
+    st->samples = 0;
+    if (!st->kernel || !st->reason) {
+        free(st->kernel);
+        free(st->reason);
+        return NULL;
+    }
+    s = stall_hash(st) & (p->stall_slots - 1);
+    while (p->stall_index[s])
+        s = (s + 1) & (p->stall_slots - 1);
+    p->stall_index[s] = (uint32_t)++p->n_stalls;
+    return st;
+}
+
+struct build {
+    struct rs_profile *p;
+    const struct rs_profile_scope *scope;
+    uint64_t until;
+    bool rank_has_data;
+};
+
+static bool
+in_range(const struct build *b, uint64_t start_ns)
+{
+    return start_ns >= b->scope->since_ns && start_ns < b->until;
+}
+
+static void
+cover(struct build *b, uint64_t start_ns, uint64_t end_ns)
+{
+    struct rs_profile *p = b->p;
+    if (p->t0 == 0 || start_ns < p->t0)
+        p->t0 = start_ns;
+    if (end_ns > p->t1)
+        p->t1 = end_ns;
+    b->rank_has_data = true;
+}
+
+static int
+on_kernel(void *arg, const struct rs_kernel_record *k, const char *name)
+{
+    struct build *b = arg;
+    struct rs_profile_item *it;
+
+    if (!in_range(b, k->start_ns))
+        return 0;
+    if (!(it = item_get(b->p, RS_PROFILE_KERNEL, name)))
+        return -ENOMEM;
+    it->count++;
+    it->ns += k->end_ns - k->start_ns;
+    cover(b, k->start_ns, k->end_ns);
+    return 0;
+}
+
+static int
+on_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
+{
+    struct build *b = arg;
+    struct rs_profile_item *it;
+
+    if (!rs_profile_scope_has(b->scope, rank) || !in_range(b, c->start_ns))
+        return 0;
+    if (!(it = item_get(b->p, RS_PROFILE_COLLECTIVE, rs_coll_op_name(c->op))))
+        return -ENOMEM;
+    it->count++;
+    it->ns += c->end_ns - c->start_ns;
+    return 0;
+}
+
+static int
+on_step(void *arg, const struct rs_step_record *s)
+{
+    struct build *b = arg;
+
+    if (in_range(b, s->start_ns))
+        b->p->rank_steps++;
+    return 0;
+}
+
+static int
+on_stall(void *arg, const struct rs_stall_record *s, uint64_t at_ns, const char *kernel,
+         const char *reason)
+{
+    struct build *b = arg;
+    struct rs_profile_stall *st;
+    size_t plen = sizeof REASON_PREFIX - 1;
+
+    (void)at_ns;
+    if (strncmp(reason, REASON_PREFIX, plen) == 0 && reason[plen])
+        reason += plen;
+    if (!(st = stall_get(b->p, kernel, reason)))
+        return -ENOMEM;
+    st->samples += s->count;
+    b->p->stall_samples += s->count;
+    return 0;
+}
+
+struct rank_list {
+    uint32_t *v;
+    size_t n;
+};
+
+static int
+on_rank(void *arg, const struct rs_rank_info *info)
+{
+    struct rank_list *l = arg;
+    uint32_t *v = realloc(l->v, (l->n + 1) * sizeof *v);
+
+    if (!v)
+        return -ENOMEM;
+    l->v = v;
+    v[l->n++] = info->rank;
+    return 0;
+}
+
+int
+rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct rs_profile *out)
+{
+    struct rank_list ranks = {NULL, 0};
+    struct build b = {out, scope, scope->until_ns ? scope->until_ns : UINT64_MAX, false};
+    uint64_t from = scope->since_ns > SCAN_MARGIN_NS ? scope->since_ns - SCAN_MARGIN_NS : 0;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if ((rc = rs_store_ranks_scan(r, scope->job, on_rank, &ranks)) != 0)
+        goto out;
+    for (size_t i = 0; i < ranks.n; i++) {
+        if (!rs_profile_scope_has(scope, ranks.v[i]))
+            continue;
+        b.rank_has_data = false;
+        if ((rc = rs_store_kernels_scan(r, scope->job, ranks.v[i], from, b.until, on_kernel,
+                                        &b)) != 0 ||
+            (rc = rs_store_steps_scan(r, scope->job, ranks.v[i], on_step, &b)) != 0 ||
+            (rc = rs_store_stalls_scan(r, scope->job, ranks.v[i], scope->since_ns, b.until,
+                                       on_stall, &b)) != 0)
+            goto out;
+        out->ranks += b.rank_has_data;
+    }
+    if ((rc = rs_store_collectives_scan(r, scope->job, on_collective, &b)) != 0)
+        goto out;
+    for (size_t i = 0; i < out->n_stalls; i++) {
+        struct rs_profile_item *it =
+            (struct rs_profile_item *)rs_profile_find(out, RS_PROFILE_KERNEL, out->stalls[i].kernel);
+        if (it)
+            it->stall_samples += out->stalls[i].samples;
+    }
+    if (out->ranks == 0 && scope->rank != RS_PROFILE_ALL_RANKS && !scope->peers)
+        rc = RS_E_NOT_FOUND;
+out:
+    free(ranks.v);
+    if (rc != 0)
+        rs_profile_fini(out);
+    return rc;
+}
+
+void
+rs_profile_fini(struct rs_profile *p)
+{
+    for (size_t i = 0; i < p->n_items; i++)
+        free(p->items[i].name);
+    for (size_t i = 0; i < p->n_stalls; i++) {
+        free(p->stalls[i].kernel);
+        free(p->stalls[i].reason);
+    }
+    free(p->items);
+    free(p->stalls);
+    free(p->item_index);
+    free(p->stall_index);
+    memset(p, 0, sizeof *p);
+}
+
+double
+rs_profile_divisor(const struct rs_profile *p, const char **unit)
+{
+    if (p->rank_steps > 0) {
+        *unit = "per_step";
+        return (double)p->rank_steps;
+    }
+    *unit = "per_second";
+    double s = p->t1 > p->t0 ? (double)(p->t1 - p->t0) / 1e9 : 1.0;
+    return s * (p->ranks ? p->ranks : 1);
+}
+
+uint64_t
+rs_profile_reason_samples(const struct rs_profile *p, const char *reason)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < p->n_stalls; i++)
+        if (strcmp(p->stalls[i].reason, reason) == 0)
+            n += p->stalls[i].samples;
+    return n;
+}
+
+bool
+rs_profile_scope_has(const struct rs_profile_scope *scope, uint32_t rank)
+{
+    if (scope->rank == RS_PROFILE_ALL_RANKS)
+        return true;
+    return scope->peers ? rank != scope->rank : rank == scope->rank;
+}
+
+json_t *
+rs_profile_scope_json(const struct rs_profile_scope *scope, const struct rs_profile *p)
+{
+    const char *unit;
+    rs_profile_divisor(p, &unit);
+    bool one = scope->rank != RS_PROFILE_ALL_RANKS && !scope->peers;
+    json_t *doc = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:s}", "job", scope->job, "rank",
+                            one ? json_integer((json_int_t)scope->rank) : json_null(),
+                            "since_ns", (json_int_t)p->t0, "until_ns", (json_int_t)p->t1, "ranks",
+                     (json_int_t)p->ranks, "rank_steps", (json_int_t)p->rank_steps, "unit", unit);
+    if (doc && scope->peers && scope->rank != RS_PROFILE_ALL_RANKS)
+        json_object_set_new(doc, "peers_of", json_integer((json_int_t)scope->rank));
+    return doc;
+}

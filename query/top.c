@@ -1,0 +1,65 @@
+/* Top kernels per step (see top.h). */
+#include "query/top.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static int
+by_time_desc(const void *a, const void *b)
+{
+    const struct rs_profile_item *x = *(const struct rs_profile_item *const *)a;
+    const struct rs_profile_item *y = *(const struct rs_profile_item *const *)b;
+    return (x->ns < y->ns) - (x->ns > y->ns);
+}
+
+int
+rs_query_top(rs_store_read *r, const struct rs_profile_scope *scope, size_t limit, json_t **out)
+{
+    struct rs_profile p;
+    const struct rs_profile_item **order = NULL;
+    const char *unit;
+    json_t *rows = NULL;
+    uint64_t total_ns = 0, other_ns = 0, other_count = 0;
+    int rc = rs_profile_build(r, scope, &p);
+
+    if (rc != 0)
+        return rc;
+    double per = rs_profile_divisor(&p, &unit);
+    if ((p.n_items && !(order = malloc(p.n_items * sizeof *order))) || !(rows = json_array())) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < p.n_items; i++) {
+        order[i] = &p.items[i];
+        total_ns += p.items[i].ns;
+    }
+    if (p.n_items)
+        qsort(order, p.n_items, sizeof *order, by_time_desc);
+    for (size_t i = 0; i < p.n_items; i++) {
+        const struct rs_profile_item *it = order[i];
+        if (i >= limit) {
+            other_ns += it->ns;
+            other_count += it->count;
+            continue;
+        }
+        json_array_append_new(
+            rows, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:I}", "name", it->name, "kind",
+                            it->kind == RS_PROFILE_KERNEL ? "kernel" : "nccl", "ms",
+                            (double)it->ns / 1e6 / per, "calls", (double)it->count / per,
+                            "mean_us", (double)it->ns / 1e3 / (double)it->count, "share_pct",
+                            total_ns ? 100.0 * (double)it->ns / (double)total_ns : 0.0,
+                            "stall_samples", (json_int_t)it->stall_samples));
+    }
+    *out = json_pack("{s:o, s:f, s:o, s:{s:I, s:f, s:f}}", "scope",
+                     rs_profile_scope_json(scope, &p), "total_ms", (double)total_ns / 1e6 / per,
+                     "kernels", rows, "other", "items",
+                     (json_int_t)(p.n_items > limit ? p.n_items - limit : 0), "ms",
+                     (double)other_ns / 1e6 / per, "calls", (double)other_count / per);
+    rows = NULL;
+    rc = *out ? 0 : -ENOMEM;
+out:
+    json_decref(rows);
+    free(order);
+    rs_profile_fini(&p);
+    return rc;
+}
