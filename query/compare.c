@@ -47,8 +47,8 @@ align(const struct rs_profile *a, double per_a, const struct rs_profile *b, doub
         const struct rs_profile_item *y = &b->items[i];
         if (rs_profile_find(a, y->kind, y->name))
             continue;
-        v[k++] = (struct row){y->name, y->kind, 0, (double)y->ns / 1e6 / per_b, 0,
-                              (double)y->count / per_b};
+        v[k++] = (struct row){
+            y->name, y->kind, 0, (double)y->ns / 1e6 / per_b, 0, (double)y->count / per_b};
     }
     *out = v;
     *n = k;
@@ -143,12 +143,12 @@ rs_query_compare(rs_store_read *r, const struct rs_profile_scope *a,
             continue;
         }
         json_array_append_new(
-            list, json_pack("{s:s, s:s, s:f, s:f, s:f, s:o, s:f, s:f}", "name", w->name, "kind",
-                            kind_name(w->kind), "a_ms", w->a_ms, "b_ms", w->b_ms, "change_ms",
-                            w->b_ms - w->a_ms, "change_pct",
-                            w->a_ms > 0 ? json_real(100.0 * (w->b_ms - w->a_ms) / w->a_ms)
-                                        : json_null(),
-                            "a_calls", w->a_calls, "b_calls", w->b_calls));
+            list,
+            json_pack("{s:s, s:s, s:f, s:f, s:f, s:o, s:f, s:f}", "name", w->name, "kind",
+                      kind_name(w->kind), "a_ms", w->a_ms, "b_ms", w->b_ms, "change_ms",
+                      w->b_ms - w->a_ms, "change_pct",
+                      w->a_ms > 0 ? json_real(100.0 * (w->b_ms - w->a_ms) / w->a_ms) : json_null(),
+                      "a_calls", w->a_calls, "b_calls", w->b_calls));
     }
     char summary[512];
     if (n == 0)
@@ -165,12 +165,12 @@ rs_query_compare(rs_store_read *r, const struct rs_profile_scope *a,
                  kind_name(rows[0].kind), rows[0].name, rows[0].b_ms - rows[0].a_ms);
     *out = json_pack("{s:o, s:o, s:s, s:s, s:{s:f, s:f, s:f}, s:o, s:{s:I, s:f, s:f, s:f}, "
                      "s:o}",
-                     "a", rs_profile_scope_json(a, &pa), "b", rs_profile_scope_json(b, &pb),
-                     "unit", strcmp(unit_a, unit_b) == 0 ? unit_a : "mixed", "summary", summary,
-                     "total", "a_ms", total_a, "b_ms", total_b, "change_ms", total_b - total_a,
-                     "items", list, "other", "items", (json_int_t)(n > limit ? n - limit : 0),
-                     "a_ms", other_a, "b_ms", other_b, "change_ms", other_b - other_a,
-                     "stall_mix", stall_mix(&pa, &pb));
+                     "a", rs_profile_scope_json(a, &pa), "b", rs_profile_scope_json(b, &pb), "unit",
+                     strcmp(unit_a, unit_b) == 0 ? unit_a : "mixed", "summary", summary, "total",
+                     "a_ms", total_a, "b_ms", total_b, "change_ms", total_b - total_a, "items",
+                     list, "other", "items", (json_int_t)(n > limit ? n - limit : 0), "a_ms",
+                     other_a, "b_ms", other_b, "change_ms", other_b - other_a, "stall_mix",
+                     stall_mix(&pa, &pb));
     list = NULL;
     rc = *out ? 0 : -ENOMEM;
 out:

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCAN_MARGIN_NS (60ull * 1000000000ull) /* kernel chunks start up to this before a record */
+#define SCAN_MARGIN_NS (60ull * 1000000000ull) /* kernel chunks start up to this before a record   \
+                                                */
 #define REASON_PREFIX "smsp__pcsamp_warps_issue_stalled_"
 
 static uint64_t
@@ -245,8 +246,8 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
         if (!rs_profile_scope_has(scope, ranks.v[i]))
             continue;
         b.rank_has_data = false;
-        if ((rc = rs_store_kernels_scan(r, scope->job, ranks.v[i], from, b.until, on_kernel,
-                                        &b)) != 0 ||
+        if ((rc = rs_store_kernels_scan(r, scope->job, ranks.v[i], from, b.until, on_kernel, &b)) !=
+                0 ||
             (rc = rs_store_steps_scan(r, scope->job, ranks.v[i], on_step, &b)) != 0 ||
             (rc = rs_store_stalls_scan(r, scope->job, ranks.v[i], scope->since_ns, b.until,
                                        on_stall, &b)) != 0)
@@ -256,8 +257,8 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
     if ((rc = rs_store_collectives_scan(r, scope->job, on_collective, &b)) != 0)
         goto out;
     for (size_t i = 0; i < out->n_stalls; i++) {
-        struct rs_profile_item *it =
-            (struct rs_profile_item *)rs_profile_find(out, RS_PROFILE_KERNEL, out->stalls[i].kernel);
+        struct rs_profile_item *it = (struct rs_profile_item *)rs_profile_find(
+            out, RS_PROFILE_KERNEL, out->stalls[i].kernel);
         if (it)
             it->stall_samples += out->stalls[i].samples;
     }
@@ -322,10 +323,11 @@ rs_profile_scope_json(const struct rs_profile_scope *scope, const struct rs_prof
     const char *unit;
     rs_profile_divisor(p, &unit);
     bool one = scope->rank != RS_PROFILE_ALL_RANKS && !scope->peers;
-    json_t *doc = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:s}", "job", scope->job, "rank",
-                            one ? json_integer((json_int_t)scope->rank) : json_null(),
-                            "since_ns", (json_int_t)p->t0, "until_ns", (json_int_t)p->t1, "ranks",
-                     (json_int_t)p->ranks, "rank_steps", (json_int_t)p->rank_steps, "unit", unit);
+    json_t *doc =
+        json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:s}", "job", scope->job, "rank",
+                  one ? json_integer((json_int_t)scope->rank) : json_null(), "since_ns",
+                  (json_int_t)p->t0, "until_ns", (json_int_t)p->t1, "ranks", (json_int_t)p->ranks,
+                  "rank_steps", (json_int_t)p->rank_steps, "unit", unit);
     if (doc && scope->peers && scope->rank != RS_PROFILE_ALL_RANKS)
         json_object_set_new(doc, "peers_of", json_integer((json_int_t)scope->rank));
     return doc;

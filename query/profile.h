@@ -62,8 +62,8 @@ void rs_profile_fini(struct rs_profile *p);
 double rs_profile_divisor(const struct rs_profile *p, const char **unit);
 
 /* The item of (kind, name), or NULL. */
-const struct rs_profile_item *rs_profile_find(const struct rs_profile *p,
-                                              enum rs_profile_kind kind, const char *name);
+const struct rs_profile_item *rs_profile_find(const struct rs_profile *p, enum rs_profile_kind kind,
+                                              const char *name);
 
 /* Samples of `reason` over all kernels (0 when none). */
 uint64_t rs_profile_reason_samples(const struct rs_profile *p, const char *reason);
@@ -71,8 +71,8 @@ uint64_t rs_profile_reason_samples(const struct rs_profile *p, const char *reaso
 /* Whether `rank` is in the scope. */
 bool rs_profile_scope_has(const struct rs_profile_scope *scope, uint32_t rank);
 
-/* {"job", "rank" (null = all), "peers_of" (only for peers), "since_ns", "until_ns", "ranks", "rank_steps", "unit"}: how a
- * scope is described in answers. */
+/* {"job", "rank" (null = all), "peers_of" (only for peers), "since_ns", "until_ns", "ranks",
+ * "rank_steps", "unit"}: how a scope is described in answers. */
 json_t *rs_profile_scope_json(const struct rs_profile_scope *scope, const struct rs_profile *p);
 
 #endif

@@ -117,8 +117,7 @@ pick_rank(rs_store_read *r, const struct rs_profile_scope *scope, uint64_t *rank
 }
 
 int
-rs_query_stalls(rs_store_read *r, const struct rs_profile_scope *scope, size_t limit,
-                json_t **out)
+rs_query_stalls(rs_store_read *r, const struct rs_profile_scope *scope, size_t limit, json_t **out)
 {
     struct rs_profile p;
     json_t *vs = json_null();

@@ -25,16 +25,18 @@ static int t_passed, t_failed, t_current_failed;
         }                                                                                          \
     } while (0)
 
-#define T_RUN(fn)                                                                                  \
+#define T_RUN_CALL(label, call)                                                                    \
     do {                                                                                           \
         t_current_failed = 0;                                                                      \
-        fn();                                                                                      \
+        call;                                                                                      \
         if (t_current_failed) {                                                                    \
             t_failed++;                                                                            \
-            fprintf(stderr, "not ok %s\n", #fn);                                                   \
+            fprintf(stderr, "not ok %s\n", label);                                                 \
         } else                                                                                     \
             t_passed++;                                                                            \
     } while (0)
+#define T_RUN(fn) T_RUN_CALL(#fn, fn())
+#define T_RUN_ARG(fn, arg) T_RUN_CALL(#fn, fn(arg)) /* for a test that takes one argument */
 
 #define T_DONE(suite)                                                                              \
     (printf("%s: %d passed, %d failed\n", (suite), t_passed, t_failed), t_failed ? 1 : 0)

@@ -13,10 +13,14 @@
 
 enum { SELECTED, MATH, LONG_SB, SHORT_SB, WAIT, BARRIER, LG_THROTTLE, NOT_SELECTED, N_REASONS };
 
-static const char *const reason_names[N_REASONS] = {
-    PREFIX "selected",         PREFIX "math_pipe_throttle", PREFIX "long_scoreboard",
-    PREFIX "short_scoreboard", PREFIX "wait",               PREFIX "barrier",
-    PREFIX "lg_throttle",      PREFIX "not_selected"};
+static const char *const reason_names[N_REASONS] = {PREFIX "selected",
+                                                    PREFIX "math_pipe_throttle",
+                                                    PREFIX "long_scoreboard",
+                                                    PREFIX "short_scoreboard",
+                                                    PREFIX "wait",
+                                                    PREFIX "barrier",
+                                                    PREFIX "lg_throttle",
+                                                    PREFIX "not_selected"};
 
 /* Shares per reason, in percent, by kernel class. */
 static const unsigned gemm_mix[N_REASONS] = {22, 34, 12, 6, 14, 8, 0, 4};
@@ -38,8 +42,8 @@ sim_stalls_new(uint32_t ranks, sim_stalls **out)
 {
     sim_stalls *s = calloc(1, sizeof *s);
 
-    if (!s || !(s->samples = calloc((size_t)ranks * rs_sim_step_n_ops * N_REASONS,
-                                    sizeof *s->samples))) {
+    if (!s ||
+        !(s->samples = calloc((size_t)ranks * rs_sim_step_n_ops * N_REASONS, sizeof *s->samples))) {
         free(s);
         return -ENOMEM;
     }

@@ -79,4 +79,3 @@ rs__cli_job_arg(const char *usage, int argc, char **argv)
     }
     return 0;
 }
-

@@ -18,9 +18,12 @@ scope_query(const struct rs_cli_options *o, char *q, size_t len, bool compare)
         int64_t v;
         bool only_compare;
     } opts[] = {
-        {"rank", o->rank, false},           {"since_ns", o->since_ns, false},
-        {"until_ns", o->until_ns, false},   {"limit", o->limit, false},
-        {"with_rank", o->with_rank, true},  {"with_since_ns", o->with_since_ns, true},
+        {"rank", o->rank, false},
+        {"since_ns", o->since_ns, false},
+        {"until_ns", o->until_ns, false},
+        {"limit", o->limit, false},
+        {"with_rank", o->with_rank, true},
+        {"with_since_ns", o->with_since_ns, true},
         {"with_until_ns", o->with_until_ns, true},
     };
     size_t n = strlen(q);

@@ -36,8 +36,7 @@ show_stragglers(const struct rs_cli_options *o, const char *job)
         rs__cli_format_time(rs__cli_int(v, "detected_ns"), when, sizeof when);
         printf("  rank %lld on %s: %+.1f%%, cause %s, impact %.1f%% of step time, action %s, "
                "raised %s\n",
-               (long long)rs__cli_int(v, "rank"),
-               json_string_value(json_object_get(v, "host")),
+               (long long)rs__cli_int(v, "rank"), json_string_value(json_object_get(v, "host")),
                100 * (rs__cli_real(v, "slowdown") - 1),
                json_string_value(json_object_get(v, "cause")), rs__cli_real(v, "impact_pct"),
                json_string_value(json_object_get(v, "action")), when);
@@ -70,8 +69,8 @@ show_skew(const struct rs_cli_options *o, const char *job)
            (long long)rs__cli_int(doc, "instances"), rs__cli_real(skew, "p50"),
            rs__cli_real(skew, "p95"), rs__cli_real(skew, "max"));
     if (last)
-        printf("; last to arrive most often: rank %lld (%.0f%%)", (long long)rs__cli_int(last, "rank"),
-               100 * rs__cli_real(last, "last_frac"));
+        printf("; last to arrive most often: rank %lld (%.0f%%)",
+               (long long)rs__cli_int(last, "rank"), 100 * rs__cli_real(last, "last_frac"));
     printf("\n");
     json_decref(doc);
 }

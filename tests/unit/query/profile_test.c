@@ -1,0 +1,199 @@
+/* Unit tests of top, compare and stalls on a hand-built job with known answers: 2 ranks, 10 steps
+ * of 1 ms. Per step, rank 0 runs kernel "a" twice (100 us each) and "b" once (50 us); rank 1 runs
+ * "a" at 150 us and an extra kernel "c" (20 us); both spend 30 us in one AllReduce. PC samples:
+ * rank 0 "a": long_scoreboard 10, selected 30; rank 1 "a": long_scoreboard 40, selected 30. */
+#include "common/error.h"
+#include "query/compare.h"
+#include "query/stalls.h"
+#include "query/top.h"
+#include "tests/t.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STEPS 10
+#define US 1000ull
+#define T0 (1000000 * US)
+#define NEAR(x, want) (fabs((x) - (want)) < 1e-9)
+
+static const char *const names[] = {
+    "a", "b", "c", "nccl", "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+    "smsp__pcsamp_warps_issue_stalled_selected"};
+
+static void
+put_rank(rs_store *st, uint32_t rank)
+{
+    struct rs_kernel_record k[STEPS * 4];
+    struct rs_collective_record c[STEPS];
+    struct rs_step_record s[STEPS];
+    struct rs_stall_record x[2] = {{0x80, rank ? 40 : 10, 0, 4, 1}, {0xc0, 30, 0, 5, 1}};
+    uint32_t n = 0;
+    rs_store_write *w;
+    bool dup;
+
+    for (uint32_t i = 0; i < STEPS; i++) {
+        uint64_t t = T0 + i * 1000 * US, a = rank ? 150 * US : 100 * US;
+        k[n++] = (struct rs_kernel_record){t + 10 * US, t + 10 * US + a, 0, 7, 0, 0};
+        k[n++] = (struct rs_kernel_record){t + 300 * US, t + 300 * US + a, 0, 7, 0, 0};
+        k[n++] = (struct rs_kernel_record){t + 600 * US, t + 650 * US, 1, 7, 0, 0};
+        if (rank)
+            k[n++] = (struct rs_kernel_record){t + 700 * US, t + 720 * US, 2, 7, 0, 0};
+        c[i] = (struct rs_collective_record){t + 800 * US, t + 830 * US, 8, 1, i,
+                                             RS_COLL_ALLREDUCE, 3, 17, false};
+        s[i] = (struct rs_step_record){i, t, t + 1000 * US};
+    }
+    struct rs_rank_batch rb = {.identity = {"job", rank, rank, 2, "node", "GPU-x", 1},
+                               .clock = {T0 + 5000 * US, T0 + 5000 * US},
+                               .strings = names,
+                               .n_strings = 6,
+                               .kernels = k,
+                               .n_kernels = n,
+                               .collectives = c,
+                               .n_collectives = STEPS,
+                               .steps = s,
+                               .n_steps = STEPS,
+                               .stalls = x,
+                               .n_stalls = 2};
+    struct rs_agent_batch b = {1, 1, rank + 1, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+}
+
+static double
+num(json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
+static const char *
+str(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+static void
+top(rs_store_read *r)
+{
+    struct rs_profile_scope all = {"job", RS_PROFILE_ALL_RANKS, false, 0, 0}, one = all;
+    json_t *d = NULL, *k;
+
+    T_EQ(rs_query_top(r, &all, 10, &d), 0);
+    /* mean rank per step: (2x100 + 50 + 30 + 2x150 + 50 + 20 + 30) / 2 = 340 us */
+    T_CHECK(NEAR(num(d, "total_ms"), 0.34));
+    T_EQ(json_integer_value(json_object_get(json_object_get(d, "scope"), "rank_steps")), 20);
+    k = json_array_get(json_object_get(d, "kernels"), 0);
+    T_CHECK(strcmp(str(k, "name"), "a") == 0 && NEAR(num(k, "ms"), 0.25) &&
+            NEAR(num(k, "calls"), 2.0) && NEAR(num(k, "mean_us"), 125.0));
+    T_EQ(json_integer_value(json_object_get(k, "stall_samples")), 110);
+    k = json_array_get(json_object_get(d, "kernels"), 2);
+    T_CHECK(strcmp(str(k, "name"), "AllReduce") == 0 && strcmp(str(k, "kind"), "nccl") == 0);
+    json_decref(d);
+
+    one.rank = 1;
+    T_EQ(rs_query_top(r, &one, 1, &d), 0);
+    k = json_array_get(json_object_get(d, "kernels"), 0);
+    T_CHECK(strcmp(str(k, "name"), "a") == 0 && NEAR(num(k, "ms"), 0.3));
+    json_t *other = json_object_get(d, "other");
+    T_EQ(json_integer_value(json_object_get(other, "items")), 3); /* b, c, AllReduce */
+    T_CHECK(NEAR(num(other, "ms"), 0.1));
+    json_decref(d);
+
+    one.rank = 7;
+    T_EQ(rs_query_top(r, &one, 10, &d), RS_E_NOT_FOUND);
+    all.job = "nope";
+    T_EQ(rs_query_top(r, &all, 10, &d), RS_E_NOT_FOUND);
+}
+
+static void
+compare(rs_store_read *r)
+{
+    struct rs_profile_scope a = {"job", 0, false, 0, 0}, b = {"job", 1, false, 0, 0};
+    json_t *d = NULL, *it;
+    size_t i;
+    char side = 0;
+    double sum = 0;
+
+    T_EQ(rs_query_compare(r, &a, &b, 2, &side, &d), 0);
+    json_t *total = json_object_get(d, "total");
+    T_CHECK(NEAR(num(total, "a_ms"), 0.28) && NEAR(num(total, "b_ms"), 0.40) &&
+            NEAR(num(total, "change_ms"), 0.12));
+    it = json_array_get(json_object_get(d, "items"), 0);
+    T_CHECK(strcmp(str(it, "name"), "a") == 0 && NEAR(num(it, "change_ms"), 0.1) &&
+            NEAR(num(it, "change_pct"), 50.0));
+    it = json_array_get(json_object_get(d, "items"), 1);
+    T_CHECK(strcmp(str(it, "name"), "c") == 0 && NEAR(num(it, "b_ms"), 0.02) &&
+            json_is_null(json_object_get(it, "change_pct"))); /* new on side B */
+    json_array_foreach(json_object_get(d, "items"), i, it) sum += num(it, "change_ms");
+    sum += num(json_object_get(d, "other"), "change_ms");
+    T_CHECK(NEAR(sum, 0.12)); /* the changes add up to the change of the total */
+    /* stall mix: long_scoreboard 10/40 = 25% on A, 40/70 = 57.1% on B */
+    it = json_array_get(json_object_get(d, "stall_mix"), 0);
+    T_CHECK(strcmp(str(it, "reason"), "long_scoreboard") == 0 &&
+            NEAR(num(it, "change_pts"), 100.0 * 40 / 70 - 25.0));
+    json_decref(d);
+
+    /* two windows of rank 0: the first 5 steps against the last 5: no change */
+    a.until_ns = b.since_ns = T0 + 5000 * US;
+    b.rank = 0;
+    T_EQ(rs_query_compare(r, &a, &b, 10, &side, &d), 0);
+    T_EQ(json_integer_value(json_object_get(json_object_get(d, "a"), "rank_steps")), 5);
+    T_EQ(json_integer_value(json_object_get(json_object_get(d, "b"), "rank_steps")), 5);
+    T_CHECK(NEAR(num(json_object_get(d, "total"), "change_ms"), 0.0));
+    T_CHECK(strncmp(str(d, "summary"), "no change", 9) == 0);
+    json_decref(d);
+
+    b.job = "other";
+    T_EQ(rs_query_compare(r, &a, &b, 10, &side, &d), RS_E_NOT_FOUND);
+    T_EQ(side, 'b');
+}
+
+static void
+stalls(rs_store_read *r)
+{
+    struct rs_profile_scope all = {"job", RS_PROFILE_ALL_RANKS, false, 0, 0}, one = all;
+    json_t *d = NULL, *x;
+
+    T_EQ(rs_query_stalls(r, &all, 10, &d), 0);
+    T_EQ(json_integer_value(json_object_get(d, "samples")), 110);
+    x = json_array_get(json_object_get(d, "reasons"), 0);
+    T_CHECK(strcmp(str(x, "reason"), "selected") == 0 && NEAR(num(x, "pct"), 100.0 * 60 / 110));
+    x = json_array_get(json_object_get(d, "kernels"), 0);
+    T_CHECK(strcmp(str(x, "name"), "a") == 0);
+    T_CHECK(json_is_null(json_object_get(d, "vs_peers"))); /* 10 steps: no straggler verdict */
+    json_decref(d);
+
+    one.rank = 1;
+    T_EQ(rs_query_stalls(r, &one, 10, &d), 0);
+    T_EQ(json_integer_value(json_object_get(d, "samples")), 70);
+    json_t *vs = json_object_get(d, "vs_peers");
+    T_CHECK(strcmp(str(vs, "why"), "requested") == 0);
+    x = json_array_get(json_object_get(json_object_get(vs, "comparison"), "stall_mix"), 0);
+    T_CHECK(strcmp(str(x, "reason"), "long_scoreboard") == 0 && num(x, "change_pts") > 32);
+    json_decref(d);
+}
+
+int
+main(void)
+{
+    char dir[] = "/tmp/rs-profile-XXXXXX", cmd[64];
+    rs_store *st = NULL;
+    rs_store_read *r;
+
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    put_rank(st, 0);
+    put_rank(st, 1);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_RUN_ARG(top, r);
+    T_RUN_ARG(compare, r);
+    T_RUN_ARG(stalls, r);
+    rs_store_read_end(r);
+    rs_store_close(st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+    return T_DONE("query/profile");
+}
