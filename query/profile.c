@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCAN_MARGIN_NS (60ull * 1000000000ull) /* kernel chunks start up to this before a record   \
-                                                */
+#define SCAN_MARGIN_NS                                                                             \
+    (60ull * 1000000000ull) /* kernel chunks start up to this before a record                      \
+                             */
 #define REASON_PREFIX "smsp__pcsamp_warps_issue_stalled_"
 
 static uint64_t
@@ -155,7 +156,7 @@ cover(struct build *b, uint64_t start_ns, uint64_t end_ns)
 }
 
 static int
-on_kernel(void *arg, const struct rs_kernel_record *k, const char *name)
+on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
 {
     struct build *b = arg;
     struct rs_profile_item *it;

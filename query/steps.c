@@ -7,6 +7,7 @@
 #include "query/stats.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +150,7 @@ struct kernel_ctx {
 };
 
 static int
-on_kernel(void *arg, const struct rs_kernel_record *k, const char *name)
+on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
 {
     struct kernel_ctx *c = arg;
     if (k->end_ns <= c->t0 || k->start_ns >= c->t1)
@@ -171,9 +172,17 @@ on_coll(void *arg, uint32_t rank, const struct rs_collective_record *c)
 
     if (c->end_ns <= x->t0 || c->start_ns >= x->t1)
         return 0;
-    for (size_t i = 0; i < x->n_ranks; i++) /* ranks are few per job scan; a map if it matters */
-        if (x->ranks[i].rank == rank)
-            return add_interval(&x->iv[i], c->start_ns, c->end_ns, 1);
+    /* ranks[] is in rank order (the ranks scan's): binary search */
+    size_t lo = 0, hi = x->n_ranks;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (x->ranks[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < x->n_ranks && x->ranks[lo].rank == rank)
+        return add_interval(&x->iv[lo], c->start_ns, c->end_ns, 1);
     return 0;
 }
 
@@ -202,24 +211,64 @@ rs_job_steps_free(struct rs_rank_steps *ranks, size_t n_ranks)
     free(ranks);
 }
 
+static bool
+sorted_by_start(const struct intervals *iv)
+{
+    for (size_t i = 1; i < iv->n; i++)
+        if (iv->v[i].s < iv->v[i - 1].s)
+            return false;
+    return true;
+}
+
+static void
+sort_by_start(struct intervals *iv)
+{
+    if (iv->n > 1 && !sorted_by_start(iv)) /* never qsort NULL, even when empty (UB) */
+        qsort(iv->v, iv->n, sizeof *iv->v, by_start);
+}
+
+/* Merges the sorted intervals of b into the sorted intervals of a (a keeps the result). */
+static int
+merge_into(struct intervals *a, const struct intervals *b)
+{
+    size_t n = a->n + b->n, i = a->n, j = b->n;
+
+    if (b->n == 0)
+        return 0;
+    if (n > a->cap) {
+        struct interval *v = realloc(a->v, n * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        a->v = v;
+        a->cap = n;
+    }
+    for (size_t k = n; k-- > 0;) /* from the back, in place */
+        a->v[k] = j == 0 || (i > 0 && a->v[i - 1].s > b->v[j - 1].s) ? a->v[--i] : b->v[--j];
+    a->n = n;
+    if (b->longest > a->longest)
+        a->longest = b->longest;
+    return 0;
+}
+
 int
 rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps, struct rs_rank_steps **out,
                    size_t *n_ranks)
 {
     struct rank_list list = {NULL, 0};
     struct rs_rank_steps *ranks = NULL;
-    struct intervals *iv = NULL;
+    struct intervals *colls = NULL, kernels = {NULL, 0, 0, 0};
     uint64_t t0 = UINT64_MAX, t1 = 0;
     int rc;
 
     if ((rc = rs_store_ranks_scan(r, job, on_rank, &list)) != 0)
         goto out;
     ranks = calloc(list.n ? list.n : 1, sizeof *ranks);
-    iv = calloc(list.n ? list.n : 1, sizeof *iv);
-    if (!ranks || !iv) {
+    colls = calloc(list.n ? list.n : 1, sizeof *colls);
+    if (!ranks || !colls) {
         rc = -ENOMEM;
         goto out;
     }
+    /* the steps of every rank first: they bound the time range of the collectives scan */
     for (size_t i = 0; i < list.n; i++) {
         struct steps_ctx sc = {NULL, 0, 0};
         ranks[i].rank = list.v[i];
@@ -233,34 +282,43 @@ rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps, struct 
         }
         ranks[i].steps = sc.v;
         ranks[i].n = sc.n;
-        if (sc.n) {
-            struct kernel_ctx kc = {&iv[i], sc.v[0].start_ns, sc.v[sc.n - 1].end_ns};
-            uint64_t from = kc.t0 > SCAN_MARGIN_NS ? kc.t0 - SCAN_MARGIN_NS : 0;
-            if ((rc = rs_store_kernels_scan(r, job, list.v[i], from, kc.t1, on_kernel, &kc)))
-                goto out;
-            if (kc.t0 < t0)
-                t0 = kc.t0;
-            if (kc.t1 > t1)
-                t1 = kc.t1;
-        }
+        if (sc.n && sc.v[0].start_ns < t0)
+            t0 = sc.v[0].start_ns;
+        if (sc.n && sc.v[sc.n - 1].end_ns > t1)
+            t1 = sc.v[sc.n - 1].end_ns;
     }
-    struct coll_ctx cc = {ranks, iv, list.n, t0, t1};
+    struct coll_ctx cc = {ranks, colls, list.n, t0, t1};
     if (t1 > t0 && (rc = rs_store_collectives_scan(r, job, on_coll, &cc)) != 0)
         goto out;
+    /* then one rank at a time: its kernels and NCCL kernels in start order, measured per step */
     for (size_t i = 0; i < list.n; i++) {
-        if (iv[i].n > 1) /* (never qsort a NULL array: undefined even when empty) */
-            qsort(iv[i].v, iv[i].n, sizeof *iv[i].v, by_start);
+        if (ranks[i].n == 0)
+            continue;
+        struct kernel_ctx kc = {&kernels, ranks[i].steps[0].start_ns,
+                                ranks[i].steps[ranks[i].n - 1].end_ns};
+        uint64_t from = kc.t0 > SCAN_MARGIN_NS ? kc.t0 - SCAN_MARGIN_NS : 0;
+        kernels.n = 0;
+        kernels.longest = 0;
+        if ((rc = rs_store_kernels_scan(r, job, list.v[i], from, kc.t1, on_kernel, &kc)))
+            goto out;
+        sort_by_start(&kernels);
+        sort_by_start(&colls[i]);
+        if ((rc = merge_into(&kernels, &colls[i])) != 0)
+            goto out;
+        free(colls[i].v);
+        colls[i].v = NULL;
         for (size_t k = 0; k < ranks[i].n; k++)
-            measure(&iv[i], &ranks[i].steps[k]);
+            measure(&kernels, &ranks[i].steps[k]);
     }
     *out = ranks;
     *n_ranks = list.n;
     ranks = NULL;
 out:
     rs_job_steps_free(ranks, list.n);
-    for (size_t i = 0; iv && i < list.n; i++)
-        free(iv[i].v);
-    free(iv);
+    for (size_t i = 0; colls && i < list.n; i++)
+        free(colls[i].v);
+    free(colls);
+    free(kernels.v);
     free(list.v);
     return rc;
 }

@@ -190,10 +190,10 @@ struct names {
 };
 
 static int
-on_kernel(void *arg, const struct rs_kernel_record *k, const char *name)
+on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
 {
     struct names *ns = arg;
-    uint64_t h = rs_hash_fnv1a64(name, strlen(name));
+    uint64_t h = name_hash;
     size_t i;
 
     if (k->start_ns < ns->t0 || k->start_ns >= ns->t1)

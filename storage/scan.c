@@ -181,6 +181,15 @@ resolve_name(rs_store_read *r, struct name_buf *nb, uint64_t hash)
     return 0;
 }
 
+/* Names resolved during one scan, direct-mapped by hash: kernel names repeat every step, and an
+ * LMDB lookup per record would cost more than the record. */
+#define NAME_CACHE 64
+
+struct name_cache {
+    uint64_t hash[NAME_CACHE];
+    struct name_buf name[NAME_CACHE];
+};
+
 /* A time-ranged scan over one rank's series of one kind: the callback state. */
 struct series_ctx {
     rs_store_read *r;
@@ -188,8 +197,28 @@ struct series_ctx {
     rs_store_kernel_cb kernel_cb; /* the one of the series' kind */
     rs_store_stall_cb stall_cb;
     void *arg;
-    struct name_buf name, reason;
+    struct name_buf reason;
+    struct name_cache *names;
 };
+
+/* The name of `hash` through the cache; *out points into the cache until the next call. */
+static int
+cached_name(struct series_ctx *ctx, uint64_t hash, const char **out)
+{
+    size_t slot = (size_t)(hash ^ (hash >> 29)) % NAME_CACHE;
+    struct name_cache *c = ctx->names;
+    int rc;
+
+    if (c->name[slot].s && c->hash[slot] == hash) {
+        *out = c->name[slot].s;
+        return 0;
+    }
+    if ((rc = resolve_name(ctx->r, &c->name[slot], hash)) != 0)
+        return rc;
+    c->hash[slot] = hash;
+    *out = c->name[slot].s;
+    return 0;
+}
 
 /* Scans series chunks of (job, rank, kind) whose start is in [t0, t1) with visit. */
 static int
@@ -204,8 +233,12 @@ series_scan(rs_store_read *r, const char *job, uint32_t rank, int kind, uint64_t
     rs__be32_put(from.rank, rank);
     from.kind[1] = (uint8_t)kind;
     rs__be64_put(from.start_ns, t0);
+    if (!(ctx->names = calloc(1, sizeof *ctx->names)))
+        return -12;
     rc = prefix_scan(r, r->store->series, &from, 14, &from, sizeof from, visit, ctx);
-    free(ctx->name.s);
+    for (size_t i = 0; i < NAME_CACHE; i++)
+        free(ctx->names->name[i].s);
+    free(ctx->names);
     free(ctx->reason.s);
     return rc == 1 ? 0 : rc;
 }
@@ -226,10 +259,11 @@ visit_kernel_chunk(void *p, const MDB_val *k, const MDB_val *v)
     for (size_t off = 0; off < v->mv_size; off += sizeof kv) {
         struct rs_kernel_record rec;
         memcpy(&kv, (const char *)v->mv_data + off, sizeof kv);
-        if ((rc = resolve_name(ctx->r, &ctx->name, kv.name_hash)) != 0)
+        const char *name;
+        if ((rc = cached_name(ctx, kv.name_hash, &name)) != 0)
             return rc;
         rec = (struct rs_kernel_record){kv.start_ns, kv.end_ns, 0, kv.stream, kv.device, 0};
-        if ((rc = cb(ctx->arg, &rec, ctx->name.s)) != 0)
+        if ((rc = cb(ctx->arg, &rec, name, kv.name_hash)) != 0)
             return rc;
     }
     return 0;
@@ -239,7 +273,7 @@ int
 rs_store_kernels_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
                       rs_store_kernel_cb cb, void *arg)
 {
-    struct series_ctx ctx = {r, t1, cb, NULL, arg, {NULL, 0}, {NULL, 0}};
+    struct series_ctx ctx = {r, t1, cb, NULL, arg, {NULL, 0}, NULL};
     return series_scan(r, job, rank, RS_SERIES_KERNEL, t0, &ctx, visit_kernel_chunk);
 }
 
@@ -259,11 +293,12 @@ visit_stall_chunk(void *p, const MDB_val *k, const MDB_val *v)
         return 1;
     for (size_t off = 0; off < v->mv_size; off += sizeof sv) {
         memcpy(&sv, (const char *)v->mv_data + off, sizeof sv);
-        if ((rc = resolve_name(ctx->r, &ctx->name, sv.kernel_hash)) != 0 ||
+        const char *kernel;
+        if ((rc = cached_name(ctx, sv.kernel_hash, &kernel)) != 0 ||
             (rc = resolve_name(ctx->r, &ctx->reason, sv.reason_hash)) != 0)
             return rc;
         struct rs_stall_record rec = {sv.pc_offset, sv.count, 0, 0, sv.cubin_crc};
-        if ((rc = cb(ctx->arg, &rec, at, ctx->name.s, ctx->reason.s)) != 0)
+        if ((rc = cb(ctx->arg, &rec, at, kernel, ctx->reason.s)) != 0)
             return rc;
     }
     return 0;
@@ -273,7 +308,7 @@ int
 rs_store_stalls_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
                      rs_store_stall_cb cb, void *arg)
 {
-    struct series_ctx ctx = {r, t1, NULL, cb, arg, {NULL, 0}, {NULL, 0}};
+    struct series_ctx ctx = {r, t1, NULL, cb, arg, {NULL, 0}, NULL};
     return series_scan(r, job, rank, RS_SERIES_STALL, t0, &ctx, visit_stall_chunk);
 }
 

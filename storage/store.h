@@ -104,7 +104,8 @@ struct rs_rank_info {
 /* Callbacks return 0 to continue, non-zero to stop the scan (that value is then returned). */
 typedef int (*rs_store_job_cb)(void *arg, const struct rs_job_info *job);
 typedef int (*rs_store_rank_cb)(void *arg, const struct rs_rank_info *rank);
-typedef int (*rs_store_kernel_cb)(void *arg, const struct rs_kernel_record *k, const char *name);
+typedef int (*rs_store_kernel_cb)(void *arg, const struct rs_kernel_record *k, const char *name,
+                                  uint64_t name_hash);
 typedef int (*rs_store_collective_cb)(void *arg, uint32_t rank,
                                       const struct rs_collective_record *c);
 typedef int (*rs_store_step_cb)(void *arg, const struct rs_step_record *s);
@@ -121,7 +122,8 @@ int rs_store_job_get(rs_store_read *r, const char *job, struct rs_job_info *out)
 /* Ranks of one job in rank order; RS_E_NOT_FOUND when the job is absent. */
 int rs_store_ranks_scan(rs_store_read *r, const char *job, rs_store_rank_cb cb, void *arg);
 /* Kernels of one rank whose chunk starts in [t0, t1), in time order. k->name_id is meaningless
- * here: `name` is the resolved kernel name. */
+ * here: `name` is the resolved kernel name, `name_hash` its FNV-1a 64 (equal names, equal
+ * hashes: a cheap key for grouping). */
 int rs_store_kernels_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                           uint64_t t1, rs_store_kernel_cb cb, void *arg);
 /* PC-sampling stall counts of one rank sent in [t0, t1), in time order. */

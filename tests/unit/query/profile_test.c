@@ -18,9 +18,12 @@
 #define T0 (1000000 * US)
 #define NEAR(x, want) (fabs((x) - (want)) < 1e-9)
 
-static const char *const names[] = {
-    "a", "b", "c", "nccl", "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
-    "smsp__pcsamp_warps_issue_stalled_selected"};
+static const char *const names[] = {"a",
+                                    "b",
+                                    "c",
+                                    "nccl",
+                                    "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+                                    "smsp__pcsamp_warps_issue_stalled_selected"};
 
 static void
 put_rank(rs_store *st, uint32_t rank)
@@ -40,8 +43,8 @@ put_rank(rs_store *st, uint32_t rank)
         k[n++] = (struct rs_kernel_record){t + 600 * US, t + 650 * US, 1, 7, 0, 0};
         if (rank)
             k[n++] = (struct rs_kernel_record){t + 700 * US, t + 720 * US, 2, 7, 0, 0};
-        c[i] = (struct rs_collective_record){t + 800 * US, t + 830 * US, 8, 1, i,
-                                             RS_COLL_ALLREDUCE, 3, 17, false};
+        c[i] = (struct rs_collective_record){
+            t + 800 * US, t + 830 * US, 8, 1, i, RS_COLL_ALLREDUCE, 3, 17, false};
         s[i] = (struct rs_step_record){i, t, t + 1000 * US};
     }
     struct rs_rank_batch rb = {.identity = {"job", rank, rank, 2, "node", "GPU-x", 1},

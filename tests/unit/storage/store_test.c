@@ -36,7 +36,7 @@ batch(uint64_t seq, uint32_t rank, struct rs_rank_batch *rb, struct rs_kernel_re
 }
 
 static int
-count_kernel(void *arg, const struct rs_kernel_record *k, const char *name)
+count_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
 {
     (*(int *)arg)++;
     return strcmp(name, "k_gemm") == 0 ? 0 : -1;
