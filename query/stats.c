@@ -29,6 +29,39 @@ rs_quantile(double *v, size_t n, double q)
     return lo + 1 < n ? v[lo] + (v[lo + 1] - v[lo]) * (pos - (double)lo) : v[lo];
 }
 
+double
+rs_quantile_sorted_without(const double *sorted, size_t n, size_t k, double q)
+{
+    size_t m = n - 1, lo;
+    double pos;
+
+    if (n < 2)
+        return 0.0;
+    q = q < 0 ? 0 : q > 1 ? 1 : q;
+    pos = q * (double)(m - 1);
+    lo = (size_t)pos;
+    /* element j of the array without index k */
+    double a = sorted[lo < k ? lo : lo + 1];
+    if (lo + 1 >= m)
+        return a;
+    double b = sorted[lo + 1 < k ? lo + 1 : lo + 2];
+    return a + (b - a) * (pos - (double)lo);
+}
+
+size_t
+rs_lower_bound(const double *sorted, size_t n, double x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (sorted[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 int
 rs_samples_add(struct rs_samples *s, double x)
 {

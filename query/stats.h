@@ -8,6 +8,13 @@
 /* The q-quantile (0 <= q <= 1) of v[0..n); sorts v in place. 0 when n == 0. */
 double rs_quantile(double *v, size_t n, double q);
 
+/* The q-quantile of sorted[0..n) with the element at index k left out (n >= 2; k < n): "the
+ * median of the other ranks" for every rank from one sort, O(1) each. */
+double rs_quantile_sorted_without(const double *sorted, size_t n, size_t k, double q);
+
+/* The index of the first element >= x in sorted[0..n) (n when none). */
+size_t rs_lower_bound(const double *sorted, size_t n, double x);
+
 /* A growable array of doubles. */
 struct rs_samples {
     double *v;
