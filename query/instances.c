@@ -2,6 +2,7 @@
 #include "query/instances.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 struct grouping {
@@ -74,12 +75,14 @@ on_record(void *arg, uint32_t rank, const struct rs_collective_record *c)
     return 0;
 }
 
-int
-rs_instances_scan(rs_store_read *r, const char *job,
-                  int (*cb)(void *arg, const struct rs_instance *in), void *arg)
+/* Groups what one of the scans passes; full: the whole job, else [t0, t1). */
+static int
+scan(rs_store_read *r, const char *job, bool full, uint64_t t0, uint64_t t1,
+     int (*cb)(void *arg, const struct rs_instance *in), void *arg)
 {
     struct grouping g = {cb, arg, {0}, NULL, 0, 0};
-    int rc = rs_store_collectives_scan(r, job, on_record, &g);
+    int rc = full ? rs_store_collectives_scan(r, job, on_record, &g)
+                  : rs_store_collectives_scan_range(r, job, t0, t1, on_record, &g);
 
     if (rc == 1)
         rc = g.error;
@@ -87,4 +90,18 @@ rs_instances_scan(rs_store_read *r, const char *job,
         rc = emit(&g);
     free(g.members);
     return rc;
+}
+
+int
+rs_instances_scan(rs_store_read *r, const char *job,
+                  int (*cb)(void *arg, const struct rs_instance *in), void *arg)
+{
+    return scan(r, job, true, 0, 0, cb, arg);
+}
+
+int
+rs_instances_scan_range(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1,
+                        int (*cb)(void *arg, const struct rs_instance *in), void *arg)
+{
+    return scan(r, job, false, t0, t1, cb, arg);
 }

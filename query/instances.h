@@ -30,4 +30,9 @@ struct rs_instance {
 int rs_instances_scan(rs_store_read *r, const char *job,
                       int (*cb)(void *arg, const struct rs_instance *in), void *arg);
 
+/* The same for instances that may start in [t0, t1) (rs_store_collectives_scan_range: the cost
+ * follows the range; instances a little outside it may be passed too, cb filters). */
+int rs_instances_scan_range(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1,
+                            int (*cb)(void *arg, const struct rs_instance *in), void *arg);
+
 #endif

@@ -249,7 +249,7 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
         b.rank_has_data = false;
         if ((rc = rs_store_kernels_scan(r, scope->job, ranks.v[i], from, b.until, on_kernel, &b)) !=
                 0 ||
-            (rc = rs_store_steps_scan(r, scope->job, ranks.v[i], on_step, &b)) != 0 ||
+            (rc = rs_store_steps_scan(r, scope->job, ranks.v[i], 0, on_step, &b)) != 0 ||
             (rc = rs_store_stalls_scan(r, scope->job, ranks.v[i], scope->since_ns, b.until,
                                        on_stall, &b)) != 0)
             goto out;

@@ -3,6 +3,7 @@
  * bounded by the longest interval), so the cost is O(n log n) per rank. */
 #include "query/steps.h"
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "query/stats.h"
 
@@ -49,6 +50,45 @@ by_start(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static bool
+sorted_by_start(const struct intervals *iv)
+{
+    for (size_t i = 1; i < iv->n; i++)
+        if (iv->v[i].s < iv->v[i - 1].s)
+            return false;
+    return true;
+}
+
+static void
+sort_by_start(struct intervals *iv)
+{
+    if (iv->n > 1 && !sorted_by_start(iv)) /* never qsort NULL, even when empty (UB) */
+        qsort(iv->v, iv->n, sizeof *iv->v, by_start);
+}
+
+/* Merges the sorted intervals of b into the sorted intervals of a (a keeps the result). */
+static int
+merge_into(struct intervals *a, const struct intervals *b)
+{
+    size_t n = a->n + b->n, i = a->n, j = b->n;
+
+    if (b->n == 0)
+        return 0;
+    if (n > a->cap) {
+        struct interval *v = realloc(a->v, n * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        a->v = v;
+        a->cap = n;
+    }
+    for (size_t k = n; k-- > 0;) /* from the back, in place */
+        a->v[k] = j == 0 || (i > 0 && a->v[i - 1].s > b->v[j - 1].s) ? a->v[--i] : b->v[--j];
+    a->n = n;
+    if (b->longest > a->longest)
+        a->longest = b->longest;
+    return 0;
+}
+
 /* Length of the union of the selected intervals clipped to [s, e). `which`: 0 compute only,
  * 1 NCCL only, 2 both. Intervals [lo, hi) are sorted by start. */
 static uint64_t
@@ -78,7 +118,7 @@ union_len(const struct interval *v, size_t lo, size_t hi, uint64_t s, uint64_t e
 }
 
 static void
-measure(const struct intervals *iv, struct rs_step_metrics *m)
+measure(const struct intervals *iv, struct rs_step_summary *m)
 {
     uint64_t s = m->start_ns, e = m->end_ns, from = s > iv->longest ? s - iv->longest : 0;
     size_t lo = 0, hi = iv->n;
@@ -117,7 +157,7 @@ measure(const struct intervals *iv, struct rs_step_metrics *m)
 }
 
 struct steps_ctx {
-    struct rs_step_metrics *v;
+    struct rs_step_summary *v;
     size_t n, cap;
 };
 
@@ -130,7 +170,7 @@ on_step(void *arg, const struct rs_step_record *st)
         return 0;
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 256;
-        struct rs_step_metrics *v = realloc(c->v, cap * sizeof *v);
+        struct rs_step_summary *v = realloc(c->v, cap * sizeof *v);
         if (!v)
             return -ENOMEM;
         c->v = v;
@@ -188,6 +228,7 @@ on_coll(void *arg, uint32_t rank, const struct rs_collective_record *c)
 
 struct rank_list {
     uint32_t *v;
+    uint64_t *last_ns; /* latest record time of each rank */
     size_t n;
 };
 
@@ -196,57 +237,135 @@ on_rank(void *arg, const struct rs_rank_info *info)
 {
     struct rank_list *l = arg;
     uint32_t *v = realloc(l->v, (l->n + 1) * sizeof *v);
-    if (!v)
+    if (v)
+        l->v = v;
+    uint64_t *t = realloc(l->last_ns, (l->n + 1) * sizeof *t);
+    if (t)
+        l->last_ns = t;
+    if (!v || !t)
         return -ENOMEM;
-    l->v = v;
-    l->v[l->n++] = info->rank;
+    l->v[l->n] = info->rank;
+    l->last_ns[l->n++] = info->last_ns;
     return 0;
 }
 
 void
 rs_job_steps_free(struct rs_rank_steps *ranks, size_t n_ranks)
 {
-    for (size_t i = 0; ranks && i < n_ranks; i++)
+    for (size_t i = 0; ranks && i < n_ranks; i++) {
         free(ranks[i].steps);
+        free(ranks[i].to_store);
+    }
     free(ranks);
 }
 
-static bool
-sorted_by_start(const struct intervals *iv)
-{
-    for (size_t i = 1; i < iv->n; i++)
-        if (iv->v[i].s < iv->v[i - 1].s)
-            return false;
-    return true;
-}
+/* Stored summaries, merged into a rank's steps (both in step order); `done` marks the steps that
+ * got one. */
+struct summary_merge {
+    struct rs_rank_steps *rk;
+    bool *done;
+    size_t next;
+};
 
-static void
-sort_by_start(struct intervals *iv)
-{
-    if (iv->n > 1 && !sorted_by_start(iv)) /* never qsort NULL, even when empty (UB) */
-        qsort(iv->v, iv->n, sizeof *iv->v, by_start);
-}
-
-/* Merges the sorted intervals of b into the sorted intervals of a (a keeps the result). */
 static int
-merge_into(struct intervals *a, const struct intervals *b)
+on_summary(void *arg, const struct rs_step_summary *sum)
 {
-    size_t n = a->n + b->n, i = a->n, j = b->n;
+    struct summary_merge *m = arg;
 
-    if (b->n == 0)
-        return 0;
-    if (n > a->cap) {
-        struct interval *v = realloc(a->v, n * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        a->v = v;
-        a->cap = n;
+    while (m->next < m->rk->n && m->rk->steps[m->next].step < sum->step)
+        m->next++;
+    if (m->next == m->rk->n)
+        return 1; /* past the steps asked for */
+    struct rs_step_summary *st = &m->rk->steps[m->next];
+    if (st->step == sum->step && st->start_ns == sum->start_ns && st->end_ns == sum->end_ns) {
+        *st = *sum; /* a summary of another step record with the same number is ignored */
+        m->done[m->next] = true;
     }
-    for (size_t k = n; k-- > 0;) /* from the back, in place */
-        a->v[k] = j == 0 || (i > 0 && a->v[i - 1].s > b->v[j - 1].s) ? a->v[--i] : b->v[--j];
-    a->n = n;
-    if (b->longest > a->longest)
-        a->longest = b->longest;
+    return 0;
+}
+
+/* Reads the rank's newest `last_steps` steps (all when 0) and the stored summaries of them; the
+ * time range of those without a summary goes to *t0, *t1 (unchanged when every step has one). */
+static int
+read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, struct rs_rank_steps *rk,
+                bool **done, uint64_t *t0, uint64_t *t1)
+{
+    struct steps_ctx sc = {NULL, 0, 0};
+    uint64_t last = 0, from = 0;
+    int rc = rs_store_last_step(r, job, rk->rank, &last);
+
+    if (rc == RS_E_NOT_FOUND)
+        return 0;
+    if (rc != 0)
+        return rc;
+    if (last_steps && last + 1 > last_steps)
+        from = last + 1 - last_steps;
+    if ((rc = rs_store_steps_scan(r, job, rk->rank, from, on_step, &sc)) != 0) {
+        free(sc.v);
+        return rc;
+    }
+    if (last_steps && sc.n > last_steps) { /* keep the newest */
+        memmove(sc.v, sc.v + (sc.n - last_steps), last_steps * sizeof *sc.v);
+        sc.n = last_steps;
+    }
+    rk->steps = sc.v;
+    rk->n = sc.n;
+    if (sc.n == 0)
+        return 0;
+    if (!(*done = calloc(sc.n, sizeof **done)))
+        return -ENOMEM;
+    struct summary_merge m = {rk, *done, 0};
+    rc = rs_store_step_summaries_scan(r, job, rk->rank, sc.v[0].step, on_summary, &m);
+    if (rc != 0 && rc != 1)
+        return rc;
+    for (size_t k = 0; k < sc.n; k++) {
+        if ((*done)[k])
+            continue;
+        if (sc.v[k].start_ns < *t0)
+            *t0 = sc.v[k].start_ns;
+        if (sc.v[k].end_ns > *t1)
+            *t1 = sc.v[k].end_ns;
+    }
+    return 0;
+}
+
+/* Computes the steps of one rank that have no summary from its kernels and NCCL kernels (colls,
+ * consumed), and flags the settled ones for storing. */
+static int
+compute_rank_steps(rs_store_read *r, const char *job, struct rs_rank_steps *rk, const bool *done,
+                   uint64_t last_ns, struct intervals *kernels, struct intervals *colls)
+{
+    uint64_t t0 = UINT64_MAX, t1 = 0;
+    int rc;
+
+    for (size_t k = 0; k < rk->n; k++)
+        if (!done[k]) {
+            t0 = rk->steps[k].start_ns < t0 ? rk->steps[k].start_ns : t0;
+            t1 = rk->steps[k].end_ns > t1 ? rk->steps[k].end_ns : t1;
+        }
+    if (t1 == 0)
+        return 0;
+    struct kernel_ctx kc = {kernels, t0, t1};
+    kernels->n = 0;
+    kernels->longest = 0;
+    if ((rc = rs_store_kernels_scan(r, job, rk->rank, t0 > SCAN_MARGIN_NS ? t0 - SCAN_MARGIN_NS : 0,
+                                    t1, on_kernel, &kc)) != 0)
+        return rc;
+    sort_by_start(kernels);
+    sort_by_start(colls);
+    if ((rc = merge_into(kernels, colls)) != 0)
+        return rc;
+    if (!(rk->to_store = calloc(rk->n, sizeof *rk->to_store)))
+        return -ENOMEM;
+    for (size_t k = 0; k < rk->n; k++) {
+        if (done[k])
+            continue;
+        measure(kernels, &rk->steps[k]);
+        if (rk->steps[k].end_ns + RS_STEP_SETTLE_NS <= last_ns) {
+            rk->to_store[k] = true;
+            rk->n_to_store++;
+        }
+    }
     return 0;
 }
 
@@ -254,72 +373,62 @@ int
 rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps, struct rs_rank_steps **out,
                    size_t *n_ranks)
 {
-    struct rank_list list = {NULL, 0};
+    struct rank_list list = {NULL, NULL, 0};
     struct rs_rank_steps *ranks = NULL;
     struct intervals *colls = NULL, kernels = {NULL, 0, 0, 0};
+    bool **done = NULL;
     uint64_t t0 = UINT64_MAX, t1 = 0;
     int rc;
 
-    if ((rc = rs_store_ranks_scan(r, job, on_rank, &list)) != 0)
+    struct rs_job_info info;
+    if ((rc = rs_store_job_get(r, job, &info)) != 0 ||
+        (rc = rs_store_ranks_scan(r, job, on_rank, &list)) != 0)
         goto out;
+    /* once nothing has arrived for a while, every step is settled, also the last ones */
+    if (info.received_ns + RS_STEP_SETTLE_NS <= rs_clock_realtime_ns())
+        for (size_t i = 0; i < list.n; i++)
+            list.last_ns[i] = UINT64_MAX - RS_STEP_SETTLE_NS;
     ranks = calloc(list.n ? list.n : 1, sizeof *ranks);
     colls = calloc(list.n ? list.n : 1, sizeof *colls);
-    if (!ranks || !colls) {
+    done = calloc(list.n ? list.n : 1, sizeof *done);
+    if (!ranks || !colls || !done) {
         rc = -ENOMEM;
         goto out;
     }
-    /* the steps of every rank first: they bound the time range of the collectives scan */
+    /* the steps of every rank with their stored summaries; what lacks one bounds [t0, t1) */
     for (size_t i = 0; i < list.n; i++) {
-        struct steps_ctx sc = {NULL, 0, 0};
         ranks[i].rank = list.v[i];
-        if ((rc = rs_store_steps_scan(r, job, list.v[i], on_step, &sc)) != 0) {
-            free(sc.v);
+        if ((rc = read_rank_steps(r, job, last_steps, &ranks[i], &done[i], &t0, &t1)) != 0)
             goto out;
-        }
-        if (last_steps && sc.n > last_steps) { /* keep the newest */
-            memmove(sc.v, sc.v + (sc.n - last_steps), last_steps * sizeof *sc.v);
-            sc.n = last_steps;
-        }
-        ranks[i].steps = sc.v;
-        ranks[i].n = sc.n;
-        if (sc.n && sc.v[0].start_ns < t0)
-            t0 = sc.v[0].start_ns;
-        if (sc.n && sc.v[sc.n - 1].end_ns > t1)
-            t1 = sc.v[sc.n - 1].end_ns;
     }
+    /* the NCCL kernels of that range (none when every step has a summary) */
     struct coll_ctx cc = {ranks, colls, list.n, t0, t1};
-    if (t1 > t0 && (rc = rs_store_collectives_scan(r, job, on_coll, &cc)) != 0)
+    if (t1 > t0 && (rc = rs_store_collectives_scan_range(r, job, t0, t1, on_coll, &cc)) != 0)
         goto out;
     /* then one rank at a time: its kernels and NCCL kernels in start order, measured per step */
     for (size_t i = 0; i < list.n; i++) {
-        if (ranks[i].n == 0)
-            continue;
-        struct kernel_ctx kc = {&kernels, ranks[i].steps[0].start_ns,
-                                ranks[i].steps[ranks[i].n - 1].end_ns};
-        uint64_t from = kc.t0 > SCAN_MARGIN_NS ? kc.t0 - SCAN_MARGIN_NS : 0;
-        kernels.n = 0;
-        kernels.longest = 0;
-        if ((rc = rs_store_kernels_scan(r, job, list.v[i], from, kc.t1, on_kernel, &kc)))
-            goto out;
-        sort_by_start(&kernels);
-        sort_by_start(&colls[i]);
-        if ((rc = merge_into(&kernels, &colls[i])) != 0)
+        if (ranks[i].n && (rc = compute_rank_steps(r, job, &ranks[i], done[i], list.last_ns[i],
+                                                   &kernels, &colls[i])) != 0)
             goto out;
         free(colls[i].v);
         colls[i].v = NULL;
-        for (size_t k = 0; k < ranks[i].n; k++)
-            measure(&kernels, &ranks[i].steps[k]);
     }
     *out = ranks;
     *n_ranks = list.n;
     ranks = NULL;
 out:
     rs_job_steps_free(ranks, list.n);
-    for (size_t i = 0; colls && i < list.n; i++)
-        free(colls[i].v);
+    for (size_t i = 0; i < list.n; i++) {
+        if (colls)
+            free(colls[i].v);
+        if (done)
+            free(done[i]);
+    }
     free(colls);
+    free(done);
     free(kernels.v);
     free(list.v);
+    free(list.last_ns);
     return rc;
 }
 
@@ -336,7 +445,7 @@ median_ms(const struct rs_rank_steps *rk, size_t offset)
     return m;
 }
 
-#define FIELD(f) offsetof(struct rs_step_metrics, f)
+#define FIELD(f) offsetof(struct rs_step_summary, f)
 
 int
 rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t **out)
@@ -353,7 +462,7 @@ rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t **ou
         const struct rs_rank_steps *rk = &ranks[i];
         json_t *steps = json_array();
         for (size_t k = 0; steps && k < rk->n; k++) {
-            const struct rs_step_metrics *m = &rk->steps[k];
+            const struct rs_step_summary *m = &rk->steps[k];
             json_array_append_new(
                 steps,
                 json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "step",

@@ -2,26 +2,31 @@
  * intervals), comm_time (union of NCCL kernel intervals), exposed_comm (NCCL time not overlapped by
  * compute), idle_time (no kernel running) and host_gap (from the step's start to its first kernel).
  * Steps come from the step records (NVTX markers or the simulator); inference from the NCCL
- * pattern is later work. Pure functions over a storage read handle. */
+ * pattern is later work. Metrics of settled steps are read from the stored step summaries when the
+ * server has stored them (storage: stepsum), otherwise computed from the kernels; computed metrics
+ * of settled steps are flagged so that the server can store them. Pure functions over a storage
+ * read handle. */
 #ifndef RS_QUERY_STEPS_H
 #define RS_QUERY_STEPS_H
 
 #include "storage/store.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct rs_step_metrics {
-    uint64_t step, start_ns, end_ns;
-    uint64_t step_ns, compute_ns, comm_ns, exposed_comm_ns, idle_ns, host_gap_ns;
-    uint32_t kernels; /* kernels and NCCL kernels that started in the step */
-};
+/* A step is settled — its metrics will not change — once the rank's records reach this far past
+ * its end (the collector hands records over every 250 ms, CUPTI within its buffer period), or
+ * once the job has sent nothing for this long. */
+#define RS_STEP_SETTLE_NS 2000000000ull
 
 struct rs_rank_steps {
     uint32_t rank;
-    struct rs_step_metrics *steps; /* step order */
+    struct rs_step_summary *steps; /* step order */
     size_t n;
+    bool *to_store; /* per step: computed from kernels now and settled (NULL: none) */
+    size_t n_to_store;
 };
 
 /* The last `last_steps` steps of every rank of `job` (caller frees with rs_job_steps_free).

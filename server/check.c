@@ -45,12 +45,12 @@ rs_server_check(const struct rs_server_config *cfg)
     rs_store_used_bytes(store, &used);
     rs_store_close(store);
     printf("check: %llu bytes in use\n", (unsigned long long)used);
-    printf("check: %s: %llu jobs, %llu ranks, %llu series chunks, %llu steps, %llu collective "
-           "records, %llu names, %llu batches\n",
+    printf("check: %s: %llu jobs, %llu ranks, %llu series chunks, %llu steps, %llu step "
+           "summaries, %llu collective records, %llu names, %llu batches\n",
            cfg->data, (unsigned long long)rep.jobs, (unsigned long long)rep.ranks,
            (unsigned long long)rep.series_chunks, (unsigned long long)rep.steps,
-           (unsigned long long)rep.collectives, (unsigned long long)rep.strings,
-           (unsigned long long)rep.batches);
+           (unsigned long long)rep.step_summaries, (unsigned long long)rep.collectives,
+           (unsigned long long)rep.strings, (unsigned long long)rep.batches);
     if (rc == 0) {
         printf("check: consistent\n");
         return 0;

@@ -23,6 +23,7 @@ struct rs_counters {
     _Atomic uint64_t writer_queue_now;
     _Atomic uint64_t jobs_expired;       /* deleted by retention */
     _Atomic uint64_t reader_slots_freed; /* left by dead processes, cleared */
+    _Atomic uint64_t step_summaries;     /* settled step metrics stored by the evaluator */
 };
 
 #define RS_COUNT(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)

@@ -4,10 +4,12 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "query/steps.h"
 #include "query/stragglers.h"
 #include "server/server_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +36,27 @@ struct job_result {
     json_t *verdicts; /* the "stragglers" array of the answer */
 };
 
+/* Settled step metrics of one rank, to be stored (a writer task takes the list). */
+struct rank_summaries {
+    char job[RS_WIRE_MAX_JOB_LEN + 1];
+    uint32_t rank;
+    struct rs_step_summary *v;
+    size_t n;
+};
+
+struct summaries {
+    struct rank_summaries *v;
+    size_t n, cap, next; /* next: the first not stored yet */
+    struct rs_counters *counters;
+};
+
 struct run {
     uv_work_t req;
     rs_evaluator *e;
     uint64_t now_ns, active_after_ns;
     struct job_result *jobs;
     size_t n, cap;
+    struct summaries *to_store;
     int rc;
 };
 
@@ -86,17 +103,103 @@ collect_job(void *arg, const struct rs_job_info *job)
 }
 
 static void
+summaries_free(struct summaries *s)
+{
+    for (size_t i = 0; s && i < s->n; i++)
+        free(s->v[i].v);
+    if (s)
+        free(s->v);
+    free(s);
+}
+
+/* Keeps the metrics of a job's steps that were computed from kernels and are settled. */
+static int
+collect_summaries(struct summaries *s, const char *job, const struct rs_rank_steps *ranks,
+                  size_t n_ranks)
+{
+    for (size_t i = 0; i < n_ranks; i++) {
+        const struct rs_rank_steps *rk = &ranks[i];
+        if (rk->n_to_store == 0)
+            continue;
+        if (s->n == s->cap) {
+            size_t cap = s->cap ? 2 * s->cap : 64;
+            struct rank_summaries *v = realloc(s->v, cap * sizeof *v);
+            if (!v)
+                return -ENOMEM;
+            s->v = v;
+            s->cap = cap;
+        }
+        struct rank_summaries *rs = &s->v[s->n];
+        if (!(rs->v = malloc(rk->n_to_store * sizeof *rs->v)))
+            return -ENOMEM;
+        snprintf(rs->job, sizeof rs->job, "%s", job);
+        rs->rank = rk->rank;
+        rs->n = 0;
+        for (size_t k = 0; k < rk->n; k++)
+            if (rk->to_store[k])
+                rs->v[rs->n++] = rk->steps[k];
+        s->n++;
+    }
+    return 0;
+}
+
+/* Writer task: stores the summaries, a few thousand per transaction. */
+#define SUMMARIES_PER_TXN 4096
+
+static int
+store_summaries(rs_store_write *txn, void *arg, bool *done)
+{
+    struct summaries *s = arg;
+    size_t budget = SUMMARIES_PER_TXN;
+
+    for (; s->next < s->n && budget > 0; s->next++) {
+        const struct rank_summaries *rs = &s->v[s->next];
+        int rc = rs_store_step_summaries_put(txn, rs->job, rs->rank, rs->v, rs->n);
+        if (rc == RS_E_NOT_FOUND) /* the job was deleted meanwhile */
+            continue;
+        if (rc != 0)
+            return rc;
+        RS_COUNT_ADD(s->counters, step_summaries, rs->n);
+        budget = rs->n < budget ? budget - rs->n : 0;
+    }
+    *done = s->next == s->n;
+    return 0;
+}
+
+static void
+summaries_stored(void *arg, int status) /* writer thread */
+{
+    if (status != 0 && status != RS_E_CLOSED)
+        rs_log_limited(60, RS_LOG_WARN, "RS-EVALUATE-SUMMARIES", "storing step summaries: %s",
+                       rs_strerror(status));
+    summaries_free(arg);
+}
+
+static void
 evaluate(uv_work_t *req) /* thread pool */
 {
     struct run *run = req->data;
     rs_store_read *r;
+    struct rs_straggler_options o;
 
+    rs_straggler_options_default(&o);
     if ((run->rc = rs_store_read_begin(run->e->srv->store, &r)) != 0)
         return;
     run->rc = rs_store_jobs_scan(r, collect_job, run);
     for (size_t i = 0; run->rc == 0 && i < run->n; i++) {
         json_t *doc = NULL;
-        int rc = rs_query_stragglers(r, run->jobs[i].name, NULL, &doc);
+        struct rs_rank_steps *ranks;
+        size_t n_ranks;
+        /* settled steps computed from kernels are stored, so later evaluations read one value
+         * per rank-step: evaluations then cost the same in the job's first minute and its tenth
+         * hour */
+        if (rs_query_job_steps(r, run->jobs[i].name, o.window_steps * o.lookback_windows, &ranks,
+                               &n_ranks) == 0) {
+            if (collect_summaries(run->to_store, run->jobs[i].name, ranks, n_ranks) != 0)
+                run->rc = -ENOMEM;
+            rs_job_steps_free(ranks, n_ranks);
+        }
+        int rc = rs_query_stragglers(r, run->jobs[i].name, &o, &doc);
         if (rc == RS_E_NOT_FOUND) /* deleted since the scan */
             continue;
         if (rc != 0) {
@@ -240,6 +343,11 @@ evaluated(uv_work_t *req, int status) /* loop */
     for (size_t i = 0; i < e->n_jobs; i++)
         for (size_t k = 0; k < e->jobs[i].n; k++)
             e->stats.active_stragglers += e->jobs[i].v[k].cleared_ns == 0;
+    if (run->to_store && run->to_store->n > 0 && !e->closed &&
+        rs_writer_submit_task(e->srv->writer, store_summaries, summaries_stored, run->to_store) ==
+            0)
+        run->to_store = NULL; /* the task owns it now */
+    summaries_free(run->to_store);
     free(run->jobs);
     free(run);
     maybe_free(e);
@@ -253,11 +361,17 @@ on_tick(uv_timer_t *t)
 
     if (e->running || !(run = calloc(1, sizeof *run)))
         return; /* the previous evaluation is still going: skip this tick */
+    if (!(run->to_store = calloc(1, sizeof *run->to_store))) {
+        free(run);
+        return;
+    }
+    run->to_store->counters = &e->srv->counters;
     run->e = e;
     run->now_ns = rs_clock_realtime_ns();
     run->active_after_ns = run->now_ns - (uint64_t)e->o.active_s * 1000000000ull;
     run->req.data = run;
     if (uv_queue_work(&e->srv->loop, &run->req, evaluate, evaluated) != 0) {
+        summaries_free(run->to_store);
         free(run);
         return;
     }

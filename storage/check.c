@@ -178,6 +178,23 @@ visit_step(struct check *c, const MDB_val *k, const MDB_val *v)
 }
 
 static void
+visit_stepsum(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    struct rs_stepsum_value sv;
+
+    c->rep->step_summaries++;
+    if (k->mv_size != sizeof(struct rs_key_step) || v->mv_size != sizeof sv) {
+        problem(c, "stepsum: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
+        return;
+    }
+    memcpy(&sv, v->mv_data, sizeof sv);
+    uint64_t len = sv.end_ns - sv.start_ns;
+    if (sv.version != RS_VALUE_VERSION || sv.end_ns < sv.start_ns || sv.compute_ns > len ||
+        sv.idle_ns > len || sv.host_gap_ns > len || !find_job(c, k->mv_data))
+        problem(c, "stepsum: bad step summary");
+}
+
+static void
 visit_coll(struct check *c, const MDB_val *k, const MDB_val *v)
 {
     const struct rs_key_coll *key = k->mv_data;
@@ -227,8 +244,9 @@ rs_store_check(rs_store *s, struct rs_store_check_report *out)
         if (c.jobs[i].id == c.jobs[i - 1].id)
             problem(&c, "jobs: two job names with the same id");
     if ((rc = walk(&c, s->ranks, visit_rank)) || (rc = walk(&c, s->series, visit_series)) ||
-        (rc = walk(&c, s->steps, visit_step)) || (rc = walk(&c, s->colls, visit_coll)) ||
-        (rc = walk(&c, s->strings, visit_string)) || (rc = walk(&c, s->dedup, visit_dedup)))
+        (rc = walk(&c, s->steps, visit_step)) || (rc = walk(&c, s->stepsum, visit_stepsum)) ||
+        (rc = walk(&c, s->colls, visit_coll)) || (rc = walk(&c, s->strings, visit_string)) ||
+        (rc = walk(&c, s->dedup, visit_dedup)))
         goto out;
     for (size_t i = 0; i < c.n_jobs; i++)
         if (c.jobs[i].ranks_found != c.jobs[i].n_ranks)

@@ -67,6 +67,8 @@ struct rs_key_step {
 };
 _Static_assert(sizeof(struct rs_key_step) == 20, "step key layout");
 
+/* stepsum: (job_id, rank, step) -> struct rs_stepsum_value (the same key layout as steps) */
+
 /* colls: (job_id, comm_hash, op, seq, rank) -> struct rs_coll_value: one prefix scan over
  * (job, comm, op, seq) returns every rank of one collective instance. */
 struct rs_key_coll {
@@ -126,6 +128,14 @@ _Static_assert(sizeof(struct rs_stall_value) == 40, "stall value layout");
 struct rs_step_value {
     uint64_t start_ns, end_ns;
 };
+
+/* Step metrics derived from a settled step's kernels (query/steps.h), so that queries over long
+ * jobs read one value per rank-step instead of every kernel. */
+struct rs_stepsum_value {
+    uint32_t version, kernels;
+    uint64_t start_ns, end_ns, compute_ns, comm_ns, exposed_comm_ns, idle_ns, host_gap_ns;
+};
+_Static_assert(sizeof(struct rs_stepsum_value) == 64, "step summary value layout");
 
 struct rs_coll_value {
     uint64_t start_ns, end_ns, bytes, name_hash;

@@ -67,10 +67,10 @@ rs_store_job_get(rs_store_read *r, const char *job, struct rs_job_info *out)
     return 0;
 }
 
-/* Walks keys that start with prefix[plen], calling visit for each (k, v). */
-static int
-prefix_scan(rs_store_read *r, MDB_dbi dbi, const void *prefix, size_t plen, const void *from,
-            size_t flen, int (*visit)(void *ctx, const MDB_val *k, const MDB_val *v), void *ctx)
+int
+rs__store_prefix_scan(rs_store_read *r, MDB_dbi dbi, const void *prefix, size_t plen,
+                      const void *from, size_t flen,
+                      int (*visit)(void *ctx, const MDB_val *k, const MDB_val *v), void *ctx)
 {
     MDB_cursor *c;
     MDB_val k = {flen, (void *)from}, v;
@@ -144,8 +144,8 @@ rs_store_ranks_scan(rs_store_read *r, const char *job, rs_store_rank_cb cb, void
     if (rc != 0)
         return rc;
     rs__be64_put(prefix, rs__store_job_id(job));
-    return prefix_scan(r, r->store->ranks, prefix, sizeof prefix, prefix, sizeof prefix, visit_rank,
-                       &ctx);
+    return rs__store_prefix_scan(r, r->store->ranks, prefix, sizeof prefix, prefix, sizeof prefix,
+                                 visit_rank, &ctx);
 }
 
 /* A growable buffer for one resolved name. */
@@ -235,7 +235,7 @@ series_scan(rs_store_read *r, const char *job, uint32_t rank, int kind, uint64_t
     rs__be64_put(from.start_ns, t0);
     if (!(ctx->names = calloc(1, sizeof *ctx->names)))
         return -12;
-    rc = prefix_scan(r, r->store->series, &from, 14, &from, sizeof from, visit, ctx);
+    rc = rs__store_prefix_scan(r, r->store->series, &from, 14, &from, sizeof from, visit, ctx);
     for (size_t i = 0; i < NAME_CACHE; i++)
         free(ctx->names->name[i].s);
     free(ctx->names);
@@ -346,8 +346,8 @@ rs_store_collectives_scan(rs_store_read *r, const char *job, rs_store_collective
     uint8_t prefix[8];
 
     rs__be64_put(prefix, rs__store_job_id(job));
-    return prefix_scan(r, r->store->colls, prefix, sizeof prefix, prefix, sizeof prefix, visit_coll,
-                       &ctx);
+    return rs__store_prefix_scan(r, r->store->colls, prefix, sizeof prefix, prefix, sizeof prefix,
+                                 visit_coll, &ctx);
 }
 
 struct steps_ctx {
@@ -371,16 +371,17 @@ visit_step(void *p, const MDB_val *k, const MDB_val *v)
 }
 
 int
-rs_store_steps_scan(rs_store_read *r, const char *job, uint32_t rank, rs_store_step_cb cb,
-                    void *arg)
+rs_store_steps_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t from_step,
+                    rs_store_step_cb cb, void *arg)
 {
     struct steps_ctx ctx = {cb, arg};
-    uint8_t prefix[12];
+    struct rs_key_step from;
 
-    rs__be64_put(prefix, rs__store_job_id(job));
-    rs__be32_put(prefix + 8, rank);
-    return prefix_scan(r, r->store->steps, prefix, sizeof prefix, prefix, sizeof prefix, visit_step,
-                       &ctx);
+    rs__be64_put(from.job_id, rs__store_job_id(job));
+    rs__be32_put(from.rank, rank);
+    rs__be64_put(from.step, from_step);
+    return rs__store_prefix_scan(r, r->store->steps, &from, 12, &from, sizeof from, visit_step,
+                                 &ctx);
 }
 
 int

@@ -15,6 +15,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Metrics of one step of one rank (DESIGN.md "Steps"; computed by query/steps.h). */
+struct rs_step_summary {
+    uint64_t step, start_ns, end_ns;
+    uint64_t step_ns, compute_ns, comm_ns, exposed_comm_ns, idle_ns, host_gap_ns;
+    uint32_t kernels; /* kernels and NCCL kernels that started in the step */
+};
+
 typedef struct rs_store rs_store;
 typedef struct rs_store_write rs_store_write;
 typedef struct rs_store_read rs_store_read;
@@ -49,6 +56,11 @@ int rs_store_write_batch(rs_store_write *w, const struct rs_agent_batch *b, bool
  * RS_E_NOT_FOUND when the job does not exist (nothing done). */
 int rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint64_t *deleted,
                         bool *done);
+
+/* Stores (or replaces) the summaries of n steps of one rank of `job`. RS_E_NOT_FOUND when the job
+ * does not exist (deleted meanwhile: nothing is written). */
+int rs_store_step_summaries_put(rs_store_write *w, const char *job, uint32_t rank,
+                                const struct rs_step_summary *v, size_t n);
 
 /* Retention: like rs_store_delete_job, for jobs that received no data since `cutoff_ns` (server
  * clock; record times do not matter, so an imported old trace is not expired at once), one job
@@ -109,6 +121,7 @@ typedef int (*rs_store_kernel_cb)(void *arg, const struct rs_kernel_record *k, c
 typedef int (*rs_store_collective_cb)(void *arg, uint32_t rank,
                                       const struct rs_collective_record *c);
 typedef int (*rs_store_step_cb)(void *arg, const struct rs_step_record *s);
+typedef int (*rs_store_step_summary_cb)(void *arg, const struct rs_step_summary *s);
 /* A stall sample count: s->kernel_name_id and s->reason_id are meaningless here; `kernel` and
  * `reason` are the resolved names; `at_ns` is when the batch that carried it was sent (stall
  * counts have no time of their own). */
@@ -133,14 +146,28 @@ int rs_store_stalls_scan(rs_store_read *r, const char *job, uint32_t rank, uint6
  * (comm_hash, op, seq) are the ranks of one instance. */
 int rs_store_collectives_scan(rs_store_read *r, const char *job, rs_store_collective_cb cb,
                               void *arg);
-/* Steps of one rank in step order. */
-int rs_store_steps_scan(rs_store_read *r, const char *job, uint32_t rank, rs_store_step_cb cb,
-                        void *arg);
+/* Steps of one rank numbered from_step or higher, in step order. */
+int rs_store_steps_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t from_step,
+                        rs_store_step_cb cb, void *arg);
+/* The highest step number of one rank; RS_E_NOT_FOUND when it has no steps. */
+int rs_store_last_step(rs_store_read *r, const char *job, uint32_t rank, uint64_t *out);
+/* Collective records of one job whose instance may start in [t0, t1): like
+ * rs_store_collectives_scan, but each (communicator, op) is entered by binary search on its
+ * sequence numbers (their start times grow with them), so the cost follows the range, not the
+ * job's length. Records up to RS_STORE_COLL_MARGIN_NS outside the range may be passed too: the
+ * callback filters. */
+#define RS_STORE_COLL_MARGIN_NS 2000000000ull
+int rs_store_collectives_scan_range(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1,
+                                    rs_store_collective_cb cb, void *arg);
+/* Stored step summaries of one rank numbered from_step or higher, in step order. */
+int rs_store_step_summaries_scan(rs_store_read *r, const char *job, uint32_t rank,
+                                 uint64_t from_step, rs_store_step_summary_cb cb, void *arg);
 
 /* --- consistency ------------------------------------------------------------------------- */
 
 struct rs_store_check_report {
-    uint64_t jobs, ranks, series_chunks, steps, collectives, strings, batches; /* entries seen */
+    uint64_t jobs, ranks, series_chunks, steps, collectives, strings, batches,
+        step_summaries; /* entries seen */
     uint64_t problems;
     char first_problem[256]; /* "" when none */
 };

@@ -8,7 +8,7 @@
 
 struct rs_store {
     MDB_env *env;
-    MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings;
+    MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum;
 };
 
 struct rs_store_write {
@@ -24,6 +24,12 @@ struct rs_store_read {
 
 /* Maps an LMDB return code to a rankscope code. */
 int rs__store_err(int mdb_rc);
+
+/* Walks the keys from `from` on (flen bytes) while they start with prefix[plen], calling visit
+ * for each (k, v); visit returns non-zero to stop (that value is returned). */
+int rs__store_prefix_scan(rs_store_read *r, MDB_dbi dbi, const void *prefix, size_t plen,
+                          const void *from, size_t flen,
+                          int (*visit)(void *ctx, const MDB_val *k, const MDB_val *v), void *ctx);
 
 /* FNV-1a 64 of a job name: the job's id inside keys. */
 uint64_t rs__store_job_id(const char *job);

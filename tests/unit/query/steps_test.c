@@ -23,7 +23,7 @@ known_step(void)
     struct rs_kernel_record k[] = {{1100 * US, 1400 * US, 0, 7, 0, 0},
                                    {1300 * US, 1500 * US, 0, 7, 0, 0},
                                    {1850 * US, 1950 * US, 0, 7, 0, 0},
-                                   {5000 * US, 5100 * US, 0, 7, 0, 0}};
+                                   {3000000 * US, 3000100 * US, 0, 7, 0, 0}};
     struct rs_collective_record c[] = {
         {1450 * US, 1700 * US, 8, 1, 0, RS_COLL_ALLREDUCE, 1, 17, false},
         {1800 * US, 1900 * US, 8, 1, 1, RS_COLL_ALLREDUCE, 1, 17, false}};
@@ -62,7 +62,7 @@ known_step(void)
     T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);
     T_EQ(n, 2);
     if (n == 2 && ranks[0].n == 1) {
-        const struct rs_step_metrics *m = &ranks[0].steps[0];
+        const struct rs_step_summary *m = &ranks[0].steps[0];
         T_EQ(m->step, 7);
         T_EQ(m->step_ns, 1000 * US);
         T_EQ(m->compute_ns, 500 * US);
@@ -71,10 +71,34 @@ known_step(void)
         T_EQ(m->idle_ns, 250 * US);
         T_EQ(m->host_gap_ns, 100 * US);
         T_EQ(m->kernels, 5);
-        const struct rs_step_metrics *e = &ranks[1].steps[0];
+        const struct rs_step_summary *e = &ranks[1].steps[0];
         T_EQ(e->idle_ns, 1000 * US);
         T_EQ(e->host_gap_ns, 1000 * US);
         T_EQ(e->kernels, 0);
+        /* computed now and settled: for the server to store; rank 1 is not settled */
+        T_CHECK(ranks[0].n_to_store == 1 && ranks[0].to_store && ranks[0].to_store[0]);
+        T_EQ(ranks[1].n_to_store, 0);
+    }
+    rs_job_steps_free(ranks, n);
+
+    /* A stored summary replaces the computation (its made-up compute time shows it is read); one
+     * for another step record with the same number (other start) is ignored. */
+    struct rs_step_summary sum = {7, 1000 * US, 2000 * US, 1000 * US, 123 * US, 0, 0, 0, 0, 9};
+    struct rs_step_summary other = {7, 1500 * US, 2000 * US, 500 * US, 77 * US, 0, 0, 0, 0, 1};
+    rs_store_read_end(r);
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_step_summaries_put(w, "j", 0, &sum, 1), 0);
+    T_EQ(rs_store_step_summaries_put(w, "j", 1, &other, 1), 0);
+    T_EQ(rs_store_step_summaries_put(w, "nope", 0, &sum, 1), RS_E_NOT_FOUND);
+    T_EQ(rs_store_write_commit(w), 0);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);
+    if (n == 2 && ranks[0].n == 1 && ranks[1].n == 1) {
+        T_EQ(ranks[0].steps[0].compute_ns, 123 * US);
+        T_EQ(ranks[0].steps[0].kernels, 9);
+        T_EQ(ranks[0].n_to_store, 0); /* nothing computed */
+        T_EQ(ranks[1].steps[0].compute_ns, 0);
+        T_EQ(ranks[1].steps[0].host_gap_ns, 1000 * US);
     }
     rs_job_steps_free(ranks, n);
     json_t *doc = NULL;
