@@ -29,6 +29,52 @@ rs_quantile(double *v, size_t n, double q)
     return lo + 1 < n ? v[lo] + (v[lo + 1] - v[lo]) * (pos - (double)lo) : v[lo];
 }
 
+static void
+swap(double *a, double *b)
+{
+    double t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Moves the k-th smallest element to v[k], smaller ones before it, the others after it. */
+static void
+select_kth(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+
+    while (lo < hi) {
+        swap(&v[lo + (hi - lo) / 2], &v[hi]); /* the middle element as pivot */
+        double pivot = v[hi];
+        size_t store = lo;
+        for (size_t i = lo; i < hi; i++)
+            if (v[i] < pivot)
+                swap(&v[i], &v[store++]);
+        swap(&v[store], &v[hi]);
+        if (store == k)
+            return;
+        if (k < store)
+            hi = store - 1;
+        else
+            lo = store + 1;
+    }
+}
+
+double
+rs_median(double *v, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    size_t k = (n - 1) / 2;
+    select_kth(v, n, k);
+    if (n % 2 == 1)
+        return v[k];
+    double next = v[k + 1]; /* the even case: the mean of the two middle values */
+    for (size_t i = k + 2; i < n; i++)
+        next = v[i] < next ? v[i] : next;
+    return (v[k] + next) / 2;
+}
+
 double
 rs_quantile_sorted_without(const double *sorted, size_t n, size_t k, double q)
 {

@@ -8,6 +8,10 @@
 /* The q-quantile (0 <= q <= 1) of v[0..n); sorts v in place. 0 when n == 0. */
 double rs_quantile(double *v, size_t n, double q);
 
+/* The median of v[0..n) — the same value as rs_quantile(v, n, 0.5) — by selection in O(n)
+ * expected time instead of a sort; reorders v. 0 when n == 0. */
+double rs_median(double *v, size_t n);
+
 /* The q-quantile of sorted[0..n) with the element at index k left out (n >= 2; k < n): "the
  * median of the other ranks" for every rank from one sort, O(1) each. */
 double rs_quantile_sorted_without(const double *sorted, size_t n, size_t k, double q);

@@ -5,11 +5,13 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "query/instances.h"
 #include "query/stats.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,21 +200,22 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
     return add_interval(c->iv, k->start_ns, k->end_ns, 0);
 }
 
+/* The collective instances of the range not covered by summaries: each member's NCCL kernel is an
+ * interval of its rank, and each instance counts in the step of each member that it started in —
+ * and, for the last arriver, as a last arrival with the median wait it caused the others. */
 struct coll_ctx {
-    struct rs_rank_steps *ranks;
-    struct intervals *iv; /* parallel to ranks */
+    struct rs_rank_steps *ranks; /* rank order */
+    bool **done;                 /* per rank and step: has a stored summary */
+    struct intervals *iv;        /* parallel to ranks */
     size_t n_ranks;
     uint64_t t0, t1;
+    double *waits; /* scratch */
+    size_t waits_cap;
 };
 
-static int
-on_coll(void *arg, uint32_t rank, const struct rs_collective_record *c)
+static size_t
+rank_index(const struct coll_ctx *x, uint32_t rank)
 {
-    struct coll_ctx *x = arg;
-
-    if (c->end_ns <= x->t0 || c->start_ns >= x->t1)
-        return 0;
-    /* ranks[] is in rank order (the ranks scan's): binary search */
     size_t lo = 0, hi = x->n_ranks;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -221,8 +224,63 @@ on_coll(void *arg, uint32_t rank, const struct rs_collective_record *c)
         else
             hi = mid;
     }
-    if (lo < x->n_ranks && x->ranks[lo].rank == rank)
-        return add_interval(&x->iv[lo], c->start_ns, c->end_ns, 1);
+    return lo < x->n_ranks && x->ranks[lo].rank == rank ? lo : SIZE_MAX;
+}
+
+/* The step of ranks[i] that contains t, when it has no summary yet; NULL otherwise. */
+static struct rs_step_summary *
+open_step_at(const struct coll_ctx *x, size_t i, uint64_t t)
+{
+    const struct rs_rank_steps *rk = &x->ranks[i];
+    size_t lo = 0, hi = rk->n;
+    while (lo < hi) { /* the last step that starts at or before t */
+        size_t mid = (lo + hi) / 2;
+        if (rk->steps[mid].start_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || t >= rk->steps[lo - 1].end_ns || x->done[i][lo - 1])
+        return NULL;
+    return &rk->steps[lo - 1];
+}
+
+static int
+on_instance(void *arg, const struct rs_instance *in)
+{
+    struct coll_ctx *x = arg;
+    struct rs_step_summary *st;
+    int rc;
+
+    for (size_t m = 0; m < in->n; m++) {
+        const struct rs_instance_member *mb = &in->members[m];
+        size_t i = rank_index(x, mb->rank);
+        if (i == SIZE_MAX)
+            continue;
+        if (mb->start_ns + mb->dur_ns > x->t0 && mb->start_ns < x->t1 &&
+            (rc = add_interval(&x->iv[i], mb->start_ns, mb->start_ns + mb->dur_ns, 1)) != 0)
+            return rc;
+        if (in->n >= 2 && (st = open_step_at(x, i, in->min_start_ns)))
+            st->instances++;
+    }
+    if (in->n < 2 || in->at_min != 1) /* alone, or a tie: nobody arrived last */
+        return 0;
+    size_t i = rank_index(x, in->members[in->last].rank);
+    if (i == SIZE_MAX || !(st = open_step_at(x, i, in->min_start_ns)))
+        return 0;
+    if (in->n > x->waits_cap) {
+        double *w = realloc(x->waits, in->n * sizeof *w);
+        if (!w)
+            return -ENOMEM;
+        x->waits = w;
+        x->waits_cap = in->n;
+    }
+    size_t n = 0;
+    for (size_t m = 0; m < in->n; m++)
+        if (m != in->last)
+            x->waits[n++] = (double)(in->members[m].dur_ns - in->min_dur_ns);
+    st->last_arrivals++;
+    st->peer_wait_ns += (uint64_t)rs_quantile(x->waits, n, 0.5);
     return 0;
 }
 
@@ -333,7 +391,7 @@ read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, struct rs_
  * consumed), and flags the settled ones for storing. */
 static int
 compute_rank_steps(rs_store_read *r, const char *job, struct rs_rank_steps *rk, const bool *done,
-                   uint64_t last_ns, struct intervals *kernels, struct intervals *colls)
+                   uint64_t settled_until, struct intervals *kernels, struct intervals *colls)
 {
     uint64_t t0 = UINT64_MAX, t1 = 0;
     int rc;
@@ -361,7 +419,7 @@ compute_rank_steps(rs_store_read *r, const char *job, struct rs_rank_steps *rk, 
         if (done[k])
             continue;
         measure(kernels, &rk->steps[k]);
-        if (rk->steps[k].end_ns + RS_STEP_SETTLE_NS <= last_ns) {
+        if (rk->steps[k].end_ns + RS_STEP_SETTLE_NS <= settled_until) {
             rk->to_store[k] = true;
             rk->n_to_store++;
         }
@@ -384,10 +442,17 @@ rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps, struct 
     if ((rc = rs_store_job_get(r, job, &info)) != 0 ||
         (rc = rs_store_ranks_scan(r, job, on_rank, &list)) != 0)
         goto out;
-    /* once nothing has arrived for a while, every step is settled, also the last ones */
+    /* A step is settled once every live rank's records reach RS_STEP_SETTLE_NS past it (its
+     * collectives involve the others; a rank silent for a minute longer than the newest is gone),
+     * or once nothing has arrived for that long: then all of them are. */
+    uint64_t newest = 0, settled_until = UINT64_MAX;
+    for (size_t i = 0; i < list.n; i++)
+        newest = list.last_ns[i] > newest ? list.last_ns[i] : newest;
+    for (size_t i = 0; i < list.n; i++)
+        if (list.last_ns[i] + RS_RANK_GONE_NS >= newest && list.last_ns[i] < settled_until)
+            settled_until = list.last_ns[i];
     if (info.received_ns + RS_STEP_SETTLE_NS <= rs_clock_realtime_ns())
-        for (size_t i = 0; i < list.n; i++)
-            list.last_ns[i] = UINT64_MAX - RS_STEP_SETTLE_NS;
+        settled_until = UINT64_MAX - RS_STEP_SETTLE_NS;
     ranks = calloc(list.n ? list.n : 1, sizeof *ranks);
     colls = calloc(list.n ? list.n : 1, sizeof *colls);
     done = calloc(list.n ? list.n : 1, sizeof *done);
@@ -402,12 +467,14 @@ rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps, struct 
             goto out;
     }
     /* the NCCL kernels of that range (none when every step has a summary) */
-    struct coll_ctx cc = {ranks, colls, list.n, t0, t1};
-    if (t1 > t0 && (rc = rs_store_collectives_scan_range(r, job, t0, t1, on_coll, &cc)) != 0)
+    struct coll_ctx cc = {ranks, done, colls, list.n, t0, t1, NULL, 0};
+    rc = t1 > t0 ? rs_instances_scan_range(r, job, t0, t1, on_instance, &cc) : 0;
+    free(cc.waits);
+    if (rc != 0)
         goto out;
     /* then one rank at a time: its kernels and NCCL kernels in start order, measured per step */
     for (size_t i = 0; i < list.n; i++) {
-        if (ranks[i].n && (rc = compute_rank_steps(r, job, &ranks[i], done[i], list.last_ns[i],
+        if (ranks[i].n && (rc = compute_rank_steps(r, job, &ranks[i], done[i], settled_until,
                                                    &kernels, &colls[i])) != 0)
             goto out;
         free(colls[i].v);

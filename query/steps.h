@@ -16,10 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A step is settled — its metrics will not change — once the rank's records reach this far past
- * its end (the collector hands records over every 250 ms, CUPTI within its buffer period), or
- * once the job has sent nothing for this long. */
+/* A step is settled — its metrics will not change — once the records of every live rank reach this
+ * far past its end (the collector hands records over every 250 ms, CUPTI within its buffer period;
+ * its collectives need the other ranks' records), or once the job has sent nothing for this long.
+ */
 #define RS_STEP_SETTLE_NS 2000000000ull
+#define RS_RANK_GONE_NS 60000000000ull /* a rank this far behind the newest does not hold others   \
+                                        */
 
 struct rs_rank_steps {
     uint32_t rank;

@@ -3,7 +3,6 @@
 
 #include "common/error.h"
 #include "common/hash.h"
-#include "query/instances.h"
 #include "query/stats.h"
 #include "query/steps.h"
 
@@ -29,14 +28,14 @@ struct rank_window {
     double work_ms;  /* median of compute + host gap */
     double peers_ms; /* median over the other ranks of their work_ms */
     double compute_ms, host_gap_ms, step_ms, kernels;
-    uint64_t last;    /* instances it arrived last at */
-    double impact_ns; /* others' median wait at those instances */
+    uint64_t instances; /* collective instances (across ranks) that started in its steps */
+    uint64_t last;      /* instances it arrived last at */
+    double impact_ns;   /* others' median wait at those instances */
 };
 
 struct window {
     uint64_t first_step, t0, t1; /* steps (first_step, ...], time [t0, t1) */
-    uint64_t instances;
-    struct rank_window *r; /* per rank index */
+    struct rank_window *r;       /* per rank index */
 };
 
 struct ctx {
@@ -45,37 +44,62 @@ struct ctx {
     size_t n_ranks;
     struct window *w;
     size_t n_w;
-    uint32_t max_rank;
-    int32_t *index_of; /* rank -> index in ranks, -1 */
 };
 
-/* Steps (hi - w, hi], written without going below 0. */
-static bool
-in_window(uint64_t step, uint64_t hi, uint64_t w)
-{
-    return step <= hi && step + w > hi;
-}
+/* Metrics of a rank's steps inside one window, in ms. */
+enum metric { WORK, COMPUTE, HOST_GAP, STEP, KERNELS, N_METRICS };
 
 static double
-median_of(const struct rs_step_summary *v, size_t n, uint64_t hi, uint64_t w, int what)
+metric_ms(const struct rs_step_summary *s, enum metric m)
 {
-    struct rs_samples s = {NULL, 0, 0};
-    double m;
-
-    for (size_t i = 0; i < n; i++) {
-        if (!in_window(v[i].step, hi, w))
-            continue;
-        double x = what == 0   ? (double)(v[i].compute_ns + v[i].host_gap_ns)
-                   : what == 1 ? (double)v[i].compute_ns
-                   : what == 2 ? (double)v[i].host_gap_ns
-                   : what == 3 ? (double)v[i].step_ns
-                               : (double)v[i].kernels * 1e6;
-        if (rs_samples_add(&s, x / 1e6) != 0)
-            break;
+    switch (m) {
+    case WORK:
+        return (double)(s->compute_ns + s->host_gap_ns) / 1e6;
+    case COMPUTE:
+        return (double)s->compute_ns / 1e6;
+    case HOST_GAP:
+        return (double)s->host_gap_ns / 1e6;
+    case STEP:
+        return (double)s->step_ns / 1e6;
+    default:
+        return (double)s->kernels;
     }
-    m = rs_quantile(s.v, s.n, 0.5);
-    rs_samples_fini(&s);
-    return m;
+}
+
+/* Fills rw from the rank's steps numbered (hi - W, hi] (steps are in step order). */
+static void
+rank_window_fill(const struct rs_rank_steps *rk, uint64_t hi, size_t W, struct rank_window *rw,
+                 double *scratch, uint64_t *t0, uint64_t *t1)
+{
+    uint64_t lo_step = hi + 1 >= W ? hi + 1 - W : 0;
+    size_t a = 0, b = rk->n;
+
+    while (a < b) { /* the first step >= lo_step */
+        size_t mid = (a + b) / 2;
+        if (rk->steps[mid].step < lo_step)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    size_t first = a, end = a;
+    while (end < rk->n && rk->steps[end].step <= hi)
+        end++;
+    rw->steps = end - first;
+    for (size_t k = first; k < end; k++) {
+        const struct rs_step_summary *s = &rk->steps[k];
+        *t0 = s->start_ns < *t0 ? s->start_ns : *t0;
+        *t1 = s->end_ns > *t1 ? s->end_ns : *t1;
+        rw->instances += s->instances;
+        rw->last += s->last_arrivals;
+        rw->impact_ns += (double)s->peer_wait_ns;
+    }
+    double *out[N_METRICS] = {&rw->work_ms, &rw->compute_ms, &rw->host_gap_ms, &rw->step_ms,
+                              &rw->kernels};
+    for (int m = 0; m < N_METRICS; m++) {
+        for (size_t k = first; k < end; k++)
+            scratch[k - first] = metric_ms(&rk->steps[k], (enum metric)m);
+        *out[m] = rs_median(scratch, end - first);
+    }
 }
 
 /* Builds windows of window_steps aligned on the newest step all ranks have. */
@@ -84,6 +108,8 @@ build_windows(struct ctx *c)
 {
     const size_t W = c->o->window_steps;
     uint64_t end = UINT64_MAX;
+    double *scratch = NULL, *refs = NULL;
+    int rc = 0;
 
     for (size_t i = 0; i < c->n_ranks; i++) {
         if (c->ranks[i].n == 0)
@@ -92,86 +118,45 @@ build_windows(struct ctx *c)
         if (last < end)
             end = last;
     }
-    if (!(c->w = calloc(c->o->lookback_windows, sizeof *c->w)))
-        return -ENOMEM;
+    if (!(c->w = calloc(c->o->lookback_windows, sizeof *c->w)) ||
+        !(scratch = malloc(W * sizeof *scratch)) || !(refs = malloc(c->n_ranks * sizeof *refs))) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (size_t j = 0; j < c->o->lookback_windows && end + 1 >= (j + 1) * W; j++) {
         struct window *w = &c->w[j];
         uint64_t hi = end - j * W;
-        struct rs_samples refs = {NULL, 0, 0};
         bool complete = true;
         w->first_step = hi + 1 - W;
         w->t0 = UINT64_MAX;
-        if (!(w->r = calloc(c->n_ranks, sizeof *w->r)))
-            return -ENOMEM;
-        for (size_t i = 0; i < c->n_ranks; i++) {
-            const struct rs_rank_steps *rk = &c->ranks[i];
-            struct rank_window *rw = &w->r[i];
-            for (size_t k = 0; k < rk->n; k++) {
-                if (!in_window(rk->steps[k].step, hi, W))
-                    continue;
-                rw->steps++;
-                if (rk->steps[k].start_ns < w->t0)
-                    w->t0 = rk->steps[k].start_ns;
-                if (rk->steps[k].end_ns > w->t1)
-                    w->t1 = rk->steps[k].end_ns;
-            }
-            if (rw->steps < W / 2) {
-                complete = false;
-                break;
-            }
-            rw->work_ms = median_of(rk->steps, rk->n, hi, W, 0);
-            rw->compute_ms = median_of(rk->steps, rk->n, hi, W, 1);
-            rw->host_gap_ms = median_of(rk->steps, rk->n, hi, W, 2);
-            rw->step_ms = median_of(rk->steps, rk->n, hi, W, 3);
-            rw->kernels = median_of(rk->steps, rk->n, hi, W, 4);
-            rs_samples_add(&refs, rw->work_ms);
+        if (!(w->r = calloc(c->n_ranks, sizeof *w->r))) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        for (size_t i = 0; i < c->n_ranks && complete; i++) {
+            rank_window_fill(&c->ranks[i], hi, W, &w->r[i], scratch, &w->t0, &w->t1);
+            complete = w->r[i].steps >= W / 2;
+            refs[i] = w->r[i].work_ms;
         }
         if (!complete) { /* a window some rank barely covers ends the lookback */
             free(w->r);
             w->r = NULL;
-            rs_samples_fini(&refs);
             break;
         }
         /* Each rank against the median of its peers: with 2 ranks the median of all is their mean,
          * which would halve a straggler's apparent slowdown (measured: a 5% straggler among 2
          * ranks went unseen). For many ranks the two are the same. One sort serves every rank. */
-        rs_quantile(refs.v, refs.n, 0.5);
+        rs_quantile(refs, c->n_ranks, 0.5);
         for (size_t i = 0; i < c->n_ranks; i++) {
-            size_t k = rs_lower_bound(refs.v, refs.n, w->r[i].work_ms);
-            w->r[i].peers_ms = rs_quantile_sorted_without(refs.v, refs.n, k, 0.5);
+            size_t k = rs_lower_bound(refs, c->n_ranks, w->r[i].work_ms);
+            w->r[i].peers_ms = rs_quantile_sorted_without(refs, c->n_ranks, k, 0.5);
         }
-        rs_samples_fini(&refs);
         c->n_w = j + 1;
     }
-    return 0;
-}
-
-static int
-on_instance(void *arg, const struct rs_instance *in)
-{
-    struct ctx *c = arg;
-    double waits[64];
-    size_t n = 0;
-
-    if (in->n < 2 || in->at_min != 1)
-        return 0;
-    for (size_t j = 0; j < c->n_w; j++) {
-        struct window *w = &c->w[j];
-        if (in->min_start_ns < w->t0 || in->min_start_ns >= w->t1)
-            continue;
-        uint32_t rank = in->members[in->last].rank;
-        int32_t idx = rank <= c->max_rank ? c->index_of[rank] : -1;
-        w->instances++;
-        if (idx < 0)
-            return 0;
-        for (size_t i = 0; i < in->n && n < 64; i++)
-            if (i != in->last)
-                waits[n++] = (double)(in->members[i].dur_ns - in->min_dur_ns);
-        w->r[idx].last++;
-        w->r[idx].impact_ns += rs_quantile(waits, n, 0.5);
-        return 0;
-    }
-    return 0;
+out:
+    free(scratch);
+    free(refs);
+    return rc;
 }
 
 /* Per kernel name totals of one rank in [t0, t1): count and time. */
@@ -316,7 +301,7 @@ qualifies(const struct ctx *c, size_t j, size_t i)
 {
     const struct rank_window *rw = &c->w[j].r[i];
     double slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
-    double last_frac = c->w[j].instances ? (double)rw->last / (double)c->w[j].instances : 0;
+    double last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
     return slowdown - 1.0 >= c->o->threshold && last_frac >= c->o->min_last_frac;
 }
 
@@ -351,7 +336,7 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
 {
     const struct rank_window *rw = &c->w[0].r[idx];
     double slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
-    double last_frac = (double)rw->last / (double)c->w[0].instances;
+    double last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
     double impact_ns = 0, wall_ns = 0, best = rw->work_ms, min_work = rw->work_ms;
     double slow_ms, extra_ms,
         host_ms = rw->host_gap_ms - peer_median(c, idx, offsetof(struct rank_window, host_gap_ms));
@@ -417,7 +402,7 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
         rs_straggler_options_default(&defaults);
         o = &defaults;
     }
-    struct ctx c = {o, NULL, 0, NULL, 0, 0, NULL};
+    struct ctx c = {o, NULL, 0, NULL, 0};
     struct identities ids = {NULL, 0};
     json_t *verdicts = json_array(), *ranks = json_array();
     char summary[256];
@@ -431,21 +416,6 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
                                  &c.n_ranks)) ||
         (rc = rs_store_ranks_scan(r, job, on_rank_info, &ids)) || (rc = build_windows(&c)))
         goto out;
-    for (size_t i = 0; i < c.n_ranks; i++)
-        if (c.ranks[i].rank > c.max_rank)
-            c.max_rank = c.ranks[i].rank;
-    if (c.n_w > 0) {
-        if (!(c.index_of = malloc((c.max_rank + 1) * sizeof *c.index_of))) {
-            rc = -ENOMEM;
-            goto out;
-        }
-        memset(c.index_of, 0xff, (c.max_rank + 1) * sizeof *c.index_of);
-        for (size_t i = 0; i < c.n_ranks; i++)
-            c.index_of[c.ranks[i].rank] = (int32_t)i;
-        uint64_t t0 = c.w[c.n_w - 1].t0, t1 = c.w[0].t1; /* the windows, oldest to newest */
-        if ((rc = rs_instances_scan_range(r, job, t0, t1, on_instance, &c)) != 0)
-            goto out;
-    }
     if (c.n_ranks < 2 || c.n_w < o->windows_required) {
         snprintf(summary, sizeof summary,
                  "not enough data: %zu ranks, %zu complete windows of %zu steps (need 2 ranks and "
@@ -456,7 +426,7 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
         for (size_t i = 0; i < c.n_ranks; i++) {
             const struct rank_window *rw = &c.w[0].r[i];
             double slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
-            double last_frac = c.w[0].instances ? (double)rw->last / (double)c.w[0].instances : 0;
+            double last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
             size_t run = 0;
             lo = slowdown < lo ? slowdown : lo;
             hi = slowdown > hi ? slowdown : hi;
@@ -493,7 +463,6 @@ out:
     for (size_t j = 0; c.w && j < o->lookback_windows; j++)
         free(c.w[j].r);
     free(c.w);
-    free(c.index_of);
     free(ids.v);
     rs_job_steps_free(c.ranks, c.n_ranks);
     return rc;

@@ -46,8 +46,8 @@ start_of(const MDB_val *v)
 
 /* The first seq of the group whose first record starts at or after t (or past the group). */
 static int
-first_seq_at(MDB_cursor *c, const uint8_t *job_id, const uint8_t *comm_op, uint64_t lo,
-             uint64_t hi, uint64_t t, uint64_t *out)
+first_seq_at(MDB_cursor *c, const uint8_t *job_id, const uint8_t *comm_op, uint64_t lo, uint64_t hi,
+             uint64_t t, uint64_t *out)
 {
     MDB_val k, v;
     int rc;

@@ -134,8 +134,10 @@ struct rs_step_value {
 struct rs_stepsum_value {
     uint32_t version, kernels;
     uint64_t start_ns, end_ns, compute_ns, comm_ns, exposed_comm_ns, idle_ns, host_gap_ns;
+    uint32_t instances, last_arrivals;
+    uint64_t peer_wait_ns;
 };
-_Static_assert(sizeof(struct rs_stepsum_value) == 64, "step summary value layout");
+_Static_assert(sizeof(struct rs_stepsum_value) == 80, "step summary value layout");
 
 struct rs_coll_value {
     uint64_t start_ns, end_ns, bytes, name_hash;

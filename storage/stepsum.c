@@ -21,9 +21,10 @@ rs_store_step_summaries_put(rs_store_write *w, const char *job, uint32_t rank,
         return rs__store_err(rc);
     for (size_t i = 0; i < n; i++) {
         struct rs_key_step key;
-        struct rs_stepsum_value sv = {RS_VALUE_VERSION,    v[i].kernels,   v[i].start_ns,
-                                      v[i].end_ns,         v[i].compute_ns, v[i].comm_ns,
-                                      v[i].exposed_comm_ns, v[i].idle_ns,   v[i].host_gap_ns};
+        struct rs_stepsum_value sv = {RS_VALUE_VERSION,     v[i].kernels,       v[i].start_ns,
+                                      v[i].end_ns,          v[i].compute_ns,    v[i].comm_ns,
+                                      v[i].exposed_comm_ns, v[i].idle_ns,       v[i].host_gap_ns,
+                                      v[i].instances,       v[i].last_arrivals, v[i].peer_wait_ns};
         MDB_val k = {sizeof key, &key}, val = {sizeof sv, &sv};
         rs__be64_put(key.job_id, job_id);
         rs__be32_put(key.rank, rank);
@@ -51,16 +52,17 @@ visit_summary(void *p, const MDB_val *k, const MDB_val *v)
     memcpy(&sv, v->mv_data, sizeof sv);
     if (sv.version != RS_VALUE_VERSION || sv.end_ns < sv.start_ns)
         return RS_E_CORRUPT;
-    struct rs_step_summary s = {rs__be64_get(key->step), sv.start_ns,        sv.end_ns,
-                                sv.end_ns - sv.start_ns, sv.compute_ns,      sv.comm_ns,
-                                sv.exposed_comm_ns,      sv.idle_ns,         sv.host_gap_ns,
-                                sv.kernels};
+    struct rs_step_summary s = {
+        rs__be64_get(key->step), sv.start_ns, sv.end_ns,          sv.end_ns - sv.start_ns,
+        sv.compute_ns,           sv.comm_ns,  sv.exposed_comm_ns, sv.idle_ns,
+        sv.host_gap_ns,          sv.kernels,  sv.instances,       sv.last_arrivals,
+        sv.peer_wait_ns};
     return ctx->cb(ctx->arg, &s);
 }
 
 int
-rs_store_step_summaries_scan(rs_store_read *r, const char *job, uint32_t rank,
-                             uint64_t from_step, rs_store_step_summary_cb cb, void *arg)
+rs_store_step_summaries_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t from_step,
+                             rs_store_step_summary_cb cb, void *arg)
 {
     struct summaries_ctx ctx = {cb, arg};
     struct rs_key_step from;
@@ -68,8 +70,8 @@ rs_store_step_summaries_scan(rs_store_read *r, const char *job, uint32_t rank,
     rs__be64_put(from.job_id, rs__store_job_id(job));
     rs__be32_put(from.rank, rank);
     rs__be64_put(from.step, from_step);
-    return rs__store_prefix_scan(r, r->store->stepsum, &from, 12, &from, sizeof from,
-                                 visit_summary, &ctx);
+    return rs__store_prefix_scan(r, r->store->stepsum, &from, 12, &from, sizeof from, visit_summary,
+                                 &ctx);
 }
 
 int

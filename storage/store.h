@@ -20,6 +20,10 @@ struct rs_step_summary {
     uint64_t step, start_ns, end_ns;
     uint64_t step_ns, compute_ns, comm_ns, exposed_comm_ns, idle_ns, host_gap_ns;
     uint32_t kernels; /* kernels and NCCL kernels that started in the step */
+    /* collective instances (across ranks) that started in the step, those where this rank arrived
+     * last, and the sum over those of the median wait of the other ranks */
+    uint32_t instances, last_arrivals;
+    uint64_t peer_wait_ns;
 };
 
 typedef struct rs_store rs_store;

@@ -23,10 +23,9 @@
 #define CHUNK_STEPS 60 /* steps per rank batch */
 #define T0 (1700000000ull * 1000000000ull)
 
-static const char *const names[KERNELS + 1] = {"gemm_fwd_0", "gemm_fwd_1", "gelu_fwd",
-                                               "gemm_fwd_2", "loss",       "gemm_bwd_0",
-                                               "gemm_bwd_1", "gelu_bwd",   "gemm_bwd_2",
-                                               "optimizer",  "nccl_allreduce"};
+static const char *const names[KERNELS + 1] = {
+    "gemm_fwd_0", "gemm_fwd_1", "gelu_fwd",   "gemm_fwd_2", "loss",          "gemm_bwd_0",
+    "gemm_bwd_1", "gelu_bwd",   "gemm_bwd_2", "optimizer",  "nccl_allreduce"};
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -71,9 +70,15 @@ generate(rs_store *st, uint32_t ranks, uint64_t steps)
                 if (!(i + 600 >= steps))
                     slowest = t + 20000000 + (uint64_t)(10 * 60000000.0 * 1.012) + 100000;
                 for (int q = 0; q < COLLS; q++)
-                    c[nc++] = (struct rs_collective_record){
-                        at + (uint64_t)q * 1000, slowest + (uint64_t)(q + 1) * 50000000, 1 << 26,
-                        0xbe9c4, i * COLLS + (uint64_t)q, RS_COLL_ALLREDUCE, KERNELS, 17, false};
+                    c[nc++] = (struct rs_collective_record){at + (uint64_t)q * 1000,
+                                                            slowest + (uint64_t)(q + 1) * 50000000,
+                                                            1 << 26,
+                                                            0xbe9c4,
+                                                            i * COLLS + (uint64_t)q,
+                                                            RS_COLL_ALLREDUCE,
+                                                            KERNELS,
+                                                            17,
+                                                            false};
                 s[ns++] = (struct rs_step_record){i, t, t + STEP_NS};
             }
             struct rs_rank_batch rb = {.identity = {"bench", r, r % 8, ranks, "node", "GPU-b", 1},
@@ -120,7 +125,8 @@ verdict_ms(rs_store *st, char *summary, size_t len)
         return -1;
     json_t *v = json_array_get(json_object_get(doc, "stragglers"), 0);
     snprintf(summary, len, "%s%s%lld%s%s", json_string_value(json_object_get(doc, "summary")),
-             v ? ": rank " : "", v ? (long long)json_integer_value(json_object_get(v, "rank")) : 0LL,
+             v ? ": rank " : "",
+             v ? (long long)json_integer_value(json_object_get(v, "rank")) : 0LL,
              v ? ", cause " : "", v ? json_string_value(json_object_get(v, "cause")) : "");
     json_decref(doc);
     return ms;

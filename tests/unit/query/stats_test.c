@@ -38,9 +38,24 @@ against_brute_force(void)
     }
 }
 
+static void
+median_is_the_quantile(void)
+{
+    srand(11);
+    for (int round = 0; round < 2000; round++) {
+        size_t n = 1 + (size_t)(rand() % 40);
+        double v[64], w[64];
+        for (size_t i = 0; i < n; i++)
+            v[i] = w[i] = rand() % 7 + (rand() % 3) * 0.5; /* ties */
+        T_CHECK(rs_median(v, n) == rs_quantile(w, n, 0.5));
+    }
+    T_CHECK(rs_median(NULL, 0) == 0);
+}
+
 int
 main(void)
 {
+    T_RUN(median_is_the_quantile);
     T_RUN(known);
     T_RUN(against_brute_force);
     return T_DONE("query/stats");

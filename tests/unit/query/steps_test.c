@@ -27,9 +27,12 @@ known_step(void)
     struct rs_collective_record c[] = {
         {1450 * US, 1700 * US, 8, 1, 0, RS_COLL_ALLREDUCE, 1, 17, false},
         {1800 * US, 1900 * US, 8, 1, 1, RS_COLL_ALLREDUCE, 1, 17, false}};
-    struct rs_step_record s[] = {{7, 1000 * US, 2000 * US}};
-    /* rank 1: the same step, no kernels at all -> all idle, host gap = the whole step */
+    /* step 8 ends too recently (3 s) to be settled */
+    struct rs_step_record s[] = {{7, 1000 * US, 2000 * US}, {8, 2900000 * US, 3000000 * US}};
+    /* rank 1: the same step 7, no kernels in it -> all idle, host gap = the whole step; a kernel
+     * at 3 s outside its steps */
     struct rs_step_record s1[] = {{7, 1000 * US, 2000 * US}};
+    struct rs_kernel_record k1[] = {{3000000 * US, 3000100 * US, 0, 7, 0, 0}};
     char dir[] = "/tmp/rs-steps-XXXXXX", cmd[64];
     struct rs_rank_steps *ranks = NULL;
     rs_store *st = NULL;
@@ -46,10 +49,12 @@ known_step(void)
                                    .collectives = c,
                                    .n_collectives = 2,
                                    .steps = s,
-                                   .n_steps = 1},
+                                   .n_steps = 2},
                                   {.identity = {"j", 1, 1, 2, "h", "G", 1},
                                    .strings = names,
                                    .n_strings = 2,
+                                   .kernels = k1,
+                                   .n_kernels = 1,
                                    .steps = s1,
                                    .n_steps = 1}};
     struct rs_agent_batch b = {1, 1, 1, {1, 1, "h", "v", {0, 0}}, rb, 2, 0};
@@ -61,7 +66,7 @@ known_step(void)
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);
     T_EQ(n, 2);
-    if (n == 2 && ranks[0].n == 1) {
+    if (n == 2 && ranks[0].n == 2 && ranks[1].n == 1) {
         const struct rs_step_summary *m = &ranks[0].steps[0];
         T_EQ(m->step, 7);
         T_EQ(m->step_ns, 1000 * US);
@@ -75,16 +80,21 @@ known_step(void)
         T_EQ(e->idle_ns, 1000 * US);
         T_EQ(e->host_gap_ns, 1000 * US);
         T_EQ(e->kernels, 0);
-        /* computed now and settled: for the server to store; rank 1 is not settled */
-        T_CHECK(ranks[0].n_to_store == 1 && ranks[0].to_store && ranks[0].to_store[0]);
-        T_EQ(ranks[1].n_to_store, 0);
+        /* the collective instances were seen by rank 0 alone: no cross-rank information */
+        T_EQ(m->instances, 0);
+        /* step 7 computed now and settled: for the server to store; step 8 is not settled */
+        T_CHECK(ranks[0].n_to_store == 1 && ranks[0].to_store && ranks[0].to_store[0] &&
+                !ranks[0].to_store[1]);
+        T_EQ(ranks[1].n_to_store, 1);
     }
     rs_job_steps_free(ranks, n);
 
     /* A stored summary replaces the computation (its made-up compute time shows it is read); one
      * for another step record with the same number (other start) is ignored. */
-    struct rs_step_summary sum = {7, 1000 * US, 2000 * US, 1000 * US, 123 * US, 0, 0, 0, 0, 9};
-    struct rs_step_summary other = {7, 1500 * US, 2000 * US, 500 * US, 77 * US, 0, 0, 0, 0, 1};
+    struct rs_step_summary sum = {7, 1000 * US, 2000 * US, 1000 * US, 123 * US, 0, 0,
+                                  0, 0,         9,         0,         0,        0};
+    struct rs_step_summary other = {7, 1500 * US, 2000 * US, 500 * US, 77 * US, 0, 0,
+                                    0, 0,         1,         0,        0,       0};
     rs_store_read_end(r);
     T_EQ(rs_store_write_begin(st, &w), 0);
     T_EQ(rs_store_step_summaries_put(w, "j", 0, &sum, 1), 0);
@@ -93,10 +103,10 @@ known_step(void)
     T_EQ(rs_store_write_commit(w), 0);
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);
-    if (n == 2 && ranks[0].n == 1 && ranks[1].n == 1) {
+    if (n == 2 && ranks[0].n == 2 && ranks[1].n == 1) {
         T_EQ(ranks[0].steps[0].compute_ns, 123 * US);
         T_EQ(ranks[0].steps[0].kernels, 9);
-        T_EQ(ranks[0].n_to_store, 0); /* nothing computed */
+        T_EQ(ranks[0].n_to_store, 0); /* step 7 read, step 8 computed but not settled */
         T_EQ(ranks[1].steps[0].compute_ns, 0);
         T_EQ(ranks[1].steps[0].host_gap_ns, 1000 * US);
     }

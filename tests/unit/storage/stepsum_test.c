@@ -108,7 +108,7 @@ lookups(rs_store *st)
 static void
 summaries_deleted_with_job(rs_store *st)
 {
-    struct rs_step_summary sum = {10, T0, T0 + 80 * MS, 80 * MS, 1, 2, 3, 4, 5, 6};
+    struct rs_step_summary sum = {10, T0, T0 + 80 * MS, 80 * MS, 1, 2, 3, 4, 5, 6, 7, 8, 9};
     struct rs_store_check_report rep;
     rs_store_write *w;
     uint64_t deleted = 0;
