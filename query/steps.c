@@ -6,6 +6,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "query/instances.h"
+#include "query/step_infer.h"
 #include "query/stats.h"
 
 #include <errno.h>
@@ -342,11 +343,10 @@ on_summary(void *arg, const struct rs_step_summary *sum)
     return 0;
 }
 
-/* Reads the rank's newest `last_steps` steps (all when 0) and the stored summaries of them; the
- * time range of those without a summary goes to *t0, *t1 (unchanged when every step has one). */
+/* Reads the rank's newest `last_steps` step records (all when 0) into rk; none when it has no
+ * step records (then its steps are inferred). */
 static int
-read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, struct rs_rank_steps *rk,
-                bool **done, uint64_t *t0, uint64_t *t1)
+read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, struct rs_rank_steps *rk)
 {
     struct steps_ctx sc = {NULL, 0, 0};
     uint64_t last = 0, from = 0;
@@ -368,21 +368,117 @@ read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, struct rs_
     }
     rk->steps = sc.v;
     rk->n = sc.n;
-    if (sc.n == 0)
+    return 0;
+}
+
+/* Per-rank collective records for inference, collected in one range scan of the job. */
+struct infer_ctx {
+    struct rs_rank_steps *ranks; /* rank order */
+    size_t n_ranks;
+    struct rs_collective_record **v; /* parallel to ranks; only for ranks without steps */
+    size_t *n, *cap;
+};
+
+static int
+on_infer_record(void *arg, uint32_t rank, const struct rs_collective_record *c)
+{
+    struct infer_ctx *x = arg;
+    size_t lo = 0, hi = x->n_ranks;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (x->ranks[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == x->n_ranks || x->ranks[lo].rank != rank || x->ranks[lo].n > 0)
+        return 0; /* not a rank of the job, or one with step records */
+    if (x->n[lo] == x->cap[lo]) {
+        size_t cap = x->cap[lo] ? 2 * x->cap[lo] : 256;
+        struct rs_collective_record *v = realloc(x->v[lo], cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        x->v[lo] = v;
+        x->cap[lo] = cap;
+    }
+    x->v[lo][x->n[lo]++] = *c;
+    return 0;
+}
+
+static int
+by_coll_start(const void *a, const void *b)
+{
+    uint64_t x = ((const struct rs_collective_record *)a)->start_ns;
+    uint64_t y = ((const struct rs_collective_record *)b)->start_ns;
+    return x < y ? -1 : x > y;
+}
+
+/* Steps of the ranks without step records, from their collectives of the job's last
+ * RS_INFER_WINDOW_NS (step_infer.h); the newest last_steps of them are kept. */
+static int
+infer_rank_steps(rs_store_read *r, const char *job, const struct rs_job_info *info,
+                 size_t last_steps, struct rs_rank_steps *ranks, size_t n_ranks)
+{
+    struct infer_ctx x = {ranks, n_ranks, calloc(n_ranks, sizeof *x.v),
+                          calloc(n_ranks, sizeof *x.n), calloc(n_ranks, sizeof *x.cap)};
+    uint64_t t0 = info->last_ns > RS_INFER_WINDOW_NS ? info->last_ns - RS_INFER_WINDOW_NS : 0;
+    int rc = -ENOMEM;
+
+    if (!x.v || !x.n || !x.cap)
+        goto out;
+    if ((rc = rs_store_collectives_scan_range(r, job, t0, info->last_ns + 1, on_infer_record,
+                                              &x)) != 0)
+        goto out;
+    for (size_t i = 0; i < n_ranks && rc == 0; i++) {
+        struct rs_step_record *st;
+        size_t n;
+        uint32_t period;
+        if (x.n[i] < 2)
+            continue;
+        qsort(x.v[i], x.n[i], sizeof *x.v[i], by_coll_start);
+        if ((rc = rs_infer_steps(x.v[i], x.n[i], &st, &n, &period)) != 0)
+            break;
+        size_t keep = last_steps && n > last_steps ? last_steps : n;
+        if (keep && !(ranks[i].steps = calloc(keep, sizeof *ranks[i].steps)))
+            rc = -ENOMEM;
+        for (size_t k = 0; rc == 0 && k < keep; k++) {
+            const struct rs_step_record *sr = &st[n - keep + k];
+            ranks[i].steps[k] = (struct rs_step_summary){
+                .step = sr->step, .start_ns = sr->start_ns, .end_ns = sr->end_ns};
+        }
+        ranks[i].n = rc == 0 ? keep : 0;
+        ranks[i].inferred_period = period;
+        free(st);
+    }
+out:
+    for (size_t i = 0; x.v && i < n_ranks; i++)
+        free(x.v[i]);
+    free(x.v);
+    free(x.n);
+    free(x.cap);
+    return rc;
+}
+
+/* Merges the stored summaries into the rank's steps; the time range of the steps without one goes
+ * to *t0, *t1. */
+static int
+merge_summaries(rs_store_read *r, const char *job, struct rs_rank_steps *rk, bool **done,
+                uint64_t *t0, uint64_t *t1)
+{
+    if (rk->n == 0)
         return 0;
-    if (!(*done = calloc(sc.n, sizeof **done)))
+    if (!(*done = calloc(rk->n, sizeof **done)))
         return -ENOMEM;
     struct summary_merge m = {rk, *done, 0};
-    rc = rs_store_step_summaries_scan(r, job, rk->rank, sc.v[0].step, on_summary, &m);
+    int rc = rs_store_step_summaries_scan(r, job, rk->rank, rk->steps[0].step, on_summary, &m);
     if (rc != 0 && rc != 1)
         return rc;
-    for (size_t k = 0; k < sc.n; k++) {
+    for (size_t k = 0; k < rk->n; k++) {
         if ((*done)[k])
             continue;
-        if (sc.v[k].start_ns < *t0)
-            *t0 = sc.v[k].start_ns;
-        if (sc.v[k].end_ns > *t1)
-            *t1 = sc.v[k].end_ns;
+        *t0 = rk->steps[k].start_ns < *t0 ? rk->steps[k].start_ns : *t0;
+        *t1 = rk->steps[k].end_ns > *t1 ? rk->steps[k].end_ns : *t1;
     }
     return 0;
 }
@@ -460,12 +556,20 @@ rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps, struct 
         rc = -ENOMEM;
         goto out;
     }
-    /* the steps of every rank with their stored summaries; what lacks one bounds [t0, t1) */
+    /* the steps of every rank (marked, else inferred) with their stored summaries; what lacks one
+     * bounds [t0, t1) */
+    bool unmarked = false;
     for (size_t i = 0; i < list.n; i++) {
         ranks[i].rank = list.v[i];
-        if ((rc = read_rank_steps(r, job, last_steps, &ranks[i], &done[i], &t0, &t1)) != 0)
+        if ((rc = read_rank_steps(r, job, last_steps, &ranks[i])) != 0)
             goto out;
+        unmarked |= ranks[i].n == 0;
     }
+    if (unmarked && (rc = infer_rank_steps(r, job, &info, last_steps, ranks, list.n)) != 0)
+        goto out;
+    for (size_t i = 0; i < list.n; i++)
+        if ((rc = merge_summaries(r, job, &ranks[i], &done[i], &t0, &t1)) != 0)
+            goto out;
     /* the NCCL kernels of that range (none when every step has a summary) */
     struct coll_ctx cc = {ranks, done, colls, list.n, t0, t1, NULL, 0};
     rc = t1 > t0 ? rs_instances_scan_range(r, job, t0, t1, on_instance, &cc) : 0;
@@ -497,6 +601,21 @@ out:
     free(list.v);
     free(list.last_ns);
     return rc;
+}
+
+const char *
+rs_steps_source(const struct rs_rank_steps *ranks, size_t n_ranks)
+{
+    size_t marked = 0, inferred = 0;
+    for (size_t i = 0; i < n_ranks; i++) {
+        if (ranks[i].n == 0)
+            continue;
+        if (ranks[i].inferred_period)
+            inferred++;
+        else
+            marked++;
+    }
+    return marked && inferred ? "mixed" : marked ? "markers" : inferred ? "inferred" : "none";
 }
 
 static double
@@ -545,12 +664,16 @@ rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t **ou
             median_ms(rk, FIELD(comm_ns)), "exposed_comm_ms", median_ms(rk, FIELD(exposed_comm_ns)),
             "idle_ms", median_ms(rk, FIELD(idle_ns)), "host_gap_ms",
             median_ms(rk, FIELD(host_gap_ns)));
-        json_array_append_new(list, json_pack("{s:I, s:o, s:o}", "rank", (json_int_t)rk->rank,
-                                              "median", median, "steps", steps));
+        json_array_append_new(
+            list, json_pack("{s:I, s:o, s:o, s:o}", "rank", (json_int_t)rk->rank, "median", median,
+                            "inferred_period",
+                            rk->inferred_period ? json_integer(rk->inferred_period) : json_null(),
+                            "steps", steps));
     }
+    const char *source = rs_steps_source(ranks, n);
     rs_job_steps_free(ranks, n);
-    *out = list ? json_pack("{s:s, s:I, s:o}", "job", job, "last_steps", (json_int_t)last_steps,
-                            "ranks", list)
+    *out = list ? json_pack("{s:s, s:I, s:s, s:o}", "job", job, "last_steps",
+                            (json_int_t)last_steps, "steps_source", source, "ranks", list)
                 : NULL;
     return *out ? 0 : -ENOMEM;
 }

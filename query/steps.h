@@ -1,8 +1,9 @@
 /* Per rank and step (DESIGN.md "Steps"): step_time, compute_time (union of non-NCCL kernel
  * intervals), comm_time (union of NCCL kernel intervals), exposed_comm (NCCL time not overlapped by
  * compute), idle_time (no kernel running) and host_gap (from the step's start to its first kernel).
- * Steps come from the step records (NVTX markers or the simulator); inference from the NCCL
- * pattern is later work. Metrics of settled steps are read from the stored step summaries when the
+ * Steps come from the step records (NVTX markers or the simulator); a rank without any is given
+ * steps inferred from its NCCL collectives of the job's last RS_INFER_WINDOW_NS (step_infer.h).
+ * Metrics of settled steps are read from the stored step summaries when the
  * server has stored them (storage: stepsum), otherwise computed from the kernels; computed metrics
  * of settled steps are flagged so that the server can store them. Pure functions over a storage
  * read handle. */
@@ -21,8 +22,10 @@
  * its collectives need the other ranks' records), or once the job has sent nothing for this long.
  */
 #define RS_STEP_SETTLE_NS 2000000000ull
-#define RS_RANK_GONE_NS 60000000000ull /* a rank this far behind the newest does not hold others   \
-                                        */
+/* A rank whose records are this far behind the newest rank's is gone and holds nothing up. */
+#define RS_RANK_GONE_NS 60000000000ull
+/* Collectives read to infer the steps of a rank without step records. */
+#define RS_INFER_WINDOW_NS 120000000000ull
 
 struct rs_rank_steps {
     uint32_t rank;
@@ -30,6 +33,7 @@ struct rs_rank_steps {
     size_t n;
     bool *to_store; /* per step: computed from kernels now and settled (NULL: none) */
     size_t n_to_store;
+    uint32_t inferred_period; /* steps inferred: collectives per step; 0: from step records */
 };
 
 /* The last `last_steps` steps of every rank of `job` (caller frees with rs_job_steps_free).
@@ -37,6 +41,10 @@ struct rs_rank_steps {
 int rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps,
                        struct rs_rank_steps **out, size_t *n_ranks);
 void rs_job_steps_free(struct rs_rank_steps *ranks, size_t n_ranks);
+
+/* Where the steps came from: "markers" (step records), "inferred" (step_infer.h), "mixed", or
+ * "none" (no rank has steps). */
+const char *rs_steps_source(const struct rs_rank_steps *ranks, size_t n_ranks);
 
 /* The same as JSON, with per-rank medians (shape: docs/openapi.yaml, /v1/jobs/{job}/steps). */
 int rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t **out);

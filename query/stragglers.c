@@ -416,7 +416,11 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
                                  &c.n_ranks)) ||
         (rc = rs_store_ranks_scan(r, job, on_rank_info, &ids)) || (rc = build_windows(&c)))
         goto out;
-    if (c.n_ranks < 2 || c.n_w < o->windows_required) {
+    if (c.n_ranks >= 2 && strcmp(rs_steps_source(c.ranks, c.n_ranks), "none") == 0) {
+        snprintf(summary, sizeof summary,
+                 "not enough data: no steps — the job marks none (NVTX ProfilerStep#N or "
+                 "RANKSCOPE_STEP_RANGE) and its NCCL collectives show no periodic pattern");
+    } else if (c.n_ranks < 2 || c.n_w < o->windows_required) {
         snprintf(summary, sizeof summary,
                  "not enough data: %zu ranks, %zu complete windows of %zu steps (need 2 ranks and "
                  "%u windows)",
@@ -452,10 +456,10 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
         else
             snprintf(summary, sizeof summary, "%zu straggler(s)", json_array_size(verdicts));
     }
-    *out =
-        json_pack("{s:s, s:I, s:I, s:f, s:s, s:O, s:O}", "job", job, "window_steps",
-                  (json_int_t)o->window_steps, "windows_evaluated", (json_int_t)c.n_w, "threshold",
-                  o->threshold, "summary", summary, "stragglers", verdicts, "ranks", ranks);
+    *out = json_pack("{s:s, s:I, s:I, s:f, s:s, s:s, s:O, s:O}", "job", job, "window_steps",
+                     (json_int_t)o->window_steps, "windows_evaluated", (json_int_t)c.n_w,
+                     "threshold", o->threshold, "steps_source", rs_steps_source(c.ranks, c.n_ranks),
+                     "summary", summary, "stragglers", verdicts, "ranks", ranks);
     rc = *out ? 0 : -ENOMEM;
 out:
     json_decref(verdicts);

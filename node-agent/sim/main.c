@@ -21,8 +21,8 @@
 struct sim_config {
     char *job, *agent, *log_level;
     int64_t ranks, steps, slow_rank, onset_step, recover_step, host_stall, seed;
-    bool pc_sampling;
-    double step_ms, slowdown, stall_ms, noise, speed, duration_s;
+    bool pc_sampling, no_step_markers;
+    double step_ms, slowdown, stall_ms, noise, speed, duration_s, max_rate;
 };
 
 #define OPT(key, type, def, field, help, lo, hi)                                                   \
@@ -52,12 +52,18 @@ static const struct rs_config_option options[] = {
     OPT("onset-step", RS_CONFIG_INT, "0", onset_step, "first step with the fault", 0, 100000000),
     OPT("recover-step", RS_CONFIG_INT, "0", recover_step,
         "first step without the fault again (0 = it stays)", 0, 100000000),
+    OPT("no-step-markers", RS_CONFIG_BOOL, "false", no_step_markers,
+        "send no step records, as a job without NVTX step ranges (the server infers steps)", 0, 0),
     OPT("pc-sampling", RS_CONFIG_BOOL, "false", pc_sampling,
         "also send synthetic PC-sampling stall counts (see node-agent/sim/stalls.h)", 0, 0),
     OPT("seed", RS_CONFIG_INT, "1", seed, "random seed (runs are deterministic per seed)", 0,
         (double)INT64_MAX),
     OPT("speed", RS_CONFIG_DOUBLE, "1", speed,
         "simulated seconds per wall second (0 = as fast as possible)", 0, 1e6),
+    OPT("max-rate", RS_CONFIG_DOUBLE, "0", max_rate,
+        "send at most this many records per wall second (0 = no limit; the agent's socket drops "
+        "what it cannot take)",
+        0, 1e9),
     OPT("log-level", RS_CONFIG_STRING, "info", log_level, "error, warn, info or debug", 0, 0),
 };
 
@@ -76,6 +82,7 @@ static const struct rs_config_spec spec = {
 struct sim_run {
     rs_collector **collectors;
     uint32_t *name_ids; /* template op index -> collector name id, per rank */
+    bool no_step_markers;
 };
 
 static uint32_t
@@ -125,7 +132,8 @@ static void
 sink_step(void *arg, uint32_t rank, const struct rs_step_record *s)
 {
     struct sim_run *run = arg;
-    rs_collector_add_step(run->collectors[rank], s);
+    if (!run->no_step_markers)
+        rs_collector_add_step(run->collectors[rank], s);
 }
 
 static int
@@ -159,6 +167,7 @@ run_sim(const struct sim_config *cfg)
         steps = (uint64_t)(cfg->duration_s * 1000.0 / cfg->step_ms) + 1;
     snprintf(comm, sizeof comm, "%s:default_pg", cfg->job);
     p.comm_hash = rs_hash_fnv1a64(comm, strlen(comm));
+    run.no_step_markers = cfg->no_step_markers;
     if (!(run.collectors = calloc(p.ranks, sizeof *run.collectors)))
         return 1;
     for (uint32_t r = 0; r < p.ranks; r++) {
@@ -183,6 +192,18 @@ run_sim(const struct sim_config *cfg)
         end_ns = sim_model_step(m, s, &sink);
         if ((s + 1) % flush_every != 0 && s + 1 != steps)
             continue;
+        if (cfg->max_rate > 0) { /* the rate an agent can take, for big jobs simulated fast */
+            struct rs_collector_stats st;
+            uint64_t sent = 0;
+            for (uint32_t r = 0; r < p.ranks; r++) {
+                rs_collector_get_stats(run.collectors[r], &st);
+                sent += st.kernels + st.memcpys + st.collectives + st.steps + st.stalls;
+            }
+            uint64_t due = wall0 + (uint64_t)((double)sent / cfg->max_rate * 1e9);
+            uint64_t now = rs_clock_mono_ns();
+            if (due > now)
+                rs_clock_sleep_ns(due - now);
+        }
         if (cfg->speed > 0) { /* pace: records leave when their step has happened */
             uint64_t due = wall0 + (uint64_t)((double)(end_ns - start_ns) / cfg->speed);
             uint64_t now = rs_clock_mono_ns();

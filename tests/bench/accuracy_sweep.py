@@ -2,10 +2,12 @@
 
 For each setting (ranks x fault x seed) a simulated job runs through agent and server; the
 verdicts of GET /v1/jobs/{job}/stragglers are compared with the injected fault. Reports recall,
-precision and false verdicts per setting, and the cause the verdicts named. Time-to-detect needs
-the streaming mode (not built yet) and is not measured here.
+precision and false verdicts per setting, and the cause the verdicts named. Jobs are simulated as
+fast as the agent takes them (--max-rate records/s; none may be dropped). Time-to-detect in
+streaming mode: tests/bench/detect_latency.py.
 
 usage: python3 tests/bench/accuracy_sweep.py [--ranks 2,8,32] [--seeds 3] [--steps 150]
+                                             [--max-rate 400000]
 """
 import argparse
 import json
@@ -20,6 +22,7 @@ p = argparse.ArgumentParser()
 p.add_argument("--ranks", default="2,8,32")
 p.add_argument("--seeds", type=int, default=3)
 p.add_argument("--steps", type=int, default=150)
+p.add_argument("--max-rate", type=int, default=400000)
 p.add_argument("--build", default=os.environ.get("BUILD", "build"))
 a = p.parse_args()
 BIN = os.path.join(a.build, "bin")
@@ -30,7 +33,8 @@ FAULTS = [("none", []), ("gpu 2%", ["--slowdown", "0.02"]), ("gpu 3%", ["--slowd
 work = tempfile.mkdtemp(prefix="rankscope-sweep.")
 server = subprocess.Popen([f"{BIN}/rankscope-server", "--data", f"{work}/data", "--http",
                            "127.0.0.1:0", "--listen", "tcp://127.0.0.1:0", "--ready-file",
-                           f"{work}/server.ready"], stderr=subprocess.DEVNULL)
+                           f"{work}/server.ready", "--evaluate-ms", "0"],
+                          stderr=subprocess.DEVNULL)
 for _ in range(100):
     if os.path.exists(f"{work}/server.ready"):
         break
@@ -68,8 +72,12 @@ try:
                 out = subprocess.run(
                     [f"{BIN}/rankscope-sim", "--job", job, "--ranks", str(n), "--steps",
                      str(a.steps), "--speed", "0", "--seed", str(seed), "--onset-step",
-                     str(a.steps // 3), "--agent", f"{work}/agent.sock", "--log-level", "warn"]
+                     str(a.steps // 3), "--agent", f"{work}/agent.sock", "--log-level", "warn",
+                     "--max-rate", str(a.max_rate)]
                     + fault, check=True, capture_output=True, text=True).stdout
+                if json.loads(out)["dropped_records"]:
+                    print(f"warning: {job}: the simulator dropped "
+                          f"{json.loads(out)['dropped_records']} records (lower --max-rate)")
                 want = json.loads(out)["sent"]["steps"]
                 for _ in range(200):  # until every step record is stored
                     try:
