@@ -12,7 +12,7 @@ comma     := ,
 
 DEB_PACKAGES := build-essential pkg-config libnng-dev libuv1-dev liblmdb-dev libprotobuf-c-dev \
                 protobuf-c-compiler libjansson-dev libcurl4-openssl-dev node-llhttp zlib1g-dev \
-                python3 curl clang-format
+                python3 python3-yaml curl clang-format
 
 # pkg-config where the .pc exists; Debian's libnng-dev ships none, so fall back to plain -l.
 pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MIN_PERIODS 3     /* a period must repeat this often in the data */
-#define MATCH_FRAC 0.9    /* share of positions whose collective repeats one period later */
-#define GAP_CONTRAST 2.0  /* the step gap vs. every other gap */
+#define MIN_PERIODS 3    /* a period must repeat this often in the data */
+#define MATCH_FRAC 0.9   /* share of positions whose collective repeats one period later */
+#define GAP_CONTRAST 2.0 /* the step gap vs. every other gap */
 
 static bool
 same_kind(const struct rs_collective_record *a, const struct rs_collective_record *b)

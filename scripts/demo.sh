@@ -19,7 +19,7 @@ wait_file "$WORK/agent.ready"
 
 echo "== simulating job 'demo': 16 ranks, 300 steps, rank 5 has a GPU 10% slower from step 100"
 "$BIN/rankscope-sim" --job demo --ranks 16 --steps 300 --slow-rank 5 --slowdown 0.10 \
-    --onset-step 100 --agent "$WORK/agent.sock" --log-level warn > "$WORK/sim.json"
+    --onset-step 100 --pc-sampling --agent "$WORK/agent.sock" --log-level warn > "$WORK/sim.json"
 echo "   sent: $(cat "$WORK/sim.json")"
 
 want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sent"]["steps"])' "$WORK/sim.json")
@@ -39,6 +39,15 @@ echo "== rankscope ranks demo"
 echo
 echo "== rankscope skew demo"
 "$BIN/rankscope" --server "$HTTP" skew demo
+echo
+echo "== rankscope top demo --limit 5"
+"$BIN/rankscope" --server "$HTTP" top demo --limit 5
+echo
+echo "== rankscope stalls demo --limit 3   (synthetic PC samples from the simulator)"
+"$BIN/rankscope" --server "$HTTP" stalls demo --limit 3
+echo
+echo "== what the server noticed on its own while the job ran (its log)"
+grep -h "RS-STRAGGLER" "$WORK/server.log" || echo "   (nothing raised)"
 echo
 echo "== rankscope stragglers demo"
 "$BIN/rankscope" --server "$HTTP" stragglers demo

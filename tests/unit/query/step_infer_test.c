@@ -27,8 +27,8 @@ pattern(struct rs_collective_record *c, size_t steps, const uint32_t *ops, const
         t += jitter(10 * MS);
         for (size_t k = 0; k < per; k++) {
             uint64_t d = jitter(2 * MS);
-            c[n++] = (struct rs_collective_record){t, t + d, bytes[k], 7, seq[ops[k]]++, ops[k],
-                                                   0, 17, false};
+            c[n++] = (struct rs_collective_record){t,      t + d, bytes[k], 7,    seq[ops[k]]++,
+                                                   ops[k], 0,     17,       false};
             t += d + (k + 1 < per ? jitter(MS) : 0);
         }
     }
