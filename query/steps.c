@@ -162,6 +162,7 @@ measure(const struct intervals *iv, struct rs_step_summary *m)
 struct steps_ctx {
     struct rs_step_summary *v;
     size_t n, cap;
+    uint64_t until_step; /* the last step wanted */
 };
 
 static int
@@ -169,6 +170,8 @@ on_step(void *arg, const struct rs_step_record *st)
 {
     struct steps_ctx *c = arg;
 
+    if (st->step > c->until_step)
+        return 1; /* in step order: done */
     if (st->end_ns <= st->start_ns)
         return 0;
     if (c->n == c->cap) {
@@ -346,9 +349,10 @@ on_summary(void *arg, const struct rs_step_summary *sum)
 /* Reads the rank's newest `last_steps` step records (all when 0) into rk; none when it has no
  * step records (then its steps are inferred). */
 static int
-read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, struct rs_rank_steps *rk)
+read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, uint64_t until_step,
+                struct rs_rank_steps *rk)
 {
-    struct steps_ctx sc = {NULL, 0, 0};
+    struct steps_ctx sc = {NULL, 0, 0, until_step};
     uint64_t last = 0, from = 0;
     int rc = rs_store_last_step(r, job, rk->rank, &last);
 
@@ -356,9 +360,10 @@ read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, struct rs_
         return 0;
     if (rc != 0)
         return rc;
+    last = last < until_step ? last : until_step;
     if (last_steps && last + 1 > last_steps)
         from = last + 1 - last_steps;
-    if ((rc = rs_store_steps_scan(r, job, rk->rank, from, on_step, &sc)) != 0) {
+    if ((rc = rs_store_steps_scan(r, job, rk->rank, from, on_step, &sc)) != 0 && rc != 1) {
         free(sc.v);
         return rc;
     }
@@ -418,7 +423,8 @@ by_coll_start(const void *a, const void *b)
  * RS_INFER_WINDOW_NS (step_infer.h); the newest last_steps of them are kept. */
 static int
 infer_rank_steps(rs_store_read *r, const char *job, const struct rs_job_info *info,
-                 size_t last_steps, struct rs_rank_steps *ranks, size_t n_ranks)
+                 size_t last_steps, uint64_t until_step, struct rs_rank_steps *ranks,
+                 size_t n_ranks)
 {
     struct infer_ctx x = {ranks, n_ranks, calloc(n_ranks, sizeof *x.v),
                           calloc(n_ranks, sizeof *x.n), calloc(n_ranks, sizeof *x.cap)};
@@ -439,6 +445,8 @@ infer_rank_steps(rs_store_read *r, const char *job, const struct rs_job_info *in
         qsort(x.v[i], x.n[i], sizeof *x.v[i], by_coll_start);
         if ((rc = rs_infer_steps(x.v[i], x.n[i], &st, &n, &period)) != 0)
             break;
+        while (n > 0 && st[n - 1].step > until_step)
+            n--;
         size_t keep = last_steps && n > last_steps ? last_steps : n;
         if (keep && !(ranks[i].steps = calloc(keep, sizeof *ranks[i].steps)))
             rc = -ENOMEM;
@@ -527,6 +535,13 @@ int
 rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps, struct rs_rank_steps **out,
                    size_t *n_ranks)
 {
+    return rs_query_job_steps_until(r, job, last_steps, UINT64_MAX, out, n_ranks);
+}
+
+int
+rs_query_job_steps_until(rs_store_read *r, const char *job, size_t last_steps, uint64_t until_step,
+                         struct rs_rank_steps **out, size_t *n_ranks)
+{
     struct rank_list list = {NULL, NULL, 0};
     struct rs_rank_steps *ranks = NULL;
     struct intervals *colls = NULL, kernels = {NULL, 0, 0, 0};
@@ -561,11 +576,12 @@ rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps, struct 
     bool unmarked = false;
     for (size_t i = 0; i < list.n; i++) {
         ranks[i].rank = list.v[i];
-        if ((rc = read_rank_steps(r, job, last_steps, &ranks[i])) != 0)
+        if ((rc = read_rank_steps(r, job, last_steps, until_step, &ranks[i])) != 0)
             goto out;
         unmarked |= ranks[i].n == 0;
     }
-    if (unmarked && (rc = infer_rank_steps(r, job, &info, last_steps, ranks, list.n)) != 0)
+    if (unmarked &&
+        (rc = infer_rank_steps(r, job, &info, last_steps, until_step, ranks, list.n)) != 0)
         goto out;
     for (size_t i = 0; i < list.n; i++)
         if ((rc = merge_summaries(r, job, &ranks[i], &done[i], &t0, &t1)) != 0)

@@ -40,6 +40,10 @@ struct rs_rank_steps {
  * Returns 0, RS_E_NOT_FOUND, or a storage error. */
 int rs_query_job_steps(rs_store_read *r, const char *job, size_t last_steps,
                        struct rs_rank_steps **out, size_t *n_ranks);
+/* The same for the `last_steps` steps up to and including step `until_step` (a past window;
+ * inferred steps come from the job's last RS_INFER_WINDOW_NS only). */
+int rs_query_job_steps_until(rs_store_read *r, const char *job, size_t last_steps,
+                             uint64_t until_step, struct rs_rank_steps **out, size_t *n_ranks);
 void rs_job_steps_free(struct rs_rank_steps *ranks, size_t n_ranks);
 
 /* Where the steps came from: "markers" (step records), "inferred" (step_infer.h), "mixed", or

@@ -20,7 +20,7 @@
 void
 rs_straggler_options_default(struct rs_straggler_options *o)
 {
-    *o = (struct rs_straggler_options){30, 2, 0.03, 0.5, 10};
+    *o = (struct rs_straggler_options){30, 2, 0.03, 0.5, 10, UINT64_MAX};
 }
 
 struct rank_window {
@@ -412,8 +412,8 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
         rc = -ENOMEM;
         goto out;
     }
-    if ((rc = rs_query_job_steps(r, job, o->window_steps * o->lookback_windows, &c.ranks,
-                                 &c.n_ranks)) ||
+    if ((rc = rs_query_job_steps_until(r, job, o->window_steps * o->lookback_windows, o->until_step,
+                                       &c.ranks, &c.n_ranks)) ||
         (rc = rs_store_ranks_scan(r, job, on_rank_info, &ids)) || (rc = build_windows(&c)))
         goto out;
     if (c.n_ranks >= 2 && strcmp(rs_steps_source(c.ranks, c.n_ranks), "none") == 0) {

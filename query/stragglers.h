@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct rs_straggler_options {
     size_t window_steps;       /* 30 */
@@ -28,6 +29,8 @@ struct rs_straggler_options {
     double threshold;          /* 0.03 */
     double min_last_frac;      /* 0.5 */
     unsigned lookback_windows; /* windows examined for `since`: 10 */
+    uint64_t until_step;       /* evaluate the windows ending at this step (a past verdict);
+                                  UINT64_MAX = the newest */
 };
 
 /* Fills the defaults above. */

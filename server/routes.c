@@ -26,7 +26,7 @@ enum query_kind { Q_JOBS, Q_RANKS, Q_SKEW, Q_STEPS, Q_STRAGGLERS, Q_TOP, Q_STALL
 
 /* Parameters of a query (see the endpoint table); unused ones stay zero. */
 struct query_params {
-    uint64_t limit, since_ns, until_ns, rank;
+    uint64_t limit, since_ns, until_ns, rank, until_step;
     char with[RS_WIRE_MAX_JOB_LEN + 1]; /* compare: side B */
     uint64_t with_rank, with_since_ns, with_until_ns;
 };
@@ -91,6 +91,7 @@ run_query(uv_work_t *req)
         struct rs_straggler_options o;
         rs_straggler_options_default(&o);
         o.window_steps = (size_t)q->p.limit;
+        o.until_step = q->p.until_step;
         q->rc = rs_query_stragglers(r, q->job, &o, &q->result);
         break;
     }
@@ -347,7 +348,8 @@ static const struct job_endpoint job_endpoints[] = {
     {"/ranks", Q_RANKS, {{0}}},
     {"/stragglers",
      Q_STRAGGLERS,
-     {UINT("window", limit, 30, 4, 10000), UINT("since_ns", since_ns, 0, 0, UINT64_MAX)}},
+     {UINT("window", limit, 30, 4, 10000), UINT("since_ns", since_ns, 0, 0, UINT64_MAX),
+      UINT("until_step", until_step, UINT64_MAX, 0, UINT64_MAX - 1)}},
     {"/steps", Q_STEPS, {UINT("last", limit, 30, 1, 100000)}},
     {"/skew", Q_SKEW, {RANGE("")}},
     {"/top",

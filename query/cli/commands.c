@@ -213,6 +213,9 @@ rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv)
     if ((rc = rs__cli_job_arg("rankscope stragglers JOB", argc, argv)) != 0)
         return rc;
     snprintf(path, sizeof path, "/v1/jobs/%s/stragglers", argv[0]);
+    if (o->until_step >= 0)
+        snprintf(path + strlen(path), sizeof path - strlen(path), "?until_step=%lld",
+                 (long long)o->until_step);
     if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
         return rc;
     if (o->json)

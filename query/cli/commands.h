@@ -15,6 +15,7 @@ struct rs_cli_options {
     int64_t since_ns, until_ns, with_since_ns, with_until_ns;
     double interval_s;  /* watch */
     int64_t iterations; /* watch: refreshes before exiting; 0 = until interrupted */
+    int64_t until_step; /* stragglers: as of this step (-1 = the newest) */
 };
 
 int rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv);

@@ -13,7 +13,7 @@ struct cli_config {
     bool json;
     int64_t rank, with_rank, limit, since_ns, until_ns, with_since_ns, with_until_ns;
     double interval_s;
-    int64_t iterations;
+    int64_t iterations, until_step;
 };
 
 #define OPT(key, type, def, field, help, lo, hi)                                                   \
@@ -43,6 +43,8 @@ static const struct rs_config_option options[] = {
         "top, stalls, compare: rows (-1 = the server's default)", -1, 100000),
     OPT("interval-s", RS_CONFIG_DOUBLE, "2", interval_s, "watch: refresh period, seconds", 0.2,
         3600),
+    OPT("until-step", RS_CONFIG_INT, "-1", until_step,
+        "stragglers: the verdict as of this step (-1 = the newest)", -1, 9.2e18),
     OPT("iterations", RS_CONFIG_INT, "0", iterations,
         "watch: refresh this many times, then exit (0 = until Ctrl-C)", 0, 1000000000),
 };
@@ -54,6 +56,7 @@ static const struct rs_config_spec spec = {
     "  jobs          list the jobs the server knows\n"
     "  ranks JOB     per-rank summary of a job: host, GPU, steps, kernel and NCCL time per step\n"
     "  stragglers JOB  which rank slows the job, by how much, since when, and why\n"
+    "                [--until-step N: as of a past step]\n"
     "  steps JOB     per-rank step time, compute, NCCL, exposed NCCL, idle and host gap\n"
     "  skew JOB      NCCL wait skew: who arrives last at collectives, how long the others wait\n"
     "  top JOB       kernels and NCCL ops by GPU time per step [--rank R] [--limit N]\n"
@@ -103,7 +106,7 @@ main(int argc, char **argv)
         struct rs_cli_options o = {cfg.server,     cfg.json,          cfg.rank,
                                    cfg.with_rank,  cfg.limit,         cfg.since_ns,
                                    cfg.until_ns,   cfg.with_since_ns, cfg.with_until_ns,
-                                   cfg.interval_s, cfg.iterations};
+                                   cfg.interval_s, cfg.iterations,    cfg.until_step};
         size_t n = strlen(o.server);
         while (n > 0 && cfg.server[n - 1] == '/') /* "http://host:7070/" works too */
             cfg.server[--n] = '\0';

@@ -38,6 +38,14 @@ check "ETag: revalidating an unchanged verdict gives 304 without a body" sh -c "
     [ \$(curl -s -o '$WORK/body304' -w '%{http_code}' -H \"If-None-Match: \$tag\" '$HTTP/v1/jobs/gpu/stragglers') = 304 ] &&
     [ ! -s '$WORK/body304' ] &&
     [ \$(curl -s -o /dev/null -w '%{http_code}' -H 'If-None-Match: \"other\"' '$HTTP/v1/jobs/gpu/stragglers') = 200 ]"
+check "past verdicts: none as of step 35 (onset at 40); as of step 99, rank 3 since step 40" python3 -c '
+import json, sys, urllib.request
+get = lambda q: json.load(urllib.request.urlopen(sys.argv[1] + "/v1/jobs/gpu/stragglers?" + q))
+d = get("until_step=35")
+assert d["stragglers"] == [] and d["windows_evaluated"] == 1, d
+(v,) = get("until_step=99")["stragglers"]
+assert v["rank"] == 3 and v["since_step"] == 40 and v["windows"] == 2, v' "$HTTP"
+check "rankscope stragglers --until-step" sh -c "'$BIN/rankscope' --server '$HTTP' stragglers gpu --until-step 35 | grep -q 'not enough data\|no straggler'"
 check "window=2 is 400" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/gpu/stragglers?window=2') = 400 ]"
 check "a job too short for two windows says so" sh -c "'$BIN/rankscope-sim' --job short --ranks 2 --steps 20 --speed 0 --agent '$WORK/agent.sock' --log-level warn >/dev/null; sleep 1; curl -s '$HTTP/v1/jobs/short/stragglers' | grep -q 'not enough data'"
 finish

@@ -122,9 +122,77 @@ known_step(void)
     T_EQ(system(cmd), 0);
 }
 
+/* Collective instances counted per step across ranks: in step 1 (both ranks: [0, 10 ms)) rank 1
+ * arrives last at an AllReduce (its kernel is the shortest: 1 ms against 4 ms and 3 ms, so the
+ * others wait 3 and 2 ms: median 2.5 ms); a second AllReduce is a tie (nobody last); a third is
+ * seen by rank 0 alone (no cross-rank information). */
+static void
+last_arrivals(void)
+{
+    const uint64_t MS = 1000 * US;
+    struct rs_collective_record c0[] = {{1 * MS, 5 * MS, 8, 9, 0, RS_COLL_ALLREDUCE, 1, 17, false},
+                                        {6 * MS, 7 * MS, 8, 9, 1, RS_COLL_ALLREDUCE, 1, 17, false},
+                                        {8 * MS, 9 * MS, 8, 9, 2, RS_COLL_ALLREDUCE, 1, 17, false}};
+    struct rs_collective_record c1[] = {{4 * MS, 5 * MS, 8, 9, 0, RS_COLL_ALLREDUCE, 1, 17, false},
+                                        {6 * MS, 7 * MS, 8, 9, 1, RS_COLL_ALLREDUCE, 1, 17, false}};
+    struct rs_collective_record c2[] = {{2 * MS, 5 * MS, 8, 9, 0, RS_COLL_ALLREDUCE, 1, 17, false},
+                                        {6 * MS, 7 * MS, 8, 9, 1, RS_COLL_ALLREDUCE, 1, 17, false}};
+    struct rs_step_record s[] = {{1, 0, 10 * MS}};
+    struct rs_rank_batch rb[3] = {{.identity = {"j", 0, 0, 3, "h", "G", 1},
+                                   .strings = names,
+                                   .n_strings = 2,
+                                   .collectives = c0,
+                                   .n_collectives = 3,
+                                   .steps = s,
+                                   .n_steps = 1},
+                                  {.identity = {"j", 1, 1, 3, "h", "G", 1},
+                                   .strings = names,
+                                   .n_strings = 2,
+                                   .collectives = c1,
+                                   .n_collectives = 2,
+                                   .steps = s,
+                                   .n_steps = 1},
+                                  {.identity = {"j", 2, 2, 3, "h", "G", 1},
+                                   .strings = names,
+                                   .n_strings = 2,
+                                   .collectives = c2,
+                                   .n_collectives = 2,
+                                   .steps = s,
+                                   .n_steps = 1}};
+    struct rs_agent_batch b = {1, 1, 1, {1, 1, "h", "v", {0, 0}}, rb, 3, 0};
+    char dir[] = "/tmp/rs-steps-XXXXXX", cmd[64];
+    struct rs_rank_steps *ranks = NULL;
+    rs_store *st = NULL;
+    rs_store_read *r;
+    rs_store_write *w;
+    size_t n = 0;
+    bool dup;
+
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);
+    T_EQ(n, 3);
+    for (size_t i = 0; n == 3 && i < 3; i++) {
+        T_EQ(ranks[i].n, 1);
+        T_EQ(ranks[i].steps[0].instances, 2); /* the one seen by rank 0 alone does not count */
+        T_EQ(ranks[i].steps[0].last_arrivals, i == 1 ? 1 : 0);
+        T_EQ(ranks[i].steps[0].peer_wait_ns, i == 1 ? 2500 * US : 0);
+    }
+    rs_job_steps_free(ranks, n);
+    rs_store_read_end(r);
+    rs_store_close(st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+}
+
 int
 main(void)
 {
     T_RUN(known_step);
+    T_RUN(last_arrivals);
     return T_DONE("query/steps");
 }
