@@ -20,7 +20,7 @@
 void
 rs_straggler_options_default(struct rs_straggler_options *o)
 {
-    *o = (struct rs_straggler_options){30, 2, 0.03, 0.5, 10, UINT64_MAX};
+    *o = (struct rs_straggler_options){30, 60.0, 2, 0.03, 0.5, 10, UINT64_MAX};
 }
 
 struct rank_window {
@@ -40,6 +40,7 @@ struct window {
 
 struct ctx {
     const struct rs_straggler_options *o;
+    size_t W; /* steps per window: o->window_steps, or fewer for 60 s */
     struct rs_rank_steps *ranks;
     size_t n_ranks;
     struct window *w;
@@ -102,11 +103,31 @@ rank_window_fill(const struct rs_rank_steps *rk, uint64_t hi, size_t W, struct r
     }
 }
 
-/* Builds windows of window_steps aligned on the newest step all ranks have. */
+/* Steps per window: window_steps, or fewer when that many steps take longer than window_s (the
+ * median step time of the newest steps of all ranks decides), but at least 4. */
+static size_t
+window_for_time(const struct ctx *c)
+{
+    struct rs_samples t = {NULL, 0, 0};
+    size_t W = c->o->window_steps;
+
+    if (c->o->window_s <= 0)
+        return W;
+    for (size_t i = 0; i < c->n_ranks; i++)
+        for (size_t k = c->ranks[i].n > W ? c->ranks[i].n - W : 0; k < c->ranks[i].n; k++)
+            rs_samples_add(&t, (double)c->ranks[i].steps[k].step_ns / 1e9);
+    double step_s = t.n ? rs_median(t.v, t.n) : 0;
+    rs_samples_fini(&t);
+    if (step_s > 0 && step_s * (double)W > c->o->window_s)
+        W = (size_t)(c->o->window_s / step_s);
+    return W < 4 ? 4 : W;
+}
+
+/* Builds windows of W steps aligned on the newest step all ranks have. */
 static int
 build_windows(struct ctx *c)
 {
-    const size_t W = c->o->window_steps;
+    const size_t W = c->W;
     uint64_t end = UINT64_MAX;
     double *scratch = NULL, *refs = NULL;
     int rc = 0;
@@ -402,7 +423,7 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
         rs_straggler_options_default(&defaults);
         o = &defaults;
     }
-    struct ctx c = {o, NULL, 0, NULL, 0};
+    struct ctx c = {o, o->window_steps, NULL, 0, NULL, 0};
     struct identities ids = {NULL, 0};
     json_t *verdicts = json_array(), *ranks = json_array();
     char summary[256];
@@ -414,7 +435,8 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
     }
     if ((rc = rs_query_job_steps_until(r, job, o->window_steps * o->lookback_windows, o->until_step,
                                        &c.ranks, &c.n_ranks)) ||
-        (rc = rs_store_ranks_scan(r, job, on_rank_info, &ids)) || (rc = build_windows(&c)))
+        (rc = rs_store_ranks_scan(r, job, on_rank_info, &ids)) ||
+        (rc = (c.W = window_for_time(&c), build_windows(&c))))
         goto out;
     if (c.n_ranks >= 2 && strcmp(rs_steps_source(c.ranks, c.n_ranks), "none") == 0) {
         snprintf(summary, sizeof summary,
@@ -424,7 +446,7 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
         snprintf(summary, sizeof summary,
                  "not enough data: %zu ranks, %zu complete windows of %zu steps (need 2 ranks and "
                  "%u windows)",
-                 c.n_ranks, c.n_w, o->window_steps, o->windows_required);
+                 c.n_ranks, c.n_w, c.W, o->windows_required);
     } else {
         double lo = 1e300, hi = 0;
         for (size_t i = 0; i < c.n_ranks; i++) {
@@ -452,14 +474,14 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
             snprintf(summary, sizeof summary,
                      "no straggler: per-rank compute + host gap within %.1f%% .. %+.1f%% of the "
                      "median over the last %zu steps",
-                     100 * (lo - 1), 100 * (hi - 1), o->window_steps);
+                     100 * (lo - 1), 100 * (hi - 1), c.W);
         else
             snprintf(summary, sizeof summary, "%zu straggler(s)", json_array_size(verdicts));
     }
     *out = json_pack("{s:s, s:I, s:I, s:f, s:s, s:s, s:O, s:O}", "job", job, "window_steps",
-                     (json_int_t)o->window_steps, "windows_evaluated", (json_int_t)c.n_w,
-                     "threshold", o->threshold, "steps_source", rs_steps_source(c.ranks, c.n_ranks),
-                     "summary", summary, "stragglers", verdicts, "ranks", ranks);
+                     (json_int_t)c.W, "windows_evaluated", (json_int_t)c.n_w, "threshold",
+                     o->threshold, "steps_source", rs_steps_source(c.ranks, c.n_ranks), "summary",
+                     summary, "stragglers", verdicts, "ranks", ranks);
     rc = *out ? 0 : -ENOMEM;
 out:
     json_decref(verdicts);

@@ -1,5 +1,6 @@
 /* Stragglers (DESIGN.md "Straggler"), batch evaluation over the job's most recent windows of
- * `window_steps` steps (aligned by step number, newest first). Per window and rank:
+ * `window_steps` steps, or of 60 s when that is fewer steps (aligned by step number, newest
+ * first). Per window and rank:
  *   slowdown_r  = median over steps of (compute + host_gap) / median over the other ranks of the
  *                 same (DESIGN.md says "over ranks"; for 2 ranks that median is their mean and
  *                 would halve the slowdown, so peers are used — the same for many ranks)
@@ -25,6 +26,8 @@
 
 struct rs_straggler_options {
     size_t window_steps;       /* 30 */
+    double window_s;           /* 60: fewer steps when 30 of them take longer (DESIGN.md: "the
+                                  last 30 steps or 60 s"), at least 4; 0 = window_steps as is */
     unsigned windows_required; /* 2 */
     double threshold;          /* 0.03 */
     double min_last_frac;      /* 0.5 */

@@ -90,7 +90,10 @@ run_query(uv_work_t *req)
     case Q_STRAGGLERS: {
         struct rs_straggler_options o;
         rs_straggler_options_default(&o);
-        o.window_steps = (size_t)q->p.limit;
+        if (q->p.limit) { /* ?window=N: exactly N steps */
+            o.window_steps = (size_t)q->p.limit;
+            o.window_s = 0;
+        }
         o.until_step = q->p.until_step;
         q->rc = rs_query_stragglers(r, q->job, &o, &q->result);
         break;
@@ -348,7 +351,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/ranks", Q_RANKS, {{0}}},
     {"/stragglers",
      Q_STRAGGLERS,
-     {UINT("window", limit, 30, 4, 10000), UINT("since_ns", since_ns, 0, 0, UINT64_MAX),
+     {UINT("window", limit, 0, 4, 10000), UINT("since_ns", since_ns, 0, 0, UINT64_MAX),
       UINT("until_step", until_step, UINT64_MAX, 0, UINT64_MAX - 1)}},
     {"/steps", Q_STEPS, {UINT("last", limit, 30, 1, 100000)}},
     {"/skew", Q_SKEW, {RANGE("")}},

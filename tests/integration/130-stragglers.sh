@@ -46,6 +46,10 @@ assert d["stragglers"] == [] and d["windows_evaluated"] == 1, d
 (v,) = get("until_step=99")["stragglers"]
 assert v["rank"] == 3 and v["since_step"] == 40 and v["windows"] == 2, v' "$HTTP"
 check "rankscope stragglers --until-step" sh -c "'$BIN/rankscope' --server '$HTTP' stragglers gpu --until-step 35 | grep -q 'not enough data\|no straggler'"
+check "windows of 60 s when 30 steps take longer: 3 s steps, 20 per window; ?window=30 exact" sh -c "
+    '$BIN/rankscope-sim' --job long --ranks 4 --steps 50 --step-ms 3000 --speed 0 --agent '$WORK/agent.sock' --log-level warn >/dev/null; sleep 1
+    curl -s '$HTTP/v1/jobs/long/stragglers' | grep -q '\"window_steps\":20' &&
+    curl -s '$HTTP/v1/jobs/long/stragglers?window=30' | grep -q '\"window_steps\":30'"
 check "window=2 is 400" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/gpu/stragglers?window=2') = 400 ]"
 check "a job too short for two windows says so" sh -c "'$BIN/rankscope-sim' --job short --ranks 2 --steps 20 --speed 0 --agent '$WORK/agent.sock' --log-level warn >/dev/null; sleep 1; curl -s '$HTTP/v1/jobs/short/stragglers' | grep -q 'not enough data'"
 finish
