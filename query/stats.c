@@ -37,26 +37,30 @@ swap(double *a, double *b)
     *b = t;
 }
 
-/* Moves the k-th smallest element to v[k], smaller ones before it, the others after it. */
+/* Moves the k-th smallest element to v[k], smaller ones before it, the others after it. A
+ * three-way partition, so that runs of equal values (common: identical step times) stay linear. */
 static void
 select_kth(double *v, size_t n, size_t k)
 {
-    size_t lo = 0, hi = n - 1;
+    size_t lo = 0, hi = n; /* [lo, hi) holds the k-th */
 
-    while (lo < hi) {
-        swap(&v[lo + (hi - lo) / 2], &v[hi]); /* the middle element as pivot */
-        double pivot = v[hi];
-        size_t store = lo;
-        for (size_t i = lo; i < hi; i++)
+    while (hi - lo > 1) {
+        double pivot = v[lo + (hi - lo) / 2];
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) { /* [lo, lt) < pivot, [lt, i) == pivot, [gt, hi) > pivot */
             if (v[i] < pivot)
-                swap(&v[i], &v[store++]);
-        swap(&v[store], &v[hi]);
-        if (store == k)
-            return;
-        if (k < store)
-            hi = store - 1;
+                swap(&v[lt++], &v[i++]);
+            else if (v[i] > pivot)
+                swap(&v[i], &v[--gt]);
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
         else
-            lo = store + 1;
+            return; /* v[k] == pivot, in place */
     }
 }
 

@@ -50,6 +50,10 @@ median_is_the_quantile(void)
         T_CHECK(rs_median(v, n) == rs_quantile(w, n, 0.5));
     }
     T_CHECK(rs_median(NULL, 0) == 0);
+    static double same[100000]; /* all equal: must stay linear (a two-way partition is quadratic) */
+    for (size_t i = 0; i < 100000; i++)
+        same[i] = 1.0;
+    T_CHECK(rs_median(same, 100000) == 1.0);
 }
 
 int
