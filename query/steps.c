@@ -217,18 +217,19 @@ struct coll_ctx {
     size_t waits_cap;
 };
 
+/* The index of `rank` in ranks[0..n) (rank order), or SIZE_MAX. */
 static size_t
-rank_index(const struct coll_ctx *x, uint32_t rank)
+rank_pos(const struct rs_rank_steps *ranks, size_t n, uint32_t rank)
 {
-    size_t lo = 0, hi = x->n_ranks;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (x->ranks[mid].rank < rank)
+        if (ranks[mid].rank < rank)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < x->n_ranks && x->ranks[lo].rank == rank ? lo : SIZE_MAX;
+    return lo < n && ranks[lo].rank == rank ? lo : SIZE_MAX;
 }
 
 /* The step of ranks[i] that contains t, when it has no summary yet; NULL otherwise. */
@@ -258,7 +259,7 @@ on_instance(void *arg, const struct rs_instance *in)
 
     for (size_t m = 0; m < in->n; m++) {
         const struct rs_instance_member *mb = &in->members[m];
-        size_t i = rank_index(x, mb->rank);
+        size_t i = rank_pos(x->ranks, x->n_ranks, mb->rank);
         if (i == SIZE_MAX)
             continue;
         if (mb->start_ns + mb->dur_ns > x->t0 && mb->start_ns < x->t1 &&
@@ -269,7 +270,7 @@ on_instance(void *arg, const struct rs_instance *in)
     }
     if (in->n < 2 || in->at_min != 1) /* alone, or a tie: nobody arrived last */
         return 0;
-    size_t i = rank_index(x, in->members[in->last].rank);
+    size_t i = rank_pos(x->ranks, x->n_ranks, in->members[in->last].rank);
     if (i == SIZE_MAX || !(st = open_step_at(x, i, in->min_start_ns)))
         return 0;
     if (in->n > x->waits_cap) {
@@ -388,16 +389,9 @@ static int
 on_infer_record(void *arg, uint32_t rank, const struct rs_collective_record *c)
 {
     struct infer_ctx *x = arg;
-    size_t lo = 0, hi = x->n_ranks;
+    size_t lo = rank_pos(x->ranks, x->n_ranks, rank);
 
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (x->ranks[mid].rank < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == x->n_ranks || x->ranks[lo].rank != rank || x->ranks[lo].n > 0)
+    if (lo == SIZE_MAX || x->ranks[lo].n > 0)
         return 0; /* not a rank of the job, or one with step records */
     if (x->n[lo] == x->cap[lo]) {
         size_t cap = x->cap[lo] ? 2 * x->cap[lo] : 256;

@@ -12,6 +12,32 @@ static const char *const names[] = {"gemm", "nccl"};
 
 #define US 1000ull
 
+/* A fresh store in dir (a mkdtemp template) holding batch b. */
+static rs_store *
+store_with(char *dir, const struct rs_agent_batch *b)
+{
+    rs_store *st = NULL;
+    rs_store_write *w;
+    bool dup;
+
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, b, &dup), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+    return st;
+}
+
+static void
+store_remove(rs_store *st, const char *dir)
+{
+    char cmd[64];
+
+    rs_store_close(st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+}
+
 static void
 known_step(void)
 {
@@ -33,13 +59,11 @@ known_step(void)
      * at 3 s outside its steps */
     struct rs_step_record s1[] = {{7, 1000 * US, 2000 * US}};
     struct rs_kernel_record k1[] = {{3000000 * US, 3000100 * US, 0, 7, 0, 0}};
-    char dir[] = "/tmp/rs-steps-XXXXXX", cmd[64];
+    char dir[] = "/tmp/rs-steps-XXXXXX";
     struct rs_rank_steps *ranks = NULL;
-    rs_store *st = NULL;
     rs_store_read *r;
     rs_store_write *w;
     size_t n = 0;
-    bool dup;
 
     struct rs_rank_batch rb[2] = {{.identity = {"j", 0, 0, 2, "h", "G", 1},
                                    .strings = names,
@@ -58,11 +82,7 @@ known_step(void)
                                    .steps = s1,
                                    .n_steps = 1}};
     struct rs_agent_batch b = {1, 1, 1, {1, 1, "h", "v", {0, 0}}, rb, 2, 0};
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
-    T_EQ(rs_store_write_begin(st, &w), 0);
-    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-    T_EQ(rs_store_write_commit(w), 0);
+    rs_store *st = store_with(dir, &b);
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);
     T_EQ(n, 2);
@@ -117,9 +137,7 @@ known_step(void)
     json_decref(doc);
     T_EQ(rs_query_steps(r, "nope", 30, &doc), RS_E_NOT_FOUND);
     rs_store_read_end(r);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    store_remove(st, dir);
 }
 
 /* Collective instances counted per step across ranks: in step 1 (both ranks: [0, 10 ms)) rank 1
@@ -160,19 +178,12 @@ last_arrivals(void)
                                    .steps = s,
                                    .n_steps = 1}};
     struct rs_agent_batch b = {1, 1, 1, {1, 1, "h", "v", {0, 0}}, rb, 3, 0};
-    char dir[] = "/tmp/rs-steps-XXXXXX", cmd[64];
+    char dir[] = "/tmp/rs-steps-XXXXXX";
     struct rs_rank_steps *ranks = NULL;
-    rs_store *st = NULL;
     rs_store_read *r;
-    rs_store_write *w;
     size_t n = 0;
-    bool dup;
+    rs_store *st = store_with(dir, &b);
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
-    T_EQ(rs_store_write_begin(st, &w), 0);
-    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-    T_EQ(rs_store_write_commit(w), 0);
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);
     T_EQ(n, 3);
@@ -184,9 +195,7 @@ last_arrivals(void)
     }
     rs_job_steps_free(ranks, n);
     rs_store_read_end(r);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    store_remove(st, dir);
 }
 
 int
