@@ -83,6 +83,7 @@ flush_main(void *arg)
         pthread_mutex_unlock(&g.wake_lock);
         /* Completed buffers only (0): no GPU synchronisation, no incomplete records. */
         cuptiActivityFlushAll(0);
+        rs_pcsampling_tick(rs_clock_mono_ns());
         send_converted();
         pthread_mutex_lock(&g.wake_lock);
     }
@@ -131,6 +132,9 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
     /* NVTX markers (step ranges) when NVTX is routed to CUPTI; optional. */
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER) != CUPTI_SUCCESS)
         rs_collector_log("NVTX markers unavailable: steps will be inferred, not read");
+    /* PC sampling after the activity kinds: CUPTI refuses CONCURRENT_KERNEL after it (measured) */
+    if (opts->pc_sampling)
+        rs_pcsampling_start(conv, &g.lock, opts->pc_sampling);
     if (pthread_create(&g.thread, NULL, flush_main, NULL) != 0) {
         rs_collector_log("cannot start the flush thread; records are sent only at exit");
         return 0;
@@ -152,6 +156,7 @@ rs_activity_finish(void)
     }
     if (!g.conv)
         return;
+    rs_pcsampling_finish();
     /* Forced: returns every buffer, also ones with records still in flight. */
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     send_converted();

@@ -8,12 +8,14 @@
 #define RS_COLLECTOR_ACTIVITY_H
 
 #include "node-agent/collector/convert.h"
+#include "node-agent/collector/pcsampling.h"
 
 #include <stddef.h>
 
 struct rs_activity_options {
-    unsigned flush_ms;   /* flush thread period */
-    size_t buffer_bytes; /* per CUPTI buffer */
+    unsigned flush_ms;                               /* flush thread period */
+    size_t buffer_bytes;                             /* per CUPTI buffer */
+    const struct rs_pcsampling_options *pc_sampling; /* NULL: no PC-sampling windows */
 };
 
 /* Starts collection into `conv` (owned by the caller, used under our lock until

@@ -60,6 +60,7 @@ struct rs_convert {
     struct name_info *names;
     uint32_t names_cap;
     uint64_t pending_dropped;
+    int last_device; /* of the latest kernel; -1 before */
     struct rs_convert_stats stats;
 };
 
@@ -78,6 +79,7 @@ rs_convert_new(const struct rs_env_identity *id, const struct rs_convert_options
     }
     c->id = *id;
     c->demangle = opts->demangle;
+    c->last_device = -1;
     rs_strtab_init(&c->mangled);
     *out = c;
     return 0;
@@ -190,6 +192,7 @@ convert_kernel(rs_convert *c, const CUpti_ActivityKernel10 *k)
         c->stats.untimed++;
         return;
     }
+    c->last_device = (int)k->deviceId;
     if (ni->is_nccl) {
         struct rs_collective_record r = {k->start,
                                          k->end,
@@ -208,6 +211,31 @@ convert_kernel(rs_convert *c, const CUpti_ActivityKernel10 *k)
                                  k->streamId, k->deviceId, k->correlationId};
     if (rs_collector_add_kernel(out, &r) == 0)
         c->stats.kernels++;
+}
+
+int
+rs_convert_device(const rs_convert *c)
+{
+    return c->last_device;
+}
+
+void
+rs_convert_stall(rs_convert *c, const char *function, const char *reason, uint64_t pc_offset,
+                 uint64_t samples, uint64_t cubin_crc)
+{
+    rs_collector *out = c->last_device >= 0 ? output(c, c->last_device) : NULL;
+    const struct name_info *ni = out && function ? name_info(c, out, function) : NULL;
+    uint32_t reason_id = out ? rs_collector_name(out, reason) : UINT32_MAX;
+
+    if (!ni || reason_id == UINT32_MAX) {
+        rs_convert_count_dropped(c, 1);
+        return;
+    }
+    /* the wire keeps 32 bits of the CRC: enough to tell a job's cubins apart */
+    struct rs_stall_record r = {pc_offset, samples, ni->collector_id, reason_id,
+                                (uint32_t)cubin_crc};
+    if (rs_collector_add_stall(out, &r) == 0)
+        c->stats.stalls++;
 }
 
 static uint32_t

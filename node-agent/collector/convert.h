@@ -18,7 +18,7 @@
 typedef struct rs_convert rs_convert;
 
 struct rs_convert_stats {
-    uint64_t kernels, collectives, memcpys, memsets, steps; /* converted */
+    uint64_t kernels, collectives, memcpys, memsets, steps, stalls; /* converted */
     uint64_t untimed;       /* records without timestamps (CUPTI's device buffer ran out) */
     uint64_t other;         /* records of kinds we do not convert */
     uint64_t cupti_dropped; /* records CUPTI itself dropped */
@@ -50,6 +50,15 @@ void rs_convert_report(rs_convert *c, uint32_t flag, const char *text);
  * replaced it (Kineto can install a TSC clock). Returns true the first time the two differ by
  * more than a second (and reports RS_COLLECTOR_CLOCK_REPLACED), false otherwise. */
 bool rs_convert_check_clock(rs_convert *c, const struct rs_clock_pair *clock);
+
+/* The CUDA device ordinal of the latest kernel, or -1 before the first. */
+int rs_convert_device(const rs_convert *c);
+
+/* One PC-sampling count: `samples` of stall `reason` at `pc_offset` of the (mangled or plain)
+ * function `function` in the cubin with CRC `cubin_crc`, on the latest kernel's device. Function
+ * names go through the same demangling and interning as kernel names. */
+void rs_convert_stall(rs_convert *c, const char *function, const char *reason, uint64_t pc_offset,
+                      uint64_t samples, uint64_t cubin_crc);
 
 /* Records CUPTI reported as dropped. */
 void rs_convert_count_dropped(rs_convert *c, uint64_t n);

@@ -6,8 +6,9 @@
  * Environment: RANKSCOPE_DISABLE=1 (kill switch), RANKSCOPE_AGENT_SOCKET (default
  * /tmp/rankscope-agent.sock), RANKSCOPE_FLUSH_MS (default 250), RANKSCOPE_BUFFER_KB (CUPTI buffer
  * size, default 4096), RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
- * "ProfilerStep#N"), identity variables (identity.h). NVTX_INJECTION64_PATH=this library
- * forwards NVTX to CUPTI (InitializeInjectionNvtx2 below). */
+ * "ProfilerStep#N"), RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), identity variables
+ * (identity.h). NVTX_INJECTION64_PATH=this library forwards NVTX to CUPTI
+ * (InitializeInjectionNvtx2 below). */
 #include "node-agent/collector/activity.h"
 #include "node-agent/collector/convert.h"
 #include "node-agent/collector/identity.h"
@@ -141,9 +142,11 @@ static void
 initialize(void)
 {
     struct rs_env_identity id;
+    struct rs_pcsampling_options pc;
     struct rs_activity_options opts = {
         (unsigned)env_long("RANKSCOPE_FLUSH_MS", 10, 60000, DEFAULT_FLUSH_MS),
-        (size_t)env_long("RANKSCOPE_BUFFER_KB", 16, 65536, DEFAULT_BUFFER_KB) << 10};
+        (size_t)env_long("RANKSCOPE_BUFFER_KB", 16, 65536, DEFAULT_BUFFER_KB) << 10,
+        rs_pcsampling_options_from_env(env, &pc) ? &pc : NULL};
     const char *socket = env("RANKSCOPE_AGENT_SOCKET");
     char host[256] = "";
     const char *off = env("RANKSCOPE_DISABLE");

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Collector overhead on a GPU machine with 2 GPUs (see docs/BENCHMARKS.md):
-#  1. the same 2-rank DDP job without the collector, with it, and under torch.profiler,
-#     alternating, PAIRS rounds; median step time ratios with their spread;
+#  1. the same 2-rank DDP job without the collector, with it, with it and PC-sampling windows
+#     (PC_WINDOW_MS every PC_PERIOD_S: 250 ms every 1 s by default, a 20% duty cycle — 12x the
+#     default one), and under torch.profiler, alternating, PAIRS rounds; median step time ratios
+#     with their spread;
 #  2. a launch-bound loop (one thread, 200,000 empty kernels) with and without the collector.
 # Needs gpu-bundle/ (tests/gpu/bundle.sh). Writes $OUT/bench.jsonl and prints a summary.
 . "$(dirname "$0")/../gpu/common.sh"
@@ -10,10 +12,11 @@ STEPS=${STEPS:-60}
 daemons_up
 : >"$OUT/bench.jsonl"
 for i in $(seq "$PAIRS"); do
-    for mode in none collector profiler; do
+    for mode in none collector pcsampling profiler; do
         case $mode in
         none) train bench-none-$i --steps "$STEPS" ;;
         collector) train bench-collector-$i --collector --steps "$STEPS" ;;
+        pcsampling) train bench-pcsampling-$i --collector --pc-sampling --steps "$STEPS" ;;
         profiler) train bench-profiler-$i --steps "$STEPS" --profiler ;;
         esac
         printf '{"kind":"ddp","mode":"%s","round":%d,"result":%s}\n' "$mode" "$i" \

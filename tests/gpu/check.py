@@ -73,5 +73,24 @@ print(f"info  coexistence: rankscope stored "
       f"{sum(r['kernels'] for r in store('gpu-profiler').get('ranks', []))} kernels of that job "
       "(torch.profiler owns CUPTI's callbacks from its first session on)")
 check("no collector, no data", not store("gpu-disabled-check"))
+
+pc = jobs.get("gpu-pcsampling", {})
+check("PC sampling: the job finished", pc.get("result") is not None)
+try:
+    st = json.load(open(sys.argv[2]))
+except Exception as e:
+    st = {"error": str(e)}
+reasons = [r["reason"] for r in st.get("reasons", [])]
+check("PC sampling: stall samples stored, with CUPTI's reason names",
+      st.get("samples", 0) > 0 and reasons and all(not r.startswith("smsp__") for r in reasons),
+      f"{st.get('samples')} samples, reasons {reasons[:6]}")
+ks = st.get("kernels", [])
+check("PC sampling: top kernels have samples and reason mixes",
+      len(ks) > 0 and all(k["samples"] > 0 and k["reasons"] for k in ks),
+      "; ".join(f"{k['name'][:40]}: {k['samples']}" for k in ks[:3]))
+vs = st.get("vs_peers") or {}
+print(f"info  PC sampling: vs_peers rank {vs.get('rank')} ({vs.get('why')}), stall mix "
+      + ", ".join(f"{m['reason']} {m['change_pts']:+.1f} pts"
+                  for m in ((vs.get('comparison') or {}).get('stall_mix') or [])[:4]))
 print(f"gpu: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -31,7 +31,8 @@ daemons_down() {
     PIDS=()
 }
 
-# train JOB [--collector] ARGS...: a 2-rank DDP job; its rank-0 JSON line goes to $W/JOB.result.
+# train JOB [--collector [--pc-sampling]] ARGS...: a 2-rank DDP job; its rank-0 JSON line goes to
+# $W/JOB.result. --pc-sampling turns on PC-sampling windows of $PC_WINDOW_MS every $PC_PERIOD_S.
 train() {
     local job=$1 rc
     local -a vars=(RANKSCOPE_JOB_ID="$job" RANKSCOPE_AGENT_SOCKET="$W/agent.sock"
@@ -41,6 +42,11 @@ train() {
         vars+=(CUDA_INJECTION64_PATH="$B/lib/librankscope.so"
                NVTX_INJECTION64_PATH="$B/lib/librankscope.so")
         shift
+        if [ "${1:-}" = --pc-sampling ]; then
+            vars+=(RANKSCOPE_PC_SAMPLING=1 RANKSCOPE_PC_PERIOD_S="${PC_PERIOD_S:-1}"
+                   RANKSCOPE_PC_WINDOW_MS="${PC_WINDOW_MS:-250}")
+            shift
+        fi
     fi
     env "${vars[@]}" timeout 300 torchrun --standalone --nproc_per_node=2 \
         tests/gpu/ddp_train.py "$@" >"$W/$job.log" 2>&1

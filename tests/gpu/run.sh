@@ -16,13 +16,18 @@ train gpu-fork --collector --steps 40 --workers 2
 train gpu-profiler --collector --steps 40 --profiler
 train gpu-profiler-alone --steps 40 --profiler      # torch.profiler without us: the reference
 train gpu-disabled-check --steps 5   # no collector: must leave no data
+# PC-sampling windows (250 ms every 1 s) on a job whose rank 0 does extra GPU work
+train gpu-pcsampling --collector --pc-sampling --steps 400 --extra-work-rank 0 --nvtx-steps
 sleep 2 # the last flushes (collector exit, agent 250 ms, commit)
+python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+    "$HTTP/v1/jobs/gpu-pcsampling/stalls?limit=5" >"$OUT/pc-stalls.json" 2>>"$OUT/train-logs.txt"
 : >"$OUT/dumps.jsonl"
-for job in gpu-baseline gpu-straggler gpu-fork gpu-profiler gpu-profiler-alone gpu-disabled-check; do
+for job in gpu-baseline gpu-straggler gpu-fork gpu-profiler gpu-profiler-alone gpu-disabled-check \
+           gpu-pcsampling; do
     printf '{"job":"%s","result":%s,"store":%s}\n' "$job" "$(cat "$W/$job.result" 2>/dev/null || echo null)" \
         "$(LD_LIBRARY_PATH=$B/lib "$B/bin/rs-store-dump" "$W/data" "$job" 2>/dev/null || echo null)" \
         >>"$OUT/dumps.jsonl"
 done
 daemons_down
 cat "$W/server.log" "$W/agent.log" >"$OUT/daemon-logs.txt"
-python3 tests/gpu/check.py "$OUT/dumps.jsonl" | tee "$OUT/summary.txt"
+python3 tests/gpu/check.py "$OUT/dumps.jsonl" "$OUT/pc-stalls.json" | tee "$OUT/summary.txt"

@@ -121,15 +121,21 @@ records_to_frames(void)
     ms.end = 3700;
     rs_convert_record(c, (CUpti_Activity *)&ms);
     rs_convert_record(c, &other);
+    T_EQ(rs_convert_device(c), 1); /* of the latest kernel */
+    /* PC-sampling counts (pcsampling.c): the function name is demangled like kernel names */
+    rs_convert_stall(c, "_Z4gemmv", "smsp__pcsamp_warps_issue_stalled_long_scoreboard", 0x1a0, 42,
+                     0x1234567890abcdefull);
+    rs_convert_stall(c, NULL, "x", 0, 1, 0); /* no name: dropped and counted */
 
     rs_convert_get_stats(c, &st);
+    T_EQ(st.stalls, 1);
     T_EQ(st.kernels, 1);
     T_EQ(st.collectives, 3);
     T_EQ(st.memcpys, 1);
     T_EQ(st.memsets, 1);
     T_EQ(st.untimed, 1);
     T_EQ(st.other, 1);
-    T_EQ(st.cupti_dropped, 3);
+    T_EQ(st.cupti_dropped, 4);
     T_EQ(st.steps, 2);
 
     struct rs_clock_pair clock = {5, 6};
@@ -159,7 +165,14 @@ records_to_frames(void)
         T_EQ(b->n_memcpys, 2);
         T_EQ(b->memcpys[0].kind, RS_COPY_HTOD);
         T_EQ(b->memcpys[1].kind, RS_COPY_MEMSET);
-        T_EQ(b->dropped_records, 3);
+        T_EQ(b->dropped_records, 4);
+        T_EQ(b->n_stalls, 1);
+        T_CHECK(b->n_stalls == 1 &&
+                strcmp(b->strings[b->stalls[0].kernel_name_id], "gemm()") == 0 &&
+                strcmp(b->strings[b->stalls[0].reason_id],
+                       "smsp__pcsamp_warps_issue_stalled_long_scoreboard") == 0 &&
+                b->stalls[0].count == 42 && b->stalls[0].pc_offset == 0x1a0 &&
+                b->stalls[0].cubin_crc == 0x90abcdefu);
         T_EQ(b->clock.source_ns, 5);
         T_EQ(b->collector_flags, RS_COLLECTOR_CLOCK_REPLACED);
         T_CHECK(strstr(b->collector_status, "CLOCK_REALTIME") != NULL);
