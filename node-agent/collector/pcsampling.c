@@ -1,4 +1,4 @@
-/* PC-sampling windows on the flush thread (see pcsampling.h). */
+/* PC sampling: enabled at context creation, drained by the flush thread (see pcsampling.h). */
 #include "node-agent/collector/pcsampling.h"
 
 #include "node-agent/collector/log.h"
@@ -15,8 +15,6 @@
 #define MAX_DRAIN_CALLS 256 /* per window: CUPTI's backlog is bounded, a loop must be too */
 
 /* The driver entry points we need, found in the process (libcuda is loaded: we run from cuInit). */
-typedef CUresult (*device_get_fn)(CUdevice *, int);
-typedef CUresult (*primary_retain_fn)(CUcontext *, CUdevice);
 typedef CUresult (*ctx_push_fn)(CUcontext);
 typedef CUresult (*ctx_pop_fn)(CUcontext *);
 
@@ -24,12 +22,9 @@ static struct {
     rs_convert *conv;
     pthread_mutex_t *lock;
     struct rs_pcsampling_options o;
-    bool armed, open, failed;
-    uint64_t next_ns, window_end_ns;
-    CUdevice device;
-    CUcontext ctx; /* the primary context we retained; NULL before */
-    device_get_fn device_get;
-    primary_retain_fn primary_retain;
+    bool open, failed;
+    uint64_t next_ns;
+    CUcontext ctx; /* the rank's context, from its creation; NULL before */
     ctx_push_fn push;
     ctx_pop_fn pop;
     size_t n_reasons;
@@ -38,7 +33,16 @@ static struct {
     CUpti_PCSamplingData config_buf, get_buf; /* CUPTI requires two distinct buffers */
     char **functions; /* function names CUPTI handed us: ours to free, once, at the end */
     size_t n_functions, functions_cap;
-} p;
+    CUpti_SubscriberHandle sub;
+    pthread_mutex_t state; /* ctx/open: the context-created callback vs. the flush thread */
+} p = {.state = PTHREAD_MUTEX_INITIALIZER};
+
+/* RANKSCOPE_PC_DEBUG=1: one stderr line per step of a drain, to see where sampling stands. */
+#define DEBUG(...)                                                                                 \
+    do {                                                                                           \
+        if (p.o.debug)                                                                             \
+            rs_collector_log(__VA_ARGS__);                                                         \
+    } while (0)
 
 static long
 env_long(const char *(*env)(const char *), const char *name, long lo, long hi, long fallback)
@@ -55,12 +59,10 @@ rs_pcsampling_options_from_env(const char *(*env)(const char *), struct rs_pcsam
 {
     const char *on = env("RANKSCOPE_PC_SAMPLING");
 
-    o->window_ms = (unsigned)env_long(env, "RANKSCOPE_PC_WINDOW_MS", 50, 600000, 1000);
-    o->period_s = (unsigned)env_long(env, "RANKSCOPE_PC_PERIOD_S", 1, 86400, 60);
+    o->debug = env_long(env, "RANKSCOPE_PC_DEBUG", 0, 1, 0) == 1;
+    o->drain_ms = (unsigned)env_long(env, "RANKSCOPE_PC_DRAIN_MS", 100, 600000, 1000);
     o->sampling_period = (int)env_long(env, "RANKSCOPE_PC_SAMPLING_PERIOD", 5, 31, 0);
     o->hw_buffer_mb = (unsigned)env_long(env, "RANKSCOPE_PC_HW_BUFFER_MB", 16, 4096, 64);
-    if (o->period_s * 1000u < o->window_ms)
-        o->period_s = (o->window_ms + 999) / 1000; /* a window per period at most: always on */
     return on && *on && strcmp(on, "0") != 0;
 }
 
@@ -80,21 +82,38 @@ give_up(const char *what, CUptiResult rc)
     p.failed = true;
 }
 
+static void CUPTIAPI on_context(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                const void *data);
+
 int
 rs_pcsampling_start(rs_convert *conv, pthread_mutex_t *lock, const struct rs_pcsampling_options *o)
 {
+    /* libcudart loads libcuda privately (RTLD_LOCAL): ask for the loaded one by name; the
+     * reference RTLD_NOLOAD takes is kept, the library stays loaded anyway */
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+
     p.conv = conv;
     p.lock = lock;
     p.o = *o;
-    p.device_get = (device_get_fn)dlsym(RTLD_DEFAULT, "cuDeviceGet");
-    p.primary_retain = (primary_retain_fn)dlsym(RTLD_DEFAULT, "cuDevicePrimaryCtxRetain");
-    p.push = (ctx_push_fn)dlsym(RTLD_DEFAULT, "cuCtxPushCurrent_v2");
-    p.pop = (ctx_pop_fn)dlsym(RTLD_DEFAULT, "cuCtxPopCurrent_v2");
-    if (!p.device_get || !p.primary_retain || !p.push || !p.pop) {
+    if (cuda) {
+        p.push = (ctx_push_fn)dlsym(cuda, "cuCtxPushCurrent_v2");
+        p.pop = (ctx_pop_fn)dlsym(cuda, "cuCtxPopCurrent_v2");
+    }
+    if (!p.push || !p.pop) {
         rs_collector_log("PC sampling is off: the CUDA driver's entry points are not there");
         return -1;
     }
-    p.armed = true;
+    CUptiResult rc = cuptiSubscribe(&p.sub, on_context, NULL);
+    if (rc == CUPTI_SUCCESS)
+        rc = cuptiEnableCallback(1, p.sub, CUPTI_CB_DOMAIN_RESOURCE,
+                                 CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    if (rc != CUPTI_SUCCESS) {
+        if (p.sub)
+            cuptiUnsubscribe(p.sub);
+        p.sub = NULL;
+        give_up("subscribing to context creation", rc);
+        return -1;
+    }
     return 0;
 }
 
@@ -118,8 +137,8 @@ alloc_buffer(CUpti_PCSamplingData *d)
 static CUptiResult
 prepare(void)
 {
-    CUpti_PCSamplingGetNumStallReasonsParams np = {
-        CUpti_PCSamplingGetNumStallReasonsParamsSize, NULL, p.ctx, &p.n_reasons};
+    CUpti_PCSamplingGetNumStallReasonsParams np = {CUpti_PCSamplingGetNumStallReasonsParamsSize,
+                                                   NULL, p.ctx, &p.n_reasons};
     CUptiResult rc;
 
     if (p.reason_names)
@@ -159,8 +178,8 @@ configure(void)
     info[n++].attributeData.collectionModeData.collectionMode =
         CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
     info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
-    info[n++].attributeData.hardwareBufferSizeData.hardwareBufferSize =
-        (size_t)p.o.hw_buffer_mb << 20;
+    info[n++].attributeData.hardwareBufferSizeData.hardwareBufferSize = (size_t)p.o.hw_buffer_mb
+                                                                        << 20;
     info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
     info[n].attributeData.stallReasonData.stallReasonCount = p.n_reasons;
     info[n++].attributeData.stallReasonData.pStallReasonIndex = p.reason_index;
@@ -168,8 +187,8 @@ configure(void)
         info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
         info[n++].attributeData.samplingPeriodData.samplingPeriod = (uint32_t)p.o.sampling_period;
     }
-    CUpti_PCSamplingConfigurationInfoParams cp = {CUpti_PCSamplingConfigurationInfoParamsSize,
-                                                  NULL, p.ctx, n, info};
+    CUpti_PCSamplingConfigurationInfoParams cp = {CUpti_PCSamplingConfigurationInfoParamsSize, NULL,
+                                                  p.ctx, n, info};
     return cuptiPCSamplingSetConfigurationAttribute(&cp);
 }
 
@@ -225,44 +244,51 @@ consume(CUpti_PCSamplingData *d)
     d->totalNumPcs = 0;
 }
 
-static void
-open_window(int device, uint64_t now_ns)
+/* CUPTI's resource callback, on the application thread that created the context (current): PC
+ * sampling must be on before the context loads its modules — enabled later, it samples nothing
+ * (measured on H200). The first context is the rank's; later ones are left alone. */
+static void CUPTIAPI
+on_context(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
-    CUcontext popped;
+    const CUpti_ResourceData *rd = data;
     CUptiResult rc;
 
-    if (!p.ctx && (p.device_get(&p.device, device) != CUDA_SUCCESS ||
-                   p.primary_retain(&p.ctx, p.device) != CUDA_SUCCESS)) {
-        p.ctx = NULL;
-        give_up("cannot get the GPU's primary context", CUPTI_SUCCESS);
+    (void)userdata;
+    if (domain != CUPTI_CB_DOMAIN_RESOURCE || cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+        return;
+    pthread_mutex_lock(&p.state);
+    if (p.ctx || p.failed) {
+        pthread_mutex_unlock(&p.state);
         return;
     }
-    if (p.push(p.ctx) != CUDA_SUCCESS) {
-        give_up("cannot make the GPU's context current", CUPTI_SUCCESS);
-        return;
-    }
+    p.ctx = rd->context;
     CUpti_PCSamplingEnableParams ep = {CUpti_PCSamplingEnableParamsSize, NULL, p.ctx};
-    if ((rc = cuptiPCSamplingEnable(&ep)) != CUPTI_SUCCESS)
+    DEBUG("pc sampling: enable on a new context");
+    if ((rc = cuptiPCSamplingEnable(&ep)) != CUPTI_SUCCESS) {
+        pthread_mutex_unlock(&p.state);
         give_up("cuptiPCSamplingEnable", rc);
-    else if ((rc = prepare()) != CUPTI_SUCCESS || (rc = configure()) != CUPTI_SUCCESS) {
+        return;
+    }
+    if ((rc = prepare()) != CUPTI_SUCCESS || (rc = configure()) != CUPTI_SUCCESS) {
         CUpti_PCSamplingDisableParams dp = {CUpti_PCSamplingDisableParamsSize, NULL, p.ctx};
         cuptiPCSamplingDisable(&dp);
+        pthread_mutex_unlock(&p.state);
         give_up("configuring PC sampling", rc);
-    } else {
-        p.open = true;
-        p.window_end_ns = now_ns + (uint64_t)p.o.window_ms * 1000000ull;
+        return;
     }
-    p.pop(&popped);
+    p.open = true;
+    pthread_mutex_unlock(&p.state);
+    DEBUG("pc sampling: on (%zu stall reasons)", p.n_reasons);
 }
 
+/* Fetches what CUPTI has decoded so far (and, the last time, turns sampling off). Flush thread;
+ * p.state held. */
 static void
-close_window(uint64_t now_ns)
+drain(bool last)
 {
     CUcontext popped;
-    CUptiResult rc = CUPTI_SUCCESS;
+    CUptiResult rc = CUPTI_SUCCESS, drc = CUPTI_SUCCESS;
 
-    p.open = false;
-    p.next_ns = now_ns + (uint64_t)p.o.period_s * 1000000000ull;
     if (p.push(p.ctx) != CUDA_SUCCESS) {
         give_up("cannot make the GPU's context current", CUPTI_SUCCESS);
         return;
@@ -273,13 +299,19 @@ close_window(uint64_t now_ns)
         if ((rc = cuptiPCSamplingGetData(&gp)) != CUPTI_SUCCESS &&
             rc != CUPTI_ERROR_OUT_OF_MEMORY) /* OUT_OF_MEMORY: hardware buffer was full */
             break;
+        DEBUG("pc sampling: %zu PCs, %zu remaining", p.get_buf.totalNumPcs,
+              p.get_buf.remainingNumPcs);
+        size_t remaining = p.get_buf.remainingNumPcs;
         consume(&p.get_buf);
-        if (p.get_buf.remainingNumPcs == 0)
+        if (remaining == 0)
             break;
     }
-    CUpti_PCSamplingDisableParams dp = {CUpti_PCSamplingDisableParamsSize, NULL, p.ctx};
-    CUptiResult drc = cuptiPCSamplingDisable(&dp);
-    consume(&p.config_buf); /* what Disable left in the configured buffer */
+    if (last) {
+        CUpti_PCSamplingDisableParams dp = {CUpti_PCSamplingDisableParamsSize, NULL, p.ctx};
+        drc = cuptiPCSamplingDisable(&dp);
+        consume(&p.config_buf); /* what Disable left in the configured buffer */
+        p.open = false;
+    }
     p.pop(&popped);
     if (rc != CUPTI_SUCCESS && rc != CUPTI_ERROR_OUT_OF_MEMORY)
         give_up("cuptiPCSamplingGetData", rc);
@@ -290,33 +322,25 @@ close_window(uint64_t now_ns)
 void
 rs_pcsampling_tick(uint64_t now_ns)
 {
-    if (!p.armed || p.failed)
-        return;
-    if (p.open) {
-        if (now_ns >= p.window_end_ns)
-            close_window(now_ns);
-        return;
+    pthread_mutex_lock(&p.state);
+    if (p.open && !p.failed && now_ns >= p.next_ns) {
+        p.next_ns = now_ns + (uint64_t)p.o.drain_ms * 1000000ull;
+        drain(false);
     }
-    pthread_mutex_lock(p.lock);
-    int device = rs_convert_device(p.conv);
-    pthread_mutex_unlock(p.lock);
-    if (device < 0)
-        return;
-    if (p.next_ns == 0) /* the first kernel ran: the first window one period later */
-        p.next_ns = now_ns + (uint64_t)p.o.period_s * 1000000000ull;
-    else if (now_ns >= p.next_ns)
-        open_window(device, now_ns);
+    pthread_mutex_unlock(&p.state);
 }
 
 void
 rs_pcsampling_finish(void)
 {
+    pthread_mutex_lock(&p.state);
     if (p.open && !p.failed)
-        close_window(p.window_end_ns);
-    p.armed = false;
+        drain(true);
+    pthread_mutex_unlock(&p.state);
+    if (p.sub)
+        cuptiUnsubscribe(p.sub);
+    p.sub = NULL;
     for (size_t i = 0; i < p.n_functions; i++)
         free(p.functions[i]);
     p.n_functions = 0;
-    /* the primary context stays retained: the process is exiting, and releasing it here could
-     * tear it down under the application's last CUDA calls */
 }

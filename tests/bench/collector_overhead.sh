@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Collector overhead on a GPU machine with 2 GPUs (see docs/BENCHMARKS.md):
-#  1. the same 2-rank DDP job without the collector, with it, with it and PC-sampling windows
-#     (PC_WINDOW_MS every PC_PERIOD_S: 250 ms every 1 s by default, a 20% duty cycle — 12x the
-#     default one), and under torch.profiler, alternating, PAIRS rounds; median step time ratios
-#     with their spread;
+#  1. the same 2-rank DDP job without the collector, with it, with it and PC sampling on
+#     (RANKSCOPE_PC_SAMPLING=1, the whole run), and under torch.profiler, alternating, PAIRS
+#     rounds; median step time ratios with their spread;
 #  2. a launch-bound loop (one thread, 200,000 empty kernels) with and without the collector.
 # Needs gpu-bundle/ (tests/gpu/bundle.sh). Writes $OUT/bench.jsonl and prints a summary.
 . "$(dirname "$0")/../gpu/common.sh"

@@ -25,9 +25,9 @@ def report(kind, base, other, field, label):
 
 report("ddp", "none", "collector", "step_ms_median", "DDP step time, collector / none")
 report("ddp", "none", "pcsampling", "step_ms_median",
-       "DDP step time, collector + PC-sampling windows / none")
+       "DDP step time, collector + PC sampling / none")
 report("ddp", "none", "pcsampling", "step_ms_mean",
-       "DDP mean step time (windows included), collector + PC-sampling windows / none")
+       "DDP mean step time, collector + PC sampling / none")
 report("ddp", "none", "collector", "step_ms_mean", "DDP mean step time, collector / none")
 report("ddp", "none", "profiler", "step_ms_median", "DDP step time, torch.profiler / none")
 report("launch", "none", "collector", "per_launch_us", "launch-bound loop, per launch us, collector / none")

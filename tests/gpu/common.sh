@@ -32,7 +32,7 @@ daemons_down() {
 }
 
 # train JOB [--collector [--pc-sampling]] ARGS...: a 2-rank DDP job; its rank-0 JSON line goes to
-# $W/JOB.result. --pc-sampling turns on PC-sampling windows of $PC_WINDOW_MS every $PC_PERIOD_S.
+# $W/JOB.result. --pc-sampling turns PC sampling on (drained every $PC_DRAIN_MS, 1000).
 train() {
     local job=$1 rc
     local -a vars=(RANKSCOPE_JOB_ID="$job" RANKSCOPE_AGENT_SOCKET="$W/agent.sock"
@@ -43,8 +43,7 @@ train() {
                NVTX_INJECTION64_PATH="$B/lib/librankscope.so")
         shift
         if [ "${1:-}" = --pc-sampling ]; then
-            vars+=(RANKSCOPE_PC_SAMPLING=1 RANKSCOPE_PC_PERIOD_S="${PC_PERIOD_S:-1}"
-                   RANKSCOPE_PC_WINDOW_MS="${PC_WINDOW_MS:-250}")
+            vars+=(RANKSCOPE_PC_SAMPLING=1 RANKSCOPE_PC_DRAIN_MS="${PC_DRAIN_MS:-1000}")
             shift
         fi
     fi

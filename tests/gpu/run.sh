@@ -16,7 +16,7 @@ train gpu-fork --collector --steps 40 --workers 2
 train gpu-profiler --collector --steps 40 --profiler
 train gpu-profiler-alone --steps 40 --profiler      # torch.profiler without us: the reference
 train gpu-disabled-check --steps 5   # no collector: must leave no data
-# PC-sampling windows (250 ms every 1 s) on a job whose rank 0 does extra GPU work
+# PC sampling on a job whose rank 0 does extra GPU work
 train gpu-pcsampling --collector --pc-sampling --steps 400 --extra-work-rank 0 --nvtx-steps
 sleep 2 # the last flushes (collector exit, agent 250 ms, commit)
 python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
