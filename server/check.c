@@ -13,7 +13,7 @@
 static rs_store *
 open_existing(const struct rs_server_config *cfg, const char *what)
 {
-    struct rs_store_options opts = {(uint64_t)cfg->map_size_gb << 30, false, 0};
+    struct rs_store_options opts = {(uint64_t)(cfg->map_size_gb * (double)(1ull << 30)), false, 0};
     char path[PATH_MAX];
     struct stat st;
     rs_store *store;

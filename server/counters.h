@@ -21,9 +21,11 @@ struct rs_counters {
     _Atomic uint64_t http_timeouts; /* connections closed by a header/idle timeout */
     _Atomic uint64_t http_connections_now;
     _Atomic uint64_t writer_queue_now;
-    _Atomic uint64_t jobs_expired;       /* deleted by retention */
-    _Atomic uint64_t reader_slots_freed; /* left by dead processes, cleared */
-    _Atomic uint64_t step_summaries;     /* settled step metrics stored by the evaluator */
+    _Atomic uint64_t jobs_expired;           /* deleted by retention */
+    _Atomic uint64_t reader_slots_freed;     /* left by dead processes, cleared */
+    _Atomic uint64_t step_summaries;         /* settled step metrics stored by the evaluator */
+    _Atomic uint64_t storage_full;           /* commits refused because the map was full */
+    _Atomic uint64_t jobs_deleted_for_space; /* by retention when full or over the budget */
 };
 
 #define RS_COUNT(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)

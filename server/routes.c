@@ -257,8 +257,13 @@ health_json(struct rs_server *srv)
         (json_int_t)RS_COUNT_GET(k, writer_queue_now), "jobs_expired",
         (json_int_t)RS_COUNT_GET(k, jobs_expired), "reader_slots_freed",
         (json_int_t)RS_COUNT_GET(k, reader_slots_freed));
-    json_object_set_new(json_object_get(doc, "counters"), "step_summaries_stored",
+    json_t *more = json_object_get(doc, "counters");
+    json_object_set_new(more, "step_summaries_stored",
                         json_integer((json_int_t)RS_COUNT_GET(k, step_summaries)));
+    json_object_set_new(more, "storage_full",
+                        json_integer((json_int_t)RS_COUNT_GET(k, storage_full)));
+    json_object_set_new(more, "jobs_deleted_for_space",
+                        json_integer((json_int_t)RS_COUNT_GET(k, jobs_deleted_for_space)));
     json_object_set_new(
         doc, "evaluator",
         json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "evaluations", (json_int_t)ev.evaluations,

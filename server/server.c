@@ -12,6 +12,7 @@
 #include "server/ingest.h"
 #include "server/maintenance.h"
 #include "server/server_int.h"
+#include "server/space.h"
 #include "server/writer.h"
 
 #include <signal.h>
@@ -20,11 +21,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#define SPACE_CHECK_MS 2000 /* how often retention by space looks at the store */
+
 struct running {
     struct rs_server srv;
     rs_ingest *ingest;
     rs_http *http;
     rs_maintenance *maintenance;
+    rs_space *space;
 };
 
 static void
@@ -40,6 +44,8 @@ on_signal(uv_signal_t *h, int signum)
     run->maintenance = NULL;
     rs_evaluator_close(run->srv.evaluator);
     run->srv.evaluator = NULL;
+    rs_space_close(run->space);
+    run->space = NULL;
     uv_close((uv_handle_t *)&run->srv.sigint, NULL);
     uv_close((uv_handle_t *)&run->srv.sigterm, NULL);
 }
@@ -79,7 +85,8 @@ rs_server_run(const struct rs_server_config *cfg)
 {
     struct running run;
     struct rs_server *srv = &run.srv;
-    struct rs_store_options sopts = {(uint64_t)cfg->map_size_gb << 30, cfg->sync_metadata, 0};
+    struct rs_store_options sopts = {(uint64_t)(cfg->map_size_gb * (double)(1ull << 30)),
+                                     cfg->sync_metadata, 0};
     struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256,
                                       (unsigned)cfg->fault_exit_after_commits};
     struct rs_ingest_options iopts = {cfg->listen, (unsigned)cfg->ingest_contexts,
@@ -127,7 +134,9 @@ rs_server_run(const struct rs_server_config *cfg)
                                    &run.maintenance)) != 0)
         goto out;
     struct rs_evaluator_options eopts = {(unsigned)cfg->evaluate_ms, (unsigned)cfg->active_s};
-    if ((rc = rs_evaluator_start(srv, &eopts, &srv->evaluator)) != 0)
+    if ((rc = rs_evaluator_start(srv, &eopts, &srv->evaluator)) != 0 ||
+        (rc = rs_space_start(srv, (uint64_t)(cfg->disk_budget_gb * (double)(1ull << 30)),
+                             SPACE_CHECK_MS, &run.space)) != 0)
         goto out;
     uv_signal_init(&srv->loop, &srv->sigint);
     uv_signal_init(&srv->loop, &srv->sigterm);
@@ -154,6 +163,7 @@ out:
             rs_post_close(srv->post);
         rs_maintenance_close(run.maintenance);
         rs_evaluator_close(srv->evaluator);
+        rs_space_close(run.space);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
     rs_writer_stop(srv->writer);        /* commits what was queued */

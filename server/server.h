@@ -15,7 +15,7 @@ struct rs_server_config {
     int64_t ingest_contexts;
     int64_t max_batch_mb;
     int64_t writer_queue;
-    int64_t map_size_gb;
+    double map_size_gb;
     bool sync_metadata;
     int64_t http_max_header_bytes;
     int64_t http_max_body_bytes;
@@ -27,6 +27,7 @@ struct rs_server_config {
     char *compact_to;                 /* write a compacted copy there and exit ("" = serve) */
     int64_t retention_s;              /* jobs with no data for this long are deleted; 0 = keep */
     int64_t maintenance_s;            /* how often retention and reader checks run */
+    double disk_budget_gb;            /* delete the oldest jobs while data exceeds it; 0 = none */
     int64_t evaluate_ms;              /* streaming straggler evaluation period; 0 = off */
     int64_t active_s;                 /* jobs with data this recent are evaluated */
 };

@@ -57,6 +57,8 @@ commit_group(rs_writer *w, struct item *group)
         rs_store_write_abort(txn);
     if (rc != 0) {
         RS_COUNT(w->counters, commit_errors);
+        if (rc == RS_E_FULL)
+            RS_COUNT(w->counters, storage_full); /* maintenance frees space (oldest job) */
         reason = rc == RS_E_FULL ? "storage full" : rs_strerror(rc);
         rs_log_limited(10, RS_LOG_ERROR, "RS-STORE-COMMIT", "commit of %u batches failed: %s", n,
                        rs_strerror(rc));

@@ -103,3 +103,31 @@ rs_store_expire_jobs(rs_store_write *w, uint64_t cutoff_ns, size_t max_entries, 
     *jobs_deleted += job_done;
     return 0;
 }
+
+int
+rs_store_oldest_job(rs_store_read *r, char *name, size_t len, bool *found)
+{
+    MDB_cursor *c;
+    MDB_val k, v;
+    uint64_t oldest = UINT64_MAX;
+    int rc = mdb_cursor_open(r->txn, r->store->jobs, &c), op = MDB_FIRST;
+
+    *found = false;
+    if (rc != 0)
+        return rs__store_err(rc);
+    while ((rc = mdb_cursor_get(c, &k, &v, op)) == 0) {
+        struct rs_job_value jv;
+        op = MDB_NEXT;
+        if (v.mv_size != sizeof jv || k.mv_size == 0 || k.mv_size >= len)
+            continue; /* the consistency check reports it */
+        memcpy(&jv, v.mv_data, sizeof jv);
+        if (jv.received_ns < oldest) {
+            oldest = jv.received_ns;
+            memcpy(name, k.mv_data, k.mv_size);
+            name[k.mv_size] = '\0';
+            *found = true;
+        }
+    }
+    mdb_cursor_close(c);
+    return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+}

@@ -218,6 +218,37 @@ rs_store_used_bytes(rs_store *s, uint64_t *out)
 }
 
 int
+rs_store_space_get(rs_store *s, struct rs_store_space *out)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+    MDB_txn *txn;
+    MDB_cursor *c;
+    MDB_val k, v;
+    uint64_t free_pages = 0;
+    int rc;
+
+    if ((rc = mdb_env_info(s->env, &info)) != 0 || (rc = mdb_env_stat(s->env, &st)) != 0 ||
+        (rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) != 0)
+        return rs__store_err(rc);
+    /* LMDB's free-page database is dbi 0: each value is a list of page numbers, count first */
+    if ((rc = mdb_cursor_open(txn, 0, &c)) == 0) {
+        while ((rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) == 0)
+            if (v.mv_size >= sizeof(size_t))
+                free_pages += *(const size_t *)v.mv_data;
+        mdb_cursor_close(c);
+    }
+    mdb_txn_abort(txn);
+    if (rc != MDB_NOTFOUND)
+        return rs__store_err(rc);
+    uint64_t pages = (uint64_t)info.me_last_pgno + 1;
+    out->map_bytes = (uint64_t)info.me_mapsize;
+    out->file_bytes = pages * st.ms_psize;
+    out->data_bytes = (pages > free_pages ? pages - free_pages : 0) * st.ms_psize;
+    return 0;
+}
+
+int
 rs_store_read_begin(rs_store *s, rs_store_read **out)
 {
     rs_store_read *r = calloc(1, sizeof *r);

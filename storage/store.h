@@ -192,6 +192,18 @@ int rs_store_compact(rs_store *s, const char *dest_dir);
  * apart from the sparse tail. */
 int rs_store_used_bytes(rs_store *s, uint64_t *out);
 
+/* Space of the store: the map (largest possible store), the file's high-water mark (LMDB never
+ * shrinks it), and the pages holding data (high-water minus LMDB's free pages, which new writes
+ * reuse): what retention by disk budget compares with its budget. */
+struct rs_store_space {
+    uint64_t map_bytes, file_bytes, data_bytes;
+};
+int rs_store_space_get(rs_store *s, struct rs_store_space *out);
+
+/* The job that received data least recently (server clock), for retention by space; *found is
+ * false when the store holds no job. */
+int rs_store_oldest_job(rs_store_read *r, char *name, size_t len, bool *found);
+
 /* Number of (agent_id, batch_seq) pairs ever committed. */
 int rs_store_batches_count(rs_store_read *r, uint64_t *out);
 

@@ -131,9 +131,50 @@ expire_by_arrival_time(void)
     T_EQ(system(cmd), 0);
 }
 
+/* Space accounting for retention by space: the oldest job is the one that received data least
+ * recently; deleting it frees pages (data_bytes falls) while the file does not shrink. */
+static void
+space_and_oldest(void)
+{
+    char dir[] = "/tmp/rs-space-XXXXXX", cmd[64], oldest[RS_WIRE_MAX_JOB_LEN + 1];
+    struct rs_store_space before, after;
+    rs_store *st = NULL;
+    rs_store_write *w;
+    rs_store_read *r;
+    uint64_t deleted = 0;
+    bool done = false, found = false;
+
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_oldest_job(r, oldest, sizeof oldest, &found), 0);
+    T_CHECK(!found);
+    rs_store_read_end(r);
+    for (int i = 0; i < 20; i++) /* job "first" gets 20 batches before "second" exists */
+        put_job(st, "first", 100 + (uint64_t)i);
+    put_job(st, "second", 200);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_oldest_job(r, oldest, sizeof oldest, &found), 0);
+    T_CHECK(found && strcmp(oldest, "first") == 0);
+    rs_store_read_end(r);
+    T_EQ(rs_store_space_get(st, &before), 0);
+    T_CHECK(before.data_bytes > 0 && before.data_bytes <= before.file_bytes &&
+            before.file_bytes <= before.map_bytes);
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_delete_job(w, "first", 1000000, &deleted, &done), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+    T_EQ(rs_store_space_get(st, &after), 0);
+    T_CHECK(after.data_bytes < before.data_bytes);
+    T_CHECK(after.file_bytes >= before.file_bytes); /* LMDB never shrinks its file */
+    rs_store_close(st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+}
+
 int
 main(void)
 {
+    T_RUN(space_and_oldest);
     T_RUN(chunked_delete);
     T_RUN(expire_by_arrival_time);
     return T_DONE("storage/delete");

@@ -1,0 +1,165 @@
+/* Retention by space on a timer (see space.h). */
+#include "server/space.h"
+
+#include "common/error.h"
+#include "common/log.h"
+#include "server/server_int.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define ENTRIES_PER_TXN 10000
+
+struct rs_space {
+    uv_timer_t timer;
+    struct rs_server *srv;
+    uint64_t budget_bytes;
+    uint64_t full_seen; /* the storage_full counter at the last check */
+    bool freeing;       /* a deletion is queued or running */
+    bool closed;
+    /* the deletion in flight (written by the writer thread, read on the loop after it posts) */
+    char job[RS_WIRE_MAX_JOB_LEN + 1];
+    const char *why;
+    uint64_t data_bytes, limit_bytes, deleted;
+    int status;
+};
+
+static void
+maybe_free(rs_space *s)
+{
+    if (s->closed && !s->freeing && s->timer.data == NULL)
+        free(s);
+}
+
+static int
+delete_step(rs_store_write *txn, void *arg, bool *done)
+{
+    rs_space *s = arg;
+    return rs_store_delete_job(txn, s->job, ENTRIES_PER_TXN, &s->deleted, done);
+}
+
+static void
+deleted(void *arg) /* on the loop */
+{
+    rs_space *s = arg;
+
+    s->freeing = false;
+    if (s->status == 0) {
+        RS_COUNT(&s->srv->counters, jobs_deleted_for_space);
+        rs_evaluator_forget(s->srv->evaluator, s->job);
+        rs_log(RS_LOG_WARN, "RS-RETENTION-SPACE",
+               "deleted job %s (%llu entries), the one that received data least recently: %s "
+               "(data %.1f MB, limit %.1f MB)",
+               s->job, (unsigned long long)s->deleted, s->why, (double)s->data_bytes / 1e6,
+               (double)s->limit_bytes / 1e6);
+    } else if (s->status != RS_E_CLOSED && s->status != RS_E_NOT_FOUND) {
+        rs_log(RS_LOG_ERROR, "RS-RETENTION-SPACE", "deleting job %s to free space failed: %s",
+               s->job, rs_strerror(s->status));
+    }
+    maybe_free(s);
+}
+
+static void
+delete_done(void *arg, int status) /* on the writer thread */
+{
+    rs_space *s = arg;
+
+    s->status = status;
+    if (rs_post_call(s->srv->post, deleted, s) != 0)
+        s->freeing = false; /* out of memory: the next check tries again */
+}
+
+static int
+count_jobs(void *arg, const struct rs_job_info *job)
+{
+    (void)job;
+    return ++*(int *)arg >= 2; /* two are enough to know */
+}
+
+/* The oldest job, and whether it is the only one. */
+static int
+pick_victim(rs_space *s, bool *found, bool *alone)
+{
+    rs_store_read *r;
+    int rc = rs_store_read_begin(s->srv->store, &r), jobs = 0;
+
+    *found = *alone = false;
+    if (rc != 0)
+        return rc;
+    if ((rc = rs_store_oldest_job(r, s->job, sizeof s->job, found)) == 0 && *found) {
+        rc = rs_store_jobs_scan(r, count_jobs, &jobs);
+        rc = rc == 1 ? 0 : rc;
+        *alone = jobs < 2;
+    }
+    rs_store_read_end(r);
+    return rc;
+}
+
+static void
+on_check(uv_timer_t *t)
+{
+    rs_space *s = t->data;
+    struct rs_store_space sp;
+    uint64_t full = RS_COUNT_GET(&s->srv->counters, storage_full);
+    bool found, alone;
+
+    if (s->freeing || rs_store_space_get(s->srv->store, &sp) != 0)
+        return;
+    bool was_full = full != s->full_seen, over = s->budget_bytes && sp.data_bytes > s->budget_bytes;
+    s->full_seen = full;
+    if (!was_full && !over)
+        return;
+    if (pick_victim(s, &found, &alone) != 0 || !found)
+        return;
+    if (alone) {
+        rs_log_limited(60, RS_LOG_ERROR, "RS-RETENTION-SPACE",
+                       "the store is %s and holds one job (%s): nothing older to delete; raise "
+                       "--map-size-gb%s",
+                       was_full ? "full" : "over its budget", s->job,
+                       over ? " or --disk-budget-gb" : "");
+        return;
+    }
+    s->why = was_full ? "the store's map was full" : "the store's data exceeded its budget";
+    s->data_bytes = sp.data_bytes;
+    s->limit_bytes = over ? s->budget_bytes : sp.map_bytes;
+    s->deleted = 0;
+    s->status = 0;
+    s->freeing = true;
+    if (rs_writer_submit_task(s->srv->writer, delete_step, delete_done, s) != 0)
+        s->freeing = false;
+}
+
+int
+rs_space_start(struct rs_server *srv, uint64_t budget_bytes, unsigned check_ms, rs_space **out)
+{
+    rs_space *s = calloc(1, sizeof *s);
+
+    if (!s)
+        return -12;
+    s->srv = srv;
+    s->budget_bytes = budget_bytes;
+    uv_timer_init(&srv->loop, &s->timer);
+    s->timer.data = s;
+    uv_timer_start(&s->timer, on_check, check_ms, check_ms);
+    *out = s;
+    return 0;
+}
+
+static void
+on_closed(uv_handle_t *h)
+{
+    rs_space *s = h->data;
+
+    s->timer.data = NULL;
+    maybe_free(s);
+}
+
+void
+rs_space_close(rs_space *s)
+{
+    if (!s)
+        return;
+    s->closed = true;
+    uv_close((uv_handle_t *)&s->timer, on_closed);
+}
