@@ -14,9 +14,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
+
+from rsbench import Daemons
 
 p = argparse.ArgumentParser()
 p.add_argument("--ranks", default="2,8,32")
@@ -30,30 +30,8 @@ FAULTS = [("none", []), ("gpu 2%", ["--slowdown", "0.02"]), ("gpu 3%", ["--slowd
           ("gpu 5%", ["--slowdown", "0.05"]), ("gpu 10%", ["--slowdown", "0.10"]),
           ("gpu 30%", ["--slowdown", "0.30"]), ("host 5 ms", ["--stall-ms", "5"])]
 
-work = tempfile.mkdtemp(prefix="rankscope-sweep.")
-server = subprocess.Popen([f"{BIN}/rankscope-server", "--data", f"{work}/data", "--http",
-                           "127.0.0.1:0", "--listen", "tcp://127.0.0.1:0", "--ready-file",
-                           f"{work}/server.ready", "--evaluate-ms", "0"],
-                          stderr=subprocess.DEVNULL)
-for _ in range(100):
-    if os.path.exists(f"{work}/server.ready"):
-        break
-    time.sleep(0.05)
-ready = dict(l.split("=", 1) for l in open(f"{work}/server.ready").read().split())
-http = "http://" + ready["http"]
-agent = subprocess.Popen([f"{BIN}/rankscope-agent", "--server", ready["listen"], "--socket",
-                          f"{work}/agent.sock", "--ready-file", f"{work}/agent.ready"],
-                         stderr=subprocess.DEVNULL)
-for _ in range(100):
-    if os.path.exists(f"{work}/agent.ready"):
-        break
-    time.sleep(0.05)
-
-
-def get(path):
-    with urllib.request.urlopen(http + path) as r:
-        return json.load(r)
-
+daemons = Daemons(BIN, ["--evaluate-ms", "0"], "rankscope-sweep.")
+get = daemons.get
 
 rows = []
 try:
@@ -72,7 +50,7 @@ try:
                 out = subprocess.run(
                     [f"{BIN}/rankscope-sim", "--job", job, "--ranks", str(n), "--steps",
                      str(a.steps), "--speed", "0", "--seed", str(seed), "--onset-step",
-                     str(a.steps // 3), "--agent", f"{work}/agent.sock", "--log-level", "warn",
+                     str(a.steps // 3), "--agent", daemons.socket, "--log-level", "warn",
                      "--max-rate", str(a.max_rate)]
                     + fault, check=True, capture_output=True, text=True).stdout
                 if json.loads(out)["dropped_records"]:
@@ -102,11 +80,7 @@ try:
                   f"  precision {'-' if precision is None else f'{precision:.2f}':>4}"
                   f"  false verdicts {fp}  causes {causes}", flush=True)
 finally:
-    agent.terminate()
-    server.terminate()
-    agent.wait()
-    server.wait()
-    subprocess.run(["rm", "-rf", work])
+    daemons.stop()
 fault_free_fp = sum(r[5] for r in rows if r[1] == "none")
 print(f"summary: false verdicts on fault-free runs: {fault_free_fp}; "
       f"recall for slowdowns >= 5%: "

@@ -13,9 +13,9 @@ import json
 import os
 import statistics
 import subprocess
-import tempfile
 import time
-import urllib.request
+
+from rsbench import Daemons
 
 p = argparse.ArgumentParser()
 p.add_argument("--ranks", default="8,32,128")
@@ -29,31 +29,8 @@ ONSET = 60
 FAULTS = [("gpu 5%", ["--slowdown", "0.05"]), ("gpu 10%", ["--slowdown", "0.10"]),
           ("gpu 30%", ["--slowdown", "0.30"]), ("host 5 ms", ["--stall-ms", "5"])]
 
-work = tempfile.mkdtemp(prefix="rankscope-detect.")
-
-
-def start(args, ready):
-    proc = subprocess.Popen(args, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if os.path.exists(ready):
-            return proc, dict(l.split("=", 1) for l in open(ready).read().split())
-        time.sleep(0.05)
-    raise SystemExit(f"{args[0]} did not start")
-
-
-server, ready = start([f"{BIN}/rankscope-server", "--data", f"{work}/data", "--http",
-                       "127.0.0.1:0", "--listen", "tcp://127.0.0.1:0", "--ready-file",
-                       f"{work}/server.ready"], f"{work}/server.ready")
-http = "http://" + ready["http"]
-agent, _ = start([f"{BIN}/rankscope-agent", "--server", ready["listen"], "--socket",
-                  f"{work}/agent.sock", "--ready-file", f"{work}/agent.ready"],
-                 f"{work}/agent.ready")
-
-
-def get(path):
-    with urllib.request.urlopen(http + path) as r:
-        return json.load(r)
-
+daemons = Daemons(BIN, [], "rankscope-detect.")
+get = daemons.get
 
 rows = []
 try:
@@ -70,11 +47,13 @@ try:
                         [f"{BIN}/rankscope-sim", "--job", job, "--ranks", str(n), "--steps",
                          str(ONSET + a.after), "--step-ms", str(step_ms), "--speed", "1",
                          "--seed", str(seed), "--onset-step", str(ONSET), "--agent",
-                         f"{work}/agent.sock", "--log-level", "warn"] + fault,
+                         daemons.socket, "--log-level", "warn"] + fault,
                         stdout=subprocess.PIPE, text=True)
-                    detected = None
+                    detected, ended = None, None
                     while detected is None:
-                        done = sim.poll() is not None
+                        if ended is None and sim.poll() is not None:
+                            ended = time.time()  # the server's evaluations go on a little
+                        done = ended is not None and time.time() - ended > 5
                         try:
                             d = get(f"/v1/jobs/{job}/stragglers")
                             for v in d["stragglers"]:
@@ -103,11 +82,7 @@ try:
                       f"(~{statistics.median(steps_lag) if steps_lag else 0:.0f} steps)"
                       f"  false verdicts {false}", flush=True)
 finally:
-    agent.terminate()
-    server.terminate()
-    agent.wait()
-    server.wait()
-    subprocess.run(["rm", "-rf", work])
+    daemons.stop()
 all_lags = [x for r in rows for x in r[3]]
 if all_lags:
     print(f"summary: {len(all_lags)} detections, time to detect median "
