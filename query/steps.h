@@ -1,7 +1,9 @@
 /* Per rank and step (DESIGN.md "Steps"): step_time, compute_time (union of non-NCCL kernel
  * intervals), comm_time (union of NCCL kernel intervals), exposed_comm (NCCL time not overlapped by
  * compute), idle_time (no kernel running) and host_gap (from the step's start to its first kernel).
- * Steps come from the step records (NVTX markers or the simulator); a rank without any is given
+ * Steps come from the step records (NVTX markers or the simulator), each lasting until the next
+ * one starts (markers are host time; the GPU may work past a marker's end); a rank without any is
+ * given
  * steps inferred from its NCCL collectives of the job's last RS_INFER_WINDOW_NS (step_infer.h).
  * Metrics of settled steps are read from the stored step summaries when the
  * server has stored them (storage: stepsum), otherwise computed from the kernels; computed metrics

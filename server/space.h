@@ -14,8 +14,7 @@
 struct rs_server;
 typedef struct rs_space rs_space;
 
-int rs_space_start(struct rs_server *srv, uint64_t budget_bytes, unsigned check_ms,
-                   rs_space **out);
+int rs_space_start(struct rs_server *srv, uint64_t budget_bytes, unsigned check_ms, rs_space **out);
 
 /* Stops the timer (loop thread); freed once the loop has closed it and a deletion in flight has
  * finished. NULL is fine. */

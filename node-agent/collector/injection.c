@@ -162,6 +162,10 @@ initialize(void)
         refusal = RS_COLLECTOR_STEPPED_ASIDE;
     gethostname(host, sizeof host - 1);
     rs_identity_from_env(env, host, (uint32_t)getpid(), &id);
+    /* Only a C++ runtime in the global scope: in PyTorch processes it is loaded privately, so
+     * names stay mangled there. Reaching it by name (dlopen RTLD_NOLOAD) demangled them, but the
+     * long template names then overflowed frames and records were dropped (measured on H200, run F
+     * in docs/BENCHMARKS.md): demangling belongs off the training process. */
     cxa_demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
     struct rs_convert_options copts = {socket && *socket ? socket : DEFAULT_SOCKET, demangle,
                                        env("RANKSCOPE_STEP_RANGE")};

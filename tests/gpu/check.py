@@ -58,6 +58,22 @@ if len(sr) == 2:
 else:
     check("straggler: both ranks stored", False)
 
+def load(path):
+    try:
+        return json.load(open(path))
+    except Exception as e:  # the server may not have answered
+        return {"error": str(e)}
+
+
+v = load(sys.argv[3])
+(first,) = v.get("stragglers", [{}])[:1] or [{}]
+check("straggler: the server's verdict names rank 0, cause extra_work, drain or observe",
+      first.get("rank") == 0 and first.get("cause") == "extra_work" and first.get("last_frac", 0) > 0.9,
+      f"{v.get('summary')}; rank {first.get('rank')}, cause {first.get('cause')}, "
+      f"slowdown {first.get('slowdown')}")
+bv = load(sys.argv[4])
+check("baseline: the server finds no straggler", bv.get("stragglers") == [], bv.get("summary"))
+
 f = jobs.get("gpu-fork", {})
 check("fork: DataLoader workers job finished", f.get("result") is not None)
 check("fork: data from both ranks", store("gpu-fork").get("ranks_seen") == 2)

@@ -19,8 +19,10 @@ train gpu-disabled-check --steps 5   # no collector: must leave no data
 # PC sampling on a job whose rank 0 does extra GPU work
 train gpu-pcsampling --collector --pc-sampling --steps 400 --extra-work-rank 0 --nvtx-steps
 sleep 2 # the last flushes (collector exit, agent 250 ms, commit)
-python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
-    "$HTTP/v1/jobs/gpu-pcsampling/stalls?limit=5" >"$OUT/pc-stalls.json" 2>>"$OUT/train-logs.txt"
+get() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$HTTP$1"; }
+get "/v1/jobs/gpu-pcsampling/stalls?limit=5" >"$OUT/pc-stalls.json" 2>>"$OUT/train-logs.txt"
+get /v1/jobs/gpu-straggler/stragglers >"$OUT/straggler-verdict.json" 2>>"$OUT/train-logs.txt"
+get /v1/jobs/gpu-baseline/stragglers >"$OUT/baseline-verdict.json" 2>>"$OUT/train-logs.txt"
 : >"$OUT/dumps.jsonl"
 for job in gpu-baseline gpu-straggler gpu-fork gpu-profiler gpu-profiler-alone gpu-disabled-check \
            gpu-pcsampling; do
@@ -30,4 +32,5 @@ for job in gpu-baseline gpu-straggler gpu-fork gpu-profiler gpu-profiler-alone g
 done
 daemons_down
 cat "$W/server.log" "$W/agent.log" >"$OUT/daemon-logs.txt"
-python3 tests/gpu/check.py "$OUT/dumps.jsonl" "$OUT/pc-stalls.json" | tee "$OUT/summary.txt"
+python3 tests/gpu/check.py "$OUT/dumps.jsonl" "$OUT/pc-stalls.json" "$OUT/straggler-verdict.json" \
+    "$OUT/baseline-verdict.json" | tee "$OUT/summary.txt"

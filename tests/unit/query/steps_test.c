@@ -53,8 +53,8 @@ known_step(void)
     struct rs_collective_record c[] = {
         {1450 * US, 1700 * US, 8, 1, 0, RS_COLL_ALLREDUCE, 1, 17, false},
         {1800 * US, 1900 * US, 8, 1, 1, RS_COLL_ALLREDUCE, 1, 17, false}};
-    /* step 8 ends too recently (3 s) to be settled */
-    struct rs_step_record s[] = {{7, 1000 * US, 2000 * US}, {8, 2900000 * US, 3000000 * US}};
+    /* step 9 ends too recently (3 s) to be settled (not step 8: step 7 would last until it) */
+    struct rs_step_record s[] = {{7, 1000 * US, 2000 * US}, {9, 2900000 * US, 3000000 * US}};
     /* rank 1: the same step 7, no kernels in it -> all idle, host gap = the whole step; a kernel
      * at 3 s outside its steps */
     struct rs_step_record s1[] = {{7, 1000 * US, 2000 * US}};
@@ -198,10 +198,47 @@ last_arrivals(void)
     store_remove(st, dir);
 }
 
+/* Host-time markers that end long before the next step starts (a host that runs ahead of its
+ * GPU): step 1 [0, 2 ms) and step 2 [10, 12 ms), a kernel at [5, 9 ms) launched in step 1 — step 1
+ * lasts until step 2 starts, so the kernel is its compute time. */
+static void
+steps_last_until_the_next(void)
+{
+    const uint64_t MS = 1000 * US;
+    struct rs_kernel_record k[] = {{5 * MS, 9 * MS, 0, 7, 0, 0}};
+    struct rs_step_record s[] = {{1, 0 + 1, 2 * MS}, {2, 10 * MS, 12 * MS}};
+    struct rs_rank_batch rb = {.identity = {"j", 0, 0, 1, "h", "G", 1},
+                               .strings = names,
+                               .n_strings = 2,
+                               .kernels = k,
+                               .n_kernels = 1,
+                               .steps = s,
+                               .n_steps = 2};
+    struct rs_agent_batch b = {1, 1, 1, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    char dir[] = "/tmp/rs-steps-XXXXXX";
+    struct rs_rank_steps *ranks = NULL;
+    rs_store_read *r;
+    size_t n = 0;
+    rs_store *st = store_with(dir, &b);
+
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);
+    if (n == 1 && ranks[0].n == 2) {
+        T_EQ(ranks[0].steps[0].end_ns, 10 * MS);
+        T_EQ(ranks[0].steps[0].compute_ns, 4 * MS);
+        T_EQ(ranks[0].steps[1].end_ns, 12 * MS); /* the newest keeps its own end */
+    } else
+        T_CHECK(!"two steps of one rank");
+    rs_job_steps_free(ranks, n);
+    rs_store_read_end(r);
+    store_remove(st, dir);
+}
+
 int
 main(void)
 {
     T_RUN(known_step);
+    T_RUN(steps_last_until_the_next);
     T_RUN(last_arrivals);
     return T_DONE("query/steps");
 }
