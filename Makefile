@@ -67,7 +67,8 @@ LIBLLHTTP  := $(BUILD)/libllhttp.a
 SERVER_LIBS := $(LIBSERVER) $(LIBQUERY) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON) $(LIBLLHTTP)
 AGENT_LIBS  := $(LIBAGENT) $(LIBPROTO) $(LIBCOMMON)
 CLI_LIBS    := $(LIBQUERY) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON)
-EXT_LIBS    := $(LIB_NNG) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_CURL) -lpthread -lm
+EXT_LIBS    := $(LIB_NNG) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_CURL) -lstdc++ \
+               -lpthread -lm
 
 BINS := $(BUILD)/bin/rankscope-server $(BUILD)/bin/rankscope-agent $(BUILD)/bin/rankscope-sim \
         $(BUILD)/bin/rankscope

@@ -28,6 +28,7 @@ struct agent {
     uv_signal_t sigint, sigterm;
     rs_listener *listener;
     rs_aggregate *agg;
+    rs_demangler *demangler; /* NULL with --demangle=false */
     rs_forward *fwd;
     struct rs_spool spool;
     bool has_spool;
@@ -200,8 +201,10 @@ rs_agent_run(const struct rs_agent_config *cfg)
         cfg->server, (unsigned)cfg->window, (uint64_t)cfg->max_queue_mb << 20,
         (unsigned)cfg->reply_timeout_ms, a.has_spool ? &a.spool : NULL};
     if ((rc = rs_aggregate_new(&a.agg)) != 0 ||
+        (cfg->demangle && (rc = rs_demangler_new(&a.demangler)) != 0) ||
         (rc = rs_forward_start(&a.loop, &fopts, &a.fwd)) != 0)
         goto out;
+    rs_aggregate_set_demangler(a.agg, a.demangler);
     if (a.has_spool) {
         rs_spool_load(&a.spool, load_spooled, a.fwd, &skipped);
         struct rs_forward_stats fs;
@@ -240,6 +243,7 @@ out:
     uv_run(&a.loop, UV_RUN_DEFAULT);
     rs_forward_free(a.fwd);
     rs_aggregate_free(a.agg);
+    rs_demangler_free(a.demangler);
     uv_loop_close(&a.loop);
     if (a.has_spool)
         rs_spool_close(&a.spool);

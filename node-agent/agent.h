@@ -19,6 +19,7 @@ struct rs_agent_config {
     int64_t reply_timeout_ms;
     int64_t drain_timeout_ms;
     int64_t max_collectors;
+    bool demangle; /* C++ kernel names made readable here (demangle.h) */
 };
 
 /* Runs until SIGINT/SIGTERM, then flushes and tries to deliver for up to drain_timeout_ms.

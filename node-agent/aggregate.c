@@ -2,6 +2,7 @@
 #include "node-agent/aggregate.h"
 
 #include "common/error.h"
+#include "node-agent/demangle.h"
 #include "node-agent/records.h"
 
 #include <errno.h>
@@ -31,6 +32,7 @@ struct rs_aggregate {
     struct rank_slot *slots;
     size_t n, cap;
     size_t pending_bytes;
+    rs_demangler *demangler; /* NULL: names as they came */
 };
 
 int
@@ -123,6 +125,30 @@ set_identity(struct rank_slot *s, const struct rs_rank_identity *id)
     return 0;
 }
 
+void
+rs_aggregate_set_demangler(rs_aggregate *a, rs_demangler *d)
+{
+    a->demangler = d;
+}
+
+/* Merges b's records into the slot, its names through the demangler when there is one. */
+static int
+merge(rs_aggregate *a, struct rank_slot *s, const struct rs_rank_batch *b)
+{
+    if (!a->demangler || b->n_strings == 0)
+        return rs_records_merge(&s->records, b);
+    const char **names = malloc(b->n_strings * sizeof *names);
+    if (!names)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < b->n_strings; i++)
+        names[i] = rs_demangler_name(a->demangler, b->strings[i]);
+    struct rs_rank_batch readable = *b;
+    readable.strings = names;
+    int rc = rs_records_merge(&s->records, &readable);
+    free(names);
+    return rc;
+}
+
 int
 rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
 {
@@ -131,7 +157,7 @@ rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
 
     if (!s)
         return -ENOMEM;
-    if ((rc = set_identity(s, &b->identity)) || (rc = rs_records_merge(&s->records, b)))
+    if ((rc = set_identity(s, &b->identity)) || (rc = merge(a, s, b)))
         return rc;
     s->clock = b->clock;
     if (b->dropped_records > s->dropped_records)

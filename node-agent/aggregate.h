@@ -4,6 +4,7 @@
 #ifndef RS_NODE_AGENT_AGGREGATE_H
 #define RS_NODE_AGENT_AGGREGATE_H
 
+#include "node-agent/demangle.h"
 #include "proto/wire.h"
 
 #include <stddef.h>
@@ -12,6 +13,10 @@
 typedef struct rs_aggregate rs_aggregate;
 
 int rs_aggregate_new(rs_aggregate **out);
+
+/* Names (kernels, PC-sampling functions) of frames added from now on go through `d` (demangle.h;
+ * borrowed, must outlive `a`; NULL: names stay as they came). */
+void rs_aggregate_set_demangler(rs_aggregate *a, rs_demangler *d);
 void rs_aggregate_free(rs_aggregate *a);
 
 /* Merges one decoded frame (copied). Returns 0 or -ENOMEM. */

@@ -30,6 +30,8 @@ static const struct rs_config_option options[] = {
         "on SIGTERM, keep delivering for this long", 0, 600000),
     OPT("max-collectors", RS_CONFIG_INT, "4096", max_collectors, "concurrent collector connections",
         1, 1000000),
+    OPT("demangle", RS_CONFIG_BOOL, "true", demangle,
+        "make C++ kernel names readable (the collector sends them as CUDA reports them)", 0, 0),
 };
 
 static const struct rs_config_spec spec = {

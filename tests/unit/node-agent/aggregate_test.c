@@ -99,9 +99,50 @@ many_ranks(void)
     rs_aggregate_free(a);
 }
 
+/* With a demangler, C++ kernel names leave the agent readable; other names pass unchanged, and
+ * so does a mangled-looking name that does not demangle. */
+static void
+demangles_names(void)
+{
+    static const char *const names[] = {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_"
+                                        "15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_",
+                                        "sm90_xmma_gemm_f32f32", "_Znot_a_name"};
+    struct rs_kernel_record k = {10, 20, 0, 7, 0, 0};
+    struct rs_agent_batch env = {1, 2, 3, {1, 2, "h", "v", {0, 0}}, NULL, 0, 0};
+    rs_aggregate *a = NULL;
+    rs_demangler *dm = NULL;
+    rs_wire_agent_batch *d = NULL;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    uint64_t lost = 0;
+
+    T_EQ(rs_aggregate_new(&a), 0);
+    T_EQ(rs_demangler_new(&dm), 0);
+    rs_aggregate_set_demangler(a, dm);
+    struct rs_rank_batch f = frame(names, 3, 0, &k);
+    T_EQ(rs_aggregate_add(a, &f), 0);
+    T_EQ(rs_aggregate_add(a, &f), 0); /* the second time from the cache */
+    T_EQ(rs_aggregate_flush(a, &env, &buf, &len, &lost), 0);
+    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    if (d) {
+        const struct rs_rank_batch *r = &rs_wire_agent_batch_get(d)->ranks[0];
+        T_CHECK(strcmp(r->strings[r->kernels[0].name_id],
+                       "void at::native::vectorized_elementwise_kernel<4, "
+                       "at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, "
+                       "at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)") == 0);
+    }
+    T_CHECK(strcmp(rs_demangler_name(dm, "sm90_xmma_gemm_f32f32"), "sm90_xmma_gemm_f32f32") == 0);
+    T_CHECK(strcmp(rs_demangler_name(dm, "_Znot_a_name"), "_Znot_a_name") == 0);
+    rs_wire_agent_batch_free(d);
+    free(buf);
+    rs_aggregate_free(a);
+    rs_demangler_free(dm);
+}
+
 int
 main(void)
 {
+    T_RUN(demangles_names);
     T_RUN(merges_per_rank);
     T_RUN(many_ranks);
     return T_DONE("node-agent/aggregate");
