@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define ENTRIES_PER_TXN 10000
+#define ENTRIES_PER_TXN 1000 /* small transactions: a nearly full map has little room */
 
 struct rs_space {
     uv_timer_t timer;
@@ -106,7 +106,9 @@ on_check(uv_timer_t *t)
 
     if (s->freeing || rs_store_space_get(s->srv->store, &sp) != 0)
         return;
-    bool was_full = full != s->full_seen, over = s->budget_bytes && sp.data_bytes > s->budget_bytes;
+    /* without a budget, act at 90% of the map, before ingest stops at 100% */
+    uint64_t limit = s->budget_bytes ? s->budget_bytes : sp.map_bytes / 10 * 9;
+    bool was_full = full != s->full_seen, over = sp.data_bytes > limit;
     s->full_seen = full;
     if (!was_full && !over)
         return;
@@ -116,13 +118,15 @@ on_check(uv_timer_t *t)
         rs_log_limited(60, RS_LOG_ERROR, "RS-RETENTION-SPACE",
                        "the store is %s and holds one job (%s): nothing older to delete; raise "
                        "--map-size-gb%s",
-                       was_full ? "full" : "over its budget", s->job,
-                       over ? " or --disk-budget-gb" : "");
+                       was_full ? "full" : "near its limit", s->job,
+                       s->budget_bytes ? " or --disk-budget-gb" : "");
         return;
     }
-    s->why = was_full ? "the store's map was full" : "the store's data exceeded its budget";
+    s->why = was_full          ? "the store's map was full"
+             : s->budget_bytes ? "the store's data exceeded its budget"
+                               : "the store's data passed 90% of its map";
     s->data_bytes = sp.data_bytes;
-    s->limit_bytes = over ? s->budget_bytes : sp.map_bytes;
+    s->limit_bytes = limit;
     s->deleted = 0;
     s->status = 0;
     s->freeing = true;

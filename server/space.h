@@ -1,7 +1,8 @@
 /* Retention by space (the storage issue: "MDB_MAP_FULL handled by retention, never by crashing";
  * "retention by a disk budget per store"). Every `check_ms` the server looks at the store's data
  * (pages in use, rs_store_space_get) and at whether a commit found the map full since the last
- * look; when the data exceeds `budget_bytes` (0: no budget) or the map was full, the job that
+ * look; when the data exceeds `budget_bytes` (0: no budget, then 90% of the map — a full LMDB map
+ * can refuse even the deletion that would free it) or the map was full, the job that
  * received data least recently is deleted — in chunks, by a writer task, so ingest keeps flowing
  * — and logged (RS-RETENTION-SPACE) and counted (jobs_deleted_for_space). Meanwhile agents are
  * told to retry and keep their batches: nothing acknowledged is lost, only the oldest job. The job

@@ -120,7 +120,8 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
         free(s);
         return rs__store_err(rc);
     }
-    mdb_env_set_mapsize(s->env, o.map_size ? o.map_size : 256ull << 30);
+    s->map_bytes = o.map_size ? o.map_size : 256ull << 30;
+    mdb_env_set_mapsize(s->env, (size_t)((double)s->map_bytes * RS_STORE_HEADROOM));
     mdb_env_set_maxdbs(s->env, 16);
     mdb_env_set_maxreaders(s->env, o.max_readers ? o.max_readers : 126);
     rc = mdb_env_open(s->env, dir, MDB_NOTLS | (o.sync_metadata ? 0 : MDB_NOMETASYNC), 0644);
@@ -242,7 +243,7 @@ rs_store_space_get(rs_store *s, struct rs_store_space *out)
     if (rc != MDB_NOTFOUND)
         return rs__store_err(rc);
     uint64_t pages = (uint64_t)info.me_last_pgno + 1;
-    out->map_bytes = (uint64_t)info.me_mapsize;
+    out->map_bytes = s->map_bytes; /* without the headroom kept for deletions */
     out->file_bytes = pages * st.ms_psize;
     out->data_bytes = (pages > free_pages ? pages - free_pages : 0) * st.ms_psize;
     return 0;

@@ -192,7 +192,8 @@ int rs_store_compact(rs_store *s, const char *dest_dir);
  * apart from the sparse tail. */
 int rs_store_used_bytes(rs_store *s, uint64_t *out);
 
-/* Space of the store: the map (largest possible store), the file's high-water mark (LMDB never
+/* Space of the store: the map as asked for (largest store ingest may fill; LMDB's map is 10%
+ * larger, kept for the deletions that free space), the file's high-water mark (LMDB never
  * shrinks it), and the pages holding data (high-water minus LMDB's free pages, which new writes
  * reuse): what retention by disk budget compares with its budget. */
 struct rs_store_space {

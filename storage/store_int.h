@@ -8,6 +8,7 @@
 
 struct rs_store {
     MDB_env *env;
+    uint64_t map_bytes; /* the map asked for; LMDB's is RS_STORE_HEADROOM larger */
     MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum;
 };
 
@@ -21,6 +22,11 @@ struct rs_store_read {
     rs_store *store;
     MDB_txn *txn;
 };
+
+/* LMDB needs free pages even to delete: the map is this much larger than asked for, and writers
+ * that fill it (ingest) stop at the asked size (rs_store_space_get reports it), so deletions that
+ * make room always find some. */
+#define RS_STORE_HEADROOM 1.10
 
 /* Maps an LMDB return code to a rankscope code. */
 int rs__store_err(int mdb_rc);
