@@ -478,10 +478,20 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
         else
             snprintf(summary, sizeof summary, "%zu straggler(s)", json_array_size(verdicts));
     }
-    *out = json_pack("{s:s, s:I, s:I, s:f, s:s, s:s, s:O, s:O}", "job", job, "window_steps",
-                     (json_int_t)c.W, "windows_evaluated", (json_int_t)c.n_w, "threshold",
-                     o->threshold, "steps_source", rs_steps_source(c.ranks, c.n_ranks), "summary",
-                     summary, "stragglers", verdicts, "ranks", ranks);
+    /* the strongest recommendation, for schedulers that read one field */
+    const char *action = "none";
+    size_t vi;
+    json_t *vj;
+    json_array_foreach(verdicts, vi, vj)
+    {
+        const char *a = json_string_value(json_object_get(vj, "action"));
+        if (a && (strcmp(a, "drain-candidate") == 0 || strcmp(action, "none") == 0))
+            action = strcmp(a, "drain-candidate") == 0 ? "drain-candidate" : "observe";
+    }
+    *out = json_pack("{s:s, s:s, s:I, s:I, s:f, s:s, s:s, s:O, s:O}", "job", job, "action", action,
+                     "window_steps", (json_int_t)c.W, "windows_evaluated", (json_int_t)c.n_w,
+                     "threshold", o->threshold, "steps_source", rs_steps_source(c.ranks, c.n_ranks),
+                     "summary", summary, "stragglers", verdicts, "ranks", ranks);
     rc = *out ? 0 : -ENOMEM;
 out:
     json_decref(verdicts);

@@ -17,6 +17,7 @@ d = json.load(open(sys.argv[1]))
 assert v["rank"] == 3 and v["cause"] == "gpu_slow", v
 assert 0.07 < v["slowdown"] - 1 < 0.13 and v["last_frac"] >= 0.9, v
 assert v["action"] == "drain-candidate" and v["gpu_uuid"].startswith("GPU-") and v["host"], v
+assert d["action"] == "drain-candidate", d["action"]
 assert 40 - 30 < v["since_step"] <= 40 + 30, v["since_step"]
 assert 0 < v["impact_pct"] < 15 and v["peer_wait_s"] > v["impact_s"], v
 assert v["evidence"] and v["evidence"][0]["ratio_to_peers"] > 1.05, v["evidence"]' "$WORK/gpu.verdict"
@@ -30,6 +31,7 @@ check "fault-free job: no verdict, and the spread it saw" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["stragglers"] == [] and d["summary"].startswith("no straggler"), d["summary"]
+assert d["action"] == "none", d["action"]
 assert all(abs(r["slowdown"] - 1) < 0.03 for r in d["ranks"]), d["ranks"]' "$WORK/clean.verdict"
 check "rankscope stragglers says it for people" sh -c "'$BIN/rankscope' --server '$HTTP' stragglers gpu | grep -q '^rank 3 on sim-node-000'"
 check "ETag: revalidating an unchanged verdict gives 304 without a body" sh -c "
