@@ -374,7 +374,8 @@ read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, uint64_t u
     }
     /* A step lasts until the next one starts. Markers are host time: in a job whose host runs
      * ahead of its GPU, a ProfilerStep-style range may cover only the launches (2.6 ms of a
-     * 17.5 ms step, measured on H200) while the GPU works until the next range; start to start
+     * 17.5 ms step in tests/gpu/ddp_train.py on H200, docs/BENCHMARKS.md run F) while the GPU
+     * works until the next range; start to start
      * holds each step's GPU time at steady state. */
     for (size_t k = 0; k + 1 < sc.n; k++)
         if (sc.v[k + 1].step == sc.v[k].step + 1 && sc.v[k + 1].start_ns > sc.v[k].end_ns)

@@ -25,9 +25,9 @@ rs_straggler_options_default(struct rs_straggler_options *o)
 
 struct rank_window {
     size_t steps;
-    double work_ms;  /* median of compute + host gap */
-    double peers_ms; /* median over the other ranks of their work_ms */
-    double compute_ms, host_gap_ms, step_ms, kernels;
+    double work_ms;     /* median of compute + host gap */
+    double peers_ms;    /* median over the other ranks of their work_ms */
+    double host_gap_ms; /* median host gap */
     uint64_t instances; /* collective instances (across ranks) that started in its steps */
     uint64_t last;      /* instances it arrived last at */
     double impact_ns;   /* others' median wait at those instances */
@@ -46,26 +46,6 @@ struct ctx {
     struct window *w;
     size_t n_w;
 };
-
-/* Metrics of a rank's steps inside one window, in ms. */
-enum metric { WORK, COMPUTE, HOST_GAP, STEP, KERNELS, N_METRICS };
-
-static double
-metric_ms(const struct rs_step_summary *s, enum metric m)
-{
-    switch (m) {
-    case WORK:
-        return (double)(s->compute_ns + s->host_gap_ns) / 1e6;
-    case COMPUTE:
-        return (double)s->compute_ns / 1e6;
-    case HOST_GAP:
-        return (double)s->host_gap_ns / 1e6;
-    case STEP:
-        return (double)s->step_ns / 1e6;
-    default:
-        return (double)s->kernels;
-    }
-}
 
 /* Fills rw from the rank's steps numbered (hi - W, hi] (steps are in step order). */
 static void
@@ -94,13 +74,13 @@ rank_window_fill(const struct rs_rank_steps *rk, uint64_t hi, size_t W, struct r
         rw->last += s->last_arrivals;
         rw->impact_ns += (double)s->peer_wait_ns;
     }
-    double *out[N_METRICS] = {&rw->work_ms, &rw->compute_ms, &rw->host_gap_ms, &rw->step_ms,
-                              &rw->kernels};
-    for (int m = 0; m < N_METRICS; m++) {
-        for (size_t k = first; k < end; k++)
-            scratch[k - first] = metric_ms(&rk->steps[k], (enum metric)m);
-        *out[m] = rs_median(scratch, end - first);
-    }
+    /* the two medians the rule and the cause use: compute + host gap, and host gap */
+    for (size_t k = first; k < end; k++)
+        scratch[k - first] = (double)(rk->steps[k].compute_ns + rk->steps[k].host_gap_ns) / 1e6;
+    rw->work_ms = rs_median(scratch, end - first);
+    for (size_t k = first; k < end; k++)
+        scratch[k - first] = (double)rk->steps[k].host_gap_ns / 1e6;
+    rw->host_gap_ms = rs_median(scratch, end - first);
 }
 
 /* Steps per window: window_steps, or fewer when that many steps take longer than window_s (the
@@ -413,17 +393,12 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
         "individual", best / rw->work_ms, "action", action);
 }
 
-int
-rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler_options *opts,
-                    json_t **out)
+/* The rule over the ranks' steps (borrowed). */
+static int
+evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
+         struct rs_rank_steps *steps, size_t n_ranks, json_t **out)
 {
-    struct rs_straggler_options defaults;
-    const struct rs_straggler_options *o = opts;
-    if (!o) {
-        rs_straggler_options_default(&defaults);
-        o = &defaults;
-    }
-    struct ctx c = {o, o->window_steps, NULL, 0, NULL, 0};
+    struct ctx c = {o, o->window_steps, steps, n_ranks, NULL, 0};
     struct identities ids = {NULL, 0};
     json_t *verdicts = json_array(), *ranks = json_array();
     char summary[256];
@@ -433,9 +408,7 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
         rc = -ENOMEM;
         goto out;
     }
-    if ((rc = rs_query_job_steps_until(r, job, o->window_steps * o->lookback_windows, o->until_step,
-                                       &c.ranks, &c.n_ranks)) ||
-        (rc = rs_store_ranks_scan(r, job, on_rank_info, &ids)) ||
+    if ((rc = rs_store_ranks_scan(r, job, on_rank_info, &ids)) ||
         (rc = (c.W = window_for_time(&c), build_windows(&c))))
         goto out;
     if (c.n_ranks >= 2 && strcmp(rs_steps_source(c.ranks, c.n_ranks), "none") == 0) {
@@ -500,6 +473,42 @@ out:
         free(c.w[j].r);
     free(c.w);
     free(ids.v);
-    rs_job_steps_free(c.ranks, c.n_ranks);
+    return rc;
+}
+
+size_t
+rs_straggler_steps_needed(const struct rs_straggler_options *o)
+{
+    return o->window_steps * o->lookback_windows;
+}
+
+int
+rs_query_stragglers_on(rs_store_read *r, const char *job, const struct rs_straggler_options *opts,
+                       struct rs_rank_steps *ranks, size_t n_ranks, json_t **out)
+{
+    struct rs_straggler_options defaults;
+    if (!opts)
+        rs_straggler_options_default(&defaults);
+    return evaluate(r, job, opts ? opts : &defaults, ranks, n_ranks, out);
+}
+
+int
+rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler_options *opts,
+                    json_t **out)
+{
+    struct rs_straggler_options defaults;
+    const struct rs_straggler_options *o = opts;
+    struct rs_rank_steps *ranks;
+    size_t n;
+    if (!o) {
+        rs_straggler_options_default(&defaults);
+        o = &defaults;
+    }
+    int rc =
+        rs_query_job_steps_until(r, job, rs_straggler_steps_needed(o), o->until_step, &ranks, &n);
+    if (rc != 0)
+        return rc;
+    rc = evaluate(r, job, o, ranks, n, out);
+    rs_job_steps_free(ranks, n);
     return rc;
 }

@@ -18,6 +18,7 @@
 #ifndef RS_QUERY_STRAGGLERS_H
 #define RS_QUERY_STRAGGLERS_H
 
+#include "query/steps.h"
 #include "storage/store.h"
 
 #include <jansson.h>
@@ -44,5 +45,15 @@ void rs_straggler_options_default(struct rs_straggler_options *o);
  * steps gets an empty verdict list and a summary saying why. */
 int rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
                         json_t **out);
+
+/* Steps each rank needs for the rule with options `o`: the lookback windows. */
+size_t rs_straggler_steps_needed(const struct rs_straggler_options *o);
+
+/* rs_query_stragglers over steps the caller loaded already with
+ * rs_query_job_steps_until(r, job, rs_straggler_steps_needed(o), o->until_step, ...) — for a
+ * caller that needs those steps too (the server's evaluator stores their summaries). `ranks` is
+ * borrowed. */
+int rs_query_stragglers_on(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
+                           struct rs_rank_steps *ranks, size_t n_ranks, json_t **out);
 
 #endif

@@ -190,16 +190,17 @@ evaluate(uv_work_t *req) /* thread pool */
         json_t *doc = NULL;
         struct rs_rank_steps *ranks;
         size_t n_ranks;
-        /* settled steps computed from kernels are stored, so later evaluations read one value
-         * per rank-step: evaluations then cost the same in the job's first minute and its tenth
-         * hour */
-        if (rs_query_job_steps(r, run->jobs[i].name, o.window_steps * o.lookback_windows, &ranks,
-                               &n_ranks) == 0) {
+        /* one load of the steps serves the verdict and the summaries: settled steps computed
+         * from kernels are stored, so later evaluations read one value per rank-step and cost the
+         * same in the job's first minute and its tenth hour */
+        int rc = rs_query_job_steps_until(r, run->jobs[i].name, rs_straggler_steps_needed(&o),
+                                          o.until_step, &ranks, &n_ranks);
+        if (rc == 0) {
             if (collect_summaries(run->to_store, run->jobs[i].name, ranks, n_ranks) != 0)
                 run->rc = -ENOMEM;
+            rc = rs_query_stragglers_on(r, run->jobs[i].name, &o, ranks, n_ranks, &doc);
             rs_job_steps_free(ranks, n_ranks);
         }
-        int rc = rs_query_stragglers(r, run->jobs[i].name, &o, &doc);
         if (rc == RS_E_NOT_FOUND) /* deleted since the scan */
             continue;
         if (rc != 0) {

@@ -36,15 +36,6 @@ struct rs_writer {
     bool stopping;
 };
 
-/* Ingest stops once the data fills the map as asked for: LMDB's map is larger by a headroom that
- * only deletions (retention by space, space.h) use, since LMDB needs free pages even to delete. */
-static bool
-map_nearly_full(rs_writer *w)
-{
-    struct rs_store_space sp;
-    return rs_store_space_get(w->store, &sp) == 0 && sp.data_bytes >= sp.map_bytes;
-}
-
 /* Commits a group; every item gets its outcome after the commit returns. */
 static void
 commit_group(rs_writer *w, struct item *group)
@@ -53,7 +44,10 @@ commit_group(rs_writer *w, struct item *group)
     const char *reason = "";
     rs_store_write *txn = NULL;
     unsigned n = 0;
-    int rc = map_nearly_full(w) ? RS_E_FULL : rs_store_write_begin(w->store, &txn);
+    /* Ingest stops once the data fills the map as asked for: LMDB's map is larger by a headroom
+     * that only deletions (retention by space, space.h) use, since LMDB needs free pages even to
+     * delete. */
+    int rc = rs_store_full(w->store) ? RS_E_FULL : rs_store_write_begin(w->store, &txn);
 
     for (struct item *it = group; rc == 0 && it; it = it->next, n++) {
         bool dup = false;

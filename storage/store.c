@@ -205,8 +205,9 @@ rs_store_reader_check(rs_store *s, int *cleared)
     return rs__store_err(mdb_reader_check(s->env, cleared));
 }
 
-int
-rs_store_used_bytes(rs_store *s, uint64_t *out)
+/* Pages used by the file so far (the high-water mark), and the page size. */
+static int
+high_water(rs_store *s, uint64_t *pages, uint64_t *page_size)
 {
     MDB_envinfo info;
     MDB_stat st;
@@ -214,39 +215,68 @@ rs_store_used_bytes(rs_store *s, uint64_t *out)
 
     if ((rc = mdb_env_info(s->env, &info)) != 0 || (rc = mdb_env_stat(s->env, &st)) != 0)
         return rs__store_err(rc);
-    *out = (uint64_t)(info.me_last_pgno + 1) * st.ms_psize;
+    *pages = (uint64_t)info.me_last_pgno + 1;
+    *page_size = st.ms_psize;
     return 0;
 }
 
-int
-rs_store_space_get(rs_store *s, struct rs_store_space *out)
+/* Pages on LMDB's free list, which new writes reuse. */
+static int
+free_pages(rs_store *s, uint64_t *out)
 {
-    MDB_envinfo info;
-    MDB_stat st;
     MDB_txn *txn;
     MDB_cursor *c;
     MDB_val k, v;
-    uint64_t free_pages = 0;
     int rc;
 
-    if ((rc = mdb_env_info(s->env, &info)) != 0 || (rc = mdb_env_stat(s->env, &st)) != 0 ||
-        (rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) != 0)
+    *out = 0;
+    if ((rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) != 0)
         return rs__store_err(rc);
     /* LMDB's free-page database is dbi 0: each value is a list of page numbers, count first */
     if ((rc = mdb_cursor_open(txn, 0, &c)) == 0) {
         while ((rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) == 0)
             if (v.mv_size >= sizeof(size_t))
-                free_pages += *(const size_t *)v.mv_data;
+                *out += *(const size_t *)v.mv_data;
         mdb_cursor_close(c);
     }
     mdb_txn_abort(txn);
-    if (rc != MDB_NOTFOUND)
-        return rs__store_err(rc);
-    uint64_t pages = (uint64_t)info.me_last_pgno + 1;
+    return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+}
+
+int
+rs_store_space_get(rs_store *s, struct rs_store_space *out)
+{
+    uint64_t pages = 0, page_size = 0, unused = 0;
+    int rc;
+
+    if ((rc = high_water(s, &pages, &page_size)) != 0 || (rc = free_pages(s, &unused)) != 0)
+        return rc;
     out->map_bytes = s->map_bytes; /* without the headroom kept for deletions */
-    out->file_bytes = pages * st.ms_psize;
-    out->data_bytes = (pages > free_pages ? pages - free_pages : 0) * st.ms_psize;
+    out->file_bytes = pages * page_size;
+    out->data_bytes = (pages > unused ? pages - unused : 0) * page_size;
     return 0;
+}
+
+int
+rs_store_used_bytes(rs_store *s, uint64_t *out)
+{
+    uint64_t pages = 0, page_size = 0;
+    int rc = high_water(s, &pages, &page_size);
+
+    if (rc == 0)
+        *out = pages * page_size;
+    return rc;
+}
+
+bool
+rs_store_full(rs_store *s)
+{
+    uint64_t pages = 0, page_size = 0, unused = 0;
+
+    if (high_water(s, &pages, &page_size) != 0 || pages * page_size < s->map_bytes)
+        return false; /* data <= file < map: no need to count free pages */
+    return free_pages(s, &unused) == 0 &&
+           (pages > unused ? pages - unused : 0) * page_size >= s->map_bytes;
 }
 
 int

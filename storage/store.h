@@ -201,6 +201,11 @@ struct rs_store_space {
 };
 int rs_store_space_get(rs_store *s, struct rs_store_space *out);
 
+/* Whether the data fills the map as asked for (ingest should stop; the headroom is for
+ * deletions). Cheap while the file is smaller than the map — LMDB's free pages are counted only
+ * then — so a writer can ask before every commit. */
+bool rs_store_full(rs_store *s);
+
 /* The job that received data least recently (server clock), for retention by space; *found is
  * false when the store holds no job. */
 int rs_store_oldest_job(rs_store_read *r, char *name, size_t len, bool *found);

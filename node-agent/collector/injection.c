@@ -138,6 +138,25 @@ env_long(const char *name, long lo, long hi, long fallback)
     return v && *v && *end == '\0' && n >= lo && n <= hi ? n : fallback;
 }
 
+/* A switch from the environment: set, not empty and not "0". */
+static bool
+env_flag(const char *name)
+{
+    const char *v = env(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* RANKSCOPE_PC_* (pcsampling.h); false when PC sampling is not asked for. */
+static bool
+pc_sampling_options(struct rs_pcsampling_options *o)
+{
+    o->debug = env_flag("RANKSCOPE_PC_DEBUG");
+    o->drain_ms = (unsigned)env_long("RANKSCOPE_PC_DRAIN_MS", 100, 600000, 1000);
+    o->sampling_period = (int)env_long("RANKSCOPE_PC_SAMPLING_PERIOD", 5, 31, 0);
+    o->hw_buffer_mb = (unsigned)env_long("RANKSCOPE_PC_HW_BUFFER_MB", 16, 4096, 64);
+    return env_flag("RANKSCOPE_PC_SAMPLING");
+}
+
 static void
 initialize(void)
 {
@@ -146,15 +165,14 @@ initialize(void)
     struct rs_activity_options opts = {
         (unsigned)env_long("RANKSCOPE_FLUSH_MS", 10, 60000, DEFAULT_FLUSH_MS),
         (size_t)env_long("RANKSCOPE_BUFFER_KB", 16, 65536, DEFAULT_BUFFER_KB) << 10,
-        rs_pcsampling_options_from_env(env, &pc) ? &pc : NULL};
+        pc_sampling_options(&pc) ? &pc : NULL};
     const char *socket = env("RANKSCOPE_AGENT_SOCKET");
     char host[256] = "";
-    const char *off = env("RANKSCOPE_DISABLE");
 
     char why[256] = "";
     uint32_t refusal = 0;
 
-    if (off && strcmp(off, "0") != 0 && *off)
+    if (env_flag("RANKSCOPE_DISABLE"))
         return; /* the kill switch: not even a log line */
     if (!version_ok(why, sizeof why))
         refusal = RS_COLLECTOR_VERSION_MISMATCH;

@@ -8,6 +8,7 @@
 #include <cupti_pcsampling.h>
 #include <dlfcn.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +32,8 @@ static struct {
     uint32_t *reason_index;
     char **reason_names;
     CUpti_PCSamplingData config_buf, get_buf; /* CUPTI requires two distinct buffers */
-    char **functions; /* function names CUPTI handed us: ours to free, once, at the end */
+    char **functions; /* set (open addressing) of the function names CUPTI handed us: ours to
+                         free, once, at the end */
     size_t n_functions, functions_cap;
     CUpti_SubscriberHandle sub;
     pthread_mutex_t state; /* ctx/open: the context-created callback vs. the flush thread */
@@ -43,28 +45,6 @@ static struct {
         if (p.o.debug)                                                                             \
             rs_collector_log(__VA_ARGS__);                                                         \
     } while (0)
-
-static long
-env_long(const char *(*env)(const char *), const char *name, long lo, long hi, long fallback)
-{
-    const char *v = env(name);
-    char *end;
-    long n = v ? strtol(v, &end, 10) : 0;
-
-    return v && *v && *end == '\0' && n >= lo && n <= hi ? n : fallback;
-}
-
-int
-rs_pcsampling_options_from_env(const char *(*env)(const char *), struct rs_pcsampling_options *o)
-{
-    const char *on = env("RANKSCOPE_PC_SAMPLING");
-
-    o->debug = env_long(env, "RANKSCOPE_PC_DEBUG", 0, 1, 0) == 1;
-    o->drain_ms = (unsigned)env_long(env, "RANKSCOPE_PC_DRAIN_MS", 100, 600000, 1000);
-    o->sampling_period = (int)env_long(env, "RANKSCOPE_PC_SAMPLING_PERIOD", 5, 31, 0);
-    o->hw_buffer_mb = (unsigned)env_long(env, "RANKSCOPE_PC_HW_BUFFER_MB", 16, 4096, 64);
-    return on && *on && strcmp(on, "0") != 0;
-}
 
 /* Turns PC sampling off for the rest of the process, saying why once. */
 static void
@@ -201,24 +181,49 @@ reason_name(uint32_t index)
     return "unknown";
 }
 
-/* Keeps a CUPTI-allocated function name to free at the end (names are shared between records). */
+static size_t
+pointer_slot(const void *ptr, size_t cap)
+{
+    return (size_t)(((uintptr_t)ptr >> 4) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+}
+
+/* Adds name to the set (cap a power of two, half full at most). */
+static void
+put_function(char **set, size_t cap, char *name)
+{
+    size_t i = pointer_slot(name, cap);
+    while (set[i] && set[i] != name)
+        i = (i + 1) & (cap - 1);
+    set[i] = name;
+}
+
+/* Keeps a CUPTI-allocated function name to free at the end (names are shared between records, so
+ * each pointer once: a set, since every drained PC asks). */
 static void
 remember_function(char *name)
 {
     if (!name)
         return;
-    for (size_t i = p.n_functions; i-- > 0;)
-        if (p.functions[i] == name)
-            return;
-    if (p.n_functions == p.functions_cap) {
+    if (p.functions_cap) {
+        size_t i = pointer_slot(name, p.functions_cap);
+        for (; p.functions[i]; i = (i + 1) & (p.functions_cap - 1))
+            if (p.functions[i] == name)
+                return;
+    }
+    if (2 * (p.n_functions + 1) > p.functions_cap) {
         size_t cap = p.functions_cap ? 2 * p.functions_cap : 256;
-        char **v = realloc(p.functions, cap * sizeof *v);
+        char **v = calloc(cap, sizeof *v);
         if (!v)
             return; /* leaks one name rather than risk a double free */
+        for (size_t i = 0; i < p.functions_cap; i++)
+            if (p.functions[i])
+                put_function(v, cap, p.functions[i]);
+        free(p.functions);
         p.functions = v;
         p.functions_cap = cap;
     }
-    p.functions[p.n_functions++] = name;
+    put_function(p.functions, p.functions_cap, name);
+    p.n_functions++;
 }
 
 /* Hands the counts of a filled buffer to the converter. */
@@ -246,7 +251,7 @@ consume(CUpti_PCSamplingData *d)
 
 /* CUPTI's resource callback, on the application thread that created the context (current): PC
  * sampling must be on before the context loads its modules — enabled later, it samples nothing
- * (measured on H200). The first context is the rank's; later ones are left alone. */
+ * (seen in bring-up runs on H200). The first context is the rank's; later ones are left alone. */
 static void CUPTIAPI
 on_context(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
@@ -340,7 +345,9 @@ rs_pcsampling_finish(void)
     if (p.sub)
         cuptiUnsubscribe(p.sub);
     p.sub = NULL;
-    for (size_t i = 0; i < p.n_functions; i++)
+    for (size_t i = 0; i < p.functions_cap; i++)
         free(p.functions[i]);
-    p.n_functions = 0;
+    free(p.functions);
+    p.functions = NULL;
+    p.n_functions = p.functions_cap = 0;
 }

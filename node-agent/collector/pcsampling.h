@@ -4,7 +4,8 @@
  * the flush thread drains it every RANKSCOPE_PC_DRAIN_MS (1000) and sends the counts, aggregated
  * per (function, pc offset, stall reason), as stall records with CUPTI's reason names (queried at
  * run time) and the cubin CRC. Duty-cycled windows are not offered: turning sampling off and on
- * again mid-run hung a 2-rank DDP job (measured). Options: RANKSCOPE_PC_SAMPLING_PERIOD (2^N
+ * again mid-run hung a 2-rank DDP job (both seen in bring-up runs on H200, with code that no
+ * longer exists; docs/collector.md). Options: RANKSCOPE_PC_SAMPLING_PERIOD (2^N
  * cycles, 5..31; unset = CUPTI's choice — an explicit value is reported to break sampling on some
  * GPUs), RANKSCOPE_PC_HW_BUFFER_MB (64: device memory CUPTI may use; its default is 512),
  * RANKSCOPE_PC_DEBUG=1 (a stderr line per drain). While on, the collector holds CUPTI's callback

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SAMPLE_US 4.0 /* one sample per this much kernel time (CUPTI's default is 2^15 cycles) */
+#define SAMPLE_US 4.0 /* one sample per this much kernel time: a synthetic rate, not CUPTI's */
 #define PREFIX "smsp__pcsamp_warps_issue_stalled_"
 
 enum { SELECTED, MATH, LONG_SB, SHORT_SB, WAIT, BARRIER, LG_THROTTLE, NOT_SELECTED, N_REASONS };

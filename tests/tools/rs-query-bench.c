@@ -146,7 +146,7 @@ store_summaries(rs_store *st)
     rs_straggler_options_default(&o);
     if ((rc = rs_store_read_begin(st, &r)) != 0)
         return rc;
-    rc = rs_query_job_steps(r, "bench", o.window_steps * o.lookback_windows, &ranks, &n);
+    rc = rs_query_job_steps(r, "bench", rs_straggler_steps_needed(&o), &ranks, &n);
     rs_store_read_end(r);
     if (rc != 0 || (rc = rs_store_write_begin(st, &w)) != 0)
         return rc;
