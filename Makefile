@@ -52,6 +52,7 @@ STORAGE_SRC := $(call lib_srcs,storage)
 QUERY_SRC   := $(call lib_srcs,query)
 SERVER_SRC  := $(call lib_srcs,server)
 AGENT_SRC   := $(call lib_srcs,node-agent)
+IMPORT_SRC  := $(call lib_srcs,import)
 PB_C        := $(BUILD)/gen/rankscope.pb-c.c
 PB_H        := $(BUILD)/gen/rankscope.pb-c.h
 
@@ -62,12 +63,13 @@ LIBSTORAGE := $(BUILD)/libstorage.a
 LIBQUERY   := $(BUILD)/libquery.a
 LIBSERVER  := $(BUILD)/libserver.a
 LIBAGENT   := $(BUILD)/libnode-agent.a
+LIBIMPORT  := $(BUILD)/libimport.a
 LIBLLHTTP  := $(BUILD)/libllhttp.a
 
 SERVER_LIBS := $(LIBSERVER) $(LIBQUERY) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON) $(LIBLLHTTP)
 AGENT_LIBS  := $(LIBAGENT) $(LIBPROTO) $(LIBCOMMON)
-CLI_LIBS    := $(LIBQUERY) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON)
-EXT_LIBS    := $(LIB_NNG) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_CURL) -lstdc++ \
+CLI_LIBS    := $(LIBQUERY) $(LIBIMPORT) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON)
+EXT_LIBS    := $(LIB_NNG) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_CURL) -lz -lstdc++ \
                -lpthread -lm
 
 BINS := $(BUILD)/bin/rankscope-server $(BUILD)/bin/rankscope-agent $(BUILD)/bin/rankscope-sim \
@@ -92,7 +94,7 @@ all: $(BINS) collector
 CUPTI_INC     := $(CUDA_HOME)/include
 CUPTI_LIBDIRS := $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib $(CUDA_HOME)/extras/CUPTI/lib64)
 COLLECTOR_SRC := $(sort $(wildcard node-agent/collector/*.c))
-COLLECTOR_DEPS_SRC := node-agent/collector_client.c node-agent/records.c node-agent/strtab.c \
+COLLECTOR_DEPS_SRC := node-agent/collector_client.c node-agent/records.c common/strtab.c proto/nccl_kernel.c \
                       proto/wire.c common/hash.c common/clock.c common/utf8.c common/error.c
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 LIBCOLLECTOR := $(BUILD)/libcollector.a
@@ -145,6 +147,7 @@ $(LIBSTORAGE): $(call obj,$(STORAGE_SRC))
 $(LIBQUERY):   $(call obj,$(QUERY_SRC))
 $(LIBSERVER):  $(call obj,$(SERVER_SRC))
 $(LIBAGENT):   $(call obj,$(AGENT_SRC))
+$(LIBIMPORT):  $(call obj,$(IMPORT_SRC))
 $(LIBLLHTTP):  $(BUILD)/obj/llhttp/llhttp.o $(BUILD)/obj/llhttp/api.o $(BUILD)/obj/llhttp/http.o
 $(BUILD)/lib%.a:
 	@rm -f $@
@@ -168,7 +171,7 @@ $(BUILD)/bin/rankscope: $(BUILD)/obj/query/cli/main.o $(CLI_LIBS)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
 
 # ---- tests -----------------------------------------------------------------------------------
-ALL_LIBS := $(LIBSERVER) $(LIBAGENT) $(LIBQUERY) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON) $(LIBLLHTTP)
+ALL_LIBS := $(LIBSERVER) $(LIBAGENT) $(LIBQUERY) $(LIBIMPORT) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON) $(LIBLLHTTP)
 $(BUILD)/tests/unit/%_test: $(BUILD)/obj/tests/unit/%_test.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,5 +113,21 @@ rs_fs_read_all(const char *path, size_t max_len, char **out, size_t *out_len)
 out:
     free(buf);
     close(fd);
+    return rc;
+}
+
+static int
+remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    return remove(path) == 0 || errno == ENOENT ? 0 : -errno;
+}
+
+int
+rs_fs_remove_tree(const char *path)
+{
+    int rc = nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+
+    if (rc == -1)
+        return errno == ENOENT ? 0 : -errno;
     return rc;
 }

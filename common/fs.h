@@ -1,5 +1,5 @@
 /* Small file-system helpers used by binaries: atomic file replacement (ready files, agent state),
- * recursive mkdir, and whole-file reads with a size cap. */
+ * recursive mkdir and removal, and whole-file reads with a size cap. */
 #ifndef RS_COMMON_FS_H
 #define RS_COMMON_FS_H
 
@@ -15,5 +15,9 @@ int rs_fs_mkdir_p(const char *path);
 /* Reads all of `path` into a new NUL-terminated buffer (caller frees). Fails with RS_E_TOO_BIG
  * past `max_len` bytes, or -errno. *out and *out_len are written only on success. */
 int rs_fs_read_all(const char *path, size_t max_len, char **out, size_t *out_len);
+
+/* rm -r: removes `path` and everything under it (symbolic links are removed, not followed).
+ * Returns 0 (also when it does not exist) or the first -errno. */
+int rs_fs_remove_tree(const char *path);
 
 #endif

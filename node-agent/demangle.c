@@ -1,7 +1,7 @@
 /* Cached demangling of C++ names (see demangle.h). */
 #include "node-agent/demangle.h"
 
-#include "node-agent/strtab.h"
+#include "common/strtab.h"
 #include "proto/wire.h"
 
 #include <errno.h>

@@ -4,7 +4,7 @@
 #ifndef RS_NODE_AGENT_RECORDS_H
 #define RS_NODE_AGENT_RECORDS_H
 
-#include "node-agent/strtab.h"
+#include "common/strtab.h"
 #include "proto/wire.h"
 
 #define RS_RECORD_VEC(type)                                                                        \

@@ -54,6 +54,12 @@ enum rs_collector_flag {
     RS_COLLECTOR_FLAGS_ALL = 15
 };
 
+/* comm_hash of a collective whose communicator is unknown (no NCCL profiler plugin, no process
+ * group name in an imported trace): the instance is named by its NCCL stream and op,
+ * RS_WIRE_STREAM_COMM_TAG | stream, and numbered in order on that stream (DESIGN.md "Collective
+ * matching"). */
+#define RS_WIRE_STREAM_COMM_TAG 0x5354524d00000000ull /* "STRM" */
+
 /* "AllReduce", ... ; "Unknown" for out-of-range values. */
 const char *rs_coll_op_name(enum rs_coll_op op);
 

@@ -1,9 +1,9 @@
 /* CUPTI activity records -> rankscope records (see convert.h). */
 #include "node-agent/collector/convert.h"
 
-#include "node-agent/collector/nccl_kernel.h"
+#include "proto/nccl_kernel.h"
 #include "node-agent/collector_client.h"
-#include "node-agent/strtab.h"
+#include "common/strtab.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,9 +13,6 @@
 #define MAX_DEVICES 64
 #define MAX_OPEN_RANGES 64 /* NVTX ranges open at once that we track (step ranges nest little) */
 #define MAX_NCCL_STREAMS 256
-/* Without the NCCL profiler plugin the communicator is unknown: an instance is named by its NCCL
- * stream and op, and numbered in order on that stream (DESIGN.md "Collective matching"). */
-#define STREAM_COMM_TAG 0x5354524d00000000ull /* "STRM" */
 
 struct device {
     uint32_t id;
@@ -197,7 +194,7 @@ convert_kernel(rs_convert *c, const CUpti_ActivityKernel10 *k)
         struct rs_collective_record r = {k->start,
                                          k->end,
                                          0,
-                                         STREAM_COMM_TAG | k->streamId,
+                                         RS_WIRE_STREAM_COMM_TAG | k->streamId,
                                          next_seq(c, k->streamId, ni->nccl.op),
                                          ni->nccl.op,
                                          ni->collector_id,

@@ -64,24 +64,15 @@ rs_cli_delete(const struct rs_cli_options *o, int argc, char **argv)
 }
 
 int
-rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv)
+rs__cli_render_ranks(const char *job, json_t *doc)
 {
-    char path[512];
-    json_t *doc, *rank;
+    json_t *rank;
     size_t i;
-    int rc;
 
-    if ((rc = rs__cli_job_arg("rankscope ranks JOB", argc, argv)) != 0)
-        return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s/ranks", argv[0]);
-    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
-        return rc;
-    if (o->json)
-        return rs__cli_print_json(doc);
-    json_t *job = json_object_get(doc, "job");
-    printf("job %s: %lld of %lld ranks seen, %.1f s of data\n\n", argv[0],
-           (long long)rs__cli_int(job, "ranks_seen"), (long long)rs__cli_int(job, "world_size"),
-           rs__cli_real(job, "span_s"));
+    json_t *info = json_object_get(doc, "job");
+    printf("job %s: %lld of %lld ranks seen, %.1f s of data\n\n", job,
+           (long long)rs__cli_int(info, "ranks_seen"), (long long)rs__cli_int(info, "world_size"),
+           rs__cli_real(info, "span_s"));
     printf("%5s %-16s %-42s %6s %9s %10s %10s %8s\n", "RANK", "HOST", "GPU", "STEPS", "STEP ms",
            "KERNEL ms", "NCCL ms", "DROPPED");
     json_array_foreach(json_object_get(doc, "ranks"), i, rank)
@@ -97,8 +88,26 @@ rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv)
     printf(
         "\nKERNEL ms and NCCL ms are per step; a rank with less NCCL time than its peers arrives "
         "last at collectives.\n");
-    json_decref(doc);
     return 0;
+}
+
+int
+rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv)
+{
+    char path[512];
+    json_t *doc;
+    int rc;
+
+    if ((rc = rs__cli_job_arg("rankscope ranks JOB", argc, argv)) != 0)
+        return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%s/ranks", argv[0]);
+    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
+        return rc;
+    if (o->json)
+        return rs__cli_print_json(doc);
+    rc = rs__cli_render_ranks(argv[0], doc);
+    json_decref(doc);
+    return rc;
 }
 
 static int
@@ -110,30 +119,20 @@ by_last_frac(const void *a, const void *b)
 }
 
 int
-rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv)
+rs__cli_render_skew(const char *job, json_t *doc)
 {
-    char path[512];
-    json_t *doc, *ranks, *top;
+    json_t *ranks, *top;
     json_t **sorted;
     size_t n;
-    int rc;
 
-    if ((rc = rs__cli_job_arg("rankscope skew JOB", argc, argv)) != 0)
-        return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s/skew", argv[0]);
-    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
-        return rc;
-    if (o->json)
-        return rs__cli_print_json(doc);
     ranks = json_object_get(doc, "ranks");
     n = json_array_size(ranks);
     printf("job %s: %lld NCCL collective instances matched across ranks (%lld seen by one rank "
            "only, %lld ties)\n",
-           argv[0], (long long)rs__cli_int(doc, "instances"),
+           job, (long long)rs__cli_int(doc, "instances"),
            (long long)rs__cli_int(doc, "unmatched_instances"), (long long)rs__cli_int(doc, "ties"));
     if (n == 0) {
         printf("no collectives matched yet\n");
-        json_decref(doc);
         return 0;
     }
     json_t *skew = json_object_get(doc, "skew_ms"),
@@ -144,7 +143,6 @@ rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv)
         "arrival spread:         p50 %.3f ms, p95 %.3f ms, max %.3f ms (needs aligned clocks)\n\n",
         rs__cli_real(spread, "p50"), rs__cli_real(spread, "p95"), rs__cli_real(spread, "max"));
     if (!(sorted = calloc(n, sizeof *sorted))) {
-        json_decref(doc);
         return 1;
     }
     for (size_t i = 0; i < n; i++)
@@ -164,26 +162,35 @@ rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv)
     else
         printf("\nno rank arrives last at most collectives.\n");
     free(sorted);
-    json_decref(doc);
     return 0;
 }
 
 int
-rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv)
+rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv)
 {
     char path[512];
-    json_t *doc, *rank;
-    size_t i;
+    json_t *doc;
     int rc;
 
-    if ((rc = rs__cli_job_arg("rankscope steps JOB", argc, argv)) != 0)
+    if ((rc = rs__cli_job_arg("rankscope skew JOB", argc, argv)) != 0)
         return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s/steps?last=30", argv[0]);
+    snprintf(path, sizeof path, "/v1/jobs/%s/skew", argv[0]);
     if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
         return rc;
     if (o->json)
         return rs__cli_print_json(doc);
-    printf("job %s: medians over each rank's last 30 steps (ms)\n\n", argv[0]);
+    rc = rs__cli_render_skew(argv[0], doc);
+    json_decref(doc);
+    return rc;
+}
+
+int
+rs__cli_render_steps(const char *job, json_t *doc)
+{
+    json_t *rank;
+    size_t i;
+
+    printf("job %s: medians over each rank's last 30 steps (ms)\n\n", job);
     printf("%5s %6s %9s %9s %9s %9s %9s %9s\n", "RANK", "STEPS", "STEP", "COMPUTE", "NCCL",
            "EXPOSED", "IDLE", "HOST GAP");
     json_array_foreach(json_object_get(doc, "ranks"), i, rank)
@@ -198,29 +205,35 @@ rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv)
     }
     printf(
         "\nEXPOSED: NCCL time not hidden under compute; HOST GAP: step start to first kernel.\n");
-    json_decref(doc);
     return 0;
 }
 
 int
-rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv)
+rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv)
 {
     char path[512];
-    json_t *doc, *v;
-    size_t i;
+    json_t *doc;
     int rc;
 
-    if ((rc = rs__cli_job_arg("rankscope stragglers JOB", argc, argv)) != 0)
+    if ((rc = rs__cli_job_arg("rankscope steps JOB", argc, argv)) != 0)
         return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s/stragglers", argv[0]);
-    if (o->until_step >= 0)
-        snprintf(path + strlen(path), sizeof path - strlen(path), "?until_step=%lld",
-                 (long long)o->until_step);
+    snprintf(path, sizeof path, "/v1/jobs/%s/steps?last=30", argv[0]);
     if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
         return rc;
     if (o->json)
         return rs__cli_print_json(doc);
-    printf("job %s: %s\n", argv[0], json_string_value(json_object_get(doc, "summary")));
+    rc = rs__cli_render_steps(argv[0], doc);
+    json_decref(doc);
+    return rc;
+}
+
+int
+rs__cli_render_stragglers(const char *job, json_t *doc)
+{
+    json_t *v;
+    size_t i;
+
+    printf("job %s: %s\n", job, json_string_value(json_object_get(doc, "summary")));
     json_array_foreach(json_object_get(doc, "stragglers"), i, v)
     {
         json_t *e;
@@ -247,6 +260,27 @@ rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv)
         printf("  confidence %.2f; recommended action: %s\n", rs__cli_real(v, "confidence"),
                json_string_value(json_object_get(v, "action")));
     }
-    json_decref(doc);
     return 0;
+}
+
+int
+rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv)
+{
+    char path[512];
+    json_t *doc;
+    int rc;
+
+    if ((rc = rs__cli_job_arg("rankscope stragglers JOB", argc, argv)) != 0)
+        return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%s/stragglers", argv[0]);
+    if (o->until_step >= 0)
+        snprintf(path + strlen(path), sizeof path - strlen(path), "?until_step=%lld",
+                 (long long)o->until_step);
+    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
+        return rc;
+    if (o->json)
+        return rs__cli_print_json(doc);
+    rc = rs__cli_render_stragglers(argv[0], doc);
+    json_decref(doc);
+    return rc;
 }

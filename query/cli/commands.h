@@ -13,9 +13,11 @@ struct rs_cli_options {
     /* scope options of top, stalls, compare (-1 = not given) */
     int64_t rank, with_rank, limit;
     int64_t since_ns, until_ns, with_since_ns, with_until_ns;
-    double interval_s;  /* watch */
-    int64_t iterations; /* watch: refreshes before exiting; 0 = until interrupted */
-    int64_t until_step; /* stragglers: as of this step (-1 = the newest) */
+    double interval_s;    /* watch */
+    int64_t iterations;   /* watch: refreshes before exiting; 0 = until interrupted */
+    int64_t until_step;   /* stragglers: as of this step (-1 = the newest) */
+    const char *job;      /* analyze, import: the job name of the imported traces ("" = derived) */
+    const char *data_dir; /* analyze: keep the store here ("" = a temporary one) */
 };
 
 int rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv);
@@ -29,6 +31,8 @@ int rs_cli_stalls(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv);
 /* Refreshes the straggler verdict, skew and top kernels of a job every interval_s until
  * interrupted (or once with --json). */
+/* Imports trace files into an embedded store and prints the cross-rank report (no server). */
+int rs_cli_analyze(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_watch(const struct rs_cli_options *o, int argc, char **argv);
 
 #endif

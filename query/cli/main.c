@@ -14,6 +14,7 @@ struct cli_config {
     int64_t rank, with_rank, limit, since_ns, until_ns, with_since_ns, with_until_ns;
     double interval_s;
     int64_t iterations, until_step;
+    char *job, *data;
 };
 
 #define OPT(key, type, def, field, help, lo, hi)                                                   \
@@ -26,8 +27,10 @@ static const struct rs_config_option options[] = {
      "rankscope-server REST API base URL", 0, 0},
     {"json", RS_CONFIG_BOOL, "false", offsetof(struct cli_config, json),
      "print the API's JSON instead of tables", 0, 0},
-    OPT("rank", RS_CONFIG_INT, "-1", rank, "top, stalls, compare: one rank (-1 = all ranks)", -1,
-        16777215),
+    OPT("rank", RS_CONFIG_INT, "-1", rank,
+        "top, stalls, compare: one rank (-1 = all ranks); analyze, import: the rank of a single "
+        "trace file that does not say it",
+        -1, 16777215),
     OPT("with-rank", RS_CONFIG_INT, "-1", with_rank,
         "compare: side B's rank (-1 = the same as --rank)", -1, 16777215),
     OPT("since-ns", RS_CONFIG_INT, "-1", since_ns,
@@ -47,6 +50,10 @@ static const struct rs_config_option options[] = {
         "stragglers: the verdict as of this step (-1 = the newest)", -1, 9.2e18),
     OPT("iterations", RS_CONFIG_INT, "0", iterations,
         "watch: refresh this many times, then exit (0 = until Ctrl-C)", 0, 1000000000),
+    {"job", RS_CONFIG_STRING, "", offsetof(struct cli_config, job),
+     "analyze, import: job name of the traces (default: their file names without the rank)", 0, 0},
+    {"data", RS_CONFIG_STRING, "", offsetof(struct cli_config, data),
+     "analyze: keep the imported data in this store directory (default: a temporary one)", 0, 0},
 };
 
 static const struct rs_config_spec spec = {
@@ -65,6 +72,10 @@ static const struct rs_config_spec spec = {
     "  compare JOB [JOB_B]  what changed, per kernel and NCCL op, per step: two jobs, two ranks\n"
     "                (--rank R --with-rank R2) or two windows (--since-ns/--until-ns and\n"
     "                --with-since-ns/--with-until-ns)\n"
+    "  analyze FILE...  import PyTorch profiler traces (one per rank; .json or .json.gz, "
+    "directories,\n"
+    "                globs) into an embedded store and print ranks, steps, top kernels, NCCL\n"
+    "                skew and stragglers; no server needed [--job NAME] [--data DIR]\n"
     "  watch JOB     live view: straggler verdict, NCCL skew, top kernels, every --interval-s\n"
     "  delete JOB    delete everything stored about a job\n"
     "Exit status: 0 ok, 1 server or API error, 2 usage error, 3 not found.",
@@ -79,10 +90,10 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"jobs", rs_cli_jobs},   {"ranks", rs_cli_ranks},   {"stragglers", rs_cli_stragglers},
-    {"steps", rs_cli_steps}, {"skew", rs_cli_skew},     {"delete", rs_cli_delete},
-    {"top", rs_cli_top},     {"stalls", rs_cli_stalls}, {"compare", rs_cli_compare},
-    {"watch", rs_cli_watch},
+    {"jobs", rs_cli_jobs},   {"ranks", rs_cli_ranks},     {"stragglers", rs_cli_stragglers},
+    {"steps", rs_cli_steps}, {"skew", rs_cli_skew},       {"delete", rs_cli_delete},
+    {"top", rs_cli_top},     {"stalls", rs_cli_stalls},   {"compare", rs_cli_compare},
+    {"watch", rs_cli_watch}, {"analyze", rs_cli_analyze},
 };
 
 int
@@ -103,10 +114,10 @@ main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(pos[0], commands[i].name) != 0)
             continue;
-        struct rs_cli_options o = {cfg.server,     cfg.json,          cfg.rank,
-                                   cfg.with_rank,  cfg.limit,         cfg.since_ns,
-                                   cfg.until_ns,   cfg.with_since_ns, cfg.with_until_ns,
-                                   cfg.interval_s, cfg.iterations,    cfg.until_step};
+        struct rs_cli_options o = {
+            cfg.server,     cfg.json,       cfg.rank,          cfg.with_rank,     cfg.limit,
+            cfg.since_ns,   cfg.until_ns,   cfg.with_since_ns, cfg.with_until_ns, cfg.interval_s,
+            cfg.iterations, cfg.until_step, cfg.job,           cfg.data};
         size_t n = strlen(o.server);
         while (n > 0 && cfg.server[n - 1] == '/') /* "http://host:7070/" works too */
             cfg.server[--n] = '\0';

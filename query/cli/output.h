@@ -26,4 +26,13 @@ double rs__cli_real(json_t *o, const char *key);
 /* Checks that argv is exactly one valid job name; prints `usage` and returns 2 otherwise. */
 int rs__cli_job_arg(const char *usage, int argc, char **argv);
 
+/* Tables for people from the API's documents (the same JSON the REST API returns; `job` names the
+ * job in headings). They print on stdout, do not take `doc`, and return the exit code. Used by the
+ * commands that fetch the documents and by `analyze`, which computes them in process. */
+int rs__cli_render_ranks(const char *job, json_t *doc);
+int rs__cli_render_steps(const char *job, json_t *doc);
+int rs__cli_render_skew(const char *job, json_t *doc);
+int rs__cli_render_stragglers(const char *job, json_t *doc);
+int rs__cli_render_top(const char *job, json_t *doc);
+
 #endif

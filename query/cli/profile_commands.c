@@ -67,21 +67,11 @@ per_unit(json_t *doc)
 }
 
 int
-rs_cli_top(const struct rs_cli_options *o, int argc, char **argv)
+rs__cli_render_top(const char *job, json_t *doc)
 {
-    char path[1024];
-    json_t *doc, *k, *other;
+    json_t *k, *other;
     size_t i;
-    int rc;
 
-    if ((rc = rs__cli_job_arg("rankscope top JOB [--rank R] [--limit N]", argc, argv)) != 0)
-        return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s/top", argv[0]);
-    scope_query(o, path, sizeof path, false);
-    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
-        return rc;
-    if (o->json)
-        return rs__cli_print_json(doc);
     json_t *scope = json_object_get(doc, "scope");
     print_scope("", scope);
     printf("GPU time %s%s: %.2f ms\n\n", per_unit(scope),
@@ -98,8 +88,27 @@ rs_cli_top(const struct rs_cli_options *o, int argc, char **argv)
     if (rs__cli_int(other, "items") > 0)
         printf("%9.3f %6s %7.1f %10s %-6s (%lld more)\n", rs__cli_real(other, "ms"), "",
                rs__cli_real(other, "calls"), "", "", (long long)rs__cli_int(other, "items"));
-    json_decref(doc);
     return 0;
+}
+
+int
+rs_cli_top(const struct rs_cli_options *o, int argc, char **argv)
+{
+    char path[1024];
+    json_t *doc;
+    int rc;
+
+    if ((rc = rs__cli_job_arg("rankscope top JOB [--rank R] [--limit N]", argc, argv)) != 0)
+        return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%s/top", argv[0]);
+    scope_query(o, path, sizeof path, false);
+    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
+        return rc;
+    if (o->json)
+        return rs__cli_print_json(doc);
+    rc = rs__cli_render_top(argv[0], doc);
+    json_decref(doc);
+    return rc;
 }
 
 static void

@@ -1,5 +1,5 @@
 /* Interning string table with open addressing (see strtab.h). */
-#include "node-agent/strtab.h"
+#include "common/strtab.h"
 
 #include "common/hash.h"
 

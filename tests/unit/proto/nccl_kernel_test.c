@@ -1,5 +1,5 @@
 /* Unit tests of NCCL kernel name recognition: demangled, mangled, pre-2.19 and generic names. */
-#include "node-agent/collector/nccl_kernel.h"
+#include "proto/nccl_kernel.h"
 #include "tests/t.h"
 
 #include <string.h>

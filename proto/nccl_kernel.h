@@ -3,8 +3,8 @@
  * ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), the mangled form
  * CUPTI reports ("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE")
  * and the pre-2.19 spelling ("ncclKernel_AllReduce_RING_LL_Sum_float"). Pure; thread-safe. */
-#ifndef RS_COLLECTOR_NCCL_KERNEL_H
-#define RS_COLLECTOR_NCCL_KERNEL_H
+#ifndef RS_PROTO_NCCL_KERNEL_H
+#define RS_PROTO_NCCL_KERNEL_H
 
 #include "proto/wire.h"
 

@@ -1,8 +1,8 @@
 /* An interning string table: each distinct string gets a small dense id (0, 1, 2, ...). Used by the
  * collector client (kernel names repeat millions of times) and by the agent's per-rank
  * aggregation. Not thread-safe: one owner. */
-#ifndef RS_NODE_AGENT_STRTAB_H
-#define RS_NODE_AGENT_STRTAB_H
+#ifndef RS_COMMON_STRTAB_H
+#define RS_COMMON_STRTAB_H
 
 #include <stddef.h>
 #include <stdint.h>

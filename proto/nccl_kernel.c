@@ -1,5 +1,5 @@
 /* NCCL kernel name recognition (see nccl_kernel.h). */
-#include "node-agent/collector/nccl_kernel.h"
+#include "proto/nccl_kernel.h"
 
 #include <ctype.h>
 #include <stdio.h>
