@@ -223,15 +223,17 @@ intern(struct importer *im, const char *name, uint32_t *id)
 /* ---- event conversion -------------------------------------------------------------------------
  */
 
+enum { TIME_OK = 0, TIME_REJECTED = RS_KINETO_NEED_HEADER + 1 };
+
 /* The event's absolute [start, end) in ns, deciding once per trace whether times are relative to
- * baseTimeNanoseconds. 1 = usable, 0 = rejected, RS_KINETO_NEED_HEADER. */
+ * baseTimeNanoseconds. TIME_OK, TIME_REJECTED or RS_KINETO_NEED_HEADER. */
 static int
 event_time(struct importer *im, uint64_t *start, uint64_t *end)
 {
     const struct event *e = &im->ev;
 
     if (!e->have_ts || !e->have_dur || e->dur_ns < 0)
-        return 0;
+        return TIME_REJECTED;
     if (!im->time_decided) {
         if (im->hdr.have_base)
             im->relative = true;
@@ -245,14 +247,14 @@ event_time(struct importer *im, uint64_t *start, uint64_t *end)
     int64_t s = e->ts_ns;
     if (im->relative) {
         if (s > 0 && (uint64_t)s > RS_WIRE_MAX_TIME_NS)
-            return 0;
+            return TIME_REJECTED;
         s += (int64_t)im->hdr.base_ns;
     }
     if (s < 0 || (uint64_t)s + (uint64_t)e->dur_ns >= RS_WIRE_MAX_TIME_NS)
-        return 0;
+        return TIME_REJECTED;
     *start = (uint64_t)s;
     *end = (uint64_t)s + (uint64_t)e->dur_ns;
-    return 1;
+    return TIME_OK;
 }
 
 static uint64_t
@@ -432,9 +434,9 @@ convert_event(struct importer *im)
         im->st->ignored++;
         return 0;
     }
-    if ((rc = event_time(im, &start, &end)) != 1) {
-        im->st->rejected += rc == 0;
-        return rc;
+    if ((rc = event_time(im, &start, &end)) != TIME_OK) {
+        im->st->rejected += rc == TIME_REJECTED;
+        return rc == TIME_REJECTED ? 0 : rc;
     }
     im->st->names_truncated += e->name_truncated && (kind == KERNEL);
     if (end > im->st->last_ns)

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# `rankscope analyze` on real PyTorch profiler traces from 2 x H200 (tests/fixtures/kineto-h200x2):
+# no server; no straggler in the fault-free job, rank 0 with extra GPU work in the other; every
+# GPU event of the traces imported; bad input gives a clear error and the documented exit code.
+. "$(dirname "$0")/common.sh"
+FIX=$ROOT/tests/fixtures/kineto-h200x2
+
+"$BIN/rankscope" analyze "$FIX"/fixture_baseline_rank*.json.gz >"$WORK/base.txt" 2>"$WORK/base.err"
+check "baseline: exit 0, both files imported, no straggler" bash -c '
+grep -q "imported .*fixture_baseline_rank0.json.gz: rank 0" "$1.err" &&
+grep -q "imported .*fixture_baseline_rank1.json.gz: rank 1" "$1.err" &&
+grep -q "job fixture_baseline: no straggler" "$1.txt"' _ "$WORK/base"
+
+"$BIN/rankscope" analyze "$FIX" --json >"$WORK/all.json" 2>"$WORK/all.err"
+check "a directory of two jobs' files with the same ranks is refused (exit 1, names both files)" \
+    grep -q "are both rank 0" "$WORK/all.err"
+
+"$BIN/rankscope" analyze --json "$FIX"/fixture_rank0slow_rank*.json.gz >"$WORK/slow.json" \
+    2>"$WORK/slow.err"
+check "rank0slow: every GPU event imported (counted independently with python)" python3 -c '
+import gzip, json, sys
+files = json.load(open(sys.argv[1]))["files"]
+for f in files:
+    ev = json.load(gzip.open(f["path"]))["traceEvents"]
+    gpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    nccl = [e for e in gpu if e["cat"] == "kernel" and e["name"].startswith("nccl")]
+    assert f["kernels"] + f["collectives"] + f["memcpys"] == len(gpu), (f, len(gpu))
+    assert f["collectives"] == len(nccl) == 80, f
+    assert f["rejected_events"] == 0 and f["world_size"] == 2, f
+assert sorted(f["rank"] for f in files) == [0, 1]' "$WORK/slow.json"
+check "rank0slow: rank 0 is the straggler, cause extra_work, with its impact" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["job"] == "fixture_rank0slow", d["job"]
+(v,) = d["stragglers"]["stragglers"]
+assert v["rank"] == 0 and v["cause"] == "extra_work", v
+assert 0.10 < v["slowdown"] - 1 < 0.30, v["slowdown"]
+assert v["impact_s"] > 0.05 and v["last_frac"] > 0.9, v
+assert any("gemm" in e.get("kernel", "") for e in v["evidence"]), v["evidence"]' "$WORK/slow.json"
+check "rank0slow: NCCL skew — rank 0 last at every AllReduce, rank 1 waits" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["skew"]
+assert d["instances"] == 80 and d["unmatched_instances"] == 0, d
+r = {x["rank"]: x for x in d["ranks"]}
+assert r[0]["last_frac"] == 1.0 and r[1]["wait_ms"] > 100 * max(r[0]["wait_ms"], 0.01), r' \
+    "$WORK/slow.json"
+check "rank0slow: steps inferred from the NCCL pattern (4 AllReduces per step)" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["steps"]
+assert d["steps_source"] == "inferred", d["steps_source"]
+for r in d["ranks"]:
+    assert r["inferred_period"] == 4 and len(r["steps"]) >= 18, r
+    assert 38 < r["median"]["step_ms"] < 48, r["median"]' "$WORK/slow.json"
+
+"$BIN/rankscope" analyze --data "$WORK/kept" --job kept "$FIX"/fixture_rank0slow_rank*.json.gz \
+    >"$WORK/kept1.txt" 2>&1
+"$BIN/rankscope" analyze --data "$WORK/kept" --job kept "$FIX"/fixture_rank0slow_rank*.json.gz \
+    --json >"$WORK/kept2.json" 2>"$WORK/kept2.err"
+check "--data keeps the store; importing the same files again adds nothing" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = {r["rank"]: r for r in d["ranks"]["ranks"]}
+assert k[0]["kernels"] == 1080 and k[1]["kernels"] == 1020, k' "$WORK/kept2.json"
+check "the kept store passes rankscope-server --check" "$BIN/rankscope-server" --data "$WORK/kept" --check
+
+printf '{"traceEvents": [{"ph": "X",, }]}' >"$WORK/broken_rank0.json"
+"$BIN/rankscope" analyze "$WORK/broken_rank0.json" >"$WORK/broken.out" 2>&1
+rc=$?
+check "malformed trace: exit 1, file and byte offset in the error" bash -c '
+[ "$1" = 1 ] && grep -q "broken_rank0.json: expected a member name at byte 28" "$2"' _ "$rc" \
+    "$WORK/broken.out"
+"$BIN/rankscope" analyze "$WORK/nothing*.json" >"$WORK/none.out" 2>&1
+rc=$?
+check "no such files: exit 2 with the argument named" bash -c '
+[ "$1" = 2 ] && grep -q "nothing\*.json: no trace files" "$2"' _ "$rc" "$WORK/none.out"
+"$BIN/rankscope" analyze --rank 0 "$FIX"/fixture_baseline_rank*.json.gz >"$WORK/rank.out" 2>&1
+rc=$?
+check "--rank with several files: exit 2" bash -c '[ "$1" = 2 ] && grep -q "one trace file" "$2"' \
+    _ "$rc" "$WORK/rank.out"
+finish
