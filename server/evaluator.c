@@ -21,6 +21,7 @@
 struct verdict_state {
     uint32_t rank;
     uint64_t detected_ns, cleared_ns;
+    double slowdown; /* of the newest evaluation that found it */
 };
 
 struct job_state {
@@ -267,7 +268,7 @@ add_verdict(struct job_state *j, uint32_t rank, uint64_t now_ns)
     if (!v)
         return -ENOMEM;
     j->v = v;
-    j->v[j->n++] = (struct verdict_state){rank, now_ns, 0};
+    j->v[j->n++] = (struct verdict_state){rank, now_ns, 0, 0};
     return 0;
 }
 
@@ -299,8 +300,13 @@ merge_job(rs_evaluator *e, const struct job_result *res, uint64_t now_ns)
     json_array_foreach(res->verdicts, i, v)
     {
         uint32_t rank = (uint32_t)json_integer_value(json_object_get(v, "rank"));
-        if (active_verdict(j, rank) || add_verdict(j, rank, now_ns) != 0)
+        double slowdown = json_real_value(json_object_get(v, "slowdown"));
+        struct verdict_state *known = active_verdict(j, rank);
+        if (known)
+            known->slowdown = slowdown;
+        if (known || add_verdict(j, rank, now_ns) != 0)
             continue;
+        j->v[j->n - 1].slowdown = slowdown;
         e->stats.raised++;
         rs_log(RS_LOG_WARN, "RS-STRAGGLER-RAISED",
                "job %s: rank %u on %s (GPU %s) is a straggler: %+.1f%% slower, cause %s, "
@@ -477,4 +483,21 @@ rs_evaluator_get_stats(const rs_evaluator *e, struct rs_evaluator_stats *out)
     memset(out, 0, sizeof *out);
     if (e)
         *out = e->stats;
+}
+
+size_t
+rs_evaluator_foreach_active(const rs_evaluator *e, size_t max, rs_evaluator_verdict_fn fn,
+                            void *arg)
+{
+    size_t seen = 0;
+
+    for (size_t i = 0; e && i < e->n_jobs; i++)
+        for (size_t k = 0; k < e->jobs[i].n; k++) {
+            const struct verdict_state *v = &e->jobs[i].v[k];
+            if (v->cleared_ns)
+                continue;
+            if (seen++ < max)
+                fn(arg, e->jobs[i].name, v->rank, v->slowdown, v->detected_ns);
+        }
+    return seen;
 }

@@ -48,4 +48,11 @@ struct rs_evaluator_stats {
 };
 void rs_evaluator_get_stats(const rs_evaluator *e, struct rs_evaluator_stats *out);
 
+/* Loop thread: calls fn for the first `max` active straggler verdicts (job, rank, slowdown of the
+ * newest evaluation, detected_ns) and returns how many are active in all. */
+typedef void (*rs_evaluator_verdict_fn)(void *arg, const char *job, uint32_t rank, double slowdown,
+                                        uint64_t detected_ns);
+size_t rs_evaluator_foreach_active(const rs_evaluator *e, size_t max, rs_evaluator_verdict_fn fn,
+                                   void *arg);
+
 #endif

@@ -456,6 +456,16 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
             rs_http_respond_json(c, 200, health_json(srv));
         return;
     }
+    if (strcmp(path, "/metrics") == 0) {
+        if (expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
+            rs__server_metrics(srv, c);
+        return;
+    }
+    if (strcmp(path, "/v1/import") == 0) {
+        if (expect_no_query(c, req) == 0)
+            rs__server_import(srv, c, req);
+        return;
+    }
     if (strcmp(path, "/v1/jobs") == 0) {
         if (expect_get(c, req) == 0)
             start_job_endpoint(srv, c, req, &jobs_endpoint, NULL);

@@ -27,4 +27,11 @@ struct rs_server {
 /* The HTTP handler: routes a request to its endpoint (routes.c). */
 void rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *req);
 
+/* POST /v1/import: one AgentBatch protobuf in the body, answered after its commit
+ * (bulk_import.c). */
+void rs__server_import(struct rs_server *srv, rs_http_conn *c, const struct rs_http_request *req);
+
+/* GET /metrics: Prometheus text exposition (metrics.c). */
+void rs__server_metrics(struct rs_server *srv, rs_http_conn *c);
+
 #endif

@@ -5,7 +5,6 @@
 
 #include "common/error.h"
 #include "common/fs.h"
-#include "common/hash.h"
 #include "import/trace_file.h"
 #include "query/cli/output.h"
 #include "query/cli/trace_args.h"
@@ -186,7 +185,7 @@ rs_cli_analyze(const struct rs_cli_options *o, int argc, char **argv)
         fprintf(stderr, "rankscope: cannot open a store in %s: %s\n", dir, rs_strerror(rc));
         goto done;
     }
-    sink.agent_id = rs_hash_fnv1a64(set.job, strlen(set.job)) | 1;
+    sink.agent_id = set.agent_id;
     if ((rc = rs__cli_trace_set_import(&set, sink_batch, &sink, &files)) != 0 ||
         (rc = sink_commit(&sink)) != 0) {
         if (rc > 0) /* the file's error is printed */

@@ -33,6 +33,8 @@ int rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv);
  * interrupted (or once with --json). */
 /* Imports trace files into an embedded store and prints the cross-rank report (no server). */
 int rs_cli_analyze(const struct rs_cli_options *o, int argc, char **argv);
+/* Imports trace files into the server (POST /v1/import). */
+int rs_cli_import(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_watch(const struct rs_cli_options *o, int argc, char **argv);
 
 #endif

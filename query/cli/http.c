@@ -33,6 +33,15 @@ int
 rs_cli_http(const char *method, const char *base_url, const char *path, long *status, json_t **doc,
             char *err, size_t err_len)
 {
+    return rs_cli_http_body(method, base_url, path, NULL, NULL, 0, status, doc, err, err_len);
+}
+
+int
+rs_cli_http_body(const char *method, const char *base_url, const char *path,
+                 const char *content_type, const void *body, size_t len, long *status, json_t **doc,
+                 char *err, size_t err_len)
+{
+    struct curl_slist *headers = NULL;
     struct body b = {NULL, 0};
     char url[4096];
     json_error_t jerr;
@@ -52,6 +61,17 @@ rs_cli_http(const char *method, const char *base_url, const char *path, long *st
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 60000L);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    if (body) {
+        char header[128];
+        snprintf(header, sizeof header, "Content-Type: %s", content_type);
+        if (!(headers = curl_slist_append(NULL, header))) {
+            snprintf(err, err_len, "out of memory");
+            goto out;
+        }
+        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    }
     cc = curl_easy_perform(curl);
     if (cc != CURLE_OK) {
         snprintf(err, err_len,
@@ -70,6 +90,7 @@ rs_cli_http(const char *method, const char *base_url, const char *path, long *st
     rc = 0;
 out:
     free(b.data);
+    curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
     return rc;
 }

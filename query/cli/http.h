@@ -12,4 +12,9 @@
 int rs_cli_http(const char *method, const char *base_url, const char *path, long *status,
                 json_t **doc, char *err, size_t err_len);
 
+/* The same with a request body of `len` bytes sent as `content_type` (POST /v1/import). */
+int rs_cli_http_body(const char *method, const char *base_url, const char *path,
+                     const char *content_type, const void *body, size_t len, long *status,
+                     json_t **doc, char *err, size_t err_len);
+
 #endif

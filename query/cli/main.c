@@ -76,6 +76,8 @@ static const struct rs_config_spec spec = {
     "directories,\n"
     "                globs) into an embedded store and print ranks, steps, top kernels, NCCL\n"
     "                skew and stragglers; no server needed [--job NAME] [--data DIR]\n"
+    "  import FILE...   the same traces into the server (--server), so that imported and live\n"
+    "                jobs can be compared [--job NAME]\n"
     "  watch JOB     live view: straggler verdict, NCCL skew, top kernels, every --interval-s\n"
     "  delete JOB    delete everything stored about a job\n"
     "Exit status: 0 ok, 1 server or API error, 2 usage error, 3 not found.",
@@ -93,7 +95,7 @@ static const struct command commands[] = {
     {"jobs", rs_cli_jobs},   {"ranks", rs_cli_ranks},     {"stragglers", rs_cli_stragglers},
     {"steps", rs_cli_steps}, {"skew", rs_cli_skew},       {"delete", rs_cli_delete},
     {"top", rs_cli_top},     {"stalls", rs_cli_stalls},   {"compare", rs_cli_compare},
-    {"watch", rs_cli_watch}, {"analyze", rs_cli_analyze},
+    {"watch", rs_cli_watch}, {"analyze", rs_cli_analyze}, {"import", rs_cli_import},
 };
 
 int

@@ -3,11 +3,13 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/hash.h"
 #include "import/trace_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The files' longest common name prefix, cut before a trailing "rank"/"_rank" etc.:
@@ -38,6 +40,25 @@ job_from_names(char *const *paths, size_t n, char *out, size_t len)
     while (k > 0 && (common[k - 1] == '_' || common[k - 1] == '-' || common[k - 1] == '.'))
         common[--k] = '\0';
     rs_wire_job_sanitize(k ? common : "imported", out, len);
+}
+
+static uint64_t
+set_identity(const struct rs_trace_set *set)
+{
+    char key[4096 + 128];
+    uint64_t h = rs_hash_fnv1a64(set->job, strlen(set->job));
+
+    for (size_t i = 0; i < set->n_paths; i++) {
+        struct stat st = {0};
+        char *real = realpath(set->paths[i], NULL); /* the same file by any path */
+        stat(set->paths[i], &st);
+        int n = snprintf(key, sizeof key, "%016llx|%s|%lld|%lld.%09ld", (unsigned long long)h,
+                         real ? real : set->paths[i], (long long)st.st_size,
+                         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+        free(real);
+        h = rs_hash_fnv1a64(key, n < 0 ? 0 : (size_t)n < sizeof key ? (size_t)n : sizeof key - 1);
+    }
+    return h ? h : 1;
 }
 
 int
@@ -72,6 +93,7 @@ rs__cli_trace_set_open(const struct rs_cli_options *o, const char *usage, int ar
         snprintf(set->job, sizeof set->job, "%s", o->job);
     else
         job_from_names(set->paths, set->n_paths, set->job, sizeof set->job);
+    set->agent_id = set_identity(set);
     return 0;
 }
 

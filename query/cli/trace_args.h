@@ -16,6 +16,9 @@ struct rs_trace_set {
     size_t n_paths;
     char job[RS_WIRE_MAX_JOB_LEN + 1];
     int64_t rank; /* --rank: the rank of the one file (-1 = from the trace or its name) */
+    /* The agent id of the batches: a hash of the job and of each file's path, size and mtime, so
+     * importing the same files again is deduplicated and other files never are. */
+    uint64_t agent_id;
 };
 
 /* Expands argv into trace files and settles the job name. Prints usage errors; returns the exit

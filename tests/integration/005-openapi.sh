@@ -11,6 +11,7 @@ import re, yaml
 doc = set(yaml.safe_load(open("docs/openapi.yaml"))["paths"])
 src = open("server/routes.c").read()
 code = {"/healthz", "/v1/jobs", "/v1/jobs/{job}"}
+code |= set(re.findall(r"strcmp\(path, \"(/[a-z/0-9]+)\"\) == 0", src))
 table = src[src.index("job_endpoints[] = {"):]
 table = table[:table.index("};")]
 code |= {"/v1/jobs/{job}" + s for s in re.findall(r"\{\"(/[a-z]+)\"", table)}

@@ -46,17 +46,38 @@ render(const char *doc, size_t len, size_t chunk, char *out, size_t cap, char *e
     while ((rc = rs_json_next(r, &t)) == 0 && t.type != RS_JSON_EOF) {
         const char *tag = "";
         switch (t.type) {
-        case RS_JSON_OBJECT: tag = "{"; break;
-        case RS_JSON_OBJECT_END: tag = "}"; break;
-        case RS_JSON_ARRAY: tag = "["; break;
-        case RS_JSON_ARRAY_END: tag = "]"; break;
-        case RS_JSON_KEY: tag = "k:"; break;
-        case RS_JSON_STRING: tag = "s:"; break;
-        case RS_JSON_NUMBER: tag = "n:"; break;
-        case RS_JSON_TRUE: tag = "true"; break;
-        case RS_JSON_FALSE: tag = "false"; break;
-        case RS_JSON_NULL: tag = "null"; break;
-        case RS_JSON_EOF: break;
+        case RS_JSON_OBJECT:
+            tag = "{";
+            break;
+        case RS_JSON_OBJECT_END:
+            tag = "}";
+            break;
+        case RS_JSON_ARRAY:
+            tag = "[";
+            break;
+        case RS_JSON_ARRAY_END:
+            tag = "]";
+            break;
+        case RS_JSON_KEY:
+            tag = "k:";
+            break;
+        case RS_JSON_STRING:
+            tag = "s:";
+            break;
+        case RS_JSON_NUMBER:
+            tag = "n:";
+            break;
+        case RS_JSON_TRUE:
+            tag = "true";
+            break;
+        case RS_JSON_FALSE:
+            tag = "false";
+            break;
+        case RS_JSON_NULL:
+            tag = "null";
+            break;
+        case RS_JSON_EOF:
+            break;
         }
         n += (size_t)snprintf(out + n, cap - n, "%s%s%s", n ? " " : "", tag, t.text ? t.text : "");
         if (n >= cap)
@@ -179,11 +200,14 @@ strings(void)
     char out[256];
 
     /* escapes, a surrogate pair (U+1F600), lone surrogates and invalid bytes -> U+FFFD, \u0000 */
-    const char *doc = "[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\", \"\\ud83d\\ude00\", \"\\ud83dx\", \"\\ude00\", "
-                      "\"a\xff" "b\", \"\xe2\x82\", \"\\u0000\", \"\\u00e9\"]";
+    const char *doc =
+        "[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\", \"\\ud83d\\ude00\", \"\\ud83dx\", \"\\ude00\", "
+        "\"a\xff"
+        "b\", \"\xe2\x82\", \"\\u0000\", \"\\u00e9\"]";
     T_EQ(render(doc, strlen(doc), 1, out, sizeof out, NULL, 0), 0);
     T_CHECK(strcmp(out, "[ s:\"\\/\b\f\n\r\t s:\xf0\x9f\x98\x80 s:\xef\xbf\xbdx s:\xef\xbf\xbd "
-                        "s:a\xef\xbf\xbd" "b s:\xef\xbf\xbd s:\xef\xbf\xbd s:\xc3\xa9 ]") == 0);
+                        "s:a\xef\xbf\xbd"
+                        "b s:\xef\xbf\xbd s:\xef\xbf\xbd s:\xc3\xa9 ]") == 0);
 }
 
 static void

@@ -68,7 +68,8 @@ import(const char *name, int64_t rank, struct count *c, struct rs_kineto_stats *
 
 static const char trace[] =
     "{\"distributedInfo\": {\"rank\": 1, \"world_size\": 2}, \"baseTimeNanoseconds\": 1000000000,"
-    " \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, \"dur\": 1},"
+    " \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, \"dur\": "
+    "1},"
     " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"b\", \"ts\": 3, \"dur\": 1}]}";
 
 static void
