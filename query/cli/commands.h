@@ -17,7 +17,9 @@ struct rs_cli_options {
     int64_t iterations;   /* watch: refreshes before exiting; 0 = until interrupted */
     int64_t until_step;   /* stragglers: as of this step (-1 = the newest) */
     const char *job;      /* analyze, import: the job name of the imported traces ("" = derived) */
-    const char *data_dir; /* analyze: keep the store here ("" = a temporary one) */
+    const char *data_dir; /* analyze: keep the store here ("" = a temporary one); export: read it */
+    const char *format;   /* export: "perfetto" */
+    const char *out;      /* export: directory for the files */
 };
 
 int rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv);
@@ -33,6 +35,8 @@ int rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv);
  * interrupted (or once with --json). */
 /* Imports trace files into an embedded store and prints the cross-rank report (no server). */
 int rs_cli_analyze(const struct rs_cli_options *o, int argc, char **argv);
+/* Writes a window of a job as Chrome/Perfetto trace files, one per rank. */
+int rs_cli_export(const struct rs_cli_options *o, int argc, char **argv);
 /* Imports trace files into the server (POST /v1/import). */
 int rs_cli_import(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_watch(const struct rs_cli_options *o, int argc, char **argv);

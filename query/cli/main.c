@@ -14,7 +14,7 @@ struct cli_config {
     int64_t rank, with_rank, limit, since_ns, until_ns, with_since_ns, with_until_ns;
     double interval_s;
     int64_t iterations, until_step;
-    char *job, *data;
+    char *job, *data, *format, *out;
 };
 
 #define OPT(key, type, def, field, help, lo, hi)                                                   \
@@ -53,7 +53,13 @@ static const struct rs_config_option options[] = {
     {"job", RS_CONFIG_STRING, "", offsetof(struct cli_config, job),
      "analyze, import: job name of the traces (default: their file names without the rank)", 0, 0},
     {"data", RS_CONFIG_STRING, "", offsetof(struct cli_config, data),
-     "analyze: keep the imported data in this store directory (default: a temporary one)", 0, 0},
+     "analyze: keep the imported data in this store directory (default: a temporary one); "
+     "export: the store to read (a server's --data-dir, or analyze's --data)",
+     0, 0},
+    {"format", RS_CONFIG_STRING, "perfetto", offsetof(struct cli_config, format),
+     "export: output format (perfetto: Chrome trace JSON, one file per rank)", 0, 0},
+    {"out", RS_CONFIG_STRING, "", offsetof(struct cli_config, out),
+     "export: directory for the exported files (created when absent)", 0, 0},
 };
 
 static const struct rs_config_spec spec = {
@@ -78,6 +84,9 @@ static const struct rs_config_spec spec = {
     "                skew and stragglers; no server needed [--job NAME] [--data DIR]\n"
     "  import FILE...   the same traces into the server (--server), so that imported and live\n"
     "                jobs can be compared [--job NAME]\n"
+    "  export JOB    a window (--since-ns/--until-ns) as Perfetto/Chrome trace files, one per\n"
+    "                rank, aligned, with distributedInfo (HTA reads the directory)\n"
+    "                --data DIR --out DIR [--format perfetto]\n"
     "  watch JOB     live view: straggler verdict, NCCL skew, top kernels, every --interval-s\n"
     "  delete JOB    delete everything stored about a job\n"
     "Exit status: 0 ok, 1 server or API error, 2 usage error, 3 not found.",
@@ -92,10 +101,11 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"jobs", rs_cli_jobs},   {"ranks", rs_cli_ranks},     {"stragglers", rs_cli_stragglers},
-    {"steps", rs_cli_steps}, {"skew", rs_cli_skew},       {"delete", rs_cli_delete},
-    {"top", rs_cli_top},     {"stalls", rs_cli_stalls},   {"compare", rs_cli_compare},
-    {"watch", rs_cli_watch}, {"analyze", rs_cli_analyze}, {"import", rs_cli_import},
+    {"jobs", rs_cli_jobs},     {"ranks", rs_cli_ranks},     {"stragglers", rs_cli_stragglers},
+    {"steps", rs_cli_steps},   {"skew", rs_cli_skew},       {"delete", rs_cli_delete},
+    {"top", rs_cli_top},       {"stalls", rs_cli_stalls},   {"compare", rs_cli_compare},
+    {"watch", rs_cli_watch},   {"analyze", rs_cli_analyze}, {"import", rs_cli_import},
+    {"export", rs_cli_export},
 };
 
 int
@@ -117,9 +127,10 @@ main(int argc, char **argv)
         if (strcmp(pos[0], commands[i].name) != 0)
             continue;
         struct rs_cli_options o = {
-            cfg.server,     cfg.json,       cfg.rank,          cfg.with_rank,     cfg.limit,
-            cfg.since_ns,   cfg.until_ns,   cfg.with_since_ns, cfg.with_until_ns, cfg.interval_s,
-            cfg.iterations, cfg.until_step, cfg.job,           cfg.data};
+            cfg.server,        cfg.json,       cfg.rank,       cfg.with_rank,
+            cfg.limit,         cfg.since_ns,   cfg.until_ns,   cfg.with_since_ns,
+            cfg.with_until_ns, cfg.interval_s, cfg.iterations, cfg.until_step,
+            cfg.job,           cfg.data,       cfg.format,     cfg.out};
         size_t n = strlen(o.server);
         while (n > 0 && cfg.server[n - 1] == '/') /* "http://host:7070/" works too */
             cfg.server[--n] = '\0';

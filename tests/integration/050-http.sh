@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # HTTP limits and errors: 404, 405, 400, 431, 413/400 on bodies, slowloris timeout, keep-alive.
 . "$(dirname "$0")/common.sh"
-start_server --http-request-timeout-ms 500 --http-idle-timeout-ms 2000
+start_server --http-request-timeout-ms 500 --http-idle-timeout-ms 2000 --http-max-body-bytes 1048576
 check "GET /healthz is 200 JSON" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/healthz') = 200 ]"
 check "unknown route is 404 JSON" sh -c "[ \$(curl -s -o '$WORK/b1' -w '%{http_code}' '$HTTP/nope') = 404 ] && grep -q '\"status\":404' '$WORK/b1'"
 check "unknown job is 404" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/zzz/ranks') = 404 ]"
 check "bad parameter is 400" sh -c "[ \$(curl -s -o '$WORK/b2' -w '%{http_code}' '$HTTP/v1/jobs?limit=x') = 400 ] && grep -q limit '$WORK/b2'"
 check "unknown parameter is 400" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs?foo=1') = 400 ]"
 check "invalid job name is 400" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/a%20b/ranks') = 400 ]"
+check "POST /v1/import of bytes that are no AgentBatch is 400, GET is 405" sh -c "
+[ \$(curl -s -o '$WORK/b3' -w '%{http_code}' -X POST --data-binary 'garbage' -H 'Content-Type: application/x-protobuf' '$HTTP/v1/import') = 400 ] &&
+grep -q AgentBatch '$WORK/b3' && [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/import') = 405 ]"
 check "POST is 405" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '{}' '$HTTP/v1/jobs') = 405 ]"
 check "oversized header is 431" python3 "$(dirname "$0")/http_probe.py" "$HTTP_HOST" "$HTTP_PORT" bigheader
 check "oversized body is 413" python3 "$(dirname "$0")/http_probe.py" "$HTTP_HOST" "$HTTP_PORT" bigbody

@@ -1,0 +1,209 @@
+/* Chrome/Perfetto trace export (see trace_export.h): per rank, a header, then the rank's kernels,
+ * NCCL kernels and steps of the window streamed out as trace events. */
+#include "query/trace_export.h"
+
+#include "common/error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rank_list {
+    uint32_t *v;
+    size_t n, cap;
+    uint32_t world_size;
+};
+
+struct writer {
+    FILE *f;
+    uint32_t rank;
+    uint64_t base_ns, t0, t1;
+    bool first;
+    struct rs_trace_export_stats *st;
+};
+
+static int
+add_rank(void *arg, const struct rs_rank_info *ri)
+{
+    struct rank_list *l = arg;
+
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        uint32_t *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = ri->rank;
+    if (ri->world_size > l->world_size)
+        l->world_size = ri->world_size;
+    return 0;
+}
+
+/* A JSON string literal (names come from the store: valid UTF-8, but quotes and backslashes). */
+static void
+put_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* "ts": µs relative to the base with 3 decimals, as Kineto writes it. */
+static void
+put_us(FILE *f, uint64_t ns)
+{
+    fprintf(f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+}
+
+static void
+event_start(struct writer *w, const char *cat, const char *name, uint64_t start, uint64_t end,
+            uint32_t tid)
+{
+    fputs(w->first ? "\n  {" : ",\n  {", w->f);
+    w->first = false;
+    fprintf(w->f, "\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", cat);
+    put_string(w->f, name);
+    fprintf(w->f, ", \"pid\": %u, \"tid\": %u, \"ts\": ", w->rank, tid);
+    put_us(w->f, start - w->base_ns);
+    fputs(", \"dur\": ", w->f);
+    put_us(w->f, end - start);
+}
+
+static bool
+in_window(const struct writer *w, uint64_t start)
+{
+    return start >= w->t0 && start >= w->base_ns && (w->t1 == 0 || start < w->t1);
+}
+
+static int
+put_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
+{
+    struct writer *w = arg;
+
+    if (!in_window(w, k->start_ns))
+        return 0;
+    event_start(w, "kernel", name, k->start_ns, k->end_ns, k->stream);
+    fprintf(w->f, ", \"args\": {\"device\": %u, \"stream\": %u, \"correlation\": %u}}", k->device,
+            k->stream, k->correlation);
+    w->st->kernels++;
+    return 0;
+}
+
+/* The "Collective name" PyTorch gives each op (what the importer maps back). */
+static const char *
+collective_name(uint32_t op)
+{
+    static const char *const names[RS_COLL_OP_COUNT] = {"unknown",        "allreduce", "allgather",
+                                                        "reduce_scatter", "broadcast", "reduce",
+                                                        "sendrecv",       "alltoall"};
+    return op < RS_COLL_OP_COUNT ? names[op] : "unknown";
+}
+
+static int
+put_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
+{
+    struct writer *w = arg;
+    char name[64];
+
+    if (rank != w->rank || !in_window(w, c->start_ns))
+        return 0;
+    snprintf(name, sizeof name, "ncclDevKernel_%s", rs_coll_op_name(c->op));
+    event_start(w, "kernel", name, c->start_ns, c->end_ns, c->stream);
+    fprintf(w->f,
+            ", \"args\": {\"stream\": %u, \"Collective name\": \"%s\", \"Process Group Name\": "
+            "\"%016llx\", \"Seq\": %llu, \"In msg nelems\": %llu, \"dtype\": \"Byte\"}}",
+            c->stream, collective_name(c->op), (unsigned long long)c->comm_hash,
+            (unsigned long long)c->seq, (unsigned long long)c->bytes);
+    w->st->collectives++;
+    return 0;
+}
+
+static int
+put_step(void *arg, const struct rs_step_record *s)
+{
+    struct writer *w = arg;
+    char name[48];
+
+    if (!in_window(w, s->start_ns))
+        return 0;
+    snprintf(name, sizeof name, "ProfilerStep#%llu", (unsigned long long)s->step);
+    event_start(w, "user_annotation", name, s->start_ns, s->end_ns, 0);
+    fputs("}", w->f);
+    w->st->steps++;
+    return 0;
+}
+
+static int
+export_rank(rs_store_read *r, const struct rs_trace_export_options *o, const struct rank_list *l,
+            uint32_t rank, uint64_t base_ns, struct rs_trace_export_stats *st, char *err,
+            size_t err_len)
+{
+    char path[4096];
+    int rc;
+
+    snprintf(path, sizeof path, "%s/%s_rank%u.json", o->dir, o->job, rank);
+    struct writer w = {fopen(path, "w"), rank, base_ns, o->since_ns, o->until_ns, true, st};
+    if (!w.f) {
+        rc = -errno;
+        snprintf(err, err_len, "%s: %s", path, strerror(errno));
+        return rc;
+    }
+    fprintf(w.f,
+            "{\"schemaVersion\": 1, \"traceName\": \"rankscope export of job %s, rank %u\",\n"
+            " \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %u, \"world_size\": %u},\n"
+            " \"displayTimeUnit\": \"ms\", \"baseTimeNanoseconds\": %llu,\n \"traceEvents\": [",
+            o->job, rank, rank, l->world_size, (unsigned long long)base_ns);
+    if ((rc = rs_store_kernels_scan(r, o->job, rank, o->since_ns,
+                                    o->until_ns ? o->until_ns : UINT64_MAX, put_kernel, &w)) == 0 &&
+        (rc = rs_store_collectives_scan_range(r, o->job, o->since_ns,
+                                              o->until_ns ? o->until_ns : UINT64_MAX,
+                                              put_collective, &w)) == 0) {
+        rc = rs_store_steps_scan(r, o->job, rank, 0, put_step, &w);
+        if (rc == RS_E_NOT_FOUND)
+            rc = 0;
+    }
+    fputs("\n]}\n", w.f);
+    if (fclose(w.f) != 0 && rc == 0) {
+        rc = -errno;
+        snprintf(err, err_len, "%s: %s", path, strerror(errno));
+    } else if (rc != 0) {
+        snprintf(err, err_len, "reading rank %u of job %s: %s", rank, o->job, rs_strerror(rc));
+    }
+    return rc;
+}
+
+int
+rs_trace_export(rs_store_read *r, const struct rs_trace_export_options *o,
+                struct rs_trace_export_stats *stats, char *err, size_t err_len)
+{
+    struct rank_list l = {0};
+    struct rs_job_info job;
+    int rc;
+
+    memset(stats, 0, sizeof *stats);
+    if ((rc = rs_store_job_get(r, o->job, &job)) != 0 ||
+        (rc = rs_store_ranks_scan(r, o->job, add_rank, &l)) != 0) {
+        snprintf(err, err_len, "job %s: %s", o->job, rs_strerror(rc));
+        free(l.v);
+        return rc;
+    }
+    /* one base for every rank, so that the files' timelines line up */
+    uint64_t base_ns = o->since_ns > job.first_ns ? o->since_ns : job.first_ns;
+    for (size_t i = 0; i < l.n && rc == 0; i++) {
+        rc = export_rank(r, o, &l, l.v[i], base_ns, stats, err, err_len);
+        stats->ranks += rc == 0;
+    }
+    free(l.v);
+    return rc;
+}

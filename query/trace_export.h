@@ -1,0 +1,32 @@
+/* Export of a job's window as Chrome trace JSON, one file per rank (<dir>/<job>_rank<R>.json), in
+ * the shape PyTorch's profiler writes (../shared/notes/trace-import.md): `distributedInfo` with the
+ * rank and world size, one `baseTimeNanoseconds` shared by every rank's file so that their
+ * timelines align, kernels ("kernel"), NCCL kernels with "Collective name", "Process Group Name"
+ * and "Seq" args, and steps as `ProfilerStep#N` user annotations. HTA reads the directory,
+ * Perfetto and chrome://tracing each file, and `rankscope analyze`/`import` read it back.
+ * Files are written as the store is scanned: memory does not grow with the window.
+ */
+#ifndef RS_QUERY_TRACE_EXPORT_H
+#define RS_QUERY_TRACE_EXPORT_H
+
+#include "storage/store.h"
+
+#include <stdint.h>
+
+struct rs_trace_export_options {
+    const char *job;
+    uint64_t since_ns, until_ns; /* records that start in [since, until); 0 = open */
+    const char *dir;             /* existing directory for the files */
+};
+
+struct rs_trace_export_stats {
+    uint32_t ranks;
+    uint64_t kernels, collectives, steps;
+};
+
+/* Writes the files. Returns 0, RS_E_NOT_FOUND (no such job), a storage error, or -errno of a
+ * file (err says which). */
+int rs_trace_export(rs_store_read *r, const struct rs_trace_export_options *o,
+                    struct rs_trace_export_stats *stats, char *err, size_t err_len);
+
+#endif
