@@ -51,14 +51,7 @@ static int
 sink_batch(void *arg, const struct rs_rank_batch *b)
 {
     struct store_sink *s = arg;
-    struct rs_agent_batch ab = {
-        .agent_id = s->agent_id,
-        .boot_id = s->agent_id,
-        .batch_seq = ++s->batch_seq,
-        .hello = {s->agent_id, s->agent_id, "", "rankscope-import " RS_VERSION, b->clock},
-        .ranks = b,
-        .n_ranks = 1,
-    };
+    struct rs_agent_batch ab = rs__cli_import_batch(s->agent_id, ++s->batch_seq, b);
     bool duplicate;
     int rc;
 
@@ -136,13 +129,14 @@ report_build(rs_store *store, const char *job, struct report *rep, char *err, si
     return rc;
 }
 
+/* The report for people. The ranks table is left out: its per-step columns come from step
+ * records, which traces without ProfilerStep markers do not have (--json carries it). */
 static int
 print_report(const char *job, const struct report *rep)
 {
-    int (*const render[])(const char *, json_t *) = {rs__cli_render_ranks, rs__cli_render_steps,
-                                                     rs__cli_render_top, rs__cli_render_skew,
-                                                     rs__cli_render_stragglers};
-    json_t *docs[] = {rep->ranks, rep->steps, rep->top, rep->skew, rep->stragglers};
+    int (*const render[])(const char *, json_t *) = {
+        rs__cli_render_steps, rs__cli_render_top, rs__cli_render_skew, rs__cli_render_stragglers};
+    json_t *docs[] = {rep->steps, rep->top, rep->skew, rep->stragglers};
     int rc = 0;
 
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {

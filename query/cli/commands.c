@@ -238,9 +238,13 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
     {
         json_t *e;
         size_t k;
-        printf("\nrank %lld on %s (%s)\n", (long long)rs__cli_int(v, "rank"),
-               json_string_value(json_object_get(v, "host")),
-               json_string_value(json_object_get(v, "gpu_uuid")));
+        const char *host = json_string_value(json_object_get(v, "host"));
+        const char *gpu = json_string_value(json_object_get(v, "gpu_uuid"));
+        if (host && *host)
+            printf("\nrank %lld on %s (%s)\n", (long long)rs__cli_int(v, "rank"), host,
+                   gpu && *gpu ? gpu : "GPU unknown");
+        else /* imported traces say neither */
+            printf("\nrank %lld\n", (long long)rs__cli_int(v, "rank"));
         printf("  %.1f%% slower than the median rank; arrives last at %.0f%% of collectives\n",
                100 * (rs__cli_real(v, "slowdown") - 1), 100 * rs__cli_real(v, "last_frac"));
         printf("  impact: %.2f s of job time (%.1f%% of the time) since step %lld\n",

@@ -26,14 +26,7 @@ static int
 post_batch(void *arg, const struct rs_rank_batch *b)
 {
     struct http_sink *s = arg;
-    struct rs_agent_batch ab = {
-        .agent_id = s->agent_id,
-        .boot_id = s->agent_id,
-        .batch_seq = ++s->batch_seq,
-        .hello = {s->agent_id, s->agent_id, "", "rankscope-import " RS_VERSION, b->clock},
-        .ranks = b,
-        .n_ranks = 1,
-    };
+    struct rs_agent_batch ab = rs__cli_import_batch(s->agent_id, ++s->batch_seq, b);
     uint8_t *body = NULL;
     size_t len;
     char err[1024];

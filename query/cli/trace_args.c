@@ -202,3 +202,16 @@ done:
         json_decref(list);
     return rc;
 }
+
+struct rs_agent_batch
+rs__cli_import_batch(uint64_t agent_id, uint64_t batch_seq, const struct rs_rank_batch *b)
+{
+    return (struct rs_agent_batch){
+        .agent_id = agent_id,
+        .boot_id = agent_id,
+        .batch_seq = batch_seq,
+        .hello = {agent_id, agent_id, "", "rankscope-import " RS_VERSION, b->clock},
+        .ranks = b,
+        .n_ranks = 1,
+    };
+}

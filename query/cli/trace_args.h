@@ -34,4 +34,9 @@ void rs__cli_trace_set_close(struct rs_trace_set *set);
 int rs__cli_trace_set_import(const struct rs_trace_set *set, rs_kineto_sink_fn sink, void *arg,
                              json_t **files);
 
+/* The agent batch that carries one imported rank batch (what analyze stores and import posts):
+ * the set's agent id, `batch_seq`, and an agent hello naming the importer. */
+struct rs_agent_batch rs__cli_import_batch(uint64_t agent_id, uint64_t batch_seq,
+                                           const struct rs_rank_batch *b);
+
 #endif

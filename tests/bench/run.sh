@@ -7,4 +7,6 @@ echo "== storage bytes per rank-step (16 ranks x 300 simulated steps)"
 tests/bench/storage_bytes.sh 16 300
 echo "== raw records through agent -> server (128 ranks x 400 steps, 3 runs)"
 tests/bench/storage_ingest.sh 128 400 3
+echo "== trace import: importer, analyze and python json.load on a 100 MB Kineto trace (1 run)"
+tests/bench/import_speed.sh 1 100
 echo "== GPU benchmarks: not here (need a GPU; see docs/BENCHMARKS.md)"
