@@ -280,6 +280,9 @@ rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv)
     if (o->until_step >= 0)
         snprintf(path + strlen(path), sizeof path - strlen(path), "?until_step=%lld",
                  (long long)o->until_step);
+    if (o->window > 0)
+        snprintf(path + strlen(path), sizeof path - strlen(path), "%cwindow=%lld",
+                 strchr(path, '?') ? '&' : '?', (long long)o->window);
     if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
         return rc;
     if (o->json)

@@ -16,6 +16,7 @@ struct rs_cli_options {
     double interval_s;    /* watch */
     int64_t iterations;   /* watch: refreshes before exiting; 0 = until interrupted */
     int64_t until_step;   /* stragglers: as of this step (-1 = the newest) */
+    int64_t window;       /* stragglers: steps per window (0 = the server's default) */
     const char *job;      /* analyze, import: the job name of the imported traces ("" = derived) */
     const char *data_dir; /* analyze: keep the store here ("" = a temporary one); export: read it */
     const char *format;   /* export: "perfetto" */

@@ -13,7 +13,7 @@ struct cli_config {
     bool json;
     int64_t rank, with_rank, limit, since_ns, until_ns, with_since_ns, with_until_ns;
     double interval_s;
-    int64_t iterations, until_step;
+    int64_t iterations, until_step, window;
     char *job, *data, *format, *out;
 };
 
@@ -46,6 +46,10 @@ static const struct rs_config_option options[] = {
         "top, stalls, compare: rows (-1 = the server's default)", -1, 100000),
     OPT("interval-s", RS_CONFIG_DOUBLE, "2", interval_s, "watch: refresh period, seconds", 0.2,
         3600),
+    OPT("window", RS_CONFIG_INT, "0", window,
+        "stragglers: steps per window (0 = the server's 30 steps or 60 s; short imported traces "
+        "need fewer)",
+        0, 100000),
     OPT("until-step", RS_CONFIG_INT, "-1", until_step,
         "stragglers: the verdict as of this step (-1 = the newest)", -1, 9.2e18),
     OPT("iterations", RS_CONFIG_INT, "0", iterations,
@@ -127,10 +131,10 @@ main(int argc, char **argv)
         if (strcmp(pos[0], commands[i].name) != 0)
             continue;
         struct rs_cli_options o = {
-            cfg.server,        cfg.json,       cfg.rank,       cfg.with_rank,
-            cfg.limit,         cfg.since_ns,   cfg.until_ns,   cfg.with_since_ns,
-            cfg.with_until_ns, cfg.interval_s, cfg.iterations, cfg.until_step,
-            cfg.job,           cfg.data,       cfg.format,     cfg.out};
+            cfg.server,     cfg.json,       cfg.rank,          cfg.with_rank,     cfg.limit,
+            cfg.since_ns,   cfg.until_ns,   cfg.with_since_ns, cfg.with_until_ns, cfg.interval_s,
+            cfg.iterations, cfg.until_step, cfg.window,        cfg.job,           cfg.data,
+            cfg.format,     cfg.out};
         size_t n = strlen(o.server);
         while (n > 0 && cfg.server[n - 1] == '/') /* "http://host:7070/" works too */
             cfg.server[--n] = '\0';

@@ -26,6 +26,8 @@ import json, sys, urllib.request
 d = json.load(urllib.request.urlopen(sys.argv[1] + "/v1/jobs/fixture_rank0slow/stragglers?window=9"))
 (v,) = d["stragglers"]
 assert v["rank"] == 0 and v["cause"] == "extra_work", v' "$HTTP"
+"$BIN/rankscope" --server "$HTTP" stragglers fixture_rank0slow --window 9 >"$WORK/cli.txt" 2>&1
+check "the CLI asks for short windows with --window" grep -q "cause: extra_work" "$WORK/cli.txt"
 
 # export -> import round trip, through a store kept by analyze
 "$BIN/rankscope" analyze --data "$WORK/a" --job rt "$FIX"/fixture_rank0slow_rank*.json.gz \
