@@ -24,7 +24,7 @@ struct event {
     char name[RS_WIRE_MAX_STRING_LEN + 1];
     bool name_truncated;
     bool have_ts, have_dur, have_stream, have_device, have_correlation, have_bytes, have_seq,
-        have_nelems, have_tid;
+        have_nelems;
     int64_t ts_ns, dur_ns, tid, stream, device, correlation, bytes, seq, nelems;
     char collective[48]; /* args "Collective name" */
     char group[128];     /* args "Process Group Name" */
@@ -473,7 +473,8 @@ skip(struct importer *im, const struct rs_json_token *t)
     return rc ? reader_err(im, rc) : 0;
 }
 
-/* An integer member value: *have stays false for non-numbers (which are skipped). */
+/* An integer member value: *have (when not NULL) stays false for non-numbers, which are skipped;
+ * *out is left alone then. */
 static int
 read_int(struct importer *im, unsigned decimals, int64_t *out, bool *have)
 {
@@ -484,7 +485,9 @@ read_int(struct importer *im, unsigned decimals, int64_t *out, bool *have)
         return rc;
     if (t.type != RS_JSON_NUMBER)
         return skip(im, &t);
-    *have = rs_json_number_scaled(&t, decimals, out) == 0;
+    bool ok = rs_json_number_scaled(&t, decimals, out) == 0;
+    if (have)
+        *have = ok;
     return 0;
 }
 
@@ -553,7 +556,7 @@ read_event(struct importer *im)
     e->ph = 0;
     e->cat[0] = e->name[0] = e->collective[0] = e->group[0] = e->dtype[0] = '\0';
     e->name_truncated = e->have_ts = e->have_dur = e->have_stream = e->have_device =
-        e->have_correlation = e->have_bytes = e->have_seq = e->have_nelems = e->have_tid = false;
+        e->have_correlation = e->have_bytes = e->have_seq = e->have_nelems = false;
     e->tid = 0;
     for (;;) {
         if ((rc = next(im, &t)) != 0)
@@ -574,7 +577,7 @@ read_event(struct importer *im)
         } else if (strcmp(k, "dur") == 0) {
             rc = read_int(im, 3, &e->dur_ns, &e->have_dur);
         } else if (strcmp(k, "tid") == 0) {
-            rc = read_int(im, 0, &e->tid, &e->have_tid);
+            rc = read_int(im, 0, &e->tid, NULL); /* stays 0 when not a number ("stream 7") */
         } else if (strcmp(k, "args") == 0) {
             if ((rc = next(im, &t)) == 0)
                 rc = t.type == RS_JSON_OBJECT ? read_args(im) : skip(im, &t);

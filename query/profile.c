@@ -21,6 +21,17 @@ key_hash(const char *a, const char *b, unsigned kind)
     return b ? h ^ (rs_hash_fnv1a64(b, strlen(b)) * 31) : h;
 }
 
+/* Puts position+1 `pos1` into the first free slot of an open-addressing index from hash h. */
+static void
+index_put(uint32_t *index, size_t slots, uint64_t h, uint32_t pos1)
+{
+    size_t s = h & (slots - 1);
+
+    while (index[s])
+        s = (s + 1) & (slots - 1);
+    index[s] = pos1;
+}
+
 /* Grows an open-addressing index of positions (+1) to hold n entries at most half full; `hash_of`
  * gives the hash of position i. */
 static int
@@ -33,12 +44,8 @@ index_grow(uint32_t **index, size_t *slots, size_t n, const void *base, size_t s
     uint32_t *v = calloc(cap, sizeof *v);
     if (!v)
         return -ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        size_t s = hash_of((const char *)base + i * stride) & (cap - 1);
-        while (v[s])
-            s = (s + 1) & (cap - 1);
-        v[s] = (uint32_t)(i + 1);
-    }
+    for (size_t i = 0; i < n; i++)
+        index_put(v, cap, hash_of((const char *)base + i * stride), (uint32_t)(i + 1));
     free(*index);
     *index = v;
     *slots = cap;
@@ -90,10 +97,7 @@ item_get(struct rs_profile *p, enum rs_profile_kind kind, const char *name)
         return NULL;
     it->kind = kind;
     it->count = it->ns = it->stall_samples = 0;
-    size_t s = item_hash(it) & (p->item_slots - 1);
-    while (p->item_index[s])
-        s = (s + 1) & (p->item_slots - 1);
-    p->item_index[s] = (uint32_t)++p->n_items;
+    index_put(p->item_index, p->item_slots, item_hash(it), (uint32_t)++p->n_items);
     return it;
 }
 
@@ -101,10 +105,9 @@ static struct rs_profile_stall *
 stall_get(struct rs_profile *p, const char *kernel, const char *reason)
 {
     struct rs_profile_stall *st, *v;
-    size_t s;
 
     if (p->stall_slots)
-        for (s = key_hash(kernel, reason, 0) & (p->stall_slots - 1); p->stall_index[s];
+        for (size_t s = key_hash(kernel, reason, 0) & (p->stall_slots - 1); p->stall_index[s];
              s = (s + 1) & (p->stall_slots - 1)) {
             st = &p->stalls[p->stall_index[s] - 1];
             if (strcmp(st->kernel, kernel) == 0 && strcmp(st->reason, reason) == 0)
@@ -124,10 +127,7 @@ stall_get(struct rs_profile *p, const char *kernel, const char *reason)
         free(st->reason);
         return NULL;
     }
-    s = stall_hash(st) & (p->stall_slots - 1);
-    while (p->stall_index[s])
-        s = (s + 1) & (p->stall_slots - 1);
-    p->stall_index[s] = (uint32_t)++p->n_stalls;
+    index_put(p->stall_index, p->stall_slots, stall_hash(st), (uint32_t)++p->n_stalls);
     return st;
 }
 

@@ -637,13 +637,13 @@ rs_steps_source(const struct rs_rank_steps *ranks, size_t n_ranks)
 }
 
 static double
-median_ms(const struct rs_rank_steps *rk, size_t offset)
+median_ms(const struct rs_step_summary *steps, size_t n, size_t offset)
 {
     struct rs_samples s = {NULL, 0, 0};
     double m;
 
-    for (size_t i = 0; i < rk->n; i++)
-        rs_samples_add(&s, (double)*(const uint64_t *)((const char *)&rk->steps[i] + offset) / 1e6);
+    for (size_t i = 0; i < n; i++)
+        rs_samples_add(&s, (double)*(const uint64_t *)((const char *)&steps[i] + offset) / 1e6);
     m = rs_quantile(s.v, s.n, 0.5);
     rs_samples_fini(&s);
     return m;
@@ -651,22 +651,18 @@ median_ms(const struct rs_rank_steps *rk, size_t offset)
 
 #define FIELD(f) offsetof(struct rs_step_summary, f)
 
-int
-rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t **out)
+json_t *
+rs_steps_json(const char *job, const struct rs_rank_steps *ranks, size_t n_ranks, size_t last_steps)
 {
-    struct rs_rank_steps *ranks;
-    size_t n;
-    json_t *list;
-    int rc = rs_query_job_steps(r, job, last_steps, &ranks, &n);
+    json_t *list = json_array();
 
-    if (rc != 0)
-        return rc;
-    list = json_array();
-    for (size_t i = 0; list && i < n; i++) {
+    for (size_t i = 0; list && i < n_ranks; i++) {
         const struct rs_rank_steps *rk = &ranks[i];
+        size_t first = last_steps && rk->n > last_steps ? rk->n - last_steps : 0, n = rk->n - first;
+        const struct rs_step_summary *v = rk->steps + first;
         json_t *steps = json_array();
-        for (size_t k = 0; steps && k < rk->n; k++) {
-            const struct rs_step_summary *m = &rk->steps[k];
+        for (size_t k = 0; steps && k < n; k++) {
+            const struct rs_step_summary *m = &v[k];
             json_array_append_new(
                 steps,
                 json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "step",
@@ -677,21 +673,33 @@ rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t **ou
                           (json_int_t)m->kernels));
         }
         json_t *median = json_pack(
-            "{s:f, s:f, s:f, s:f, s:f, s:f}", "step_ms", median_ms(rk, FIELD(step_ns)),
-            "compute_ms", median_ms(rk, FIELD(compute_ns)), "comm_ms",
-            median_ms(rk, FIELD(comm_ns)), "exposed_comm_ms", median_ms(rk, FIELD(exposed_comm_ns)),
-            "idle_ms", median_ms(rk, FIELD(idle_ns)), "host_gap_ms",
-            median_ms(rk, FIELD(host_gap_ns)));
+            "{s:f, s:f, s:f, s:f, s:f, s:f}", "step_ms", median_ms(v, n, FIELD(step_ns)),
+            "compute_ms", median_ms(v, n, FIELD(compute_ns)), "comm_ms",
+            median_ms(v, n, FIELD(comm_ns)), "exposed_comm_ms",
+            median_ms(v, n, FIELD(exposed_comm_ns)), "idle_ms", median_ms(v, n, FIELD(idle_ns)),
+            "host_gap_ms", median_ms(v, n, FIELD(host_gap_ns)));
         json_array_append_new(
             list, json_pack("{s:I, s:o, s:o, s:o}", "rank", (json_int_t)rk->rank, "median", median,
                             "inferred_period",
                             rk->inferred_period ? json_integer(rk->inferred_period) : json_null(),
                             "steps", steps));
     }
-    const char *source = rs_steps_source(ranks, n);
+    return list
+               ? json_pack("{s:s, s:I, s:s, s:o}", "job", job, "last_steps", (json_int_t)last_steps,
+                           "steps_source", rs_steps_source(ranks, n_ranks), "ranks", list)
+               : NULL;
+}
+
+int
+rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t **out)
+{
+    struct rs_rank_steps *ranks;
+    size_t n;
+    int rc = rs_query_job_steps(r, job, last_steps, &ranks, &n);
+
+    if (rc != 0)
+        return rc;
+    *out = rs_steps_json(job, ranks, n, last_steps);
     rs_job_steps_free(ranks, n);
-    *out = list ? json_pack("{s:s, s:I, s:s, s:o}", "job", job, "last_steps",
-                            (json_int_t)last_steps, "steps_source", source, "ranks", list)
-                : NULL;
     return *out ? 0 : -ENOMEM;
 }

@@ -55,4 +55,9 @@ const char *rs_steps_source(const struct rs_rank_steps *ranks, size_t n_ranks);
 /* The same as JSON, with per-rank medians (shape: docs/openapi.yaml, /v1/jobs/{job}/steps). */
 int rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t **out);
 
+/* The same answer from steps loaded already (rs_query_job_steps): each rank's newest
+ * `last_steps` of them (all when 0). NULL when out of memory. */
+json_t *rs_steps_json(const char *job, const struct rs_rank_steps *ranks, size_t n_ranks,
+                      size_t last_steps);
+
 #endif

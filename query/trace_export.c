@@ -5,6 +5,7 @@
 #include "common/error.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,21 +43,15 @@ add_rank(void *arg, const struct rs_rank_info *ri)
     return 0;
 }
 
-/* A JSON string literal (names come from the store: valid UTF-8, but quotes and backslashes). */
+/* A JSON string literal, escaped by jansson (names from the store are valid UTF-8). */
 static void
 put_string(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    json_t *str = json_string_nocheck(s);
+
+    if (!str || json_dumpf(str, f, JSON_ENCODE_ANY) != 0)
+        fputs("\"?\"", f);
+    json_decref(str);
 }
 
 /* "ts": µs relative to the base with 3 decimals, as Kineto writes it. */

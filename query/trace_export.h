@@ -4,7 +4,9 @@
  * timelines align, kernels ("kernel"), NCCL kernels with "Collective name", "Process Group Name"
  * and "Seq" args, and steps as `ProfilerStep#N` user annotations. HTA reads the directory,
  * Perfetto and chrome://tracing each file, and `rankscope analyze`/`import` read it back.
- * Files are written as the store is scanned: memory does not grow with the window.
+ * Files are written as the store is scanned: memory does not grow with the window. NCCL records
+ * are keyed by instance, not by rank, so each rank's file costs one range scan of the window's
+ * collectives (ranks x collectives in all).
  */
 #ifndef RS_QUERY_TRACE_EXPORT_H
 #define RS_QUERY_TRACE_EXPORT_H

@@ -1,9 +1,12 @@
 /* Server counters: one struct of atomics, written by the loop, NNG and writer threads, read by
- * /healthz (and later /metrics). Monotonic since server start unless named *_now. */
+ * /healthz and /metrics through one table (names, help, kind). Monotonic since server start
+ * unless named *_now. */
 #ifndef RS_SERVER_COUNTERS_H
 #define RS_SERVER_COUNTERS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct rs_counters {
@@ -27,6 +30,18 @@ struct rs_counters {
     _Atomic uint64_t storage_full;           /* commits refused because the map was full */
     _Atomic uint64_t jobs_deleted_for_space; /* by retention when full or over the budget */
 };
+
+/* One counter as /healthz ("counters": {name: value}) and /metrics (rankscope_<name>, with
+ * "_total" for counters) show it. Every field of struct rs_counters has an entry. */
+struct rs_counter_info {
+    const char *name, *help;
+    size_t offset; /* in struct rs_counters */
+    bool gauge;    /* a level (*_now), not a monotonic count */
+};
+extern const struct rs_counter_info rs_counter_infos[];
+extern const size_t rs_counter_info_count;
+
+uint64_t rs_counter_value(const struct rs_counters *c, const struct rs_counter_info *info);
 
 #define RS_COUNT(c, field) atomic_fetch_add_explicit(&(c)->field, 1, memory_order_relaxed)
 #define RS_COUNT_ADD(c, field, n) atomic_fetch_add_explicit(&(c)->field, (n), memory_order_relaxed)

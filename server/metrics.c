@@ -69,12 +69,6 @@ metric(struct text *t, const char *name, const char *type, const char *help, dou
         type, name, value);
 }
 
-static void
-counter(struct text *t, const char *name, const char *help, _Atomic uint64_t *v)
-{
-    metric(t, name, "counter", help, (double)atomic_load_explicit(v, memory_order_relaxed));
-}
-
 static int
 add_rank(void *arg, const struct rs_rank_info *r)
 {
@@ -129,40 +123,17 @@ verdict_series(void *arg, const char *job, uint32_t rank, double slowdown, uint6
 static void
 write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *t)
 {
-    struct rs_counters *k = &srv->counters;
     struct rs_evaluator_stats ev;
 
     metric(t, "uptime_seconds", "gauge", "Seconds since the server started.",
            (double)(rs_clock_mono_ns() - srv->start_ns) / 1e9);
-    counter(t, "batches_received_total", "Agent batches received (NNG and POST /v1/import).",
-            &k->batches_received);
-    counter(t, "batches_committed_total", "New batches committed to storage.",
-            &k->batches_committed);
-    counter(t, "batches_duplicate_total", "Resent batches acknowledged without a write.",
-            &k->batches_duplicate);
-    counter(t, "batches_rejected_total", "Malformed or unsupported batches refused.",
-            &k->batches_rejected);
-    counter(t, "batches_retry_total", "Batches the server could not commit then (agents resend).",
-            &k->batches_retry);
-    counter(t, "rank_batches_total", "Per-rank batches inside committed batches.",
-            &k->rank_batches);
-    counter(t, "commits_total", "Storage write transactions committed.", &k->commits);
-    counter(t, "commit_errors_total", "Storage commits that failed.", &k->commit_errors);
-    counter(t, "storage_full_total", "Commits refused because the store was full.",
-            &k->storage_full);
-    counter(t, "jobs_expired_total", "Jobs deleted by retention by age.", &k->jobs_expired);
-    counter(t, "jobs_deleted_for_space_total", "Jobs deleted by retention by space.",
-            &k->jobs_deleted_for_space);
-    counter(t, "step_summaries_total", "Settled step summaries stored by the evaluator.",
-            &k->step_summaries);
-    counter(t, "replies_failed_total", "Replies that could not be sent (the agent resends).",
-            &k->replies_failed);
-    counter(t, "http_requests_total", "HTTP requests served.", &k->http_requests);
-    counter(t, "http_errors_total", "HTTP responses with status >= 400.", &k->http_errors);
-    metric(t, "http_connections", "gauge", "Open HTTP connections.",
-           (double)RS_COUNT_GET(k, http_connections_now));
-    metric(t, "writer_queue", "gauge", "Batches waiting for the storage writer.",
-           (double)RS_COUNT_GET(k, writer_queue_now));
+    for (size_t i = 0; i < rs_counter_info_count; i++) {
+        const struct rs_counter_info *c = &rs_counter_infos[i];
+        char name[96];
+        snprintf(name, sizeof name, "%s%s", c->name, c->gauge ? "" : "_total");
+        metric(t, name, c->gauge ? "gauge" : "counter", c->help,
+               (double)rs_counter_value(&srv->counters, c));
+    }
     if (w->rc == 0) {
         metric(t, "store_data_bytes", "gauge", "Bytes of the store in use.",
                (double)w->space.data_bytes);

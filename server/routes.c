@@ -232,46 +232,21 @@ start_delete(struct rs_server *srv, rs_http_conn *c, const char *job)
 static json_t *
 health_json(struct rs_server *srv)
 {
-    struct rs_counters *k = &srv->counters;
     struct rs_evaluator_stats ev;
-    json_t *doc;
+    json_t *counters = json_object();
 
+    for (size_t i = 0; counters && i < rs_counter_info_count; i++)
+        json_object_set_new(
+            counters, rs_counter_infos[i].name,
+            json_integer((json_int_t)rs_counter_value(&srv->counters, &rs_counter_infos[i])));
     rs_evaluator_get_stats(srv->evaluator, &ev);
-    doc = json_pack(
-        "{s:s, s:s, s:f, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-        "s:I, s:I, s:I}}",
-        "status", "ok", "version", RS_VERSION, "uptime_s",
-        (double)(rs_clock_mono_ns() - srv->start_ns) / 1e9, "counters", "batches_received",
-        (json_int_t)RS_COUNT_GET(k, batches_received), "batches_committed",
-        (json_int_t)RS_COUNT_GET(k, batches_committed), "batches_duplicate",
-        (json_int_t)RS_COUNT_GET(k, batches_duplicate), "batches_rejected",
-        (json_int_t)RS_COUNT_GET(k, batches_rejected), "batches_retry",
-        (json_int_t)RS_COUNT_GET(k, batches_retry), "rank_batches",
-        (json_int_t)RS_COUNT_GET(k, rank_batches), "commits", (json_int_t)RS_COUNT_GET(k, commits),
-        "commit_errors", (json_int_t)RS_COUNT_GET(k, commit_errors), "replies_failed",
-        (json_int_t)RS_COUNT_GET(k, replies_failed), "http_requests",
-        (json_int_t)RS_COUNT_GET(k, http_requests), "http_errors",
-        (json_int_t)RS_COUNT_GET(k, http_errors), "http_timeouts",
-        (json_int_t)RS_COUNT_GET(k, http_timeouts), "http_connections",
-        (json_int_t)RS_COUNT_GET(k, http_connections_now), "writer_queue",
-        (json_int_t)RS_COUNT_GET(k, writer_queue_now), "jobs_expired",
-        (json_int_t)RS_COUNT_GET(k, jobs_expired), "reader_slots_freed",
-        (json_int_t)RS_COUNT_GET(k, reader_slots_freed));
-    json_t *more = json_object_get(doc, "counters");
-    json_object_set_new(more, "step_summaries_stored",
-                        json_integer((json_int_t)RS_COUNT_GET(k, step_summaries)));
-    json_object_set_new(more, "storage_full",
-                        json_integer((json_int_t)RS_COUNT_GET(k, storage_full)));
-    json_object_set_new(more, "jobs_deleted_for_space",
-                        json_integer((json_int_t)RS_COUNT_GET(k, jobs_deleted_for_space)));
-    json_object_set_new(
-        doc, "evaluator",
-        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "evaluations", (json_int_t)ev.evaluations,
-                  "jobs_evaluated", (json_int_t)ev.jobs_evaluated, "stragglers_raised",
-                  (json_int_t)ev.raised, "stragglers_cleared", (json_int_t)ev.cleared,
-                  "stragglers_active", (json_int_t)ev.active_stragglers, "errors",
-                  (json_int_t)ev.errors));
-    return doc;
+    return json_pack("{s:s, s:s, s:f, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}}", "status", "ok",
+                     "version", RS_VERSION, "uptime_s",
+                     (double)(rs_clock_mono_ns() - srv->start_ns) / 1e9, "counters", counters,
+                     "evaluator", "evaluations", (json_int_t)ev.evaluations, "jobs_evaluated",
+                     (json_int_t)ev.jobs_evaluated, "stragglers_raised", (json_int_t)ev.raised,
+                     "stragglers_cleared", (json_int_t)ev.cleared, "stragglers_active",
+                     (json_int_t)ev.active_stragglers, "errors", (json_int_t)ev.errors);
 }
 
 static int

@@ -24,6 +24,7 @@
 
 #define BATCHES_PER_COMMIT 32
 #define TOP_KERNELS 10
+#define STEPS_SHOWN 30 /* per rank, as `rankscope steps` shows */
 
 struct store_sink {
     rs_store *store;
@@ -71,22 +72,37 @@ sink_batch(void *arg, const struct rs_rank_batch *b)
 /* The per-rank windows of the straggler rule, fitted to a short trace: two windows of half its
  * steps when it has fewer than two default windows (at least 4 steps each). */
 static void
-straggler_options_for(rs_store_read *r, const char *job, struct rs_straggler_options *o)
+straggler_options_for(const struct rs_rank_steps *ranks, size_t n_ranks,
+                      struct rs_straggler_options *o)
 {
-    struct rs_rank_steps *ranks = NULL;
-    size_t n_ranks = 0, fewest = SIZE_MAX;
+    size_t fewest = SIZE_MAX;
 
     rs_straggler_options_default(o);
-    if (rs_query_job_steps(r, job, rs_straggler_steps_needed(o), &ranks, &n_ranks) != 0)
-        return;
     for (size_t i = 0; i < n_ranks; i++)
         if (ranks[i].n < fewest)
             fewest = ranks[i].n;
-    rs_job_steps_free(ranks, n_ranks);
     if (n_ranks > 0 && fewest < 2 * o->window_steps) {
         o->window_steps = fewest / 2 < 4 ? 4 : fewest / 2;
         o->window_s = 0;
     }
+}
+
+/* Each rank's newest `keep` steps, as rs_query_job_steps(keep) would have loaded them (views into
+ * `ranks`; free only the array). */
+static struct rs_rank_steps *
+newest_steps(const struct rs_rank_steps *ranks, size_t n_ranks, size_t keep)
+{
+    struct rs_rank_steps *v = calloc(n_ranks ? n_ranks : 1, sizeof *v);
+
+    for (size_t i = 0; v && i < n_ranks; i++) {
+        size_t first = ranks[i].n > keep ? ranks[i].n - keep : 0;
+        v[i] = ranks[i];
+        v[i].steps += first;
+        v[i].n -= first;
+        v[i].to_store = NULL; /* nothing is stored from here */
+        v[i].n_to_store = 0;
+    }
+    return v;
 }
 
 struct report {
@@ -103,12 +119,16 @@ report_free(struct report *rep)
     json_decref(rep->stragglers);
 }
 
+/* Step metrics are the costly part: loaded once, for the straggler rule's default lookback,
+ * and shared by the steps table and the straggler verdict. */
 static int
 report_build(rs_store *store, const char *job, struct report *rep, char *err, size_t err_len)
 {
     struct rs_profile_scope all = {job, RS_PROFILE_ALL_RANKS, false, 0, 0};
     struct rs_straggler_options so;
     struct rs_skew_options ko = {0, 0};
+    struct rs_rank_steps *ranks = NULL, *newest = NULL;
+    size_t n_ranks = 0;
     rs_store_read *r;
     int rc;
 
@@ -116,13 +136,23 @@ report_build(rs_store *store, const char *job, struct report *rep, char *err, si
         snprintf(err, err_len, "reading the store: %s", rs_strerror(rc));
         return rc;
     }
-    straggler_options_for(r, job, &so);
-    const char *what = "ranks";
-    if ((rc = rs_query_ranks(r, job, &rep->ranks)) == 0 &&
-        (what = "steps", rc = rs_query_steps(r, job, 30, &rep->steps)) == 0 &&
+    rs_straggler_options_default(&so);
+    const char *what = "steps";
+    if ((rc = rs_query_job_steps(r, job, rs_straggler_steps_needed(&so), &ranks, &n_ranks)) != 0)
+        goto out;
+    straggler_options_for(ranks, n_ranks, &so);
+    rc = -ENOMEM;
+    if (!(rep->steps = rs_steps_json(job, ranks, n_ranks, STEPS_SHOWN)) ||
+        !(newest = newest_steps(ranks, n_ranks, rs_straggler_steps_needed(&so))))
+        goto out;
+    if ((what = "ranks", rc = rs_query_ranks(r, job, &rep->ranks)) == 0 &&
         (what = "top kernels", rc = rs_query_top(r, &all, TOP_KERNELS, &rep->top)) == 0 &&
         (what = "NCCL skew", rc = rs_query_skew(r, job, &ko, &rep->skew)) == 0)
-        what = "stragglers", rc = rs_query_stragglers(r, job, &so, &rep->stragglers);
+        what = "stragglers",
+        rc = rs_query_stragglers_on(r, job, &so, newest, n_ranks, &rep->stragglers);
+out:
+    free(newest);
+    rs_job_steps_free(ranks, n_ranks);
     rs_store_read_end(r);
     if (rc != 0)
         snprintf(err, err_len, "%s of job %s: %s", what, job, rs_strerror(rc));

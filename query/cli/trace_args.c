@@ -133,14 +133,15 @@ show_progress(void *arg, uint64_t done, uint64_t total)
 static json_t *
 file_json(const char *path, const struct rs_kineto_stats *st, uint64_t bytes, double seconds)
 {
-    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:f}",
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:f}",
                      "path", path, "rank", (json_int_t)st->rank, "world_size",
                      (json_int_t)st->world_size, "events", (json_int_t)st->events, "kernels",
                      (json_int_t)st->kernels, "collectives", (json_int_t)st->collectives, "memcpys",
                      (json_int_t)st->memcpys, "steps", (json_int_t)st->steps, "ignored_events",
                      (json_int_t)st->ignored, "rejected_events", (json_int_t)st->rejected,
-                     "nccl_out_of_order", (json_int_t)st->nccl_out_of_order, "relative_time",
-                     st->relative_time, "bytes", (json_int_t)bytes, "seconds", seconds);
+                     "nccl_out_of_order", (json_int_t)st->nccl_out_of_order, "names_truncated",
+                     (json_int_t)st->names_truncated, "relative_time", st->relative_time, "bytes",
+                     (json_int_t)bytes, "seconds", seconds);
 }
 
 int
@@ -162,13 +163,9 @@ rs__cli_trace_set_import(const struct rs_trace_set *set, rs_kineto_sink_fn sink,
         const char *path = set->paths[i];
         struct rs_kineto_stats st;
         struct progress p = {path, rs_clock_mono_ns(), 0, isatty(2) == 1, false};
-        FILE *f = fopen(path, "rb");
-        uint64_t bytes = 0;
-        if (f) {
-            fseek(f, 0, SEEK_END);
-            bytes = (uint64_t)ftell(f);
-            fclose(f);
-        }
+        struct stat sb = {0};
+        stat(path, &sb);
+        uint64_t bytes = (uint64_t)sb.st_size;
         rc = rs_trace_import_file(path, &ko, sink, arg, show_progress, &p, &st, err, sizeof err);
         if (p.shown && p.tty)
             fprintf(stderr, "\n");

@@ -1,0 +1,48 @@
+/* The table of server counters (see counters.h). */
+#include "server/counters.h"
+
+#include <stddef.h>
+
+#define C(field, name, help)                                                                       \
+    {                                                                                              \
+        name, help, offsetof(struct rs_counters, field), false                                     \
+    }
+#define G(field, name, help)                                                                       \
+    {                                                                                              \
+        name, help, offsetof(struct rs_counters, field), true                                      \
+    }
+
+const struct rs_counter_info rs_counter_infos[] = {
+    C(batches_received, "batches_received", "Agent batches received (NNG and POST /v1/import)."),
+    C(batches_committed, "batches_committed", "New batches committed to storage."),
+    C(batches_duplicate, "batches_duplicate", "Resent batches acknowledged without a write."),
+    C(batches_rejected, "batches_rejected", "Malformed or unsupported batches refused."),
+    C(batches_retry, "batches_retry", "Batches the server could not commit then (resent)."),
+    C(rank_batches, "rank_batches", "Per-rank batches inside committed batches."),
+    C(commits, "commits", "Storage write transactions committed."),
+    C(commit_errors, "commit_errors", "Storage commits that failed."),
+    C(replies_failed, "replies_failed", "Replies that could not be sent (the agent resends)."),
+    C(http_requests, "http_requests", "HTTP requests served."),
+    C(http_errors, "http_errors", "HTTP responses with status >= 400."),
+    C(http_timeouts, "http_timeouts", "HTTP connections closed by a header or idle timeout."),
+    G(http_connections_now, "http_connections", "Open HTTP connections."),
+    G(writer_queue_now, "writer_queue", "Batches waiting for the storage writer."),
+    C(jobs_expired, "jobs_expired", "Jobs deleted by retention by age."),
+    C(reader_slots_freed, "reader_slots_freed", "Reader slots of dead processes cleared."),
+    C(step_summaries, "step_summaries_stored", "Settled step summaries stored by the evaluator."),
+    C(storage_full, "storage_full", "Commits refused because the store was full."),
+    C(jobs_deleted_for_space, "jobs_deleted_for_space", "Jobs deleted by retention by space."),
+};
+
+const size_t rs_counter_info_count = sizeof rs_counter_infos / sizeof rs_counter_infos[0];
+
+uint64_t
+rs_counter_value(const struct rs_counters *c, const struct rs_counter_info *info)
+{
+    _Atomic uint64_t *v = (_Atomic uint64_t *)((char *)(uintptr_t)c + info->offset);
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+_Static_assert(sizeof rs_counter_infos / sizeof rs_counter_infos[0] ==
+                   sizeof(struct rs_counters) / sizeof(_Atomic uint64_t),
+               "every field of struct rs_counters has a table entry");
