@@ -12,7 +12,7 @@ comma     := ,
 
 DEB_PACKAGES := build-essential pkg-config libnng-dev libuv1-dev liblmdb-dev libprotobuf-c-dev \
                 protobuf-c-compiler libjansson-dev libcurl4-openssl-dev node-llhttp zlib1g-dev \
-                python3 python3-yaml curl clang-format
+                python3 python3-yaml curl clang-format golang-go
 
 # pkg-config where the .pc exists; Debian's libnng-dev ships none, so fall back to plain -l.
 pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
@@ -53,8 +53,9 @@ QUERY_SRC   := $(call lib_srcs,query)
 SERVER_SRC  := $(call lib_srcs,server)
 AGENT_SRC   := $(call lib_srcs,node-agent)
 IMPORT_SRC  := $(call lib_srcs,import)
-PB_C        := $(BUILD)/gen/rankscope.pb-c.c
-PB_H        := $(BUILD)/gen/rankscope.pb-c.h
+PROTOS      := rankscope pprof
+PB_C        := $(patsubst %,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+PB_H        := $(patsubst %,$(BUILD)/gen/%.pb-c.h,$(PROTOS))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 LIBCOMMON  := $(BUILD)/libcommon.a
@@ -111,7 +112,7 @@ endif
 $(BUILD)/pic/%.o: %.c | $(PB_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fPIC -fvisibility=hidden -I$(CUPTI_INC) -c $< -o $@
-$(BUILD)/pic/gen/rankscope.pb-c.o: $(PB_C)
+$(BUILD)/pic/gen/rankscope.pb-c.o: $(BUILD)/gen/rankscope.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -w -fPIC -fvisibility=hidden -c $< -o $@
 $(LIBCOLLECTOR): $(call pic,$(COLLECTOR_SRC))
@@ -123,15 +124,16 @@ $(COLLECTOR_SO): $(call pic,$(COLLECTOR_SRC) $(COLLECTOR_DEPS_SRC)) $(BUILD)/pic
 	  $(addprefix -Wl$(comma)-rpath$(comma),$(CUPTI_LIBDIRS)) -lcupti -ldl -lpthread
 
 # ---- generated code --------------------------------------------------------------------------
-$(PB_C) $(PB_H) &: proto/rankscope.proto
+.SECONDARY: $(PB_C) $(PB_H) # generated once, kept (not intermediate files to delete)
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(BUILD)/gen
-	protoc-c --c_out=$(BUILD)/gen -Iproto proto/rankscope.proto
+	protoc-c --c_out=$(BUILD)/gen -Iproto $<
 
 $(BUILD)/obj/%.o: %.c | $(PB_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-$(BUILD)/obj/gen/rankscope.pb-c.o: $(PB_C)
+$(BUILD)/obj/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -w -c $< -o $@
 
@@ -142,7 +144,7 @@ $(BUILD)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
 
 # ---- archives --------------------------------------------------------------------------------
 $(LIBCOMMON):  $(call obj,$(COMMON_SRC))
-$(LIBPROTO):   $(call obj,$(PROTO_SRC)) $(BUILD)/obj/gen/rankscope.pb-c.o
+$(LIBPROTO):   $(call obj,$(PROTO_SRC)) $(patsubst %,$(BUILD)/obj/gen/%.pb-c.o,$(PROTOS))
 $(LIBSTORAGE): $(call obj,$(STORAGE_SRC))
 $(LIBQUERY):   $(call obj,$(QUERY_SRC))
 $(LIBSERVER):  $(call obj,$(SERVER_SRC))

@@ -9,9 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCAN_MARGIN_NS                                                                             \
-    (60ull * 1000000000ull) /* kernel chunks start up to this before a record                      \
-                             */
 #define REASON_PREFIX "smsp__pcsamp_warps_issue_stalled_"
 
 static uint64_t
@@ -202,56 +199,43 @@ on_stall(void *arg, const struct rs_stall_record *s, uint64_t at_ns, const char 
 {
     struct build *b = arg;
     struct rs_profile_stall *st;
-    size_t plen = sizeof REASON_PREFIX - 1;
 
     (void)at_ns;
-    if (strncmp(reason, REASON_PREFIX, plen) == 0 && reason[plen])
-        reason += plen;
-    if (!(st = stall_get(b->p, kernel, reason)))
+    if (!(st = stall_get(b->p, kernel, rs_profile_reason_short(reason))))
         return -ENOMEM;
     st->samples += s->count;
     b->p->stall_samples += s->count;
     return 0;
 }
 
-struct rank_list {
-    uint32_t *v;
-    size_t n;
-};
-
-static int
-on_rank(void *arg, const struct rs_rank_info *info)
+const char *
+rs_profile_reason_short(const char *reason)
 {
-    struct rank_list *l = arg;
-    uint32_t *v = realloc(l->v, (l->n + 1) * sizeof *v);
-
-    if (!v)
-        return -ENOMEM;
-    l->v = v;
-    v[l->n++] = info->rank;
-    return 0;
+    size_t plen = sizeof REASON_PREFIX - 1;
+    return strncmp(reason, REASON_PREFIX, plen) == 0 && reason[plen] ? reason + plen : reason;
 }
 
 int
 rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct rs_profile *out)
 {
-    struct rank_list ranks = {NULL, 0};
+    struct rs_rank_info *ranks = NULL;
+    size_t n_ranks = 0;
     struct build b = {out, scope, scope->until_ns ? scope->until_ns : UINT64_MAX, false};
-    uint64_t from = scope->since_ns > SCAN_MARGIN_NS ? scope->since_ns - SCAN_MARGIN_NS : 0;
+    uint64_t from = rs_store_kernel_scan_from(scope->since_ns);
     int rc;
 
     memset(out, 0, sizeof *out);
-    if ((rc = rs_store_ranks_scan(r, scope->job, on_rank, &ranks)) != 0)
+    if ((rc = rs_store_ranks_get(r, scope->job, &ranks, &n_ranks)) != 0)
         goto out;
-    for (size_t i = 0; i < ranks.n; i++) {
-        if (!rs_profile_scope_has(scope, ranks.v[i]))
+    for (size_t i = 0; i < n_ranks; i++) {
+        uint32_t rank = ranks[i].rank;
+        if (!rs_profile_scope_has(scope, rank))
             continue;
         b.rank_has_data = false;
-        if ((rc = rs_store_kernels_scan(r, scope->job, ranks.v[i], from, b.until, on_kernel, &b)) !=
-                0 ||
-            (rc = rs_store_steps_scan(r, scope->job, ranks.v[i], 0, on_step, &b)) != 0 ||
-            (rc = rs_store_stalls_scan(r, scope->job, ranks.v[i], scope->since_ns, b.until,
-                                       on_stall, &b)) != 0)
+        if ((rc = rs_store_kernels_scan(r, scope->job, rank, from, b.until, on_kernel, &b)) != 0 ||
+            (rc = rs_store_steps_scan(r, scope->job, rank, 0, on_step, &b)) != 0 ||
+            (rc = rs_store_stalls_scan(r, scope->job, rank, scope->since_ns, b.until, on_stall,
+                                       &b)) != 0)
             goto out;
         out->ranks += b.rank_has_data;
     }
@@ -266,7 +250,7 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
     if (out->ranks == 0 && scope->rank != RS_PROFILE_ALL_RANKS && !scope->peers)
         rc = RS_E_NOT_FOUND;
 out:
-    free(ranks.v);
+    free(ranks);
     if (rc != 0)
         rs_profile_fini(out);
     return rc;

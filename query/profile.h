@@ -68,6 +68,10 @@ const struct rs_profile_item *rs_profile_find(const struct rs_profile *p, enum r
 /* Samples of `reason` over all kernels (0 when none). */
 uint64_t rs_profile_reason_samples(const struct rs_profile *p, const char *reason);
 
+/* A stall reason as people read it: CUPTI's name without "smsp__pcsamp_warps_issue_stalled_"
+ * (a pointer into `reason`). */
+const char *rs_profile_reason_short(const char *reason);
+
 /* Whether `rank` is in the scope. */
 bool rs_profile_scope_has(const struct rs_profile_scope *scope, uint32_t rank);
 

@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCAN_MARGIN_NS (60ull * 1000000000ull) /* chunks are keyed by their first record */
-
 struct interval {
     uint64_t s, e;
     uint8_t nccl;
@@ -512,8 +510,8 @@ compute_rank_steps(rs_store_read *r, const char *job, struct rs_rank_steps *rk, 
     struct kernel_ctx kc = {kernels, t0, t1};
     kernels->n = 0;
     kernels->longest = 0;
-    if ((rc = rs_store_kernels_scan(r, job, rk->rank, t0 > SCAN_MARGIN_NS ? t0 - SCAN_MARGIN_NS : 0,
-                                    t1, on_kernel, &kc)) != 0)
+    if ((rc = rs_store_kernels_scan(r, job, rk->rank, rs_store_kernel_scan_from(t0), t1, on_kernel,
+                                    &kc)) != 0)
         return rc;
     sort_by_start(kernels);
     sort_by_start(colls);

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCAN_MARGIN_NS (60ull * 1000000000ull)
 #define MAX_EVIDENCE 3
 #define CAUSE_PEERS 16 /* peers whose kernels are compared with a straggler's */
 
@@ -233,9 +232,8 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, doubl
             continue;
         all[i].t0 = w->t0;
         all[i].t1 = w->t1;
-        rc = rs_store_kernels_scan(r, job, c->ranks[i].rank,
-                                   w->t0 > SCAN_MARGIN_NS ? w->t0 - SCAN_MARGIN_NS : 0, w->t1,
-                                   on_kernel, &all[i]);
+        rc = rs_store_kernels_scan(r, job, c->ranks[i].rank, rs_store_kernel_scan_from(w->t0),
+                                   w->t1, on_kernel, &all[i]);
     }
     for (size_t k = 0; rc == 0 && k < all[idx].n; k++) {
         const struct name_total *mine = &all[idx].v[k];

@@ -10,12 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct rank_list {
-    uint32_t *v;
-    size_t n, cap;
-    uint32_t world_size;
-};
-
 struct writer {
     FILE *f;
     uint32_t rank;
@@ -23,25 +17,6 @@ struct writer {
     bool first;
     struct rs_trace_export_stats *st;
 };
-
-static int
-add_rank(void *arg, const struct rs_rank_info *ri)
-{
-    struct rank_list *l = arg;
-
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        uint32_t *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = ri->rank;
-    if (ri->world_size > l->world_size)
-        l->world_size = ri->world_size;
-    return 0;
-}
 
 /* A JSON string literal, escaped by jansson (names from the store are valid UTF-8). */
 static void
@@ -124,6 +99,41 @@ put_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
     return 0;
 }
 
+/* Memcpy names as CUPTI/Kineto spell them (the importer maps them back by these words). */
+static const char *
+copy_name(uint32_t kind)
+{
+    switch (kind) {
+    case RS_COPY_HTOD:
+        return "Memcpy HtoD";
+    case RS_COPY_DTOH:
+        return "Memcpy DtoH";
+    case RS_COPY_DTOD:
+        return "Memcpy DtoD";
+    case RS_COPY_PEER:
+        return "Memcpy PtoP";
+    case RS_COPY_MEMSET:
+        return "Memset (Device)";
+    }
+    return "Memcpy";
+}
+
+static int
+put_memcpy(void *arg, const struct rs_memcpy_record *m)
+{
+    struct writer *w = arg;
+    bool memset = m->kind == RS_COPY_MEMSET;
+
+    if (!in_window(w, m->start_ns))
+        return 0;
+    event_start(w, memset ? "gpu_memset" : "gpu_memcpy", copy_name(m->kind), m->start_ns, m->end_ns,
+                m->stream);
+    fprintf(w->f, ", \"args\": {\"stream\": %u, \"bytes\": %llu}}", m->stream,
+            (unsigned long long)m->bytes);
+    w->st->memcpys++;
+    return 0;
+}
+
 static int
 put_step(void *arg, const struct rs_step_record *s)
 {
@@ -140,7 +150,7 @@ put_step(void *arg, const struct rs_step_record *s)
 }
 
 static int
-export_rank(rs_store_read *r, const struct rs_trace_export_options *o, const struct rank_list *l,
+export_rank(rs_store_read *r, const struct rs_trace_export_options *o, uint32_t world_size,
             uint32_t rank, uint64_t base_ns, struct rs_trace_export_stats *st, char *err,
             size_t err_len)
 {
@@ -158,9 +168,11 @@ export_rank(rs_store_read *r, const struct rs_trace_export_options *o, const str
             "{\"schemaVersion\": 1, \"traceName\": \"rankscope export of job %s, rank %u\",\n"
             " \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %u, \"world_size\": %u},\n"
             " \"displayTimeUnit\": \"ms\", \"baseTimeNanoseconds\": %llu,\n \"traceEvents\": [",
-            o->job, rank, rank, l->world_size, (unsigned long long)base_ns);
-    if ((rc = rs_store_kernels_scan(r, o->job, rank, o->since_ns,
-                                    o->until_ns ? o->until_ns : UINT64_MAX, put_kernel, &w)) == 0 &&
+            o->job, rank, rank, world_size, (unsigned long long)base_ns);
+    uint64_t from = rs_store_kernel_scan_from(o->since_ns),
+             until = o->until_ns ? o->until_ns : UINT64_MAX;
+    if ((rc = rs_store_kernels_scan(r, o->job, rank, from, until, put_kernel, &w)) == 0 &&
+        (rc = rs_store_memcpys_scan(r, o->job, rank, from, until, put_memcpy, &w)) == 0 &&
         (rc = rs_store_collectives_scan_range(r, o->job, o->since_ns,
                                               o->until_ns ? o->until_ns : UINT64_MAX,
                                               put_collective, &w)) == 0) {
@@ -182,23 +194,27 @@ int
 rs_trace_export(rs_store_read *r, const struct rs_trace_export_options *o,
                 struct rs_trace_export_stats *stats, char *err, size_t err_len)
 {
-    struct rank_list l = {0};
+    struct rs_rank_info *ranks = NULL;
+    size_t n_ranks = 0;
+    uint32_t world_size = 0;
     struct rs_job_info job;
     int rc;
 
     memset(stats, 0, sizeof *stats);
     if ((rc = rs_store_job_get(r, o->job, &job)) != 0 ||
-        (rc = rs_store_ranks_scan(r, o->job, add_rank, &l)) != 0) {
+        (rc = rs_store_ranks_get(r, o->job, &ranks, &n_ranks)) != 0) {
         snprintf(err, err_len, "job %s: %s", o->job, rs_strerror(rc));
-        free(l.v);
         return rc;
     }
+    for (size_t i = 0; i < n_ranks; i++)
+        if (ranks[i].world_size > world_size)
+            world_size = ranks[i].world_size;
     /* one base for every rank, so that the files' timelines line up */
     uint64_t base_ns = o->since_ns > job.first_ns ? o->since_ns : job.first_ns;
-    for (size_t i = 0; i < l.n && rc == 0; i++) {
-        rc = export_rank(r, o, &l, l.v[i], base_ns, stats, err, err_len);
+    for (size_t i = 0; i < n_ranks && rc == 0; i++) {
+        rc = export_rank(r, o, world_size, ranks[i].rank, base_ns, stats, err, err_len);
         stats->ranks += rc == 0;
     }
-    free(l.v);
+    free(ranks);
     return rc;
 }

@@ -1,7 +1,7 @@
 /* Export of a job's window as Chrome trace JSON, one file per rank (<dir>/<job>_rank<R>.json), in
  * the shape PyTorch's profiler writes (../shared/notes/trace-import.md): `distributedInfo` with the
  * rank and world size, one `baseTimeNanoseconds` shared by every rank's file so that their
- * timelines align, kernels ("kernel"), NCCL kernels with "Collective name", "Process Group Name"
+ * timelines align, kernels ("kernel"), copies ("gpu_memcpy", "gpu_memset"), NCCL kernels with "Collective name", "Process Group Name"
  * and "Seq" args, and steps as `ProfilerStep#N` user annotations. HTA reads the directory,
  * Perfetto and chrome://tracing each file, and `rankscope analyze`/`import` read it back.
  * Files are written as the store is scanned: memory does not grow with the window. NCCL records
@@ -23,7 +23,7 @@ struct rs_trace_export_options {
 
 struct rs_trace_export_stats {
     uint32_t ranks;
-    uint64_t kernels, collectives, steps;
+    uint64_t kernels, collectives, memcpys, steps; /* memcpys: memcpy and memset records */
 };
 
 /* Writes the files. Returns 0, RS_E_NOT_FOUND (no such job), a storage error, or -errno of a

@@ -1,11 +1,13 @@
-/* REST endpoints of the server (docs/openapi.yaml): /healthz, /v1/jobs, /v1/jobs/{job}/ranks,
- * /v1/jobs/{job}/skew, /v1/jobs/{job}/steps, /v1/jobs/{job}/stragglers, DELETE /v1/jobs/{job}.
+/* REST endpoints of the server (docs/openapi.yaml): /healthz, /metrics, /v1/import, /v1/jobs,
+ * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare}, the pprof download
+ * /v1/jobs/{job}/pprof[/stalls|/time], DELETE /v1/jobs/{job}.
  * Storage reads run in the libuv thread pool; the loop thread only routes and writes. */
 #include "common/clock.h"
 #include "common/error.h"
 #include "proto/wire.h"
 #include "query/compare.h"
 #include "query/jobs.h"
+#include "query/pprof_export.h"
 #include "query/skew.h"
 #include "query/stalls.h"
 #include "query/steps.h"
@@ -19,7 +21,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum query_kind { Q_JOBS, Q_RANKS, Q_SKEW, Q_STEPS, Q_STRAGGLERS, Q_TOP, Q_STALLS, Q_COMPARE };
+enum query_kind {
+    Q_JOBS,
+    Q_RANKS,
+    Q_SKEW,
+    Q_STEPS,
+    Q_STRAGGLERS,
+    Q_TOP,
+    Q_STALLS,
+    Q_COMPARE,
+    Q_PPROF,
+    Q_PPROF_STALLS,
+    Q_PPROF_TIME
+};
 
 #define SAME (UINT64_MAX - 1) /* compare: side B's parameter defaults to side A's */
 #define ALL_RANKS RS_PROFILE_ALL_RANKS
@@ -39,6 +53,8 @@ struct query_work {
     char job[RS_WIRE_MAX_JOB_LEN + 1];
     struct query_params p;
     json_t *result;
+    uint8_t *bytes; /* pprof: the gzip-compressed profile instead of a result */
+    size_t n_bytes;
     int rc;
     char side; /* compare: the side that was not found */
 };
@@ -113,6 +129,17 @@ run_query(uv_work_t *req)
         q->rc = rs_query_compare(r, &a, &b, (size_t)q->p.limit, &q->side, &q->result);
         break;
     }
+    case Q_PPROF:
+    case Q_PPROF_STALLS:
+    case Q_PPROF_TIME: {
+        struct rs_pprof_export_stats st;
+        struct rs_pprof_export_options o = {q->job, q->p.rank, q->p.since_ns, q->p.until_ns,
+                                            q->kind == Q_PPROF_STALLS ? RS_PPROF_STALLS
+                                            : q->kind == Q_PPROF_TIME ? RS_PPROF_TIME
+                                                                      : RS_PPROF_AUTO};
+        q->rc = rs_pprof_export(r, &o, &q->bytes, &q->n_bytes, &st);
+        break;
+    }
     }
     rs_store_read_end(r);
 }
@@ -125,8 +152,16 @@ query_done(uv_work_t *req, int status)
     if (status == 0 && q->rc == 0 && q->kind == Q_STRAGGLERS &&
         rs_evaluator_annotate(q->srv->evaluator, q->job, q->p.since_ns, q->result) != 0)
         q->rc = -ENOMEM;
-    if (status != 0 || q->rc == 0)
+    if (status == 0 && q->rc == 0 && q->bytes)
+        rs_http_respond(q->conn, 200, "application/octet-stream", (const char *)q->bytes,
+                        q->n_bytes);
+    else if (status != 0 || q->rc == 0)
         rs_http_respond_json(q->conn, status == 0 ? 200 : 503, q->result);
+    else if (q->rc == -ENODATA)
+        rs_http_respond_error(q->conn, 404,
+                              "job '%s' has no PC-sampling stall samples in the range (turn PC "
+                              "sampling on for the job, or use /v1/jobs/%s/pprof/time)",
+                              q->job, q->job);
     else if (q->rc == RS_E_NOT_FOUND && (q->kind == Q_COMPARE || q->p.rank != ALL_RANKS)) {
         struct rs_profile_scope s = q->side == 'b' ? scope_b(q) : scope_a(q);
         if (s.rank == ALL_RANKS)
@@ -140,6 +175,7 @@ query_done(uv_work_t *req, int status)
         rs_http_respond_error(q->conn, 404, "job '%s' not found (see GET /v1/jobs)", q->job);
     else
         rs_http_respond_error(q->conn, 500, "storage read failed: %s", rs_strerror(q->rc));
+    free(q->bytes);
     free(q);
 }
 
@@ -348,6 +384,9 @@ static const struct job_endpoint job_endpoints[] = {
       UINT("with_since_ns", with_since_ns, SAME, 0, UINT64_MAX - 2),
       UINT("with_until_ns", with_until_ns, SAME, 0, UINT64_MAX - 2),
       UINT("limit", limit, 20, 1, 100000)}},
+    {"/pprof", Q_PPROF, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
+    {"/pprof/stalls", Q_PPROF_STALLS, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
+    {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
 };
 
 /* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an

@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,43 @@ rs_store_ranks_scan(rs_store_read *r, const char *job, rs_store_rank_cb cb, void
                                  visit_rank, &ctx);
 }
 
+struct rank_array {
+    struct rs_rank_info *v;
+    size_t n, cap;
+};
+
+static int
+append_rank(void *arg, const struct rs_rank_info *info)
+{
+    struct rank_array *a = arg;
+
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 16;
+        struct rs_rank_info *v = realloc(a->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = *info;
+    return 0;
+}
+
+int
+rs_store_ranks_get(rs_store_read *r, const char *job, struct rs_rank_info **out, size_t *n)
+{
+    struct rank_array a = {NULL, 0, 0};
+    int rc = rs_store_ranks_scan(r, job, append_rank, &a);
+
+    if (rc != 0) {
+        free(a.v);
+        return rc;
+    }
+    *out = a.v;
+    *n = a.n;
+    return 0;
+}
+
 /* A growable buffer for one resolved name. */
 struct name_buf {
     char *s;
@@ -195,6 +233,7 @@ struct series_ctx {
     rs_store_read *r;
     uint64_t t1;
     rs_store_kernel_cb kernel_cb; /* the one of the series' kind */
+    rs_store_memcpy_cb memcpy_cb;
     rs_store_stall_cb stall_cb;
     void *arg;
     struct name_buf reason;
@@ -273,8 +312,37 @@ int
 rs_store_kernels_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
                       rs_store_kernel_cb cb, void *arg)
 {
-    struct series_ctx ctx = {r, t1, cb, NULL, arg, {NULL, 0}, NULL};
+    struct series_ctx ctx = {r, t1, cb, NULL, NULL, arg, {NULL, 0}, NULL};
     return series_scan(r, job, rank, RS_SERIES_KERNEL, t0, &ctx, visit_kernel_chunk);
+}
+
+static int
+visit_memcpy_chunk(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct series_ctx *ctx = p;
+    const struct rs_key_series *key = k->mv_data;
+    struct rs_memcpy_value mv;
+    int rc;
+
+    if (k->mv_size != sizeof *key || v->mv_size % sizeof mv != 0)
+        return RS_E_CORRUPT;
+    if (rs__be64_get(key->start_ns) >= ctx->t1)
+        return 1;
+    for (size_t off = 0; off < v->mv_size; off += sizeof mv) {
+        memcpy(&mv, (const char *)v->mv_data + off, sizeof mv);
+        struct rs_memcpy_record rec = {mv.start_ns, mv.end_ns, mv.bytes, mv.kind, mv.stream};
+        if ((rc = ctx->memcpy_cb(ctx->arg, &rec)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int
+rs_store_memcpys_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
+                      rs_store_memcpy_cb cb, void *arg)
+{
+    struct series_ctx ctx = {r, t1, NULL, cb, NULL, arg, {NULL, 0}, NULL};
+    return series_scan(r, job, rank, RS_SERIES_MEMCPY, t0, &ctx, visit_memcpy_chunk);
 }
 
 static int
@@ -308,7 +376,7 @@ int
 rs_store_stalls_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
                      rs_store_stall_cb cb, void *arg)
 {
-    struct series_ctx ctx = {r, t1, NULL, cb, arg, {NULL, 0}, NULL};
+    struct series_ctx ctx = {r, t1, NULL, NULL, cb, arg, {NULL, 0}, NULL};
     return series_scan(r, job, rank, RS_SERIES_STALL, t0, &ctx, visit_stall_chunk);
 }
 

@@ -122,6 +122,7 @@ typedef int (*rs_store_job_cb)(void *arg, const struct rs_job_info *job);
 typedef int (*rs_store_rank_cb)(void *arg, const struct rs_rank_info *rank);
 typedef int (*rs_store_kernel_cb)(void *arg, const struct rs_kernel_record *k, const char *name,
                                   uint64_t name_hash);
+typedef int (*rs_store_memcpy_cb)(void *arg, const struct rs_memcpy_record *m);
 typedef int (*rs_store_collective_cb)(void *arg, uint32_t rank,
                                       const struct rs_collective_record *c);
 typedef int (*rs_store_step_cb)(void *arg, const struct rs_step_record *s);
@@ -138,11 +139,27 @@ int rs_store_jobs_scan(rs_store_read *r, rs_store_job_cb cb, void *arg);
 int rs_store_job_get(rs_store_read *r, const char *job, struct rs_job_info *out);
 /* Ranks of one job in rank order; RS_E_NOT_FOUND when the job is absent. */
 int rs_store_ranks_scan(rs_store_read *r, const char *job, rs_store_rank_cb cb, void *arg);
+/* Every rank of one job in rank order, in a new array (*out, caller frees with free(); NULL when
+ * *n is 0). Returns 0, RS_E_NOT_FOUND when the job is absent, -ENOMEM or a storage error. */
+int rs_store_ranks_get(rs_store_read *r, const char *job, struct rs_rank_info **out, size_t *n);
+/* Kernel records are stored in chunks keyed by their first record, each from one batch (seconds of
+ * records): to see every kernel that starts at or after t, scan from t minus this margin and
+ * filter. */
+#define RS_STORE_KERNEL_MARGIN_NS (60ull * 1000000000ull)
+static inline uint64_t
+rs_store_kernel_scan_from(uint64_t t)
+{
+    return t > RS_STORE_KERNEL_MARGIN_NS ? t - RS_STORE_KERNEL_MARGIN_NS : 0;
+}
 /* Kernels of one rank whose chunk starts in [t0, t1), in time order. k->name_id is meaningless
  * here: `name` is the resolved kernel name, `name_hash` its FNV-1a 64 (equal names, equal
  * hashes: a cheap key for grouping). */
 int rs_store_kernels_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                           uint64_t t1, rs_store_kernel_cb cb, void *arg);
+/* Memcpy and memset records of one rank whose chunk starts in [t0, t1), in time order (chunks
+ * as for kernels: scan from rs_store_kernel_scan_from(t) and filter). */
+int rs_store_memcpys_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
+                          uint64_t t1, rs_store_memcpy_cb cb, void *arg);
 /* PC-sampling stall counts of one rank sent in [t0, t1), in time order. */
 int rs_store_stalls_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
                          rs_store_stall_cb cb, void *arg);

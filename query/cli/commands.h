@@ -19,8 +19,8 @@ struct rs_cli_options {
     int64_t window;       /* stragglers: steps per window (0 = the server's default) */
     const char *job;      /* analyze, import: the job name of the imported traces ("" = derived) */
     const char *data_dir; /* analyze: keep the store here ("" = a temporary one); export: read it */
-    const char *format;   /* export: "perfetto" */
-    const char *out;      /* export: directory for the files */
+    const char *format;   /* export: "perfetto", "pprof", "pprof-stalls", "pprof-time" */
+    const char *out;      /* export: perfetto: a directory; pprof: a file or directory */
 };
 
 int rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv);
@@ -36,7 +36,7 @@ int rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv);
  * interrupted (or once with --json). */
 /* Imports trace files into an embedded store and prints the cross-rank report (no server). */
 int rs_cli_analyze(const struct rs_cli_options *o, int argc, char **argv);
-/* Writes a window of a job as Chrome/Perfetto trace files, one per rank. */
+/* Writes a window of a job as Chrome/Perfetto trace files, one per rank, or as a pprof profile. */
 int rs_cli_export(const struct rs_cli_options *o, int argc, char **argv);
 /* Imports trace files into the server (POST /v1/import). */
 int rs_cli_import(const struct rs_cli_options *o, int argc, char **argv);

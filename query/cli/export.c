@@ -1,41 +1,65 @@
-/* `rankscope export JOB --format perfetto --out DIR`: a window of a job as Chrome/Perfetto trace
- * files, one per rank (query/trace_export.h), read from a store directory (--data: a server's data
- * directory, which may be in use, or one kept by `analyze --data`). */
+/* `rankscope export JOB`: a window of a job in formats other tools open.
+ *  --format perfetto: Chrome/Perfetto trace files, one per rank (query/trace_export.h), read from a
+ *    store directory (--data: a server's data directory, which may be in use, or one kept by
+ *    `analyze --data`), written to --out DIR.
+ *  --format pprof (pprof-stalls, pprof-time): one pprof profile (query/pprof_export.h), from the
+ *    server (GET /v1/jobs/{job}/pprof) or, with --data, from a store directory; --out FILE.
+ */
 #include "query/cli/commands.h"
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "query/cli/http.h"
+#include "query/pprof_export.h"
+#include "query/profile.h"
 #include "query/trace_export.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-int
-rs_cli_export(const struct rs_cli_options *o, int argc, char **argv)
+static const char usage[] =
+    "rankscope export JOB --format perfetto --data DIR --out DIR [--since-ns T --until-ns T]\n"
+    "       rankscope export JOB --format pprof|pprof-stalls|pprof-time [--data DIR] [--out FILE]\n"
+    "                        [--rank R] [--since-ns T --until-ns T]";
+
+static int
+open_store(const char *dir, rs_store **store, rs_store_read **r)
 {
-    static const char usage[] = "rankscope export JOB --format perfetto --data DIR --out DIR "
-                                "[--since-ns T --until-ns T]";
+    int rc;
+
+    *store = NULL;
+    if ((rc = rs_store_open(dir, NULL, store)) != 0 || (rc = rs_store_read_begin(*store, r)) != 0) {
+        fprintf(stderr, "rankscope: cannot read the store in %s: %s\n", dir, rs_strerror(rc));
+        rs_store_close(*store);
+        return 1;
+    }
+    return 0;
+}
+
+static uint64_t
+opt_ns(int64_t v)
+{
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+static int
+export_perfetto(const struct rs_cli_options *o, const char *job)
+{
     struct rs_trace_export_stats st;
-    rs_store *store = NULL;
-    rs_store_read *r = NULL;
+    rs_store *store;
+    rs_store_read *r;
     char err[1024];
     int rc;
 
-    if (argc != 1 || !rs_wire_job_valid(argv[0])) {
-        fprintf(stderr, "usage: %s\n", usage);
-        return 2;
-    }
-    if (!o->format || strcmp(o->format, "perfetto") != 0) {
-        fprintf(stderr,
-                "rankscope: --format %s is not supported; this build exports 'perfetto' "
-                "(Chrome trace JSON)\n",
-                o->format && *o->format ? o->format : "(none)");
-        return 2;
-    }
     if (!o->data_dir || !*o->data_dir || !o->out || !*o->out) {
         fprintf(stderr,
-                "rankscope: export reads a store directory and writes files: give --data "
-                "DIR and --out DIR\nusage: %s\n",
+                "rankscope: the perfetto export reads a store directory and writes files: give "
+                "--data DIR and --out DIR\nusage: %s\n",
                 usage);
         return 2;
     }
@@ -43,15 +67,9 @@ rs_cli_export(const struct rs_cli_options *o, int argc, char **argv)
         fprintf(stderr, "rankscope: %s: %s\n", o->out, rs_strerror(rc));
         return 1;
     }
-    if ((rc = rs_store_open(o->data_dir, NULL, &store)) != 0 ||
-        (rc = rs_store_read_begin(store, &r)) != 0) {
-        fprintf(stderr, "rankscope: cannot read the store in %s: %s\n", o->data_dir,
-                rs_strerror(rc));
-        rs_store_close(store);
+    if (open_store(o->data_dir, &store, &r) != 0)
         return 1;
-    }
-    struct rs_trace_export_options eo = {argv[0], o->since_ns > 0 ? (uint64_t)o->since_ns : 0,
-                                         o->until_ns > 0 ? (uint64_t)o->until_ns : 0, o->out};
+    struct rs_trace_export_options eo = {job, opt_ns(o->since_ns), opt_ns(o->until_ns), o->out};
     rc = rs_trace_export(r, &eo, &st, err, sizeof err);
     rs_store_read_end(r);
     rs_store_close(store);
@@ -60,8 +78,140 @@ rs_cli_export(const struct rs_cli_options *o, int argc, char **argv)
         return rc == RS_E_NOT_FOUND ? 3 : 1;
     }
     printf("exported job %s to %s/%s_rank*.json: %u ranks, %llu kernels, %llu NCCL kernels, %llu "
-           "steps\n(open a file in https://ui.perfetto.dev, or the directory with HTA)\n",
-           argv[0], o->out, argv[0], st.ranks, (unsigned long long)st.kernels,
-           (unsigned long long)st.collectives, (unsigned long long)st.steps);
+           "memcpy/memset, %llu steps\n(open a file in https://ui.perfetto.dev, or the directory "
+           "with HTA)\n",
+           job, o->out, job, st.ranks, (unsigned long long)st.kernels,
+           (unsigned long long)st.collectives, (unsigned long long)st.memcpys,
+           (unsigned long long)st.steps);
     return 0;
+}
+
+/* The pprof profile from a store directory: 0 with *data set, or an exit code. */
+static int
+pprof_from_store(const struct rs_cli_options *o, const char *job, enum rs_pprof_profile which,
+                 uint8_t **data, size_t *len)
+{
+    struct rs_pprof_export_stats st;
+    rs_store *store;
+    rs_store_read *r;
+    int rc;
+
+    if (open_store(o->data_dir, &store, &r) != 0)
+        return 1;
+    struct rs_pprof_export_options po = {job,
+                                         o->rank >= 0 ? (uint64_t)o->rank : RS_PROFILE_ALL_RANKS,
+                                         opt_ns(o->since_ns), opt_ns(o->until_ns), which};
+    rc = rs_pprof_export(r, &po, data, len, &st);
+    rs_store_read_end(r);
+    rs_store_close(store);
+    if (rc == RS_E_NOT_FOUND) {
+        fprintf(stderr, "rankscope: job %s not found in %s%s\n", job, o->data_dir,
+                o->rank >= 0 ? ", or the rank has no records in the window" : "");
+        return 3;
+    }
+    if (rc == -ENODATA) {
+        fprintf(stderr,
+                "rankscope: job %s has no PC-sampling stall samples in the window (turn PC "
+                "sampling on for the job, or use --format pprof-time)\n",
+                job);
+        return 3;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "rankscope: export of job %s failed: %s\n", job, rs_strerror(rc));
+        return 1;
+    }
+    fprintf(stderr, "%s profile: %u rank%s, %" PRIu64 " %s, %zu stacks\n",
+            rs_pprof_profile_name(st.profile), st.ranks, st.ranks == 1 ? "" : "s", st.events,
+            st.profile == RS_PPROF_STALLS ? "stall samples" : "kernel launches", st.stacks);
+    return 0;
+}
+
+/* The pprof profile from the server: 0 with *data set, or an exit code. */
+static int
+pprof_from_server(const struct rs_cli_options *o, const char *job, enum rs_pprof_profile which,
+                  uint8_t **data, size_t *len)
+{
+    char path[512], err[1024], *body;
+    long status = 0;
+    int n;
+
+    n = snprintf(path, sizeof path, "/v1/jobs/%s/pprof%s%s?", job,
+                 which == RS_PPROF_AUTO ? "" : "/",
+                 which == RS_PPROF_AUTO ? "" : rs_pprof_profile_name(which));
+    if (o->rank >= 0)
+        n += snprintf(path + n, sizeof path - (size_t)n, "rank=%" PRId64 "&", o->rank);
+    if (o->since_ns > 0)
+        n += snprintf(path + n, sizeof path - (size_t)n, "since_ns=%" PRId64 "&", o->since_ns);
+    if (o->until_ns > 0)
+        n += snprintf(path + n, sizeof path - (size_t)n, "until_ns=%" PRId64 "&", o->until_ns);
+    path[n - 1] = '\0'; /* the last '?' or '&' */
+    if (rs_cli_http_get_bytes(o->server, path, &status, &body, len, err, sizeof err) != 0) {
+        fprintf(stderr, "rankscope: %s\n", err);
+        return 1;
+    }
+    if (status != 200) {
+        json_t *doc = json_loadb(body, *len, 0, NULL);
+        const char *msg =
+            json_string_value(json_object_get(json_object_get(doc, "error"), "message"));
+        fprintf(stderr, "rankscope: %s\n", msg ? msg : "the server answered with an error");
+        json_decref(doc);
+        free(body);
+        return status == 404 ? 3 : 1;
+    }
+    *data = (uint8_t *)body;
+    return 0;
+}
+
+static int
+export_pprof(const struct rs_cli_options *o, const char *job)
+{
+    enum rs_pprof_profile which = RS_PPROF_AUTO;
+    char file[4096];
+    uint8_t *data = NULL;
+    size_t len = 0;
+    struct stat sb;
+    int rc;
+
+    if (strcmp(o->format, "pprof-stalls") == 0)
+        which = RS_PPROF_STALLS;
+    else if (strcmp(o->format, "pprof-time") == 0)
+        which = RS_PPROF_TIME;
+    if (!o->out || !*o->out)
+        snprintf(file, sizeof file, "%s.pb.gz", job);
+    else if (stat(o->out, &sb) == 0 && S_ISDIR(sb.st_mode))
+        snprintf(file, sizeof file, "%s/%s.pb.gz", o->out, job);
+    else
+        snprintf(file, sizeof file, "%s", o->out);
+    rc = o->data_dir && *o->data_dir ? pprof_from_store(o, job, which, &data, &len)
+                                     : pprof_from_server(o, job, which, &data, &len);
+    if (rc != 0)
+        return rc;
+    if ((rc = rs_fs_write_atomic(file, data, len)) != 0) {
+        fprintf(stderr, "rankscope: %s: %s\n", file, rs_strerror(rc));
+        free(data);
+        return 1;
+    }
+    free(data);
+    printf("exported job %s to %s (%zu bytes, pprof)\n(view it with: go tool pprof -http=: %s)\n",
+           job, file, len, file);
+    return 0;
+}
+
+int
+rs_cli_export(const struct rs_cli_options *o, int argc, char **argv)
+{
+    if (argc != 1 || !rs_wire_job_valid(argv[0])) {
+        fprintf(stderr, "usage: %s\n", usage);
+        return 2;
+    }
+    if (o->format && strcmp(o->format, "perfetto") == 0)
+        return export_perfetto(o, argv[0]);
+    if (o->format && (strcmp(o->format, "pprof") == 0 || strcmp(o->format, "pprof-stalls") == 0 ||
+                      strcmp(o->format, "pprof-time") == 0))
+        return export_pprof(o, argv[0]);
+    fprintf(stderr,
+            "rankscope: unknown --format '%s' (perfetto, pprof, pprof-stalls, pprof-time)\n"
+            "usage: %s\n",
+            o->format && *o->format ? o->format : "", usage);
+    return 2;
 }

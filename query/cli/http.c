@@ -36,15 +36,13 @@ rs_cli_http(const char *method, const char *base_url, const char *path, long *st
     return rs_cli_http_body(method, base_url, path, NULL, NULL, 0, status, doc, err, err_len);
 }
 
-int
-rs_cli_http_body(const char *method, const char *base_url, const char *path,
-                 const char *content_type, const void *body, size_t len, long *status, json_t **doc,
-                 char *err, size_t err_len)
+/* One request; the answer's bytes go to *b (caller frees b->data). Returns 0 or -1 (err). */
+static int
+perform(const char *method, const char *base_url, const char *path, const char *content_type,
+        const void *body, size_t len, long *status, struct body *b, char *err, size_t err_len)
 {
     struct curl_slist *headers = NULL;
-    struct body b = {NULL, 0};
     char url[4096];
-    json_error_t jerr;
     CURL *curl;
     CURLcode cc;
     int rc = -1;
@@ -57,7 +55,7 @@ rs_cli_http_body(const char *method, const char *base_url, const char *path,
     curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, b);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 60000L);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -81,16 +79,47 @@ rs_cli_http_body(const char *method, const char *base_url, const char *path,
         goto out;
     }
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
-    *doc = json_loadb(b.data ? b.data : "", b.len, 0, &jerr);
-    if (!*doc) {
-        snprintf(err, err_len, "%s answered HTTP %ld with something that is not JSON: %s", url,
-                 *status, jerr.text);
-        goto out;
-    }
     rc = 0;
 out:
-    free(b.data);
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
     return rc;
+}
+
+int
+rs_cli_http_body(const char *method, const char *base_url, const char *path,
+                 const char *content_type, const void *body, size_t len, long *status, json_t **doc,
+                 char *err, size_t err_len)
+{
+    struct body b = {NULL, 0};
+    json_error_t jerr;
+    int rc = perform(method, base_url, path, content_type, body, len, status, &b, err, err_len);
+
+    if (rc == 0 && !(*doc = json_loadb(b.data ? b.data : "", b.len, 0, &jerr))) {
+        snprintf(err, err_len, "%s%s answered HTTP %ld with something that is not JSON: %s",
+                 base_url, path, *status, jerr.text);
+        rc = -1;
+    }
+    free(b.data);
+    return rc;
+}
+
+int
+rs_cli_http_get_bytes(const char *base_url, const char *path, long *status, char **out, size_t *len,
+                      char *err, size_t err_len)
+{
+    struct body b = {NULL, 0};
+    int rc = perform("GET", base_url, path, NULL, NULL, 0, status, &b, err, err_len);
+
+    if (rc != 0) {
+        free(b.data);
+        return rc;
+    }
+    if (!b.data && !(b.data = calloc(1, 1))) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    *out = b.data;
+    *len = b.len;
+    return 0;
 }

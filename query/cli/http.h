@@ -1,5 +1,6 @@
-/* The CLI's HTTP client (libcurl): one request returning a parsed JSON document, with errors a
- * person can act on (server unreachable, non-JSON answer, API error message). */
+/* The CLI's HTTP client (libcurl): one request returning a parsed JSON document (or, for
+ * downloads, the body's bytes), with errors a person can act on (server unreachable, non-JSON
+ * answer, API error message). */
 #ifndef RS_QUERY_CLI_HTTP_H
 #define RS_QUERY_CLI_HTTP_H
 
@@ -16,5 +17,11 @@ int rs_cli_http(const char *method, const char *base_url, const char *path, long
 int rs_cli_http_body(const char *method, const char *base_url, const char *path,
                      const char *content_type, const void *body, size_t len, long *status,
                      json_t **doc, char *err, size_t err_len);
+
+/* GET base_url + path, any content: *out (NUL-terminated, caller frees) holds the *len bytes of
+ * the body and *status the HTTP status. On transport failure returns -1 and writes a message to
+ * err. */
+int rs_cli_http_get_bytes(const char *base_url, const char *path, long *status, char **out,
+                          size_t *len, char *err, size_t err_len);
 
 #endif

@@ -28,8 +28,8 @@ static const struct rs_config_option options[] = {
     {"json", RS_CONFIG_BOOL, "false", offsetof(struct cli_config, json),
      "print the API's JSON instead of tables", 0, 0},
     OPT("rank", RS_CONFIG_INT, "-1", rank,
-        "top, stalls, compare: one rank (-1 = all ranks); analyze, import: the rank of a single "
-        "trace file that does not say it",
+        "top, stalls, compare, export pprof: one rank (-1 = all ranks); analyze, import: the rank "
+        "of a single trace file that does not say it",
         -1, 16777215),
     OPT("with-rank", RS_CONFIG_INT, "-1", with_rank,
         "compare: side B's rank (-1 = the same as --rank)", -1, 16777215),
@@ -58,12 +58,17 @@ static const struct rs_config_option options[] = {
      "analyze, import: job name of the traces (default: their file names without the rank)", 0, 0},
     {"data", RS_CONFIG_STRING, "", offsetof(struct cli_config, data),
      "analyze: keep the imported data in this store directory (default: a temporary one); "
-     "export: the store to read (a server's --data-dir, or analyze's --data)",
+     "export: read this store (a server's --data-dir, or analyze's --data) instead of the "
+     "server",
      0, 0},
     {"format", RS_CONFIG_STRING, "perfetto", offsetof(struct cli_config, format),
-     "export: output format (perfetto: Chrome trace JSON, one file per rank)", 0, 0},
+     "export: perfetto (Chrome trace JSON, one file per rank), pprof (stall reasons when the "
+     "window has PC samples, else GPU time per kernel), pprof-stalls or pprof-time",
+     0, 0},
     {"out", RS_CONFIG_STRING, "", offsetof(struct cli_config, out),
-     "export: directory for the exported files (created when absent)", 0, 0},
+     "export: perfetto: directory for the files (created when absent); pprof: the file, or a "
+     "directory for JOB.pb.gz (default: JOB.pb.gz here)",
+     0, 0},
 };
 
 static const struct rs_config_spec spec = {
@@ -91,6 +96,9 @@ static const struct rs_config_spec spec = {
     "  export JOB    a window (--since-ns/--until-ns) as Perfetto/Chrome trace files, one per\n"
     "                rank, aligned, with distributedInfo (HTA reads the directory)\n"
     "                --data DIR --out DIR [--format perfetto]\n"
+    "                --format pprof: a pprof profile (go tool pprof): stall reasons, rank ->\n"
+    "                kernel -> pc -> reason, or GPU time per kernel without PC samples;\n"
+    "                from the server, or a store with --data [--rank R] [--out FILE]\n"
     "  watch JOB     live view: straggler verdict, NCCL skew, top kernels, every --interval-s\n"
     "  delete JOB    delete everything stored about a job\n"
     "Exit status: 0 ok, 1 server or API error, 2 usage error, 3 not found.",

@@ -14,6 +14,6 @@ code = {"/healthz", "/v1/jobs", "/v1/jobs/{job}"}
 code |= set(re.findall(r"strcmp\(path, \"(/[a-z/0-9]+)\"\) == 0", src))
 table = src[src.index("job_endpoints[] = {"):]
 table = table[:table.index("};")]
-code |= {"/v1/jobs/{job}" + s for s in re.findall(r"\{\"(/[a-z]+)\"", table)}
+code |= {"/v1/jobs/{job}" + s for s in re.findall(r"\{\"(/[a-z/]+)\"", table)}
 assert doc == code, ("documented only:", doc - code, "routed only:", code - doc)'
 finish

@@ -43,19 +43,30 @@ assert all(e["ph"] == "X" and e["ts"] >= 0 for d in docs for e in d["traceEvents
 "$BIN/rankscope" analyze --data "$WORK/b" --job rt "$WORK/trace" >/dev/null 2>&1
 "$TOOLS/rs-store-dump" "$WORK/a" rt >"$WORK/a.dump"
 "$TOOLS/rs-store-dump" "$WORK/b" rt >"$WORK/b.dump"
-check "round trip: the same per-rank counts and times of kernels and NCCL kernels" python3 -c '
+check "round trip: the same per-rank counts and times of kernels, NCCL kernels and copies" python3 -c '
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert all(x["memcpys"] == 280 for x in a["ranks"]), a["ranks"]
 for x, y in zip(a["ranks"], b["ranks"]):
-    for key in ("rank", "kernels", "collectives"):
+    for key in ("rank", "kernels", "collectives", "memcpys"):
         assert x[key] == y[key], (key, x, y)
     for key in ("kernel_ms", "nccl_ms"):
         assert abs(x[key] - y[key]) < 1e-3, (key, x[key], y[key])
 assert a["complete_instances"] == b["complete_instances"] == 80, (a, b)' "$WORK/a.dump" "$WORK/b.dump"
-"$BIN/rankscope" export rt --data "$WORK/a" --out "$WORK/t2" --format pprof >"$WORK/fmt.out" 2>&1
+"$BIN/rankscope" export rt --data "$WORK/a" --out "$WORK/t2" --format svg >"$WORK/fmt.out" 2>&1
 rc=$?
-check "an unsupported format is a usage error" bash -c '[ "$1" = 2 ] && grep -q "not supported" "$2"' \
+check "an unknown format is a usage error that lists the formats" bash -c '[ "$1" = 2 ] &&
+    grep -q "unknown --format .svg. (perfetto, pprof, pprof-stalls, pprof-time)" "$2"' \
     _ "$rc" "$WORK/fmt.out"
+check "pprof of an imported trace (no PC samples): GPU time, rank 0 spends more in the nn gemm" sh -c "
+    '$BIN/rankscope' export rt --data '$WORK/a' --format pprof --out '$WORK/rt.pb.gz' >/dev/null 2>&1 &&
+    python3 tests/integration/pprof_read.py '$WORK/rt.pb.gz' | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+assert p[\"sample_types\"][1] == [\"gpu_time\", \"nanoseconds\"], p[\"sample_types\"]
+def gemm_ns(rank):
+    return sum(s[\"values\"][1] for s in p[\"samples\"] if s[\"labels\"][\"rank\"] == rank and \"gemm\" in s[\"stack\"][1] and \"_nn_\" in s[\"stack\"][1])
+assert gemm_ns(0) > 1.2 * gemm_ns(1) > 0, (gemm_ns(0), gemm_ns(1))'"
 
 # /metrics, with a live straggler from the simulator
 start_agent

@@ -46,5 +46,5 @@ int
 main(void)
 {
     T_RUN(names);
-    return T_DONE("collector/nccl_kernel");
+    return T_DONE("proto/nccl_kernel");
 }

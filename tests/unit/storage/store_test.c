@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 static const char *const names[] = {"k_gemm", "nccl_allreduce"};
+static const struct rs_memcpy_record copies[2] = {{1000100, 1000300, 4096, RS_COPY_HTOD, 7},
+                                                  {1000400, 1000450, 64, RS_COPY_MEMSET, 7}};
 
 static struct rs_agent_batch
 batch(uint64_t seq, uint32_t rank, struct rs_rank_batch *rb, struct rs_kernel_record *k,
@@ -31,7 +33,9 @@ batch(uint64_t seq, uint32_t rank, struct rs_rank_batch *rb, struct rs_kernel_re
                                  .collectives = c,
                                  .n_collectives = 1,
                                  .steps = s,
-                                 .n_steps = 1};
+                                 .n_steps = 1,
+                                 .memcpys = copies,
+                                 .n_memcpys = seq == 1 ? 2 : 0};
     return (struct rs_agent_batch){1, 1, seq, {1, 1, "h", "v", {0, 0}}, rb, 1, 0};
 }
 
@@ -40,6 +44,15 @@ count_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint
 {
     (*(int *)arg)++;
     return strcmp(name, "k_gemm") == 0 ? 0 : -1;
+}
+
+static int
+check_copy(void *arg, const struct rs_memcpy_record *m)
+{
+    int *n = arg;
+    T_CHECK(memcmp(m, &copies[*n % 2], sizeof *m) == 0); /* stored as sent, in time order */
+    (*n)++;
+    return 0;
 }
 
 struct colls {
@@ -126,6 +139,13 @@ put_scan_dedup(void)
     nk = 0;
     T_EQ(rs_store_kernels_scan(r, "job-a", 0, 2000000, UINT64_MAX, count_kernel, &nk), 0);
     T_EQ(nk, 0);
+    int ncopies = 0;
+    T_EQ(rs_store_memcpys_scan(r, "job-a", 0, 0, UINT64_MAX, check_copy, &ncopies), 0);
+    T_EQ(ncopies, 2);
+    T_EQ(info.n_memcpys, 2);
+    ncopies = 0;
+    T_EQ(rs_store_memcpys_scan(r, "job-a", 0, 2000000, UINT64_MAX, check_copy, &ncopies), 0);
+    T_EQ(ncopies, 0);
     struct colls cs = {0};
     T_EQ(rs_store_collectives_scan(r, "job-a", count_coll, &cs), 0);
     T_EQ(cs.n, 2); /* both ranks of instance (77, AllReduce, 1), adjacent */

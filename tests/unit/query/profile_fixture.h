@@ -1,0 +1,71 @@
+/* The hand-built job that the query unit tests share (profile_test, pprof_export_test): 2 ranks,
+ * 10 steps of 1 ms from T0. Per step, rank 0 runs kernel "a" twice (100 us each) and "b" once
+ * (50 us); rank 1 runs "a" at 150 us and an extra kernel "c" (20 us); both spend 30 us in one
+ * AllReduce. PC samples (cubin CRC 1): rank 0 "a": long_scoreboard 10 at 0x80, selected 30 at
+ * 0xc0; rank 1 "a": long_scoreboard 40 at 0x80, selected 30 at 0xc0. Header-only: each test
+ * binary is one translation unit. */
+#ifndef RS_TESTS_UNIT_QUERY_PROFILE_FIXTURE_H
+#define RS_TESTS_UNIT_QUERY_PROFILE_FIXTURE_H
+
+#include "storage/store.h"
+#include "tests/t.h"
+
+#define STEPS 10
+#define US 1000ull
+#define T0 (1000000 * US)
+static const char *const names[] = {"a",
+                                    "b",
+                                    "c",
+                                    "nccl",
+                                    "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+                                    "smsp__pcsamp_warps_issue_stalled_selected"};
+
+/* Stores rank `rank` of job `job`; with_stalls = false leaves out the PC samples. */
+static void
+put_rank_of(rs_store *st, const char *job, uint32_t rank, bool with_stalls)
+{
+    struct rs_kernel_record k[STEPS * 4];
+    struct rs_collective_record c[STEPS];
+    struct rs_step_record s[STEPS];
+    struct rs_stall_record x[2] = {{0x80, rank ? 40 : 10, 0, 4, 1}, {0xc0, 30, 0, 5, 1}};
+    uint32_t n = 0;
+    rs_store_write *w;
+    bool dup;
+
+    for (uint32_t i = 0; i < STEPS; i++) {
+        uint64_t t = T0 + i * 1000 * US, a = rank ? 150 * US : 100 * US;
+        k[n++] = (struct rs_kernel_record){t + 10 * US, t + 10 * US + a, 0, 7, 0, 0};
+        k[n++] = (struct rs_kernel_record){t + 300 * US, t + 300 * US + a, 0, 7, 0, 0};
+        k[n++] = (struct rs_kernel_record){t + 600 * US, t + 650 * US, 1, 7, 0, 0};
+        if (rank)
+            k[n++] = (struct rs_kernel_record){t + 700 * US, t + 720 * US, 2, 7, 0, 0};
+        c[i] = (struct rs_collective_record){
+            t + 800 * US, t + 830 * US, 8, 1, i, RS_COLL_ALLREDUCE, 3, 17, false};
+        s[i] = (struct rs_step_record){i, t, t + 1000 * US};
+    }
+    struct rs_rank_batch rb = {.identity = {job, rank, rank, 2, "node", "GPU-x", 1},
+                               .clock = {T0 + 5000 * US, T0 + 5000 * US},
+                               .strings = names,
+                               .n_strings = 6,
+                               .kernels = k,
+                               .n_kernels = n,
+                               .collectives = c,
+                               .n_collectives = STEPS,
+                               .steps = s,
+                               .n_steps = STEPS,
+                               .stalls = x,
+                               .n_stalls = with_stalls ? 2 : 0};
+    static uint64_t seq;
+    struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+}
+
+static void
+put_rank(rs_store *st, uint32_t rank)
+{
+    put_rank_of(st, "job", rank, true);
+}
+
+#endif
