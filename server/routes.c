@@ -1,6 +1,6 @@
 /* REST endpoints of the server (docs/openapi.yaml): /healthz, /metrics, /v1/import, /v1/jobs,
- * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare}, the pprof download
- * /v1/jobs/{job}/pprof[/stalls|/time], DELETE /v1/jobs/{job}.
+ * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare}, the downloads
+ * /v1/jobs/{job}/pprof[/stalls|/time] and /v1/jobs/{job}/trace?rank=R, DELETE /v1/jobs/{job}.
  * Storage reads run in the libuv thread pool; the loop thread only routes and writes. */
 #include "common/clock.h"
 #include "common/error.h"
@@ -13,6 +13,7 @@
 #include "query/steps.h"
 #include "query/stragglers.h"
 #include "query/top.h"
+#include "query/trace_export.h"
 #include "server/server_int.h"
 
 #include <errno.h>
@@ -32,8 +33,12 @@ enum query_kind {
     Q_COMPARE,
     Q_PPROF,
     Q_PPROF_STALLS,
-    Q_PPROF_TIME
+    Q_PPROF_TIME,
+    Q_TRACE
 };
+
+/* GET /v1/jobs/{job}/trace: events per answer (one rank's document is built in memory). */
+#define TRACE_MAX_EVENTS 500000
 
 #define SAME (UINT64_MAX - 1) /* compare: side B's parameter defaults to side A's */
 #define ALL_RANKS RS_PROFILE_ALL_RANKS
@@ -53,8 +58,9 @@ struct query_work {
     char job[RS_WIRE_MAX_JOB_LEN + 1];
     struct query_params p;
     json_t *result;
-    uint8_t *bytes; /* pprof: the gzip-compressed profile instead of a result */
+    uint8_t *bytes; /* pprof, trace: the answer's body instead of a result */
     size_t n_bytes;
+    const char *content_type;
     int rc;
     char side; /* compare: the side that was not found */
 };
@@ -78,6 +84,32 @@ scope_b(const struct query_work *q)
     if (q->p.with_until_ns != SAME)
         b.until_ns = q->p.with_until_ns;
     return b;
+}
+
+/* One rank's Chrome trace document into q->bytes. */
+static int
+trace_document(rs_store_read *r, struct query_work *q)
+{
+    struct rs_trace_export_options o = {q->job, q->p.since_ns, q->p.until_ns, NULL,
+                                        TRACE_MAX_EVENTS};
+    struct rs_trace_export_stats st;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int rc;
+
+    if (!f)
+        return -ENOMEM;
+    rc = rs_trace_export_rank(r, &o, (uint32_t)q->p.rank, f, &st);
+    if (fclose(f) != 0 && rc == 0)
+        rc = -ENOMEM;
+    if (rc != 0) {
+        free(buf);
+        return rc;
+    }
+    q->bytes = (uint8_t *)buf;
+    q->n_bytes = len;
+    return 0;
 }
 
 static void
@@ -138,8 +170,13 @@ run_query(uv_work_t *req)
                                             : q->kind == Q_PPROF_TIME ? RS_PPROF_TIME
                                                                       : RS_PPROF_AUTO};
         q->rc = rs_pprof_export(r, &o, &q->bytes, &q->n_bytes, &st);
+        q->content_type = "application/octet-stream";
         break;
     }
+    case Q_TRACE:
+        q->rc = trace_document(r, q);
+        q->content_type = "application/json";
+        break;
     }
     rs_store_read_end(r);
 }
@@ -153,8 +190,12 @@ query_done(uv_work_t *req, int status)
         rs_evaluator_annotate(q->srv->evaluator, q->job, q->p.since_ns, q->result) != 0)
         q->rc = -ENOMEM;
     if (status == 0 && q->rc == 0 && q->bytes)
-        rs_http_respond(q->conn, 200, "application/octet-stream", (const char *)q->bytes,
-                        q->n_bytes);
+        rs_http_respond(q->conn, 200, q->content_type, (const char *)q->bytes, q->n_bytes);
+    else if (q->rc == RS_E_TOO_BIG)
+        rs_http_respond_error(q->conn, 413,
+                              "rank %llu of job '%s' has more than %u trace events in the range: "
+                              "narrow it with since_ns/until_ns",
+                              (unsigned long long)q->p.rank, q->job, TRACE_MAX_EVENTS);
     else if (status != 0 || q->rc == 0)
         rs_http_respond_json(q->conn, status == 0 ? 200 : 503, q->result);
     else if (q->rc == -ENODATA)
@@ -387,6 +428,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/pprof", Q_PPROF, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/pprof/stalls", Q_PPROF_STALLS, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
+    {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
 };
 
 /* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an
@@ -454,6 +496,13 @@ start_job_endpoint(struct rs_server *srv, rs_http_conn *c, const struct rs_http_
         rs_http_respond_error(c, 400,
                               "compare needs a second side: with=JOB, with_rank=R, or "
                               "with_since_ns=/with_until_ns= (see docs/openapi.yaml)");
+        return;
+    }
+    if (e->kind == Q_TRACE && p.rank == ALL_RANKS) {
+        rs_http_respond_error(c, 400,
+                              "trace needs rank=R: one Chrome trace document per rank (see "
+                              "/v1/jobs/%s/ranks)",
+                              job);
         return;
     }
     start_query(srv, c, e->kind, job, &p);

@@ -1,9 +1,10 @@
-/* `rankscope export JOB`: a window of a job in formats other tools open.
- *  --format perfetto: Chrome/Perfetto trace files, one per rank (query/trace_export.h), read from a
- *    store directory (--data: a server's data directory, which may be in use, or one kept by
- *    `analyze --data`), written to --out DIR.
- *  --format pprof (pprof-stalls, pprof-time): one pprof profile (query/pprof_export.h), from the
- *    server (GET /v1/jobs/{job}/pprof) or, with --data, from a store directory; --out FILE.
+/* `rankscope export JOB`: a window of a job in formats other tools open, from the server or, with
+ * --data, from a store directory (a server's data directory, which may be in use, or one kept by
+ * `analyze --data`).
+ *  --format perfetto: Chrome/Perfetto trace files, one per rank (query/trace_export.h; from the
+ *    server, GET /v1/jobs/{job}/trace?rank=R for each rank), written to --out DIR.
+ *  --format pprof (pprof-stalls, pprof-time): one pprof profile (query/pprof_export.h; from the
+ *    server, GET /v1/jobs/{job}/pprof), written to --out FILE.
  */
 #include "query/cli/commands.h"
 
@@ -23,7 +24,7 @@
 #include <sys/stat.h>
 
 static const char usage[] =
-    "rankscope export JOB --format perfetto --data DIR --out DIR [--since-ns T --until-ns T]\n"
+    "rankscope export JOB --format perfetto --out DIR [--data DIR] [--since-ns T --until-ns T]\n"
     "       rankscope export JOB --format pprof|pprof-stalls|pprof-time [--data DIR] [--out FILE]\n"
     "                        [--rank R] [--since-ns T --until-ns T]";
 
@@ -47,6 +48,86 @@ opt_ns(int64_t v)
     return v > 0 ? (uint64_t)v : 0;
 }
 
+/* Appends "?rank=R&since_ns=..&until_ns=.." (the options given) to path[n..]. */
+static void
+scope_query(const struct rs_cli_options *o, int64_t rank, char *path, size_t len)
+{
+    size_t n = strlen(path);
+    char sep = '?';
+
+    if (rank >= 0 && n < len)
+        n += (size_t)snprintf(path + n, len - n, "%crank=%" PRId64, sep, rank), sep = '&';
+    if (o->since_ns > 0 && n < len)
+        n += (size_t)snprintf(path + n, len - n, "%csince_ns=%" PRId64, sep, o->since_ns),
+            sep = '&';
+    if (o->until_ns > 0 && n < len)
+        snprintf(path + n, len - n, "%cuntil_ns=%" PRId64, sep, o->until_ns);
+}
+
+/* GET path: 0 with the body in *body (*len bytes, caller frees), or an exit code after printing
+ * the API's error. */
+static int
+download(const struct rs_cli_options *o, const char *path, char **body, size_t *len)
+{
+    char err[1024];
+    long status = 0;
+
+    if (rs_cli_http_get_bytes(o->server, path, &status, body, len, err, sizeof err) != 0) {
+        fprintf(stderr, "rankscope: %s\n", err);
+        return 1;
+    }
+    if (status == 200)
+        return 0;
+    json_t *doc = json_loadb(*body, *len, 0, NULL);
+    const char *msg = json_string_value(json_object_get(json_object_get(doc, "error"), "message"));
+    fprintf(stderr, "rankscope: %s\n", msg ? msg : "the server answered with an error");
+    json_decref(doc);
+    free(*body);
+    return status == 404 ? 3 : 1;
+}
+
+/* Perfetto files from the server: the job's ranks, then one GET /v1/jobs/{job}/trace per rank. */
+static int
+perfetto_from_server(const struct rs_cli_options *o, const char *job)
+{
+    char path[512], file[4096], *body;
+    size_t len, ranks = 0, bytes = 0;
+    json_t *doc, *rank;
+    size_t i;
+    int rc;
+
+    snprintf(path, sizeof path, "/v1/jobs/%s/ranks", job);
+    if ((rc = download(o, path, &body, &len)) != 0)
+        return rc;
+    doc = json_loadb(body, len, 0, NULL);
+    free(body);
+    json_array_foreach(json_object_get(doc, "ranks"), i, rank)
+    {
+        json_int_t r = json_integer_value(json_object_get(rank, "rank"));
+        snprintf(path, sizeof path, "/v1/jobs/%s/trace", job);
+        scope_query(o, r, path, sizeof path);
+        if ((rc = download(o, path, &body, &len)) != 0)
+            break;
+        snprintf(file, sizeof file, "%s/%s_rank%lld.json", o->out, job, (long long)r);
+        rc = rs_fs_write_atomic(file, body, len);
+        free(body);
+        if (rc != 0) {
+            fprintf(stderr, "rankscope: %s: %s\n", file, rs_strerror(rc));
+            rc = 1;
+            break;
+        }
+        ranks++;
+        bytes += len;
+    }
+    json_decref(doc);
+    if (rc != 0)
+        return rc;
+    printf("exported job %s to %s/%s_rank*.json: %zu ranks, %zu bytes from %s\n(open a file in "
+           "https://ui.perfetto.dev, or the directory with HTA)\n",
+           job, o->out, job, ranks, bytes, o->server);
+    return 0;
+}
+
 static int
 export_perfetto(const struct rs_cli_options *o, const char *job)
 {
@@ -56,10 +137,10 @@ export_perfetto(const struct rs_cli_options *o, const char *job)
     char err[1024];
     int rc;
 
-    if (!o->data_dir || !*o->data_dir || !o->out || !*o->out) {
+    if (!o->out || !*o->out) {
         fprintf(stderr,
-                "rankscope: the perfetto export reads a store directory and writes files: give "
-                "--data DIR and --out DIR\nusage: %s\n",
+                "rankscope: the perfetto export writes one file per rank: give --out DIR\n"
+                "usage: %s\n",
                 usage);
         return 2;
     }
@@ -67,9 +148,11 @@ export_perfetto(const struct rs_cli_options *o, const char *job)
         fprintf(stderr, "rankscope: %s: %s\n", o->out, rs_strerror(rc));
         return 1;
     }
+    if (!o->data_dir || !*o->data_dir)
+        return perfetto_from_server(o, job);
     if (open_store(o->data_dir, &store, &r) != 0)
         return 1;
-    struct rs_trace_export_options eo = {job, opt_ns(o->since_ns), opt_ns(o->until_ns), o->out};
+    struct rs_trace_export_options eo = {job, opt_ns(o->since_ns), opt_ns(o->until_ns), o->out, 0};
     rc = rs_trace_export(r, &eo, &st, err, sizeof err);
     rs_store_read_end(r);
     rs_store_close(store);
@@ -131,33 +214,14 @@ static int
 pprof_from_server(const struct rs_cli_options *o, const char *job, enum rs_pprof_profile which,
                   uint8_t **data, size_t *len)
 {
-    char path[512], err[1024], *body;
-    long status = 0;
-    int n;
+    char path[512], *body;
+    int rc;
 
-    n = snprintf(path, sizeof path, "/v1/jobs/%s/pprof%s%s?", job,
-                 which == RS_PPROF_AUTO ? "" : "/",
-                 which == RS_PPROF_AUTO ? "" : rs_pprof_profile_name(which));
-    if (o->rank >= 0)
-        n += snprintf(path + n, sizeof path - (size_t)n, "rank=%" PRId64 "&", o->rank);
-    if (o->since_ns > 0)
-        n += snprintf(path + n, sizeof path - (size_t)n, "since_ns=%" PRId64 "&", o->since_ns);
-    if (o->until_ns > 0)
-        n += snprintf(path + n, sizeof path - (size_t)n, "until_ns=%" PRId64 "&", o->until_ns);
-    path[n - 1] = '\0'; /* the last '?' or '&' */
-    if (rs_cli_http_get_bytes(o->server, path, &status, &body, len, err, sizeof err) != 0) {
-        fprintf(stderr, "rankscope: %s\n", err);
-        return 1;
-    }
-    if (status != 200) {
-        json_t *doc = json_loadb(body, *len, 0, NULL);
-        const char *msg =
-            json_string_value(json_object_get(json_object_get(doc, "error"), "message"));
-        fprintf(stderr, "rankscope: %s\n", msg ? msg : "the server answered with an error");
-        json_decref(doc);
-        free(body);
-        return status == 404 ? 3 : 1;
-    }
+    snprintf(path, sizeof path, "/v1/jobs/%s/pprof%s%s", job, which == RS_PPROF_AUTO ? "" : "/",
+             which == RS_PPROF_AUTO ? "" : rs_pprof_profile_name(which));
+    scope_query(o, o->rank, path, sizeof path);
+    if ((rc = download(o, path, &body, len)) != 0)
+        return rc;
     *data = (uint8_t *)body;
     return 0;
 }

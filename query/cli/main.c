@@ -95,7 +95,7 @@ static const struct rs_config_spec spec = {
     "                jobs can be compared [--job NAME]\n"
     "  export JOB    a window (--since-ns/--until-ns) as Perfetto/Chrome trace files, one per\n"
     "                rank, aligned, with distributedInfo (HTA reads the directory)\n"
-    "                --data DIR --out DIR [--format perfetto]\n"
+    "                --out DIR [--format perfetto]; from the server, or a store with --data\n"
     "                --format pprof: a pprof profile (go tool pprof): stall reasons, rank ->\n"
     "                kernel -> pc -> reason, or GPU time per kernel without PC samples;\n"
     "                from the server, or a store with --data [--rank R] [--out FILE]\n"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Trace files into a running server (`rankscope import`, POST /v1/import): committed once,
 # deduplicated when imported again, analysed by the server like a live job. Export of a window to
-# Perfetto/Chrome trace files and import back: the same per-rank totals. /metrics in Prometheus
+# Perfetto/Chrome trace files (from a store, and from the server) and import back: the same
+# per-rank totals. /metrics in Prometheus
 # text format, with a straggler gauge labelled by job and rank only.
 . "$(dirname "$0")/common.sh"
 FIX=$ROOT/tests/fixtures/kineto-h200x2
@@ -67,6 +68,16 @@ assert p[\"sample_types\"][1] == [\"gpu_time\", \"nanoseconds\"], p[\"sample_typ
 def gemm_ns(rank):
     return sum(s[\"values\"][1] for s in p[\"samples\"] if s[\"labels\"][\"rank\"] == rank and \"gemm\" in s[\"stack\"][1] and \"_nn_\" in s[\"stack\"][1])
 assert gemm_ns(0) > 1.2 * gemm_ns(1) > 0, (gemm_ns(0), gemm_ns(1))'"
+
+check "perfetto export from the server (GET .../trace?rank=R) = the same files read from its store" sh -c "
+    '$BIN/rankscope' --server '$HTTP' export fixture_rank0slow --format perfetto --out '$WORK/srv' >'$WORK/srv.out' &&
+    grep -q '2 ranks' '$WORK/srv.out' &&
+    '$BIN/rankscope' export fixture_rank0slow --data '$WORK/data' --out '$WORK/loc' >/dev/null &&
+    cmp '$WORK/srv/fixture_rank0slow_rank0.json' '$WORK/loc/fixture_rank0slow_rank0.json' &&
+    cmp '$WORK/srv/fixture_rank0slow_rank1.json' '$WORK/loc/fixture_rank0slow_rank1.json'"
+check "trace needs a rank (400), an absent rank is 404" sh -c "
+    curl -s '$HTTP/v1/jobs/fixture_rank0slow/trace' | grep -q 'trace needs rank=R' &&
+    [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/fixture_rank0slow/trace?rank=5') = 404 ]"
 
 # /metrics, with a live straggler from the simulator
 start_agent
