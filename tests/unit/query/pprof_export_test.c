@@ -158,23 +158,17 @@ without_samples_and_errors(rs_store_read *r)
 int
 main(void)
 {
-    char dir[] = "/tmp/rs-pprof-XXXXXX", cmd[64];
-    rs_store *st = NULL;
-    rs_store_read *r;
+    char dir[] = "/tmp/rs-pprof-XXXXXX";
+    rs_store *st;
+    rs_store_read *r = fixture_open(dir, &st);
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
-    put_rank(st, 0);
-    put_rank(st, 1);
+    rs_store_read_end(r); /* and a job without PC samples, seen by a new read */
     put_rank_of(st, "nopc", 0, false);
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_RUN_ARG(stalls_flame_graph, r);
     T_RUN_ARG(time_profile, r);
     T_RUN_ARG(scopes, r);
     T_RUN_ARG(without_samples_and_errors, r);
-    rs_store_read_end(r);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    fixture_close(dir, st, r);
     return T_DONE("query/pprof_export");
 }

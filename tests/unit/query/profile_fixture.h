@@ -10,6 +10,9 @@
 #include "storage/store.h"
 #include "tests/t.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 #define STEPS 10
 #define US 1000ull
 #define T0 (1000000 * US)
@@ -66,6 +69,34 @@ static void
 put_rank(rs_store *st, uint32_t rank)
 {
     put_rank_of(st, "job", rank, true);
+}
+
+/* A store in a new directory made from the mkdtemp template `dir`, holding ranks 0 and 1 of
+ * "job", with a read handle. */
+static rs_store_read *
+fixture_open(char *dir, rs_store **st)
+{
+    rs_store_read *r = NULL;
+
+    *st = NULL;
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, st), 0);
+    put_rank(*st, 0);
+    put_rank(*st, 1);
+    T_EQ(rs_store_read_begin(*st, &r), 0);
+    return r;
+}
+
+/* Ends the read, closes the store and removes its directory. */
+static void
+fixture_close(const char *dir, rs_store *st, rs_store_read *r)
+{
+    char cmd[64];
+
+    rs_store_read_end(r);
+    rs_store_close(st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
 }
 
 #endif

@@ -131,21 +131,13 @@ stalls(rs_store_read *r)
 int
 main(void)
 {
-    char dir[] = "/tmp/rs-profile-XXXXXX", cmd[64];
-    rs_store *st = NULL;
-    rs_store_read *r;
+    char dir[] = "/tmp/rs-profile-XXXXXX";
+    rs_store *st;
+    rs_store_read *r = fixture_open(dir, &st);
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
-    put_rank(st, 0);
-    put_rank(st, 1);
-    T_EQ(rs_store_read_begin(st, &r), 0);
     T_RUN_ARG(top, r);
     T_RUN_ARG(compare, r);
     T_RUN_ARG(stalls, r);
-    rs_store_read_end(r);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    fixture_close(dir, st, r);
     return T_DONE("query/profile");
 }

@@ -58,7 +58,7 @@ one_rank_document(rs_store_read *r)
 
     if (d0 && d1) {
         T_EQ(st.ranks, 1);
-        T_EQ(st.events, 40 + 10 + 10);           /* rank 1: 40 kernels, 10 AllReduce, 10 steps */
+        T_EQ(st.events, 40 + 10 + 10); /* rank 1: 40 kernels, 10 AllReduce, 10 steps */
         T_EQ(count(d0, "kernel", "a"), 20);
         T_EQ(count(d1, "kernel", "ncclDevKernel_AllReduce"), 10);
         T_EQ(count(d0, "user_annotation", "ProfilerStep#"), 10);
@@ -94,20 +94,12 @@ errors(rs_store_read *r)
 int
 main(void)
 {
-    char dir[] = "/tmp/rs-trace-XXXXXX", cmd[64];
-    rs_store *st = NULL;
-    rs_store_read *r;
+    char dir[] = "/tmp/rs-trace-XXXXXX";
+    rs_store *st;
+    rs_store_read *r = fixture_open(dir, &st);
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
-    put_rank(st, 0);
-    put_rank(st, 1);
-    T_EQ(rs_store_read_begin(st, &r), 0);
     T_RUN_ARG(one_rank_document, r);
     T_RUN_ARG(errors, r);
-    rs_store_read_end(r);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    fixture_close(dir, st, r);
     return T_DONE("query/trace_export");
 }
