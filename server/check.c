@@ -51,6 +51,10 @@ rs_server_check(const struct rs_server_config *cfg)
            (unsigned long long)rep.series_chunks, (unsigned long long)rep.steps,
            (unsigned long long)rep.step_summaries, (unsigned long long)rep.collectives,
            (unsigned long long)rep.strings, (unsigned long long)rep.batches);
+    printf("check: bytes per database:");
+    for (size_t i = 0; i < RS_STORE_DBS && rep.dbs[i].name; i++)
+        printf("%s %s %llu", i ? "," : "", rep.dbs[i].name, (unsigned long long)rep.dbs[i].bytes);
+    printf("\n");
     if (rc == 0) {
         printf("check: consistent\n");
         return 0;

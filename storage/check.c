@@ -227,6 +227,30 @@ visit_dedup(struct check *c, const MDB_val *k, const MDB_val *v)
         problem(c, "dedup: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
 }
 
+/* Where the bytes are: each database's pages. */
+static int
+db_sizes(rs_store_read *r, struct rs_store_check_report *out)
+{
+    rs_store *s = r->store;
+    const struct {
+        const char *name;
+        MDB_dbi dbi;
+    } dbs[RS_STORE_DBS] = {{"series", s->series},   {"colls", s->colls},     {"steps", s->steps},
+                           {"stepsum", s->stepsum}, {"strings", s->strings}, {"ranks", s->ranks},
+                           {"jobs", s->jobs},       {"dedup", s->dedup},     {"meta", s->meta}};
+    MDB_stat st;
+    int rc;
+
+    for (size_t i = 0; i < RS_STORE_DBS; i++) {
+        if ((rc = mdb_stat(r->txn, dbs[i].dbi, &st)) != 0)
+            return rs__store_err(rc);
+        out->dbs[i].name = dbs[i].name;
+        out->dbs[i].bytes =
+            (uint64_t)(st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages) * st.ms_psize;
+    }
+    return 0;
+}
+
 int
 rs_store_check(rs_store *s, struct rs_store_check_report *out)
 {
@@ -247,6 +271,8 @@ rs_store_check(rs_store *s, struct rs_store_check_report *out)
         (rc = walk(&c, s->steps, visit_step)) || (rc = walk(&c, s->stepsum, visit_stepsum)) ||
         (rc = walk(&c, s->colls, visit_coll)) || (rc = walk(&c, s->strings, visit_string)) ||
         (rc = walk(&c, s->dedup, visit_dedup)))
+        goto out;
+    if ((rc = db_sizes(c.r, out)) != 0)
         goto out;
     for (size_t i = 0; i < c.n_jobs; i++)
         if (c.jobs[i].ranks_found != c.jobs[i].n_ranks)

@@ -186,9 +186,15 @@ int rs_store_step_summaries_scan(rs_store_read *r, const char *job, uint32_t ran
 
 /* --- consistency ------------------------------------------------------------------------- */
 
+#define RS_STORE_DBS 9 /* databases of the layout (docs/storage.md) */
+
 struct rs_store_check_report {
     uint64_t jobs, ranks, series_chunks, steps, collectives, strings, batches,
         step_summaries; /* entries seen */
+    struct {
+        const char *name; /* "series", "colls", ... */
+        uint64_t bytes;   /* its pages (branch, leaf, overflow) times the page size */
+    } dbs[RS_STORE_DBS];
     uint64_t problems;
     char first_problem[256]; /* "" when none */
 };

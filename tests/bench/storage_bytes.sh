@@ -19,7 +19,9 @@ wait_file "$WORK/agent.ready"
     --agent "$WORK/agent.sock" --log-level warn >"$WORK/sim.json"
 sleep 1
 stop_all
-used=$("$BIN/rankscope-server" --check --data "$WORK/data" | sed -n 's/^check: \([0-9]*\) bytes in use/\1/p')
+"$BIN/rankscope-server" --check --data "$WORK/data" >"$WORK/check.out"
+used=$(sed -n 's/^check: \([0-9]*\) bytes in use/\1/p' "$WORK/check.out")
+grep '^check: bytes per database' "$WORK/check.out"
 python3 - "$WORK/sim.json" "$used" "$RANKS" "$STEPS" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1])); used = int(sys.argv[2]); ranks, steps = int(sys.argv[3]), int(sys.argv[4])
