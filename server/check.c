@@ -45,12 +45,13 @@ rs_server_check(const struct rs_server_config *cfg)
     rs_store_used_bytes(store, &used);
     rs_store_close(store);
     printf("check: %llu bytes in use\n", (unsigned long long)used);
-    printf("check: %s: %llu jobs, %llu ranks, %llu series chunks, %llu steps, %llu step "
-           "summaries, %llu collective records, %llu names, %llu batches\n",
+    printf("check: %s: %llu jobs, %llu ranks, %llu series chunks, %llu kernel window parts, %llu "
+           "steps, %llu step summaries, %llu collective records, %llu names, %llu batches\n",
            cfg->data, (unsigned long long)rep.jobs, (unsigned long long)rep.ranks,
-           (unsigned long long)rep.series_chunks, (unsigned long long)rep.steps,
-           (unsigned long long)rep.step_summaries, (unsigned long long)rep.collectives,
-           (unsigned long long)rep.strings, (unsigned long long)rep.batches);
+           (unsigned long long)rep.series_chunks, (unsigned long long)rep.kernel_windows,
+           (unsigned long long)rep.steps, (unsigned long long)rep.step_summaries,
+           (unsigned long long)rep.collectives, (unsigned long long)rep.strings,
+           (unsigned long long)rep.batches);
     printf("check: bytes per database:");
     for (size_t i = 0; i < RS_STORE_DBS && rep.dbs[i].name; i++)
         printf("%s %s %llu", i ? "," : "", rep.dbs[i].name, (unsigned long long)rep.dbs[i].bytes);

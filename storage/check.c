@@ -163,6 +163,25 @@ visit_series(struct check *c, const MDB_val *k, const MDB_val *v)
 }
 
 static void
+visit_kwin(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    const struct rs_key_kwin *key = k->mv_data;
+    struct rs_kwin_header h;
+
+    c->rep->kernel_windows++;
+    if (k->mv_size != sizeof *key || v->mv_size < sizeof h || v->mv_size > RS_STORE_CHUNK_BYTES) {
+        problem(c, "kwin: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
+        return;
+    }
+    if (!find_job(c, key->job_id))
+        problem(c, "kwin: window of a job that does not exist");
+    memcpy(&h, v->mv_data, sizeof h);
+    if (h.version != RS_VALUE_VERSION || key->kind[1] != RS_SERIES_KERNEL || h.n == 0 ||
+        h.window_ns == 0 || v->mv_size != sizeof h + h.n * sizeof(struct rs_kwin_entry))
+        problem(c, "kwin: bad window value (%u entries in %zu bytes)", h.n, v->mv_size);
+}
+
+static void
 visit_step(struct check *c, const MDB_val *k, const MDB_val *v)
 {
     struct rs_step_value sv;
@@ -268,9 +287,9 @@ rs_store_check(rs_store *s, struct rs_store_check_report *out)
         if (c.jobs[i].id == c.jobs[i - 1].id)
             problem(&c, "jobs: two job names with the same id");
     if ((rc = walk(&c, s->ranks, visit_rank)) || (rc = walk(&c, s->series, visit_series)) ||
-        (rc = walk(&c, s->steps, visit_step)) || (rc = walk(&c, s->stepsum, visit_stepsum)) ||
-        (rc = walk(&c, s->colls, visit_coll)) || (rc = walk(&c, s->strings, visit_string)) ||
-        (rc = walk(&c, s->dedup, visit_dedup)))
+        (rc = walk(&c, s->kwin, visit_kwin)) || (rc = walk(&c, s->steps, visit_step)) ||
+        (rc = walk(&c, s->stepsum, visit_stepsum)) || (rc = walk(&c, s->colls, visit_coll)) ||
+        (rc = walk(&c, s->strings, visit_string)) || (rc = walk(&c, s->dedup, visit_dedup)))
         goto out;
     if ((rc = db_sizes(c.r, out)) != 0)
         goto out;

@@ -82,6 +82,14 @@ struct rs_key_string {
 };
 _Static_assert(sizeof(struct rs_key_string) == 8, "string key layout");
 
+/* kwin: (job_id, rank, kind, window start ns, part) -> struct rs_kwin_header + entries: the totals
+ * per kernel name of the records rolled up from `series` (docs/storage.md "Rollups"); a window
+ * with more names than fit below the overflow threshold takes several parts. */
+struct rs_key_kwin {
+    uint8_t job_id[8], rank[4], kind[2], start_ns[8], part[2];
+};
+_Static_assert(sizeof(struct rs_key_kwin) == 24, "kernel window key layout");
+
 /* Values below overflow-page size stay in leaf pages (see ../shared/notes/lmdb.md). */
 #define RS_STORE_CHUNK_BYTES 1900u
 
@@ -118,6 +126,21 @@ struct rs_memcpy_value {
     uint32_t kind, stream;
 };
 _Static_assert(sizeof(struct rs_memcpy_value) == 32, "memcpy value layout");
+
+struct rs_kwin_header {
+    uint32_t version, n; /* n entries follow */
+    uint64_t window_ns;  /* the window is [start, start + window_ns) */
+};
+_Static_assert(sizeof(struct rs_kwin_header) == 16, "kernel window header layout");
+
+struct rs_kwin_entry {
+    uint64_t name_hash, total_ns;
+    uint32_t count, max_ns; /* max_ns saturates at UINT32_MAX */
+};
+_Static_assert(sizeof(struct rs_kwin_entry) == 24, "kernel window entry layout");
+
+#define RS_KWIN_PER_PART                                                                           \
+    ((RS_STORE_CHUNK_BYTES - sizeof(struct rs_kwin_header)) / sizeof(struct rs_kwin_entry))
 
 struct rs_stall_value {
     uint64_t pc_offset, count, kernel_hash, reason_hash;

@@ -91,7 +91,8 @@ open_dbs(rs_store *s)
         (rc = mdb_dbi_open(txn, "steps", MDB_CREATE, &s->steps)) ||
         (rc = mdb_dbi_open(txn, "colls", MDB_CREATE, &s->colls)) ||
         (rc = mdb_dbi_open(txn, "strings", MDB_CREATE, &s->strings)) ||
-        (rc = mdb_dbi_open(txn, "stepsum", MDB_CREATE, &s->stepsum)))
+        (rc = mdb_dbi_open(txn, "stepsum", MDB_CREATE, &s->stepsum)) ||
+        (rc = mdb_dbi_open(txn, "kwin", MDB_CREATE, &s->kwin)))
         goto out;
     return rs__store_err(mdb_txn_commit(txn));
 out:

@@ -73,6 +73,28 @@ int rs_store_step_summaries_put(rs_store_write *w, const char *job, uint32_t ran
 int rs_store_expire_jobs(rs_store_write *w, uint64_t cutoff_ns, size_t max_entries,
                          uint64_t *deleted, uint64_t *jobs_deleted, bool *done);
 
+/* Rollups: kernel records that start before a horizon are replaced by per-window totals per
+ * kernel name (count, total and longest duration), so that old data costs bytes per kernel name
+ * and window instead of per launch (docs/storage.md "Rollups"). Each raw record is either still
+ * in the raw series or counted in exactly one window — the rollup writes the totals and deletes
+ * the records in one transaction — so totals over raw + windows never count a launch twice, and
+ * records that arrive late are merged into their window by the next rollup. Run as a chunked
+ * writer task: zero a struct rs_store_rollup, set before_ns and window_ns, and call
+ * rs_store_rollup_step (each call in its own transaction) until *done. */
+struct rs_store_rollup {
+    uint64_t before_ns; /* roll up windows that end at or before this (aligned down) */
+    uint64_t window_ns; /* > 0 */
+    uint64_t records, chunks, windows; /* totals so far: rolled records, deleted raw chunks,
+                                          windows written */
+    uint8_t resume[12];                /* private: the (job, rank) to go on with */
+    bool started;
+};
+
+/* Rolls up at most about `max_records` records (whole chunks). Returns 0 (*done when nothing
+ * older than the horizon is left), -EINVAL (window_ns 0), -ENOMEM or a storage error. */
+int rs_store_rollup_step(rs_store_write *w, struct rs_store_rollup *ru, size_t max_records,
+                         bool *done);
+
 /* Frees reader slots left by processes that died (LMDB's mdb_reader_check); *cleared says how
  * many. Safe at any time. */
 int rs_store_reader_check(rs_store *s, int *cleared);
@@ -160,6 +182,17 @@ int rs_store_kernels_scan(rs_store_read *r, const char *job, uint32_t rank, uint
  * as for kernels: scan from rs_store_kernel_scan_from(t) and filter). */
 int rs_store_memcpys_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                           uint64_t t1, rs_store_memcpy_cb cb, void *arg);
+/* A kernel window (see "Rollups" above): totals of one kernel name's launches that started in
+ * [start_ns, start_ns + window_ns). */
+struct rs_kernel_window {
+    uint64_t start_ns, window_ns;
+    uint64_t count, total_ns, max_ns;
+};
+typedef int (*rs_store_kernel_window_cb)(void *arg, const struct rs_kernel_window *kw,
+                                         const char *name, uint64_t name_hash);
+/* Kernel windows of one rank that start in [t0, t1), in time order. */
+int rs_store_kernel_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
+                                 uint64_t t1, rs_store_kernel_window_cb cb, void *arg);
 /* PC-sampling stall counts of one rank sent in [t0, t1), in time order. */
 int rs_store_stalls_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
                          rs_store_stall_cb cb, void *arg);
@@ -186,10 +219,10 @@ int rs_store_step_summaries_scan(rs_store_read *r, const char *job, uint32_t ran
 
 /* --- consistency ------------------------------------------------------------------------- */
 
-#define RS_STORE_DBS 9 /* databases of the layout (docs/storage.md) */
+#define RS_STORE_DBS 10 /* databases of the layout (docs/storage.md) */
 
 struct rs_store_check_report {
-    uint64_t jobs, ranks, series_chunks, steps, collectives, strings, batches,
+    uint64_t jobs, ranks, series_chunks, kernel_windows, steps, collectives, strings, batches,
         step_summaries; /* entries seen */
     struct {
         const char *name; /* "series", "colls", ... */

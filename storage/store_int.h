@@ -9,7 +9,7 @@
 struct rs_store {
     MDB_env *env;
     uint64_t map_bytes; /* the map asked for; LMDB's is RS_STORE_HEADROOM larger */
-    MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum;
+    MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum, kwin;
 };
 
 struct rs_store_write {

@@ -1,0 +1,337 @@
+/* Rollups of old kernel records into per-window totals (see store.h "Rollups"), and the scan of
+ * those windows. One rank at a time: its raw kernel chunks older than the horizon are read and
+ * deleted, their records summed per (window, kernel name), and each window's totals merged into
+ * what `kwin` already holds for it — all in the caller's transaction. */
+#include "storage/keys.h"
+#include "storage/store_int.h"
+
+#include "common/error.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One record's contribution, before the per-window merge. */
+struct sum {
+    uint64_t window, name_hash, total_ns, max_ns;
+    uint64_t count;
+};
+
+struct sums {
+    struct sum *v;
+    size_t n, cap;
+};
+
+static int
+sums_add(struct sums *s, const struct sum *x)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 256;
+        struct sum *v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = *x;
+    return 0;
+}
+
+static int
+by_window_name(const void *a, const void *b)
+{
+    const struct sum *x = a, *y = b;
+    if (x->window != y->window)
+        return x->window < y->window ? -1 : 1;
+    return x->name_hash < y->name_hash ? -1 : x->name_hash > y->name_hash;
+}
+
+/* Sorts and folds equal (window, name) entries into one. */
+static void
+sums_fold(struct sums *s)
+{
+    size_t out = 0;
+
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof *s->v, by_window_name);
+    for (size_t i = 0; i < s->n; i++) {
+        if (out > 0 && s->v[out - 1].window == s->v[i].window &&
+            s->v[out - 1].name_hash == s->v[i].name_hash) {
+            struct sum *d = &s->v[out - 1];
+            d->count += s->v[i].count;
+            d->total_ns += s->v[i].total_ns;
+            if (s->v[i].max_ns > d->max_ns)
+                d->max_ns = s->v[i].max_ns;
+        } else {
+            s->v[out++] = s->v[i];
+        }
+    }
+    s->n = out;
+}
+
+static void
+kwin_key(struct rs_key_kwin *k, const uint8_t *rank_key, uint64_t start, uint16_t part)
+{
+    memcpy(k->job_id, rank_key, 8);
+    memcpy(k->rank, rank_key + 8, 4);
+    k->kind[0] = 0;
+    k->kind[1] = RS_SERIES_KERNEL;
+    rs__be64_put(k->start_ns, start);
+    k->part[0] = (uint8_t)(part >> 8);
+    k->part[1] = (uint8_t)part;
+}
+
+/* Merges the window's folded sums (w[0..n), one per name) with its stored parts and writes them
+ * back. */
+static int
+merge_window(rs_store_write *w, const uint8_t *rank_key, uint64_t window_ns, const struct sum *add,
+             size_t n)
+{
+    MDB_txn *txn = w->txn;
+    MDB_dbi dbi = w->store->kwin;
+    struct sums all = {NULL, 0, 0};
+    struct rs_key_kwin key;
+    uint64_t span = window_ns;
+    int rc = 0;
+
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = sums_add(&all, &add[i]);
+    /* the stored parts: read, then delete (rewritten below) */
+    for (uint16_t part = 0; rc == 0; part++) {
+        MDB_val k = {sizeof key, &key}, v;
+        struct rs_kwin_header h;
+        kwin_key(&key, rank_key, add[0].window, part);
+        if ((rc = mdb_get(txn, dbi, &k, &v)) != 0) {
+            rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+            break;
+        }
+        if (v.mv_size < sizeof h) {
+            rc = RS_E_CORRUPT;
+            break;
+        }
+        memcpy(&h, v.mv_data, sizeof h);
+        if (h.version != RS_VALUE_VERSION ||
+            v.mv_size != sizeof h + h.n * sizeof(struct rs_kwin_entry)) {
+            rc = RS_E_CORRUPT;
+            break;
+        }
+        if (h.window_ns > span) /* the window length changed: the merged one covers both */
+            span = h.window_ns;
+        for (uint32_t i = 0; i < h.n && rc == 0; i++) {
+            struct rs_kwin_entry e;
+            memcpy(&e, (const char *)v.mv_data + sizeof h + i * sizeof e, sizeof e);
+            struct sum x = {add[0].window, e.name_hash, e.total_ns, e.max_ns, e.count};
+            rc = sums_add(&all, &x);
+        }
+        if (rc == 0 && (rc = mdb_del(txn, dbi, &k, NULL)) != 0) {
+            rc = rs__store_err(rc);
+            break;
+        }
+    }
+    if (rc == 0)
+        sums_fold(&all);
+    for (size_t i = 0, part = 0; rc == 0 && i < all.n; part++) {
+        uint8_t buf[RS_STORE_CHUNK_BYTES];
+        size_t cnt = all.n - i < RS_KWIN_PER_PART ? all.n - i : RS_KWIN_PER_PART;
+        struct rs_kwin_header h = {RS_VALUE_VERSION, (uint32_t)cnt, span};
+        memcpy(buf, &h, sizeof h);
+        for (size_t j = 0; j < cnt; j++) {
+            const struct sum *x = &all.v[i + j];
+            struct rs_kwin_entry e = {x->name_hash, x->total_ns,
+                                      x->count > UINT32_MAX ? UINT32_MAX : (uint32_t)x->count,
+                                      x->max_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)x->max_ns};
+            memcpy(buf + sizeof h + j * sizeof e, &e, sizeof e);
+        }
+        kwin_key(&key, rank_key, add[0].window, (uint16_t)part);
+        MDB_val k = {sizeof key, &key}, v = {sizeof h + cnt * sizeof(struct rs_kwin_entry), buf};
+        rc = rs__store_err(mdb_put(txn, dbi, &k, &v, 0));
+        i += cnt;
+    }
+    free(all.v);
+    return rc;
+}
+
+/* Rolls up one rank's raw kernel chunks that start before `horizon`, within *budget records.
+ * Sets *more when the budget ran out first. */
+static int
+rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key,
+            uint64_t horizon, size_t *budget, bool *more)
+{
+    struct rs_key_series from;
+    struct sums sums = {NULL, 0, 0};
+    MDB_cursor *c;
+    MDB_val k, v;
+    int rc;
+
+    *more = false;
+    memset(&from, 0, sizeof from);
+    memcpy(from.job_id, rank_key, 8);
+    memcpy(from.rank, rank_key + 8, 4);
+    from.kind[1] = RS_SERIES_KERNEL;
+    if ((rc = mdb_cursor_open(w->txn, w->store->series, &c)) != 0)
+        return rs__store_err(rc);
+    /* Chunks are taken from the front, so after each delete the next one is the first again
+     * (re-seek: a cursor's position after a delete is not one to read from). */
+    for (;;) {
+        k = (MDB_val){sizeof from, &from};
+        if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) != 0) {
+            rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+            break;
+        }
+        const struct rs_key_series *key = k.mv_data;
+        if (k.mv_size != sizeof *key || memcmp(key, &from, 14) != 0 ||
+            rs__be64_get(key->start_ns) >= horizon)
+            break;
+        if (*budget == 0) {
+            *more = true;
+            break;
+        }
+        if (v.mv_size % sizeof(struct rs_kernel_value) != 0) {
+            rc = RS_E_CORRUPT;
+            goto out;
+        }
+        for (size_t off = 0; off < v.mv_size && rc == 0; off += sizeof(struct rs_kernel_value)) {
+            struct rs_kernel_value kv;
+            memcpy(&kv, (const char *)v.mv_data + off, sizeof kv);
+            uint64_t dur = kv.end_ns > kv.start_ns ? kv.end_ns - kv.start_ns : 0;
+            struct sum x = {kv.start_ns - kv.start_ns % ru->window_ns, kv.name_hash, dur, dur, 1};
+            rc = sums_add(&sums, &x);
+            ru->records++;
+            *budget -= *budget > 0;
+        }
+        if (rc != 0)
+            goto out;
+        if ((rc = mdb_cursor_del(c, 0)) != 0) {
+            rc = rs__store_err(rc);
+            goto out;
+        }
+        ru->chunks++;
+    }
+    if (rc != 0)
+        goto out;
+    sums_fold(&sums);
+    for (size_t i = 0, j; i < sums.n && rc == 0; i = j) {
+        for (j = i; j < sums.n && sums.v[j].window == sums.v[i].window; j++)
+            ;
+        rc = merge_window(w, rank_key, ru->window_ns, &sums.v[i], j - i);
+        ru->windows++;
+    }
+out:
+    mdb_cursor_close(c);
+    free(sums.v);
+    return rc;
+}
+
+int
+rs_store_rollup_step(rs_store_write *w, struct rs_store_rollup *ru, size_t max_records, bool *done)
+{
+    MDB_cursor *c;
+    MDB_val k, v;
+    size_t budget = max_records ? max_records : 1;
+    int rc = 0, op;
+
+    *done = false;
+    if (ru->window_ns == 0)
+        return -EINVAL;
+    uint64_t horizon = ru->before_ns - ru->before_ns % ru->window_ns;
+    if ((rc = mdb_cursor_open(w->txn, w->store->ranks, &c)) != 0)
+        return rs__store_err(rc);
+    k = (MDB_val){sizeof ru->resume, ru->resume}; /* (copied: the cursor may point k elsewhere) */
+    op = ru->started ? MDB_SET_RANGE : MDB_FIRST;
+    int mrc;
+    while ((mrc = mdb_cursor_get(c, &k, &v, op)) == 0) {
+        bool more;
+        op = MDB_NEXT;
+        if (k.mv_size != sizeof(struct rs_key_rank))
+            continue; /* the consistency check reports it */
+        memcpy(ru->resume, k.mv_data, sizeof ru->resume);
+        ru->started = true;
+        if ((rc = rollup_rank(w, ru, ru->resume, horizon, &budget, &more)) != 0 || more)
+            break; /* more: this rank goes on in the next transaction */
+    }
+    mdb_cursor_close(c);
+    if (mrc == MDB_NOTFOUND) {
+        *done = true;
+        return 0;
+    }
+    return mrc != 0 ? rs__store_err(mrc) : rc;
+}
+
+struct windows_ctx {
+    rs_store_read *r;
+    uint64_t t1;
+    rs_store_kernel_window_cb cb;
+    void *arg;
+    char *name;
+    size_t cap;
+};
+
+/* The name of `hash` into ctx->name ("?" when the string is missing). */
+static int
+window_name(struct windows_ctx *ctx, uint64_t hash)
+{
+    struct rs_key_string key;
+    MDB_val k = {sizeof key, &key}, v = {1, "?"};
+    int rc;
+
+    rs__be64_put(key.hash, hash);
+    if ((rc = mdb_get(ctx->r->txn, ctx->r->store->strings, &k, &v)) != 0 && rc != MDB_NOTFOUND)
+        return rs__store_err(rc);
+    if (rc == MDB_NOTFOUND)
+        v = (MDB_val){1, "?"};
+    if (v.mv_size + 1 > ctx->cap) {
+        char *n = realloc(ctx->name, v.mv_size + 1);
+        if (!n)
+            return -ENOMEM;
+        ctx->name = n;
+        ctx->cap = v.mv_size + 1;
+    }
+    memcpy(ctx->name, v.mv_data, v.mv_size);
+    ctx->name[v.mv_size] = '\0';
+    return 0;
+}
+
+static int
+visit_window(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct windows_ctx *ctx = p;
+    const struct rs_key_kwin *key = k->mv_data;
+    struct rs_kwin_header h;
+    int rc;
+
+    if (k->mv_size != sizeof *key || v->mv_size < sizeof h)
+        return RS_E_CORRUPT;
+    uint64_t start = rs__be64_get(key->start_ns);
+    if (start >= ctx->t1)
+        return 1;
+    memcpy(&h, v->mv_data, sizeof h);
+    if (v->mv_size != sizeof h + h.n * sizeof(struct rs_kwin_entry))
+        return RS_E_CORRUPT;
+    for (uint32_t i = 0; i < h.n; i++) {
+        struct rs_kwin_entry e;
+        memcpy(&e, (const char *)v->mv_data + sizeof h + i * sizeof e, sizeof e);
+        struct rs_kernel_window kw = {start, h.window_ns, e.count, e.total_ns, e.max_ns};
+        if ((rc = window_name(ctx, e.name_hash)) != 0 ||
+            (rc = ctx->cb(ctx->arg, &kw, ctx->name, e.name_hash)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int
+rs_store_kernel_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
+                             uint64_t t1, rs_store_kernel_window_cb cb, void *arg)
+{
+    struct windows_ctx ctx = {r, t1, cb, arg, NULL, 0};
+    struct rs_key_kwin from;
+    int rc;
+
+    uint8_t rank_key[12];
+    rs__be64_put(rank_key, rs__store_job_id(job));
+    rs__be32_put(rank_key + 8, rank);
+    kwin_key(&from, rank_key, t0, 0);
+    rc =
+        rs__store_prefix_scan(r, r->store->kwin, &from, 14, &from, sizeof from, visit_window, &ctx);
+    free(ctx.name);
+    return rc == 1 ? 0 : rc;
+}

@@ -1,0 +1,255 @@
+/* Unit tests of kernel rollups: totals per kernel name over raw records + windows are the same
+ * before and after, however small the transactions; only records older than the horizon go; late
+ * records merge into their window; windows with many names take several parts; the store stays
+ * consistent; deleting the job deletes its windows. */
+#include "common/error.h"
+#include "storage/store.h"
+#include "tests/t.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S 1000000000ull
+#define T0 (1700000000ull * S) /* a multiple of 60 s */
+#define NAMES 100
+
+static const char *names[NAMES];
+static uint64_t seq;
+
+/* One batch of rank `rank`: n kernels from t on, 1 ms apart, named names[i % n_names], lasting
+ * 1 + i % 7 us. */
+static void
+put(rs_store *st, uint32_t rank, uint64_t t, uint32_t n, uint32_t n_names)
+{
+    struct rs_kernel_record *k = calloc(n, sizeof *k);
+    rs_store_write *w;
+    bool dup;
+
+    for (uint32_t i = 0; i < n; i++)
+        k[i] = (struct rs_kernel_record){
+            t + i * 1000000ull, t + i * 1000000ull + (1 + i % 7) * 1000, i % n_names, 7, 0, 0};
+    struct rs_rank_batch rb = {.identity = {"job", rank, rank, 2, "h", "GPU-1", 1},
+                               .clock = {t, t},
+                               .strings = names,
+                               .n_strings = NAMES,
+                               .kernels = k,
+                               .n_kernels = n};
+    struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+    free(k);
+}
+
+/* Per-name totals of one rank: raw records and windows, and what each holds. */
+struct totals {
+    uint64_t count[NAMES], ns[NAMES], max[NAMES];
+    uint64_t raw, windows, raw_before; /* raw records; window entries; raw records before t */
+    uint64_t horizon;
+};
+
+static int
+name_index(const char *name)
+{
+    for (int i = 0; i < NAMES; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int
+on_raw(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
+{
+    struct totals *t = arg;
+    int i = name_index(name);
+
+    (void)name_hash;
+    T_CHECK(i >= 0);
+    if (i < 0)
+        return -1;
+    t->count[i]++;
+    t->ns[i] += k->end_ns - k->start_ns;
+    if (k->end_ns - k->start_ns > t->max[i])
+        t->max[i] = k->end_ns - k->start_ns;
+    t->raw++;
+    t->raw_before += k->start_ns < t->horizon;
+    return 0;
+}
+
+static int
+on_window(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t name_hash)
+{
+    struct totals *t = arg;
+    int i = name_index(name);
+
+    (void)name_hash;
+    T_CHECK(i >= 0 && kw->start_ns % (60 * S) == 0 && kw->window_ns == 60 * S);
+    if (i < 0)
+        return -1;
+    t->count[i] += kw->count;
+    t->ns[i] += kw->total_ns;
+    if (kw->max_ns > t->max[i])
+        t->max[i] = kw->max_ns;
+    t->windows++;
+    return 0;
+}
+
+static struct totals
+totals(rs_store *st, uint32_t rank, uint64_t horizon)
+{
+    struct totals t;
+    rs_store_read *r;
+
+    memset(&t, 0, sizeof t);
+    t.horizon = horizon;
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_kernels_scan(r, "job", rank, 0, UINT64_MAX, on_raw, &t), 0);
+    T_EQ(rs_store_kernel_windows_scan(r, "job", rank, 0, UINT64_MAX, on_window, &t), 0);
+    rs_store_read_end(r);
+    return t;
+}
+
+/* Rolls up everything before `before` in transactions of at most `per_txn` records. */
+static struct rs_store_rollup
+rollup(rs_store *st, uint64_t before, size_t per_txn)
+{
+    struct rs_store_rollup ru;
+    bool done = false;
+    int rounds = 0;
+
+    memset(&ru, 0, sizeof ru);
+    ru.before_ns = before;
+    ru.window_ns = 60 * S;
+    while (!done && rounds++ < 100000) {
+        rs_store_write *w;
+        T_EQ(rs_store_write_begin(st, &w), 0);
+        T_EQ(rs_store_rollup_step(w, &ru, per_txn, &done), 0);
+        T_EQ(rs_store_write_commit(w), 0);
+    }
+    T_CHECK(done);
+    return ru;
+}
+
+static bool
+same_totals(const struct totals *a, const struct totals *b)
+{
+    return memcmp(a->count, b->count, sizeof a->count) == 0 &&
+           memcmp(a->ns, b->ns, sizeof a->ns) == 0 && memcmp(a->max, b->max, sizeof a->max) == 0;
+}
+
+static void
+rollup_keeps_totals(rs_store *st)
+{
+    uint64_t horizon = T0 + 120 * S;
+    /* rank 0: 4 batches over ~3.5 minutes, 3 names; rank 1: one old batch, 2 names */
+    for (int i = 0; i < 4; i++)
+        put(st, 0, T0 + (uint64_t)i * 70 * S, 500, 3);
+    put(st, 1, T0 + 5 * S, 300, 2);
+    struct totals b0 = totals(st, 0, horizon), b1 = totals(st, 1, horizon);
+    T_EQ(b0.raw, 2000);
+    T_EQ(b0.windows, 0);
+
+    /* the horizon in the middle of a window is aligned down to its start */
+    struct rs_store_rollup ru = rollup(st, horizon + 30 * S, 37);
+    T_EQ(ru.records, 1000 + 300); /* rank 0's batches at T0 and T0 + 70 s; rank 1's */
+    struct totals a0 = totals(st, 0, horizon), a1 = totals(st, 1, horizon);
+    T_CHECK(same_totals(&b0, &a0));
+    T_CHECK(same_totals(&b1, &a1));
+    T_EQ(a0.raw, 1000);      /* the two newer batches stay raw */
+    T_EQ(a0.raw_before, 0);  /* nothing older than the horizon is left raw */
+    T_EQ(a0.windows, 3 * 2); /* [T0, +60 s), [+60 s, +120 s) (its 70 s batch spills over) */
+    T_EQ(a1.raw, 0);
+    T_EQ(a1.windows, 2);
+
+    /* again: nothing left to do */
+    ru = rollup(st, horizon, 1000);
+    T_EQ(ru.records, 0);
+
+    /* a late batch into an old window merges with it */
+    put(st, 1, T0 + 20 * S, 100, 2);
+    struct totals late = totals(st, 1, horizon);
+    ru = rollup(st, horizon, 1000);
+    T_EQ(ru.records, 100);
+    struct totals merged = totals(st, 1, horizon);
+    T_CHECK(same_totals(&late, &merged));
+    T_EQ(merged.windows, 2);
+    T_EQ(merged.count[0], 150 + 50);
+
+    struct rs_store_check_report rep;
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_CHECK(rep.kernel_windows > 0);
+}
+
+static void
+many_names_take_parts(rs_store *st)
+{
+    struct rs_store_check_report before, after;
+    uint64_t t = T0 + 600 * S; /* 1,000 kernels of 100 names within one window */
+
+    T_EQ(rs_store_check(st, &before), 0);
+    put(st, 0, t, 1000, NAMES);
+    struct totals b = totals(st, 0, UINT64_MAX);
+    rollup(st, t + 120 * S, 250);
+    struct totals a = totals(st, 0, UINT64_MAX);
+    T_CHECK(same_totals(&b, &a));
+    T_EQ(a.raw, 0); /* this batch and rank 0's two newer ones from before */
+    T_EQ(rs_store_check(st, &after), 0);
+    /* windows +120 s, +180 s and +600 s, the last in 2 parts (100 names > RS_KWIN_PER_PART) */
+    T_EQ(after.kernel_windows, before.kernel_windows + 2 + 2);
+}
+
+static void
+refusals_and_delete(rs_store *st)
+{
+    struct rs_store_rollup ru;
+    rs_store_write *w;
+    rs_store_read *r;
+    bool done;
+
+    memset(&ru, 0, sizeof ru);
+    ru.before_ns = T0;
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_rollup_step(w, &ru, 10, &done), -EINVAL);
+    T_EQ(rs_store_write_commit(w), 0);
+
+    uint64_t deleted = 0;
+    done = false;
+    while (!done) {
+        T_EQ(rs_store_write_begin(st, &w), 0);
+        T_EQ(rs_store_delete_job(w, "job", 1000, &deleted, &done), 0);
+        T_EQ(rs_store_write_commit(w), 0);
+    }
+    struct rs_store_check_report rep;
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_EQ(rep.kernel_windows, 0);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    struct totals t;
+    memset(&t, 0, sizeof t);
+    T_EQ(rs_store_kernel_windows_scan(r, "job", 0, 0, UINT64_MAX, on_window, &t), 0);
+    T_EQ(t.windows, 0);
+    rs_store_read_end(r);
+}
+
+int
+main(void)
+{
+    char dir[] = "/tmp/rs-rollup-XXXXXX", cmd[64];
+    static char name_buf[NAMES][16];
+    rs_store *st = NULL;
+
+    for (int i = 0; i < NAMES; i++) {
+        snprintf(name_buf[i], sizeof name_buf[i], "kernel_%d", i);
+        names[i] = name_buf[i];
+    }
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    T_RUN_ARG(rollup_keeps_totals, st);
+    T_RUN_ARG(many_names_take_parts, st);
+    T_RUN_ARG(refusals_and_delete, st);
+    rs_store_close(st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+    return T_DONE("storage/rollup");
+}
