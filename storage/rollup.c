@@ -6,6 +6,7 @@
 #include "storage/store_int.h"
 
 #include "common/error.h"
+#include "proto/wire.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -222,31 +223,101 @@ out:
     return rc;
 }
 
+/* Whether the job of rank key `rank_key` has received nothing since now - raw (cached per job). */
+static int
+job_idle(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key, bool *idle)
+{
+    MDB_cursor *c;
+    MDB_val k, v;
+    int rc, op = MDB_FIRST;
+
+    if (ru->job_known && memcmp(ru->job_id, rank_key, 8) == 0) {
+        *idle = ru->job_idle;
+        return 0;
+    }
+    /* jobs are keyed by name: find the one with this id (a store holds few jobs) */
+    if ((rc = mdb_cursor_open(w->txn, w->store->jobs, &c)) != 0)
+        return rs__store_err(rc);
+    *idle = false;
+    while ((rc = mdb_cursor_get(c, &k, &v, op)) == 0) {
+        struct rs_job_value jv;
+        uint8_t id[8];
+        op = MDB_NEXT;
+        if (v.mv_size != sizeof jv)
+            continue; /* the consistency check reports it */
+        char name[RS_WIRE_MAX_JOB_LEN + 1];
+        if (k.mv_size == 0 || k.mv_size > RS_WIRE_MAX_JOB_LEN)
+            continue;
+        memcpy(name, k.mv_data, k.mv_size);
+        name[k.mv_size] = '\0';
+        rs__be64_put(id, rs__store_job_id(name));
+        if (memcmp(id, rank_key, 8) != 0)
+            continue;
+        memcpy(&jv, v.mv_data, sizeof jv);
+        *idle = jv.received_ns + ru->raw_ns <= ru->now_ns;
+        break;
+    }
+    mdb_cursor_close(c);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return rs__store_err(rc);
+    memcpy(ru->job_id, rank_key, 8);
+    ru->job_idle = *idle;
+    ru->job_known = true;
+    return 0;
+}
+
+/* The horizon of one rank: records that start before it are rolled up. */
+static int
+rank_horizon(rs_store_write *w, struct rs_store_rollup *ru, const MDB_val *k, const MDB_val *v,
+             uint64_t *horizon)
+{
+    struct rs_rank_value rv;
+    bool idle;
+    int rc;
+
+    *horizon = 0;
+    if (v->mv_size != sizeof rv)
+        return 0; /* the consistency check reports it; leave the rank alone */
+    if ((rc = job_idle(w, ru, k->mv_data, &idle)) != 0)
+        return rc;
+    if (idle) {
+        *horizon = UINT64_MAX;
+        return 0;
+    }
+    memcpy(&rv, v->mv_data, sizeof rv);
+    if (rv.last_ns > ru->raw_ns) {
+        uint64_t h = rv.last_ns - ru->raw_ns;
+        *horizon = h - h % ru->window_ns;
+    }
+    return 0;
+}
+
 int
 rs_store_rollup_step(rs_store_write *w, struct rs_store_rollup *ru, size_t max_records, bool *done)
 {
     MDB_cursor *c;
     MDB_val k, v;
     size_t budget = max_records ? max_records : 1;
-    int rc = 0, op;
+    int rc = 0, mrc, op;
 
     *done = false;
     if (ru->window_ns == 0)
         return -EINVAL;
-    uint64_t horizon = ru->before_ns - ru->before_ns % ru->window_ns;
     if ((rc = mdb_cursor_open(w->txn, w->store->ranks, &c)) != 0)
         return rs__store_err(rc);
     k = (MDB_val){sizeof ru->resume, ru->resume}; /* (copied: the cursor may point k elsewhere) */
     op = ru->started ? MDB_SET_RANGE : MDB_FIRST;
-    int mrc;
     while ((mrc = mdb_cursor_get(c, &k, &v, op)) == 0) {
-        bool more;
+        uint64_t horizon;
+        bool more = false;
         op = MDB_NEXT;
         if (k.mv_size != sizeof(struct rs_key_rank))
             continue; /* the consistency check reports it */
         memcpy(ru->resume, k.mv_data, sizeof ru->resume);
         ru->started = true;
-        if ((rc = rollup_rank(w, ru, ru->resume, horizon, &budget, &more)) != 0 || more)
+        if ((rc = rank_horizon(w, ru, &k, &v, &horizon)) != 0 ||
+            (horizon > 0 && (rc = rollup_rank(w, ru, ru->resume, horizon, &budget, &more)) != 0) ||
+            more)
             break; /* more: this rank goes on in the next transaction */
     }
     mdb_cursor_close(c);

@@ -73,25 +73,31 @@ int rs_store_step_summaries_put(rs_store_write *w, const char *job, uint32_t ran
 int rs_store_expire_jobs(rs_store_write *w, uint64_t cutoff_ns, size_t max_entries,
                          uint64_t *deleted, uint64_t *jobs_deleted, bool *done);
 
-/* Rollups: kernel records that start before a horizon are replaced by per-window totals per
- * kernel name (count, total and longest duration), so that old data costs bytes per kernel name
- * and window instead of per launch (docs/storage.md "Rollups"). Each raw record is either still
- * in the raw series or counted in exactly one window — the rollup writes the totals and deletes
- * the records in one transaction — so totals over raw + windows never count a launch twice, and
- * records that arrive late are merged into their window by the next rollup. Run as a chunked
- * writer task: zero a struct rs_store_rollup, set before_ns and window_ns, and call
+/* Rollups: kernel records older than a horizon are replaced by per-window totals per kernel
+ * name (count, total and longest duration), so that old data costs bytes per kernel name and
+ * window instead of per launch (docs/storage.md "Rollups"). The horizon is per rank: the newest
+ * `raw_ns` of its records stay raw (so an imported old trace keeps its records), unless its job
+ * has received nothing for `raw_ns` — then all of them are rolled up. Each raw record is either
+ * still in the raw series or counted in exactly one window (the rollup writes the totals and
+ * deletes the records in one transaction), so totals over raw + windows never count a launch
+ * twice, and records that arrive late are merged into their window by the next rollup. Run as a
+ * chunked writer task: zero a struct rs_store_rollup, set its policy, and call
  * rs_store_rollup_step (each call in its own transaction) until *done. */
 struct rs_store_rollup {
-    uint64_t before_ns; /* roll up windows that end at or before this (aligned down) */
-    uint64_t window_ns; /* > 0 */
+    uint64_t now_ns;                   /* the server's clock (CLOCK_REALTIME) */
+    uint64_t raw_ns;                   /* how much of each rank's newest data stays raw */
+    uint64_t window_ns;                /* window length, > 0; windows start at multiples of it */
     uint64_t records, chunks, windows; /* totals so far: rolled records, deleted raw chunks,
                                           windows written */
-    uint8_t resume[12];                /* private: the (job, rank) to go on with */
+    /* private: where to go on, and the job of the last rank seen */
+    uint8_t resume[12];
     bool started;
+    uint8_t job_id[8];
+    bool job_idle, job_known;
 };
 
-/* Rolls up at most about `max_records` records (whole chunks). Returns 0 (*done when nothing
- * older than the horizon is left), -EINVAL (window_ns 0), -ENOMEM or a storage error. */
+/* Rolls up at most about `max_records` records (whole chunks). Returns 0 (*done when no rank has
+ * records past its horizon), -EINVAL (window_ns 0), -ENOMEM or a storage error. */
 int rs_store_rollup_step(rs_store_write *w, struct rs_store_rollup *ru, size_t max_records,
                          bool *done);
 

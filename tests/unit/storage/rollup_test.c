@@ -2,6 +2,7 @@
  * before and after, however small the transactions; only records older than the horizon go; late
  * records merge into their window; windows with many names take several parts; the store stays
  * consistent; deleting the job deletes its windows. */
+#include "common/clock.h"
 #include "common/error.h"
 #include "storage/store.h"
 #include "tests/t.h"
@@ -111,16 +112,18 @@ totals(rs_store *st, uint32_t rank, uint64_t horizon)
     return t;
 }
 
-/* Rolls up everything before `before` in transactions of at most `per_txn` records. */
+/* Rolls up with a clock of `now` and `raw` seconds kept raw, in transactions of at most `per_txn`
+ * records. */
 static struct rs_store_rollup
-rollup(rs_store *st, uint64_t before, size_t per_txn)
+rollup(rs_store *st, uint64_t now, uint64_t raw_s, size_t per_txn)
 {
     struct rs_store_rollup ru;
     bool done = false;
     int rounds = 0;
 
     memset(&ru, 0, sizeof ru);
-    ru.before_ns = before;
+    ru.now_ns = now;
+    ru.raw_ns = raw_s * S;
     ru.window_ns = 60 * S;
     while (!done && rounds++ < 100000) {
         rs_store_write *w;
@@ -142,8 +145,8 @@ same_totals(const struct totals *a, const struct totals *b)
 static void
 rollup_keeps_totals(rs_store *st)
 {
-    uint64_t horizon = T0 + 120 * S;
-    /* rank 0: 4 batches over ~3.5 minutes, 3 names; rank 1: one old batch, 2 names */
+    uint64_t now = rs_clock_realtime_ns(), horizon = T0 + 120 * S;
+    /* rank 0: 4 batches over 3.5 minutes, 3 names; rank 1: one batch, 2 names */
     for (int i = 0; i < 4; i++)
         put(st, 0, T0 + (uint64_t)i * 70 * S, 500, 3);
     put(st, 1, T0 + 5 * S, 300, 2);
@@ -151,35 +154,44 @@ rollup_keeps_totals(rs_store *st)
     T_EQ(b0.raw, 2000);
     T_EQ(b0.windows, 0);
 
-    /* the horizon in the middle of a window is aligned down to its start */
-    struct rs_store_rollup ru = rollup(st, horizon + 30 * S, 37);
-    T_EQ(ru.records, 1000 + 300); /* rank 0's batches at T0 and T0 + 70 s; rank 1's */
+    /* 90 s stay raw: rank 0's horizon is its last record (T0 + 210.5 s) - 90 s, aligned down to
+     * T0 + 120 s; rank 1 has nothing that old */
+    struct rs_store_rollup ru = rollup(st, now, 90, 37);
+    T_EQ(ru.records, 1000);
     struct totals a0 = totals(st, 0, horizon), a1 = totals(st, 1, horizon);
     T_CHECK(same_totals(&b0, &a0));
     T_CHECK(same_totals(&b1, &a1));
-    T_EQ(a0.raw, 1000);      /* the two newer batches stay raw */
+    T_EQ(a0.raw, 1000);      /* the batches at +140 s and +210 s */
     T_EQ(a0.raw_before, 0);  /* nothing older than the horizon is left raw */
-    T_EQ(a0.windows, 3 * 2); /* [T0, +60 s), [+60 s, +120 s) (its 70 s batch spills over) */
-    T_EQ(a1.raw, 0);
-    T_EQ(a1.windows, 2);
+    T_EQ(a0.windows, 3 * 2); /* [T0, +60 s) and [+60 s, +120 s), 3 names each */
+    T_EQ(a1.raw, 300);
+    T_EQ(a1.windows, 0);
 
     /* again: nothing left to do */
-    ru = rollup(st, horizon, 1000);
+    ru = rollup(st, now, 90, 1000);
     T_EQ(ru.records, 0);
 
     /* a late batch into an old window merges with it */
-    put(st, 1, T0 + 20 * S, 100, 2);
-    struct totals late = totals(st, 1, horizon);
-    ru = rollup(st, horizon, 1000);
-    T_EQ(ru.records, 100);
-    struct totals merged = totals(st, 1, horizon);
+    put(st, 0, T0 + 20 * S, 99, 3);
+    struct totals late = totals(st, 0, horizon);
+    ru = rollup(st, now, 90, 1000);
+    T_EQ(ru.records, 99);
+    struct totals merged = totals(st, 0, horizon);
     T_CHECK(same_totals(&late, &merged));
-    T_EQ(merged.windows, 2);
-    T_EQ(merged.count[0], 150 + 50);
+    T_EQ(merged.windows, 3 * 2);
+
+    /* a job that received nothing for 90 s: everything is rolled up */
+    ru = rollup(st, now + 1000 * S, 90, 1000);
+    T_EQ(ru.records, 1000 + 300);
+    a0 = totals(st, 0, horizon);
+    a1 = totals(st, 1, horizon);
+    T_CHECK(same_totals(&merged, &a0));
+    T_CHECK(same_totals(&b1, &a1));
+    T_EQ(a0.raw + a1.raw, 0);
 
     struct rs_store_check_report rep;
     T_EQ(rs_store_check(st, &rep), 0);
-    T_CHECK(rep.kernel_windows > 0);
+    T_EQ(rep.kernel_windows, 4 + 1); /* rank 0: 4 windows of 3 names; rank 1: 1 of 2 */
 }
 
 static void
@@ -191,13 +203,13 @@ many_names_take_parts(rs_store *st)
     T_EQ(rs_store_check(st, &before), 0);
     put(st, 0, t, 1000, NAMES);
     struct totals b = totals(st, 0, UINT64_MAX);
-    rollup(st, t + 120 * S, 250);
+    rollup(st, rs_clock_realtime_ns() + 1000 * S, 90, 250);
     struct totals a = totals(st, 0, UINT64_MAX);
     T_CHECK(same_totals(&b, &a));
-    T_EQ(a.raw, 0); /* this batch and rank 0's two newer ones from before */
+    T_EQ(a.raw, 0);
     T_EQ(rs_store_check(st, &after), 0);
-    /* windows +120 s, +180 s and +600 s, the last in 2 parts (100 names > RS_KWIN_PER_PART) */
-    T_EQ(after.kernel_windows, before.kernel_windows + 2 + 2);
+    /* one more window, in 2 parts (100 names > RS_KWIN_PER_PART) */
+    T_EQ(after.kernel_windows, before.kernel_windows + 2);
 }
 
 static void
@@ -209,7 +221,7 @@ refusals_and_delete(rs_store *st)
     bool done;
 
     memset(&ru, 0, sizeof ru);
-    ru.before_ns = T0;
+    ru.now_ns = rs_clock_realtime_ns();
     T_EQ(rs_store_write_begin(st, &w), 0);
     T_EQ(rs_store_rollup_step(w, &ru, 10, &done), -EINVAL);
     T_EQ(rs_store_write_commit(w), 0);
