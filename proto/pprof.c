@@ -332,8 +332,10 @@ same_sample(const rs_pprof *p, size_t item, const void *key)
     const struct sample_key *k = key;
 
     return s->depth == k->depth && s->n_labels == k->n_labels &&
-           memcmp(p->stack_pool + s->stack_at, k->stack, k->depth * sizeof *k->stack) == 0 &&
-           memcmp(p->label_pool + s->labels_at, k->labels, k->n_labels * sizeof *k->labels) == 0;
+           (k->depth == 0 ||
+            memcmp(p->stack_pool + s->stack_at, k->stack, k->depth * sizeof *k->stack) == 0) &&
+           (k->n_labels == 0 ||
+            memcmp(p->label_pool + s->labels_at, k->labels, k->n_labels * sizeof *k->labels) == 0);
 }
 
 int
@@ -368,8 +370,10 @@ rs_pprof_add(rs_pprof *p, const uint64_t *stack, size_t depth, const int64_t *va
     if ((rc = index_find_or_add(&p->sample_index, p, h, same_sample, &k, p->n_samples, &si)) != 0)
         return rc;
     if (si == p->n_samples) {
-        memcpy(p->stack_pool + p->n_stack_pool, stack, depth * sizeof *stack);
-        memcpy(p->label_pool + p->n_label_pool, ls, n_labels * sizeof *ls);
+        if (depth) /* (the pools stay NULL while nothing was put in them) */
+            memcpy(p->stack_pool + p->n_stack_pool, stack, depth * sizeof *stack);
+        if (n_labels)
+            memcpy(p->label_pool + p->n_label_pool, ls, n_labels * sizeof *ls);
         memset(p->values + p->n_samples * p->n_types, 0, p->n_types * sizeof *p->values);
         p->samples[p->n_samples++] =
             (struct sample){p->n_stack_pool, p->n_label_pool, (uint32_t)depth, (uint32_t)n_labels};
@@ -458,7 +462,7 @@ encoding_build(const rs_pprof *p, struct encoding *e)
         Perftools__Profiles__Sample *o = &e->samples[i];
         perftools__profiles__sample__init(o);
         o->n_location_id = s->depth;
-        o->location_id = p->stack_pool + s->stack_at;
+        o->location_id = s->depth ? p->stack_pool + s->stack_at : NULL;
         o->n_value = p->n_types;
         o->value = p->values + i * p->n_types;
         o->n_label = s->n_labels;
