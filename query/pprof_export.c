@@ -118,6 +118,29 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
     return 0;
 }
 
+/* Rolled-up kernels (storage "Rollups"): a window counts when it starts in the range. */
+static int
+on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t name_hash)
+{
+    struct export *x = arg;
+    uint64_t stack[2];
+    int rc;
+
+    (void)name_hash;
+    if (!in_range(x, kw->start_ns))
+        return 0;
+    int64_t v[2] = {(int64_t)kw->count, (int64_t)kw->total_ns};
+    if ((rc = rs_pprof_frame(x->prof, name, 0, 0, &stack[0])) != 0)
+        return rc;
+    stack[1] = x->rank_location;
+    if ((rc = add(x, x->rank, stack, 2, v)) != 0)
+        return rc;
+    x->st->events += kw->count;
+    x->st->gpu_ns += kw->total_ns;
+    cover(x, kw->start_ns, kw->start_ns + kw->window_ns);
+    return 0;
+}
+
 /* Collectives come for every rank of the job at once: the scope's ranks, sorted by rank. */
 struct collective_pass {
     struct export *x;
@@ -237,7 +260,9 @@ build_time(rs_store_read *r, struct export *x, const struct rs_rank_info *ranks,
         if ((rc = rank_frame(x, &ranks[i], &x->rank_location)) != 0 ||
             (rc = rs_store_kernels_scan(r, x->o->job, ranks[i].rank,
                                         rs_store_kernel_scan_from(x->o->since_ns), x->until,
-                                        on_kernel, x)) != 0)
+                                        on_kernel, x)) != 0 ||
+            (rc = rs_store_kernel_windows_scan(r, x->o->job, ranks[i].rank, x->o->since_ns,
+                                               x->until, on_kernel_window, x)) != 0)
             goto out;
         cp.has_data[i] = x->rank_has_data;
     }

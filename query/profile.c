@@ -168,6 +168,24 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
     return 0;
 }
 
+/* Rolled-up kernels: a window counts when it starts in the range. */
+static int
+on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t name_hash)
+{
+    struct build *b = arg;
+    struct rs_profile_item *it;
+
+    (void)name_hash;
+    if (!in_range(b, kw->start_ns))
+        return 0;
+    if (!(it = item_get(b->p, RS_PROFILE_KERNEL, name)))
+        return -ENOMEM;
+    it->count += kw->count;
+    it->ns += kw->total_ns;
+    cover(b, kw->start_ns, kw->start_ns + kw->window_ns);
+    return 0;
+}
+
 static int
 on_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
 {
@@ -233,6 +251,8 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
             continue;
         b.rank_has_data = false;
         if ((rc = rs_store_kernels_scan(r, scope->job, rank, from, b.until, on_kernel, &b)) != 0 ||
+            (rc = rs_store_kernel_windows_scan(r, scope->job, rank, scope->since_ns, b.until,
+                                               on_kernel_window, &b)) != 0 ||
             (rc = rs_store_steps_scan(r, scope->job, rank, 0, on_step, &b)) != 0 ||
             (rc = rs_store_stalls_scan(r, scope->job, rank, scope->since_ns, b.until, on_stall,
                                        &b)) != 0)

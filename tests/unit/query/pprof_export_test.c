@@ -155,6 +155,25 @@ without_samples_and_errors(rs_store_read *r)
     export(r, "job", 7, 0, 0, RS_PPROF_AUTO, &st, RS_E_NOT_FOUND);
 }
 
+/* After the fixture's kernels are rolled up into windows, the time profile has the same values
+ * (the windows stand in for the records; collectives stay raw). */
+static void
+time_profile_after_rollup(rs_store_read *r)
+{
+    struct rs_pprof_export_stats st;
+    pprof_profile *p = export(r, "job", RS_PROFILE_ALL_RANKS, 0, 0, RS_PPROF_TIME, &st, 0);
+
+    if (!p)
+        return;
+    T_EQ(st.events, 90);
+    T_EQ(pprof_value(p, "rank 0;a", 0), 20);
+    T_EQ(pprof_value(p, "rank 0;a", 1), 20 * 100 * (int64_t)US);
+    T_EQ(pprof_value(p, "rank 1;a", 1), 20 * 150 * (int64_t)US);
+    T_EQ(pprof_value(p, "rank 1;c", 1), 10 * 20 * (int64_t)US);
+    T_EQ(pprof_value(p, "rank 1;NCCL AllReduce", 1), 10 * 30 * (int64_t)US);
+    perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 int
 main(void)
 {
@@ -169,6 +188,10 @@ main(void)
     T_RUN_ARG(time_profile, r);
     T_RUN_ARG(scopes, r);
     T_RUN_ARG(without_samples_and_errors, r);
+    rs_store_read_end(r);
+    T_EQ(fixture_roll_up(st), 30 + 40 + 30); /* job's ranks 0 and 1, nopc's rank 0 */
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_RUN_ARG(time_profile_after_rollup, r);
     fixture_close(dir, st, r);
     return T_DONE("query/pprof_export");
 }

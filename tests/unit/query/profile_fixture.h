@@ -87,6 +87,24 @@ fixture_open(char *dir, rs_store **st)
     return r;
 }
 
+/* Rolls every kernel record up into 60 s windows (storage "Rollups"); returns how many. (inline:
+ * not every test uses it.) */
+static inline uint64_t
+fixture_roll_up(rs_store *st)
+{
+    struct rs_store_rollup ru = {
+        .now_ns = UINT64_MAX / 2, .raw_ns = 1, .window_ns = 60000000000ull};
+    rs_store_write *w;
+    bool done = false;
+
+    while (!done) {
+        T_EQ(rs_store_write_begin(st, &w), 0);
+        T_EQ(rs_store_rollup_step(w, &ru, 1000, &done), 0);
+        T_EQ(rs_store_write_commit(w), 0);
+    }
+    return ru.records;
+}
+
 /* Ends the read, closes the store and removes its directory. */
 static void
 fixture_close(const char *dir, rs_store *st, rs_store_read *r)
