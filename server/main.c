@@ -48,7 +48,14 @@ static const struct rs_config_option options[] = {
     OPT("retention-s", RS_CONFIG_INT, "2592000", retention_s,
         "delete jobs with no new data for this many seconds (30 days; 0 = keep forever)", 0, 1e10),
     OPT("maintenance-s", RS_CONFIG_INT, "600", maintenance_s,
-        "run retention and stale-reader checks this often, seconds", 1, 86400),
+        "run retention, rollups and stale-reader checks this often, seconds", 1, 86400),
+    OPT("raw-retention-s", RS_CONFIG_INT, "21600", raw_retention_s,
+        "keep each rank's newest kernel records raw this long (6 h), roll older ones up into "
+        "per-kernel totals per window; a job idle this long is rolled up whole (0 = keep every "
+        "record)",
+        0, 1e10),
+    OPT("rollup-window-s", RS_CONFIG_INT, "60", rollup_window_s,
+        "window of the kernel rollups, seconds (the time resolution of old data)", 1, 86400),
     OPT("evaluate-ms", RS_CONFIG_INT, "2000", evaluate_ms,
         "re-evaluate running jobs for stragglers this often, ms (0 = only on request)", 0, 3600000),
     OPT("active-s", RS_CONFIG_INT, "120", active_s,

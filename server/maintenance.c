@@ -1,4 +1,5 @@
-/* Retention and reader-slot checks on a timer (see maintenance.h). */
+/* Retention, rollups and reader-slot checks on a timer (see maintenance.h): one writer task per
+ * tick, retention first, then the rollup. */
 #include "server/maintenance.h"
 
 #include "common/clock.h"
@@ -14,11 +15,13 @@
 struct rs_maintenance {
     uv_timer_t timer;
     struct rs_server *srv;
-    uint64_t retention_s;
-    bool sweeping; /* a retention task is queued or running */
+    struct rs_maintenance_options o;
+    bool sweeping; /* a sweep task is queued or running */
     bool closed;
     /* the sweep in flight (written by the writer thread, read on the loop after it posts) */
     uint64_t cutoff_ns, deleted, jobs;
+    bool expired; /* retention is done: the rollup's turn */
+    struct rs_store_rollup rollup;
     int status;
 };
 
@@ -33,7 +36,19 @@ static int
 sweep_step(rs_store_write *txn, void *arg, bool *done)
 {
     rs_maintenance *m = arg;
-    return rs_store_expire_jobs(txn, m->cutoff_ns, ENTRIES_PER_TXN, &m->deleted, &m->jobs, done);
+    int rc;
+
+    *done = false;
+    if (!m->expired) {
+        if (m->o.retention_s &&
+            (rc = rs_store_expire_jobs(txn, m->cutoff_ns, ENTRIES_PER_TXN, &m->deleted, &m->jobs,
+                                       &m->expired)) != 0)
+            return rc;
+        m->expired |= m->o.retention_s == 0;
+        *done = m->expired && m->o.raw_retention_s == 0;
+        return 0;
+    }
+    return rs_store_rollup_step(txn, &m->rollup, ENTRIES_PER_TXN, done);
 }
 
 static void
@@ -41,16 +56,28 @@ sweep_finished(void *arg) /* on the loop */
 {
     rs_maintenance *m = arg;
 
+    const struct rs_store_rollup *ru = &m->rollup;
+
     m->sweeping = false;
     RS_COUNT_ADD(&m->srv->counters, jobs_expired, m->jobs);
+    RS_COUNT_ADD(&m->srv->counters, kernels_rolled_up, ru->records);
     if (m->status != 0 && m->status != RS_E_CLOSED)
-        rs_log(RS_LOG_ERROR, "RS-RETENTION", "retention stopped after %llu jobs: %s",
-               (unsigned long long)m->jobs, rs_strerror(m->status));
-    else if (m->jobs)
+        rs_log(RS_LOG_ERROR, "RS-MAINTENANCE",
+               "maintenance stopped after %llu expired jobs and %llu rolled-up kernels: %s",
+               (unsigned long long)m->jobs, (unsigned long long)ru->records,
+               rs_strerror(m->status));
+    if (m->jobs)
         rs_log(RS_LOG_INFO, "RS-RETENTION",
                "deleted %llu jobs with no data for %llu s (%llu entries)",
-               (unsigned long long)m->jobs, (unsigned long long)m->retention_s,
+               (unsigned long long)m->jobs, (unsigned long long)m->o.retention_s,
                (unsigned long long)m->deleted);
+    if (ru->records)
+        rs_log(RS_LOG_INFO, "RS-ROLLUP",
+               "rolled %llu kernel records (%llu chunks) older than %llu s into %llu windows of "
+               "%llu s",
+               (unsigned long long)ru->records, (unsigned long long)ru->chunks,
+               (unsigned long long)m->o.raw_retention_s, (unsigned long long)ru->windows,
+               (unsigned long long)m->o.rollup_window_s);
     maybe_free(m);
 }
 
@@ -74,10 +101,15 @@ on_tick(uv_timer_t *t)
         RS_COUNT_ADD(&m->srv->counters, reader_slots_freed, (uint64_t)cleared);
         rs_log(RS_LOG_WARN, "RS-STORE-READERS", "freed %d reader slots of dead processes", cleared);
     }
-    if (m->retention_s == 0 || m->sweeping)
+    if ((m->o.retention_s == 0 && m->o.raw_retention_s == 0) || m->sweeping)
         return;
-    m->cutoff_ns = rs_clock_realtime_ns() - m->retention_s * 1000000000ull;
+    uint64_t now = rs_clock_realtime_ns();
+    m->cutoff_ns = now - m->o.retention_s * 1000000000ull;
     m->deleted = m->jobs = 0;
+    m->expired = false;
+    m->rollup = (struct rs_store_rollup){.now_ns = now,
+                                         .raw_ns = m->o.raw_retention_s * 1000000000ull,
+                                         .window_ns = m->o.rollup_window_s * 1000000000ull};
     m->status = 0;
     m->sweeping = true;
     if (rs_writer_submit_task(m->srv->writer, sweep_step, sweep_done, m) != 0)
@@ -85,18 +117,20 @@ on_tick(uv_timer_t *t)
 }
 
 int
-rs_maintenance_start(struct rs_server *srv, uint64_t retention_s, unsigned period_s,
+rs_maintenance_start(struct rs_server *srv, const struct rs_maintenance_options *o,
                      rs_maintenance **out)
 {
-    rs_maintenance *m = calloc(1, sizeof *m);
+    rs_maintenance *m;
 
-    if (!m)
+    if (o->raw_retention_s && o->rollup_window_s == 0)
+        return -22; /* EINVAL */
+    if (!(m = calloc(1, sizeof *m)))
         return -12;
     m->srv = srv;
-    m->retention_s = retention_s;
+    m->o = *o;
     uv_timer_init(&srv->loop, &m->timer);
     m->timer.data = m;
-    uv_timer_start(&m->timer, on_tick, 0, (uint64_t)period_s * 1000);
+    uv_timer_start(&m->timer, on_tick, 0, (uint64_t)o->period_s * 1000);
     *out = m;
     return 0;
 }

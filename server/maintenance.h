@@ -1,7 +1,7 @@
 /* Periodic store maintenance on the server's loop: frees LMDB reader slots of dead processes
- * (mdb_reader_check) and applies retention — jobs with no new data for `retention_s` are deleted,
- * in chunks, by a writer task, so ingest never waits long. Runs once at start, then every
- * `period_s`. */
+ * (mdb_reader_check), applies retention — jobs with no new data for `retention_s` are deleted —
+ * and rolls old kernel records up into windows (storage/store.h "Rollups"), in chunks, by one
+ * writer task, so ingest never waits long. Runs once at start, then every `period_s`. */
 #ifndef RS_SERVER_MAINTENANCE_H
 #define RS_SERVER_MAINTENANCE_H
 
@@ -10,7 +10,14 @@
 struct rs_server;
 typedef struct rs_maintenance rs_maintenance;
 
-int rs_maintenance_start(struct rs_server *srv, uint64_t retention_s, unsigned period_s,
+struct rs_maintenance_options {
+    uint64_t retention_s;     /* delete jobs with no data for this long; 0 = keep */
+    uint64_t raw_retention_s; /* keep each rank's newest records raw this long; 0 = no rollups */
+    uint64_t rollup_window_s; /* window of the rollups, > 0 */
+    unsigned period_s;
+};
+
+int rs_maintenance_start(struct rs_server *srv, const struct rs_maintenance_options *o,
                          rs_maintenance **out);
 
 /* Stops the timer (on the loop thread); freed when the loop has closed it and the sweep in

@@ -130,8 +130,10 @@ rs_server_run(const struct rs_server_config *cfg)
                uv_strerror(rc));
         goto out;
     }
-    if ((rc = rs_maintenance_start(srv, (uint64_t)cfg->retention_s, (unsigned)cfg->maintenance_s,
-                                   &run.maintenance)) != 0)
+    struct rs_maintenance_options mo = {(uint64_t)cfg->retention_s, (uint64_t)cfg->raw_retention_s,
+                                        (uint64_t)cfg->rollup_window_s,
+                                        (unsigned)cfg->maintenance_s};
+    if ((rc = rs_maintenance_start(srv, &mo, &run.maintenance)) != 0)
         goto out;
     struct rs_evaluator_options eopts = {(unsigned)cfg->evaluate_ms, (unsigned)cfg->active_s};
     if ((rc = rs_evaluator_start(srv, &eopts, &srv->evaluator)) != 0 ||

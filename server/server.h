@@ -26,7 +26,9 @@ struct rs_server_config {
     bool check;                       /* check the store and exit instead of serving */
     char *compact_to;                 /* write a compacted copy there and exit ("" = serve) */
     int64_t retention_s;              /* jobs with no data for this long are deleted; 0 = keep */
-    int64_t maintenance_s;            /* how often retention and reader checks run */
+    int64_t maintenance_s;            /* how often retention, rollups and reader checks run */
+    int64_t raw_retention_s;          /* kernel records stay raw this long; 0 = no rollups */
+    int64_t rollup_window_s;          /* window of the kernel rollups */
     double disk_budget_gb;            /* delete the oldest jobs while data exceeds it; 0 = none */
     int64_t evaluate_ms;              /* streaming straggler evaluation period; 0 = off */
     int64_t active_s;                 /* jobs with data this recent are evaluated */

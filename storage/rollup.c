@@ -152,6 +152,24 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, uint64_t window_ns, con
     return rc;
 }
 
+/* Puts n kernel values back as a raw chunk of the series `prefix` (job, rank, kind) at `start`. */
+static int
+put_chunk(rs_store_write *w, const struct rs_key_series *prefix, uint64_t start,
+          const struct rs_kernel_value *values, size_t n)
+{
+    struct rs_key_series key = *prefix;
+    MDB_val v = {n * sizeof *values, (void *)values};
+    int rc;
+
+    rs__be64_put(key.start_ns, start);
+    do {
+        MDB_val k = {sizeof key, &key};
+        rs__be32_put(key.uniq, w->uniq++);
+        rc = mdb_put(w->txn, w->store->series, &k, &v, MDB_NOOVERWRITE);
+    } while (rc == MDB_KEYEXIST);
+    return rc;
+}
+
 /* Rolls up one rank's raw kernel chunks that start before `horizon`, within *budget records.
  * Sets *more when the budget ran out first. */
 static int
@@ -191,9 +209,18 @@ rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_k
             rc = RS_E_CORRUPT;
             goto out;
         }
+        /* records from the horizon on stay raw: they go back as a chunk of their own */
+        struct rs_kernel_value keep[RS_STORE_CHUNK_BYTES / sizeof(struct rs_kernel_value)];
+        size_t n_keep = 0;
+        uint64_t keep_start = UINT64_MAX;
         for (size_t off = 0; off < v.mv_size && rc == 0; off += sizeof(struct rs_kernel_value)) {
             struct rs_kernel_value kv;
             memcpy(&kv, (const char *)v.mv_data + off, sizeof kv);
+            if (kv.start_ns >= horizon && n_keep < sizeof keep / sizeof keep[0]) {
+                keep[n_keep++] = kv;
+                keep_start = kv.start_ns < keep_start ? kv.start_ns : keep_start;
+                continue;
+            }
             uint64_t dur = kv.end_ns > kv.start_ns ? kv.end_ns - kv.start_ns : 0;
             struct sum x = {kv.start_ns - kv.start_ns % ru->window_ns, kv.name_hash, dur, dur, 1};
             rc = sums_add(&sums, &x);
@@ -202,7 +229,8 @@ rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_k
         }
         if (rc != 0)
             goto out;
-        if ((rc = mdb_cursor_del(c, 0)) != 0) {
+        if ((rc = mdb_cursor_del(c, 0)) != 0 ||
+            (n_keep > 0 && (rc = put_chunk(w, &from, keep_start, keep, n_keep)) != 0)) {
             rc = rs__store_err(rc);
             goto out;
         }
@@ -266,29 +294,74 @@ job_idle(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key,
     return 0;
 }
 
-/* The horizon of one rank: records that start before it are rolled up. */
+/* Whether the rank has step records, and the end of its newest step with a stored summary (0 when
+ * none). */
+static int
+summarized_until(rs_store_write *w, const uint8_t *rank_key, bool *has_steps, uint64_t *end)
+{
+    struct rs_key_step key;
+    MDB_cursor *c;
+    MDB_val k = {sizeof key, &key}, v;
+    int rc;
+
+    *has_steps = false;
+    *end = 0;
+    memcpy(key.job_id, rank_key, 8);
+    memcpy(key.rank, rank_key + 8, 4);
+    memset(key.step, 0, sizeof key.step);
+    if ((rc = mdb_cursor_open(w->txn, w->store->steps, &c)) != 0)
+        return rs__store_err(rc);
+    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    *has_steps = rc == 0 && k.mv_size == sizeof key && memcmp(k.mv_data, rank_key, 12) == 0;
+    mdb_cursor_close(c);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return rs__store_err(rc);
+    if (!*has_steps)
+        return 0;
+    /* the newest summary: the entry before (job, rank, UINT64_MAX + 1), i.e. the last <= MAX */
+    memset(key.step, 0xff, sizeof key.step);
+    k = (MDB_val){sizeof key, &key};
+    if ((rc = mdb_cursor_open(w->txn, w->store->stepsum, &c)) != 0)
+        return rs__store_err(rc);
+    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    if (!(rc == 0 && k.mv_size == sizeof key && memcmp(k.mv_data, &key, sizeof key) == 0))
+        rc = mdb_cursor_get(c, &k, &v, rc == 0 ? MDB_PREV : MDB_LAST);
+    if (rc == 0 && k.mv_size == sizeof key && memcmp(k.mv_data, rank_key, 12) == 0 &&
+        v.mv_size == sizeof(struct rs_stepsum_value)) {
+        struct rs_stepsum_value sv;
+        memcpy(&sv, v.mv_data, sizeof sv);
+        *end = sv.end_ns;
+    }
+    mdb_cursor_close(c);
+    return rc == 0 || rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+}
+
+/* The horizon of one rank: records that start before it are rolled up. A rank with step records
+ * keeps the records of steps without a stored summary raw: their metrics are computed from them
+ * (the evaluator summarizes settled steps; the last steps of a job may never settle). */
 static int
 rank_horizon(rs_store_write *w, struct rs_store_rollup *ru, const MDB_val *k, const MDB_val *v,
              uint64_t *horizon)
 {
     struct rs_rank_value rv;
-    bool idle;
+    uint64_t h = 0, summarized;
+    bool idle, has_steps;
     int rc;
 
     *horizon = 0;
     if (v->mv_size != sizeof rv)
         return 0; /* the consistency check reports it; leave the rank alone */
-    if ((rc = job_idle(w, ru, k->mv_data, &idle)) != 0)
+    if ((rc = job_idle(w, ru, k->mv_data, &idle)) != 0 ||
+        (rc = summarized_until(w, k->mv_data, &has_steps, &summarized)) != 0)
         return rc;
-    if (idle) {
-        *horizon = UINT64_MAX;
-        return 0;
-    }
     memcpy(&rv, v->mv_data, sizeof rv);
-    if (rv.last_ns > ru->raw_ns) {
-        uint64_t h = rv.last_ns - ru->raw_ns;
-        *horizon = h - h % ru->window_ns;
-    }
+    if (idle)
+        h = UINT64_MAX;
+    else if (rv.last_ns > ru->raw_ns)
+        h = rv.last_ns - ru->raw_ns;
+    if (has_steps && summarized < h)
+        h = summarized;
+    *horizon = h == UINT64_MAX ? h : h - h % ru->window_ns;
     return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define STEPS 10
 #define US 1000ull
@@ -87,16 +88,29 @@ fixture_open(char *dir, rs_store **st)
     return r;
 }
 
-/* Rolls every kernel record up into 60 s windows (storage "Rollups"); returns how many. (inline:
- * not every test uses it.) */
+/* Rolls every kernel record of an idle store up into 1 ms windows (storage "Rollups": whole
+ * windows only, before the end of the newest summarized step — the fixture's steps last 1 ms)
+ * after storing a summary of each step of `job`'s `ranks` ranks (records of steps without one
+ * stay raw); returns how many records were rolled up. (inline: not every test uses it.) */
 static inline uint64_t
-fixture_roll_up(rs_store *st)
+fixture_roll_up(rs_store *st, const char *job, uint32_t ranks)
 {
     struct rs_store_rollup ru = {
-        .now_ns = UINT64_MAX / 2, .raw_ns = 1, .window_ns = 60000000000ull};
+        .now_ns = UINT64_MAX / 2, .raw_ns = 1, .window_ns = 1000000};
+    struct rs_step_summary sum[STEPS];
     rs_store_write *w;
     bool done = false;
 
+    memset(sum, 0, sizeof sum);
+    for (uint32_t i = 0; i < STEPS; i++) {
+        sum[i].step = i;
+        sum[i].start_ns = T0 + i * 1000 * US;
+        sum[i].end_ns = sum[i].start_ns + 1000 * US;
+    }
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    for (uint32_t r = 0; r < ranks; r++)
+        T_EQ(rs_store_step_summaries_put(w, job, r, sum, STEPS), 0);
+    T_EQ(rs_store_write_commit(w), 0);
     while (!done) {
         T_EQ(rs_store_write_begin(st, &w), 0);
         T_EQ(rs_store_rollup_step(w, &ru, 1000, &done), 0);

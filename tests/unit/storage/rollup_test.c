@@ -13,7 +13,7 @@
 #include <string.h>
 
 #define S 1000000000ull
-#define T0 (1700000000ull * S) /* a multiple of 60 s */
+#define T0 (1700000040ull * S) /* a multiple of 60 s */
 #define NAMES 100
 
 static const char *names[NAMES];
@@ -212,6 +212,47 @@ many_names_take_parts(rs_store *st)
     T_EQ(after.kernel_windows, before.kernel_windows + 2);
 }
 
+/* Records of steps without a stored summary stay raw, even in an idle job; a chunk that straddles
+ * the horizon is split. */
+static void
+unsummarized_steps_stay_raw(rs_store *st)
+{
+    uint64_t t = T0 + 1200 * S - 300000000ull; /* 300 ms before a window boundary */
+    struct rs_step_record steps[5];
+    struct rs_step_summary sum[4];
+    rs_store_write *w;
+    bool dup;
+
+    put(st, 3, t, 500, 3); /* 500 kernels, 1 ms apart */
+    memset(sum, 0, sizeof sum);
+    for (uint32_t i = 0; i < 5; i++) {
+        steps[i] = (struct rs_step_record){i, t + i * 100000000ull, t + (i + 1) * 100000000ull};
+        if (i < 4)
+            sum[i] = (struct rs_step_summary){
+                .step = i, .start_ns = steps[i].start_ns, .end_ns = steps[i].end_ns};
+    }
+    struct rs_rank_batch rb = {.identity = {"job", 3, 3, 4, "h", "GPU-1", 1},
+                               .clock = {t, t},
+                               .steps = steps,
+                               .n_steps = 5};
+    struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    T_EQ(rs_store_step_summaries_put(w, "job", 3, sum, 4), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+    struct totals b3 = totals(st, 3, T0 + 1200 * S);
+
+    /* idle job, but summaries end at t + 400 ms: the horizon is the window boundary before it */
+    struct rs_store_rollup ru = rollup(st, rs_clock_realtime_ns() + 1000 * S, 90, 1000);
+    T_EQ(ru.records, 300);
+    struct totals a3 = totals(st, 3, T0 + 1200 * S);
+    T_CHECK(same_totals(&b3, &a3));
+    T_EQ(a3.raw, 200);
+    T_EQ(a3.raw_before, 0);
+    struct rs_store_check_report rep;
+    T_EQ(rs_store_check(st, &rep), 0);
+}
+
 static void
 refusals_and_delete(rs_store *st)
 {
@@ -259,6 +300,7 @@ main(void)
     T_EQ(rs_store_open(dir, NULL, &st), 0);
     T_RUN_ARG(rollup_keeps_totals, st);
     T_RUN_ARG(many_names_take_parts, st);
+    T_RUN_ARG(unsummarized_steps_stay_raw, st);
     T_RUN_ARG(refusals_and_delete, st);
     rs_store_close(st);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
