@@ -162,6 +162,24 @@ rs_coll_op_name(enum rs_coll_op op)
     return (unsigned)op < RS_COLL_OP_COUNT ? names[op] : "Unknown";
 }
 
+const char *
+rs_copy_kind_name(uint32_t kind)
+{
+    switch (kind) {
+    case RS_COPY_HTOD:
+        return "Memcpy HtoD";
+    case RS_COPY_DTOH:
+        return "Memcpy DtoH";
+    case RS_COPY_DTOD:
+        return "Memcpy DtoD";
+    case RS_COPY_PEER:
+        return "Memcpy PtoP";
+    case RS_COPY_MEMSET:
+        return "Memset (Device)";
+    }
+    return "Memcpy";
+}
+
 /* ---- C -> protobuf-c
  * ----------------------------------------------------------------------------- */
 

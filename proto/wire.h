@@ -63,6 +63,10 @@ enum rs_collector_flag {
 /* "AllReduce", ... ; "Unknown" for out-of-range values. */
 const char *rs_coll_op_name(enum rs_coll_op op);
 
+/* "Memcpy HtoD", "Memcpy DtoH", "Memcpy DtoD", "Memcpy PtoP", "Memset (Device)", or "Memcpy":
+ * the names CUPTI and Kineto give copies (the trace importer maps them back). */
+const char *rs_copy_kind_name(uint32_t kind);
+
 enum rs_reply_status {
     RS_REPLY_ACK = 1,
     RS_REPLY_DUPLICATE = 2,

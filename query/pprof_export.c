@@ -141,6 +141,50 @@ on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name,
     return 0;
 }
 
+/* Copies under their rank: [copy name, rank]. */
+static int
+add_copy(struct export *x, uint32_t kind, uint64_t count, uint64_t ns)
+{
+    uint64_t stack[2];
+    int64_t v[2] = {(int64_t)count, (int64_t)ns};
+    int rc;
+
+    if ((rc = rs_pprof_frame(x->prof, rs_copy_kind_name(kind), 0, 0, &stack[0])) != 0)
+        return rc;
+    stack[1] = x->rank_location;
+    if ((rc = add(x, x->rank, stack, 2, v)) != 0)
+        return rc;
+    x->st->events += count;
+    x->st->gpu_ns += ns;
+    return 0;
+}
+
+static int
+on_copy(void *arg, const struct rs_memcpy_record *m)
+{
+    struct export *x = arg;
+    int rc;
+
+    if (!in_range(x, m->start_ns))
+        return 0;
+    if ((rc = add_copy(x, m->kind, 1, m->end_ns - m->start_ns)) == 0)
+        cover(x, m->start_ns, m->end_ns);
+    return rc;
+}
+
+static int
+on_copy_window(void *arg, const struct rs_copy_window *cw)
+{
+    struct export *x = arg;
+    int rc;
+
+    if (!in_range(x, cw->start_ns))
+        return 0;
+    if ((rc = add_copy(x, cw->kind, cw->count, cw->total_ns)) == 0)
+        cover(x, cw->start_ns, cw->start_ns + cw->window_ns);
+    return rc;
+}
+
 /* Collectives come for every rank of the job at once: the scope's ranks, sorted by rank. */
 struct collective_pass {
     struct export *x;
@@ -262,7 +306,12 @@ build_time(rs_store_read *r, struct export *x, const struct rs_rank_info *ranks,
                                         rs_store_kernel_scan_from(x->o->since_ns), x->until,
                                         on_kernel, x)) != 0 ||
             (rc = rs_store_kernel_windows_scan(r, x->o->job, ranks[i].rank, x->o->since_ns,
-                                               x->until, on_kernel_window, x)) != 0)
+                                               x->until, on_kernel_window, x)) != 0 ||
+            (rc = rs_store_memcpys_scan(r, x->o->job, ranks[i].rank,
+                                        rs_store_kernel_scan_from(x->o->since_ns), x->until,
+                                        on_copy, x)) != 0 ||
+            (rc = rs_store_copy_windows_scan(r, x->o->job, ranks[i].rank, x->o->since_ns, x->until,
+                                             on_copy_window, x)) != 0)
             goto out;
         cp.has_data[i] = x->rank_has_data;
     }

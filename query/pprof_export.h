@@ -5,8 +5,10 @@
  *    ("samples", count). The pc frame is named "<kernel>+0x<offset>" and sits at its offset in a
  *    mapping per cubin ("cubin-<crc>", build id the CRC), so a later step can map it to a source
  *    line; `-top` ranks the reasons, `-peek`/flame graphs show where they come from.
- *  - time: GPU time per kernel, rank -> kernel, and rank -> "NCCL <op>" for collectives, two
- *    values ("launches", count; "gpu_time", nanoseconds, the default).
+ *  - time: GPU time per kernel, rank -> kernel, rank -> "NCCL <op>" for collectives and
+ *    rank -> "Memcpy HtoD" (and the other copy kinds), two values ("launches", count;
+ *    "gpu_time", nanoseconds, the default); rolled-up windows (storage "Rollups") count like the
+ *    records they replace, at their time resolution.
  *
  * Every sample has a numeric label "rank" (pprof -tagfocus=rank=3) and a string label "host".
  * Automatic choice: stalls when the window has PC samples, else time. Memory follows the distinct
@@ -32,7 +34,7 @@ struct rs_pprof_export_options {
 struct rs_pprof_export_stats {
     enum rs_pprof_profile profile; /* what was written: STALLS or TIME */
     uint32_t ranks;                /* ranks with records in the profile */
-    uint64_t events;               /* stall samples, or kernel launches */
+    uint64_t events;               /* stall samples, or kernel, NCCL and copy launches */
     uint64_t gpu_ns;               /* time: GPU time of those launches */
     size_t stacks;                 /* distinct stacks (pprof samples) */
 };

@@ -110,25 +110,6 @@ put_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
     return 0;
 }
 
-/* Memcpy names as CUPTI/Kineto spell them (the importer maps them back by these words). */
-static const char *
-copy_name(uint32_t kind)
-{
-    switch (kind) {
-    case RS_COPY_HTOD:
-        return "Memcpy HtoD";
-    case RS_COPY_DTOH:
-        return "Memcpy DtoH";
-    case RS_COPY_DTOD:
-        return "Memcpy DtoD";
-    case RS_COPY_PEER:
-        return "Memcpy PtoP";
-    case RS_COPY_MEMSET:
-        return "Memset (Device)";
-    }
-    return "Memcpy";
-}
-
 static int
 put_memcpy(void *arg, const struct rs_memcpy_record *m)
 {
@@ -138,8 +119,8 @@ put_memcpy(void *arg, const struct rs_memcpy_record *m)
 
     if (!in_window(w, m->start_ns))
         return 0;
-    if ((rc = event_start(w, memset ? "gpu_memset" : "gpu_memcpy", copy_name(m->kind), m->start_ns,
-                          m->end_ns, m->stream)) != 0)
+    if ((rc = event_start(w, memset ? "gpu_memset" : "gpu_memcpy", rs_copy_kind_name(m->kind),
+                          m->start_ns, m->end_ns, m->stream)) != 0)
         return rc;
     fprintf(w->f, ", \"args\": {\"stream\": %u, \"bytes\": %llu}}", m->stream,
             (unsigned long long)m->bytes);
@@ -252,8 +233,15 @@ rs_trace_export(rs_store_read *r, const struct rs_trace_export_options *o,
     }
     for (size_t i = 0; i < n_ranks && rc == 0; i++) {
         snprintf(path, sizeof path, "%s/%s_rank%u.json", o->dir, o->job, ranks[i].rank);
-        struct writer w = {fopen(path, "w"), ranks[i].rank, base_ns,       o->since_ns,
-                           o->until_ns,      true,          o->max_events, 0, stats};
+        struct writer w = {fopen(path, "w"),
+                           ranks[i].rank,
+                           base_ns,
+                           o->since_ns,
+                           o->until_ns,
+                           true,
+                           o->max_events,
+                           0,
+                           stats};
         if (!w.f) {
             rc = -errno;
             snprintf(err, err_len, "%s: %s", path, strerror(errno));

@@ -29,7 +29,7 @@ struct rs_counters {
     _Atomic uint64_t step_summaries;         /* settled step metrics stored by the evaluator */
     _Atomic uint64_t storage_full;           /* commits refused because the map was full */
     _Atomic uint64_t jobs_deleted_for_space; /* by retention when full or over the budget */
-    _Atomic uint64_t kernels_rolled_up;      /* raw kernel records replaced by window totals */
+    _Atomic uint64_t records_rolled_up;      /* raw kernel/memcpy records, now window totals */
 };
 
 /* One counter as /healthz ("counters": {name: value}) and /metrics (rankscope_<name>, with

@@ -60,10 +60,10 @@ sweep_finished(void *arg) /* on the loop */
 
     m->sweeping = false;
     RS_COUNT_ADD(&m->srv->counters, jobs_expired, m->jobs);
-    RS_COUNT_ADD(&m->srv->counters, kernels_rolled_up, ru->records);
+    RS_COUNT_ADD(&m->srv->counters, records_rolled_up, ru->records);
     if (m->status != 0 && m->status != RS_E_CLOSED)
         rs_log(RS_LOG_ERROR, "RS-MAINTENANCE",
-               "maintenance stopped after %llu expired jobs and %llu rolled-up kernels: %s",
+               "maintenance stopped after %llu expired jobs and %llu rolled-up records: %s",
                (unsigned long long)m->jobs, (unsigned long long)ru->records,
                rs_strerror(m->status));
     if (m->jobs)
@@ -73,8 +73,8 @@ sweep_finished(void *arg) /* on the loop */
                (unsigned long long)m->deleted);
     if (ru->records)
         rs_log(RS_LOG_INFO, "RS-ROLLUP",
-               "rolled %llu kernel records (%llu chunks) older than %llu s into %llu windows of "
-               "%llu s",
+               "rolled %llu kernel and memcpy records (%llu chunks) older than %llu s into %llu "
+               "windows of %llu s",
                (unsigned long long)ru->records, (unsigned long long)ru->chunks,
                (unsigned long long)m->o.raw_retention_s, (unsigned long long)ru->windows,
                (unsigned long long)m->o.rollup_window_s);

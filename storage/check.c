@@ -176,7 +176,8 @@ visit_kwin(struct check *c, const MDB_val *k, const MDB_val *v)
     if (!find_job(c, key->job_id))
         problem(c, "kwin: window of a job that does not exist");
     memcpy(&h, v->mv_data, sizeof h);
-    if (h.version != RS_VALUE_VERSION || key->kind[1] != RS_SERIES_KERNEL || h.n == 0 ||
+    if (h.version != RS_VALUE_VERSION ||
+        (key->kind[1] != RS_SERIES_KERNEL && key->kind[1] != RS_SERIES_MEMCPY) || h.n == 0 ||
         h.window_ns == 0 || v->mv_size != sizeof h + h.n * sizeof(struct rs_kwin_entry))
         problem(c, "kwin: bad window value (%u entries in %zu bytes)", h.n, v->mv_size);
 }

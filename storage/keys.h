@@ -83,8 +83,9 @@ struct rs_key_string {
 _Static_assert(sizeof(struct rs_key_string) == 8, "string key layout");
 
 /* kwin: (job_id, rank, kind, window start ns, part) -> struct rs_kwin_header + entries: the totals
- * per kernel name of the records rolled up from `series` (docs/storage.md "Rollups"); a window
- * with more names than fit below the overflow threshold takes several parts. */
+ * per kernel name (kind RS_SERIES_KERNEL) or copy kind (RS_SERIES_MEMCPY) of the records rolled up
+ * from `series` (docs/storage.md "Rollups"); a window with more entries than fit below the
+ * overflow threshold takes several parts. */
 struct rs_key_kwin {
     uint8_t job_id[8], rank[4], kind[2], start_ns[8], part[2];
 };
@@ -134,10 +135,11 @@ struct rs_kwin_header {
 _Static_assert(sizeof(struct rs_kwin_header) == 16, "kernel window header layout");
 
 struct rs_kwin_entry {
-    uint64_t name_hash, total_ns;
-    uint32_t count, max_ns; /* max_ns saturates at UINT32_MAX */
+    uint64_t key;             /* kernels: the name's hash; copies: enum rs_copy_kind */
+    uint64_t total_ns, bytes; /* bytes: copies only */
+    uint32_t count, max_ns;   /* max_ns saturates at UINT32_MAX */
 };
-_Static_assert(sizeof(struct rs_kwin_entry) == 24, "kernel window entry layout");
+_Static_assert(sizeof(struct rs_kwin_entry) == 32, "window entry layout");
 
 #define RS_KWIN_PER_PART                                                                           \
     ((RS_STORE_CHUNK_BYTES - sizeof(struct rs_kwin_header)) / sizeof(struct rs_kwin_entry))

@@ -1,7 +1,8 @@
-/* Rollups of old kernel records into per-window totals (see store.h "Rollups"), and the scan of
- * those windows. One rank at a time: its raw kernel chunks older than the horizon are read and
- * deleted, their records summed per (window, kernel name), and each window's totals merged into
- * what `kwin` already holds for it — all in the caller's transaction. */
+/* Rollups of old kernel and memcpy records into per-window totals (see store.h "Rollups"), and
+ * the scans of those windows. One rank at a time: its raw chunks older than the horizon are read
+ * and deleted, their records summed per (window, kernel name or copy kind), and each window's
+ * totals merged into what `kwin` already holds for it — all in the caller's transaction. Kernel
+ * and memcpy values share a layout size and start with (start_ns, end_ns). */
 #include "storage/keys.h"
 #include "storage/store_int.h"
 
@@ -12,9 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One record's contribution, before the per-window merge. */
+_Static_assert(sizeof(struct rs_kernel_value) == sizeof(struct rs_memcpy_value),
+               "one chunk buffer serves both kinds");
+
+/* One record's contribution, before the per-window merge; `key` as in struct rs_kwin_entry. */
 struct sum {
-    uint64_t window, name_hash, total_ns, max_ns;
+    uint64_t window, key, total_ns, max_ns, bytes;
     uint64_t count;
 };
 
@@ -44,7 +48,7 @@ by_window_name(const void *a, const void *b)
     const struct sum *x = a, *y = b;
     if (x->window != y->window)
         return x->window < y->window ? -1 : 1;
-    return x->name_hash < y->name_hash ? -1 : x->name_hash > y->name_hash;
+    return x->key < y->key ? -1 : x->key > y->key;
 }
 
 /* Sorts and folds equal (window, name) entries into one. */
@@ -56,11 +60,11 @@ sums_fold(struct sums *s)
     if (s->n > 1)
         qsort(s->v, s->n, sizeof *s->v, by_window_name);
     for (size_t i = 0; i < s->n; i++) {
-        if (out > 0 && s->v[out - 1].window == s->v[i].window &&
-            s->v[out - 1].name_hash == s->v[i].name_hash) {
+        if (out > 0 && s->v[out - 1].window == s->v[i].window && s->v[out - 1].key == s->v[i].key) {
             struct sum *d = &s->v[out - 1];
             d->count += s->v[i].count;
             d->total_ns += s->v[i].total_ns;
+            d->bytes += s->v[i].bytes;
             if (s->v[i].max_ns > d->max_ns)
                 d->max_ns = s->v[i].max_ns;
         } else {
@@ -71,22 +75,22 @@ sums_fold(struct sums *s)
 }
 
 static void
-kwin_key(struct rs_key_kwin *k, const uint8_t *rank_key, uint64_t start, uint16_t part)
+kwin_key(struct rs_key_kwin *k, const uint8_t *rank_key, int kind, uint64_t start, uint16_t part)
 {
     memcpy(k->job_id, rank_key, 8);
     memcpy(k->rank, rank_key + 8, 4);
     k->kind[0] = 0;
-    k->kind[1] = RS_SERIES_KERNEL;
+    k->kind[1] = (uint8_t)kind;
     rs__be64_put(k->start_ns, start);
     k->part[0] = (uint8_t)(part >> 8);
     k->part[1] = (uint8_t)part;
 }
 
-/* Merges the window's folded sums (w[0..n), one per name) with its stored parts and writes them
- * back. */
+/* Merges the window's folded sums (add[0..n), one per key) with its stored parts of `kind` and
+ * writes them back. */
 static int
-merge_window(rs_store_write *w, const uint8_t *rank_key, uint64_t window_ns, const struct sum *add,
-             size_t n)
+merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, uint64_t window_ns,
+             const struct sum *add, size_t n)
 {
     MDB_txn *txn = w->txn;
     MDB_dbi dbi = w->store->kwin;
@@ -101,7 +105,7 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, uint64_t window_ns, con
     for (uint16_t part = 0; rc == 0; part++) {
         MDB_val k = {sizeof key, &key}, v;
         struct rs_kwin_header h;
-        kwin_key(&key, rank_key, add[0].window, part);
+        kwin_key(&key, rank_key, kind, add[0].window, part);
         if ((rc = mdb_get(txn, dbi, &k, &v)) != 0) {
             rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
             break;
@@ -121,7 +125,7 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, uint64_t window_ns, con
         for (uint32_t i = 0; i < h.n && rc == 0; i++) {
             struct rs_kwin_entry e;
             memcpy(&e, (const char *)v.mv_data + sizeof h + i * sizeof e, sizeof e);
-            struct sum x = {add[0].window, e.name_hash, e.total_ns, e.max_ns, e.count};
+            struct sum x = {add[0].window, e.key, e.total_ns, e.max_ns, e.bytes, e.count};
             rc = sums_add(&all, &x);
         }
         if (rc == 0 && (rc = mdb_del(txn, dbi, &k, NULL)) != 0) {
@@ -138,12 +142,12 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, uint64_t window_ns, con
         memcpy(buf, &h, sizeof h);
         for (size_t j = 0; j < cnt; j++) {
             const struct sum *x = &all.v[i + j];
-            struct rs_kwin_entry e = {x->name_hash, x->total_ns,
+            struct rs_kwin_entry e = {x->key, x->total_ns, x->bytes,
                                       x->count > UINT32_MAX ? UINT32_MAX : (uint32_t)x->count,
                                       x->max_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)x->max_ns};
             memcpy(buf + sizeof h + j * sizeof e, &e, sizeof e);
         }
-        kwin_key(&key, rank_key, add[0].window, (uint16_t)part);
+        kwin_key(&key, rank_key, kind, add[0].window, (uint16_t)part);
         MDB_val k = {sizeof key, &key}, v = {sizeof h + cnt * sizeof(struct rs_kwin_entry), buf};
         rc = rs__store_err(mdb_put(txn, dbi, &k, &v, 0));
         i += cnt;
@@ -152,7 +156,7 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, uint64_t window_ns, con
     return rc;
 }
 
-/* Puts n kernel values back as a raw chunk of the series `prefix` (job, rank, kind) at `start`. */
+/* Puts n values back as a raw chunk of the series `prefix` (job, rank, kind) at `start`. */
 static int
 put_chunk(rs_store_write *w, const struct rs_key_series *prefix, uint64_t start,
           const struct rs_kernel_value *values, size_t n)
@@ -170,11 +174,27 @@ put_chunk(rs_store_write *w, const struct rs_key_series *prefix, uint64_t start,
     return rc;
 }
 
-/* Rolls up one rank's raw kernel chunks that start before `horizon`, within *budget records.
+/* The contribution of one raw value of `kind` (kernel or memcpy, same size) to its window. */
+static struct sum
+record_sum(int kind, const struct rs_kernel_value *raw, uint64_t window_ns)
+{
+    uint64_t dur = raw->end_ns > raw->start_ns ? raw->end_ns - raw->start_ns : 0;
+    struct sum x = {raw->start_ns - raw->start_ns % window_ns, raw->name_hash, dur, dur, 0, 1};
+
+    if (kind == RS_SERIES_MEMCPY) {
+        struct rs_memcpy_value mv;
+        memcpy(&mv, raw, sizeof mv);
+        x.key = mv.kind;
+        x.bytes = mv.bytes;
+    }
+    return x;
+}
+
+/* Rolls up one rank's raw chunks of `kind` that start before `horizon`, within *budget records.
  * Sets *more when the budget ran out first. */
 static int
-rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key,
-            uint64_t horizon, size_t *budget, bool *more)
+rollup_series(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key, int kind,
+              uint64_t horizon, size_t *budget, bool *more)
 {
     struct rs_key_series from;
     struct sums sums = {NULL, 0, 0};
@@ -186,7 +206,7 @@ rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_k
     memset(&from, 0, sizeof from);
     memcpy(from.job_id, rank_key, 8);
     memcpy(from.rank, rank_key + 8, 4);
-    from.kind[1] = RS_SERIES_KERNEL;
+    from.kind[1] = (uint8_t)kind;
     if ((rc = mdb_cursor_open(w->txn, w->store->series, &c)) != 0)
         return rs__store_err(rc);
     /* Chunks are taken from the front, so after each delete the next one is the first again
@@ -221,8 +241,7 @@ rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_k
                 keep_start = kv.start_ns < keep_start ? kv.start_ns : keep_start;
                 continue;
             }
-            uint64_t dur = kv.end_ns > kv.start_ns ? kv.end_ns - kv.start_ns : 0;
-            struct sum x = {kv.start_ns - kv.start_ns % ru->window_ns, kv.name_hash, dur, dur, 1};
+            struct sum x = record_sum(kind, &kv, ru->window_ns);
             rc = sums_add(&sums, &x);
             ru->records++;
             *budget -= *budget > 0;
@@ -242,12 +261,23 @@ rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_k
     for (size_t i = 0, j; i < sums.n && rc == 0; i = j) {
         for (j = i; j < sums.n && sums.v[j].window == sums.v[i].window; j++)
             ;
-        rc = merge_window(w, rank_key, ru->window_ns, &sums.v[i], j - i);
+        rc = merge_window(w, rank_key, kind, ru->window_ns, &sums.v[i], j - i);
         ru->windows++;
     }
 out:
     mdb_cursor_close(c);
     free(sums.v);
+    return rc;
+}
+
+static int
+rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key,
+            uint64_t horizon, size_t *budget, bool *more)
+{
+    int rc = rollup_series(w, ru, rank_key, RS_SERIES_KERNEL, horizon, budget, more);
+
+    if (rc == 0 && !*more)
+        rc = rollup_series(w, ru, rank_key, RS_SERIES_MEMCPY, horizon, budget, more);
     return rc;
 }
 
@@ -404,7 +434,9 @@ rs_store_rollup_step(rs_store_write *w, struct rs_store_rollup *ru, size_t max_r
 struct windows_ctx {
     rs_store_read *r;
     uint64_t t1;
-    rs_store_kernel_window_cb cb;
+    int kind;
+    rs_store_kernel_window_cb kernel_cb; /* the one of the kind */
+    rs_store_copy_window_cb copy_cb;
     void *arg;
     char *name;
     size_t cap;
@@ -415,7 +447,7 @@ static int
 window_name(struct windows_ctx *ctx, uint64_t hash)
 {
     struct rs_key_string key;
-    MDB_val k = {sizeof key, &key}, v = {1, "?"};
+    MDB_val k = {sizeof key, &key}, v;
     int rc;
 
     rs__be64_put(key.hash, hash);
@@ -454,28 +486,48 @@ visit_window(void *p, const MDB_val *k, const MDB_val *v)
     for (uint32_t i = 0; i < h.n; i++) {
         struct rs_kwin_entry e;
         memcpy(&e, (const char *)v->mv_data + sizeof h + i * sizeof e, sizeof e);
-        struct rs_kernel_window kw = {start, h.window_ns, e.count, e.total_ns, e.max_ns};
-        if ((rc = window_name(ctx, e.name_hash)) != 0 ||
-            (rc = ctx->cb(ctx->arg, &kw, ctx->name, e.name_hash)) != 0)
+        if (ctx->kind == RS_SERIES_MEMCPY) {
+            struct rs_copy_window cw = {start,      h.window_ns, (uint32_t)e.key, e.count,
+                                        e.total_ns, e.max_ns,    e.bytes};
+            rc = ctx->copy_cb(ctx->arg, &cw);
+        } else {
+            struct rs_kernel_window kw = {start, h.window_ns, e.count, e.total_ns, e.max_ns};
+            if ((rc = window_name(ctx, e.key)) == 0)
+                rc = ctx->kernel_cb(ctx->arg, &kw, ctx->name, e.key);
+        }
+        if (rc != 0)
             return rc;
     }
     return 0;
+}
+
+static int
+windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, struct windows_ctx *ctx)
+{
+    struct rs_key_kwin from;
+    uint8_t rank_key[12];
+    int rc;
+
+    rs__be64_put(rank_key, rs__store_job_id(job));
+    rs__be32_put(rank_key + 8, rank);
+    kwin_key(&from, rank_key, ctx->kind, t0, 0);
+    rc = rs__store_prefix_scan(r, r->store->kwin, &from, 14, &from, sizeof from, visit_window, ctx);
+    free(ctx->name);
+    return rc == 1 ? 0 : rc;
 }
 
 int
 rs_store_kernel_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                              uint64_t t1, rs_store_kernel_window_cb cb, void *arg)
 {
-    struct windows_ctx ctx = {r, t1, cb, arg, NULL, 0};
-    struct rs_key_kwin from;
-    int rc;
+    struct windows_ctx ctx = {r, t1, RS_SERIES_KERNEL, cb, NULL, arg, NULL, 0};
+    return windows_scan(r, job, rank, t0, &ctx);
+}
 
-    uint8_t rank_key[12];
-    rs__be64_put(rank_key, rs__store_job_id(job));
-    rs__be32_put(rank_key + 8, rank);
-    kwin_key(&from, rank_key, t0, 0);
-    rc =
-        rs__store_prefix_scan(r, r->store->kwin, &from, 14, &from, sizeof from, visit_window, &ctx);
-    free(ctx.name);
-    return rc == 1 ? 0 : rc;
+int
+rs_store_copy_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
+                           uint64_t t1, rs_store_copy_window_cb cb, void *arg)
+{
+    struct windows_ctx ctx = {r, t1, RS_SERIES_MEMCPY, NULL, cb, arg, NULL, 0};
+    return windows_scan(r, job, rank, t0, &ctx);
 }

@@ -73,22 +73,22 @@ int rs_store_step_summaries_put(rs_store_write *w, const char *job, uint32_t ran
 int rs_store_expire_jobs(rs_store_write *w, uint64_t cutoff_ns, size_t max_entries,
                          uint64_t *deleted, uint64_t *jobs_deleted, bool *done);
 
-/* Rollups: kernel records older than a horizon are replaced by per-window totals per kernel
- * name (count, total and longest duration), so that old data costs bytes per kernel name and
- * window instead of per launch (docs/storage.md "Rollups"). The horizon is per rank: the newest
- * `raw_ns` of its records stay raw (so an imported old trace keeps its records), unless its job
- * has received nothing for `raw_ns` — then all of them are rolled up. Each raw record is either
- * still in the raw series or counted in exactly one window (the rollup writes the totals and
- * deletes the records in one transaction), so totals over raw + windows never count a launch
- * twice, and records that arrive late are merged into their window by the next rollup. Run as a
- * chunked writer task: zero a struct rs_store_rollup, set its policy, and call
+/* Rollups: kernel and memcpy records older than a horizon are replaced by per-window totals per
+ * kernel name or copy kind (count, total and longest duration, bytes), so that old data costs
+ * bytes per name and window instead of per launch (docs/storage.md "Rollups"). The horizon is per
+ * rank: the newest `raw_ns` of its records stay raw (so an imported old trace keeps its records),
+ * unless its job has received nothing for `raw_ns` — then all of them are rolled up. Each raw
+ * record is either still in the raw series or counted in exactly one window (the rollup writes the
+ * totals and deletes the records in one transaction), so totals over raw + windows never count a
+ * launch twice, and records that arrive late are merged into their window by the next rollup. Run
+ * as a chunked writer task: zero a struct rs_store_rollup, set its policy, and call
  * rs_store_rollup_step (each call in its own transaction) until *done. */
 struct rs_store_rollup {
     uint64_t now_ns;                   /* the server's clock (CLOCK_REALTIME) */
     uint64_t raw_ns;                   /* how much of each rank's newest data stays raw */
     uint64_t window_ns;                /* window length, > 0; windows start at multiples of it */
-    uint64_t records, chunks, windows; /* totals so far: rolled records, deleted raw chunks,
-                                          windows written */
+    uint64_t records, chunks, windows; /* totals so far: rolled kernel and memcpy records, deleted
+                                          raw chunks, windows written */
     /* private: where to go on, and the job of the last rank seen */
     uint8_t resume[12];
     bool started;
@@ -199,6 +199,17 @@ typedef int (*rs_store_kernel_window_cb)(void *arg, const struct rs_kernel_windo
 /* Kernel windows of one rank that start in [t0, t1), in time order. */
 int rs_store_kernel_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                                  uint64_t t1, rs_store_kernel_window_cb cb, void *arg);
+/* A copy window: totals of one kind of memcpy/memset (enum rs_copy_kind) that started in
+ * [start_ns, start_ns + window_ns). */
+struct rs_copy_window {
+    uint64_t start_ns, window_ns;
+    uint32_t kind;
+    uint64_t count, total_ns, max_ns, bytes;
+};
+typedef int (*rs_store_copy_window_cb)(void *arg, const struct rs_copy_window *cw);
+/* Copy windows of one rank that start in [t0, t1), in time order. */
+int rs_store_copy_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
+                               uint64_t t1, rs_store_copy_window_cb cb, void *arg);
 /* PC-sampling stall counts of one rank sent in [t0, t1), in time order. */
 int rs_store_stalls_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
                          rs_store_stall_cb cb, void *arg);

@@ -20,7 +20,7 @@
 
 struct sim_config {
     char *job, *agent, *log_level;
-    int64_t ranks, steps, slow_rank, onset_step, recover_step, host_stall, seed;
+    int64_t ranks, steps, slow_rank, onset_step, recover_step, host_stall, seed, kernel_split;
     bool pc_sampling, no_step_markers;
     double step_ms, slowdown, stall_ms, noise, speed, duration_s, max_rate;
 };
@@ -42,6 +42,10 @@ static const struct rs_config_option options[] = {
     OPT("step-ms", RS_CONFIG_DOUBLE, "34", step_ms,
         "step time without faults (the traced H200 step is ~34 ms)", 0.1, 1e6),
     OPT("noise", RS_CONFIG_DOUBLE, "0.01", noise, "relative spread of kernel durations", 0, 1),
+    OPT("kernel-split", RS_CONFIG_INT, "1", kernel_split,
+        "launch each compute kernel as N back-to-back kernels of 1/N its time (the template has "
+        "51 compute kernels per step; 20 gives 1,020)",
+        1, 1000),
     OPT("slow-rank", RS_CONFIG_INT, "-1", slow_rank, "rank whose GPU is slow (-1 = none)", -1,
         65535),
     OPT("slowdown", RS_CONFIG_DOUBLE, "0.1", slowdown,
@@ -149,7 +153,8 @@ run_sim(const struct sim_config *cfg)
                            (uint64_t)cfg->onset_step,
                            (uint64_t)cfg->seed,
                            0,
-                           (uint64_t)cfg->recover_step};
+                           (uint64_t)cfg->recover_step,
+                           (uint32_t)cfg->kernel_split};
     struct sim_run run = {0};
     struct sim_sink sink = {&run, sink_kernel, sink_memcpy, sink_collective, sink_step};
     struct rs_collector_options copts = {cfg->agent, 0};

@@ -118,8 +118,16 @@ run_ops(sim_model *m, uint32_t r, uint64_t step, size_t from, size_t to, uint64_
 
         switch (op->kind) {
         case SIM_KERNEL: {
-            struct rs_kernel_record k = {start, end, 0, RS_SIM_COMPUTE_STREAM, 0, 0};
-            sink->kernel(sink->arg, r, op->name, &k);
+            uint32_t n = p->kernel_split > 1 ? p->kernel_split : 1;
+            for (uint32_t j = 0; j < n; j++) { /* the same time, cut into n launches */
+                struct rs_kernel_record k = {start + (end - start) * j / n,
+                                             start + (end - start) * (j + 1) / n,
+                                             0,
+                                             RS_SIM_COMPUTE_STREAM,
+                                             0,
+                                             0};
+                sink->kernel(sink->arg, r, op->name, &k);
+            }
             if (m->stalls) {
                 double us = (double)(end - start) / 1e3;
                 sim_stalls_add(m->stalls, r, i, us, us * (1.0 - 1.0 / fault));

@@ -24,6 +24,7 @@ struct sim_params {
     uint64_t seed;
     uint64_t comm_hash;
     uint64_t recover_step; /* first step without the fault again; 0 = the fault stays */
+    uint32_t kernel_split; /* each compute kernel as this many back-to-back launches (>= 1) */
 };
 
 /* Receives the records of one rank; names are the template's kernel names. */

@@ -52,7 +52,7 @@ check "go tool pprof reads it: -top ranks the reasons, -tagfocus picks a rank" s
     grep -q '^ *rank 3$' '$WORK/traces.out' && ! grep -q '^ *rank 0$' '$WORK/traces.out'"
 check "go tool pprof fetches the profile straight from the server URL" sh -c "
     go tool pprof -top '$HTTP/v1/jobs/slow/pprof?rank=3' 2>'$WORK/url.err' | grep -q 'long_scoreboard'"
-check "time profile from the store directory: launches per rank = the server's kernels + NCCL" sh -c "
+check "time profile from the store directory: launches per rank = the server's kernels + NCCL + copies" sh -c "
     '$BIN/rankscope' export nopc --format pprof --data '$WORK/data' --out '$WORK' 2>'$WORK/time.err' >/dev/null &&
     grep -q 'time profile: 4 ranks' '$WORK/time.err' &&
     python3 tests/integration/pprof_read.py '$WORK/nopc.pb.gz' >'$WORK/nopc.pprof.json' && python3 -c '
@@ -62,7 +62,7 @@ assert p[\"sample_types\"] == [[\"launches\", \"count\"], [\"gpu_time\", \"nanos
 ranks = json.load(urllib.request.urlopen(sys.argv[1] + \"/v1/jobs/nopc/ranks\"))[\"ranks\"]
 for r in ranks:
     got = sum(s[\"values\"][0] for s in p[\"samples\"] if s[\"labels\"][\"rank\"] == r[\"rank\"])
-    assert got == r[\"kernels\"] + r[\"collectives\"], (r[\"rank\"], got, r[\"kernels\"], r[\"collectives\"])
+    assert got == r[\"kernels\"] + r[\"collectives\"] + r[\"memcpys\"], (r[\"rank\"], got, r)
     nccl = [s for s in p[\"samples\"] if s[\"labels\"][\"rank\"] == r[\"rank\"] and s[\"stack\"][1].startswith(\"NCCL \")]
     assert sum(s[\"values\"][0] for s in nccl) == r[\"collectives\"]
     assert all(len(s[\"stack\"]) == 2 for s in p[\"samples\"])

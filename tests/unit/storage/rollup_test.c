@@ -20,7 +20,7 @@ static const char *names[NAMES];
 static uint64_t seq;
 
 /* One batch of rank `rank`: n kernels from t on, 1 ms apart, named names[i % n_names], lasting
- * 1 + i % 7 us. */
+ * 1 + i % 7 us; and 2 copies, at +0.5 ms (HtoD, 4 KiB, 2 us) and +1.5 ms (memset, 64 B, 1 us). */
 static void
 put(rs_store *st, uint32_t rank, uint64_t t, uint32_t n, uint32_t n_names)
 {
@@ -31,12 +31,16 @@ put(rs_store *st, uint32_t rank, uint64_t t, uint32_t n, uint32_t n_names)
     for (uint32_t i = 0; i < n; i++)
         k[i] = (struct rs_kernel_record){
             t + i * 1000000ull, t + i * 1000000ull + (1 + i % 7) * 1000, i % n_names, 7, 0, 0};
+    struct rs_memcpy_record m[2] = {{t + 500000, t + 502000, 4096, RS_COPY_HTOD, 7},
+                                    {t + 1500000, t + 1501000, 64, RS_COPY_MEMSET, 7}};
     struct rs_rank_batch rb = {.identity = {"job", rank, rank, 2, "h", "GPU-1", 1},
                                .clock = {t, t},
                                .strings = names,
                                .n_strings = NAMES,
                                .kernels = k,
-                               .n_kernels = n};
+                               .n_kernels = n,
+                               .memcpys = m,
+                               .n_memcpys = 2};
     struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
     T_EQ(rs_store_write_begin(st, &w), 0);
     T_EQ(rs_store_write_batch(w, &b, &dup), 0);
@@ -48,6 +52,9 @@ put(rs_store *st, uint32_t rank, uint64_t t, uint32_t n, uint32_t n_names)
 struct totals {
     uint64_t count[NAMES], ns[NAMES], max[NAMES];
     uint64_t raw, windows, raw_before; /* raw records; window entries; raw records before t */
+    uint64_t copies[RS_COPY_KIND_COUNT], copy_ns[RS_COPY_KIND_COUNT],
+        copy_bytes[RS_COPY_KIND_COUNT];
+    uint64_t raw_copies;
     uint64_t horizon;
 };
 
@@ -97,6 +104,31 @@ on_window(void *arg, const struct rs_kernel_window *kw, const char *name, uint64
     return 0;
 }
 
+static int
+on_raw_copy(void *arg, const struct rs_memcpy_record *m)
+{
+    struct totals *t = arg;
+
+    T_CHECK(m->kind < RS_COPY_KIND_COUNT);
+    t->copies[m->kind % RS_COPY_KIND_COUNT]++;
+    t->copy_ns[m->kind % RS_COPY_KIND_COUNT] += m->end_ns - m->start_ns;
+    t->copy_bytes[m->kind % RS_COPY_KIND_COUNT] += m->bytes;
+    t->raw_copies++;
+    return 0;
+}
+
+static int
+on_copy_window(void *arg, const struct rs_copy_window *cw)
+{
+    struct totals *t = arg;
+
+    T_CHECK(cw->kind < RS_COPY_KIND_COUNT && cw->window_ns == 60 * S);
+    t->copies[cw->kind % RS_COPY_KIND_COUNT] += cw->count;
+    t->copy_ns[cw->kind % RS_COPY_KIND_COUNT] += cw->total_ns;
+    t->copy_bytes[cw->kind % RS_COPY_KIND_COUNT] += cw->bytes;
+    return 0;
+}
+
 static struct totals
 totals(rs_store *st, uint32_t rank, uint64_t horizon)
 {
@@ -108,6 +140,8 @@ totals(rs_store *st, uint32_t rank, uint64_t horizon)
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_EQ(rs_store_kernels_scan(r, "job", rank, 0, UINT64_MAX, on_raw, &t), 0);
     T_EQ(rs_store_kernel_windows_scan(r, "job", rank, 0, UINT64_MAX, on_window, &t), 0);
+    T_EQ(rs_store_memcpys_scan(r, "job", rank, 0, UINT64_MAX, on_raw_copy, &t), 0);
+    T_EQ(rs_store_copy_windows_scan(r, "job", rank, 0, UINT64_MAX, on_copy_window, &t), 0);
     rs_store_read_end(r);
     return t;
 }
@@ -139,7 +173,10 @@ static bool
 same_totals(const struct totals *a, const struct totals *b)
 {
     return memcmp(a->count, b->count, sizeof a->count) == 0 &&
-           memcmp(a->ns, b->ns, sizeof a->ns) == 0 && memcmp(a->max, b->max, sizeof a->max) == 0;
+           memcmp(a->ns, b->ns, sizeof a->ns) == 0 && memcmp(a->max, b->max, sizeof a->max) == 0 &&
+           memcmp(a->copies, b->copies, sizeof a->copies) == 0 &&
+           memcmp(a->copy_ns, b->copy_ns, sizeof a->copy_ns) == 0 &&
+           memcmp(a->copy_bytes, b->copy_bytes, sizeof a->copy_bytes) == 0;
 }
 
 static void
@@ -157,12 +194,14 @@ rollup_keeps_totals(rs_store *st)
     /* 90 s stay raw: rank 0's horizon is its last record (T0 + 210.5 s) - 90 s, aligned down to
      * T0 + 120 s; rank 1 has nothing that old */
     struct rs_store_rollup ru = rollup(st, now, 90, 37);
-    T_EQ(ru.records, 1000);
+    T_EQ(ru.records, 1000 + 2 * 2); /* and their copies */
     struct totals a0 = totals(st, 0, horizon), a1 = totals(st, 1, horizon);
     T_CHECK(same_totals(&b0, &a0));
     T_CHECK(same_totals(&b1, &a1));
-    T_EQ(a0.raw, 1000);      /* the batches at +140 s and +210 s */
-    T_EQ(a0.raw_before, 0);  /* nothing older than the horizon is left raw */
+    T_EQ(a0.raw, 1000);     /* the batches at +140 s and +210 s */
+    T_EQ(a0.raw_before, 0); /* nothing older than the horizon is left raw */
+    T_EQ(a0.raw_copies, 2 * 2);
+    T_EQ(a0.copy_bytes[RS_COPY_HTOD], 4 * 4096);
     T_EQ(a0.windows, 3 * 2); /* [T0, +60 s) and [+60 s, +120 s), 3 names each */
     T_EQ(a1.raw, 300);
     T_EQ(a1.windows, 0);
@@ -175,23 +214,23 @@ rollup_keeps_totals(rs_store *st)
     put(st, 0, T0 + 20 * S, 99, 3);
     struct totals late = totals(st, 0, horizon);
     ru = rollup(st, now, 90, 1000);
-    T_EQ(ru.records, 99);
+    T_EQ(ru.records, 99 + 2);
     struct totals merged = totals(st, 0, horizon);
     T_CHECK(same_totals(&late, &merged));
     T_EQ(merged.windows, 3 * 2);
 
     /* a job that received nothing for 90 s: everything is rolled up */
     ru = rollup(st, now + 1000 * S, 90, 1000);
-    T_EQ(ru.records, 1000 + 300);
+    T_EQ(ru.records, 1000 + 300 + 3 * 2);
     a0 = totals(st, 0, horizon);
     a1 = totals(st, 1, horizon);
     T_CHECK(same_totals(&merged, &a0));
     T_CHECK(same_totals(&b1, &a1));
-    T_EQ(a0.raw + a1.raw, 0);
+    T_EQ(a0.raw + a1.raw + a0.raw_copies + a1.raw_copies, 0);
 
     struct rs_store_check_report rep;
     T_EQ(rs_store_check(st, &rep), 0);
-    T_EQ(rep.kernel_windows, 4 + 1); /* rank 0: 4 windows of 3 names; rank 1: 1 of 2 */
+    T_EQ(rep.kernel_windows, 2 * (4 + 1)); /* rank 0: 4 windows, rank 1: 1; kernels and copies */
 }
 
 static void
@@ -208,8 +247,8 @@ many_names_take_parts(rs_store *st)
     T_CHECK(same_totals(&b, &a));
     T_EQ(a.raw, 0);
     T_EQ(rs_store_check(st, &after), 0);
-    /* one more window, in 2 parts (100 names > RS_KWIN_PER_PART) */
-    T_EQ(after.kernel_windows, before.kernel_windows + 2);
+    /* one more window, in 2 parts (100 names > RS_KWIN_PER_PART), and its copies */
+    T_EQ(after.kernel_windows, before.kernel_windows + 2 + 1);
 }
 
 /* Records of steps without a stored summary stay raw, even in an idle job; a chunk that straddles
@@ -244,7 +283,7 @@ unsummarized_steps_stay_raw(rs_store *st)
 
     /* idle job, but summaries end at t + 400 ms: the horizon is the window boundary before it */
     struct rs_store_rollup ru = rollup(st, rs_clock_realtime_ns() + 1000 * S, 90, 1000);
-    T_EQ(ru.records, 300);
+    T_EQ(ru.records, 300 + 2); /* the copies at +0.5 ms and +1.5 ms too */
     struct totals a3 = totals(st, 3, T0 + 1200 * S);
     T_CHECK(same_totals(&b3, &a3));
     T_EQ(a3.raw, 200);

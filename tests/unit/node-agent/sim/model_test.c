@@ -69,7 +69,7 @@ run(const struct sim_params *p, int steps, struct tally *t)
 static struct sim_params
 params(void)
 {
-    return (struct sim_params){RANKS, 34.0, 0.0, -1, 0.0, -1, 0.0, 0, 1, 7, 0};
+    return (struct sim_params){RANKS, 34.0, 0.0, -1, 0.0, -1, 0.0, 0, 1, 7, 0, 1};
 }
 
 static void
