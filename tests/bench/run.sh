@@ -3,8 +3,8 @@
 # tests/gpu/bundle.sh here, then tests/bench/collector_overhead.sh there (docs/BENCHMARKS.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-echo "== storage bytes per rank-step (16 ranks x 300 simulated steps)"
-tests/bench/storage_bytes.sh 16 300
+echo "== storage bytes per rank-step, raw and rolled up (8 ranks x 2,000 steps of 1 s, 1,020 kernels each)"
+tests/bench/storage_bytes.sh 8 2000 20 1000
 echo "== raw records through agent -> server (128 ranks x 400 steps, 3 runs)"
 tests/bench/storage_ingest.sh 128 400 3
 echo "== trace import: importer, analyze and python json.load on a 100 MB Kineto trace (1 run)"
