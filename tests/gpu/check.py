@@ -108,5 +108,10 @@ vs = st.get("vs_peers") or {}
 print(f"info  PC sampling: vs_peers rank {vs.get('rank')} ({vs.get('why')}), stall mix "
       + ", ".join(f"{m['reason']} {m['change_pts']:+.1f} pts"
                   for m in ((vs.get('comparison') or {}).get('stall_mix') or [])[:4]))
+top = load(sys.argv[5]) if len(sys.argv) > 5 else {}
+names = [k["name"] for k in top.get("kernels", []) if k.get("kind") == "kernel"]
+check("kernel names are demangled by the agent (none left in the _Z form)",
+      names and not [n for n in names if n.startswith("_Z")],
+      "; ".join(n[:60] for n in names[:4]))
 print(f"gpu: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

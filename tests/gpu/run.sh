@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # GPU tests of the collector on a machine with 2 GPUs (nvidia-h200-x2). Needs gpu-bundle/
 # (tests/gpu/bundle.sh, built on a Debian 12 machine). Writes $OUT/{summary.txt, dumps.jsonl,
-# train-logs.txt, daemon-logs.txt, env.txt}; prints the summary last.
+# train-logs.txt, daemon-logs.txt, env.txt}, and exports of two jobs (gpu-pcsampling.pb.gz,
+# gpu-straggler-time.pb.gz, gpu-straggler-trace/) to read back with other tools; prints the
+# summary last.
 . "$(dirname "$0")/common.sh"
 {
     nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1
@@ -23,6 +25,12 @@ get() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys
 get "/v1/jobs/gpu-pcsampling/stalls?limit=5" >"$OUT/pc-stalls.json" 2>>"$OUT/train-logs.txt"
 get /v1/jobs/gpu-straggler/stragglers >"$OUT/straggler-verdict.json" 2>>"$OUT/train-logs.txt"
 get /v1/jobs/gpu-baseline/stragglers >"$OUT/baseline-verdict.json" 2>>"$OUT/train-logs.txt"
+get "/v1/jobs/gpu-baseline/top?limit=30" >"$OUT/baseline-top.json" 2>>"$OUT/train-logs.txt"
+# exports of real data, read back on the build machine (go tool pprof, HTA, rankscope analyze)
+cli() { LD_LIBRARY_PATH=$B/lib "$B/bin/rankscope" --server "$HTTP" "$@"; }
+cli export gpu-pcsampling --format pprof --out "$OUT/gpu-pcsampling.pb.gz" >>"$OUT/train-logs.txt" 2>&1
+cli export gpu-straggler --format pprof --out "$OUT/gpu-straggler-time.pb.gz" >>"$OUT/train-logs.txt" 2>&1
+cli export gpu-straggler --format perfetto --out "$OUT/gpu-straggler-trace" >>"$OUT/train-logs.txt" 2>&1
 : >"$OUT/dumps.jsonl"
 for job in gpu-baseline gpu-straggler gpu-fork gpu-profiler gpu-profiler-alone gpu-disabled-check \
            gpu-pcsampling; do
@@ -33,4 +41,4 @@ done
 daemons_down
 cat "$W/server.log" "$W/agent.log" >"$OUT/daemon-logs.txt"
 python3 tests/gpu/check.py "$OUT/dumps.jsonl" "$OUT/pc-stalls.json" "$OUT/straggler-verdict.json" \
-    "$OUT/baseline-verdict.json" | tee "$OUT/summary.txt"
+    "$OUT/baseline-verdict.json" "$OUT/baseline-top.json" | tee "$OUT/summary.txt"
