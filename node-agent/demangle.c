@@ -1,10 +1,12 @@
 /* Cached demangling of C++ names (see demangle.h). */
 #include "node-agent/demangle.h"
 
+#include "common/hash.h"
 #include "common/strtab.h"
 #include "proto/wire.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +46,20 @@ rs_demangler_free(rs_demangler *d)
     free(d);
 }
 
+/* A demangled name longer than the wire allows (kernels templated on lambdas reach 8 KB): its
+ * start, then the mangled name's hash, so that two such names stay two names. */
+static char *
+shortened(char *s, const char *mangled)
+{
+    char tail[40];
+    int n = snprintf(tail, sizeof tail, " ... [%016llx]",
+                     (unsigned long long)rs_hash_fnv1a64(mangled, strlen(mangled)));
+    size_t keep = RS_WIRE_MAX_STRING_LEN - (size_t)n;
+
+    memcpy(s + keep, tail, (size_t)n + 1); /* ASCII: any byte is a character boundary */
+    return s;
+}
+
 const char *
 rs_demangler_name(rs_demangler *d, const char *name)
 {
@@ -55,7 +71,9 @@ rs_demangler_name(rs_demangler *d, const char *name)
     if (id == before) { /* new: demangle once */
         int status = -1;
         char *s = __cxa_demangle(name, NULL, NULL, &status);
-        if (status == 0 && s && strlen(s) <= RS_WIRE_MAX_STRING_LEN)
+        if (status == 0 && s && strlen(s) > RS_WIRE_MAX_STRING_LEN)
+            s = shortened(s, name);
+        if (status == 0 && s)
             d->readable[id] = s;
         else
             free(s);
