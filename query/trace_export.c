@@ -73,8 +73,9 @@ put_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64
         return 0;
     if ((rc = event_start(w, "kernel", name, k->start_ns, k->end_ns, k->stream)) != 0)
         return rc;
-    fprintf(w->f, ", \"args\": {\"device\": %u, \"stream\": %u, \"correlation\": %u}}", k->device,
-            k->stream, k->correlation);
+    /* no "correlation": the store does not keep launch correlation ids, and a made-up one makes
+     * HTA drop the kernel (it keeps GPU kernels whose correlation matches a CPU op of a step) */
+    fprintf(w->f, ", \"args\": {\"device\": %u, \"stream\": %u}}", k->device, k->stream);
     w->st->kernels++;
     return 0;
 }

@@ -62,6 +62,13 @@ one_rank_document(rs_store_read *r)
         T_EQ(count(d0, "kernel", "a"), 20);
         T_EQ(count(d1, "kernel", "ncclDevKernel_AllReduce"), 10);
         T_EQ(count(d0, "user_annotation", "ProfilerStep#"), 10);
+        /* no made-up launch correlation (HTA would drop the kernels: it keeps those whose
+         * correlation matches a CPU op of a traced step) */
+        json_t *e;
+        size_t i, with_correlation = 0;
+        json_array_foreach(json_object_get(d0, "traceEvents"), i, e) with_correlation +=
+            json_object_get(json_object_get(e, "args"), "correlation") != NULL;
+        T_EQ(with_correlation, 0);
         T_EQ(json_integer_value(json_object_get(json_object_get(d1, "distributedInfo"), "rank")),
              1);
         T_EQ(json_integer_value(
