@@ -2,6 +2,7 @@
  * in flat arrays, turned into the generated protobuf-c structs only when encoding. */
 #include "proto/pprof.h"
 
+#include "common/array.h"
 #include "common/hash.h"
 #include "common/strtab.h"
 #include "pprof.pb-c.h"
@@ -74,26 +75,7 @@ struct rs_pprof {
     struct index function_index, location_index, sample_index, mapping_index;
 };
 
-/* Makes room for `more` elements of `size` bytes in *arr (holding n, room for *cap). */
-static int
-reserve(void **arr, size_t *cap, size_t n, size_t more, size_t size)
-{
-    size_t want = n + more, nc;
-    void *na;
-
-    if (want <= *cap)
-        return 0;
-    nc = *cap ? *cap : 16;
-    while (nc < want)
-        nc *= 2;
-    if (!(na = realloc(*arr, nc * size)))
-        return -ENOMEM;
-    *arr = na;
-    *cap = nc;
-    return 0;
-}
-
-#define RESERVE(arr, cap, n, more) reserve((void **)&(arr), &(cap), (n), (more), sizeof *(arr))
+#define RESERVE RS_ARRAY_RESERVE
 
 static int
 string_id(rs_pprof *p, const char *s, uint32_t *id)

@@ -96,93 +96,69 @@ on_stall(void *arg, const struct rs_stall_record *s, uint64_t at_ns, const char 
     return 0;
 }
 
+/* Adds `count` launches taking `ns` to the time profile's stack [leaf, the current rank], and
+ * marks [t0, t1) as covered. */
 static int
-on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
-{
-    struct export *x = arg;
-    uint64_t stack[2];
-    int rc;
-
-    (void)name_hash;
-    if (!in_range(x, k->start_ns))
-        return 0;
-    int64_t v[2] = {1, (int64_t)(k->end_ns - k->start_ns)};
-    if ((rc = rs_pprof_frame(x->prof, name, 0, 0, &stack[0])) != 0)
-        return rc;
-    stack[1] = x->rank_location;
-    if ((rc = add(x, x->rank, stack, 2, v)) != 0)
-        return rc;
-    x->st->events++;
-    x->st->gpu_ns += (uint64_t)v[1];
-    cover(x, k->start_ns, k->end_ns);
-    return 0;
-}
-
-/* Rolled-up kernels (storage "Rollups"): a window counts when it starts in the range. */
-static int
-on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t name_hash)
-{
-    struct export *x = arg;
-    uint64_t stack[2];
-    int rc;
-
-    (void)name_hash;
-    if (!in_range(x, kw->start_ns))
-        return 0;
-    int64_t v[2] = {(int64_t)kw->count, (int64_t)kw->total_ns};
-    if ((rc = rs_pprof_frame(x->prof, name, 0, 0, &stack[0])) != 0)
-        return rc;
-    stack[1] = x->rank_location;
-    if ((rc = add(x, x->rank, stack, 2, v)) != 0)
-        return rc;
-    x->st->events += kw->count;
-    x->st->gpu_ns += kw->total_ns;
-    cover(x, kw->start_ns, kw->start_ns + kw->window_ns);
-    return 0;
-}
-
-/* Copies under their rank: [copy name, rank]. */
-static int
-add_copy(struct export *x, uint32_t kind, uint64_t count, uint64_t ns)
+add_time(struct export *x, const char *leaf, uint64_t count, uint64_t ns, uint64_t t0, uint64_t t1)
 {
     uint64_t stack[2];
     int64_t v[2] = {(int64_t)count, (int64_t)ns};
     int rc;
 
-    if ((rc = rs_pprof_frame(x->prof, rs_copy_kind_name(kind), 0, 0, &stack[0])) != 0)
+    if ((rc = rs_pprof_frame(x->prof, leaf, 0, 0, &stack[0])) != 0)
         return rc;
     stack[1] = x->rank_location;
     if ((rc = add(x, x->rank, stack, 2, v)) != 0)
         return rc;
     x->st->events += count;
     x->st->gpu_ns += ns;
+    cover(x, t0, t1);
     return 0;
+}
+
+static int
+on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
+{
+    struct export *x = arg;
+
+    (void)name_hash;
+    if (!in_range(x, k->start_ns))
+        return 0;
+    return add_time(x, name, 1, k->end_ns - k->start_ns, k->start_ns, k->end_ns);
+}
+
+/* Rolled-up kernels and copies (storage "Rollups"): a window counts when it starts in the range. */
+static int
+on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t name_hash)
+{
+    struct export *x = arg;
+
+    (void)name_hash;
+    if (!in_range(x, kw->start_ns))
+        return 0;
+    return add_time(x, name, kw->count, kw->total_ns, kw->start_ns, kw->start_ns + kw->window_ns);
 }
 
 static int
 on_copy(void *arg, const struct rs_memcpy_record *m)
 {
     struct export *x = arg;
-    int rc;
 
     if (!in_range(x, m->start_ns))
         return 0;
-    if ((rc = add_copy(x, m->kind, 1, m->end_ns - m->start_ns)) == 0)
-        cover(x, m->start_ns, m->end_ns);
-    return rc;
+    return add_time(x, rs_copy_kind_name(m->kind), 1, m->end_ns - m->start_ns, m->start_ns,
+                    m->end_ns);
 }
 
 static int
 on_copy_window(void *arg, const struct rs_copy_window *cw)
 {
     struct export *x = arg;
-    int rc;
 
     if (!in_range(x, cw->start_ns))
         return 0;
-    if ((rc = add_copy(x, cw->kind, cw->count, cw->total_ns)) == 0)
-        cover(x, cw->start_ns, cw->start_ns + cw->window_ns);
-    return rc;
+    return add_time(x, rs_copy_kind_name(cw->kind), cw->count, cw->total_ns, cw->start_ns,
+                    cw->start_ns + cw->window_ns);
 }
 
 /* Collectives come for every rank of the job at once: the scope's ranks, sorted by rank. */

@@ -3,6 +3,7 @@
  * bounded by the longest interval), so the cost is O(n log n) per rank. */
 #include "query/steps.h"
 
+#include "common/array.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "query/instances.h"
@@ -30,14 +31,8 @@ struct intervals {
 static int
 add_interval(struct intervals *iv, uint64_t s, uint64_t e, int nccl)
 {
-    if (iv->n == iv->cap) {
-        size_t cap = iv->cap ? iv->cap * 2 : 1024;
-        struct interval *v = realloc(iv->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        iv->v = v;
-        iv->cap = cap;
-    }
+    if (RS_ARRAY_RESERVE(iv->v, iv->cap, iv->n, 1) != 0)
+        return -ENOMEM;
     iv->v[iv->n++] = (struct interval){s, e, (uint8_t)nccl};
     if (e - s > iv->longest)
         iv->longest = e - s;

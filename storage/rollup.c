@@ -6,6 +6,7 @@
 #include "storage/keys.h"
 #include "storage/store_int.h"
 
+#include "common/array.h"
 #include "common/error.h"
 #include "proto/wire.h"
 
@@ -30,14 +31,8 @@ struct sums {
 static int
 sums_add(struct sums *s, const struct sum *x)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 256;
-        struct sum *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (RS_ARRAY_RESERVE(s->v, s->cap, s->n, 1) != 0)
+        return -ENOMEM;
     s->v[s->n++] = *x;
     return 0;
 }
@@ -438,34 +433,8 @@ struct windows_ctx {
     rs_store_kernel_window_cb kernel_cb; /* the one of the kind */
     rs_store_copy_window_cb copy_cb;
     void *arg;
-    char *name;
-    size_t cap;
+    struct rs__name_buf name;
 };
-
-/* The name of `hash` into ctx->name ("?" when the string is missing). */
-static int
-window_name(struct windows_ctx *ctx, uint64_t hash)
-{
-    struct rs_key_string key;
-    MDB_val k = {sizeof key, &key}, v;
-    int rc;
-
-    rs__be64_put(key.hash, hash);
-    if ((rc = mdb_get(ctx->r->txn, ctx->r->store->strings, &k, &v)) != 0 && rc != MDB_NOTFOUND)
-        return rs__store_err(rc);
-    if (rc == MDB_NOTFOUND)
-        v = (MDB_val){1, "?"};
-    if (v.mv_size + 1 > ctx->cap) {
-        char *n = realloc(ctx->name, v.mv_size + 1);
-        if (!n)
-            return -ENOMEM;
-        ctx->name = n;
-        ctx->cap = v.mv_size + 1;
-    }
-    memcpy(ctx->name, v.mv_data, v.mv_size);
-    ctx->name[v.mv_size] = '\0';
-    return 0;
-}
 
 static int
 visit_window(void *p, const MDB_val *k, const MDB_val *v)
@@ -492,8 +461,8 @@ visit_window(void *p, const MDB_val *k, const MDB_val *v)
             rc = ctx->copy_cb(ctx->arg, &cw);
         } else {
             struct rs_kernel_window kw = {start, h.window_ns, e.count, e.total_ns, e.max_ns};
-            if ((rc = window_name(ctx, e.key)) == 0)
-                rc = ctx->kernel_cb(ctx->arg, &kw, ctx->name, e.key);
+            if ((rc = rs__store_resolve_name(ctx->r, &ctx->name, e.key)) == 0)
+                rc = ctx->kernel_cb(ctx->arg, &kw, ctx->name.s, e.key);
         }
         if (rc != 0)
             return rc;
@@ -512,7 +481,7 @@ windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, stru
     rs__be32_put(rank_key + 8, rank);
     kwin_key(&from, rank_key, ctx->kind, t0, 0);
     rc = rs__store_prefix_scan(r, r->store->kwin, &from, 14, &from, sizeof from, visit_window, ctx);
-    free(ctx->name);
+    free(ctx->name.s);
     return rc == 1 ? 0 : rc;
 }
 
@@ -520,7 +489,7 @@ int
 rs_store_kernel_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                              uint64_t t1, rs_store_kernel_window_cb cb, void *arg)
 {
-    struct windows_ctx ctx = {r, t1, RS_SERIES_KERNEL, cb, NULL, arg, NULL, 0};
+    struct windows_ctx ctx = {r, t1, RS_SERIES_KERNEL, cb, NULL, arg, {NULL, 0}};
     return windows_scan(r, job, rank, t0, &ctx);
 }
 
@@ -528,6 +497,6 @@ int
 rs_store_copy_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                            uint64_t t1, rs_store_copy_window_cb cb, void *arg)
 {
-    struct windows_ctx ctx = {r, t1, RS_SERIES_MEMCPY, NULL, cb, arg, NULL, 0};
+    struct windows_ctx ctx = {r, t1, RS_SERIES_MEMCPY, NULL, cb, arg, {NULL, 0}};
     return windows_scan(r, job, rank, t0, &ctx);
 }

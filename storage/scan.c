@@ -3,6 +3,7 @@
 #include "storage/keys.h"
 #include "storage/store_int.h"
 
+#include "common/array.h"
 #include "common/error.h"
 
 #include <errno.h>
@@ -159,14 +160,8 @@ append_rank(void *arg, const struct rs_rank_info *info)
 {
     struct rank_array *a = arg;
 
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 16;
-        struct rs_rank_info *v = realloc(a->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        a->v = v;
-        a->cap = cap;
-    }
+    if (RS_ARRAY_RESERVE(a->v, a->cap, a->n, 1) != 0)
+        return -ENOMEM;
     a->v[a->n++] = *info;
     return 0;
 }
@@ -186,15 +181,8 @@ rs_store_ranks_get(rs_store_read *r, const char *job, struct rs_rank_info **out,
     return 0;
 }
 
-/* A growable buffer for one resolved name. */
-struct name_buf {
-    char *s;
-    size_t cap;
-};
-
-/* Resolves a string hash into nb ("?" when the string is missing). */
-static int
-resolve_name(rs_store_read *r, struct name_buf *nb, uint64_t hash)
+int
+rs__store_resolve_name(rs_store_read *r, struct rs__name_buf *nb, uint64_t hash)
 {
     struct rs_key_string key;
     MDB_val k = {sizeof key, &key}, v;
@@ -210,7 +198,7 @@ resolve_name(rs_store_read *r, struct name_buf *nb, uint64_t hash)
     if (v.mv_size + 1 > nb->cap) {
         char *n = realloc(nb->s, v.mv_size + 1);
         if (!n)
-            return -12;
+            return -ENOMEM;
         nb->s = n;
         nb->cap = v.mv_size + 1;
     }
@@ -225,7 +213,7 @@ resolve_name(rs_store_read *r, struct name_buf *nb, uint64_t hash)
 
 struct name_cache {
     uint64_t hash[NAME_CACHE];
-    struct name_buf name[NAME_CACHE];
+    struct rs__name_buf name[NAME_CACHE];
 };
 
 /* A time-ranged scan over one rank's series of one kind: the callback state. */
@@ -236,7 +224,7 @@ struct series_ctx {
     rs_store_memcpy_cb memcpy_cb;
     rs_store_stall_cb stall_cb;
     void *arg;
-    struct name_buf reason;
+    struct rs__name_buf reason;
     struct name_cache *names;
 };
 
@@ -252,7 +240,7 @@ cached_name(struct series_ctx *ctx, uint64_t hash, const char **out)
         *out = c->name[slot].s;
         return 0;
     }
-    if ((rc = resolve_name(ctx->r, &c->name[slot], hash)) != 0)
+    if ((rc = rs__store_resolve_name(ctx->r, &c->name[slot], hash)) != 0)
         return rc;
     c->hash[slot] = hash;
     *out = c->name[slot].s;
@@ -363,7 +351,7 @@ visit_stall_chunk(void *p, const MDB_val *k, const MDB_val *v)
         memcpy(&sv, (const char *)v->mv_data + off, sizeof sv);
         const char *kernel;
         if ((rc = cached_name(ctx, sv.kernel_hash, &kernel)) != 0 ||
-            (rc = resolve_name(ctx->r, &ctx->reason, sv.reason_hash)) != 0)
+            (rc = rs__store_resolve_name(ctx->r, &ctx->reason, sv.reason_hash)) != 0)
             return rc;
         struct rs_stall_record rec = {sv.pc_offset, sv.count, 0, 0, sv.cubin_crc};
         if ((rc = cb(ctx->arg, &rec, at, kernel, ctx->reason.s)) != 0)

@@ -37,6 +37,16 @@ int rs__store_prefix_scan(rs_store_read *r, MDB_dbi dbi, const void *prefix, siz
                           const void *from, size_t flen,
                           int (*visit)(void *ctx, const MDB_val *k, const MDB_val *v), void *ctx);
 
+/* A growable buffer for one resolved name (free s when done). */
+struct rs__name_buf {
+    char *s;
+    size_t cap;
+};
+
+/* Resolves a string hash into nb ("?" when the string is missing). Returns 0, -ENOMEM or a
+ * storage error. */
+int rs__store_resolve_name(rs_store_read *r, struct rs__name_buf *nb, uint64_t hash);
+
 /* FNV-1a 64 of a job name: the job's id inside keys. */
 uint64_t rs__store_job_id(const char *job);
 

@@ -24,6 +24,17 @@ serve() {
         --listen tcp://127.0.0.1:0 --ready-file "$WORK/server.ready" "$@"
     wait_file "$WORK/server.ready"
 }
+# Waits until the counter stops changing between two readings $1 s apart (at most 60 readings).
+until_stable() {
+    local last=-1 n=0 i
+    for i in $(seq 60); do
+        sleep "$1"
+        n=$(counter "$2")
+        [ "$n" -gt 0 ] && [ "$n" = "$last" ] && break
+        last=$n
+    done
+    echo "$n"
+}
 counter() {
     curl -s "http://$(field "$WORK/server.ready" http)/healthz" |
         python3 -c "import json,sys; print(json.load(sys.stdin)['counters']['$1'])"
@@ -58,23 +69,11 @@ wait_file "$WORK/agent.ready"
     --agent "$WORK/agent.sock" --log-level warn >"$WORK/sim.json"
 # the evaluator summarizes settled steps (rollups never pass the newest summarized one): wait
 # until it has stored all it will
-last=-1
-for _ in $(seq 60); do
-    sleep 2.5
-    n=$(counter step_summaries_stored)
-    [ "$n" -gt 0 ] && [ "$n" = "$last" ] && break
-    last=$n
-done
+until_stable 2.5 step_summaries_stored >/dev/null
 stop_all
 report "every record raw"
 serve --raw-retention-s 1 --maintenance-s 1
-last=-1
-for _ in $(seq 60); do
-    sleep 1.5
-    n=$(counter records_rolled_up)
-    [ "$n" -gt 0 ] && [ "$n" = "$last" ] && break
-    last=$n
-done
+n=$(until_stable 1.5 records_rolled_up)
 records=$(python3 -c 'import json,sys; s = json.load(open(sys.argv[1]))["sent"]; print(s["kernels"] + s["memcpys"])' "$WORK/sim.json")
 echo "rolled up $n of $records kernel and memcpy records"
 stop_all
