@@ -386,7 +386,9 @@ rank_horizon(rs_store_write *w, struct rs_store_rollup *ru, const MDB_val *k, co
         h = rv.last_ns - ru->raw_ns;
     if (has_steps && summarized < h)
         h = summarized;
-    *horizon = h == UINT64_MAX ? h : h - h % ru->window_ns;
+    /* not aligned to a window: a window rolled up in parts merges (that costs a rewrite of its
+     * entries per pass, and keeps an idle job's last window from staying raw) */
+    *horizon = h;
     return 0;
 }
 

@@ -69,7 +69,7 @@ wait_file "$WORK/agent.ready"
     --agent "$WORK/agent.sock" --log-level warn >"$WORK/sim.json"
 # the evaluator summarizes settled steps (rollups never pass the newest summarized one): wait
 # until it has stored all it will
-until_stable 2.5 step_summaries_stored >/dev/null
+until_stable 5 step_summaries_stored >/dev/null
 stop_all
 report "every record raw"
 serve --raw-retention-s 1 --maintenance-s 1
