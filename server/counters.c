@@ -32,7 +32,8 @@ const struct rs_counter_info rs_counter_infos[] = {
     C(step_summaries, "step_summaries_stored", "Settled step summaries stored by the evaluator."),
     C(storage_full, "storage_full", "Commits refused because the store was full."),
     C(jobs_deleted_for_space, "jobs_deleted_for_space", "Jobs deleted by retention by space."),
-    C(records_rolled_up, "records_rolled_up", "Raw kernel and memcpy records rolled up into window totals."),
+    C(records_rolled_up, "records_rolled_up",
+      "Raw kernel and memcpy records rolled up into window totals."),
 };
 
 const size_t rs_counter_info_count = sizeof rs_counter_infos / sizeof rs_counter_infos[0];

@@ -5,23 +5,17 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-struct call {
-    struct call *next;
-    void (*fn)(void *);
-    void *arg;
-};
-
 struct rs_post {
     uv_async_t async;
     pthread_mutex_t lock;
-    struct call *head, **tail;
+    struct rs_post_node *head, **tail;
     bool closed;
 };
 
 static void
 run_all(rs_post *p)
 {
-    struct call *list;
+    struct rs_post_node *list;
 
     pthread_mutex_lock(&p->lock);
     list = p->head;
@@ -29,9 +23,11 @@ run_all(rs_post *p)
     p->tail = &p->head;
     pthread_mutex_unlock(&p->lock);
     while (list) {
-        struct call *next = list->next;
-        list->fn(list->arg);
-        free(list);
+        struct rs_post_node *next = list->next;
+        int owned = list->owned;
+        list->fn(list->arg); /* may free a caller's node: read it before */
+        if (owned)
+            free(list);
         list = next;
     }
 }
@@ -57,23 +53,34 @@ rs_post_new(uv_loop_t *loop, rs_post **out)
     return 0;
 }
 
+static void
+enqueue(rs_post *p, struct rs_post_node *n)
+{
+    pthread_mutex_lock(&p->lock);
+    *p->tail = n;
+    p->tail = &n->next;
+    if (!p->closed) /* under the lock: rs_post_close cannot close the handle in between */
+        uv_async_send(&p->async);
+    pthread_mutex_unlock(&p->lock);
+}
+
 int
 rs_post_call(rs_post *p, void (*fn)(void *), void *arg)
 {
-    struct call *c = malloc(sizeof *c);
-    bool closed;
+    struct rs_post_node *n = malloc(sizeof *n);
 
-    if (!c)
+    if (!n)
         return -12;
-    *c = (struct call){NULL, fn, arg};
-    pthread_mutex_lock(&p->lock);
-    *p->tail = c;
-    p->tail = &c->next;
-    closed = p->closed;
-    if (!closed) /* under the lock: rs_post_close cannot close the handle in between */
-        uv_async_send(&p->async);
-    pthread_mutex_unlock(&p->lock);
+    *n = (struct rs_post_node){NULL, fn, arg, 1};
+    enqueue(p, n);
     return 0;
+}
+
+void
+rs_post_node_call(rs_post *p, struct rs_post_node *n, void (*fn)(void *), void *arg)
+{
+    *n = (struct rs_post_node){NULL, fn, arg, 0};
+    enqueue(p, n);
 }
 
 void

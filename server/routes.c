@@ -14,6 +14,7 @@
 #include "query/stragglers.h"
 #include "query/top.h"
 #include "query/trace_export.h"
+#include "server/job_delete.h"
 #include "server/server_int.h"
 
 #include <errno.h>
@@ -242,68 +243,35 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
     }
 }
 
-/* DELETE /v1/jobs/{job}: a writer task, 10,000 entries per transaction, answered on the loop. */
+/* DELETE /v1/jobs/{job}: answered when the deletion (server/job_delete.h) is over; 10,000
+ * entries per transaction. */
 #define DELETE_CHUNK 10000
 
-struct delete_work {
-    struct rs_server *srv;
-    rs_http_conn *conn;
-    char job[RS_WIRE_MAX_JOB_LEN + 1];
-    uint64_t deleted;
-    int status;
-};
-
-static int
-delete_step(rs_store_write *txn, void *arg, bool *done)
-{
-    struct delete_work *d = arg;
-    return rs_store_delete_job(txn, d->job, DELETE_CHUNK, &d->deleted, done);
-}
-
 static void
-delete_answer(void *arg) /* on the loop */
+job_deleted(void *arg, const char *job, int status, uint64_t entries) /* on the loop */
 {
-    struct delete_work *d = arg;
+    rs_http_conn *c = arg;
 
-    if (d->status == 0)
-        rs_evaluator_forget(d->srv->evaluator, d->job);
-    if (d->status == 0)
-        rs_http_respond_json(d->conn, 200,
-                             json_pack("{s:s, s:b, s:I}", "job", d->job, "deleted", 1,
-                                       "entries_deleted", (json_int_t)d->deleted));
-    else if (d->status == RS_E_NOT_FOUND)
-        rs_http_respond_error(d->conn, 404, "job '%s' not found (see GET /v1/jobs)", d->job);
+    if (status == 0)
+        rs_http_respond_json(c, 200,
+                             json_pack("{s:s, s:b, s:I}", "job", job, "deleted", 1,
+                                       "entries_deleted", (json_int_t)entries));
+    else if (status == RS_E_NOT_FOUND)
+        rs_http_respond_error(c, 404, "job '%s' not found (see GET /v1/jobs)", job);
     else
-        rs_http_respond_error(d->conn, 503, "deleting job '%s' failed: %s (%llu entries deleted)",
-                              d->job, rs_strerror(d->status), (unsigned long long)d->deleted);
-    free(d);
-}
-
-static void
-delete_done(void *arg, int status) /* on the writer thread */
-{
-    struct delete_work *d = arg;
-
-    d->status = status;
-    if (rs_post_call(d->srv->post, delete_answer, d) != 0)
-        free(d); /* out of memory: the client times out */
+        rs_http_respond_error(c, 503, "deleting job '%s' failed: %s (%llu entries deleted)", job,
+                              rs_strerror(status), (unsigned long long)entries);
 }
 
 static void
 start_delete(struct rs_server *srv, rs_http_conn *c, const char *job)
 {
-    struct delete_work *d = calloc(1, sizeof *d);
+    int rc = rs__server_delete_job(srv, job, DELETE_CHUNK, job_deleted, c);
 
-    if (!d) {
+    if (rc == -ENOMEM)
         rs_http_respond_error(c, 500, "out of memory");
-        return;
-    }
-    *d = (struct delete_work){srv, c, "", 0, 0};
-    snprintf(d->job, sizeof d->job, "%s", job);
-    if (rs_writer_submit_task(srv->writer, delete_step, delete_done, d) != 0) {
-        free(d);
+    else if (rc != 0)
         rs_http_respond_error(c, 503, "the server is stopping");
-    }
 }
 
 static json_t *

@@ -3,6 +3,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "server/job_delete.h"
 #include "server/server_int.h"
 
 #include <stdbool.h>
@@ -18,11 +19,10 @@ struct rs_space {
     uint64_t full_seen; /* the storage_full counter at the last check */
     bool freeing;       /* a deletion is queued or running */
     bool closed;
-    /* the deletion in flight (written by the writer thread, read on the loop after it posts) */
+    /* the deletion in flight */
     char job[RS_WIRE_MAX_JOB_LEN + 1];
     const char *why;
-    uint64_t data_bytes, limit_bytes, deleted;
-    int status;
+    uint64_t data_bytes, limit_bytes;
 };
 
 static void
@@ -32,42 +32,24 @@ maybe_free(rs_space *s)
         free(s);
 }
 
-static int
-delete_step(rs_store_write *txn, void *arg, bool *done)
-{
-    rs_space *s = arg;
-    return rs_store_delete_job(txn, s->job, ENTRIES_PER_TXN, &s->deleted, done);
-}
-
 static void
-deleted(void *arg) /* on the loop */
+deleted(void *arg, const char *job, int status, uint64_t entries) /* on the loop */
 {
     rs_space *s = arg;
 
     s->freeing = false;
-    if (s->status == 0) {
+    if (status == 0) {
         RS_COUNT(&s->srv->counters, jobs_deleted_for_space);
-        rs_evaluator_forget(s->srv->evaluator, s->job);
         rs_log(RS_LOG_WARN, "RS-RETENTION-SPACE",
                "deleted job %s (%llu entries), the one that received data least recently: %s "
                "(data %.1f MB, limit %.1f MB)",
-               s->job, (unsigned long long)s->deleted, s->why, (double)s->data_bytes / 1e6,
+               job, (unsigned long long)entries, s->why, (double)s->data_bytes / 1e6,
                (double)s->limit_bytes / 1e6);
-    } else if (s->status != RS_E_CLOSED && s->status != RS_E_NOT_FOUND) {
-        rs_log(RS_LOG_ERROR, "RS-RETENTION-SPACE", "deleting job %s to free space failed: %s",
-               s->job, rs_strerror(s->status));
+    } else if (status != RS_E_CLOSED && status != RS_E_NOT_FOUND) {
+        rs_log(RS_LOG_ERROR, "RS-RETENTION-SPACE", "deleting job %s to free space failed: %s", job,
+               rs_strerror(status));
     }
     maybe_free(s);
-}
-
-static void
-delete_done(void *arg, int status) /* on the writer thread */
-{
-    rs_space *s = arg;
-
-    s->status = status;
-    if (rs_post_call(s->srv->post, deleted, s) != 0)
-        s->freeing = false; /* out of memory: the next check tries again */
 }
 
 static int
@@ -127,11 +109,7 @@ on_check(uv_timer_t *t)
                                : "the store's data passed 90% of its map";
     s->data_bytes = sp.data_bytes;
     s->limit_bytes = limit;
-    s->deleted = 0;
-    s->status = 0;
-    s->freeing = true;
-    if (rs_writer_submit_task(s->srv->writer, delete_step, delete_done, s) != 0)
-        s->freeing = false;
+    s->freeing = rs__server_delete_job(s->srv, s->job, ENTRIES_PER_TXN, deleted, s) == 0;
 }
 
 int

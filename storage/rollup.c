@@ -97,10 +97,10 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, uint64_t wind
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = sums_add(&all, &add[i]);
     /* the stored parts: read, then delete (rewritten below) */
-    for (uint16_t part = 0; rc == 0; part++) {
+    for (uint32_t part = 0; rc == 0 && part <= UINT16_MAX; part++) {
         MDB_val k = {sizeof key, &key}, v;
         struct rs_kwin_header h;
-        kwin_key(&key, rank_key, kind, add[0].window, part);
+        kwin_key(&key, rank_key, kind, add[0].window, (uint16_t)part);
         if ((rc = mdb_get(txn, dbi, &k, &v)) != 0) {
             rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
             break;
@@ -130,6 +130,8 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, uint64_t wind
     }
     if (rc == 0)
         sums_fold(&all);
+    if (rc == 0 && all.n > (size_t)(UINT16_MAX + 1) * RS_KWIN_PER_PART)
+        rc = RS_E_TOO_BIG; /* 3.8 million names in one window: not a real job */
     for (size_t i = 0, part = 0; rc == 0 && i < all.n; part++) {
         uint8_t buf[RS_STORE_CHUNK_BYTES];
         size_t cnt = all.n - i < RS_KWIN_PER_PART ? all.n - i : RS_KWIN_PER_PART;
