@@ -278,122 +278,6 @@ rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_k
     return rc;
 }
 
-/* Whether the job of rank key `rank_key` has received nothing since now - raw (cached per job). */
-static int
-job_idle(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key, bool *idle)
-{
-    MDB_cursor *c;
-    MDB_val k, v;
-    int rc, op = MDB_FIRST;
-
-    if (ru->job_known && memcmp(ru->job_id, rank_key, 8) == 0) {
-        *idle = ru->job_idle;
-        return 0;
-    }
-    /* jobs are keyed by name: find the one with this id (a store holds few jobs) */
-    if ((rc = mdb_cursor_open(w->txn, w->store->jobs, &c)) != 0)
-        return rs__store_err(rc);
-    *idle = false;
-    while ((rc = mdb_cursor_get(c, &k, &v, op)) == 0) {
-        struct rs_job_value jv;
-        uint8_t id[8];
-        op = MDB_NEXT;
-        if (v.mv_size != sizeof jv)
-            continue; /* the consistency check reports it */
-        char name[RS_WIRE_MAX_JOB_LEN + 1];
-        if (k.mv_size == 0 || k.mv_size > RS_WIRE_MAX_JOB_LEN)
-            continue;
-        memcpy(name, k.mv_data, k.mv_size);
-        name[k.mv_size] = '\0';
-        rs__be64_put(id, rs__store_job_id(name));
-        if (memcmp(id, rank_key, 8) != 0)
-            continue;
-        memcpy(&jv, v.mv_data, sizeof jv);
-        *idle = jv.received_ns + ru->raw_ns <= ru->now_ns;
-        break;
-    }
-    mdb_cursor_close(c);
-    if (rc != 0 && rc != MDB_NOTFOUND)
-        return rs__store_err(rc);
-    memcpy(ru->job_id, rank_key, 8);
-    ru->job_idle = *idle;
-    ru->job_known = true;
-    return 0;
-}
-
-/* Whether the rank has step records, and the end of its newest step with a stored summary (0 when
- * none). */
-static int
-summarized_until(rs_store_write *w, const uint8_t *rank_key, bool *has_steps, uint64_t *end)
-{
-    struct rs_key_step key;
-    MDB_cursor *c;
-    MDB_val k = {sizeof key, &key}, v;
-    int rc;
-
-    *has_steps = false;
-    *end = 0;
-    memcpy(key.job_id, rank_key, 8);
-    memcpy(key.rank, rank_key + 8, 4);
-    memset(key.step, 0, sizeof key.step);
-    if ((rc = mdb_cursor_open(w->txn, w->store->steps, &c)) != 0)
-        return rs__store_err(rc);
-    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-    *has_steps = rc == 0 && k.mv_size == sizeof key && memcmp(k.mv_data, rank_key, 12) == 0;
-    mdb_cursor_close(c);
-    if (rc != 0 && rc != MDB_NOTFOUND)
-        return rs__store_err(rc);
-    if (!*has_steps)
-        return 0;
-    /* the newest summary: the entry before (job, rank, UINT64_MAX + 1), i.e. the last <= MAX */
-    memset(key.step, 0xff, sizeof key.step);
-    k = (MDB_val){sizeof key, &key};
-    if ((rc = mdb_cursor_open(w->txn, w->store->stepsum, &c)) != 0)
-        return rs__store_err(rc);
-    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-    if (!(rc == 0 && k.mv_size == sizeof key && memcmp(k.mv_data, &key, sizeof key) == 0))
-        rc = mdb_cursor_get(c, &k, &v, rc == 0 ? MDB_PREV : MDB_LAST);
-    if (rc == 0 && k.mv_size == sizeof key && memcmp(k.mv_data, rank_key, 12) == 0 &&
-        v.mv_size == sizeof(struct rs_stepsum_value)) {
-        struct rs_stepsum_value sv;
-        memcpy(&sv, v.mv_data, sizeof sv);
-        *end = sv.end_ns;
-    }
-    mdb_cursor_close(c);
-    return rc == 0 || rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
-}
-
-/* The horizon of one rank: records that start before it are rolled up. A rank with step records
- * keeps the records of steps without a stored summary raw: their metrics are computed from them
- * (the evaluator summarizes settled steps; the last steps of a job may never settle). */
-static int
-rank_horizon(rs_store_write *w, struct rs_store_rollup *ru, const MDB_val *k, const MDB_val *v,
-             uint64_t *horizon)
-{
-    struct rs_rank_value rv;
-    uint64_t h = 0, summarized;
-    bool idle, has_steps;
-    int rc;
-
-    *horizon = 0;
-    if (v->mv_size != sizeof rv)
-        return 0; /* the consistency check reports it; leave the rank alone */
-    if ((rc = job_idle(w, ru, k->mv_data, &idle)) != 0 ||
-        (rc = summarized_until(w, k->mv_data, &has_steps, &summarized)) != 0)
-        return rc;
-    memcpy(&rv, v->mv_data, sizeof rv);
-    if (idle)
-        h = UINT64_MAX;
-    else if (rv.last_ns > ru->raw_ns)
-        h = rv.last_ns - ru->raw_ns;
-    if (has_steps && summarized < h)
-        h = summarized;
-    /* not aligned to a window: a window rolled up in parts merges (that costs a rewrite of its
-     * entries per pass, and keeps an idle job's last window from staying raw) */
-    *horizon = h;
-    return 0;
-}
-
 int
 rs_store_rollup_step(rs_store_write *w, struct rs_store_rollup *ru, size_t max_records, bool *done)
 {
@@ -417,7 +301,7 @@ rs_store_rollup_step(rs_store_write *w, struct rs_store_rollup *ru, size_t max_r
             continue; /* the consistency check reports it */
         memcpy(ru->resume, k.mv_data, sizeof ru->resume);
         ru->started = true;
-        if ((rc = rank_horizon(w, ru, &k, &v, &horizon)) != 0 ||
+        if ((rc = rs__rollup_horizon(w, ru, &k, &v, &horizon)) != 0 ||
             (horizon > 0 && (rc = rollup_rank(w, ru, ru->resume, horizon, &budget, &more)) != 0) ||
             more)
             break; /* more: this rank goes on in the next transaction */

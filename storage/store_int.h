@@ -47,6 +47,12 @@ struct rs__name_buf {
  * storage error. */
 int rs__store_resolve_name(rs_store_read *r, struct rs__name_buf *nb, uint64_t hash);
 
+/* The rollup horizon of the rank whose ranks-DB entry is (k, v): records that start before it are
+ * rolled up (rollup_horizon.c). Returns 0 or an error. */
+struct rs_store_rollup;
+int rs__rollup_horizon(rs_store_write *w, struct rs_store_rollup *ru, const MDB_val *k,
+                       const MDB_val *v, uint64_t *horizon);
+
 /* FNV-1a 64 of a job name: the job's id inside keys. */
 uint64_t rs__store_job_id(const char *job);
 

@@ -251,44 +251,55 @@ many_names_take_parts(rs_store *st)
     T_EQ(after.kernel_windows, before.kernel_windows + 2 + 1);
 }
 
-/* Records of steps without a stored summary stay raw, even in an idle job; a chunk that straddles
- * the horizon is split. */
+/* Rank `rank`: 500 kernels from t, 1 ms apart, in 5 steps of 100 ms, with a stored summary for
+ * the steps whose bit is set in `summarized`. */
 static void
-unsummarized_steps_stay_raw(rs_store *st)
+put_steps(rs_store *st, uint32_t rank, uint64_t t, unsigned summarized)
 {
-    uint64_t t = T0 + 1200 * S - 300000000ull; /* 300 ms before a window boundary */
     struct rs_step_record steps[5];
-    struct rs_step_summary sum[4];
+    struct rs_step_summary sum[5];
+    uint32_t n_sum = 0;
     rs_store_write *w;
     bool dup;
 
-    put(st, 3, t, 500, 3); /* 500 kernels, 1 ms apart */
-    memset(sum, 0, sizeof sum);
+    put(st, rank, t, 500, 3);
     for (uint32_t i = 0; i < 5; i++) {
         steps[i] = (struct rs_step_record){i, t + i * 100000000ull, t + (i + 1) * 100000000ull};
-        if (i < 4)
-            sum[i] = (struct rs_step_summary){
+        if (summarized & (1u << i))
+            sum[n_sum++] = (struct rs_step_summary){
                 .step = i, .start_ns = steps[i].start_ns, .end_ns = steps[i].end_ns};
     }
-    struct rs_rank_batch rb = {.identity = {"job", 3, 3, 4, "h", "GPU-1", 1},
+    struct rs_rank_batch rb = {.identity = {"job", rank, rank, 8, "h", "GPU-1", 1},
                                .clock = {t, t},
                                .steps = steps,
                                .n_steps = 5};
     struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
     T_EQ(rs_store_write_begin(st, &w), 0);
     T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-    T_EQ(rs_store_step_summaries_put(w, "job", 3, sum, 4), 0);
+    T_EQ(rs_store_step_summaries_put(w, "job", rank, sum, n_sum), 0);
     T_EQ(rs_store_write_commit(w), 0);
-    struct totals b3 = totals(st, 3, t + 400000000ull);
+}
 
-    /* idle job, but summaries end at t + 400 ms: the horizon (in the middle of a window and of a
-     * chunk: the chunk is split) */
+/* Records of steps without a stored summary stay raw, even in an idle job — the last ones, and
+ * one in the middle (a gap the evaluator never filled); a chunk straddling the horizon is split. */
+static void
+unsummarized_steps_stay_raw(rs_store *st)
+{
+    uint64_t t = T0 + 1200 * S - 300000000ull, t4 = T0 + 1800 * S;
+
+    put_steps(st, 3, t, 0x0f);  /* steps 0-3 summarized, 4 not */
+    put_steps(st, 4, t4, 0x1b); /* steps 0, 1, 3, 4: step 2 not */
+    struct totals b3 = totals(st, 3, t + 400000000ull), b4 = totals(st, 4, t4 + 200000000ull);
+
     struct rs_store_rollup ru = rollup(st, rs_clock_realtime_ns() + 1000 * S, 90, 1000);
-    T_EQ(ru.records, 400 + 2); /* the copies at +0.5 ms and +1.5 ms too */
-    struct totals a3 = totals(st, 3, t + 400000000ull);
+    T_EQ(ru.records, 400 + 2 + 200 + 2); /* and each rank's copies at +0.5 ms and +1.5 ms */
+    struct totals a3 = totals(st, 3, t + 400000000ull), a4 = totals(st, 4, t4 + 200000000ull);
     T_CHECK(same_totals(&b3, &a3));
-    T_EQ(a3.raw, 100);
+    T_CHECK(same_totals(&b4, &a4));
+    T_EQ(a3.raw, 100); /* step 4 */
     T_EQ(a3.raw_before, 0);
+    T_EQ(a4.raw, 300); /* steps 2 to 4: the gap stops the rollup */
+    T_EQ(a4.raw_before, 0);
     struct rs_store_check_report rep;
     T_EQ(rs_store_check(st, &rep), 0);
 }
