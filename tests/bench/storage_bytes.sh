@@ -7,8 +7,11 @@
 # job stays raw, a share that shrinks with the job's length.
 # KERNEL_SPLIT cuts each of the template's 51 compute kernels into that many launches (20: 1,020
 # kernels per step, the size of step the storage goal names); STEP_MS is the simulated step time
-# (1000: 60 steps per 60 s window).
-# usage: tests/bench/storage_bytes.sh [RANKS] [STEPS] [KERNEL_SPLIT] [STEP_MS]
+# (1000: 60 steps per 60 s window); SPEED paces the simulator (simulated seconds per second, 50
+# by default): the server's evaluator then summarizes the steps as they settle, as in a real job
+# (as fast as possible, it sees only the newest steps, and rollups keep the records of steps
+# without a summary).
+# usage: tests/bench/storage_bytes.sh [RANKS] [STEPS] [KERNEL_SPLIT] [STEP_MS] [SPEED]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -16,6 +19,7 @@ RANKS=${1:-16}
 STEPS=${2:-1000}
 KERNEL_SPLIT=${3:-1}
 STEP_MS=${4:-34}
+SPEED=${5:-50}
 WORK=$(mktemp -d)
 trap 'stop_all; rm -rf "$WORK"' EXIT
 serve() {
@@ -64,7 +68,7 @@ serve --raw-retention-s 0
 start agent "$BIN/rankscope-agent" --server "$(field "$WORK/server.ready" listen)" \
     --socket "$WORK/agent.sock" --ready-file "$WORK/agent.ready"
 wait_file "$WORK/agent.ready"
-"$BIN/rankscope-sim" --job bytes --ranks "$RANKS" --steps "$STEPS" --speed 0 --kernel-split "$KERNEL_SPLIT" \
+"$BIN/rankscope-sim" --job bytes --ranks "$RANKS" --steps "$STEPS" --speed "$SPEED" --kernel-split "$KERNEL_SPLIT" \
     --step-ms "$STEP_MS" \
     --agent "$WORK/agent.sock" --log-level warn >"$WORK/sim.json"
 # the evaluator summarizes settled steps (rollups never pass the newest summarized one): wait
