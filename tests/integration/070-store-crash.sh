@@ -9,15 +9,6 @@ start_server_at "tcp://127.0.0.1:$PORT"
 "$TOOLS/rs-load" "tcp://127.0.0.1:$PORT" 1000000 "$PER" "$WORK/acked" 2>"$WORK/load.log" &
 LOAD=$!
 
-# committed batches and stored kernels, from the store itself (the server is down)
-store_counts() {
-    local batches kernels
-    batches=$("$BIN/rankscope-server" --check --data "$WORK/data" | sed -n 's/.* \([0-9]*\) batches$/\1/p')
-    kernels=$("$TOOLS/rs-store-dump" "$WORK/data" crash 2>/dev/null |
-              python3 -c 'import json,sys; print(sum(r["kernels"] for r in json.load(sys.stdin)["ranks"]))' 2>/dev/null || echo 0)
-    echo "${batches:-0} ${kernels:-0}"
-}
-
 RANDOM=7 # reproducible kill points
 for i in $(seq 20); do
     sleep "0.$((RANDOM % 30 + 5))"

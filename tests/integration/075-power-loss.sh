@@ -38,14 +38,6 @@ PY
     rm -f "$WORK/undo.log"
 }
 
-store_counts() {
-    local batches kernels
-    batches=$("$BIN/rankscope-server" --check --data "$WORK/data" | sed -n 's/.* \([0-9]*\) batches$/\1/p')
-    kernels=$("$TOOLS/rs-store-dump" "$WORK/data" crash 2>/dev/null |
-              python3 -c 'import json,sys; print(sum(r["kernels"] for r in json.load(sys.stdin)["ranks"]))' 2>/dev/null || echo 0)
-    echo "${batches:-0} ${kernels:-0}"
-}
-
 serve() { # [--sync-metadata]
     rm -f "$WORK/server.ready"
     start server env LD_PRELOAD="$TOOLS/powerloss.so" RS_POWERLOSS_LOG="$WORK/undo.log" \

@@ -98,6 +98,16 @@ wait_for_records() {
     return 0 # the check that follows reports the difference
 }
 
+# "batches kernels": committed batches and the kernels of job "crash", from the store itself (its
+# server down). For the crash and power-loss tests (rs-load's job).
+store_counts() {
+    local batches kernels
+    batches=$("$BIN/rankscope-server" --check --data "$WORK/data" | sed -n 's/.* \([0-9]*\) batches$/\1/p')
+    kernels=$("$TOOLS/rs-store-dump" "$WORK/data" crash 2>/dev/null |
+              python3 -c 'import json,sys; print(sum(r["kernels"] for r in json.load(sys.stdin)["ranks"]))' 2>/dev/null || echo 0)
+    echo "${batches:-0} ${kernels:-0}"
+}
+
 health_is() {
     curl -sf "$HTTP/healthz" | python3 -c "import json,sys; v=json.load(sys.stdin)['counters']['$1']; print(v); assert v == $2"
 }
