@@ -27,6 +27,7 @@ struct verdict_state {
 struct job_state {
     char name[RS_WIRE_MAX_JOB_LEN + 1];
     uint64_t evaluated_ns;
+    uint64_t catchup_next; /* steps below it are summarized or had their turn (see catch_up) */
     struct verdict_state *v;
     size_t n;
 };
@@ -34,7 +35,14 @@ struct job_state {
 /* What one evaluation found for one job (filled in the thread pool). */
 struct job_result {
     char name[RS_WIRE_MAX_JOB_LEN + 1];
-    json_t *verdicts; /* the "stragglers" array of the answer */
+    json_t *verdicts;      /* the "stragglers" array of the answer */
+    uint64_t catchup_next; /* the job's next catch-up step, for job_state */
+};
+
+/* A job's catch-up position when the evaluation started (copied on the loop thread). */
+struct catchup_start {
+    char name[RS_WIRE_MAX_JOB_LEN + 1];
+    uint64_t next;
 };
 
 /* Settled step metrics of one rank, to be stored (a writer task takes the list). */
@@ -57,6 +65,8 @@ struct run {
     uint64_t now_ns, active_after_ns;
     struct job_result *jobs;
     size_t n, cap;
+    struct catchup_start *known; /* the evaluator's jobs, as of the start */
+    size_t n_known;
     struct summaries *to_store;
     int rc;
 };
@@ -99,7 +109,12 @@ collect_job(void *arg, const struct rs_job_info *job)
         run->cap = cap;
     }
     memcpy(run->jobs[run->n].name, job->name, sizeof job->name);
-    run->jobs[run->n++].verdicts = NULL;
+    run->jobs[run->n].verdicts = NULL;
+    run->jobs[run->n].catchup_next = 0; /* catch_up sets it */
+    for (size_t i = 0; i < run->n_known; i++)
+        if (strcmp(run->known[i].name, job->name) == 0)
+            run->jobs[run->n].catchup_next = run->known[i].next;
+    run->n++;
     return 0;
 }
 
@@ -176,6 +191,43 @@ summaries_stored(void *arg, int status) /* writer thread */
     summaries_free(arg);
 }
 
+/* Steps of a job loaded per evaluation to summarize those the newest windows no longer reach. */
+#define CATCHUP_STEPS 300
+
+/* Steps arrive faster than the evaluations when data comes in bulk (an agent's spool after an
+ * outage, a job sent faster than real time): the newest windows then skip steps, which would
+ * never be summarized — and rollups keep the records of steps without a summary for good. So each
+ * evaluation also loads up to CATCHUP_STEPS steps from the job's catch-up position up to its
+ * newest windows and stores the summaries of those that lack one (steps with one cost a read).
+ * Jobs with step markers only (inferred steps are numbered per load). */
+static int
+catch_up(rs_store_read *r, struct run *run, struct job_result *job,
+         const struct rs_rank_steps *ranks, size_t n_ranks)
+{
+    uint64_t next = job->catchup_next, window_first = UINT64_MAX; /* as collect_job found it */
+    struct rs_rank_steps *older;
+    size_t n_older;
+
+    for (size_t i = 0; i < n_ranks; i++)
+        if (ranks[i].n > 0 && ranks[i].steps[0].step < window_first)
+            window_first = ranks[i].steps[0].step;
+    if (window_first == UINT64_MAX || strcmp(rs_steps_source(ranks, n_ranks), "markers") != 0)
+        return 0;
+    if (next >= window_first) {
+        job->catchup_next = window_first; /* the windows cover the rest */
+        return 0;
+    }
+    uint64_t until =
+        window_first - next > CATCHUP_STEPS ? next + CATCHUP_STEPS - 1 : window_first - 1;
+    if (rs_query_job_steps_until(r, job->name, CATCHUP_STEPS, until, &older, &n_older) != 0)
+        return 0; /* the next evaluation tries again */
+    int rc = collect_summaries(run->to_store, job->name, older, n_older);
+    rs_job_steps_free(older, n_older);
+    if (rc == 0)
+        job->catchup_next = until + 1;
+    return rc;
+}
+
 static void
 evaluate(uv_work_t *req) /* thread pool */
 {
@@ -197,7 +249,8 @@ evaluate(uv_work_t *req) /* thread pool */
         int rc = rs_query_job_steps_until(r, run->jobs[i].name, rs_straggler_steps_needed(&o),
                                           o.until_step, &ranks, &n_ranks);
         if (rc == 0) {
-            if (collect_summaries(run->to_store, run->jobs[i].name, ranks, n_ranks) != 0)
+            if (collect_summaries(run->to_store, run->jobs[i].name, ranks, n_ranks) != 0 ||
+                catch_up(r, run, &run->jobs[i], ranks, n_ranks) != 0)
                 run->rc = -ENOMEM;
             rc = rs_query_stragglers_on(r, run->jobs[i].name, &o, ranks, n_ranks, &doc);
             rs_job_steps_free(ranks, n_ranks);
@@ -296,6 +349,7 @@ merge_job(rs_evaluator *e, const struct job_result *res, uint64_t now_ns)
     if (!j && !(j = add_job(e, res->name)))
         return;
     j->evaluated_ns = now_ns;
+    j->catchup_next = res->catchup_next;
     e->stats.jobs_evaluated++;
     json_array_foreach(res->verdicts, i, v)
     {
@@ -356,6 +410,7 @@ evaluated(uv_work_t *req, int status) /* loop */
         run->to_store = NULL; /* the task owns it now */
     summaries_free(run->to_store);
     free(run->jobs);
+    free(run->known);
     free(run);
     maybe_free(e);
 }
@@ -373,12 +428,20 @@ on_tick(uv_timer_t *t)
         return;
     }
     run->to_store->counters = &e->srv->counters;
+    if (e->n_jobs && (run->known = calloc(e->n_jobs, sizeof *run->known))) {
+        for (size_t i = 0; i < e->n_jobs; i++) {
+            memcpy(run->known[i].name, e->jobs[i].name, sizeof run->known[i].name);
+            run->known[i].next = e->jobs[i].catchup_next;
+        }
+        run->n_known = e->n_jobs;
+    }
     run->e = e;
     run->now_ns = rs_clock_realtime_ns();
     run->active_after_ns = run->now_ns - (uint64_t)e->o.active_s * 1000000000ull;
     run->req.data = run;
     if (uv_queue_work(&e->srv->loop, &run->req, evaluate, evaluated) != 0) {
         summaries_free(run->to_store);
+        free(run->known);
         free(run);
         return;
     }

@@ -7,16 +7,19 @@
 . "$(dirname "$0")/common.sh"
 start_server --raw-retention-s 0
 start_agent
-# steps of 1 s: the last ~2 s, which the evaluator never settles (so they stay raw), are 2 steps
-"$BIN/rankscope-sim" --job rj --ranks 4 --steps 120 --step-ms 1000 --speed 0 --slow-rank 2 \
+# 700 steps of 1 s sent at once: more than the evaluator's windows reach (300 steps), so it has
+# to catch up on the older ones; the last ~2 s, which it settles only once the job is quiet, are
+# 2 steps
+"$BIN/rankscope-sim" --job rj --ranks 4 --steps 700 --step-ms 1000 --speed 0 --slow-rank 2 \
     --slowdown 0.2 --onset-step 0 --agent "$WORK/agent.sock" --log-level warn >"$WORK/sim.json"
 wait_for_records rj "$WORK/sim.json"
 # the evaluator stores a summary of every settled step: wait for all of them
-for _ in $(seq 100); do
+for _ in $(seq 150); do
     n=$(curl -s "$HTTP/healthz" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["step_summaries_stored"])')
-    [ "$n" -ge 476 ] && break # 4 ranks x 120 steps, the newest ones may stay unsettled
+    [ "$n" -ge 2792 ] && break # 4 ranks x 700 steps, the newest ones may stay unsettled
     sleep 0.2
 done
+check "the evaluator caught up: every older step summarized ($n of 2,800)" test "$n" -ge 2792
 snapshot() {
     curl -sf "$HTTP/v1/jobs/rj/top?limit=100" >"$WORK/$1.top" &&
         curl -sf "$HTTP/v1/jobs/rj/steps?last=100" >"$WORK/$1.steps" &&
