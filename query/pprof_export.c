@@ -315,6 +315,13 @@ build(rs_store_read *r, struct export *x, enum rs_pprof_profile which,
     x->t0 = x->t1 = 0;
     if ((rc = rs_pprof_new(&x->prof)) != 0)
         return rc;
+    /* pprof readers show the first mapping as the profile's "main binary": name the job there,
+     * not the first cubin */
+    char main_name[32 + RS_WIRE_MAX_JOB_LEN];
+    uint64_t main_id;
+    snprintf(main_name, sizeof main_name, "rankscope job %s", x->o->job);
+    if ((rc = rs_pprof_add_mapping(x->prof, main_name, "", 1, &main_id)) != 0)
+        return rc;
     return which == RS_PPROF_STALLS ? build_stalls(r, x, ranks, n) : build_time(r, x, ranks, n);
 }
 

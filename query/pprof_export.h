@@ -10,7 +10,8 @@
  *    "gpu_time", nanoseconds, the default); rolled-up windows (storage "Rollups") count like the
  *    records they replace, at their time resolution.
  *
- * Every sample has a numeric label "rank" (pprof -tagfocus=rank=3) and a string label "host".
+ * Every sample has a numeric label "rank" (pprof -tagfocus=rank=3) and a string label "host". The
+ * first mapping, which readers show as the profile's "File", is "rankscope job <job>".
  * Automatic choice: stalls when the window has PC samples, else time. Memory follows the distinct
  * (rank, kernel, pc, reason) stacks, not the window's length.
  */

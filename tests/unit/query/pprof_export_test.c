@@ -62,13 +62,14 @@ stalls_flame_graph(rs_store_read *r)
     T_EQ(pprof_value(p, "rank 1;a;a+0x80;long_scoreboard", 0), 40);
     T_EQ(pprof_value(p, "rank 1;a;a+0xc0;selected", 0), 30);
     /* the pc frame sits at its offset in the cubin's mapping */
-    T_EQ(p->n_mapping, 1);
-    T_EQ(strcmp(pprof_str(p, p->mapping[0]->filename), "cubin-00000001"), 0);
-    T_EQ(strcmp(pprof_str(p, p->mapping[0]->build_id), "00000001"), 0);
+    T_EQ(p->n_mapping, 2); /* the job (shown as the "main binary"), then the cubin */
+    T_EQ(strcmp(pprof_str(p, p->mapping[0]->filename), "rankscope job job"), 0);
+    T_EQ(strcmp(pprof_str(p, p->mapping[1]->filename), "cubin-00000001"), 0);
+    T_EQ(strcmp(pprof_str(p, p->mapping[1]->build_id), "00000001"), 0);
     for (size_t i = 0; i < p->n_sample; i++) {
         const Perftools__Profiles__Sample *s = p->sample[i];
         const Perftools__Profiles__Location *pc = pprof_location(p, s->location_id[1]);
-        T_CHECK(pc && pc->mapping_id == p->mapping[0]->id &&
+        T_CHECK(pc && pc->mapping_id == p->mapping[1]->id &&
                 (pc->address == 0x80 || pc->address == 0xc0));
         char stack[256];
         pprof_stack(p, s, stack, sizeof stack);
