@@ -110,7 +110,7 @@ collect_job(void *arg, const struct rs_job_info *job)
     }
     memcpy(run->jobs[run->n].name, job->name, sizeof job->name);
     run->jobs[run->n].verdicts = NULL;
-    run->jobs[run->n].catchup_next = 0; /* catch_up sets it */
+    run->jobs[run->n].catchup_next = UINT64_MAX; /* not seen since the start: catch_up finds it */
     for (size_t i = 0; i < run->n_known; i++)
         if (strcmp(run->known[i].name, job->name) == 0)
             run->jobs[run->n].catchup_next = run->known[i].next;
@@ -199,7 +199,9 @@ summaries_stored(void *arg, int status) /* writer thread */
  * never be summarized — and rollups keep the records of steps without a summary for good. So each
  * evaluation also loads up to CATCHUP_STEPS steps from the job's catch-up position up to its
  * newest windows and stores the summaries of those that lack one (steps with one cost a read).
- * Jobs with step markers only (inferred steps are numbered per load). */
+ * A job first seen since the server started begins at its oldest step with raw records (older
+ * ones are rolled up, hence summarized). Jobs with step markers only (inferred steps are numbered
+ * per load). */
 static int
 catch_up(rs_store_read *r, struct run *run, struct job_result *job,
          const struct rs_rank_steps *ranks, size_t n_ranks)
@@ -213,6 +215,15 @@ catch_up(rs_store_read *r, struct run *run, struct job_result *job,
             window_first = ranks[i].steps[0].step;
     if (window_first == UINT64_MAX || strcmp(rs_steps_source(ranks, n_ranks), "markers") != 0)
         return 0;
+    if (next == UINT64_MAX) { /* first seen since the server started: from what is still raw */
+        for (size_t i = 0; i < n_ranks; i++) {
+            uint64_t step;
+            bool found;
+            if (rs_store_oldest_raw_step(r, job->name, ranks[i].rank, &step, &found) == 0 &&
+                found && step < next)
+                next = step;
+        }
+    }
     if (next >= window_first) {
         job->catchup_next = window_first; /* the windows cover the rest */
         return 0;

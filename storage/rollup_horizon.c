@@ -55,89 +55,27 @@ job_idle(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key,
     return 0;
 }
 
-/* The start of the oldest raw chunk (kernel or memcpy) of the rank; UINT64_MAX when none. */
-static int
-oldest_raw(rs_store_write *w, const uint8_t *rank_key, uint64_t *out)
-{
-    static const int kinds[] = {RS_SERIES_KERNEL, RS_SERIES_MEMCPY};
-    MDB_cursor *c;
-    int rc;
-
-    *out = UINT64_MAX;
-    if ((rc = mdb_cursor_open(w->txn, w->store->series, &c)) != 0)
-        return rs__store_err(rc);
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        struct rs_key_series from;
-        MDB_val k = {sizeof from, &from}, v;
-        memset(&from, 0, sizeof from);
-        memcpy(from.job_id, rank_key, 12); /* job_id, rank */
-        from.kind[1] = (uint8_t)kinds[i];
-        rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-        if (rc == 0 && k.mv_size == sizeof from && memcmp(k.mv_data, &from, 14) == 0) {
-            uint64_t t = rs__be64_get(((const struct rs_key_series *)k.mv_data)->start_ns);
-            *out = t < *out ? t : *out;
-        } else if (rc != 0 && rc != MDB_NOTFOUND) {
-            break;
-        }
-        rc = 0;
-    }
-    mdb_cursor_close(c);
-    return rs__store_err(rc);
-}
-
-/* The first step of the rank numbered `from` or higher: its number and value. Returns 0,
- * MDB_NOTFOUND (none) or an LMDB error. */
-static int
-step_at_or_after(MDB_cursor *c, const uint8_t *rank_key, uint64_t from, uint64_t *num,
-                 struct rs_step_value *sv)
-{
-    struct rs_key_step key;
-    MDB_val k = {sizeof key, &key}, v;
-    int rc;
-
-    memcpy(key.job_id, rank_key, 12);
-    rs__be64_put(key.step, from);
-    if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) != 0)
-        return rc;
-    if (k.mv_size != sizeof key || memcmp(k.mv_data, rank_key, 12) != 0 || v.mv_size != sizeof *sv)
-        return MDB_NOTFOUND;
-    *num = rs__be64_get(((const struct rs_key_step *)k.mv_data)->step);
-    memcpy(sv, v.mv_data, sizeof *sv);
-    return 0;
-}
-
 /* Caps *horizon at the start of the rank's first step without a summary among the steps from the
  * one holding `from_ns` (the oldest raw record) to those starting before *horizon. */
 static int
 cap_at_unsummarized(rs_store_write *w, const uint8_t *rank_key, uint64_t from_ns, uint64_t *horizon)
 {
     struct rs_step_value sv;
-    uint64_t lo, hi, num;
+    uint64_t lo, num;
     MDB_cursor *c;
+    bool found;
     int rc;
 
+    if ((rc = rs__store_step_holding(w->txn, w->store, rank_key, from_ns, &lo, &found)) != 0 ||
+        !found)
+        return rc; /* no steps: nothing to wait for */
     if ((rc = mdb_cursor_open(w->txn, w->store->steps, &c)) != 0)
         return rs__store_err(rc);
-    if ((rc = step_at_or_after(c, rank_key, 0, &lo, &sv)) != 0)
-        goto out; /* no steps: nothing to wait for */
-    /* the last step that starts at or before from_ns (or the first): binary search on numbers */
-    hi = UINT64_MAX;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2 + 1;
-        if ((rc = step_at_or_after(c, rank_key, mid, &num, &sv)) == MDB_NOTFOUND ||
-            (rc == 0 && sv.start_ns > from_ns)) {
-            hi = mid - 1;
-            rc = 0;
-        } else if (rc != 0) {
-            goto out;
-        } else {
-            lo = num;
-        }
-    }
     /* walk from there while steps start before the horizon: the first one without a summary caps
      * it */
     for (num = lo;;) {
-        if ((rc = step_at_or_after(c, rank_key, num, &num, &sv)) != 0 || sv.start_ns >= *horizon)
+        if ((rc = rs__store_step_at_or_after(c, rank_key, num, &num, &sv)) != 0 ||
+            sv.start_ns >= *horizon)
             break;
         struct rs_key_step key;
         MDB_val k = {sizeof key, &key}, v;
@@ -152,9 +90,6 @@ cap_at_unsummarized(rs_store_write *w, const uint8_t *rank_key, uint64_t from_ns
             break;
         num++;
     }
-    if (rc == MDB_NOTFOUND)
-        rc = 0;
-out:
     mdb_cursor_close(c);
     return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
 }
@@ -172,7 +107,7 @@ rs__rollup_horizon(rs_store_write *w, struct rs_store_rollup *ru, const MDB_val 
     if (v->mv_size != sizeof rv)
         return 0; /* the consistency check reports it; leave the rank alone */
     if ((rc = job_idle(w, ru, k->mv_data, &idle)) != 0 ||
-        (rc = oldest_raw(w, k->mv_data, &from)) != 0)
+        (rc = rs__store_oldest_raw(w->txn, w->store, k->mv_data, &from)) != 0)
         return rc;
     if (from == UINT64_MAX)
         return 0; /* nothing raw left */

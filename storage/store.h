@@ -184,6 +184,11 @@ rs_store_kernel_scan_from(uint64_t t)
  * hashes: a cheap key for grouping). */
 int rs_store_kernels_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                           uint64_t t1, rs_store_kernel_cb cb, void *arg);
+/* The oldest step of `rank` whose records are still raw (not rolled up): the step holding its
+ * oldest raw kernel or memcpy record, or its first step when that record is older than every
+ * step. *found is false when the rank has no raw records or no steps. */
+int rs_store_oldest_raw_step(rs_store_read *r, const char *job, uint32_t rank, uint64_t *step,
+                             bool *found);
 /* Memcpy and memset records of one rank whose chunk starts in [t0, t1), in time order (chunks
  * as for kernels: scan from rs_store_kernel_scan_from(t) and filter). */
 int rs_store_memcpys_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,

@@ -47,6 +47,17 @@ struct rs__name_buf {
  * storage error. */
 int rs__store_resolve_name(rs_store_read *r, struct rs__name_buf *nb, uint64_t hash);
 
+/* raw_extent.c — with rank_key = (job_id, rank) as in the ranks DB: the start of the rank's
+ * oldest raw kernel or memcpy chunk (UINT64_MAX when none); the first step numbered `from` or
+ * higher (0, MDB_NOTFOUND or an LMDB error); the last step that starts at or before t, or the
+ * first (*found false when the rank has no steps). */
+struct rs_step_value;
+int rs__store_oldest_raw(MDB_txn *txn, const rs_store *s, const uint8_t *rank_key, uint64_t *out);
+int rs__store_step_at_or_after(MDB_cursor *c, const uint8_t *rank_key, uint64_t from, uint64_t *num,
+                               struct rs_step_value *sv);
+int rs__store_step_holding(MDB_txn *txn, const rs_store *s, const uint8_t *rank_key, uint64_t t,
+                           uint64_t *step, bool *found);
+
 /* The rollup horizon of the rank whose ranks-DB entry is (k, v): records that start before it are
  * rolled up (rollup_horizon.c). Returns 0 or an error. */
 struct rs_store_rollup;

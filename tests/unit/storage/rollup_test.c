@@ -300,6 +300,18 @@ unsummarized_steps_stay_raw(rs_store *st)
     T_EQ(a3.raw_before, 0);
     T_EQ(a4.raw, 300); /* steps 2 to 4: the gap stops the rollup */
     T_EQ(a4.raw_before, 0);
+    /* where the evaluator starts catching up after a restart: the oldest step still raw */
+    rs_store_read *r;
+    uint64_t step = 0;
+    bool found = false;
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_oldest_raw_step(r, "job", 4, &step, &found), 0);
+    T_CHECK(found && step == 2);
+    T_EQ(rs_store_oldest_raw_step(r, "job", 3, &step, &found), 0);
+    T_CHECK(found && step == 4);
+    T_EQ(rs_store_oldest_raw_step(r, "job", 0, &step, &found), 0); /* no steps */
+    T_CHECK(!found);
+    rs_store_read_end(r);
     struct rs_store_check_report rep;
     T_EQ(rs_store_check(st, &rep), 0);
 }

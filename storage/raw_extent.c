@@ -1,0 +1,109 @@
+/* What of a rank is still raw (storage "Rollups"): its oldest raw kernel or memcpy record and
+ * the step holding it — where rollups look for steps without a summary, and where the evaluator
+ * starts catching up after a restart (nothing older can still need a summary). */
+#include "storage/keys.h"
+#include "storage/store_int.h"
+
+#include "common/error.h"
+
+#include <string.h>
+
+int
+rs__store_oldest_raw(MDB_txn *txn, const rs_store *s, const uint8_t *rank_key, uint64_t *out)
+{
+    static const int kinds[] = {RS_SERIES_KERNEL, RS_SERIES_MEMCPY};
+    MDB_cursor *c;
+    int rc;
+
+    *out = UINT64_MAX;
+    if ((rc = mdb_cursor_open(txn, s->series, &c)) != 0)
+        return rs__store_err(rc);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        struct rs_key_series from;
+        MDB_val k = {sizeof from, &from}, v;
+        memset(&from, 0, sizeof from);
+        memcpy(from.job_id, rank_key, 12); /* job_id, rank */
+        from.kind[1] = (uint8_t)kinds[i];
+        rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+        if (rc == 0 && k.mv_size == sizeof from && memcmp(k.mv_data, &from, 14) == 0) {
+            uint64_t t = rs__be64_get(((const struct rs_key_series *)k.mv_data)->start_ns);
+            *out = t < *out ? t : *out;
+        } else if (rc != 0 && rc != MDB_NOTFOUND) {
+            break;
+        }
+        rc = 0;
+    }
+    mdb_cursor_close(c);
+    return rs__store_err(rc);
+}
+
+int
+rs__store_step_at_or_after(MDB_cursor *c, const uint8_t *rank_key, uint64_t from, uint64_t *num,
+                           struct rs_step_value *sv)
+{
+    struct rs_key_step key;
+    MDB_val k = {sizeof key, &key}, v;
+    int rc;
+
+    memcpy(key.job_id, rank_key, 12);
+    rs__be64_put(key.step, from);
+    if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) != 0)
+        return rc;
+    if (k.mv_size != sizeof key || memcmp(k.mv_data, rank_key, 12) != 0 || v.mv_size != sizeof *sv)
+        return MDB_NOTFOUND;
+    *num = rs__be64_get(((const struct rs_key_step *)k.mv_data)->step);
+    memcpy(sv, v.mv_data, sizeof *sv);
+    return 0;
+}
+
+int
+rs__store_step_holding(MDB_txn *txn, const rs_store *s, const uint8_t *rank_key, uint64_t t,
+                       uint64_t *step, bool *found)
+{
+    struct rs_step_value sv;
+    uint64_t lo, hi, num;
+    MDB_cursor *c;
+    int rc;
+
+    *found = false;
+    if ((rc = mdb_cursor_open(txn, s->steps, &c)) != 0)
+        return rs__store_err(rc);
+    if ((rc = rs__store_step_at_or_after(c, rank_key, 0, &lo, &sv)) != 0)
+        goto out; /* no steps */
+    /* the last step that starts at or before t: binary search on step numbers (their start times
+     * grow with them) */
+    hi = UINT64_MAX;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2 + 1;
+        if ((rc = rs__store_step_at_or_after(c, rank_key, mid, &num, &sv)) == MDB_NOTFOUND ||
+            (rc == 0 && sv.start_ns > t)) {
+            hi = mid - 1;
+            rc = 0;
+        } else if (rc != 0) {
+            goto out;
+        } else {
+            lo = num;
+        }
+    }
+    *step = lo;
+    *found = true;
+out:
+    mdb_cursor_close(c);
+    return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+}
+
+int
+rs_store_oldest_raw_step(rs_store_read *r, const char *job, uint32_t rank, uint64_t *step,
+                         bool *found)
+{
+    uint8_t rank_key[12];
+    uint64_t t;
+    int rc;
+
+    *found = false;
+    rs__be64_put(rank_key, rs__store_job_id(job));
+    rs__be32_put(rank_key + 8, rank);
+    if ((rc = rs__store_oldest_raw(r->txn, r->store, rank_key, &t)) != 0 || t == UINT64_MAX)
+        return rc;
+    return rs__store_step_holding(r->txn, r->store, rank_key, t, step, found);
+}
