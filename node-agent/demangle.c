@@ -46,8 +46,8 @@ rs_demangler_free(rs_demangler *d)
     free(d);
 }
 
-/* A demangled name longer than the wire allows (kernels templated on lambdas reach 8 KB): its
- * start, then the mangled name's hash, so that two such names stay two names. */
+/* A demangled name longer than the wire allows (a PyTorch kernel templated on lambdas seen on H200:
+ * 5,050 bytes): its start, then the mangled name's hash, so that two such names stay two names. */
 static char *
 shortened(char *s, const char *mangled)
 {

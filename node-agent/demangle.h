@@ -13,7 +13,7 @@ void rs_demangler_free(rs_demangler *d);
 
 /* The readable form of `name`; `name` itself when it is not a mangled C++ name, does not
  * demangle, or the cache is full. A readable form longer than the wire's string limit (kernels
- * templated on lambdas demangle to 8 KB) is cut to the limit, ending in " ... [HASH]" with the
+ * templated on lambdas demangle to 5 KB) is cut to the limit, ending in " ... [HASH]" with the
  * mangled name's FNV-1a 64, so distinct kernels keep distinct names. The result lives as long as
  * `d` (or as `name`). */
 const char *rs_demangler_name(rs_demangler *d, const char *name);

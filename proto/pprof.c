@@ -52,8 +52,9 @@ struct rs_pprof {
     struct rs_strtab strings;
     uint32_t types[RS_PPROF_MAX_VALUES][2]; /* (type, unit) string indexes */
     size_t n_types;
-    uint32_t default_type, period_type[2], comments_n;
+    uint32_t default_type, period_type[2];
     uint32_t *comments;
+    size_t comments_n, comments_cap;
     int64_t period;
     uint64_t start_ns, duration_ns;
 
@@ -74,8 +75,6 @@ struct rs_pprof {
 
     struct index function_index, location_index, sample_index, mapping_index;
 };
-
-#define RESERVE RS_ARRAY_RESERVE
 
 static int
 string_id(rs_pprof *p, const char *s, uint32_t *id)
@@ -217,12 +216,13 @@ rs_pprof_set_period(rs_pprof *p, const char *type, const char *unit, int64_t per
 int
 rs_pprof_add_comment(rs_pprof *p, const char *text)
 {
-    uint32_t *nc = realloc(p->comments, (p->comments_n + 1) * sizeof *nc);
+    uint32_t id;
 
-    if (!nc)
+    if (RS_ARRAY_RESERVE(p->comments, p->comments_cap, p->comments_n, 1) != 0 ||
+        string_id(p, text, &id) != 0)
         return -ENOMEM;
-    p->comments = nc;
-    return string_id(p, text, &p->comments[p->comments_n++]);
+    p->comments[p->comments_n++] = id;
+    return 0;
 }
 
 static bool
@@ -240,7 +240,7 @@ rs_pprof_add_mapping(rs_pprof *p, const char *file, const char *build_id, uint64
     size_t mi;
     int rc;
 
-    if (RESERVE(p->mappings, p->cap_mappings, p->n_mappings, 1) != 0 ||
+    if (RS_ARRAY_RESERVE(p->mappings, p->cap_mappings, p->n_mappings, 1) != 0 ||
         string_id(p, file, &m.file) != 0 || string_id(p, build_id, &m.build_id) != 0)
         return -ENOMEM;
     uint32_t key[2] = {m.file, m.build_id};
@@ -279,8 +279,8 @@ rs_pprof_frame(rs_pprof *p, const char *function, uint64_t mapping_id, uint64_t 
     if (mapping_id > p->n_mappings)
         return -EINVAL;
     /* Room first: once the index knows an item, appending it must not fail. */
-    if (RESERVE(p->functions, p->cap_functions, p->n_functions, 1) != 0 ||
-        RESERVE(p->locations, p->cap_locations, p->n_locations, 1) != 0)
+    if (RS_ARRAY_RESERVE(p->functions, p->cap_functions, p->n_functions, 1) != 0 ||
+        RS_ARRAY_RESERVE(p->locations, p->cap_locations, p->n_locations, 1) != 0)
         return -ENOMEM;
     if ((rc = string_id(p, function, &name)) != 0 ||
         (rc = index_find_or_add(&p->function_index, p, rs_hash_fnv1a64(&name, sizeof name),
@@ -341,10 +341,10 @@ rs_pprof_add(rs_pprof *p, const uint64_t *stack, size_t depth, const int64_t *va
             return -ENOMEM;
         ls[i].num = labels[i].str ? 0 : labels[i].num;
     }
-    if (RESERVE(p->samples, p->cap_samples, p->n_samples, 1) != 0 ||
-        RESERVE(p->stack_pool, p->cap_stack_pool, p->n_stack_pool, depth) != 0 ||
-        RESERVE(p->label_pool, p->cap_label_pool, p->n_label_pool, n_labels) != 0 ||
-        RESERVE(p->values, p->cap_values, p->n_samples * p->n_types, p->n_types) != 0)
+    if (RS_ARRAY_RESERVE(p->samples, p->cap_samples, p->n_samples, 1) != 0 ||
+        RS_ARRAY_RESERVE(p->stack_pool, p->cap_stack_pool, p->n_stack_pool, depth) != 0 ||
+        RS_ARRAY_RESERVE(p->label_pool, p->cap_label_pool, p->n_label_pool, n_labels) != 0 ||
+        RS_ARRAY_RESERVE(p->values, p->cap_values, p->n_samples * p->n_types, p->n_types) != 0)
         return -ENOMEM; /* room first, as in rs_pprof_frame */
     struct sample_key k = {stack, depth, ls, n_labels};
     uint64_t h = rs_hash_fnv1a64(stack, depth * sizeof *stack) ^

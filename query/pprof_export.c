@@ -166,7 +166,8 @@ struct collective_pass {
     struct export *x;
     const struct rs_rank_info *ranks;
     size_t n_ranks;
-    bool *has_data; /* per entry of ranks[] */
+    bool *has_data;      /* per entry of ranks[] */
+    uint64_t *locations; /* per entry of ranks[]: its frame */
 };
 
 static int
@@ -175,9 +176,7 @@ on_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
     struct collective_pass *cp = arg;
     struct export *x = cp->x;
     size_t lo = 0, hi = cp->n_ranks;
-    uint64_t stack[2];
     char name[48];
-    int rc;
 
     if (!in_range(x, c->start_ns))
         return 0;
@@ -190,17 +189,11 @@ on_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
     }
     if (lo == cp->n_ranks || cp->ranks[lo].rank != rank)
         return 0; /* not in the scope */
-    const struct rs_rank_info *ri = &cp->ranks[lo];
-    snprintf(name, sizeof name, "NCCL %s", rs_coll_op_name(c->op));
-    int64_t v[2] = {1, (int64_t)(c->end_ns - c->start_ns)};
-    if ((rc = rs_pprof_frame(x->prof, name, 0, 0, &stack[0])) != 0 ||
-        (rc = rank_frame(x, ri, &stack[1])) != 0 || (rc = add(x, ri, stack, 2, v)) != 0)
-        return rc;
-    x->st->events++;
-    x->st->gpu_ns += (uint64_t)v[1];
-    cover(x, c->start_ns, c->end_ns);
+    x->rank = &cp->ranks[lo];
+    x->rank_location = cp->locations[lo];
     cp->has_data[lo] = true;
-    return 0;
+    snprintf(name, sizeof name, "NCCL %s", rs_coll_op_name(c->op));
+    return add_time(x, name, 1, c->end_ns - c->start_ns, c->start_ns, c->end_ns);
 }
 
 static int
@@ -265,11 +258,12 @@ build_stalls(rs_store_read *r, struct export *x, const struct rs_rank_info *rank
 static int
 build_time(rs_store_read *r, struct export *x, const struct rs_rank_info *ranks, size_t n)
 {
-    struct collective_pass cp = {x, ranks, n, calloc(n ? n : 1, sizeof(bool))};
-    int rc;
+    struct collective_pass cp = {x, ranks, n, calloc(n ? n : 1, sizeof(bool)),
+                                 calloc(n ? n : 1, sizeof(uint64_t))};
+    int rc = -ENOMEM;
 
-    if (!cp.has_data)
-        return -ENOMEM;
+    if (!cp.has_data || !cp.locations)
+        goto out;
     if ((rc = rs_pprof_add_sample_type(x->prof, "launches", "count")) != 0 ||
         (rc = rs_pprof_add_sample_type(x->prof, "gpu_time", "nanoseconds")) != 0 ||
         (rc = rs_pprof_set_default_sample_type(x->prof, "gpu_time")) != 0)
@@ -290,6 +284,7 @@ build_time(rs_store_read *r, struct export *x, const struct rs_rank_info *ranks,
                                              on_copy_window, x)) != 0)
             goto out;
         cp.has_data[i] = x->rank_has_data;
+        cp.locations[i] = x->rank_location;
     }
     if ((rc = rs_store_collectives_scan_range(r, x->o->job, x->o->since_ns, x->until, on_collective,
                                               &cp)) != 0)
@@ -298,6 +293,7 @@ build_time(rs_store_read *r, struct export *x, const struct rs_rank_info *ranks,
         x->st->ranks += cp.has_data[i];
 out:
     free(cp.has_data);
+    free(cp.locations);
     return rc;
 }
 

@@ -75,15 +75,25 @@ put_series(rs_store_write *w, uint64_t job_id, uint32_t rank, enum rs_series_kin
     for (size_t i = 0; i < n; i += per_chunk) {
         size_t cnt = n - i < per_chunk ? n - i : per_chunk;
         const char *chunk = (const char *)values + i * size;
-        rs__be64_put(key.start_ns, start_of(chunk));
-        do {
-            rs__be32_put(key.uniq, w->uniq++);
-            rc = put(w, w->store->series, &key, sizeof key, chunk, cnt * size, MDB_NOOVERWRITE);
-        } while (rc == MDB_KEYEXIST);
-        if (rc != 0)
+        if ((rc = rs__store_put_chunk(w, &key, start_of(chunk), chunk, cnt * size)) != 0)
             return rc;
     }
     return 0;
+}
+
+int
+rs__store_put_chunk(rs_store_write *w, const struct rs_key_series *series, uint64_t start,
+                    const void *values, size_t len)
+{
+    struct rs_key_series key = *series;
+    int rc;
+
+    rs__be64_put(key.start_ns, start);
+    do { /* chunks that start at the same nanosecond differ in uniq */
+        rs__be32_put(key.uniq, w->uniq++);
+        rc = put(w, w->store->series, &key, sizeof key, values, len, MDB_NOOVERWRITE);
+    } while (rc == MDB_KEYEXIST);
+    return rc;
 }
 
 static uint64_t

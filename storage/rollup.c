@@ -153,24 +153,6 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, uint64_t wind
     return rc;
 }
 
-/* Puts n values back as a raw chunk of the series `prefix` (job, rank, kind) at `start`. */
-static int
-put_chunk(rs_store_write *w, const struct rs_key_series *prefix, uint64_t start,
-          const struct rs_kernel_value *values, size_t n)
-{
-    struct rs_key_series key = *prefix;
-    MDB_val v = {n * sizeof *values, (void *)values};
-    int rc;
-
-    rs__be64_put(key.start_ns, start);
-    do {
-        MDB_val k = {sizeof key, &key};
-        rs__be32_put(key.uniq, w->uniq++);
-        rc = mdb_put(w->txn, w->store->series, &k, &v, MDB_NOOVERWRITE);
-    } while (rc == MDB_KEYEXIST);
-    return rc;
-}
-
 /* The contribution of one raw value of `kind` (kernel or memcpy, same size) to its window. */
 static struct sum
 record_sum(int kind, const struct rs_kernel_value *raw, uint64_t window_ns)
@@ -246,7 +228,8 @@ rollup_series(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank
         if (rc != 0)
             goto out;
         if ((rc = mdb_cursor_del(c, 0)) != 0 ||
-            (n_keep > 0 && (rc = put_chunk(w, &from, keep_start, keep, n_keep)) != 0)) {
+            (n_keep > 0 && (rc = rs__store_put_chunk(w, &from, keep_start, keep,
+                                                     n_keep * sizeof keep[0])) != 0)) {
             rc = rs__store_err(rc);
             goto out;
         }

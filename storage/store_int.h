@@ -47,6 +47,13 @@ struct rs__name_buf {
  * storage error. */
 int rs__store_resolve_name(rs_store_read *r, struct rs__name_buf *nb, uint64_t hash);
 
+/* ingest.c: puts `len` bytes of packed records as one chunk of the series (job, rank, kind) of
+ * `series` starting at `start` (a fresh uniq when another chunk starts at the same ns). Returns
+ * 0 or an LMDB error. */
+struct rs_key_series;
+int rs__store_put_chunk(rs_store_write *w, const struct rs_key_series *series, uint64_t start,
+                        const void *values, size_t len);
+
 /* raw_extent.c — with rank_key = (job_id, rank) as in the ranks DB: the start of the rank's
  * oldest raw kernel or memcpy chunk (UINT64_MAX when none); the first step numbered `from` or
  * higher (0, MDB_NOTFOUND or an LMDB error); the last step that starts at or before t, or the

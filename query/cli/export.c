@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "query/cli/http.h"
+#include "query/cli/output.h"
 #include "query/pprof_export.h"
 #include "query/profile.h"
 #include "query/trace_export.h"
@@ -79,11 +80,10 @@ download(const struct rs_cli_options *o, const char *path, char **body, size_t *
     if (status == 200)
         return 0;
     json_t *doc = json_loadb(*body, *len, 0, NULL);
-    const char *msg = json_string_value(json_object_get(json_object_get(doc, "error"), "message"));
-    fprintf(stderr, "rankscope: %s\n", msg ? msg : "the server answered with an error");
+    int rc = rs__cli_api_error(status, doc);
     json_decref(doc);
     free(*body);
-    return status == 404 ? 3 : 1;
+    return rc;
 }
 
 /* Perfetto files from the server: the job's ranks, then one GET /v1/jobs/{job}/trace per rank. */

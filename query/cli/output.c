@@ -14,6 +14,7 @@ rs__cli_request(const struct rs_cli_options *o, const char *method, const char *
 {
     char err[1024];
     long status = 0;
+    int rc;
 
     if (rs_cli_http(method, o->server, path, &status, doc, err, sizeof err) != 0) {
         fprintf(stderr, "rankscope: %s\n", err);
@@ -21,10 +22,17 @@ rs__cli_request(const struct rs_cli_options *o, const char *method, const char *
     }
     if (status == 200)
         return 0;
-    fprintf(stderr, "rankscope: %s\n",
-            json_string_value(json_object_get(json_object_get(*doc, "error"), "message"))
-                ?: "the server answered with an error");
+    rc = rs__cli_api_error(status, *doc);
     json_decref(*doc);
+    return rc;
+}
+
+int
+rs__cli_api_error(long status, json_t *doc)
+{
+    fprintf(stderr, "rankscope: %s\n",
+            json_string_value(json_object_get(json_object_get(doc, "error"), "message"))
+                ?: "the server answered with an error");
     return status == 404 ? 3 : 1;
 }
 

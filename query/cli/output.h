@@ -14,6 +14,10 @@
 int rs__cli_request(const struct rs_cli_options *o, const char *method, const char *path,
                     json_t **doc);
 
+/* Prints an API error answer's message (doc may be NULL: not JSON) on stderr. Returns the exit
+ * code: 3 for 404, else 1. */
+int rs__cli_api_error(long status, json_t *doc);
+
 /* Prints doc indented on stdout and drops the reference. Returns the exit code. */
 int rs__cli_print_json(json_t *doc);
 
