@@ -154,6 +154,7 @@ on_signal(uv_signal_t *h, int signum)
     a->draining = true;
     rs_listener_close(a->listener);
     a->listener = NULL;
+    rs_aggregate_close_windows(a->agg); /* nothing more comes: summarize what is open */
     flush(a);
     a->drain_deadline_ns = rs_clock_mono_ns() + (uint64_t)a->cfg->drain_timeout_ms * 1000000ull;
 }
@@ -205,6 +206,8 @@ rs_agent_run(const struct rs_agent_config *cfg)
         (rc = rs_forward_start(&a.loop, &fopts, &a.fwd)) != 0)
         goto out;
     rs_aggregate_set_demangler(a.agg, a.demangler);
+    if (cfg->summarize)
+        rs_aggregate_set_summary(a.agg, (uint64_t)cfg->summary_window_s * 1000000000ull);
     if (a.has_spool) {
         rs_spool_load(&a.spool, load_spooled, a.fwd, &skipped);
         struct rs_forward_stats fs;

@@ -20,6 +20,8 @@ struct rs_agent_config {
     int64_t drain_timeout_ms;
     int64_t max_collectors;
     bool demangle; /* C++ kernel names made readable here (demangle.h) */
+    bool summarize;           /* per-window totals and measured steps (summary.h) */
+    int64_t summary_window_s; /* their window */
 };
 
 /* Runs until SIGINT/SIGTERM, then flushes and tries to deliver for up to drain_timeout_ms.

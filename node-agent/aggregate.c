@@ -2,8 +2,11 @@
 #include "node-agent/aggregate.h"
 
 #include "common/error.h"
+#include "common/log.h"
 #include "node-agent/demangle.h"
 #include "node-agent/records.h"
+#include "node-agent/summary.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +23,9 @@ struct rank_slot {
     char collector_status[256];
     bool dirty;            /* anything to report since the last flush */
     unsigned idle_flushes; /* consecutive flushes with nothing from this rank */
+    uint64_t last_add_ns;  /* CLOCK_MONOTONIC of its latest frame */
     struct rs_records records;
+    struct rs_rank_summary summary; /* with summaries on (summary.h) */
 };
 
 /* A rank silent for this many flushes (about 5 minutes at the default 250 ms) has finished or
@@ -33,6 +38,8 @@ struct rs_aggregate {
     size_t n, cap;
     size_t pending_bytes;
     rs_demangler *demangler; /* NULL: names as they came */
+    uint64_t summary_window_ns; /* 0: records as they are */
+    bool close_windows;         /* the next flush emits every pending summary */
 };
 
 int
@@ -52,6 +59,7 @@ slot_fini(struct rank_slot *s)
     free(s->host);
     free(s->gpu_uuid);
     rs_records_fini(&s->records);
+    rs_rank_summary_fini(&s->summary);
 }
 
 void
@@ -70,7 +78,8 @@ evict_idle(rs_aggregate *a)
 {
     for (size_t i = 0; i < a->n;) {
         struct rank_slot *s = &a->slots[i];
-        if (s->dirty || ++s->idle_flushes < IDLE_FLUSHES_BEFORE_EVICTION) {
+        if (s->dirty || ++s->idle_flushes < IDLE_FLUSHES_BEFORE_EVICTION ||
+            rs_rank_summary_pending(&s->summary)) {
             i++;
             continue;
         }
@@ -97,6 +106,7 @@ find_slot(rs_aggregate *a, const struct rs_rank_identity *id)
     memset(s, 0, sizeof *s);
     snprintf(s->job, sizeof s->job, "%s", id->job);
     rs_records_init(&s->records);
+    rs_rank_summary_init(&s->summary, a->summary_window_ns);
     a->n++;
     return s;
 }
@@ -131,6 +141,18 @@ rs_aggregate_set_demangler(rs_aggregate *a, rs_demangler *d)
     a->demangler = d;
 }
 
+void
+rs_aggregate_set_summary(rs_aggregate *a, uint64_t window_ns)
+{
+    a->summary_window_ns = window_ns;
+}
+
+void
+rs_aggregate_close_windows(rs_aggregate *a)
+{
+    a->close_windows = true;
+}
+
 /* Merges b's records into the slot, its names through the demangler when there is one. */
 static int
 merge(rs_aggregate *a, struct rank_slot *s, const struct rs_rank_batch *b)
@@ -157,8 +179,12 @@ rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
 
     if (!s)
         return -ENOMEM;
-    if ((rc = set_identity(s, &b->identity)) || (rc = merge(a, s, b)))
+    uint32_t old_collectives = s->records.collectives.count;
+    if ((rc = set_identity(s, &b->identity)) || (rc = merge(a, s, b)) ||
+        (a->summary_window_ns &&
+         (rc = rs_rank_summary_absorb(&s->summary, &s->records, old_collectives))))
         return rc;
+    s->last_add_ns = rs_clock_mono_ns();
     s->clock = b->clock;
     if (b->dropped_records > s->dropped_records)
         s->dropped_records = b->dropped_records;
@@ -187,6 +213,30 @@ rs_aggregate_pending_records(const rs_aggregate *a)
     return n;
 }
 
+/* Moves what each rank's summary has ready into its records: everything of ranks quiet for
+ * RS_SUMMARY_SETTLE_NS (finished, or stopped) and of all ranks when asked to close windows. A rank
+ * that emits something is reported in this flush. */
+static void
+emit_summaries(rs_aggregate *a)
+{
+    uint64_t now = rs_clock_mono_ns();
+
+    for (size_t i = 0; i < a->n; i++) {
+        struct rank_slot *s = &a->slots[i];
+        if (!rs_rank_summary_pending(&s->summary))
+            continue;
+        bool quiet = now - s->last_add_ns >= RS_SUMMARY_SETTLE_NS;
+        uint64_t before = rs_records_count(&s->records);
+        if (rs_rank_summary_emit(&s->summary, &s->records, quiet || a->close_windows) != 0)
+            rs_log_limited(30, RS_LOG_ERROR, "RS-AGENT-SUMMARY",
+                           "out of memory summarizing rank %u of %s: retrying at the next flush",
+                           s->identity.rank, s->job);
+        if (rs_records_count(&s->records) > before)
+            s->dirty = true;
+    }
+    a->close_windows = false;
+}
+
 int
 rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, size_t *out_len,
                    uint64_t *dropped_records)
@@ -198,6 +248,8 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
     *dropped_records = 0;
     if (!ranks)
         return -ENOMEM;
+    if (a->summary_window_ns)
+        emit_summaries(a);
     for (size_t i = 0; i < a->n; i++) {
         struct rank_slot *s = &a->slots[i];
         if (!s->dirty)

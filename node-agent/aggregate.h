@@ -17,6 +17,13 @@ int rs_aggregate_new(rs_aggregate **out);
 /* Names (kernels, PC-sampling functions) of frames added from now on go through `d` (demangle.h;
  * borrowed, must outlive `a`; NULL: names stay as they came). */
 void rs_aggregate_set_demangler(rs_aggregate *a, rs_demangler *d);
+/* With window_ns > 0, ranks' kernels and copies are sent as per-window totals and their steps with
+ * metrics measured here (summary.h) instead of one record each; set before the first frame. */
+void rs_aggregate_set_summary(rs_aggregate *a, uint64_t window_ns);
+
+/* The next flush emits every summary still open (the agent is stopping). */
+void rs_aggregate_close_windows(rs_aggregate *a);
+
 void rs_aggregate_free(rs_aggregate *a);
 
 /* Merges one decoded frame (copied). Returns 0 or -ENOMEM. */

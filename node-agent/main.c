@@ -30,6 +30,12 @@ static const struct rs_config_option options[] = {
         "on SIGTERM, keep delivering for this long", 0, 600000),
     OPT("max-collectors", RS_CONFIG_INT, "4096", max_collectors, "concurrent collector connections",
         1, 1000000),
+    OPT("summarize", RS_CONFIG_BOOL, "false", summarize,
+        "send per-window totals per kernel name and steps with metrics measured here, not each "
+        "launch (large clusters; no per-launch timelines)",
+        0, 0),
+    OPT("summary-window-s", RS_CONFIG_INT, "5", summary_window_s,
+        "window of the totals with --summarize (windows start at multiples of it)", 1, 3600),
     OPT("demangle", RS_CONFIG_BOOL, "true", demangle,
         "make C++ kernel names readable (the collector sends them as CUDA reports them)", 0, 0),
 };

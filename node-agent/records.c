@@ -40,6 +40,8 @@ rs_records_fini(struct rs_records *r)
     free(r->collectives.items);
     free(r->steps.items);
     free(r->stalls.items);
+    free(r->kernel_totals.items);
+    free(r->copy_totals.items);
     memset(r, 0, sizeof *r);
 }
 
@@ -47,7 +49,7 @@ uint64_t
 rs_records_count(const struct rs_records *r)
 {
     return (uint64_t)r->kernels.count + r->memcpys.count + r->collectives.count + r->steps.count +
-           r->stalls.count;
+           r->stalls.count + r->kernel_totals.count + r->copy_totals.count;
 }
 
 void
@@ -55,6 +57,7 @@ rs_records_clear(struct rs_records *r, int names_too)
 {
     r->kernels.count = r->memcpys.count = r->collectives.count = 0;
     r->steps.count = r->stalls.count = 0;
+    r->kernel_totals.count = r->copy_totals.count = 0;
     if (names_too)
         rs_strtab_clear(&r->names);
 }
@@ -90,6 +93,18 @@ rs_records_add_stall(struct rs_records *r, const struct rs_stall_record *s)
 }
 
 int
+rs_records_add_kernel_total(struct rs_records *r, const struct rs_kernel_total *t)
+{
+    return VEC_PUSH(r->kernel_totals, t);
+}
+
+int
+rs_records_add_copy_total(struct rs_records *r, const struct rs_copy_total *t)
+{
+    return VEC_PUSH(r->copy_totals, t);
+}
+
+int
 rs_records_merge(struct rs_records *r, const struct rs_rank_batch *b)
 {
     uint32_t *ids = malloc((b->n_strings ? b->n_strings : 1) * sizeof *ids);
@@ -122,6 +137,13 @@ rs_records_merge(struct rs_records *r, const struct rs_rank_batch *b)
         s.reason_id = ids[s.reason_id];
         rc = rs_records_add_stall(r, &s);
     }
+    for (uint32_t i = 0; i < b->n_kernel_totals && rc == 0; i++) {
+        struct rs_kernel_total t = b->kernel_totals[i];
+        t.name_id = ids[t.name_id];
+        rc = rs_records_add_kernel_total(r, &t);
+    }
+    for (uint32_t i = 0; i < b->n_copy_totals && rc == 0; i++)
+        rc = rs_records_add_copy_total(r, &b->copy_totals[i]);
 out:
     free(ids);
     return rc;
@@ -142,4 +164,8 @@ rs_records_view(const struct rs_records *r, struct rs_rank_batch *b)
     b->n_steps = r->steps.count;
     b->stalls = r->stalls.items;
     b->n_stalls = r->stalls.count;
+    b->kernel_totals = r->kernel_totals.items;
+    b->n_kernel_totals = r->kernel_totals.count;
+    b->copy_totals = r->copy_totals.items;
+    b->n_copy_totals = r->copy_totals.count;
 }

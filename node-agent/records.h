@@ -20,12 +20,14 @@ struct rs_records {
     RS_RECORD_VEC(struct rs_collective_record) collectives;
     RS_RECORD_VEC(struct rs_step_record) steps;
     RS_RECORD_VEC(struct rs_stall_record) stalls;
+    RS_RECORD_VEC(struct rs_kernel_total) kernel_totals; /* an agent's summaries (summary.h) */
+    RS_RECORD_VEC(struct rs_copy_total) copy_totals;
 };
 
 void rs_records_init(struct rs_records *r);
 void rs_records_fini(struct rs_records *r);
 
-/* Total records held. */
+/* Total records held (totals count one each). */
 uint64_t rs_records_count(const struct rs_records *r);
 
 /* Empties the arrays; names are kept unless `names_too`. */
@@ -37,6 +39,8 @@ int rs_records_add_memcpy(struct rs_records *r, const struct rs_memcpy_record *m
 int rs_records_add_collective(struct rs_records *r, const struct rs_collective_record *c);
 int rs_records_add_step(struct rs_records *r, const struct rs_step_record *s);
 int rs_records_add_stall(struct rs_records *r, const struct rs_stall_record *s);
+int rs_records_add_kernel_total(struct rs_records *r, const struct rs_kernel_total *t);
+int rs_records_add_copy_total(struct rs_records *r, const struct rs_copy_total *t);
 
 /* Appends every record of `b` (names re-interned into r->names). Returns 0 or -ENOMEM (then
  * part of `b` may have been added). */

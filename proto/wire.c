@@ -110,6 +110,16 @@ span_ok(uint64_t start, uint64_t end)
     return end >= start && end < RS_WIRE_MAX_TIME_NS;
 }
 
+/* A summary window: starts at a multiple of its length, which is 1 ns .. RS_WIRE_MAX_WINDOW_NS;
+ * counts at least one launch, none longer than all of them together. */
+static bool
+window_ok(uint64_t start, uint64_t window_ns, uint64_t count, uint64_t total_ns, uint64_t max_ns)
+{
+    return window_ns > 0 && window_ns <= RS_WIRE_MAX_WINDOW_NS && start % window_ns == 0 &&
+           span_ok(start, start + window_ns) && count > 0 && max_ns <= total_ns &&
+           total_ns < RS_WIRE_MAX_TIME_NS;
+}
+
 static int
 validate_rank_batch(const struct rs_rank_batch *b)
 {
@@ -142,9 +152,24 @@ validate_rank_batch(const struct rs_rank_batch *b)
             c->name_id >= b->n_strings)
             return RS_E_MALFORMED;
     }
-    for (uint32_t i = 0; i < b->n_steps; i++)
-        if (!span_ok(b->steps[i].start_ns, b->steps[i].end_ns))
+    for (uint32_t i = 0; i < b->n_steps; i++) {
+        const struct rs_step_record *st = &b->steps[i];
+        if (!span_ok(st->start_ns, st->end_ns) ||
+            (st->measured && !rs_step_metrics_valid(&st->metrics, st->end_ns - st->start_ns)))
             return RS_E_MALFORMED;
+    }
+    for (uint32_t i = 0; i < b->n_kernel_totals; i++) {
+        const struct rs_kernel_total *t = &b->kernel_totals[i];
+        if (!window_ok(t->window_start_ns, t->window_ns, t->count, t->total_ns, t->max_ns) ||
+            t->name_id >= b->n_strings)
+            return RS_E_MALFORMED;
+    }
+    for (uint32_t i = 0; i < b->n_copy_totals; i++) {
+        const struct rs_copy_total *t = &b->copy_totals[i];
+        if (!window_ok(t->window_start_ns, t->window_ns, t->count, t->total_ns, t->max_ns) ||
+            t->kind >= RS_COPY_KIND_COUNT)
+            return RS_E_MALFORMED;
+    }
     for (uint32_t i = 0; i < b->n_stalls; i++) {
         const struct rs_stall_record *s = &b->stalls[i];
         if (s->kernel_name_id >= b->n_strings || s->reason_id >= b->n_strings)
@@ -197,6 +222,12 @@ batch_base(const struct rs_rank_batch *b)
     RS__MIN_START(b->collectives, b->n_collectives)
     RS__MIN_START(b->steps, b->n_steps)
 #undef RS__MIN_START
+    for (uint32_t i = 0; i < b->n_kernel_totals; i++)
+        if (b->kernel_totals[i].window_start_ns < base)
+            base = b->kernel_totals[i].window_start_ns;
+    for (uint32_t i = 0; i < b->n_copy_totals; i++)
+        if (b->copy_totals[i].window_start_ns < base)
+            base = b->copy_totals[i].window_start_ns;
     return base == UINT64_MAX ? 0 : base;
 }
 
@@ -215,6 +246,9 @@ rank_to_pb(struct arena *a, const struct rs_rank_batch *b, Rankscope__V1__RankBa
     Rankscope__V1__CollectiveRecord **cp, *c;
     Rankscope__V1__StepRecord **sp, *s;
     Rankscope__V1__StallRecord **xp, *x;
+    Rankscope__V1__StepMetrics *sm;
+    Rankscope__V1__KernelTotal **ktp, *kt;
+    Rankscope__V1__CopyTotal **ctp, *ct;
     uint64_t base;
     int rc = validate_rank_batch(b);
 
@@ -224,7 +258,9 @@ rank_to_pb(struct arena *a, const struct rs_rank_batch *b, Rankscope__V1__RankBa
     clock = arena_alloc(a, 1, sizeof *clock);
     if (!id || !clock || !ARENA_ARRAY(a, kp, k, b->n_kernels) ||
         !ARENA_ARRAY(a, mp, m, b->n_memcpys) || !ARENA_ARRAY(a, cp, c, b->n_collectives) ||
-        !ARENA_ARRAY(a, sp, s, b->n_steps) || !ARENA_ARRAY(a, xp, x, b->n_stalls))
+        !ARENA_ARRAY(a, sp, s, b->n_steps) || !ARENA_ARRAY(a, xp, x, b->n_stalls) ||
+        !(sm = arena_alloc(a, b->n_steps, sizeof *sm)) ||
+        !ARENA_ARRAY(a, ktp, kt, b->n_kernel_totals) || !ARENA_ARRAY(a, ctp, ct, b->n_copy_totals))
         return -12; /* -ENOMEM */
     base = batch_base(b);
     rankscope__v1__rank_batch__init(pb);
@@ -287,7 +323,41 @@ rank_to_pb(struct arena *a, const struct rs_rank_batch *b, Rankscope__V1__RankBa
         s[i].step = b->steps[i].step;
         s[i].start_offset_ns = b->steps[i].start_ns - base;
         s[i].duration_ns = b->steps[i].end_ns - b->steps[i].start_ns;
+        if (b->steps[i].measured) {
+            const struct rs_step_metrics *mt = &b->steps[i].metrics;
+            rankscope__v1__step_metrics__init(&sm[i]);
+            sm[i].compute_ns = mt->compute_ns;
+            sm[i].comm_ns = mt->comm_ns;
+            sm[i].exposed_comm_ns = mt->exposed_comm_ns;
+            sm[i].idle_ns = mt->idle_ns;
+            sm[i].host_gap_ns = mt->host_gap_ns;
+            sm[i].kernels = mt->kernels;
+            s[i].metrics = &sm[i];
+        }
         sp[i] = &s[i];
+    }
+    for (uint32_t i = 0; i < b->n_kernel_totals; i++) {
+        const struct rs_kernel_total *t = &b->kernel_totals[i];
+        rankscope__v1__kernel_total__init(&kt[i]);
+        kt[i].window_offset_ns = t->window_start_ns - base;
+        kt[i].window_ns = t->window_ns;
+        kt[i].name_id = t->name_id;
+        kt[i].count = t->count;
+        kt[i].total_ns = t->total_ns;
+        kt[i].max_ns = t->max_ns;
+        ktp[i] = &kt[i];
+    }
+    for (uint32_t i = 0; i < b->n_copy_totals; i++) {
+        const struct rs_copy_total *t = &b->copy_totals[i];
+        rankscope__v1__copy_total__init(&ct[i]);
+        ct[i].window_offset_ns = t->window_start_ns - base;
+        ct[i].window_ns = t->window_ns;
+        ct[i].kind = (Rankscope__V1__CopyKind)t->kind;
+        ct[i].count = t->count;
+        ct[i].total_ns = t->total_ns;
+        ct[i].max_ns = t->max_ns;
+        ct[i].bytes = t->bytes;
+        ctp[i] = &ct[i];
     }
     for (uint32_t i = 0; i < b->n_stalls; i++) {
         const struct rs_stall_record *r = &b->stalls[i];
@@ -309,6 +379,10 @@ rank_to_pb(struct arena *a, const struct rs_rank_batch *b, Rankscope__V1__RankBa
     pb->steps = sp;
     pb->n_stalls = b->n_stalls;
     pb->stalls = xp;
+    pb->n_kernel_totals = b->n_kernel_totals;
+    pb->kernel_totals = ktp;
+    pb->n_copy_totals = b->n_copy_totals;
+    pb->copy_totals = ctp;
     return 0;
 }
 
@@ -333,6 +407,8 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
     struct rs_collective_record *c;
     struct rs_step_record *s;
     struct rs_stall_record *x;
+    struct rs_kernel_total *kt;
+    struct rs_copy_total *ct;
     uint64_t base = pb->base_ns;
 
     memset(b, 0, sizeof *b);
@@ -345,7 +421,9 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
     c = arena_alloc(a, pb->n_collectives, sizeof *c);
     s = arena_alloc(a, pb->n_steps, sizeof *s);
     x = arena_alloc(a, pb->n_stalls, sizeof *x);
-    if (!k || !m || !c || !s || !x)
+    kt = arena_alloc(a, pb->n_kernel_totals, sizeof *kt);
+    ct = arena_alloc(a, pb->n_copy_totals, sizeof *ct);
+    if (!k || !m || !c || !s || !x || !kt || !ct)
         return -12;
     b->identity.job = pb->identity->job;
     b->identity.rank = pb->identity->rank;
@@ -394,9 +472,42 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
     }
     for (size_t i = 0; i < pb->n_steps; i++) {
         const Rankscope__V1__StepRecord *r = pb->steps[i];
+        s[i] = (struct rs_step_record){0}; /* (arena memory is not zeroed) */
         if (!offset_ok(base, r->start_offset_ns, r->duration_ns, &s[i].start_ns, &s[i].end_ns))
             return RS_E_MALFORMED;
         s[i].step = r->step;
+        if (r->metrics) {
+            s[i].measured = true;
+            s[i].metrics = (struct rs_step_metrics){r->metrics->compute_ns,
+                                                    r->metrics->comm_ns,
+                                                    r->metrics->exposed_comm_ns,
+                                                    r->metrics->idle_ns,
+                                                    r->metrics->host_gap_ns,
+                                                    r->metrics->kernels};
+        }
+    }
+    for (size_t i = 0; i < pb->n_kernel_totals; i++) {
+        const Rankscope__V1__KernelTotal *r = pb->kernel_totals[i];
+        uint64_t end;
+        if (!offset_ok(base, r->window_offset_ns, 0, &kt[i].window_start_ns, &end))
+            return RS_E_MALFORMED;
+        kt[i].window_ns = r->window_ns;
+        kt[i].name_id = r->name_id;
+        kt[i].count = r->count;
+        kt[i].total_ns = r->total_ns;
+        kt[i].max_ns = r->max_ns;
+    }
+    for (size_t i = 0; i < pb->n_copy_totals; i++) {
+        const Rankscope__V1__CopyTotal *r = pb->copy_totals[i];
+        uint64_t end;
+        if (!offset_ok(base, r->window_offset_ns, 0, &ct[i].window_start_ns, &end))
+            return RS_E_MALFORMED;
+        ct[i].window_ns = r->window_ns;
+        ct[i].kind = (uint32_t)r->kind;
+        ct[i].count = r->count;
+        ct[i].total_ns = r->total_ns;
+        ct[i].max_ns = r->max_ns;
+        ct[i].bytes = r->bytes;
     }
     for (size_t i = 0; i < pb->n_stalls; i++) {
         const Rankscope__V1__StallRecord *r = pb->stalls[i];
@@ -416,6 +527,10 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
     b->n_steps = (uint32_t)pb->n_steps;
     b->stalls = x;
     b->n_stalls = (uint32_t)pb->n_stalls;
+    b->kernel_totals = kt;
+    b->n_kernel_totals = (uint32_t)pb->n_kernel_totals;
+    b->copy_totals = ct;
+    b->n_copy_totals = (uint32_t)pb->n_copy_totals;
     return validate_rank_batch(b);
 }
 

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/step_metrics.h"
+
 #define RS_WIRE_SCHEMA_VERSION 1u
 #define RS_WIRE_MAX_BATCH_BYTES (16u << 20) /* one AgentBatch request */
 #define RS_WIRE_MAX_FRAME_BYTES (60u << 10) /* one RankBatch frame, collector -> agent */
@@ -109,12 +111,35 @@ struct rs_collective_record {
 
 struct rs_step_record {
     uint64_t step, start_ns, end_ns;
+    /* Set by an agent that summarizes kernels (rs_kernel_total): it measured the step where the
+     * kernels were, over [start_ns, end_ns) with end_ns the next step's start as the server would
+     * take it (query/steps.h). Unset: the server measures the step from stored kernels. */
+    bool measured;
+    struct rs_step_metrics metrics; /* valid for end_ns - start_ns (rs_step_metrics_valid) */
 };
 
 struct rs_stall_record {
     uint64_t pc_offset, count;
     uint32_t kernel_name_id, reason_id, cubin_crc;
 };
+
+/* Totals of one kernel name's launches that started in [window_start_ns, + window_ns): what an
+ * agent that summarizes sends instead of each launch (NCCL kernels stay collective records). */
+struct rs_kernel_total {
+    uint64_t window_start_ns, window_ns;
+    uint32_t name_id;
+    uint64_t count, total_ns, max_ns; /* count >= 1, max_ns <= total_ns */
+};
+
+/* The same for one kind of memcpy/memset (enum rs_copy_kind). */
+struct rs_copy_total {
+    uint64_t window_start_ns, window_ns;
+    uint32_t kind;
+    uint64_t count, total_ns, max_ns, bytes;
+};
+
+/* Longest summary window an agent may send (and the server accepts). */
+#define RS_WIRE_MAX_WINDOW_NS (3600ull * 1000000000ull)
 
 /* The records of one rank. Arrays and strings are borrowed: when built by a caller for encoding,
  * the caller owns them; when produced by a decoder, the enclosing decoded object owns them. */
@@ -133,6 +158,10 @@ struct rs_rank_batch {
     uint32_t n_steps;
     const struct rs_stall_record *stalls;
     uint32_t n_stalls;
+    const struct rs_kernel_total *kernel_totals;
+    uint32_t n_kernel_totals;
+    const struct rs_copy_total *copy_totals;
+    uint32_t n_copy_totals;
     uint64_t dropped_records;
     uint32_t collector_flags;     /* enum rs_collector_flag bits */
     const char *collector_status; /* NULL or text for people */

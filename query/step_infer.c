@@ -118,7 +118,8 @@ rs_infer_steps(const struct rs_collective_record *c, size_t n, struct rs_step_re
         uint64_t end = c[i + p].end_ns;
         if (end <= c[i].end_ns)
             continue;
-        v[m++] = (struct rs_step_record){a->seq / (per ? per : 1), c[i].end_ns, end};
+        v[m++] = (struct rs_step_record){
+            .step = a->seq / (per ? per : 1), .start_ns = c[i].end_ns, .end_ns = end};
     }
     *period = (uint32_t)p;
 out:

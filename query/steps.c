@@ -1,11 +1,12 @@
-/* Step metrics from interval unions (see steps.h). Each rank's kernel and NCCL intervals are
- * sorted once; every step then reads the intervals that can reach it (binary search on start,
- * bounded by the longest interval), so the cost is O(n log n) per rank. */
+/* Steps and their metrics (see steps.h). Each rank's kernel and NCCL intervals are sorted once and
+ * every step measured over them (common/step_metrics.h); steps the agent measured already, and
+ * steps with stored summaries, are taken as they are. */
 #include "query/steps.h"
 
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/step_metrics.h"
 #include "query/instances.h"
 #include "query/step_infer.h"
 #include "query/stats.h"
@@ -17,143 +18,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct interval {
-    uint64_t s, e;
-    uint8_t nccl;
-};
-
-struct intervals {
-    struct interval *v;
-    size_t n, cap;
-    uint64_t longest;
-};
-
-static int
-add_interval(struct intervals *iv, uint64_t s, uint64_t e, int nccl)
-{
-    if (RS_ARRAY_RESERVE(iv->v, iv->cap, iv->n, 1) != 0)
-        return -ENOMEM;
-    iv->v[iv->n++] = (struct interval){s, e, (uint8_t)nccl};
-    if (e - s > iv->longest)
-        iv->longest = e - s;
-    return 0;
-}
-
-static int
-by_start(const void *a, const void *b)
-{
-    uint64_t x = ((const struct interval *)a)->s, y = ((const struct interval *)b)->s;
-    return x < y ? -1 : x > y;
-}
-
-static bool
-sorted_by_start(const struct intervals *iv)
-{
-    for (size_t i = 1; i < iv->n; i++)
-        if (iv->v[i].s < iv->v[i - 1].s)
-            return false;
-    return true;
-}
-
+/* Copies measured metrics into a step's summary. */
 static void
-sort_by_start(struct intervals *iv)
+set_metrics(struct rs_step_summary *st, const struct rs_step_metrics *m)
 {
-    if (iv->n > 1 && !sorted_by_start(iv)) /* never qsort NULL, even when empty (UB) */
-        qsort(iv->v, iv->n, sizeof *iv->v, by_start);
-}
-
-/* Merges the sorted intervals of b into the sorted intervals of a (a keeps the result). */
-static int
-merge_into(struct intervals *a, const struct intervals *b)
-{
-    size_t n = a->n + b->n, i = a->n, j = b->n;
-
-    if (b->n == 0)
-        return 0;
-    if (n > a->cap) {
-        struct interval *v = realloc(a->v, n * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        a->v = v;
-        a->cap = n;
-    }
-    for (size_t k = n; k-- > 0;) /* from the back, in place */
-        a->v[k] = j == 0 || (i > 0 && a->v[i - 1].s > b->v[j - 1].s) ? a->v[--i] : b->v[--j];
-    a->n = n;
-    if (b->longest > a->longest)
-        a->longest = b->longest;
-    return 0;
-}
-
-/* Length of the union of the selected intervals clipped to [s, e). `which`: 0 compute only,
- * 1 NCCL only, 2 both. Intervals [lo, hi) are sorted by start. */
-static uint64_t
-union_len(const struct interval *v, size_t lo, size_t hi, uint64_t s, uint64_t e, int which)
-{
-    uint64_t total = 0, cs = 0, ce = 0;
-    int open = 0;
-
-    for (size_t i = lo; i < hi; i++) {
-        if ((which == 0 && v[i].nccl) || (which == 1 && !v[i].nccl))
-            continue;
-        uint64_t a = v[i].s > s ? v[i].s : s, b = v[i].e < e ? v[i].e : e;
-        if (b <= a)
-            continue;
-        if (open && a <= ce) {
-            if (b > ce)
-                ce = b;
-            continue;
-        }
-        if (open)
-            total += ce - cs;
-        cs = a;
-        ce = b;
-        open = 1;
-    }
-    return total + (open ? ce - cs : 0);
-}
-
-static void
-measure(const struct intervals *iv, struct rs_step_summary *m)
-{
-    uint64_t s = m->start_ns, e = m->end_ns, from = s > iv->longest ? s - iv->longest : 0;
-    size_t lo = 0, hi = iv->n;
-
-    /* the first interval that may reach into the step, and the first that starts after it */
-    for (size_t a = 0, b = iv->n; a < b;) {
-        size_t mid = (a + b) / 2;
-        if (iv->v[mid].s < from)
-            a = lo = mid + 1;
-        else
-            b = mid;
-    }
-    for (size_t a = lo, b = iv->n; a < b;) {
-        size_t mid = (a + b) / 2;
-        if (iv->v[mid].s < e)
-            a = mid + 1;
-        else
-            b = hi = mid;
-    }
-    uint64_t compute = union_len(iv->v, lo, hi, s, e, 0), comm = union_len(iv->v, lo, hi, s, e, 1),
-             busy = union_len(iv->v, lo, hi, s, e, 2), first_start = e;
-    m->kernels = 0;
-    for (size_t i = lo; i < hi; i++) {
-        if (iv->v[i].s >= s && iv->v[i].s < e)
-            m->kernels++;
-        /* a kernel running since before the step counts as starting with it */
-        if (iv->v[i].e > s && iv->v[i].s < first_start)
-            first_start = iv->v[i].s > s ? iv->v[i].s : s;
-    }
-    m->step_ns = e - s;
-    m->compute_ns = compute;
-    m->comm_ns = comm;
-    m->exposed_comm_ns = busy - compute;
-    m->idle_ns = m->step_ns - busy;
-    m->host_gap_ns = first_start - s;
+    st->step_ns = st->end_ns - st->start_ns;
+    st->compute_ns = m->compute_ns;
+    st->comm_ns = m->comm_ns;
+    st->exposed_comm_ns = m->exposed_comm_ns;
+    st->idle_ns = m->idle_ns;
+    st->host_gap_ns = m->host_gap_ns;
+    st->kernels = m->kernels;
 }
 
 struct steps_ctx {
     struct rs_step_summary *v;
+    bool *measured; /* parallel to v */
     size_t n, cap;
     uint64_t until_step; /* the last step wanted */
 };
@@ -170,21 +50,28 @@ on_step(void *arg, const struct rs_step_record *st)
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 256;
         struct rs_step_summary *v = realloc(c->v, cap * sizeof *v);
-        if (!v)
+        if (v)
+            c->v = v;
+        bool *m = realloc(c->measured, cap * sizeof *m);
+        if (m)
+            c->measured = m;
+        if (!v || !m)
             return -ENOMEM;
-        c->v = v;
         c->cap = cap;
     }
     memset(&c->v[c->n], 0, sizeof c->v[0]);
     c->v[c->n].step = st->step;
     c->v[c->n].start_ns = st->start_ns;
     c->v[c->n].end_ns = st->end_ns;
+    c->measured[c->n] = st->measured;
+    if (st->measured)
+        set_metrics(&c->v[c->n], &st->metrics);
     c->n++;
     return 0;
 }
 
 struct kernel_ctx {
-    struct intervals *iv;
+    struct rs_intervals *iv;
     uint64_t t0, t1;
 };
 
@@ -194,7 +81,7 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
     struct kernel_ctx *c = arg;
     if (k->end_ns <= c->t0 || k->start_ns >= c->t1)
         return 0;
-    return add_interval(c->iv, k->start_ns, k->end_ns, 0);
+    return rs_intervals_add(c->iv, k->start_ns, k->end_ns, false);
 }
 
 /* The collective instances of the range not covered by summaries: each member's NCCL kernel is an
@@ -203,7 +90,7 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
 struct coll_ctx {
     struct rs_rank_steps *ranks; /* rank order */
     bool **done;                 /* per rank and step: has a stored summary */
-    struct intervals *iv;        /* parallel to ranks */
+    struct rs_intervals *iv;     /* parallel to ranks */
     size_t n_ranks;
     uint64_t t0, t1;
     double *waits; /* scratch */
@@ -256,7 +143,7 @@ on_instance(void *arg, const struct rs_instance *in)
         if (i == SIZE_MAX)
             continue;
         if (mb->start_ns + mb->dur_ns > x->t0 && mb->start_ns < x->t1 &&
-            (rc = add_interval(&x->iv[i], mb->start_ns, mb->start_ns + mb->dur_ns, 1)) != 0)
+            (rc = rs_intervals_add(&x->iv[i], mb->start_ns, mb->start_ns + mb->dur_ns, true)) != 0)
             return rc;
         if (in->n >= 2 && (st = open_step_at(x, i, in->min_start_ns)))
             st->instances++;
@@ -311,6 +198,7 @@ rs_job_steps_free(struct rs_rank_steps *ranks, size_t n_ranks)
     for (size_t i = 0; ranks && i < n_ranks; i++) {
         free(ranks[i].steps);
         free(ranks[i].to_store);
+        free(ranks[i].measured);
     }
     free(ranks);
 }
@@ -346,7 +234,7 @@ static int
 read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, uint64_t until_step,
                 struct rs_rank_steps *rk)
 {
-    struct steps_ctx sc = {NULL, 0, 0, until_step};
+    struct steps_ctx sc = {NULL, NULL, 0, 0, until_step};
     uint64_t last = 0, from = 0;
     int rc = rs_store_last_step(r, job, rk->rank, &last);
 
@@ -359,10 +247,12 @@ read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, uint64_t u
         from = last + 1 - last_steps;
     if ((rc = rs_store_steps_scan(r, job, rk->rank, from, on_step, &sc)) != 0 && rc != 1) {
         free(sc.v);
+        free(sc.measured);
         return rc;
     }
     if (last_steps && sc.n > last_steps) { /* keep the newest */
         memmove(sc.v, sc.v + (sc.n - last_steps), last_steps * sizeof *sc.v);
+        memmove(sc.measured, sc.measured + (sc.n - last_steps), last_steps * sizeof *sc.measured);
         sc.n = last_steps;
     }
     /* A step lasts until the next one starts. Markers are host time: in a job whose host runs
@@ -374,6 +264,7 @@ read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, uint64_t u
         if (sc.v[k + 1].step == sc.v[k].step + 1 && sc.v[k + 1].start_ns > sc.v[k].end_ns)
             sc.v[k].end_ns = sc.v[k + 1].start_ns;
     rk->steps = sc.v;
+    rk->measured = sc.measured;
     rk->n = sc.n;
     return 0;
 }
@@ -490,35 +381,47 @@ merge_summaries(rs_store_read *r, const char *job, struct rs_rank_steps *rk, boo
  * consumed), and flags the settled ones for storing. */
 static int
 compute_rank_steps(rs_store_read *r, const char *job, struct rs_rank_steps *rk, const bool *done,
-                   uint64_t settled_until, struct intervals *kernels, struct intervals *colls)
+                   uint64_t settled_until, struct rs_intervals *kernels,
+                   struct rs_intervals *colls)
 {
     uint64_t t0 = UINT64_MAX, t1 = 0;
     int rc;
+
+    bool measure_here = false;
 
     for (size_t k = 0; k < rk->n; k++)
         if (!done[k]) {
             t0 = rk->steps[k].start_ns < t0 ? rk->steps[k].start_ns : t0;
             t1 = rk->steps[k].end_ns > t1 ? rk->steps[k].end_ns : t1;
+            measure_here |= !(rk->measured && rk->measured[k]);
         }
     if (t1 == 0)
         return 0;
-    struct kernel_ctx kc = {kernels, t0, t1};
-    kernels->n = 0;
-    kernels->longest = 0;
-    if ((rc = rs_store_kernels_scan(r, job, rk->rank, rs_store_kernel_scan_from(t0), t1, on_kernel,
-                                    &kc)) != 0)
-        return rc;
-    sort_by_start(kernels);
-    sort_by_start(colls);
-    if ((rc = merge_into(kernels, colls)) != 0)
-        return rc;
+    rs_intervals_clear(kernels);
+    if (measure_here) { /* steps the agent measured need no kernels (it sent none) */
+        struct kernel_ctx kc = {kernels, t0, t1};
+        if ((rc = rs_store_kernels_scan(r, job, rk->rank, rs_store_kernel_scan_from(t0), t1,
+                                        on_kernel, &kc)) != 0)
+            return rc;
+        rs_intervals_sort(kernels);
+        rs_intervals_sort(colls);
+        if ((rc = rs_intervals_merge(kernels, colls)) != 0)
+            return rc;
+    }
     if (!(rk->to_store = calloc(rk->n, sizeof *rk->to_store)))
         return -ENOMEM;
     for (size_t k = 0; k < rk->n; k++) {
+        struct rs_step_summary *st = &rk->steps[k];
         if (done[k])
             continue;
-        measure(kernels, &rk->steps[k]);
-        if (rk->steps[k].end_ns + RS_STEP_SETTLE_NS <= settled_until) {
+        if (rk->measured && rk->measured[k]) {
+            st->step_ns = st->end_ns - st->start_ns;
+        } else {
+            struct rs_step_metrics m;
+            rs_intervals_measure(kernels, st->start_ns, st->end_ns, &m);
+            set_metrics(st, &m);
+        }
+        if (st->end_ns + RS_STEP_SETTLE_NS <= settled_until) {
             rk->to_store[k] = true;
             rk->n_to_store++;
         }
@@ -539,7 +442,7 @@ rs_query_job_steps_until(rs_store_read *r, const char *job, size_t last_steps, u
 {
     struct rank_list list = {NULL, NULL, 0};
     struct rs_rank_steps *ranks = NULL;
-    struct intervals *colls = NULL, kernels = {NULL, 0, 0, 0};
+    struct rs_intervals *colls = NULL, kernels = {0};
     bool **done = NULL;
     uint64_t t0 = UINT64_MAX, t1 = 0;
     int rc;
@@ -608,7 +511,7 @@ out:
     }
     free(colls);
     free(done);
-    free(kernels.v);
+    rs_intervals_fini(&kernels);
     free(list.v);
     free(list.last_ns);
     return rc;

@@ -173,14 +173,10 @@ struct names {
 };
 
 static int
-on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
+add_name(struct names *ns, uint64_t h, const char *name, uint64_t count, uint64_t total_ns)
 {
-    struct names *ns = arg;
-    uint64_t h = name_hash;
     size_t i;
 
-    if (k->start_ns < ns->t0 || k->start_ns >= ns->t1)
-        return 0;
     for (i = 0; i < ns->n && ns->v[i].hash != h; i++)
         ;
     if (i == ns->n) {
@@ -190,9 +186,27 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
         ns->v = v;
         ns->v[ns->n++] = (struct name_total){h, (char *)name, 0, 0};
     }
-    ns->v[i].count++;
-    ns->v[i].ns += k->end_ns - k->start_ns;
+    ns->v[i].count += count;
+    ns->v[i].ns += total_ns;
     return 0;
+}
+
+static int
+on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
+{
+    struct names *ns = arg;
+
+    if (k->start_ns < ns->t0 || k->start_ns >= ns->t1)
+        return 0;
+    return add_name(ns, name_hash, name, 1, k->end_ns - k->start_ns);
+}
+
+/* Kernel windows (agents that summarize kernels, rollups) count with the records. */
+static int
+on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name,
+                 uint64_t name_hash)
+{
+    return add_name(arg, name_hash, name, kw->count, kw->total_ns);
 }
 
 static void
@@ -234,6 +248,9 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, doubl
         all[i].t1 = w->t1;
         rc = rs_store_kernels_scan(r, job, c->ranks[i].rank, rs_store_kernel_scan_from(w->t0),
                                    w->t1, on_kernel, &all[i]);
+        if (rc == 0)
+            rc = rs_store_kernel_windows_scan(r, job, c->ranks[i].rank, w->t0, w->t1,
+                                              on_kernel_window, &all[i]);
     }
     for (size_t k = 0; rc == 0 && k < all[idx].n; k++) {
         const struct name_total *mine = &all[idx].v[k];

@@ -185,15 +185,15 @@ visit_kwin(struct check *c, const MDB_val *k, const MDB_val *v)
 static void
 visit_step(struct check *c, const MDB_val *k, const MDB_val *v)
 {
-    struct rs_step_value sv;
+    struct rs_step_record sr;
 
     c->rep->steps++;
-    if (k->mv_size != sizeof(struct rs_key_step) || v->mv_size != sizeof sv) {
+    if (k->mv_size != sizeof(struct rs_key_step) || !rs__step_value_read(v, &sr)) {
         problem(c, "steps: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
         return;
     }
-    memcpy(&sv, v->mv_data, sizeof sv);
-    if (sv.end_ns < sv.start_ns || !find_job(c, k->mv_data))
+    if (sr.end_ns < sr.start_ns || !find_job(c, k->mv_data) ||
+        (sr.measured && !rs_step_metrics_valid(&sr.metrics, sr.end_ns - sr.start_ns)))
         problem(c, "steps: bad step");
 }
 

@@ -124,6 +124,50 @@ write_strings(rs_store_write *w, const struct rs_rank_batch *b, uint64_t *hashes
     return 0;
 }
 
+/* Kernel and copy totals (an agent that summarizes) merged into their windows of `kwin`; they
+ * count in the rank's totals like the records they stand for. */
+static int
+write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
+             const uint64_t *hashes, struct rs_rank_value *rv, struct span *sp)
+{
+    struct rs__kwin_sums sums = {NULL, 0, 0};
+    uint64_t windows = 0, now = b->clock.realtime_ns ? b->clock.realtime_ns : UINT64_MAX;
+    uint8_t rank_key[12];
+    int rc = 0;
+
+    rs__be64_put(rank_key, job_id);
+    rs__be32_put(rank_key + 8, b->identity.rank);
+    for (uint32_t i = 0; i < b->n_kernel_totals && rc == 0; i++) {
+        const struct rs_kernel_total *t = &b->kernel_totals[i];
+        struct rs__kwin_sum x = {t->window_start_ns, t->window_ns, hashes[t->name_id],
+                                 t->total_ns,        t->max_ns,    0,
+                                 t->count};
+        rc = rs__kwin_sums_add(&sums, &x);
+        rv->n_kernels += t->count;
+        rv->kernel_ns += t->total_ns;
+        /* a window's records end by its end, or by when the batch was sent (an open window) */
+        uint64_t end = t->window_start_ns + t->window_ns;
+        span_add(sp, t->window_start_ns, end < now ? end : now);
+    }
+    if (rc == 0 && sums.n > 0)
+        rc = rs__kwin_merge(w, rank_key, RS_SERIES_KERNEL, &sums, &windows);
+    sums.n = 0;
+    for (uint32_t i = 0; i < b->n_copy_totals && rc == 0; i++) {
+        const struct rs_copy_total *t = &b->copy_totals[i];
+        struct rs__kwin_sum x = {t->window_start_ns, t->window_ns, t->kind, t->total_ns,
+                                 t->max_ns,          t->bytes,     t->count};
+        rc = rs__kwin_sums_add(&sums, &x);
+        rv->n_memcpys += t->count;
+        rv->memcpy_ns += t->total_ns;
+        uint64_t end = t->window_start_ns + t->window_ns;
+        span_add(sp, t->window_start_ns, end < now ? end : now);
+    }
+    if (rc == 0 && sums.n > 0)
+        rc = rs__kwin_merge(w, rank_key, RS_SERIES_MEMCPY, &sums, &windows);
+    free(sums.v);
+    return rc;
+}
+
 static int
 write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
               const uint64_t *hashes, struct rs_rank_value *rv, struct span *sp)
@@ -214,22 +258,29 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
 
     for (uint32_t i = 0; i < b->n_steps; i++) {
         const struct rs_step_record *s = &b->steps[i];
+        const struct rs_step_metrics *m = &s->metrics;
         struct rs_key_step key;
-        struct rs_step_value v = {s->start_ns, s->end_ns}, old;
+        struct rs_step_measured_value v = {s->start_ns,       s->end_ns,   m->compute_ns,
+                                           m->comm_ns,        m->exposed_comm_ns,
+                                           m->idle_ns,        m->host_gap_ns,
+                                           m->kernels,        0};
+        MDB_val k = {sizeof key, &key}, old;
         rs__be64_put(key.job_id, job_id);
         rs__be32_put(key.rank, rank);
         rs__be64_put(key.step, s->step);
-        rc = get_fixed(w, w->store->steps, &key, sizeof key, &old, sizeof old);
+        rc = mdb_get(w->txn, w->store->steps, &k, &old);
         if (rc == MDB_NOTFOUND) { /* a step reported twice counts once in the summary */
             rv->n_steps++;
             rv->step_ns += s->end_ns - s->start_ns;
         } else if (rc != 0)
             goto out;
-        if ((rc = put(w, w->store->steps, &key, sizeof key, &v, sizeof v, 0)))
+        /* without metrics only the times (struct rs_step_value, the start of v) */
+        size_t len = s->measured ? sizeof v : sizeof(struct rs_step_value);
+        if ((rc = put(w, w->store->steps, &key, sizeof key, &v, len, 0)))
             goto out;
         span_add(sp, s->start_ns, s->end_ns);
     }
-    rc = 0;
+    rc = write_totals(w, job_id, b, hashes, rv, sp);
 out:
     free(buf);
     return rc;

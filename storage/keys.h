@@ -153,6 +153,16 @@ _Static_assert(sizeof(struct rs_stall_value) == 40, "stall value layout");
 struct rs_step_value {
     uint64_t start_ns, end_ns;
 };
+_Static_assert(sizeof(struct rs_step_value) == 16, "step value layout");
+
+/* The value of a step its agent measured (rs_step_record.measured): the same start and end, then
+ * the metrics. Readers that need only the times read the leading struct rs_step_value. */
+struct rs_step_measured_value {
+    uint64_t start_ns, end_ns;
+    uint64_t compute_ns, comm_ns, exposed_comm_ns, idle_ns, host_gap_ns;
+    uint32_t kernels, pad;
+};
+_Static_assert(sizeof(struct rs_step_measured_value) == 64, "measured step value layout");
 
 /* Step metrics derived from a settled step's kernels (query/steps.h), so that queries over long
  * jobs read one value per rank-step instead of every kernel. */

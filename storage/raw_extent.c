@@ -49,8 +49,8 @@ rs__store_step_at_or_after(MDB_cursor *c, const uint8_t *rank_key, uint64_t from
     rs__be64_put(key.step, from);
     if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) != 0)
         return rc;
-    if (k.mv_size != sizeof key || memcmp(k.mv_data, rank_key, 12) != 0 || v.mv_size != sizeof *sv)
-        return MDB_NOTFOUND;
+    if (k.mv_size != sizeof key || memcmp(k.mv_data, rank_key, 12) != 0 || v.mv_size < sizeof *sv)
+        return MDB_NOTFOUND; /* (measured steps' values start with the same times) */
     *num = rs__be64_get(((const struct rs_key_step *)k.mv_data)->step);
     memcpy(sv, v.mv_data, sizeof *sv);
     return 0;

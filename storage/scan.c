@@ -411,18 +411,32 @@ struct steps_ctx {
     void *arg;
 };
 
+bool
+rs__step_value_read(const MDB_val *v, struct rs_step_record *rec)
+{
+    struct rs_step_measured_value mv = {0};
+
+    if (v->mv_size != sizeof(struct rs_step_value) && v->mv_size != sizeof mv)
+        return false;
+    memcpy(&mv, v->mv_data, v->mv_size);
+    rec->start_ns = mv.start_ns;
+    rec->end_ns = mv.end_ns;
+    rec->measured = v->mv_size == sizeof mv;
+    rec->metrics = (struct rs_step_metrics){mv.compute_ns, mv.comm_ns,     mv.exposed_comm_ns,
+                                            mv.idle_ns,    mv.host_gap_ns, mv.kernels};
+    return true;
+}
+
 static int
 visit_step(void *p, const MDB_val *k, const MDB_val *v)
 {
     struct steps_ctx *ctx = p;
     const struct rs_key_step *key = k->mv_data;
-    struct rs_step_value sv;
     struct rs_step_record rec;
 
-    if (k->mv_size != sizeof *key || v->mv_size != sizeof sv)
+    if (k->mv_size != sizeof *key || !rs__step_value_read(v, &rec))
         return RS_E_CORRUPT;
-    memcpy(&sv, v->mv_data, sizeof sv);
-    rec = (struct rs_step_record){rs__be64_get(key->step), sv.start_ns, sv.end_ns};
+    rec.step = rs__be64_get(key->step);
     return ctx->cb(ctx->arg, &rec);
 }
 

@@ -33,7 +33,11 @@ rs__store_err(int rc)
     case MDB_BAD_VALSIZE:
         return RS_E_CORRUPT;
     default:
-        return rc > 0 && rc < 4096 ? -rc : RS_E_STORE; /* LMDB passes errno values through */
+        if (rc > 0 && rc < 4096)
+            return -rc; /* LMDB passes errno values through */
+        if ((rc > RS_E_BASE && rc < RS_E_LAST) || (rc < 0 && rc > -4096))
+            return rc; /* ours already (helpers that return rankscope codes) */
+        return RS_E_STORE;
     }
 }
 

@@ -28,7 +28,7 @@ struct rs_store_read {
  * make room always find some. */
 #define RS_STORE_HEADROOM 1.10
 
-/* Maps an LMDB return code to a rankscope code. */
+/* Maps an LMDB return code to a rankscope code; rankscope codes and -errno pass through. */
 int rs__store_err(int mdb_rc);
 
 /* Walks the keys from `from` on (flen bytes) while they start with prefix[plen], calling visit
@@ -70,6 +70,33 @@ int rs__store_step_holding(MDB_txn *txn, const rs_store *s, const uint8_t *rank_
 struct rs_store_rollup;
 int rs__rollup_horizon(rs_store_write *w, struct rs_store_rollup *ru, const MDB_val *k,
                        const MDB_val *v, uint64_t *horizon);
+
+/* kwin.c — one contribution to a window of `kwin`, before the merge: window start and length,
+ * `key` as in struct rs_kwin_entry (a name's hash, or a copy kind), and its totals. */
+struct rs__kwin_sum {
+    uint64_t window, window_ns, key, total_ns, max_ns, bytes;
+    uint64_t count;
+};
+
+struct rs__kwin_sums {
+    struct rs__kwin_sum *v;
+    size_t n, cap;
+};
+
+/* Appends one contribution. Returns 0 or -ENOMEM. */
+int rs__kwin_sums_add(struct rs__kwin_sums *s, const struct rs__kwin_sum *x);
+
+/* Folds the contributions (sorts `sums`) and merges each window's into what `kwin` holds for
+ * (rank_key = job_id, rank; kind RS_SERIES_KERNEL or RS_SERIES_MEMCPY), in the open transaction;
+ * *windows counts the windows written. A window takes the longest length it was given. Returns 0,
+ * RS_E_CORRUPT, RS_E_TOO_BIG, -ENOMEM or an LMDB error (rs__store_err). */
+int rs__kwin_merge(rs_store_write *w, const uint8_t *rank_key, int kind,
+                   struct rs__kwin_sums *sums, uint64_t *windows);
+
+/* scan.c — reads a steps-DB value (struct rs_step_value or rs_step_measured_value) into rec's
+ * times and metrics (rec->step is left alone). False for a value of neither size. */
+struct rs_step_record;
+bool rs__step_value_read(const MDB_val *v, struct rs_step_record *rec);
 
 /* FNV-1a 64 of a job name: the job's id inside keys. */
 uint64_t rs__store_job_id(const char *job);

@@ -308,7 +308,8 @@ convert_marker(rs_convert *c, const CUpti_ActivityMarker2 *m)
     for (unsigned i = 0; i < c->n_ranges; i++) {
         if (c->ranges[i].id != m->id)
             continue;
-        struct rs_step_record s = {c->ranges[i].step, c->ranges[i].start_ns, m->timestamp};
+        struct rs_step_record s = {
+            .step = c->ranges[i].step, .start_ns = c->ranges[i].start_ns, .end_ns = m->timestamp};
         rs_collector *out = output(c, -1);
         if (m->timestamp >= s.start_ns && out && rs_collector_add_step(out, &s) == 0)
             c->stats.steps++;

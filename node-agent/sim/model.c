@@ -210,7 +210,7 @@ sim_model_step(sim_model *m, uint64_t step, const struct sim_sink *sink)
         uint64_t t = rs->compute_end_ns > comm_end ? rs->compute_end_ns : comm_end;
         int b = buckets;
         run_ops(m, r, step, rs->resume_op, rs_sim_step_n_ops, &t, sink, &b);
-        struct rs_step_record s = {step, rs->step_start_ns, t};
+        struct rs_step_record s = {.step = step, .start_ns = rs->step_start_ns, .end_ns = t};
         sink->step(sink->arg, r, &s);
         rs->free_ns = t;
         if (t > slowest)

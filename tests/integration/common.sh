@@ -55,12 +55,15 @@ start_server_at() {
 }
 start_server() { start_server_at tcp://127.0.0.1:0 "$@"; }
 
+# start_agent_at URL [options]: an agent on $WORK/agent.sock sending to URL.
 start_agent_at() {
-    start agent "$BIN/rankscope-agent" --server "$1" --socket "$WORK/agent.sock" \
-        --spool "$WORK/spool" --ready-file "$WORK/agent.ready" --reply-timeout-ms 2000
+    local url=$1; shift
+    rm -f "$WORK/agent.ready"
+    start agent "$BIN/rankscope-agent" --server "$url" --socket "$WORK/agent.sock" \
+        --spool "$WORK/spool" --ready-file "$WORK/agent.ready" --reply-timeout-ms 2000 "$@"
     wait_file "$WORK/agent.ready" || exit 1
 }
-start_agent() { start_agent_at "$LISTEN"; }
+start_agent() { start_agent_at "$LISTEN" "$@"; }
 
 # The server's per-job totals as "kernels collectives memcpys steps".
 server_totals() {

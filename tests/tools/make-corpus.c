@@ -25,25 +25,35 @@ main(int argc, char **argv)
     struct rs_kernel_record k[2] = {{1000, 2000, 0, 7, 0, 1}, {2100, 2600, 0, 7, 0, 2}};
     struct rs_collective_record c = {2000, 9000, 1024, 99, 3, RS_COLL_ALLREDUCE, 1, 17, true};
     struct rs_memcpy_record m = {1500, 1600, 64, RS_COPY_HTOD, 7};
-    struct rs_step_record s = {1, 900, 9500};
+    struct rs_step_record s[2] = {{.step = 1, .start_ns = 900, .end_ns = 9500},
+                                  {.step = 2,
+                                   .start_ns = 9500,
+                                   .end_ns = 20000,
+                                   .measured = true,
+                                   .metrics = {6000, 4000, 3000, 1500, 100, 9}}};
     struct rs_stall_record x = {16, 5, 0, 2, 1234};
-    struct rs_rank_batch rb = {{"job", 1, 1, 2, "host", "GPU-1", 42},
-                               {1, 2},
-                               names,
-                               3,
-                               k,
-                               2,
-                               &m,
-                               1,
-                               &c,
-                               1,
-                               &s,
-                               1,
-                               &x,
-                               1,
-                               0,
-                               RS_COLLECTOR_CLOCK_REPLACED,
-                               "clock replaced"};
+    struct rs_kernel_total kt = {0, 10000, 0, 3, 2500, 1000};
+    struct rs_copy_total ct = {10000, 10000, RS_COPY_DTOH, 2, 300, 200, 4096};
+    struct rs_rank_batch rb = {.identity = {"job", 1, 1, 2, "host", "GPU-1", 42},
+                               .clock = {1, 2},
+                               .strings = names,
+                               .n_strings = 3,
+                               .kernels = k,
+                               .n_kernels = 2,
+                               .memcpys = &m,
+                               .n_memcpys = 1,
+                               .collectives = &c,
+                               .n_collectives = 1,
+                               .steps = s,
+                               .n_steps = 2,
+                               .stalls = &x,
+                               .n_stalls = 1,
+                               .kernel_totals = &kt,
+                               .n_kernel_totals = 1,
+                               .copy_totals = &ct,
+                               .n_copy_totals = 1,
+                               .collector_flags = RS_COLLECTOR_CLOCK_REPLACED,
+                               .collector_status = "clock replaced"};
     struct rs_agent_batch b = {5, 6, 7, {5, 6, "host", "0.1.0", {1, 2}}, &rb, 1, 0};
     struct rs_server_reply r = {7, RS_REPLY_ACK, "", 0, {1000}};
     uint8_t frame[RS_WIRE_MAX_FRAME_BYTES], *req, rep[256];

@@ -79,7 +79,7 @@ generate(rs_store *st, uint32_t ranks, uint64_t steps)
                                                             KERNELS,
                                                             17,
                                                             false};
-                s[ns++] = (struct rs_step_record){i, t, t + STEP_NS};
+                s[ns++] = (struct rs_step_record){.step = i, .start_ns = t, .end_ns = t + STEP_NS};
             }
             struct rs_rank_batch rb = {.identity = {"bench", r, r % 8, ranks, "node", "GPU-b", 1},
                                        .clock = {T0, T0},

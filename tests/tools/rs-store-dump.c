@@ -1,7 +1,8 @@
 /* Test tool: summarises what a store holds for one job, as JSON on stdout — per rank kernel,
  * collective and step counts, and how many collective instances (comm, op, seq) were seen on
- * every rank. Used by tests/gpu/ to check cross-rank matching on real GPUs.
- * usage: rs-store-dump DATA_DIR JOB */
+ * every rank; and per rank where its kernels are (raw records, windows) and how many of its steps
+ * an agent measured. Used by tests/gpu/ to check cross-rank matching on real GPUs and by the
+ * integration tests. usage: rs-store-dump DATA_DIR JOB */
 #include "common/error.h"
 #include "query/instances.h"
 #include "storage/store.h"
@@ -33,19 +34,57 @@ on_instance(void *arg, const struct rs_instance *in)
     return 0;
 }
 
+struct where {
+    uint64_t raw_kernels, window_kernels, measured_steps;
+};
+
+static int
+count_raw(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
+{
+    ((struct where *)arg)->raw_kernels++;
+    return 0;
+}
+
+static int
+count_window(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t name_hash)
+{
+    ((struct where *)arg)->window_kernels += kw->count;
+    return 0;
+}
+
+static int
+count_measured(void *arg, const struct rs_step_record *s)
+{
+    ((struct where *)arg)->measured_steps += s->measured;
+    return 0;
+}
+
+struct dump {
+    rs_store_read *r;
+    const char *job;
+    int first;
+};
+
 static int
 on_rank(void *arg, const struct rs_rank_info *r)
 {
-    int *first = arg;
+    struct dump *d = arg;
+    struct where w = {0, 0, 0};
+
+    rs_store_kernels_scan(d->r, d->job, r->rank, 0, UINT64_MAX, count_raw, &w);
+    rs_store_kernel_windows_scan(d->r, d->job, r->rank, 0, UINT64_MAX, count_window, &w);
+    rs_store_steps_scan(d->r, d->job, r->rank, 0, count_measured, &w);
     printf("%s{\"rank\":%u,\"host\":\"%s\",\"gpu_uuid\":\"%s\",\"kernels\":%llu,"
            "\"kernel_ms\":%.3f,\"collectives\":%llu,\"nccl_ms\":%.3f,\"memcpys\":%llu,"
-           "\"steps\":%llu,\"dropped\":%llu,\"collector_flags\":%u,\"clock_offset_ns\":%lld}",
-           *first ? "" : ",", r->rank, r->host, r->gpu_uuid, (unsigned long long)r->n_kernels,
+           "\"steps\":%llu,\"dropped\":%llu,\"collector_flags\":%u,\"clock_offset_ns\":%lld,"
+           "\"raw_kernels\":%llu,\"window_kernels\":%llu,\"measured_steps\":%llu}",
+           d->first ? "" : ",", r->rank, r->host, r->gpu_uuid, (unsigned long long)r->n_kernels,
            (double)r->kernel_ns / 1e6, (unsigned long long)r->n_collectives,
            (double)r->collective_ns / 1e6, (unsigned long long)r->n_memcpys,
            (unsigned long long)r->n_steps, (unsigned long long)r->dropped_records,
-           r->collector_flags, (long long)r->clock_offset_ns);
-    *first = 0;
+           r->collector_flags, (long long)r->clock_offset_ns, (unsigned long long)w.raw_kernels,
+           (unsigned long long)w.window_kernels, (unsigned long long)w.measured_steps);
+    d->first = 0;
     return 0;
 }
 
@@ -57,7 +96,7 @@ main(int argc, char **argv)
     struct totals inst;
     rs_store *st;
     rs_store_read *r;
-    int rc, first = 1;
+    int rc;
 
     if (argc != 3) {
         fprintf(stderr, "usage: rs-store-dump DATA_DIR JOB\n");
@@ -76,7 +115,8 @@ main(int argc, char **argv)
     rs_instances_scan(r, argv[2], on_instance, &inst);
     printf("{\"job\":\"%s\",\"ranks_seen\":%u,\"world_size\":%u,\"ranks\":[", job.name, job.n_ranks,
            job.world_size);
-    rs_store_ranks_scan(r, argv[2], on_rank, &first);
+    struct dump d = {r, argv[2], 1};
+    rs_store_ranks_scan(r, argv[2], on_rank, &d);
     printf("],\"collective_instances\":%llu,\"complete_instances\":%llu,"
            "\"partial_instances\":%llu,\"mean_skew_ms\":%.4f,\"last_arriver_counts\":[",
            (unsigned long long)inst.total, (unsigned long long)inst.complete,

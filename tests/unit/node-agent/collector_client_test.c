@@ -139,7 +139,7 @@ bounded_buffer(void)
     struct rs_rank_identity id = {"job", 0, 0, 1, "host", "GPU-1", 1};
     struct rs_collector_options opts = {sock_path, 10};
     struct rs_collector_stats st;
-    struct rs_step_record s = {1, 1, 2};
+    struct rs_step_record s = {.step = 1, .start_ns = 1, .end_ns = 2};
     rs_collector *c = NULL;
 
     T_EQ(rs_collector_open(&opts, &id, &c), 0);
@@ -157,7 +157,7 @@ inert_after_fork(void)
 {
     struct rs_rank_identity id = {"job", 0, 0, 1, "host", "GPU-1", 1};
     struct rs_collector_options opts = {sock_path, 0};
-    struct rs_step_record s = {1, 1, 2};
+    struct rs_step_record s = {.step = 1, .start_ns = 1, .end_ns = 2};
     rs_collector *c = NULL;
     int status = -1;
 

@@ -11,7 +11,7 @@ static const struct rs_kernel_record kernels[] = {{1000000, 1002000, 0, 7, 0, 42
                                                   {1003000, 1004500, 0, 7, 0, 43}};
 static const struct rs_collective_record colls[] = {
     {1002000, 1009000, 1 << 20, 0xabcdef, 5, RS_COLL_ALLREDUCE, 1, 17, false}};
-static const struct rs_step_record steps[] = {{3, 999000, 1010000}};
+static const struct rs_step_record steps[] = {{.step = 3, .start_ns = 999000, .end_ns = 1010000}};
 static const struct rs_memcpy_record copies[] = {{1001000, 1001100, 4096, RS_COPY_DTOD, 7}};
 static const struct rs_stall_record stalls[] = {{0x40, 17, 0, 1, 0xdeadbeef}};
 
@@ -155,6 +155,106 @@ rejects_bad_input(void)
     T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
 }
 
+/* An agent's summary: window totals and a measured step, decoded as sent. */
+static const struct rs_kernel_total ktotals[] = {{1000000, 1000000, 0, 3, 4500, 2000},
+                                                 {2000000, 1000000, 0, 1, 700, 700}};
+static const struct rs_copy_total ctotals[] = {{1000000, 1000000, RS_COPY_HTOD, 2, 300, 200, 8192}};
+
+static struct rs_rank_batch
+summary_rank(struct rs_step_record *st)
+{
+    struct rs_rank_batch b = sample_rank();
+    *st = (struct rs_step_record){.step = 3,
+                                  .start_ns = 999000,
+                                  .end_ns = 1010000,
+                                  .measured = true,
+                                  .metrics = {6000, 7000, 2000, 3000, 1000, 3}};
+    b.n_kernels = b.n_memcpys = 0;
+    b.steps = st;
+    b.kernel_totals = ktotals;
+    b.n_kernel_totals = 2;
+    b.copy_totals = ctotals;
+    b.n_copy_totals = 1;
+    return b;
+}
+
+static void
+summary_round_trip(void)
+{
+    struct rs_step_record st;
+    struct rs_rank_batch b = summary_rank(&st);
+    uint8_t buf[RS_WIRE_MAX_FRAME_BYTES];
+    size_t len = 0;
+    rs_wire_rank_frame *f = NULL;
+
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), 0);
+    T_EQ(rs_wire_rank_frame_decode(buf, len, RS_WIRE_MAX_FRAME_BYTES, &f), 0);
+    if (!f)
+        return;
+    const struct rs_rank_batch *d = rs_wire_rank_frame_batch(f);
+    T_EQ(d->n_kernel_totals, 2);
+    T_EQ(d->n_copy_totals, 1);
+    for (uint32_t i = 0; i < d->n_kernel_totals && i < 2; i++) {
+        const struct rs_kernel_total *x = &d->kernel_totals[i], *y = &ktotals[i];
+        T_CHECK(x->window_start_ns == y->window_start_ns && x->window_ns == y->window_ns &&
+                x->name_id == y->name_id && x->count == y->count && x->total_ns == y->total_ns &&
+                x->max_ns == y->max_ns);
+    }
+    T_CHECK(d->n_copy_totals == 1 && d->copy_totals[0].window_start_ns == 1000000 &&
+            d->copy_totals[0].kind == RS_COPY_HTOD && d->copy_totals[0].bytes == 8192 &&
+            d->copy_totals[0].max_ns == 200);
+    T_CHECK(d->n_steps == 1 && d->steps[0].measured && d->steps[0].metrics.compute_ns == 6000 &&
+            d->steps[0].metrics.exposed_comm_ns == 2000 && d->steps[0].metrics.kernels == 3);
+    rs_wire_rank_frame_free(f);
+    /* a step without metrics decodes as not measured */
+    b = sample_rank();
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), 0);
+    T_EQ(rs_wire_rank_frame_decode(buf, len, RS_WIRE_MAX_FRAME_BYTES, &f), 0);
+    if (f)
+        T_CHECK(!rs_wire_rank_frame_batch(f)->steps[0].measured);
+    rs_wire_rank_frame_free(f);
+}
+
+static void
+rejects_bad_summaries(void)
+{
+    uint8_t buf[RS_WIRE_MAX_FRAME_BYTES];
+    struct rs_step_record st;
+    struct rs_rank_batch b;
+    struct rs_kernel_total kt;
+    struct rs_copy_total ct;
+    size_t len;
+
+    b = summary_rank(&st); /* metrics that do not add up to the step */
+    st.metrics.idle_ns++;
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+    b = summary_rank(&st); /* exposed NCCL time beyond all NCCL time */
+    st.metrics.exposed_comm_ns = 8000;
+    st.metrics.compute_ns = 0;
+    st.metrics.idle_ns = 3000;
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+    const struct rs_kernel_total bad_k[] = {
+        {1000001, 1000000, 0, 1, 10, 10},        /* not at a multiple of its length */
+        {1000000, 0, 0, 1, 10, 10},              /* no length */
+        {0, RS_WIRE_MAX_WINDOW_NS * 2, 0, 1, 1, 1}, /* too long */
+        {1000000, 1000000, 0, 0, 10, 10},        /* no launch */
+        {1000000, 1000000, 0, 2, 10, 11},        /* longest beyond the total */
+        {1000000, 1000000, 9, 1, 10, 10},        /* name id out of range */
+    };
+    for (size_t i = 0; i < sizeof bad_k / sizeof bad_k[0]; i++) {
+        b = summary_rank(&st);
+        kt = bad_k[i];
+        b.kernel_totals = &kt;
+        b.n_kernel_totals = 1;
+        T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+    }
+    b = summary_rank(&st);
+    ct = ctotals[0];
+    ct.kind = RS_COPY_KIND_COUNT;
+    b.copy_totals = &ct;
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+}
+
 static void
 rejects_wrong_version(void)
 {
@@ -205,6 +305,8 @@ main(void)
     T_RUN(agent_batch_round_trip);
     T_RUN(rejects_bad_input);
     T_RUN(rejects_wrong_version);
+    T_RUN(summary_round_trip);
+    T_RUN(rejects_bad_summaries);
     T_RUN(reply_round_trip);
     T_RUN(job_names);
     return T_DONE("proto/wire");

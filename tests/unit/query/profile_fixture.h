@@ -45,7 +45,7 @@ put_rank_of(rs_store *st, const char *job, uint32_t rank, bool with_stalls)
             k[n++] = (struct rs_kernel_record){t + 700 * US, t + 720 * US, 2, 7, 0, 0};
         c[i] = (struct rs_collective_record){
             t + 800 * US, t + 830 * US, 8, 1, i, RS_COLL_ALLREDUCE, 3, 17, false};
-        s[i] = (struct rs_step_record){i, t, t + 1000 * US};
+        s[i] = (struct rs_step_record){.step = i, .start_ns = t, .end_ns = t + 1000 * US};
     }
     struct rs_rank_batch rb = {.identity = {job, rank, rank, 2, "node", "GPU-x", 1},
                                .clock = {T0 + 5000 * US, T0 + 5000 * US},

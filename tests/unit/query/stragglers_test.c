@@ -47,7 +47,7 @@ put_job(rs_store *st, const char *job, enum fault fault, uint32_t bad_rank)
             k[2 * i + 1] = (struct rs_kernel_record){k1, k2, 0, 7, 0, 0};
             c[i] = (struct rs_collective_record){
                 k2, t + slowest + 50 * US, 8, 1, i, RS_COLL_ALLREDUCE, 1, 17, false};
-            s[i] = (struct rs_step_record){i, t, t + 900 * US};
+            s[i] = (struct rs_step_record){.step = i, .start_ns = t, .end_ns = t + 900 * US};
         }
         struct rs_rank_batch rb = {.identity = {job, r, r, RANKS, "node", "GPU-x", 1},
                                    .strings = names,

@@ -16,7 +16,7 @@ static rs_store *
 store_with_one_batch(char *dir)
 {
     struct rs_kernel_record k = {100, 200, 0, 7, 0, 0};
-    struct rs_step_record s = {1, 50, 300};
+    struct rs_step_record s = {.step = 1, .start_ns = 50, .end_ns = 300};
     struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU", 1},
                                .strings = names,
                                .n_strings = 1,

@@ -1,0 +1,63 @@
+/* An agent's summary of one rank (agent --summarize): instead of each kernel and copy, the server
+ * gets per-window totals per kernel name and copy kind, and each step with its metrics measured
+ * here (DESIGN.md "Steps", common/step_metrics.h) — the per (rank, window, step) aggregation of
+ * DESIGN.md. NCCL kernels (collective records) and stall counts still go as they are: collectives
+ * are matched across ranks one by one.
+ *
+ * Records are absorbed as they come; what is ready is emitted at each flush:
+ *  - a window [start, start + window_ns) once the rank's records reach RS_SUMMARY_SETTLE_NS past
+ *    its end (records that come later still count: they go out as another total of the same
+ *    window, which the server adds to it);
+ *  - a step once the next step's marker is known (a step lasts until the next one starts, as the
+ *    server takes it: query/steps.h) and the records reach RS_SUMMARY_SETTLE_NS past its end;
+ *  - everything when the rank has gone quiet or the agent stops.
+ * Not thread-safe: one owner. */
+#ifndef RS_NODE_AGENT_SUMMARY_H
+#define RS_NODE_AGENT_SUMMARY_H
+
+#include "common/step_metrics.h"
+#include "common/strtab.h"
+#include "node-agent/records.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* How far past a window or step the records of a rank must reach before it is summarized: the
+ * collector hands records over every 250 ms, CUPTI within its buffer period. */
+#define RS_SUMMARY_SETTLE_NS 2000000000ull
+/* Kernels kept for steps whose marker may still come, when no step is pending. */
+#define RS_SUMMARY_KEEP_NS 10000000000ull
+
+struct rs_summary_total;
+
+struct rs_rank_summary {
+    uint64_t window_ns;
+    struct rs_strtab names;             /* kernel names of the open totals */
+    struct rs_summary_total *totals;    /* open windows' totals */
+    size_t n_totals, cap_totals;
+    uint32_t *slots;                    /* hash of totals: index + 1, 0 = empty */
+    size_t n_slots;                     /* power of two (0 before the first total) */
+    struct rs_intervals intervals;      /* kernels and NCCL kernels pending steps may need */
+    struct rs_step_record *steps;       /* pending steps, in step order */
+    size_t n_steps, cap_steps;
+    uint64_t newest_ns;                 /* latest end of any record absorbed */
+};
+
+void rs_rank_summary_init(struct rs_rank_summary *s, uint64_t window_ns);
+void rs_rank_summary_fini(struct rs_rank_summary *s);
+
+/* Takes the kernels, copies and steps out of `r` into the summary; r keeps its collectives and
+ * stalls, and the NCCL kernels of collectives from index first_collective on (those not absorbed
+ * before) are noted as intervals. Returns 0 or -ENOMEM (then part of r may have been absorbed;
+ * r's kernels, copies and steps are gone either way). */
+int rs_rank_summary_absorb(struct rs_rank_summary *s, struct rs_records *r,
+                           uint32_t first_collective);
+
+/* Appends to `r` what is ready (see above) — every pending total and step when `everything` —
+ * and forgets it here. Returns 0 or -ENOMEM. */
+int rs_rank_summary_emit(struct rs_rank_summary *s, struct rs_records *r, bool everything);
+
+/* True when totals or steps are waiting to be emitted. */
+bool rs_rank_summary_pending(const struct rs_rank_summary *s);
+
+#endif

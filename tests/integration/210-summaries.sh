@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Agent summaries (rankscope-agent --summarize): the same simulated job (same seed) sent once
+# through an agent that forwards every record and once through one that sends per-window kernel
+# and copy totals and steps with the metrics it measured. The server's answers that rest on
+# kernel totals (top, ranks), on step metrics (steps) and the straggler verdict are the same; the
+# summarized job stores no kernel records and far fewer bytes.
+. "$(dirname "$0")/common.sh"
+start_server
+run_job() { # JOB
+    "$BIN/rankscope-sim" --job "$1" --ranks 4 --steps 120 --step-ms 500 --speed 0 --seed 7 \
+        --slow-rank 1 --slowdown 0.2 --onset-step 0 --agent "$WORK/agent.sock" \
+        --log-level warn >"$WORK/$1.sim.json"
+}
+start_agent
+run_job raw
+wait_for_records raw "$WORK/raw.sim.json"
+check "raw job: every record stored" totals_match raw "$WORK/raw.sim.json"
+stop "$PID_agent"
+start_agent --summarize --summary-window-s 5
+run_job sum
+# the last windows and steps go out once the ranks have been quiet for 2 s
+for _ in $(seq 100); do
+    totals_match sum "$WORK/sum.sim.json" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+check "summarized job: kernel, collective, copy and step counts equal the records sent" \
+    totals_match sum "$WORK/sum.sim.json"
+check "summarized job: no kernel records, only windows; every step carries the agent's metrics" \
+    sh -c "'$TOOLS/rs-store-dump' '$WORK/data' sum | python3 -c '
+import json, sys
+for r in json.load(sys.stdin)[\"ranks\"]:
+    assert r[\"raw_kernels\"] == 0 and r[\"window_kernels\"] == r[\"kernels\"] > 0, r
+    assert r[\"measured_steps\"] == r[\"steps\"] == 120, r'"
+# let the evaluator settle both jobs (no data for 2 s), then compare
+sleep 2.5
+for j in raw sum; do
+    curl -sf "$HTTP/v1/jobs/$j/top?limit=100" >"$WORK/$j.top"
+    curl -sf "$HTTP/v1/jobs/$j/steps?last=200" >"$WORK/$j.steps"
+    curl -sf "$HTTP/v1/jobs/$j/stragglers?since_ns=0" >"$WORK/$j.stragglers"
+    curl -sf "$HTTP/v1/jobs/$j/ranks" >"$WORK/$j.ranks"
+done
+check "top: the same kernels, launches and GPU time" python3 -c '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+ka = {k["name"]: (round(k["calls"], 6), round(k["ms"], 6)) for k in a["kernels"]}
+kb = {k["name"]: (round(k["calls"], 6), round(k["ms"], 6)) for k in b["kernels"]}
+assert ka == kb, set(ka.items()) ^ set(kb.items())
+assert len(ka) > 10' "$WORK/raw.top" "$WORK/sum.top"
+check "ranks: the same kernel and copy counts and times" python3 -c '
+import json, sys
+a, b = (json.load(open(p))["ranks"] for p in sys.argv[1:3])
+keys = ("rank", "kernels", "kernel_ms", "collectives", "memcpys", "steps")
+pa = [{k: r.get(k) for k in keys} for r in a]
+pb = [{k: r.get(k) for k in keys} for r in b]
+assert pa == pb, (pa, pb)' "$WORK/raw.ranks" "$WORK/sum.ranks"
+check "steps: the agent measured the same metrics the server measures from kernels" python3 -c '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+def metrics(j):
+    return {r["rank"]: [{k: v for k, v in s.items() if k not in ("start_ns", "end_ns")}
+                        for s in r["steps"]] for r in j["ranks"]}
+ma, mb = metrics(a), metrics(b)
+assert sum(len(v) for v in ma.values()) >= 4 * 100, "too few steps"
+assert ma == mb, next((r, x, y) for r in ma for x, y in zip(ma[r], mb[r]) if x != y)' \
+    "$WORK/raw.steps" "$WORK/sum.steps"
+check "the straggler verdict is the same (rank 1, the same cause)" python3 -c '
+import json, sys
+a, b = (json.load(open(p))["stragglers"] for p in sys.argv[1:3])
+assert [s["rank"] for s in a] == [s["rank"] for s in b] == [1], (a, b)
+assert a[0]["cause"] == b[0]["cause"], (a[0]["cause"], b[0]["cause"])' \
+    "$WORK/raw.stragglers" "$WORK/sum.stragglers"
+stop_all
+check "the store is consistent" "$BIN/rankscope-server" --check --data "$WORK/data"
+finish

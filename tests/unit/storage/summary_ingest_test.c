@@ -1,0 +1,137 @@
+/* Unit tests of storing an agent's summaries: kernel and copy totals merge into their windows
+ * (totals of the same window from several batches add up), count in the rank's totals, and
+ * measured steps keep their metrics; the store stays consistent. */
+#include "common/error.h"
+#include "storage/store.h"
+#include "tests/t.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S 1000000000ull
+#define T0 (1700000000ull * S) /* a multiple of 5 s */
+
+static const char *const names[] = {"gemm", "relu"};
+static uint64_t seq;
+
+static void
+put(rs_store *st, const struct rs_kernel_total *kt, uint32_t n_kt, const struct rs_copy_total *ct,
+    uint32_t n_ct, const struct rs_step_record *steps, uint32_t n_steps)
+{
+    rs_store_write *w;
+    bool dup;
+    struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU-1", 1},
+                               .clock = {T0 + 60 * S, T0 + 60 * S},
+                               .strings = names,
+                               .n_strings = 2,
+                               .steps = steps,
+                               .n_steps = n_steps,
+                               .kernel_totals = kt,
+                               .n_kernel_totals = n_kt,
+                               .copy_totals = ct,
+                               .n_copy_totals = n_ct};
+    struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+}
+
+struct seen {
+    uint64_t count[2], ns[2], max[2], windows;
+    uint64_t copies, copy_bytes;
+};
+
+static int
+on_window(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t name_hash)
+{
+    struct seen *s = arg;
+    int i = strcmp(name, "gemm") == 0 ? 0 : 1;
+
+    (void)name_hash;
+    T_EQ(kw->window_ns, 5 * S);
+    s->count[i] += kw->count;
+    s->ns[i] += kw->total_ns;
+    s->max[i] = kw->max_ns > s->max[i] ? kw->max_ns : s->max[i];
+    s->windows++;
+    return 0;
+}
+
+static int
+on_copy_window(void *arg, const struct rs_copy_window *cw)
+{
+    struct seen *s = arg;
+    s->copies += cw->count;
+    s->copy_bytes += cw->bytes;
+    return 0;
+}
+
+static int
+on_step(void *arg, const struct rs_step_record *sr)
+{
+    struct rs_step_record *out = arg;
+    out[sr->step] = *sr;
+    return 0;
+}
+
+static void
+totals_and_measured_steps(void)
+{
+    char dir[] = "/tmp/rs-sumtest-XXXXXX";
+    struct rs_store_check_report rep;
+    struct seen seen;
+    rs_store *st;
+    rs_store_read *r;
+
+    memset(&seen, 0, sizeof seen);
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    const struct rs_kernel_total a[] = {{T0, 5 * S, 0, 10, 1000, 300}, {T0, 5 * S, 1, 4, 80, 20},
+                                        {T0 + 5 * S, 5 * S, 0, 2, 500, 260}};
+    const struct rs_kernel_total late[] = {{T0, 5 * S, 0, 1, 400, 400}}; /* into the first */
+    const struct rs_copy_total c[] = {{T0, 5 * S, RS_COPY_HTOD, 3, 30, 12, 3 * 4096}};
+    const struct rs_step_record steps[] = {
+        {.step = 1, .start_ns = T0, .end_ns = T0 + S, .measured = true,
+         .metrics = {600000000, 300000000, 100000000, 300000000, 2000, 14}},
+        {.step = 2, .start_ns = T0 + S, .end_ns = T0 + 2 * S}};
+    put(st, a, 3, c, 1, steps, 2);
+    put(st, late, 1, NULL, 0, NULL, 0);
+
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_kernel_windows_scan(r, "job", 0, 0, UINT64_MAX, on_window, &seen), 0);
+    T_EQ(rs_store_copy_windows_scan(r, "job", 0, 0, UINT64_MAX, on_copy_window, &seen), 0);
+    T_EQ(seen.count[0], 13);
+    T_EQ(seen.ns[0], 1900);
+    T_EQ(seen.max[0], 400);
+    T_EQ(seen.count[1], 4);
+    T_EQ(seen.windows, 3); /* gemm and relu in the first window (merged), gemm in the second */
+    T_EQ(seen.copies, 3);
+    T_EQ(seen.copy_bytes, 3 * 4096);
+    struct rs_step_record got[3];
+    memset(got, 0, sizeof got);
+    T_EQ(rs_store_steps_scan(r, "job", 0, 0, on_step, got), 0);
+    T_CHECK(got[1].measured && got[1].metrics.compute_ns == 600000000 &&
+            got[1].metrics.kernels == 14 && got[1].metrics.host_gap_ns == 2000);
+    T_CHECK(!got[2].measured && got[2].end_ns == T0 + 2 * S);
+    struct rs_rank_info *ranks = NULL;
+    size_t n = 0;
+    T_EQ(rs_store_ranks_get(r, "job", &ranks, &n), 0);
+    T_CHECK(n == 1 && ranks[0].n_kernels == 17 && ranks[0].kernel_ns == 1980 &&
+            ranks[0].n_memcpys == 3 && ranks[0].memcpy_ns == 30 && ranks[0].first_ns == T0 &&
+            ranks[0].last_ns == T0 + 10 * S);
+    free(ranks);
+    rs_store_read_end(r);
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_EQ(rep.problems, 0);
+    rs_store_close(st);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+}
+
+int
+main(void)
+{
+    T_RUN(totals_and_measured_steps);
+    return T_DONE("storage/summary_ingest");
+}
