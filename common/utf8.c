@@ -2,12 +2,25 @@
  * section 3.9. */
 #include "common/utf8.h"
 
+#include <stdint.h>
+#include <string.h>
+
 bool
 rs_utf8_valid(const char *str, size_t len)
 {
     const unsigned char *s = (const unsigned char *)str, *end = s + len;
 
     while (s < end) {
+        /* ASCII without NUL, 8 bytes at a time (names are mostly ASCII) */
+        if ((size_t)(end - s) >= 8) {
+            uint64_t w;
+            memcpy(&w, s, sizeof w);
+            const uint64_t high = 0x8080808080808080ull, ones = 0x0101010101010101ull;
+            if ((w & high) == 0 && ((w - ones) & ~w & high) == 0) {
+                s += 8;
+                continue;
+            }
+        }
         unsigned c = *s;
         size_t n;
         unsigned lo = 0x80, hi = 0xBF;

@@ -50,6 +50,27 @@ arena_alloc(struct arena *a, size_t n, size_t size)
     return p;
 }
 
+/* protobuf-c's allocator over an arena: a decoded message's many small parts (one allocation per
+ * record) come from a few blocks and go with them, instead of one malloc and free each. */
+static void *
+arena_pb_alloc(void *arena, size_t size)
+{
+    return arena_alloc(arena, 1, size);
+}
+
+static void
+arena_pb_free(void *arena, void *p)
+{
+    (void)arena; /* freed with the arena */
+    (void)p;
+}
+
+static ProtobufCAllocator
+arena_allocator(struct arena *a)
+{
+    return (ProtobufCAllocator){arena_pb_alloc, arena_pb_free, a};
+}
+
 static void
 arena_free(struct arena *a)
 {
@@ -588,7 +609,8 @@ rs_wire_rank_frame_decode(const uint8_t *buf, size_t len, size_t max_len, rs_wir
     f = calloc(1, sizeof *f);
     if (!f)
         return -12;
-    f->pb = rankscope__v1__rank_batch__unpack(NULL, len, buf);
+    ProtobufCAllocator alloc = arena_allocator(&f->arena);
+    f->pb = rankscope__v1__rank_batch__unpack(&alloc, len, buf);
     if (!f->pb) {
         rc = RS_E_MALFORMED;
         goto fail;
@@ -614,8 +636,7 @@ rs_wire_rank_frame_free(rs_wire_rank_frame *f)
 {
     if (!f)
         return;
-    if (f->pb)
-        rankscope__v1__rank_batch__free_unpacked(f->pb, NULL);
+    /* the decoded message lives in the arena (arena_allocator) */
     arena_free(&f->arena);
     free(f);
 }
@@ -702,7 +723,8 @@ rs_wire_agent_batch_decode(const uint8_t *buf, size_t len, rs_wire_agent_batch *
     w = calloc(1, sizeof *w);
     if (!w)
         return -12;
-    w->pb = rankscope__v1__agent_batch__unpack(NULL, len, buf);
+    ProtobufCAllocator alloc = arena_allocator(&w->arena);
+    w->pb = rankscope__v1__agent_batch__unpack(&alloc, len, buf);
     pb = w->pb;
     if (!pb) {
         rc = RS_E_MALFORMED;
@@ -761,8 +783,7 @@ rs_wire_agent_batch_free(rs_wire_agent_batch *b)
 {
     if (!b)
         return;
-    if (b->pb)
-        rankscope__v1__agent_batch__free_unpacked(b->pb, NULL);
+    /* the decoded message lives in the arena (arena_allocator) */
     arena_free(&b->arena);
     free(b);
 }

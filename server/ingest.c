@@ -21,6 +21,9 @@ struct ingest_ctx {
     nng_aio *aio;
     enum ctx_state state;
     nng_msg *msg;            /* received, waiting for the loop */
+    uv_work_t decode;        /* the request decoded in the thread pool */
+    rs_wire_agent_batch *batch;
+    int decode_rc;
     uint64_t batch_seq;      /* of the request being answered */
     struct ingest_ctx *next; /* in the ready list */
 };
@@ -116,19 +119,37 @@ batch_done(void *arg, enum rs_reply_status status, const char *reason)
     send_reply(c, c->batch_seq, status, reason, status == RS_REPLY_RETRY ? 1000 : 0);
 }
 
+/* Thread pool: decoding and validating a request is the CPU-heavy part of ingest (a batch may be
+ * megabytes of records and names), so it runs beside the loop, not on it — HTTP stays responsive
+ * and several requests decode at once. */
 static void
-handle_request(struct ingest_ctx *c)
+decode_request(uv_work_t *w)
 {
+    struct ingest_ctx *c = w->data;
+    c->batch = NULL;
+    c->decode_rc =
+        rs_wire_agent_batch_decode(nng_msg_body(c->msg), nng_msg_len(c->msg), &c->batch);
+}
+
+/* Loop: queue a decoded request for the writer, or refuse it. */
+static void
+request_decoded(uv_work_t *w, int status)
+{
+    struct ingest_ctx *c = w->data;
     rs_ingest *ing = c->ing;
     const uint8_t *body = nng_msg_body(c->msg);
     size_t len = nng_msg_len(c->msg);
-    rs_wire_agent_batch *batch = NULL;
     uint64_t agent_id = 0, seq = 0;
     char why[160];
-    int rc;
+    int rc = status == 0 ? c->decode_rc : RS_E_CLOSED;
 
-    RS_COUNT(ing->counters, batches_received);
-    rc = rs_wire_agent_batch_decode(body, len, &batch);
+    if (atomic_load(&ing->closing) || rc == RS_E_CLOSED) {
+        rs_wire_agent_batch_free(c->batch);
+        c->batch = NULL;
+        nng_msg_free(c->msg);
+        c->msg = NULL;
+        return;
+    }
     if (rc != 0) {
         rs_wire_agent_batch_peek_seq(body, len, &agent_id, &seq);
         nng_msg_free(c->msg);
@@ -141,6 +162,8 @@ handle_request(struct ingest_ctx *c)
         send_reply(c, seq, RS_REPLY_REJECTED, why, 0);
         return;
     }
+    rs_wire_agent_batch *batch = c->batch;
+    c->batch = NULL;
     nng_msg_free(c->msg);
     c->msg = NULL;
     c->batch_seq = rs_wire_agent_batch_get(batch)->batch_seq;
@@ -150,6 +173,19 @@ handle_request(struct ingest_ctx *c)
         RS_COUNT(ing->counters, batches_retry);
         send_reply(c, c->batch_seq, RS_REPLY_RETRY,
                    rc == RS_E_FULL ? "server busy" : "server stopping", 500);
+    }
+}
+
+static void
+handle_request(struct ingest_ctx *c)
+{
+    RS_COUNT(c->ing->counters, batches_received);
+    c->decode.data = c;
+    if (uv_queue_work(c->ing->loop, &c->decode, decode_request, request_decoded) != 0) {
+        c->decode_rc = RS_E_CLOSED; /* cannot happen with a live loop; the agent resends */
+        nng_msg_free(c->msg);
+        c->msg = NULL;
+        arm_recv(c);
     }
 }
 

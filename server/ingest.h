@@ -1,7 +1,8 @@
 /* The NNG ingest listener: a rep socket with N contexts (each one outstanding request), whose
- * completions are handed to the libuv loop with uv_async_send. The loop decodes and validates each
- * request, refuses bad ones (REJECTED + counter), and queues good ones for the writer, whose
- * completion sends the reply. A request is acknowledged only after its commit. */
+ * completions are handed to the libuv loop with uv_async_send. Each request is decoded and
+ * validated in the loop's thread pool; back on the loop, bad ones are refused (REJECTED +
+ * counter) and good ones queued for the writer, whose completion sends the reply. A request is
+ * acknowledged only after its commit. */
 #ifndef RS_SERVER_INGEST_H
 #define RS_SERVER_INGEST_H
 

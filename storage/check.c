@@ -162,6 +162,17 @@ visit_series(struct check *c, const MDB_val *k, const MDB_val *v)
     }
 }
 
+/* A window entry: counts at least one launch, none longer than all together; copies of a known
+ * kind. */
+static int
+check_kwin_entry(void *arg, const struct rs__kwin_entry *e)
+{
+    const uint8_t *kind = arg;
+    bool ok = e->count > 0 && e->max_ns <= e->total_ns &&
+              (*kind != RS_SERIES_MEMCPY || e->key < RS_COPY_KIND_COUNT);
+    return ok ? 0 : RS_E_CORRUPT;
+}
+
 static void
 visit_kwin(struct check *c, const MDB_val *k, const MDB_val *v)
 {
@@ -176,9 +187,11 @@ visit_kwin(struct check *c, const MDB_val *k, const MDB_val *v)
     if (!find_job(c, key->job_id))
         problem(c, "kwin: window of a job that does not exist");
     memcpy(&h, v->mv_data, sizeof h);
-    if (h.version != RS_VALUE_VERSION ||
-        (key->kind[1] != RS_SERIES_KERNEL && key->kind[1] != RS_SERIES_MEMCPY) || h.n == 0 ||
-        h.window_ns == 0 || v->mv_size != sizeof h + h.n * sizeof(struct rs_kwin_entry))
+    uint64_t window_ns;
+    if ((key->kind[1] != RS_SERIES_KERNEL && key->kind[1] != RS_SERIES_MEMCPY) ||
+        rs__kwin_value_decode(v->mv_data, v->mv_size, &window_ns, check_kwin_entry,
+                              (void *)&key->kind[1]) !=
+            0)
         problem(c, "kwin: bad window value (%u entries in %zu bytes)", h.n, v->mv_size);
 }
 

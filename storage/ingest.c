@@ -116,10 +116,14 @@ write_strings(rs_store_write *w, const struct rs_rank_batch *b, uint64_t *hashes
         size_t len = strlen(b->strings[i]);
         int rc;
         hashes[i] = rs_hash_fnv1a64(b->strings[i], len);
+        if (rs__known_has(&w->store->known_strings, hashes[i]))
+            continue; /* committed before: names are never deleted */
         rs__be64_put(key.hash, hashes[i]);
         rc = put(w, w->store->strings, &key, sizeof key, b->strings[i], len, MDB_NOOVERWRITE);
         if (rc != 0 && rc != MDB_KEYEXIST)
             return rc;
+        if (rs__write_note_string(w, hashes[i]) != 0)
+            return ENOMEM;
     }
     return 0;
 }

@@ -129,11 +129,13 @@ struct rs_memcpy_value {
 _Static_assert(sizeof(struct rs_memcpy_value) == 32, "memcpy value layout");
 
 struct rs_kwin_header {
-    uint32_t version, n; /* n entries follow */
+    uint32_t version, n; /* n entries follow; version RS_KWIN_VERSION_PACKED (or 1, read only) */
     uint64_t window_ns;  /* the window is [start, start + window_ns) */
 };
 _Static_assert(sizeof(struct rs_kwin_header) == 16, "kernel window header layout");
 
+/* Entries of a version-1 window value (stores written before the packed form; read, never
+ * written): key, then totals. */
 struct rs_kwin_entry {
     uint64_t key;             /* kernels: the name's hash; copies: enum rs_copy_kind */
     uint64_t total_ns, bytes; /* bytes: copies only */
@@ -141,8 +143,11 @@ struct rs_kwin_entry {
 };
 _Static_assert(sizeof(struct rs_kwin_entry) == 32, "window entry layout");
 
-#define RS_KWIN_PER_PART                                                                           \
-    ((RS_STORE_CHUNK_BYTES - sizeof(struct rs_kwin_header)) / sizeof(struct rs_kwin_entry))
+/* Version 2 (written now): each entry is the key (8 bytes, host order) and LEB128 varints count,
+ * total_ns, max_ns, bytes — about 16 bytes instead of 32, so an agent's window of 60 kernel names
+ * is one part of ~1 KB. A part holds entries up to RS_STORE_CHUNK_BYTES. */
+#define RS_KWIN_VERSION_PACKED 2u
+#define RS_KWIN_MAX_ENTRY_BYTES (8 + 4 * 10) /* key + four varints of at most 10 bytes */
 
 struct rs_stall_value {
     uint64_t pc_offset, count, kernel_hash, reason_hash;

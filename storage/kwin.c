@@ -9,6 +9,7 @@
 #include "common/error.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,115 @@ kwin_key(struct rs_key_kwin *k, const uint8_t *rank_key, int kind, uint64_t star
     k->part[1] = (uint8_t)part;
 }
 
+/* ---- the value codec (keys.h: version 1 fixed entries, version 2 packed) ---- */
+
+static size_t
+varint_put(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7)
+        p[n++] = (uint8_t)(v | 0x80);
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+static bool
+varint_get(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+int
+rs__kwin_value_decode(const void *data, size_t len, uint64_t *window_ns,
+                      int (*fn)(void *arg, const struct rs__kwin_entry *e), void *arg)
+{
+    const uint8_t *p = data, *end = p + len;
+    struct rs_kwin_header h;
+    int rc;
+
+    if (len < sizeof h)
+        return RS_E_CORRUPT;
+    memcpy(&h, p, sizeof h);
+    p += sizeof h;
+    if (h.n == 0 || h.window_ns == 0)
+        return RS_E_CORRUPT;
+    *window_ns = h.window_ns;
+    if (h.version == 1) {
+        if (len != sizeof h + (size_t)h.n * sizeof(struct rs_kwin_entry))
+            return RS_E_CORRUPT;
+        for (uint32_t i = 0; i < h.n; i++, p += sizeof(struct rs_kwin_entry)) {
+            struct rs_kwin_entry e;
+            memcpy(&e, p, sizeof e);
+            struct rs__kwin_entry x = {e.key, e.count, e.total_ns, e.max_ns, e.bytes};
+            if ((rc = fn(arg, &x)) != 0)
+                return rc;
+        }
+        return 0;
+    }
+    if (h.version != RS_KWIN_VERSION_PACKED)
+        return RS_E_CORRUPT;
+    for (uint32_t i = 0; i < h.n; i++) {
+        struct rs__kwin_entry x;
+        if (end - p < 8)
+            return RS_E_CORRUPT;
+        memcpy(&x.key, p, 8);
+        p += 8;
+        if (!varint_get(&p, end, &x.count) || !varint_get(&p, end, &x.total_ns) ||
+            !varint_get(&p, end, &x.max_ns) || !varint_get(&p, end, &x.bytes))
+            return RS_E_CORRUPT;
+        if ((rc = fn(arg, &x)) != 0)
+            return rc;
+    }
+    return p == end ? 0 : RS_E_CORRUPT;
+}
+
+/* Encodes sums[*next..n) of one window into buf (a part of at most RS_STORE_CHUNK_BYTES), as many
+ * as fit; *next moves past them. Returns the value's length. */
+static size_t
+encode_part(uint8_t *buf, uint64_t window_ns, const struct rs__kwin_sums *all, size_t *next)
+{
+    size_t len = sizeof(struct rs_kwin_header);
+    uint32_t n = 0;
+
+    while (*next < all->n && len + RS_KWIN_MAX_ENTRY_BYTES <= RS_STORE_CHUNK_BYTES) {
+        const struct rs__kwin_sum *x = &all->v[(*next)++];
+        memcpy(buf + len, &x->key, 8);
+        len += 8;
+        len += varint_put(buf + len, x->count);
+        len += varint_put(buf + len, x->total_ns);
+        len += varint_put(buf + len, x->max_ns);
+        len += varint_put(buf + len, x->bytes);
+        n++;
+    }
+    struct rs_kwin_header h = {RS_KWIN_VERSION_PACKED, n, window_ns};
+    memcpy(buf, &h, sizeof h);
+    return len;
+}
+
+/* A stored part's entries, gathered for the merge. */
+struct gather {
+    struct rs__kwin_sums *all;
+    uint64_t window, window_ns;
+};
+
+static int
+gather_entry(void *arg, const struct rs__kwin_entry *e)
+{
+    struct gather *g = arg;
+    struct rs__kwin_sum x = {g->window, g->window_ns, e->key, e->total_ns,
+                             e->max_ns, e->bytes,     e->count};
+    return rs__kwin_sums_add(g->all, &x);
+}
+
 /* Merges the window's folded sums (add[0..n), one per key) with its stored parts of `kind` and
  * writes them back. */
 static int
@@ -87,56 +197,34 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, const struct 
     /* the stored parts: read, then delete (rewritten below) */
     for (uint32_t part = 0; rc == 0 && part <= UINT16_MAX; part++) {
         MDB_val k = {sizeof key, &key}, v;
-        struct rs_kwin_header h;
         kwin_key(&key, rank_key, kind, add[0].window, (uint16_t)part);
         if ((rc = mdb_get(txn, dbi, &k, &v)) != 0) {
             rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
             break;
         }
-        if (v.mv_size < sizeof h) {
-            rc = RS_E_CORRUPT;
+        struct gather g = {&all, add[0].window, 0};
+        if ((rc = rs__kwin_value_decode(v.mv_data, v.mv_size, &g.window_ns, gather_entry, &g)) !=
+            0)
             break;
-        }
-        memcpy(&h, v.mv_data, sizeof h);
-        if (h.version != RS_VALUE_VERSION ||
-            v.mv_size != sizeof h + h.n * sizeof(struct rs_kwin_entry)) {
-            rc = RS_E_CORRUPT;
-            break;
-        }
-        if (h.window_ns > span) /* the window length changed: the merged one covers both */
-            span = h.window_ns;
-        for (uint32_t i = 0; i < h.n && rc == 0; i++) {
-            struct rs_kwin_entry e;
-            memcpy(&e, (const char *)v.mv_data + sizeof h + i * sizeof e, sizeof e);
-            struct rs__kwin_sum x = {add[0].window, h.window_ns, e.key, e.total_ns, e.max_ns, e.bytes,
-                                     e.count};
-            rc = rs__kwin_sums_add(&all, &x);
-        }
-        if (rc == 0 && (rc = mdb_del(txn, dbi, &k, NULL)) != 0) {
+        if (g.window_ns > span) /* the window length changed: the merged one covers both */
+            span = g.window_ns;
+        if ((rc = mdb_del(txn, dbi, &k, NULL)) != 0) {
             rc = rs__store_err(rc);
             break;
         }
     }
     if (rc == 0)
         sums_fold(&all);
-    if (rc == 0 && all.n > (size_t)(UINT16_MAX + 1) * RS_KWIN_PER_PART)
-        rc = RS_E_TOO_BIG; /* 3.8 million names in one window: not a real job */
-    for (size_t i = 0, part = 0; rc == 0 && i < all.n; part++) {
+    for (size_t next = 0, part = 0; rc == 0 && next < all.n; part++) {
         uint8_t buf[RS_STORE_CHUNK_BYTES];
-        size_t cnt = all.n - i < RS_KWIN_PER_PART ? all.n - i : RS_KWIN_PER_PART;
-        struct rs_kwin_header h = {RS_VALUE_VERSION, (uint32_t)cnt, span};
-        memcpy(buf, &h, sizeof h);
-        for (size_t j = 0; j < cnt; j++) {
-            const struct rs__kwin_sum *x = &all.v[i + j];
-            struct rs_kwin_entry e = {x->key, x->total_ns, x->bytes,
-                                      x->count > UINT32_MAX ? UINT32_MAX : (uint32_t)x->count,
-                                      x->max_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)x->max_ns};
-            memcpy(buf + sizeof h + j * sizeof e, &e, sizeof e);
+        if (part > UINT16_MAX) {
+            rc = RS_E_TOO_BIG; /* millions of names in one window: not a real job */
+            break;
         }
+        size_t len = encode_part(buf, span, &all, &next);
         kwin_key(&key, rank_key, kind, add[0].window, (uint16_t)part);
-        MDB_val k = {sizeof key, &key}, v = {sizeof h + cnt * sizeof(struct rs_kwin_entry), buf};
+        MDB_val k = {sizeof key, &key}, v = {len, buf};
         rc = rs__store_err(mdb_put(txn, dbi, &k, &v, 0));
-        i += cnt;
     }
     free(all.v);
     return rc;
@@ -168,38 +256,41 @@ struct windows_ctx {
     struct rs__name_buf name;
 };
 
+struct visit_entry_ctx {
+    struct windows_ctx *ctx;
+    uint64_t start, window_ns;
+};
+
+static int
+visit_entry(void *arg, const struct rs__kwin_entry *e)
+{
+    struct visit_entry_ctx *v = arg;
+    struct windows_ctx *ctx = v->ctx;
+    int rc;
+
+    if (ctx->kind == RS_SERIES_MEMCPY) {
+        struct rs_copy_window cw = {v->start,    v->window_ns, (uint32_t)e->key, e->count,
+                                    e->total_ns, e->max_ns,    e->bytes};
+        return ctx->copy_cb(ctx->arg, &cw);
+    }
+    struct rs_kernel_window kw = {v->start, v->window_ns, e->count, e->total_ns, e->max_ns};
+    if ((rc = rs__store_resolve_name(ctx->r, &ctx->name, e->key)) != 0)
+        return rc;
+    return ctx->kernel_cb(ctx->arg, &kw, ctx->name.s, e->key);
+}
+
 static int
 visit_window(void *p, const MDB_val *k, const MDB_val *v)
 {
     struct windows_ctx *ctx = p;
     const struct rs_key_kwin *key = k->mv_data;
-    struct rs_kwin_header h;
-    int rc;
 
-    if (k->mv_size != sizeof *key || v->mv_size < sizeof h)
+    if (k->mv_size != sizeof *key)
         return RS_E_CORRUPT;
-    uint64_t start = rs__be64_get(key->start_ns);
-    if (start >= ctx->t1)
+    struct visit_entry_ctx ve = {ctx, rs__be64_get(key->start_ns), 0};
+    if (ve.start >= ctx->t1)
         return 1;
-    memcpy(&h, v->mv_data, sizeof h);
-    if (v->mv_size != sizeof h + h.n * sizeof(struct rs_kwin_entry))
-        return RS_E_CORRUPT;
-    for (uint32_t i = 0; i < h.n; i++) {
-        struct rs_kwin_entry e;
-        memcpy(&e, (const char *)v->mv_data + sizeof h + i * sizeof e, sizeof e);
-        if (ctx->kind == RS_SERIES_MEMCPY) {
-            struct rs_copy_window cw = {start,      h.window_ns, (uint32_t)e.key, e.count,
-                                        e.total_ns, e.max_ns,    e.bytes};
-            rc = ctx->copy_cb(ctx->arg, &cw);
-        } else {
-            struct rs_kernel_window kw = {start, h.window_ns, e.count, e.total_ns, e.max_ns};
-            if ((rc = rs__store_resolve_name(ctx->r, &ctx->name, e.key)) == 0)
-                rc = ctx->kernel_cb(ctx->arg, &kw, ctx->name.s, e.key);
-        }
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return rs__kwin_value_decode(v->mv_data, v->mv_size, &ve.window_ns, visit_entry, &ve);
 }
 
 static int

@@ -141,6 +141,7 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
     return 0;
 fail:
     mdb_env_close(s->env);
+    rs__known_fini(&s->known_strings);
     free(s);
     return rc;
 }
@@ -151,6 +152,7 @@ rs_store_close(rs_store *s)
     if (!s)
         return;
     mdb_env_close(s->env);
+    rs__known_fini(&s->known_strings);
     free(s);
 }
 
@@ -176,6 +178,9 @@ rs_store_write_commit(rs_store_write *w)
 {
     int rc = mdb_txn_commit(w->txn);
 
+    for (size_t i = 0; rc == 0 && i < w->n_fresh; i++)
+        rs__known_add(&w->store->known_strings, w->fresh[i]);
+    free(w->fresh);
     free(w);
     return rs__store_err(rc);
 }
@@ -186,6 +191,7 @@ rs_store_write_abort(rs_store_write *w)
     if (!w)
         return;
     mdb_txn_abort(w->txn);
+    free(w->fresh);
     free(w);
 }
 

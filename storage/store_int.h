@@ -6,8 +6,19 @@
 
 #include <lmdb.h>
 
+/* known_strings.c — hashes of names the string table holds (committed), so that ingest skips
+ * their puts. Used by the one writer only. */
+struct rs__known {
+    uint64_t *slots; /* open addressing, 0 = empty */
+    size_t cap, n;
+};
+bool rs__known_has(const struct rs__known *k, uint64_t h);
+void rs__known_add(struct rs__known *k, uint64_t h); /* best effort: a cache */
+void rs__known_fini(struct rs__known *k);
+
 struct rs_store {
     MDB_env *env;
+    struct rs__known known_strings;
     uint64_t map_bytes; /* the map asked for; LMDB's is RS_STORE_HEADROOM larger */
     MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum, kwin;
 };
@@ -16,7 +27,12 @@ struct rs_store_write {
     rs_store *store;
     MDB_txn *txn;
     uint32_t uniq; /* distinguishes chunks that start at the same nanosecond */
+    uint64_t *fresh; /* names this transaction put: known once it commits */
+    size_t n_fresh, cap_fresh;
 };
+
+/* Notes that the transaction put the name with hash h (known_strings.c). 0 or -ENOMEM. */
+int rs__write_note_string(rs_store_write *w, uint64_t h);
 
 struct rs_store_read {
     rs_store *store;
@@ -85,6 +101,17 @@ struct rs__kwin_sums {
 
 /* Appends one contribution. Returns 0 or -ENOMEM. */
 int rs__kwin_sums_add(struct rs__kwin_sums *s, const struct rs__kwin_sum *x);
+
+/* One entry of a kwin value: key (a name's hash or a copy kind) and its totals. */
+struct rs__kwin_entry {
+    uint64_t key, count, total_ns, max_ns, bytes;
+};
+
+/* Decodes a kwin value of either version (keys.h), calling fn for each entry (non-zero stops and is
+ * returned); *window_ns gets the window's length. RS_E_CORRUPT for a value that does not decode
+ * exactly. */
+int rs__kwin_value_decode(const void *data, size_t len, uint64_t *window_ns,
+                          int (*fn)(void *arg, const struct rs__kwin_entry *e), void *arg);
 
 /* Folds the contributions (sorts `sums`) and merges each window's into what `kwin` holds for
  * (rank_key = job_id, rank; kind RS_SERIES_KERNEL or RS_SERIES_MEMCPY), in the open transaction;
