@@ -19,7 +19,7 @@ static const struct rs_config_option options[] = {
     OPT("ready-file", RS_CONFIG_STRING, "", ready_file,
         "write pid, http and listen addresses here once serving", 0, 0),
     OPT("log-level", RS_CONFIG_STRING, "info", log_level, "error, warn, info or debug", 0, 0),
-    OPT("ingest-contexts", RS_CONFIG_INT, "16", ingest_contexts,
+    OPT("ingest-contexts", RS_CONFIG_INT, "256", ingest_contexts,
         "agent requests handled concurrently", 1, 1024),
     OPT("max-batch-mb", RS_CONFIG_INT, "17", max_batch_mb, "largest agent request accepted, MiB", 1,
         1024),

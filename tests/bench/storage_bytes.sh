@@ -11,7 +11,9 @@
 # by default): the server's evaluator then summarizes the steps as they settle, as in a real job
 # (as fast as possible, it sees only the newest steps, and rollups keep the records of steps
 # without a summary).
-# usage: tests/bench/storage_bytes.sh [RANKS] [STEPS] [KERNEL_SPLIT] [STEP_MS] [SPEED]
+# AGENT_ARGS (environment) go to the agent: AGENT_ARGS=--summarize measures agent summaries
+# (per-window totals instead of kernel records; nothing is left to roll up).
+# usage: [AGENT_ARGS=...] tests/bench/storage_bytes.sh [RANKS] [STEPS] [KERNEL_SPLIT] [STEP_MS] [SPEED]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -66,7 +68,7 @@ PY
 }
 serve --raw-retention-s 0
 start agent "$BIN/rankscope-agent" --server "$(field "$WORK/server.ready" listen)" \
-    --socket "$WORK/agent.sock" --ready-file "$WORK/agent.ready"
+    --socket "$WORK/agent.sock" --ready-file "$WORK/agent.ready" ${AGENT_ARGS:-}
 wait_file "$WORK/agent.ready"
 "$BIN/rankscope-sim" --job bytes --ranks "$RANKS" --steps "$STEPS" --speed "$SPEED" --kernel-split "$KERNEL_SPLIT" \
     --step-ms "$STEP_MS" \
@@ -75,7 +77,7 @@ wait_file "$WORK/agent.ready"
 # until it has stored all it will
 until_stable 5 step_summaries_stored >/dev/null
 stop_all
-report "every record raw"
+report "as sent${AGENT_ARGS:+ (agent $AGENT_ARGS)}"
 serve --raw-retention-s 1 --maintenance-s 1
 n=$(until_stable 1.5 records_rolled_up)
 records=$(python3 -c 'import json,sys; s = json.load(open(sys.argv[1]))["sent"]; print(s["kernels"] + s["memcpys"])' "$WORK/sim.json")

@@ -32,10 +32,10 @@ daemons_down() {
 }
 
 # train JOB [--collector [--pc-sampling]] ARGS...: a 2-rank DDP job; its rank-0 JSON line goes to
-# $W/JOB.result. --pc-sampling turns PC sampling on (drained every $PC_DRAIN_MS, 1000).
+# $W/JOB.result. The collector sends to $AGENT_SOCK when set (default: the agent of daemons_up). --pc-sampling turns PC sampling on (drained every $PC_DRAIN_MS, 1000).
 train() {
     local job=$1 rc
-    local -a vars=(RANKSCOPE_JOB_ID="$job" RANKSCOPE_AGENT_SOCKET="$W/agent.sock"
+    local -a vars=(RANKSCOPE_JOB_ID="$job" RANKSCOPE_AGENT_SOCKET="${AGENT_SOCK:-$W/agent.sock}"
                    LD_LIBRARY_PATH="$CUPTI_DIR:${LD_LIBRARY_PATH:-}" PYTHONUNBUFFERED=1)
     shift
     if [ "${1:-}" = --collector ]; then

@@ -2,7 +2,9 @@
  * (totals of the same window from several batches add up), count in the rank's totals, and
  * measured steps keep their metrics; the store stays consistent. */
 #include "common/error.h"
+#include "storage/keys.h"
 #include "storage/store.h"
+#include "storage/store_int.h"
 #include "tests/t.h"
 
 #include <stdio.h>
@@ -129,9 +131,115 @@ totals_and_measured_steps(void)
     T_EQ(system(cmd), 0);
 }
 
+/* kwin values: version 1 (fixed entries, older stores) still reads; packed values decode exactly;
+ * truncated or padded ones are corrupt. */
+struct collected {
+    struct rs__kwin_entry e[4];
+    int n;
+};
+
+static int
+collect(void *arg, const struct rs__kwin_entry *e)
+{
+    struct collected *c = arg;
+    if (c->n < 4)
+        c->e[c->n++] = *e;
+    return 0;
+}
+
+static void
+kwin_value_versions(void)
+{
+    uint8_t buf[256];
+    struct collected got = {.n = 0};
+    uint64_t window_ns = 0;
+
+    struct rs_kwin_header h1 = {1, 2, 60 * S};
+    struct rs_kwin_entry e1[2] = {{0x1234, 5000, 0, 7, 900}, {0x99, 100, 0, 1, 100}};
+    memcpy(buf, &h1, sizeof h1);
+    memcpy(buf + sizeof h1, e1, sizeof e1);
+    T_EQ(rs__kwin_value_decode(buf, sizeof h1 + sizeof e1, &window_ns, collect, &got), 0);
+    T_EQ(window_ns, 60 * S);
+    T_CHECK(got.n == 2 && got.e[0].key == 0x1234 && got.e[0].count == 7 &&
+            got.e[0].total_ns == 5000 && got.e[0].max_ns == 900 && got.e[1].count == 1);
+    T_EQ(rs__kwin_value_decode(buf, sizeof h1 + sizeof e1 - 1, &window_ns, collect, &got),
+         RS_E_CORRUPT);
+
+    /* packed: key, then varints count 3, total 300 (2 bytes), max 200 (2 bytes), bytes 0 */
+    struct rs_kwin_header h2 = {RS_KWIN_VERSION_PACKED, 1, 5 * S};
+    uint64_t key = 0xabcdef;
+    const uint8_t rest[] = {3, 0xac, 0x02, 0xc8, 0x01, 0};
+    size_t len = 0;
+    memcpy(buf, &h2, sizeof h2);
+    len += sizeof h2;
+    memcpy(buf + len, &key, 8);
+    len += 8;
+    memcpy(buf + len, rest, sizeof rest);
+    len += sizeof rest;
+    got.n = 0;
+    T_EQ(rs__kwin_value_decode(buf, len, &window_ns, collect, &got), 0);
+    T_CHECK(got.n == 1 && got.e[0].key == 0xabcdef && got.e[0].count == 3 &&
+            got.e[0].total_ns == 300 && got.e[0].max_ns == 200 && got.e[0].bytes == 0);
+    T_EQ(window_ns, 5 * S);
+    T_EQ(rs__kwin_value_decode(buf, len - 1, &window_ns, collect, &got), RS_E_CORRUPT);
+    buf[len] = 0;
+    T_EQ(rs__kwin_value_decode(buf, len + 1, &window_ns, collect, &got), RS_E_CORRUPT);
+    h2.version = 7;
+    memcpy(buf, &h2, sizeof h2);
+    T_EQ(rs__kwin_value_decode(buf, len, &window_ns, collect, &got), RS_E_CORRUPT);
+}
+
+/* A name whose put was aborted is not taken as stored: the next batch writes it. */
+static int
+on_name(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t name_hash)
+{
+    (void)kw;
+    (void)name_hash;
+    *(int *)arg += strcmp(name, "gemm") == 0;
+    return 0;
+}
+
+static void
+aborted_names_are_written_again(void)
+{
+    char dir[] = "/tmp/rs-sumtest-XXXXXX";
+    rs_store *st;
+    rs_store_write *w;
+    rs_store_read *r;
+    bool dup;
+    int gemm = 0;
+
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    const struct rs_kernel_total kt = {T0, 5 * S, 0, 1, 10, 10};
+    struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU-1", 1},
+                               .clock = {T0, T0},
+                               .strings = names,
+                               .n_strings = 1,
+                               .kernel_totals = &kt,
+                               .n_kernel_totals = 1};
+    struct rs_agent_batch b = {2, 1, 1, {2, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    rs_store_write_abort(w);
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_kernel_windows_scan(r, "job", 0, 0, UINT64_MAX, on_name, &gemm), 0);
+    T_EQ(gemm, 1); /* resolved, not "?" */
+    rs_store_read_end(r);
+    rs_store_close(st);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+}
+
 int
 main(void)
 {
     T_RUN(totals_and_measured_steps);
+    T_RUN(kwin_value_versions);
+    T_RUN(aborted_names_are_written_again);
     return T_DONE("storage/summary_ingest");
 }

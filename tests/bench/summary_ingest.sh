@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Sustained ingest of rank-window summaries with acknowledgements (issue 4): tests/tools/
+# rs-summary-load stands in for the summarizing agents (rankscope-agent --summarize) of a
+# RANKS-GPU job — 8 ranks per node, one request per node at a time, each summary 60 kernel totals,
+# 2 copy totals, a measured step and 4 AllReduce records — against a fresh server with its
+# evaluator on, for SECONDS per run. WINDOWS windows per rank in each request: 1 = every window
+# sent on its own; 5 = agents that flush every 5 s with 1 s windows (--flush-ms 5000
+# --summary-window-s 1). The loader runs on the same machine. Prints each run and the median of
+# RUNS runs.
+# usage: tests/bench/summary_ingest.sh [RANKS] [SECONDS] [RUNS] [WINDOWS] [AGENTS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+TOOLS=${BUILD:-build}/tests/tools
+RANKS=${1:-20480}
+SECONDS_PER_RUN=${2:-30}
+RUNS=${3:-3}
+WINDOWS=${4:-1}
+AGENTS=${5:-256}
+rates=()
+for run in $(seq "$RUNS"); do
+    WORK=$(mktemp -d)
+    start server "$BIN/rankscope-server" --data "$WORK/data" --http 127.0.0.1:0 \
+        --listen tcp://127.0.0.1:0 --ready-file "$WORK/server.ready" --ingest-contexts "$AGENTS"
+    wait_file "$WORK/server.ready"
+    out=$("$TOOLS/rs-summary-load" "$(field "$WORK/server.ready" listen)" "$RANKS" \
+        "$SECONDS_PER_RUN" "$AGENTS" 8 "$WINDOWS" 2>"$WORK/progress")
+    rate=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["per_second"])' "$out")
+    echo "run $run: $out (5 s intervals: $(sed 's/.*: \([0-9]*\) summaries.*/\1/' "$WORK/progress" | paste -sd ' '))"
+    rates+=("${rate%.*}")
+    stop_all
+    rm -rf "$WORK"
+done
+python3 -c "import statistics,sys; r=[int(x) for x in sys.argv[1:]]; print(f'rank-window summaries ($RANKS ranks, $WINDOWS per rank per request): median {statistics.median(r):.0f}/s (min {min(r)}, max {max(r)}, {len(r)} runs of $SECONDS_PER_RUN s)')" "${rates[@]}"
