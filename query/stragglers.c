@@ -159,21 +159,23 @@ out:
     return rc;
 }
 
-/* Per kernel name totals of one rank in [t0, t1): count and time. */
+/* Per kernel name totals of one rank in [t0, t1): count and time (fractional where a window only
+ * partly overlaps the range). */
 struct name_total {
     uint64_t hash;
     char *name;
-    uint64_t count, ns;
+    double count, ns;
 };
 
 struct names {
     struct name_total *v;
     size_t n;
     uint64_t t0, t1;
+    uint64_t first_ns, last_ns; /* the rank's records: where a window's launches can be */
 };
 
 static int
-add_name(struct names *ns, uint64_t h, const char *name, uint64_t count, uint64_t total_ns)
+add_name(struct names *ns, uint64_t h, const char *name, double count, double total_ns)
 {
     size_t i;
 
@@ -198,15 +200,37 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
 
     if (k->start_ns < ns->t0 || k->start_ns >= ns->t1)
         return 0;
-    return add_name(ns, name_hash, name, 1, k->end_ns - k->start_ns);
+    return add_name(ns, name_hash, name, 1, (double)(k->end_ns - k->start_ns));
 }
 
-/* Kernel windows (agents that summarize kernels, rollups) count with the records. */
+static uint64_t
+max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+static uint64_t
+min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Kernel windows (agents that summarize kernels, rollups) count with the records: the share of a
+ * window's launches that fell into [t0, t1), taking them as spread evenly over the part of the
+ * window the rank was active in (a window may be longer than the steps compared). */
 static int
 on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name,
                  uint64_t name_hash)
 {
-    return add_name(arg, name_hash, name, kw->count, kw->total_ns);
+    struct names *ns = arg;
+    uint64_t a = max_u64(kw->start_ns, ns->first_ns),
+             b = min_u64(kw->start_ns + kw->window_ns, ns->last_ns);
+    uint64_t oa = max_u64(a, ns->t0), ob = min_u64(b, ns->t1);
+
+    if (b <= a || ob <= oa)
+        return 0;
+    double share = (double)(ob - oa) / (double)(b - a);
+    return add_name(ns, name_hash, name, (double)kw->count * share, (double)kw->total_ns * share);
 }
 
 static void
@@ -225,6 +249,24 @@ struct evidence {
 /* Compares rank `idx` with its peers, kernel name by kernel name, in window 0: time lost to the
  * same kernels running slower (gpu_slow), and time in kernels the peers do not run as often
  * (extra_work), in ms per step; the top kernels of the larger one as evidence. */
+/* Windows reach back at most this far (agents' windows are ≤ RS_WIRE_MAX_WINDOW_NS; rollups use
+ * --rollup-window-s, of at most an hour too). */
+#define MAX_WINDOW_NS RS_WIRE_MAX_WINDOW_NS
+
+/* The time of rank `rank`'s records (everything when unknown). */
+static void
+rank_extent(const struct rs_rank_info *infos, size_t n, uint32_t rank, uint64_t *first,
+            uint64_t *last)
+{
+    *first = 0;
+    *last = UINT64_MAX;
+    for (size_t i = 0; i < n; i++)
+        if (infos[i].rank == rank) {
+            *first = infos[i].first_ns;
+            *last = infos[i].last_ns > infos[i].first_ns ? infos[i].last_ns : UINT64_MAX;
+        }
+}
+
 static int
 kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, double *slow_ms,
              double *extra_ms, json_t **evidence)
@@ -233,11 +275,15 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, doubl
     struct names *all = calloc(c->n_ranks, sizeof *all);
     struct evidence top[MAX_EVIDENCE] = {{0}};
     double steps = (double)w->r[idx].steps;
+    struct rs_rank_info *infos = NULL;
+    size_t n_infos = 0;
     int rc = 0;
 
     *slow_ms = *extra_ms = 0;
-    if (!all)
-        return -ENOMEM;
+    if (!all || (rc = rs_store_ranks_get(r, job, &infos, &n_infos)) != 0) {
+        free(all);
+        return all ? rc : -ENOMEM;
+    }
     /* The peers' per-kernel medians from at most CAUSE_PEERS peers spread over the ranks: robust
      * already, and the kernels of 1,000 peers would cost more than the whole verdict. */
     size_t stride = c->n_ranks > CAUSE_PEERS + 1 ? c->n_ranks / CAUSE_PEERS : 1;
@@ -246,11 +292,13 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, doubl
             continue;
         all[i].t0 = w->t0;
         all[i].t1 = w->t1;
+        rank_extent(infos, n_infos, c->ranks[i].rank, &all[i].first_ns, &all[i].last_ns);
         rc = rs_store_kernels_scan(r, job, c->ranks[i].rank, rs_store_kernel_scan_from(w->t0),
                                    w->t1, on_kernel, &all[i]);
-        if (rc == 0)
-            rc = rs_store_kernel_windows_scan(r, job, c->ranks[i].rank, w->t0, w->t1,
-                                              on_kernel_window, &all[i]);
+        if (rc == 0) /* windows that overlap the range: from one window length before it */
+            rc = rs_store_kernel_windows_scan(r, job, c->ranks[i].rank,
+                                              w->t0 > MAX_WINDOW_NS ? w->t0 - MAX_WINDOW_NS : 0,
+                                              w->t1, on_kernel_window, &all[i]);
     }
     for (size_t k = 0; rc == 0 && k < all[idx].n; k++) {
         const struct name_total *mine = &all[idx].v[k];
@@ -261,19 +309,19 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, doubl
             double cnt = 0, t = 0;
             for (size_t q = 0; q < all[i].n; q++)
                 if (all[i].v[q].hash == mine->hash) {
-                    cnt = (double)all[i].v[q].count;
-                    t = (double)all[i].v[q].ns;
+                    cnt = all[i].v[q].count;
+                    t = all[i].v[q].ns;
                 }
             rs_samples_add(&count, cnt * steps / (double)(w->r[i].steps ? w->r[i].steps : 1));
             if (cnt > 0)
                 rs_samples_add(&mean, t / cnt);
         }
-        double my_mean = (double)mine->ns / (double)mine->count;
+        double my_mean = mine->ns / mine->count;
         double peer_mean = mean.n ? rs_quantile(mean.v, mean.n, 0.5) : 0;
         double peer_count = rs_quantile(count.v, count.n, 0.5);
-        double shared = peer_count < (double)mine->count ? peer_count : (double)mine->count;
+        double shared = peer_count < mine->count ? peer_count : mine->count;
         double slow = peer_mean > 0 ? shared * (my_mean - peer_mean) / 1e6 / steps : 0;
-        double extra = ((double)mine->count - shared) * my_mean / 1e6 / steps;
+        double extra = (mine->count - shared) * my_mean / 1e6 / steps;
         *slow_ms += slow;
         *extra_ms += extra;
         double excess = slow > extra ? slow : extra;
@@ -297,6 +345,7 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, doubl
     for (size_t i = 0; i < c->n_ranks; i++)
         names_free(&all[i]);
     free(all);
+    free(infos);
     return rc;
 }
 
