@@ -11,8 +11,8 @@
 bool
 rs_step_metrics_valid(const struct rs_step_metrics *m, uint64_t step_ns)
 {
-    return m->compute_ns <= step_ns && m->exposed_comm_ns <= m->comm_ns &&
-           m->comm_ns <= step_ns && m->idle_ns <= step_ns && m->host_gap_ns <= step_ns &&
+    return m->compute_ns <= step_ns && m->exposed_comm_ns <= m->comm_ns && m->comm_ns <= step_ns &&
+           m->idle_ns <= step_ns && m->host_gap_ns <= step_ns &&
            m->compute_ns + m->exposed_comm_ns + m->idle_ns == step_ns;
 }
 
@@ -76,7 +76,7 @@ rs_intervals_merge(struct rs_intervals *a, const struct rs_intervals *b)
     }
     for (size_t k = n; k-- > 0;) /* from the back, in place */
         a->v[k] = j == 0 || (i > 0 && a->v[i - 1].start_ns > b->v[j - 1].start_ns) ? a->v[--i]
-                                                                                 : b->v[--j];
+                                                                                   : b->v[--j];
     a->n = n;
     if (b->longest > a->longest)
         a->longest = b->longest;

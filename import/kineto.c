@@ -397,7 +397,8 @@ add_step(struct importer *im, uint64_t step, uint64_t start, uint64_t end)
 
     if ((rc = make_room(im, start)) != 0)
         return rc;
-    im->steps[im->n_steps++] = (struct rs_step_record){.step = step, .start_ns = start, .end_ns = end};
+    im->steps[im->n_steps++] =
+        (struct rs_step_record){.step = step, .start_ns = start, .end_ns = end};
     im->st->steps++;
     return 0;
 }

@@ -19,7 +19,7 @@ struct rs_agent_config {
     int64_t reply_timeout_ms;
     int64_t drain_timeout_ms;
     int64_t max_collectors;
-    bool demangle; /* C++ kernel names made readable here (demangle.h) */
+    bool demangle;            /* C++ kernel names made readable here (demangle.h) */
     bool summarize;           /* per-window totals and measured steps (summary.h) */
     int64_t summary_window_s; /* their window */
 };

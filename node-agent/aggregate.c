@@ -37,7 +37,7 @@ struct rs_aggregate {
     struct rank_slot *slots;
     size_t n, cap;
     size_t pending_bytes;
-    rs_demangler *demangler; /* NULL: names as they came */
+    rs_demangler *demangler;    /* NULL: names as they came */
     uint64_t summary_window_ns; /* 0: records as they are */
     bool close_windows;         /* the next flush emits every pending summary */
 };

@@ -219,7 +219,7 @@ emit_steps(struct rs_rank_summary *s, struct rs_records *r, bool everything)
     s->n_steps -= done;
     /* kernels no pending step can reach, and when none is pending, those older than a marker that
      * may still come could need */
-    uint64_t keep_from = s->n_steps ? s->steps[0].start_ns
+    uint64_t keep_from = s->n_steps                          ? s->steps[0].start_ns
                          : s->newest_ns > RS_SUMMARY_KEEP_NS ? s->newest_ns - RS_SUMMARY_KEEP_NS
                                                              : 0;
     if (everything && s->n_steps == 0)

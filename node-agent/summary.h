@@ -32,15 +32,15 @@ struct rs_summary_total;
 
 struct rs_rank_summary {
     uint64_t window_ns;
-    struct rs_strtab names;             /* kernel names of the open totals */
-    struct rs_summary_total *totals;    /* open windows' totals */
+    struct rs_strtab names;          /* kernel names of the open totals */
+    struct rs_summary_total *totals; /* open windows' totals */
     size_t n_totals, cap_totals;
-    uint32_t *slots;                    /* hash of totals: index + 1, 0 = empty */
-    size_t n_slots;                     /* power of two (0 before the first total) */
-    struct rs_intervals intervals;      /* kernels and NCCL kernels pending steps may need */
-    struct rs_step_record *steps;       /* pending steps, in step order */
+    uint32_t *slots;               /* hash of totals: index + 1, 0 = empty */
+    size_t n_slots;                /* power of two (0 before the first total) */
+    struct rs_intervals intervals; /* kernels and NCCL kernels pending steps may need */
+    struct rs_step_record *steps;  /* pending steps, in step order */
     size_t n_steps, cap_steps;
-    uint64_t newest_ns;                 /* latest end of any record absorbed */
+    uint64_t newest_ns; /* latest end of any record absorbed */
 };
 
 void rs_rank_summary_init(struct rs_rank_summary *s, uint64_t window_ns);

@@ -499,12 +499,9 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
         s[i].step = r->step;
         if (r->metrics) {
             s[i].measured = true;
-            s[i].metrics = (struct rs_step_metrics){r->metrics->compute_ns,
-                                                    r->metrics->comm_ns,
-                                                    r->metrics->exposed_comm_ns,
-                                                    r->metrics->idle_ns,
-                                                    r->metrics->host_gap_ns,
-                                                    r->metrics->kernels};
+            s[i].metrics = (struct rs_step_metrics){
+                r->metrics->compute_ns, r->metrics->comm_ns,     r->metrics->exposed_comm_ns,
+                r->metrics->idle_ns,    r->metrics->host_gap_ns, r->metrics->kernels};
         }
     }
     for (size_t i = 0; i < pb->n_kernel_totals; i++) {

@@ -381,8 +381,7 @@ merge_summaries(rs_store_read *r, const char *job, struct rs_rank_steps *rk, boo
  * consumed), and flags the settled ones for storing. */
 static int
 compute_rank_steps(rs_store_read *r, const char *job, struct rs_rank_steps *rk, const bool *done,
-                   uint64_t settled_until, struct rs_intervals *kernels,
-                   struct rs_intervals *colls)
+                   uint64_t settled_until, struct rs_intervals *kernels, struct rs_intervals *colls)
 {
     uint64_t t0 = UINT64_MAX, t1 = 0;
     int rc;

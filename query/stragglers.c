@@ -219,8 +219,7 @@ min_u64(uint64_t a, uint64_t b)
  * window's launches that fell into [t0, t1), taking them as spread evenly over the part of the
  * window the rank was active in (a window may be longer than the steps compared). */
 static int
-on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name,
-                 uint64_t name_hash)
+on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t name_hash)
 {
     struct names *ns = arg;
     uint64_t a = max_u64(kw->start_ns, ns->first_ns),

@@ -20,8 +20,8 @@ struct ingest_ctx {
     nng_ctx ctx;
     nng_aio *aio;
     enum ctx_state state;
-    nng_msg *msg;            /* received, waiting for the loop */
-    uv_work_t decode;        /* the request decoded in the thread pool */
+    nng_msg *msg;     /* received, waiting for the loop */
+    uv_work_t decode; /* the request decoded in the thread pool */
     rs_wire_agent_batch *batch;
     int decode_rc;
     uint64_t batch_seq;      /* of the request being answered */
@@ -127,8 +127,7 @@ decode_request(uv_work_t *w)
 {
     struct ingest_ctx *c = w->data;
     c->batch = NULL;
-    c->decode_rc =
-        rs_wire_agent_batch_decode(nng_msg_body(c->msg), nng_msg_len(c->msg), &c->batch);
+    c->decode_rc = rs_wire_agent_batch_decode(nng_msg_body(c->msg), nng_msg_len(c->msg), &c->batch);
 }
 
 /* Loop: queue a decoded request for the writer, or refuse it. */

@@ -190,8 +190,7 @@ visit_kwin(struct check *c, const MDB_val *k, const MDB_val *v)
     uint64_t window_ns;
     if ((key->kind[1] != RS_SERIES_KERNEL && key->kind[1] != RS_SERIES_MEMCPY) ||
         rs__kwin_value_decode(v->mv_data, v->mv_size, &window_ns, check_kwin_entry,
-                              (void *)&key->kind[1]) !=
-            0)
+                              (void *)&key->kind[1]) != 0)
         problem(c, "kwin: bad window value (%u entries in %zu bytes)", h.n, v->mv_size);
 }
 

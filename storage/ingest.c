@@ -128,6 +128,20 @@ write_strings(rs_store_write *w, const struct rs_rank_batch *b, uint64_t *hashes
     return 0;
 }
 
+/* One total for the merge, counted in the rank's totals (*n, *ns) like the records it stands
+ * for; a window's records end by its end, or by when the batch was sent (an open window). */
+static int
+add_total(struct rs__kwin_sums *sums, const struct rs__kwin_sum *x, uint64_t *n, uint64_t *ns,
+          struct span *sp, uint64_t now)
+{
+    uint64_t end = x->window + x->window_ns;
+
+    *n += x->count;
+    *ns += x->total_ns;
+    span_add(sp, x->window, end < now ? end : now);
+    return rs__kwin_sums_add(sums, x);
+}
+
 /* Kernel and copy totals (an agent that summarizes) merged into their windows of `kwin`; they
  * count in the rank's totals like the records they stand for. */
 static int
@@ -143,15 +157,14 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
     rs__be32_put(rank_key + 8, b->identity.rank);
     for (uint32_t i = 0; i < b->n_kernel_totals && rc == 0; i++) {
         const struct rs_kernel_total *t = &b->kernel_totals[i];
-        struct rs__kwin_sum x = {t->window_start_ns, t->window_ns, hashes[t->name_id],
-                                 t->total_ns,        t->max_ns,    0,
+        struct rs__kwin_sum x = {t->window_start_ns,
+                                 t->window_ns,
+                                 hashes[t->name_id],
+                                 t->total_ns,
+                                 t->max_ns,
+                                 0,
                                  t->count};
-        rc = rs__kwin_sums_add(&sums, &x);
-        rv->n_kernels += t->count;
-        rv->kernel_ns += t->total_ns;
-        /* a window's records end by its end, or by when the batch was sent (an open window) */
-        uint64_t end = t->window_start_ns + t->window_ns;
-        span_add(sp, t->window_start_ns, end < now ? end : now);
+        rc = add_total(&sums, &x, &rv->n_kernels, &rv->kernel_ns, sp, now);
     }
     if (rc == 0 && sums.n > 0)
         rc = rs__kwin_merge(w, rank_key, RS_SERIES_KERNEL, &sums, &windows);
@@ -160,11 +173,7 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         const struct rs_copy_total *t = &b->copy_totals[i];
         struct rs__kwin_sum x = {t->window_start_ns, t->window_ns, t->kind, t->total_ns,
                                  t->max_ns,          t->bytes,     t->count};
-        rc = rs__kwin_sums_add(&sums, &x);
-        rv->n_memcpys += t->count;
-        rv->memcpy_ns += t->total_ns;
-        uint64_t end = t->window_start_ns + t->window_ns;
-        span_add(sp, t->window_start_ns, end < now ? end : now);
+        rc = add_total(&sums, &x, &rv->n_memcpys, &rv->memcpy_ns, sp, now);
     }
     if (rc == 0 && sums.n > 0)
         rc = rs__kwin_merge(w, rank_key, RS_SERIES_MEMCPY, &sums, &windows);
@@ -264,10 +273,9 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         const struct rs_step_record *s = &b->steps[i];
         const struct rs_step_metrics *m = &s->metrics;
         struct rs_key_step key;
-        struct rs_step_measured_value v = {s->start_ns,       s->end_ns,   m->compute_ns,
-                                           m->comm_ns,        m->exposed_comm_ns,
-                                           m->idle_ns,        m->host_gap_ns,
-                                           m->kernels,        0};
+        struct rs_step_measured_value v = {s->start_ns,    s->end_ns,          m->compute_ns,
+                                           m->comm_ns,     m->exposed_comm_ns, m->idle_ns,
+                                           m->host_gap_ns, m->kernels,         0};
         MDB_val k = {sizeof key, &key}, old;
         rs__be64_put(key.job_id, job_id);
         rs__be32_put(key.rank, rank);

@@ -172,7 +172,7 @@ static int
 gather_entry(void *arg, const struct rs__kwin_entry *e)
 {
     struct gather *g = arg;
-    struct rs__kwin_sum x = {g->window, g->window_ns, e->key, e->total_ns,
+    struct rs__kwin_sum x = {g->window, g->window_ns, e->key,  e->total_ns,
                              e->max_ns, e->bytes,     e->count};
     return rs__kwin_sums_add(g->all, &x);
 }
@@ -203,8 +203,7 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, const struct 
             break;
         }
         struct gather g = {&all, add[0].window, 0};
-        if ((rc = rs__kwin_value_decode(v.mv_data, v.mv_size, &g.window_ns, gather_entry, &g)) !=
-            0)
+        if ((rc = rs__kwin_value_decode(v.mv_data, v.mv_size, &g.window_ns, gather_entry, &g)) != 0)
             break;
         if (g.window_ns > span) /* the window length changed: the merged one covers both */
             span = g.window_ns;

@@ -22,8 +22,8 @@ static struct rs__kwin_sum
 record_sum(int kind, const struct rs_kernel_value *raw, uint64_t window_ns)
 {
     uint64_t dur = raw->end_ns > raw->start_ns ? raw->end_ns - raw->start_ns : 0;
-    struct rs__kwin_sum x = {raw->start_ns - raw->start_ns % window_ns, window_ns, raw->name_hash,
-                            dur, dur, 0, 1};
+    struct rs__kwin_sum x = {
+        raw->start_ns - raw->start_ns % window_ns, window_ns, raw->name_hash, dur, dur, 0, 1};
 
     if (kind == RS_SERIES_MEMCPY) {
         struct rs_memcpy_value mv;
@@ -155,4 +155,3 @@ rs_store_rollup_step(rs_store_write *w, struct rs_store_rollup *ru, size_t max_r
     }
     return mrc != 0 ? rs__store_err(mrc) : rc;
 }
-

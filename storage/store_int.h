@@ -26,7 +26,7 @@ struct rs_store {
 struct rs_store_write {
     rs_store *store;
     MDB_txn *txn;
-    uint32_t uniq; /* distinguishes chunks that start at the same nanosecond */
+    uint32_t uniq;   /* distinguishes chunks that start at the same nanosecond */
     uint64_t *fresh; /* names this transaction put: known once it commits */
     size_t n_fresh, cap_fresh;
 };
@@ -117,8 +117,8 @@ int rs__kwin_value_decode(const void *data, size_t len, uint64_t *window_ns,
  * (rank_key = job_id, rank; kind RS_SERIES_KERNEL or RS_SERIES_MEMCPY), in the open transaction;
  * *windows counts the windows written. A window takes the longest length it was given. Returns 0,
  * RS_E_CORRUPT, RS_E_TOO_BIG, -ENOMEM or an LMDB error (rs__store_err). */
-int rs__kwin_merge(rs_store_write *w, const uint8_t *rank_key, int kind,
-                   struct rs__kwin_sums *sums, uint64_t *windows);
+int rs__kwin_merge(rs_store_write *w, const uint8_t *rank_key, int kind, struct rs__kwin_sums *sums,
+                   uint64_t *windows);
 
 /* scan.c — reads a steps-DB value (struct rs_step_value or rs_step_measured_value) into rec's
  * times and metrics (rec->step is left alone). False for a value of neither size. */

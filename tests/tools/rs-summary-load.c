@@ -49,32 +49,38 @@ fill_rank(struct rs_rank_batch *rb, uint32_t rank, uint64_t w, struct rs_kernel_
         ct[k * 2 + 1] = (struct rs_copy_total){start, S, RS_COPY_MEMSET, 10, 20000, 2500, 40960};
         for (uint32_t i = 0; i < COLLS; i++) {
             uint64_t cs = start + 100000000ull * (i + 1), dur = 5000000 + rank % 13 * 10000;
-            c[k * COLLS + i] = (struct rs_collective_record){
-                cs,          cs + dur, 25u << 20, 0x5354524d00000007ull, (t0 / S + win) * COLLS + i,
-                RS_COLL_ALLREDUCE, KERNEL_NAMES, 7, false};
+            c[k * COLLS + i] = (struct rs_collective_record){cs,
+                                                             cs + dur,
+                                                             25u << 20,
+                                                             0x5354524d00000007ull,
+                                                             (t0 / S + win) * COLLS + i,
+                                                             RS_COLL_ALLREDUCE,
+                                                             KERNEL_NAMES,
+                                                             7,
+                                                             false};
             comm += dur;
         }
         /* compute and NCCL do not overlap here: exposed = comm */
-        st[k] = (struct rs_step_record){.step = t0 / S + win, /* runs never overlap */
-                                        .start_ns = start,
-                                        .end_ns = start + S,
-                                        .measured = true,
-                                        .metrics = {compute, comm, comm, S - compute - comm, 10000,
-                                                    KERNEL_NAMES * 9 + COLLS}};
+        st[k] = (struct rs_step_record){
+            .step = t0 / S + win, /* runs never overlap */
+            .start_ns = start,
+            .end_ns = start + S,
+            .measured = true,
+            .metrics = {compute, comm, comm, S - compute - comm, 10000, KERNEL_NAMES * 9 + COLLS}};
     }
-    *rb = (struct rs_rank_batch){.identity = {"summary-bench", rank, rank % 8, ranks, "node",
-                                              "GPU-bench", 1000 + rank},
-                                 .clock = {t0 + (w + per_rank) * S, t0 + (w + per_rank) * S},
-                                 .strings = name_ptrs,
-                                 .n_strings = KERNEL_NAMES + 1,
-                                 .collectives = c,
-                                 .n_collectives = COLLS * per_rank,
-                                 .steps = st,
-                                 .n_steps = per_rank,
-                                 .kernel_totals = kt,
-                                 .n_kernel_totals = KERNEL_NAMES * per_rank,
-                                 .copy_totals = ct,
-                                 .n_copy_totals = 2 * per_rank};
+    *rb = (struct rs_rank_batch){
+        .identity = {"summary-bench", rank, rank % 8, ranks, "node", "GPU-bench", 1000 + rank},
+        .clock = {t0 + (w + per_rank) * S, t0 + (w + per_rank) * S},
+        .strings = name_ptrs,
+        .n_strings = KERNEL_NAMES + 1,
+        .collectives = c,
+        .n_collectives = COLLS * per_rank,
+        .steps = st,
+        .n_steps = per_rank,
+        .kernel_totals = kt,
+        .n_kernel_totals = KERNEL_NAMES * per_rank,
+        .copy_totals = ct,
+        .n_copy_totals = 2 * per_rank};
 }
 
 static void *
@@ -106,13 +112,8 @@ agent(void *arg)
         for (uint32_t i = 0; i < per_agent; i++)
             fill_rank(&rb[i], first + node + i, w, &kt[i * per_rank * KERNEL_NAMES],
                       &ct[i * per_rank * 2], &st[i * per_rank], &c[i * per_rank * COLLS]);
-        struct rs_agent_batch b = {agent_id,
-                                   1,
-                                   ++seq,
-                                   {agent_id, 1, "node", "bench", {0, 0}},
-                                   rb,
-                                   per_agent,
-                                   0};
+        struct rs_agent_batch b = {agent_id,  1, ++seq, {agent_id, 1, "node", "bench", {0, 0}}, rb,
+                                   per_agent, 0};
         uint8_t *data;
         size_t len;
         if (rs_wire_agent_batch_encode(&b, &data, &len) != 0) {
@@ -165,8 +166,8 @@ main(int argc, char **argv)
     agents = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 10) : 16;
     per_agent = argc > 5 ? (uint32_t)strtoul(argv[5], NULL, 10) : 8;
     per_rank = argc > 6 ? (uint32_t)strtoul(argv[6], NULL, 10) : 1;
-    if (ranks == 0 || agents == 0 || per_agent == 0 || per_rank == 0 || agents * per_agent > ranks ||
-        seconds <= 0) {
+    if (ranks == 0 || agents == 0 || per_agent == 0 || per_rank == 0 ||
+        agents * per_agent > ranks || seconds <= 0) {
         fprintf(stderr, "rs-summary-load: need RANKS >= AGENTS x RANKS_PER_AGENT > 0\n");
         return 2;
     }

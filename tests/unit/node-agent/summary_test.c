@@ -114,8 +114,9 @@ steps_measured_like_the_server(void)
     T_EQ(rs_intervals_add(&all, 5 * MS, 35 * MS, false), 0);
     T_EQ(rs_intervals_add(&all, 50 * MS, 60 * MS, false), 0);
     T_EQ(rs_intervals_add(&all, 110 * MS, 150 * MS, false), 0);
-    struct rs_collective_record c = {40 * MS, 70 * MS, 1024, 1, 1, RS_COLL_ALLREDUCE,
-                                     rs_strtab_intern(&in.names, nccl_name), 9, false};
+    struct rs_collective_record c = {
+        40 * MS, 70 * MS, 1024, 1, 1, RS_COLL_ALLREDUCE, rs_strtab_intern(&in.names, nccl_name),
+        9,       false};
     T_EQ(rs_records_add_collective(&in, &c), 0);
     T_EQ(rs_intervals_add(&all, 40 * MS, 70 * MS, true), 0);
     T_EQ(rs_rank_summary_absorb(&s, &in, 0), 0);

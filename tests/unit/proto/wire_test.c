@@ -234,12 +234,12 @@ rejects_bad_summaries(void)
     st.metrics.idle_ns = 3000;
     T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
     const struct rs_kernel_total bad_k[] = {
-        {1000001, 1000000, 0, 1, 10, 10},        /* not at a multiple of its length */
-        {1000000, 0, 0, 1, 10, 10},              /* no length */
+        {1000001, 1000000, 0, 1, 10, 10},           /* not at a multiple of its length */
+        {1000000, 0, 0, 1, 10, 10},                 /* no length */
         {0, RS_WIRE_MAX_WINDOW_NS * 2, 0, 1, 1, 1}, /* too long */
-        {1000000, 1000000, 0, 0, 10, 10},        /* no launch */
-        {1000000, 1000000, 0, 2, 10, 11},        /* longest beyond the total */
-        {1000000, 1000000, 9, 1, 10, 10},        /* name id out of range */
+        {1000000, 1000000, 0, 0, 10, 10},           /* no launch */
+        {1000000, 1000000, 0, 2, 10, 11},           /* longest beyond the total */
+        {1000000, 1000000, 9, 1, 10, 10},           /* name id out of range */
     };
     for (size_t i = 0; i < sizeof bad_k / sizeof bad_k[0]; i++) {
         b = summary_rank(&st);

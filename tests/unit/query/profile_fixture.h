@@ -95,8 +95,7 @@ fixture_open(char *dir, rs_store **st)
 static inline uint64_t
 fixture_roll_up(rs_store *st, const char *job, uint32_t ranks)
 {
-    struct rs_store_rollup ru = {
-        .now_ns = UINT64_MAX / 2, .raw_ns = 1, .window_ns = 1000000};
+    struct rs_store_rollup ru = {.now_ns = UINT64_MAX / 2, .raw_ns = 1, .window_ns = 1000000};
     struct rs_step_summary sum[STEPS];
     rs_store_write *w;
     bool done = false;

@@ -54,7 +54,8 @@ known_step(void)
         {1450 * US, 1700 * US, 8, 1, 0, RS_COLL_ALLREDUCE, 1, 17, false},
         {1800 * US, 1900 * US, 8, 1, 1, RS_COLL_ALLREDUCE, 1, 17, false}};
     /* step 9 ends too recently (3 s) to be settled (not step 8: step 7 would last until it) */
-    struct rs_step_record s[] = {{.step = 7, .start_ns = 1000 * US, .end_ns = 2000 * US}, {.step = 9, .start_ns = 2900000 * US, .end_ns = 3000000 * US}};
+    struct rs_step_record s[] = {{.step = 7, .start_ns = 1000 * US, .end_ns = 2000 * US},
+                                 {.step = 9, .start_ns = 2900000 * US, .end_ns = 3000000 * US}};
     /* rank 1: the same step 7, no kernels in it -> all idle, host gap = the whole step; a kernel
      * at 3 s outside its steps */
     struct rs_step_record s1[] = {{.step = 7, .start_ns = 1000 * US, .end_ns = 2000 * US}};
@@ -206,7 +207,8 @@ steps_last_until_the_next(void)
 {
     const uint64_t MS = 1000 * US;
     struct rs_kernel_record k[] = {{5 * MS, 9 * MS, 0, 7, 0, 0}};
-    struct rs_step_record s[] = {{.step = 1, .start_ns = 0 + 1, .end_ns = 2 * MS}, {.step = 2, .start_ns = 10 * MS, .end_ns = 12 * MS}};
+    struct rs_step_record s[] = {{.step = 1, .start_ns = 0 + 1, .end_ns = 2 * MS},
+                                 {.step = 2, .start_ns = 10 * MS, .end_ns = 12 * MS}};
     struct rs_rank_batch rb = {.identity = {"j", 0, 0, 1, "h", "G", 1},
                                .strings = names,
                                .n_strings = 2,

@@ -25,7 +25,8 @@ put_job(rs_store *st, const char *job, uint64_t seq)
     for (int i = 0; i < 20; i++) {
         c[i] = (struct rs_collective_record){5000 + i,          5001 + i, 8,  1,    (uint64_t)i,
                                              RS_COLL_ALLREDUCE, 1,        17, false};
-        s[i] = (struct rs_step_record){.step = (uint64_t)i, .start_ns = 100 * i, .end_ns = 100 * i + 50};
+        s[i] = (struct rs_step_record){
+            .step = (uint64_t)i, .start_ns = 100 * i, .end_ns = 100 * i + 50};
     }
     for (uint32_t rank = 0; rank < 4; rank++) {
         struct rs_rank_batch rb = {.identity = {job, rank, rank, 4, "h", "GPU", 1},

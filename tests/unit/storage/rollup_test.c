@@ -264,7 +264,8 @@ put_steps(rs_store *st, uint32_t rank, uint64_t t, unsigned summarized)
 
     put(st, rank, t, 500, 3);
     for (uint32_t i = 0; i < 5; i++) {
-        steps[i] = (struct rs_step_record){.step = i, .start_ns = t + i * 100000000ull, .end_ns = t + (i + 1) * 100000000ull};
+        steps[i] = (struct rs_step_record){
+            .step = i, .start_ns = t + i * 100000000ull, .end_ns = t + (i + 1) * 100000000ull};
         if (summarized & (1u << i))
             sum[n_sum++] = (struct rs_step_summary){
                 .step = i, .start_ns = steps[i].start_ns, .end_ns = steps[i].end_ns};

@@ -35,7 +35,8 @@ put_job(rs_store *st)
                     c[n++] = (struct rs_collective_record){t, t + MS, 8, comm, q, op, 0, 17, false};
                 }
         for (uint64_t k = 0; k < 50; k++)
-            s[k] = (struct rs_step_record){.step = k * 2 + 10, .start_ns = T0 + k * 80 * MS, .end_ns = T0 + (k + 1) * 80 * MS};
+            s[k] = (struct rs_step_record){
+                .step = k * 2 + 10, .start_ns = T0 + k * 80 * MS, .end_ns = T0 + (k + 1) * 80 * MS};
         struct rs_rank_batch rb = {.identity = {"job", r, r, RANKS, "h", "G", 1},
                                    .strings = names,
                                    .n_strings = 1,

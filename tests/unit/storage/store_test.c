@@ -21,7 +21,8 @@ batch(uint64_t seq, uint32_t rank, struct rs_rank_batch *rb, struct rs_kernel_re
             seq * 1000000 + i * 1000, seq * 1000000 + i * 1000 + 500, 0, 7, 0, 0};
     *c = (struct rs_collective_record){
         seq * 1000000, seq * 1000000 + 2000, 64, 77, seq, RS_COLL_ALLREDUCE, 1, 17, false};
-    *s = (struct rs_step_record){.step = seq, .start_ns = seq * 1000000, .end_ns = seq * 1000000 + 900000};
+    *s = (struct rs_step_record){
+        .step = seq, .start_ns = seq * 1000000, .end_ns = seq * 1000000 + 900000};
     *rb = (struct rs_rank_batch){.identity = {"job-a", rank, rank, 2, "h", "GPU-1", 1},
                                  .clock = {1000, 1500},
                                  .collector_flags = RS_COLLECTOR_CLOCK_REPLACED,

@@ -88,12 +88,16 @@ totals_and_measured_steps(void)
     memset(&seen, 0, sizeof seen);
     T_CHECK(mkdtemp(dir) != NULL);
     T_EQ(rs_store_open(dir, NULL, &st), 0);
-    const struct rs_kernel_total a[] = {{T0, 5 * S, 0, 10, 1000, 300}, {T0, 5 * S, 1, 4, 80, 20},
+    const struct rs_kernel_total a[] = {{T0, 5 * S, 0, 10, 1000, 300},
+                                        {T0, 5 * S, 1, 4, 80, 20},
                                         {T0 + 5 * S, 5 * S, 0, 2, 500, 260}};
     const struct rs_kernel_total late[] = {{T0, 5 * S, 0, 1, 400, 400}}; /* into the first */
     const struct rs_copy_total c[] = {{T0, 5 * S, RS_COPY_HTOD, 3, 30, 12, 3 * 4096}};
     const struct rs_step_record steps[] = {
-        {.step = 1, .start_ns = T0, .end_ns = T0 + S, .measured = true,
+        {.step = 1,
+         .start_ns = T0,
+         .end_ns = T0 + S,
+         .measured = true,
          .metrics = {600000000, 300000000, 100000000, 300000000, 2000, 14}},
         {.step = 2, .start_ns = T0 + S, .end_ns = T0 + 2 * S}};
     put(st, a, 3, c, 1, steps, 2);
