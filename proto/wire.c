@@ -647,6 +647,21 @@ struct rs_wire_agent_batch {
     struct rs_agent_batch batch;
 };
 
+/* The schema version a batch needs (wire.h): 2 when it carries agent summaries. */
+static uint32_t
+batch_version(const struct rs_agent_batch *b)
+{
+    for (uint32_t i = 0; i < b->n_ranks; i++) {
+        const struct rs_rank_batch *r = &b->ranks[i];
+        if (r->n_kernel_totals || r->n_copy_totals)
+            return 2;
+        for (uint32_t k = 0; k < r->n_steps; k++)
+            if (r->steps[k].measured)
+                return 2;
+    }
+    return 1;
+}
+
 int
 rs_wire_agent_batch_encode(const struct rs_agent_batch *b, uint8_t **out, size_t *out_len)
 {
@@ -680,9 +695,9 @@ rs_wire_agent_batch_encode(const struct rs_agent_batch *b, uint8_t **out, size_t
     hello.boot_id = b->hello.boot_id;
     hello.host = (char *)(b->hello.host ? b->hello.host : "");
     hello.agent_version = (char *)(b->hello.agent_version ? b->hello.agent_version : "");
-    hello.schema_version = RS_WIRE_SCHEMA_VERSION;
+    hello.schema_version = batch_version(b);
     hello.clock = &clock;
-    pb.schema_version = RS_WIRE_SCHEMA_VERSION;
+    pb.schema_version = batch_version(b);
     pb.agent_id = b->agent_id;
     pb.boot_id = b->boot_id;
     pb.batch_seq = b->batch_seq;
@@ -727,7 +742,8 @@ rs_wire_agent_batch_decode(const uint8_t *buf, size_t len, rs_wire_agent_batch *
         rc = RS_E_MALFORMED;
         goto fail;
     }
-    if (pb->schema_version != RS_WIRE_SCHEMA_VERSION) {
+    if (pb->schema_version < RS_WIRE_SCHEMA_VERSION_MIN ||
+        pb->schema_version > RS_WIRE_SCHEMA_VERSION) {
         rc = RS_E_VERSION;
         goto fail;
     }

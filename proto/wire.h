@@ -15,7 +15,11 @@
 
 #include "common/step_metrics.h"
 
-#define RS_WIRE_SCHEMA_VERSION 1u
+/* AgentBatch.schema_version. 2: the batch carries agent summaries (kernel/copy totals or measured
+ * steps), which a server that reads only version 1 would drop without a word — it refuses them
+ * instead. Encoders write 2 only for such batches, 1 otherwise; decoders accept 1 .. 2. */
+#define RS_WIRE_SCHEMA_VERSION 2u
+#define RS_WIRE_SCHEMA_VERSION_MIN 1u
 #define RS_WIRE_MAX_BATCH_BYTES (16u << 20) /* one AgentBatch request */
 #define RS_WIRE_MAX_FRAME_BYTES (60u << 10) /* one RankBatch frame, collector -> agent */
 #define RS_WIRE_MAX_REPLY_BYTES 4096u

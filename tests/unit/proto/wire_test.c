@@ -258,11 +258,27 @@ rejects_bad_summaries(void)
 static void
 rejects_wrong_version(void)
 {
-    /* schema_version is field 1 (varint); a request carrying version 2 must be refused. */
-    static const uint8_t v2[] = {0x08, 0x02, 0x11, 1, 0, 0, 0, 0, 0, 0, 0};
+    /* schema_version is field 1 (varint); a request carrying version 3 must be refused. */
+    static const uint8_t v3[] = {0x08, 0x03, 0x11, 1, 0, 0, 0, 0, 0, 0, 0};
     rs_wire_agent_batch *d = NULL;
 
-    T_EQ(rs_wire_agent_batch_decode(v2, sizeof v2, &d), RS_E_VERSION);
+    T_EQ(rs_wire_agent_batch_decode(v3, sizeof v3, &d), RS_E_VERSION);
+    /* batches with agent summaries go as version 2 (a version-1 server refuses them instead of
+     * dropping the totals unseen), all others as version 1 */
+    struct rs_step_record st;
+    struct rs_rank_batch plain = sample_rank(), summary = summary_rank(&st);
+    struct rs_agent_batch env = {7, 1, 1, {7, 1, "h", "v", {0, 0}}, &plain, 1, 0};
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+    T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 1);
+    free(buf);
+    env.ranks = &summary;
+    T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+    T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 2);
+    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    rs_wire_agent_batch_free(d);
+    free(buf);
 }
 
 static void
