@@ -215,8 +215,10 @@ emit_steps(struct rs_rank_summary *s, struct rs_records *r, bool everything)
         if ((rc = rs_records_add_step(r, &st)) != 0)
             break;
     }
-    memmove(s->steps, s->steps + done, (s->n_steps - done) * sizeof *s->steps);
-    s->n_steps -= done;
+    if (done > 0) { /* (s->steps may be NULL: never memmove NULL, even 0 bytes) */
+        memmove(s->steps, s->steps + done, (s->n_steps - done) * sizeof *s->steps);
+        s->n_steps -= done;
+    }
     /* kernels no pending step can reach, and when none is pending, those older than a marker that
      * may still come could need */
     uint64_t keep_from = s->n_steps                          ? s->steps[0].start_ns
