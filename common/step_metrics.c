@@ -8,14 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-bool
-rs_step_metrics_valid(const struct rs_step_metrics *m, uint64_t step_ns)
-{
-    return m->compute_ns <= step_ns && m->exposed_comm_ns <= m->comm_ns && m->comm_ns <= step_ns &&
-           m->idle_ns <= step_ns && m->host_gap_ns <= step_ns &&
-           m->compute_ns + m->exposed_comm_ns + m->idle_ns == step_ns;
-}
-
 void
 rs_intervals_fini(struct rs_intervals *iv)
 {

@@ -19,8 +19,15 @@ struct rs_step_metrics {
     uint32_t kernels;         /* kernels and NCCL kernels that started in the step */
 };
 
-/* True when m could be the metrics of a step of `step_ns` (the sums add up). */
-bool rs_step_metrics_valid(const struct rs_step_metrics *m, uint64_t step_ns);
+/* True when m could be the metrics of a step of `step_ns` (the sums add up). Inline: the wire
+ * decoder uses it, and the collector links the wire code but none of the interval code. */
+static inline bool
+rs_step_metrics_valid(const struct rs_step_metrics *m, uint64_t step_ns)
+{
+    return m->compute_ns <= step_ns && m->exposed_comm_ns <= m->comm_ns && m->comm_ns <= step_ns &&
+           m->idle_ns <= step_ns && m->host_gap_ns <= step_ns &&
+           m->compute_ns + m->exposed_comm_ns + m->idle_ns == step_ns;
+}
 
 struct rs_interval {
     uint64_t start_ns, end_ns;

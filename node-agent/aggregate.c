@@ -1,12 +1,12 @@
 /* Per-(job, rank) merging of collector frames (see aggregate.h). */
 #include "node-agent/aggregate.h"
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "node-agent/demangle.h"
 #include "node-agent/records.h"
 #include "node-agent/summary.h"
-#include "common/clock.h"
 
 #include <errno.h>
 #include <stdio.h>

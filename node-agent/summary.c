@@ -124,12 +124,20 @@ add_step(struct rs_rank_summary *s, const struct rs_step_record *st)
 int
 rs_rank_summary_absorb(struct rs_rank_summary *s, struct rs_records *r, uint32_t first_collective)
 {
+    /* r's name ids -> ours, each name interned once per call rather than once per launch */
+    uint32_t *ids = malloc((r->names.count ? r->names.count : 1) * sizeof *ids);
     int rc = 0;
 
+    if (!ids)
+        rc = -ENOMEM;
+    for (uint32_t i = 0; rc == 0 && i < r->names.count; i++)
+        ids[i] = RS_STRTAB_NONE;
     for (uint32_t i = 0; i < r->kernels.count && rc == 0; i++) {
         const struct rs_kernel_record *k = &r->kernels.items[i];
-        uint32_t id = rs_strtab_intern(&s->names, r->names.strings[k->name_id]);
-        if (id == RS_STRTAB_NONE) {
+        uint32_t id = ids[k->name_id];
+        if (id == RS_STRTAB_NONE &&
+            (id = ids[k->name_id] = rs_strtab_intern(&s->names, r->names.strings[k->name_id])) ==
+                RS_STRTAB_NONE) {
             rc = -ENOMEM;
             break;
         }
@@ -152,6 +160,7 @@ rs_rank_summary_absorb(struct rs_rank_summary *s, struct rs_records *r, uint32_t
         note_end(s, r->steps.items[i].end_ns);
     }
     r->kernels.count = r->memcpys.count = r->steps.count = 0;
+    free(ids);
     return rc;
 }
 

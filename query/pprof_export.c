@@ -4,6 +4,7 @@
 #include "query/pprof_export.h"
 
 #include "common/error.h"
+#include "common/span.h"
 #include "proto/pprof.h"
 #include "proto/wire.h"
 #include "query/profile.h"
@@ -39,10 +40,7 @@ in_range(const struct export *x, uint64_t start_ns)
 static void
 cover(struct export *x, uint64_t start_ns, uint64_t end_ns)
 {
-    if (x->t0 == 0 || start_ns < x->t0)
-        x->t0 = start_ns;
-    if (end_ns > x->t1)
-        x->t1 = end_ns;
+    rs_span_cover(&x->t0, &x->t1, start_ns, end_ns);
     x->rank_has_data = true;
 }
 

@@ -3,6 +3,7 @@
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "common/span.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -145,10 +146,7 @@ static void
 cover(struct build *b, uint64_t start_ns, uint64_t end_ns)
 {
     struct rs_profile *p = b->p;
-    if (p->t0 == 0 || start_ns < p->t0)
-        p->t0 = start_ns;
-    if (end_ns > p->t1)
-        p->t1 = end_ns;
+    rs_span_cover(&p->t0, &p->t1, start_ns, end_ns);
     b->rank_has_data = true;
 }
 

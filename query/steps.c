@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Copies measured metrics into a step's summary. */
+/* Copies measured metrics into a step's summary (step_ns follows from its final end: see
+ * compute_rank_steps). */
 static void
 set_metrics(struct rs_step_summary *st, const struct rs_step_metrics *m)
 {
-    st->step_ns = st->end_ns - st->start_ns;
     st->compute_ns = m->compute_ns;
     st->comm_ns = m->comm_ns;
     st->exposed_comm_ns = m->exposed_comm_ns;
@@ -413,9 +413,9 @@ compute_rank_steps(rs_store_read *r, const char *job, struct rs_rank_steps *rk, 
         struct rs_step_summary *st = &rk->steps[k];
         if (done[k])
             continue;
-        if (rk->measured && rk->measured[k]) {
-            st->step_ns = st->end_ns - st->start_ns;
-        } else {
+        st->step_ns =
+            st->end_ns - st->start_ns; /* (ends move to the next start: read_rank_steps) */
+        if (!(rk->measured && rk->measured[k])) {
             struct rs_step_metrics m;
             rs_intervals_measure(kernels, st->start_ns, st->end_ns, &m);
             set_metrics(st, &m);

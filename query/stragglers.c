@@ -248,41 +248,68 @@ struct evidence {
 /* Compares rank `idx` with its peers, kernel name by kernel name, in window 0: time lost to the
  * same kernels running slower (gpu_slow), and time in kernels the peers do not run as often
  * (extra_work), in ms per step; the top kernels of the larger one as evidence. */
-/* Windows reach back at most this far (agents' windows are ≤ RS_WIRE_MAX_WINDOW_NS; rollups use
- * --rollup-window-s, of at most an hour too). */
+/* Windows are read from this far before the compared steps: agents' windows are at most
+ * RS_WIRE_MAX_WINDOW_NS long. (Rollup windows may be longer, up to --rollup-window-s, but hold
+ * data older than --raw-retention-s, not the newest steps a verdict compares.) */
 #define MAX_WINDOW_NS RS_WIRE_MAX_WINDOW_NS
 
-/* The time of rank `rank`'s records (everything when unknown). */
-static void
-rank_extent(const struct rs_rank_info *infos, size_t n, uint32_t rank, uint64_t *first,
-            uint64_t *last)
+/* Who a rank is, and when its records are (from one scan of the ranks). */
+struct identity {
+    uint32_t rank;
+    char host[RS_STORE_HOST_MAX], gpu[RS_STORE_UUID_MAX];
+    uint64_t first_ns, last_ns;
+};
+
+struct identities {
+    struct identity *v; /* rank order */
+    size_t n;
+};
+
+static int
+on_rank_info(void *arg, const struct rs_rank_info *info)
 {
-    *first = 0;
-    *last = UINT64_MAX;
-    for (size_t i = 0; i < n; i++)
-        if (infos[i].rank == rank) {
-            *first = infos[i].first_ns;
-            *last = infos[i].last_ns > infos[i].first_ns ? infos[i].last_ns : UINT64_MAX;
-        }
+    struct identities *ids = arg;
+    struct identity *v = realloc(ids->v, (ids->n + 1) * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    ids->v = v;
+    v[ids->n].rank = info->rank;
+    snprintf(v[ids->n].host, sizeof v[ids->n].host, "%s", info->host);
+    snprintf(v[ids->n].gpu, sizeof v[ids->n].gpu, "%s", info->gpu_uuid);
+    v[ids->n].first_ns = info->first_ns;
+    v[ids->n].last_ns = info->last_ns;
+    ids->n++;
+    return 0;
+}
+
+/* The identity of `rank` (binary search: rank order), or NULL. */
+static const struct identity *
+find_identity(const struct identities *ids, uint32_t rank)
+{
+    size_t lo = 0, hi = ids->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ids->v[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ids->n && ids->v[lo].rank == rank ? &ids->v[lo] : NULL;
 }
 
 static int
-kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, double *slow_ms,
-             double *extra_ms, json_t **evidence)
+kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx,
+             const struct identities *ids, double *slow_ms, double *extra_ms, json_t **evidence)
 {
     struct window *w = &c->w[0];
     struct names *all = calloc(c->n_ranks, sizeof *all);
     struct evidence top[MAX_EVIDENCE] = {{0}};
     double steps = (double)w->r[idx].steps;
-    struct rs_rank_info *infos = NULL;
-    size_t n_infos = 0;
     int rc = 0;
 
     *slow_ms = *extra_ms = 0;
-    if (!all || (rc = rs_store_ranks_get(r, job, &infos, &n_infos)) != 0) {
-        free(all);
-        return all ? rc : -ENOMEM;
-    }
+    if (!all)
+        return -ENOMEM;
     /* The peers' per-kernel medians from at most CAUSE_PEERS peers spread over the ranks: robust
      * already, and the kernels of 1,000 peers would cost more than the whole verdict. */
     size_t stride = c->n_ranks > CAUSE_PEERS + 1 ? c->n_ranks / CAUSE_PEERS : 1;
@@ -291,13 +318,14 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, doubl
             continue;
         all[i].t0 = w->t0;
         all[i].t1 = w->t1;
-        rank_extent(infos, n_infos, c->ranks[i].rank, &all[i].first_ns, &all[i].last_ns);
+        const struct identity *id = find_identity(ids, c->ranks[i].rank);
+        all[i].first_ns = id ? id->first_ns : 0; /* unknown: anywhere */
+        all[i].last_ns = id && id->last_ns > id->first_ns ? id->last_ns : UINT64_MAX;
         rc = rs_store_kernels_scan(r, job, c->ranks[i].rank, rs_store_kernel_scan_from(w->t0),
                                    w->t1, on_kernel, &all[i]);
-        if (rc == 0) /* windows that overlap the range: from one window length before it */
-            rc = rs_store_kernel_windows_scan(r, job, c->ranks[i].rank,
-                                              w->t0 > MAX_WINDOW_NS ? w->t0 - MAX_WINDOW_NS : 0,
-                                              w->t1, on_kernel_window, &all[i]);
+        if (rc == 0)
+            rc = rs_store_kernel_windows_overlapping(r, job, c->ranks[i].rank, w->t0, w->t1,
+                                                     MAX_WINDOW_NS, on_kernel_window, &all[i]);
     }
     for (size_t k = 0; rc == 0 && k < all[idx].n; k++) {
         const struct name_total *mine = &all[idx].v[k];
@@ -344,7 +372,6 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, doubl
     for (size_t i = 0; i < c->n_ranks; i++)
         names_free(&all[i]);
     free(all);
-    free(infos);
     return rc;
 }
 
@@ -367,31 +394,6 @@ qualifies(const struct ctx *c, size_t j, size_t i)
     double slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
     double last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
     return slowdown - 1.0 >= c->o->threshold && last_frac >= c->o->min_last_frac;
-}
-
-struct identity {
-    uint32_t rank;
-    char host[RS_STORE_HOST_MAX], gpu[RS_STORE_UUID_MAX];
-};
-
-struct identities {
-    struct identity *v;
-    size_t n;
-};
-
-static int
-on_rank_info(void *arg, const struct rs_rank_info *info)
-{
-    struct identities *ids = arg;
-    struct identity *v = realloc(ids->v, (ids->n + 1) * sizeof *v);
-    if (!v)
-        return -ENOMEM;
-    ids->v = v;
-    v[ids->n].rank = info->rank;
-    snprintf(v[ids->n].host, sizeof v[ids->n].host, "%s", info->host);
-    snprintf(v[ids->n].gpu, sizeof v[ids->n].gpu, "%s", info->gpu_uuid);
-    ids->n++;
-    return 0;
 }
 
 static json_t *
@@ -423,10 +425,8 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
     for (size_t i = 0; i < c->n_ranks; i++)
         if (c->w[0].r[i].work_ms < min_work)
             min_work = c->w[0].r[i].work_ms;
-    for (size_t i = 0; i < ids->n; i++)
-        if (ids->v[i].rank == c->ranks[idx].rank)
-            id = &ids->v[i];
-    if (kernel_cause(c, r, job, idx, &slow_ms, &extra_ms, &evidence) != 0)
+    id = find_identity(ids, c->ranks[idx].rank);
+    if (kernel_cause(c, r, job, idx, ids, &slow_ms, &extra_ms, &evidence) != 0)
         return NULL;
     if (host_ms >= slow_ms && host_ms >= extra_ms && host_ms > 0) {
         cause = "host_side";

@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/hash.h"
+#include "common/span.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -52,10 +53,7 @@ struct span {
 static void
 span_add(struct span *s, uint64_t start, uint64_t end)
 {
-    if (s->first == 0 || start < s->first)
-        s->first = start;
-    if (end > s->last)
-        s->last = end;
+    rs_span_cover(&s->first, &s->last, start, end);
 }
 
 /* Puts `n` packed values of `size` bytes as chunks of at most RS_STORE_CHUNK_BYTES. start_of(i)

@@ -144,8 +144,9 @@ struct rs_kwin_entry {
 _Static_assert(sizeof(struct rs_kwin_entry) == 32, "window entry layout");
 
 /* Version 2 (written now): each entry is the key (8 bytes, host order) and LEB128 varints count,
- * total_ns, max_ns, bytes — about 16 bytes instead of 32, so an agent's window of 60 kernel names
- * is one part of ~1 KB. A part holds entries up to RS_STORE_CHUNK_BYTES. */
+ * total_ns, max_ns, bytes (1-10 bytes each) instead of 32 fixed bytes (12-48 bytes an entry: the
+ * benchmark's 60-name windows are one part each). A part holds entries up to RS_STORE_CHUNK_BYTES.
+ */
 #define RS_KWIN_VERSION_PACKED 2u
 #define RS_KWIN_MAX_ENTRY_BYTES (8 + 4 * 10) /* key + four varints of at most 10 bytes */
 

@@ -247,6 +247,7 @@ rs__kwin_merge(rs_store_write *w, const uint8_t *rank_key, int kind, struct rs__
 
 struct windows_ctx {
     rs_store_read *r;
+    uint64_t end_after; /* windows that end at or before this are skipped unread (0: none) */
     uint64_t t1;
     int kind;
     rs_store_kernel_window_cb kernel_cb; /* the one of the kind */
@@ -287,8 +288,14 @@ visit_window(void *p, const MDB_val *k, const MDB_val *v)
     if (k->mv_size != sizeof *key)
         return RS_E_CORRUPT;
     struct visit_entry_ctx ve = {ctx, rs__be64_get(key->start_ns), 0};
+    struct rs_kwin_header h;
     if (ve.start >= ctx->t1)
         return 1;
+    if (ctx->end_after && v->mv_size >= sizeof h) { /* (the header alone says where it ends) */
+        memcpy(&h, v->mv_data, sizeof h);
+        if (ve.start + h.window_ns <= ctx->end_after)
+            return 0;
+    }
     return rs__kwin_value_decode(v->mv_data, v->mv_size, &ve.window_ns, visit_entry, &ve);
 }
 
@@ -311,14 +318,23 @@ int
 rs_store_kernel_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                              uint64_t t1, rs_store_kernel_window_cb cb, void *arg)
 {
-    struct windows_ctx ctx = {r, t1, RS_SERIES_KERNEL, cb, NULL, arg, {NULL, 0}};
+    struct windows_ctx ctx = {r, 0, t1, RS_SERIES_KERNEL, cb, NULL, arg, {NULL, 0}};
     return windows_scan(r, job, rank, t0, &ctx);
+}
+
+int
+rs_store_kernel_windows_overlapping(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
+                                    uint64_t t1, uint64_t lookback_ns, rs_store_kernel_window_cb cb,
+                                    void *arg)
+{
+    struct windows_ctx ctx = {r, t0, t1, RS_SERIES_KERNEL, cb, NULL, arg, {NULL, 0}};
+    return windows_scan(r, job, rank, t0 > lookback_ns ? t0 - lookback_ns : 0, &ctx);
 }
 
 int
 rs_store_copy_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                            uint64_t t1, rs_store_copy_window_cb cb, void *arg)
 {
-    struct windows_ctx ctx = {r, t1, RS_SERIES_MEMCPY, NULL, cb, arg, {NULL, 0}};
+    struct windows_ctx ctx = {r, 0, t1, RS_SERIES_MEMCPY, NULL, cb, arg, {NULL, 0}};
     return windows_scan(r, job, rank, t0, &ctx);
 }

@@ -270,19 +270,31 @@ series_scan(rs_store_read *r, const char *job, uint32_t rank, int kind, uint64_t
     return rc == 1 ? 0 : rc;
 }
 
+/* The checks every chunk visitor starts with: 0 to read the chunk of values of `value_size`
+ * bytes (its start in *start), 1 when it starts past the window (stop), RS_E_CORRUPT. */
+static int
+chunk_in_window(const struct series_ctx *ctx, const MDB_val *k, const MDB_val *v, size_t value_size,
+                uint64_t *start)
+{
+    const struct rs_key_series *key = k->mv_data;
+
+    if (k->mv_size != sizeof *key || v->mv_size % value_size != 0)
+        return RS_E_CORRUPT;
+    *start = rs__be64_get(key->start_ns);
+    return *start >= ctx->t1 ? 1 : 0;
+}
+
 static int
 visit_kernel_chunk(void *p, const MDB_val *k, const MDB_val *v)
 {
     struct series_ctx *ctx = p;
     rs_store_kernel_cb cb = ctx->kernel_cb;
-    const struct rs_key_series *key = k->mv_data;
     struct rs_kernel_value kv;
+    uint64_t start;
     int rc;
 
-    if (k->mv_size != sizeof *key || v->mv_size % sizeof kv != 0)
-        return RS_E_CORRUPT;
-    if (rs__be64_get(key->start_ns) >= ctx->t1)
-        return 1; /* past the window: stop */
+    if ((rc = chunk_in_window(ctx, k, v, sizeof kv, &start)) != 0)
+        return rc;
     for (size_t off = 0; off < v->mv_size; off += sizeof kv) {
         struct rs_kernel_record rec;
         memcpy(&kv, (const char *)v->mv_data + off, sizeof kv);
@@ -308,14 +320,12 @@ static int
 visit_memcpy_chunk(void *p, const MDB_val *k, const MDB_val *v)
 {
     struct series_ctx *ctx = p;
-    const struct rs_key_series *key = k->mv_data;
     struct rs_memcpy_value mv;
+    uint64_t start;
     int rc;
 
-    if (k->mv_size != sizeof *key || v->mv_size % sizeof mv != 0)
-        return RS_E_CORRUPT;
-    if (rs__be64_get(key->start_ns) >= ctx->t1)
-        return 1;
+    if ((rc = chunk_in_window(ctx, k, v, sizeof mv, &start)) != 0)
+        return rc;
     for (size_t off = 0; off < v->mv_size; off += sizeof mv) {
         memcpy(&mv, (const char *)v->mv_data + off, sizeof mv);
         struct rs_memcpy_record rec = {mv.start_ns, mv.end_ns, mv.bytes, mv.kind, mv.stream};
@@ -338,15 +348,12 @@ visit_stall_chunk(void *p, const MDB_val *k, const MDB_val *v)
 {
     struct series_ctx *ctx = p;
     rs_store_stall_cb cb = ctx->stall_cb;
-    const struct rs_key_series *key = k->mv_data;
     struct rs_stall_value sv;
+    uint64_t at; /* when the batch was sent: stall counts have no time of their own */
     int rc;
 
-    if (k->mv_size != sizeof *key || v->mv_size % sizeof sv != 0)
-        return RS_E_CORRUPT;
-    uint64_t at = rs__be64_get(key->start_ns);
-    if (at >= ctx->t1)
-        return 1;
+    if ((rc = chunk_in_window(ctx, k, v, sizeof sv, &at)) != 0)
+        return rc;
     for (size_t off = 0; off < v->mv_size; off += sizeof sv) {
         memcpy(&sv, (const char *)v->mv_data + off, sizeof sv);
         const char *kernel;

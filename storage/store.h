@@ -204,6 +204,12 @@ typedef int (*rs_store_kernel_window_cb)(void *arg, const struct rs_kernel_windo
 /* Kernel windows of one rank that start in [t0, t1), in time order. */
 int rs_store_kernel_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                                  uint64_t t1, rs_store_kernel_window_cb cb, void *arg);
+/* Kernel windows of one rank that overlap [t0, t1) — start before t1, end after t0 — and start at
+ * most `lookback_ns` before t0 (the longest window to expect), in time order. The entries of
+ * windows that end by t0 are not read. */
+int rs_store_kernel_windows_overlapping(rs_store_read *r, const char *job, uint32_t rank,
+                                        uint64_t t0, uint64_t t1, uint64_t lookback_ns,
+                                        rs_store_kernel_window_cb cb, void *arg);
 /* A copy window: totals of one kind of memcpy/memset (enum rs_copy_kind) that started in
  * [start_ns, start_ns + window_ns). */
 struct rs_copy_window {

@@ -17,6 +17,28 @@
 static const char *const names[] = {"gemm", "relu"};
 static uint64_t seq;
 
+/* A store in a new temporary directory (dir: a buffer of at least 32 bytes), and its removal. */
+static rs_store *
+temp_store(char *dir)
+{
+    rs_store *st = NULL;
+
+    snprintf(dir, 32, "/tmp/rs-sumtest-XXXXXX");
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    return st;
+}
+
+static void
+remove_store(rs_store *st, const char *dir)
+{
+    char cmd[64];
+
+    rs_store_close(st);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+}
+
 static void
 put(rs_store *st, const struct rs_kernel_total *kt, uint32_t n_kt, const struct rs_copy_total *ct,
     uint32_t n_ct, const struct rs_step_record *steps, uint32_t n_steps)
@@ -79,15 +101,14 @@ on_step(void *arg, const struct rs_step_record *sr)
 static void
 totals_and_measured_steps(void)
 {
-    char dir[] = "/tmp/rs-sumtest-XXXXXX";
+    char dir[32];
     struct rs_store_check_report rep;
     struct seen seen;
     rs_store *st;
     rs_store_read *r;
 
     memset(&seen, 0, sizeof seen);
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    st = temp_store(dir);
     const struct rs_kernel_total a[] = {{T0, 5 * S, 0, 10, 1000, 300},
                                         {T0, 5 * S, 1, 4, 80, 20},
                                         {T0 + 5 * S, 5 * S, 0, 2, 500, 260}};
@@ -113,6 +134,21 @@ totals_and_measured_steps(void)
     T_EQ(seen.windows, 3); /* gemm and relu in the first window (merged), gemm in the second */
     T_EQ(seen.copies, 3);
     T_EQ(seen.copy_bytes, 3 * 4096);
+    /* overlapping [T0 + 5 s + 1, T0 + 6 s): the window that starts at T0 ends at T0 + 5 s and is
+     * left out; the one from T0 + 5 s is in, though it starts before the range */
+    struct seen overlap;
+    memset(&overlap, 0, sizeof overlap);
+    T_EQ(rs_store_kernel_windows_overlapping(r, "job", 0, T0 + 5 * S + 1, T0 + 6 * S, 3600 * S,
+                                             on_window, &overlap),
+         0);
+    T_EQ(overlap.windows, 1);
+    T_EQ(overlap.count[0], 2);
+    T_EQ(overlap.count[1], 0);
+    memset(&overlap, 0, sizeof overlap); /* and a window that starts in the range counts too */
+    T_EQ(rs_store_kernel_windows_overlapping(r, "job", 0, T0 + 4 * S, T0 + 6 * S, 3600 * S,
+                                             on_window, &overlap),
+         0);
+    T_EQ(overlap.windows, 3);
     struct rs_step_record got[3];
     memset(got, 0, sizeof got);
     T_EQ(rs_store_steps_scan(r, "job", 0, 0, on_step, got), 0);
@@ -129,10 +165,7 @@ totals_and_measured_steps(void)
     rs_store_read_end(r);
     T_EQ(rs_store_check(st, &rep), 0);
     T_EQ(rep.problems, 0);
-    rs_store_close(st);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    remove_store(st, dir);
 }
 
 /* kwin values: version 1 (fixed entries, older stores) still reads; packed values decode exactly;
@@ -206,15 +239,14 @@ on_name(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t
 static void
 aborted_names_are_written_again(void)
 {
-    char dir[] = "/tmp/rs-sumtest-XXXXXX";
+    char dir[32];
     rs_store *st;
     rs_store_write *w;
     rs_store_read *r;
     bool dup;
     int gemm = 0;
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    st = temp_store(dir);
     const struct rs_kernel_total kt = {T0, 5 * S, 0, 1, 10, 10};
     struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU-1", 1},
                                .clock = {T0, T0},
@@ -233,10 +265,7 @@ aborted_names_are_written_again(void)
     T_EQ(rs_store_kernel_windows_scan(r, "job", 0, 0, UINT64_MAX, on_name, &gemm), 0);
     T_EQ(gemm, 1); /* resolved, not "?" */
     rs_store_read_end(r);
-    rs_store_close(st);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    remove_store(st, dir);
 }
 
 int
