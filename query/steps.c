@@ -90,7 +90,8 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
 struct coll_ctx {
     struct rs_rank_steps *ranks; /* rank order */
     bool **done;                 /* per rank and step: has a stored summary */
-    struct rs_intervals *iv;     /* parallel to ranks */
+    struct rs_intervals *iv;     /* parallel to ranks; filled only where measure[i] */
+    const bool *measure;         /* per rank: some step is to be measured from its kernels */
     size_t n_ranks;
     uint64_t t0, t1;
     double *waits; /* scratch */
@@ -142,7 +143,7 @@ on_instance(void *arg, const struct rs_instance *in)
         size_t i = rank_pos(x->ranks, x->n_ranks, mb->rank);
         if (i == SIZE_MAX)
             continue;
-        if (mb->start_ns + mb->dur_ns > x->t0 && mb->start_ns < x->t1 &&
+        if (x->measure[i] && mb->start_ns + mb->dur_ns > x->t0 && mb->start_ns < x->t1 &&
             (rc = rs_intervals_add(&x->iv[i], mb->start_ns, mb->start_ns + mb->dur_ns, true)) != 0)
             return rc;
         if (in->n >= 2 && (st = open_step_at(x, i, in->min_start_ns)))
@@ -377,6 +378,17 @@ merge_summaries(rs_store_read *r, const char *job, struct rs_rank_steps *rk, boo
     return 0;
 }
 
+/* Whether some step of rk without a summary is to be measured here, from its kernels (steps its
+ * agent measured need none: it sent no kernels). */
+static bool
+needs_kernels(const struct rs_rank_steps *rk, const bool *done)
+{
+    for (size_t k = 0; k < rk->n; k++)
+        if (!done[k] && !(rk->measured && rk->measured[k]))
+            return true;
+    return false;
+}
+
 /* Computes the steps of one rank that have no summary from its kernels and NCCL kernels (colls,
  * consumed), and flags the settled ones for storing. */
 static int
@@ -386,18 +398,15 @@ compute_rank_steps(rs_store_read *r, const char *job, struct rs_rank_steps *rk, 
     uint64_t t0 = UINT64_MAX, t1 = 0;
     int rc;
 
-    bool measure_here = false;
-
     for (size_t k = 0; k < rk->n; k++)
         if (!done[k]) {
             t0 = rk->steps[k].start_ns < t0 ? rk->steps[k].start_ns : t0;
             t1 = rk->steps[k].end_ns > t1 ? rk->steps[k].end_ns : t1;
-            measure_here |= !(rk->measured && rk->measured[k]);
         }
     if (t1 == 0)
         return 0;
     rs_intervals_clear(kernels);
-    if (measure_here) { /* steps the agent measured need no kernels (it sent none) */
+    if (needs_kernels(rk, done)) {
         struct kernel_ctx kc = {kernels, t0, t1};
         if ((rc = rs_store_kernels_scan(r, job, rk->rank, rs_store_kernel_scan_from(t0), t1,
                                         on_kernel, &kc)) != 0)
@@ -442,7 +451,7 @@ rs_query_job_steps_until(rs_store_read *r, const char *job, size_t last_steps, u
     struct rank_list list = {NULL, NULL, 0};
     struct rs_rank_steps *ranks = NULL;
     struct rs_intervals *colls = NULL, kernels = {0};
-    bool **done = NULL;
+    bool **done = NULL, *measure = NULL;
     uint64_t t0 = UINT64_MAX, t1 = 0;
     int rc;
 
@@ -480,11 +489,18 @@ rs_query_job_steps_until(rs_store_read *r, const char *job, size_t last_steps, u
     if (unmarked &&
         (rc = infer_rank_steps(r, job, &info, last_steps, until_step, ranks, list.n)) != 0)
         goto out;
-    for (size_t i = 0; i < list.n; i++)
+    if (!(measure = calloc(list.n ? list.n : 1, sizeof *measure))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < list.n; i++) {
         if ((rc = merge_summaries(r, job, &ranks[i], &done[i], &t0, &t1)) != 0)
             goto out;
-    /* the NCCL kernels of that range (none when every step has a summary) */
-    struct coll_ctx cc = {ranks, done, colls, list.n, t0, t1, NULL, 0};
+        measure[i] = ranks[i].n && needs_kernels(&ranks[i], done[i]);
+    }
+    /* the collective instances of that range (none when every step has a summary), and the NCCL
+     * kernels of the ranks measured here */
+    struct coll_ctx cc = {ranks, done, colls, measure, list.n, t0, t1, NULL, 0};
     rc = t1 > t0 ? rs_instances_scan_range(r, job, t0, t1, on_instance, &cc) : 0;
     free(cc.waits);
     if (rc != 0)
@@ -510,6 +526,7 @@ out:
     }
     free(colls);
     free(done);
+    free(measure);
     rs_intervals_fini(&kernels);
     free(list.v);
     free(list.last_ns);

@@ -63,6 +63,7 @@ struct run {
     uv_work_t req;
     rs_evaluator *e;
     uint64_t now_ns, active_after_ns;
+    uint64_t started_mono_ns;
     struct job_result *jobs;
     size_t n, cap;
     struct catchup_start *known; /* the evaluator's jobs, as of the start */
@@ -77,6 +78,7 @@ struct rs_evaluator {
     struct rs_evaluator_options o;
     bool running; /* an evaluation is in the thread pool */
     bool closed;
+    uint64_t next_start_mono_ns; /* the share limit: no evaluation starts before this */
     struct job_state *jobs;
     size_t n_jobs;
     struct rs_evaluator_stats stats;
@@ -400,6 +402,9 @@ evaluated(uv_work_t *req, int status) /* loop */
     rs_evaluator *e = run->e;
 
     e->running = false;
+    uint64_t now = rs_clock_mono_ns(), took = now - run->started_mono_ns;
+    e->stats.last_duration_ms = took / 1000000;
+    e->next_start_mono_ns = now + (RS_EVALUATOR_SHARE_DIVISOR - 1) * took;
     if (status == 0 && run->rc != 0) {
         e->stats.errors++;
         rs_log_limited(60, RS_LOG_ERROR, "RS-EVALUATE", "straggler evaluation failed: %s",
@@ -432,8 +437,8 @@ on_tick(uv_timer_t *t)
     rs_evaluator *e = t->data;
     struct run *run;
 
-    if (e->running || !(run = calloc(1, sizeof *run)))
-        return; /* the previous evaluation is still going: skip this tick */
+    if (e->running || rs_clock_mono_ns() < e->next_start_mono_ns || !(run = calloc(1, sizeof *run)))
+        return; /* the previous evaluation is still going, or took long: skip this tick */
     if (!(run->to_store = calloc(1, sizeof *run->to_store))) {
         free(run);
         return;
@@ -447,6 +452,7 @@ on_tick(uv_timer_t *t)
         run->n_known = e->n_jobs;
     }
     run->e = e;
+    run->started_mono_ns = rs_clock_mono_ns();
     run->now_ns = rs_clock_realtime_ns();
     run->active_after_ns = run->now_ns - (uint64_t)e->o.active_s * 1000000000ull;
     run->req.data = run;

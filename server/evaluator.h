@@ -7,12 +7,20 @@
  * Each change is logged once (RS-STRAGGLER-RAISED / RS-STRAGGLER-CLEARED) and counted. The
  * stragglers endpoint adds this history to its answer, and `?since_ns=` lets a scheduler poll for
  * changes only. State is in memory: after a restart, verdicts are raised again by the first
- * evaluation (with a new detected_ns). */
+ * evaluation (with a new detected_ns).
+ *
+ * Share limit: an evaluation starts no sooner than RS_EVALUATOR_SHARE_DIVISOR - 1 times its
+ * predecessor's duration after that one ended, so evaluations take at most 1 /
+ * RS_EVALUATOR_SHARE_DIVISOR of one core however large the jobs are; ingest, which must not fall
+ * behind, keeps the rest. Small jobs are still evaluated every period_ms; the verdicts of a very
+ * large one come less often (docs/BENCHMARKS.md "Storage" measures a 20,480-rank job). */
 #ifndef RS_SERVER_EVALUATOR_H
 #define RS_SERVER_EVALUATOR_H
 
 #include <jansson.h>
 #include <stdint.h>
+
+#define RS_EVALUATOR_SHARE_DIVISOR 3
 
 struct rs_server;
 typedef struct rs_evaluator rs_evaluator;
@@ -45,6 +53,7 @@ void rs_evaluator_forget(rs_evaluator *e, const char *job);
 /* Evaluations run and verdict changes seen since the start (loop thread). */
 struct rs_evaluator_stats {
     uint64_t evaluations, jobs_evaluated, raised, cleared, active_stragglers, errors;
+    uint64_t last_duration_ms; /* of the newest evaluation */
 };
 void rs_evaluator_get_stats(const rs_evaluator *e, struct rs_evaluator_stats *out);
 

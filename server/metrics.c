@@ -156,6 +156,8 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
            (double)ev.evaluations);
     metric(t, "evaluation_errors_total", "counter", "Straggler evaluations that failed.",
            (double)ev.errors);
+    metric(t, "evaluation_last_seconds", "gauge", "Duration of the newest straggler evaluation.",
+           (double)ev.last_duration_ms / 1e3);
     metric(t, "stragglers_raised_total", "counter", "Straggler verdicts raised.",
            (double)ev.raised);
     metric(t, "stragglers_cleared_total", "counter", "Straggler verdicts cleared.",

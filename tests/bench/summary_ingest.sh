@@ -6,8 +6,9 @@
 # evaluator on, for SECONDS per run. WINDOWS windows per rank in each request: 1 = every window
 # sent on its own; 5 = agents that flush every 5 s with 1 s windows (--flush-ms 5000
 # --summary-window-s 1). The loader runs on the same machine. Prints each run and the median of
-# RUNS runs.
-# usage: tests/bench/summary_ingest.sh [RANKS] [SECONDS] [RUNS] [WINDOWS] [AGENTS]
+# RUNS runs. SERVER_ARGS adds server options (e.g. "--evaluate-ms 0" to measure without the
+# evaluator).
+# usage: [SERVER_ARGS=...] tests/bench/summary_ingest.sh [RANKS] [SECONDS] [RUNS] [WINDOWS] [AGENTS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -21,7 +22,7 @@ rates=()
 for run in $(seq "$RUNS"); do
     WORK=$(mktemp -d)
     start server "$BIN/rankscope-server" --data "$WORK/data" --http 127.0.0.1:0 \
-        --listen tcp://127.0.0.1:0 --ready-file "$WORK/server.ready" --ingest-contexts "$AGENTS"
+        --listen tcp://127.0.0.1:0 --ready-file "$WORK/server.ready" --ingest-contexts "$AGENTS" ${SERVER_ARGS:-}
     wait_file "$WORK/server.ready"
     out=$("$TOOLS/rs-summary-load" "$(field "$WORK/server.ready" listen)" "$RANKS" \
         "$SECONDS_PER_RUN" "$AGENTS" 8 "$WINDOWS" 2>"$WORK/progress")
