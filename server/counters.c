@@ -34,6 +34,8 @@ const struct rs_counter_info rs_counter_infos[] = {
     C(jobs_deleted_for_space, "jobs_deleted_for_space", "Jobs deleted by retention by space."),
     C(records_rolled_up, "records_rolled_up",
       "Raw kernel and memcpy records rolled up into window totals."),
+    C(agent_windows_coarsened, "agent_windows_coarsened",
+      "Windows sent by summarizing agents, coarsened into rollup windows."),
 };
 
 const size_t rs_counter_info_count = sizeof rs_counter_infos / sizeof rs_counter_infos[0];

@@ -24,12 +24,13 @@ struct rs_counters {
     _Atomic uint64_t http_timeouts; /* connections closed by a header/idle timeout */
     _Atomic uint64_t http_connections_now;
     _Atomic uint64_t writer_queue_now;
-    _Atomic uint64_t jobs_expired;           /* deleted by retention */
-    _Atomic uint64_t reader_slots_freed;     /* left by dead processes, cleared */
-    _Atomic uint64_t step_summaries;         /* settled step metrics stored by the evaluator */
-    _Atomic uint64_t storage_full;           /* commits refused because the map was full */
-    _Atomic uint64_t jobs_deleted_for_space; /* by retention when full or over the budget */
-    _Atomic uint64_t records_rolled_up;      /* raw kernel/memcpy records, now window totals */
+    _Atomic uint64_t jobs_expired;            /* deleted by retention */
+    _Atomic uint64_t reader_slots_freed;      /* left by dead processes, cleared */
+    _Atomic uint64_t step_summaries;          /* settled step metrics stored by the evaluator */
+    _Atomic uint64_t storage_full;            /* commits refused because the map was full */
+    _Atomic uint64_t jobs_deleted_for_space;  /* by retention when full or over the budget */
+    _Atomic uint64_t records_rolled_up;       /* raw kernel/memcpy records, now window totals */
+    _Atomic uint64_t agent_windows_coarsened; /* agent windows merged into rollup windows */
 };
 
 /* One counter as /healthz ("counters": {name: value}) and /metrics (rankscope_<name>, with

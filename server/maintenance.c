@@ -61,6 +61,7 @@ sweep_finished(void *arg) /* on the loop */
     m->sweeping = false;
     RS_COUNT_ADD(&m->srv->counters, jobs_expired, m->jobs);
     RS_COUNT_ADD(&m->srv->counters, records_rolled_up, ru->records);
+    RS_COUNT_ADD(&m->srv->counters, agent_windows_coarsened, ru->agent_windows);
     if (m->status != 0 && m->status != RS_E_CLOSED)
         rs_log(RS_LOG_ERROR, "RS-MAINTENANCE",
                "maintenance stopped after %llu expired jobs and %llu rolled-up records: %s",
@@ -71,13 +72,13 @@ sweep_finished(void *arg) /* on the loop */
                "deleted %llu jobs with no data for %llu s (%llu entries)",
                (unsigned long long)m->jobs, (unsigned long long)m->o.retention_s,
                (unsigned long long)m->deleted);
-    if (ru->records)
+    if (ru->records || ru->agent_windows)
         rs_log(RS_LOG_INFO, "RS-ROLLUP",
-               "rolled %llu kernel and memcpy records (%llu chunks) older than %llu s into %llu "
-               "windows of %llu s",
+               "rolled %llu kernel and memcpy records (%llu chunks) and %llu agent windows older "
+               "than %llu s into %llu windows of %llu s",
                (unsigned long long)ru->records, (unsigned long long)ru->chunks,
-               (unsigned long long)m->o.raw_retention_s, (unsigned long long)ru->windows,
-               (unsigned long long)m->o.rollup_window_s);
+               (unsigned long long)ru->agent_windows, (unsigned long long)m->o.raw_retention_s,
+               (unsigned long long)ru->windows, (unsigned long long)m->o.rollup_window_s);
     maybe_free(m);
 }
 

@@ -168,8 +168,8 @@ static int
 check_kwin_entry(void *arg, const struct rs__kwin_entry *e)
 {
     const uint8_t *kind = arg;
-    bool ok = e->count > 0 && e->max_ns <= e->total_ns &&
-              (*kind != RS_SERIES_MEMCPY || e->key < RS_COPY_KIND_COUNT);
+    bool copy = *kind == RS_KWIN_MEMCPY || *kind == RS_KWIN_AGENT_MEMCPY;
+    bool ok = e->count > 0 && e->max_ns <= e->total_ns && (!copy || e->key < RS_COPY_KIND_COUNT);
     return ok ? 0 : RS_E_CORRUPT;
 }
 
@@ -188,9 +188,11 @@ visit_kwin(struct check *c, const MDB_val *k, const MDB_val *v)
         problem(c, "kwin: window of a job that does not exist");
     memcpy(&h, v->mv_data, sizeof h);
     uint64_t window_ns;
-    if ((key->kind[1] != RS_SERIES_KERNEL && key->kind[1] != RS_SERIES_MEMCPY) ||
-        rs__kwin_value_decode(v->mv_data, v->mv_size, &window_ns, check_kwin_entry,
-                              (void *)&key->kind[1]) != 0)
+    bool known = key->kind[0] == 0 &&
+                 (key->kind[1] == RS_KWIN_KERNEL || key->kind[1] == RS_KWIN_MEMCPY ||
+                  key->kind[1] == RS_KWIN_AGENT_KERNEL || key->kind[1] == RS_KWIN_AGENT_MEMCPY);
+    if (!known || rs__kwin_value_decode(v->mv_data, v->mv_size, &window_ns, check_kwin_entry,
+                                        (void *)&key->kind[1]) != 0)
         problem(c, "kwin: bad window value (%u entries in %zu bytes)", h.n, v->mv_size);
 }
 

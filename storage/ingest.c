@@ -140,8 +140,9 @@ add_total(struct rs__kwin_sums *sums, const struct rs__kwin_sum *x, uint64_t *n,
     return rs__kwin_sums_add(sums, x);
 }
 
-/* Kernel and copy totals (an agent that summarizes) merged into their windows of `kwin`; they
- * count in the rank's totals like the records they stand for. */
+/* Kernel and copy totals (an agent that summarizes) merged into their agent windows of `kwin`
+ * (the rollup coarsens them later); they count in the rank's totals like the records they stand
+ * for. */
 static int
 write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
              const uint64_t *hashes, struct rs_rank_value *rv, struct span *sp)
@@ -165,7 +166,7 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         rc = add_total(&sums, &x, &rv->n_kernels, &rv->kernel_ns, sp, now);
     }
     if (rc == 0 && sums.n > 0)
-        rc = rs__kwin_merge(w, rank_key, RS_SERIES_KERNEL, &sums, &windows);
+        rc = rs__kwin_merge(w, rank_key, RS_KWIN_AGENT_KERNEL, &sums, &windows);
     sums.n = 0;
     for (uint32_t i = 0; i < b->n_copy_totals && rc == 0; i++) {
         const struct rs_copy_total *t = &b->copy_totals[i];
@@ -174,7 +175,7 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         rc = add_total(&sums, &x, &rv->n_memcpys, &rv->memcpy_ns, sp, now);
     }
     if (rc == 0 && sums.n > 0)
-        rc = rs__kwin_merge(w, rank_key, RS_SERIES_MEMCPY, &sums, &windows);
+        rc = rs__kwin_merge(w, rank_key, RS_KWIN_AGENT_MEMCPY, &sums, &windows);
     free(sums.v);
     return rc;
 }

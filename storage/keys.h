@@ -23,6 +23,19 @@ rs__be32_put(uint8_t *p, uint32_t v)
         p[i] = (uint8_t)v;
 }
 
+static inline void
+rs__be16_put(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static inline uint16_t
+rs__be16_get(const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
+
 static inline uint64_t
 rs__be64_get(const uint8_t *p)
 {
@@ -83,13 +96,22 @@ struct rs_key_string {
 _Static_assert(sizeof(struct rs_key_string) == 8, "string key layout");
 
 /* kwin: (job_id, rank, kind, window start ns, part) -> struct rs_kwin_header + entries: the totals
- * per kernel name (kind RS_SERIES_KERNEL) or copy kind (RS_SERIES_MEMCPY) of the records rolled up
- * from `series` (docs/storage.md "Rollups"); a window with more entries than fit below the
- * overflow threshold takes several parts. */
+ * per kernel name or copy kind of a window; a window with more entries than fit below the
+ * overflow threshold takes several parts. Kinds (enum rs_kwin_kind): the rollups of the records
+ * of `series` and of old agent windows (docs/storage.md "Rollups"), and the windows agents send
+ * (`--summarize`) as sent, until the rollup coarsens them. */
 struct rs_key_kwin {
     uint8_t job_id[8], rank[4], kind[2], start_ns[8], part[2];
 };
 _Static_assert(sizeof(struct rs_key_kwin) == 24, "kernel window key layout");
+
+enum rs_kwin_kind {
+    RS_KWIN_KERNEL =
+        RS_SERIES_KERNEL, /* rollup windows (stores before agent kinds: also agents') */
+    RS_KWIN_MEMCPY = RS_SERIES_MEMCPY,
+    RS_KWIN_AGENT_KERNEL = 0x11, /* agent windows: coarsened into RS_KWIN_KERNEL past the horizon */
+    RS_KWIN_AGENT_MEMCPY = 0x12,
+};
 
 /* Values below overflow-page size stay in leaf pages (see ../shared/notes/lmdb.md). */
 #define RS_STORE_CHUNK_BYTES 1900u

@@ -64,8 +64,7 @@ kwin_key(struct rs_key_kwin *k, const uint8_t *rank_key, int kind, uint64_t star
     k->kind[0] = 0;
     k->kind[1] = (uint8_t)kind;
     rs__be64_put(k->start_ns, start);
-    k->part[0] = (uint8_t)(part >> 8);
-    k->part[1] = (uint8_t)part;
+    rs__be16_put(k->part, part);
 }
 
 /* ---- the value codec (keys.h: version 1 fixed entries, version 2 packed) ---- */
@@ -299,17 +298,29 @@ visit_window(void *p, const MDB_val *k, const MDB_val *v)
     return rs__kwin_value_decode(v->mv_data, v->mv_size, &ve.window_ns, visit_entry, &ve);
 }
 
+/* The kind of the windows agents send for rollup kind `kind` (keys.h). */
+static int
+agent_kind(int kind)
+{
+    return kind == RS_KWIN_MEMCPY ? RS_KWIN_AGENT_MEMCPY : RS_KWIN_AGENT_KERNEL;
+}
+
+/* The rank's windows of ctx->kind: the rollup windows, then the agent windows, each in time
+ * order. */
 static int
 windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, struct windows_ctx *ctx)
 {
     struct rs_key_kwin from;
     uint8_t rank_key[12];
-    int rc;
+    int rc = 0;
 
     rs__be64_put(rank_key, rs__store_job_id(job));
     rs__be32_put(rank_key + 8, rank);
-    kwin_key(&from, rank_key, ctx->kind, t0, 0);
-    rc = rs__store_prefix_scan(r, r->store->kwin, &from, 14, &from, sizeof from, visit_window, ctx);
+    for (int pass = 0; pass < 2 && (rc == 0 || rc == 1); pass++) {
+        kwin_key(&from, rank_key, pass == 0 ? ctx->kind : agent_kind(ctx->kind), t0, 0);
+        rc = rs__store_prefix_scan(r, r->store->kwin, &from, 14, &from, sizeof from, visit_window,
+                                   ctx);
+    }
     free(ctx->name.s);
     return rc == 1 ? 0 : rc;
 }

@@ -1,7 +1,8 @@
 /* Rollups of old kernel and memcpy records into per-window totals (see store.h "Rollups"). One
  * rank at a time: its raw chunks older than the horizon are read and deleted, their records summed
  * per (window, kernel name or copy kind), and each window's totals merged into what `kwin` already
- * holds for it (kwin.c) — all in the caller's transaction. Kernel and memcpy values share a layout
+ * holds for it (kwin.c) — all in the caller's transaction; then its agent windows older than the
+ * horizon are coarsened the same way. Kernel and memcpy values share a layout
  * size and start with (start_ns, end_ns). */
 #include "storage/keys.h"
 #include "storage/store_int.h"
@@ -109,14 +110,97 @@ out:
     return rc;
 }
 
-static int
-rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key,
-            uint64_t horizon, size_t *budget, bool *more)
-{
-    int rc = rollup_series(w, ru, rank_key, RS_SERIES_KERNEL, horizon, budget, more);
+/* An agent window being coarsened: its entries go to the rollup window holding its start. */
+struct coarsen {
+    struct rs__kwin_sums *sums;
+    uint64_t start, window_ns; /* the rollup window's */
+};
 
-    if (rc == 0 && !*more)
-        rc = rollup_series(w, ru, rank_key, RS_SERIES_MEMCPY, horizon, budget, more);
+static int
+coarsen_entry(void *arg, const struct rs__kwin_entry *e)
+{
+    const struct coarsen *c = arg;
+    struct rs__kwin_sum x = {c->start,  c->window_ns, e->key,  e->total_ns,
+                             e->max_ns, e->bytes,     e->count};
+    return rs__kwin_sums_add(c->sums, &x);
+}
+
+/* Coarsens one rank's agent windows of `kind` (keys.h) that start before `horizon` into rollup
+ * windows of kind `into`, deleting them, within *budget entries (whole windows). Sets *more when
+ * the budget ran out first. An agent window that does not fit in its rollup window (not aligned,
+ * or longer) makes that window as long as it needs. */
+static int
+coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key,
+                      int kind, int into, uint64_t horizon, size_t *budget, bool *more)
+{
+    struct rs_key_kwin from;
+    struct rs__kwin_sums sums = {NULL, 0, 0};
+    MDB_cursor *c;
+    MDB_val k, v;
+    int rc;
+
+    *more = false;
+    memset(&from, 0, sizeof from);
+    memcpy(from.job_id, rank_key, 12);
+    from.kind[1] = (uint8_t)kind;
+    if ((rc = mdb_cursor_open(w->txn, w->store->kwin, &c)) != 0)
+        return rs__store_err(rc);
+    /* windows are taken from the front: after each delete the next one is the first again */
+    for (;;) {
+        k = (MDB_val){sizeof from, &from};
+        if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) != 0) {
+            rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+            break;
+        }
+        const struct rs_key_kwin *key = k.mv_data;
+        if (k.mv_size != sizeof *key || memcmp(key, &from, 14) != 0)
+            break;
+        uint64_t start = rs__be64_get(key->start_ns), window_ns = 0;
+        uint16_t part = rs__be16_get(key->part); /* (read before the delete) */
+        if (start >= horizon)
+            break;
+        if (*budget == 0 && part == 0) {
+            *more = true;
+            break;
+        }
+        struct coarsen co = {&sums, start - start % ru->window_ns, ru->window_ns};
+        size_t before = sums.n;
+        if ((rc = rs__kwin_value_decode(v.mv_data, v.mv_size, &window_ns, coarsen_entry, &co)) != 0)
+            break;
+        if (start + window_ns - co.start > co.window_ns) /* (set on the entries just added) */
+            for (size_t i = before; i < sums.n; i++)
+                sums.v[i].window_ns = start + window_ns - co.start;
+        *budget -= sums.n - before < *budget ? sums.n - before : *budget;
+        if ((rc = mdb_cursor_del(c, 0)) != 0) {
+            rc = rs__store_err(rc);
+            break;
+        }
+        ru->agent_windows += part == 0;
+    }
+    if (rc == 0 && sums.n > 0)
+        rc = rs__kwin_merge(w, rank_key, into, &sums, &ru->windows);
+    mdb_cursor_close(c);
+    free(sums.v);
+    return rc;
+}
+
+/* One rank's raw records before `raw` and agent windows before `windows` (0: none). */
+static int
+rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key, uint64_t raw,
+            uint64_t windows, size_t *budget, bool *more)
+{
+    int rc = 0;
+
+    *more = false;
+    if (raw > 0 &&
+        (rc = rollup_series(w, ru, rank_key, RS_SERIES_KERNEL, raw, budget, more)) == 0 && !*more)
+        rc = rollup_series(w, ru, rank_key, RS_SERIES_MEMCPY, raw, budget, more);
+    if (windows > 0 && rc == 0 && !*more &&
+        (rc = coarsen_agent_windows(w, ru, rank_key, RS_KWIN_AGENT_KERNEL, RS_KWIN_KERNEL, windows,
+                                    budget, more)) == 0 &&
+        !*more)
+        rc = coarsen_agent_windows(w, ru, rank_key, RS_KWIN_AGENT_MEMCPY, RS_KWIN_MEMCPY, windows,
+                                   budget, more);
     return rc;
 }
 
@@ -136,16 +220,15 @@ rs_store_rollup_step(rs_store_write *w, struct rs_store_rollup *ru, size_t max_r
     k = (MDB_val){sizeof ru->resume, ru->resume}; /* (copied: the cursor may point k elsewhere) */
     op = ru->started ? MDB_SET_RANGE : MDB_FIRST;
     while ((mrc = mdb_cursor_get(c, &k, &v, op)) == 0) {
-        uint64_t horizon;
+        uint64_t raw, windows;
         bool more = false;
         op = MDB_NEXT;
         if (k.mv_size != sizeof(struct rs_key_rank))
             continue; /* the consistency check reports it */
         memcpy(ru->resume, k.mv_data, sizeof ru->resume);
         ru->started = true;
-        if ((rc = rs__rollup_horizon(w, ru, &k, &v, &horizon)) != 0 ||
-            (horizon > 0 && (rc = rollup_rank(w, ru, ru->resume, horizon, &budget, &more)) != 0) ||
-            more)
+        if ((rc = rs__rollup_horizon(w, ru, &k, &v, &raw, &windows)) != 0 ||
+            (rc = rollup_rank(w, ru, ru->resume, raw, windows, &budget, &more)) != 0 || more)
             break; /* more: this rank goes on in the next transaction */
     }
     mdb_cursor_close(c);

@@ -96,30 +96,32 @@ cap_at_unsummarized(rs_store_write *w, const uint8_t *rank_key, uint64_t from_ns
 
 int
 rs__rollup_horizon(rs_store_write *w, struct rs_store_rollup *ru, const MDB_val *k,
-                   const MDB_val *v, uint64_t *horizon)
+                   const MDB_val *v, uint64_t *raw, uint64_t *windows)
 {
     struct rs_rank_value rv;
     uint64_t h = 0, from;
     bool idle;
     int rc;
 
-    *horizon = 0;
+    *raw = *windows = 0;
     if (v->mv_size != sizeof rv)
         return 0; /* the consistency check reports it; leave the rank alone */
-    if ((rc = job_idle(w, ru, k->mv_data, &idle)) != 0 ||
-        (rc = rs__store_oldest_raw(w->txn, w->store, k->mv_data, &from)) != 0)
+    if ((rc = job_idle(w, ru, k->mv_data, &idle)) != 0)
         return rc;
-    if (from == UINT64_MAX)
-        return 0; /* nothing raw left */
     memcpy(&rv, v->mv_data, sizeof rv);
     if (idle)
         h = UINT64_MAX;
     else if (rv.last_ns > ru->raw_ns)
         h = rv.last_ns - ru->raw_ns;
+    *windows = h;
+    if ((rc = rs__store_oldest_raw(w->txn, w->store, k->mv_data, &from)) != 0)
+        return rc;
+    if (from == UINT64_MAX)
+        return 0; /* nothing raw left */
     if ((rc = cap_at_unsummarized(w, k->mv_data, from, &h)) != 0)
         return rc;
     /* not aligned to a window: a window rolled up in parts merges (that costs a rewrite of its
      * entries per pass, and keeps an idle job's last window from staying raw) */
-    *horizon = h;
+    *raw = h;
     return 0;
 }

@@ -75,12 +75,14 @@ int rs_store_expire_jobs(rs_store_write *w, uint64_t cutoff_ns, size_t max_entri
 
 /* Rollups: kernel and memcpy records older than a horizon are replaced by per-window totals per
  * kernel name or copy kind (count, total and longest duration, bytes), so that old data costs
- * bytes per name and window instead of per launch (docs/storage.md "Rollups"). The horizon is per
- * rank: the newest `raw_ns` of its records stay raw (so an imported old trace keeps its records),
- * unless its job has received nothing for `raw_ns` — then all of them are rolled up. Each raw
- * record is either still in the raw series or counted in exactly one window (the rollup writes the
- * totals and deletes the records in one transaction), so totals over raw + windows never count a
- * launch twice, and records that arrive late are merged into their window by the next rollup. Run
+ * bytes per name and window instead of per launch (docs/storage.md "Rollups"); the windows agents
+ * send (`--summarize`, often a few seconds) are coarsened into the same windows past the same
+ * horizon (without the cap at unsummarized steps below: no step is computed from them). The horizon
+ * is per rank: the newest `raw_ns` of its records stay raw (so an imported old trace keeps its
+ * records), unless its job has received nothing for `raw_ns` — then all of them are rolled up. Each
+ * raw record is either still in the raw series or counted in exactly one window (the rollup writes
+ * the totals and deletes the records in one transaction), so totals over raw + windows never count
+ * a launch twice, and records that arrive late are merged into their window by the next rollup. Run
  * as a chunked writer task: zero a struct rs_store_rollup, set its policy, and call
  * rs_store_rollup_step (each call in its own transaction) until *done. */
 struct rs_store_rollup {
@@ -89,6 +91,7 @@ struct rs_store_rollup {
     uint64_t window_ns;                /* window length, > 0; windows start at multiples of it */
     uint64_t records, chunks, windows; /* totals so far: rolled kernel and memcpy records, deleted
                                           raw chunks, windows written */
+    uint64_t agent_windows;            /* agent windows coarsened into rollup windows so far */
     /* private: where to go on, and the job of the last rank seen */
     uint8_t resume[12];
     bool started;
@@ -194,19 +197,20 @@ int rs_store_oldest_raw_step(rs_store_read *r, const char *job, uint32_t rank, u
 int rs_store_memcpys_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                           uint64_t t1, rs_store_memcpy_cb cb, void *arg);
 /* A kernel window (see "Rollups" above): totals of one kernel name's launches that started in
- * [start_ns, start_ns + window_ns). */
+ * [start_ns, start_ns + window_ns) — a rollup window, or one an agent sent (`--summarize`). The
+ * scans below return the rollup windows, then the agent windows, each in time order. */
 struct rs_kernel_window {
     uint64_t start_ns, window_ns;
     uint64_t count, total_ns, max_ns;
 };
 typedef int (*rs_store_kernel_window_cb)(void *arg, const struct rs_kernel_window *kw,
                                          const char *name, uint64_t name_hash);
-/* Kernel windows of one rank that start in [t0, t1), in time order. */
+/* Kernel windows of one rank that start in [t0, t1). */
 int rs_store_kernel_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                                  uint64_t t1, rs_store_kernel_window_cb cb, void *arg);
 /* Kernel windows of one rank that overlap [t0, t1) — start before t1, end after t0 — and start at
- * most `lookback_ns` before t0 (the longest window to expect), in time order. The entries of
- * windows that end by t0 are not read. */
+ * most `lookback_ns` before t0 (the longest window to expect). The entries of windows that end
+ * by t0 are not read. */
 int rs_store_kernel_windows_overlapping(rs_store_read *r, const char *job, uint32_t rank,
                                         uint64_t t0, uint64_t t1, uint64_t lookback_ns,
                                         rs_store_kernel_window_cb cb, void *arg);
@@ -218,7 +222,7 @@ struct rs_copy_window {
     uint64_t count, total_ns, max_ns, bytes;
 };
 typedef int (*rs_store_copy_window_cb)(void *arg, const struct rs_copy_window *cw);
-/* Copy windows of one rank that start in [t0, t1), in time order. */
+/* Copy windows of one rank that start in [t0, t1) (rollup, then agent windows). */
 int rs_store_copy_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                                uint64_t t1, rs_store_copy_window_cb cb, void *arg);
 /* PC-sampling stall counts of one rank sent in [t0, t1), in time order. */

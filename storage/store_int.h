@@ -81,11 +81,12 @@ int rs__store_step_at_or_after(MDB_cursor *c, const uint8_t *rank_key, uint64_t 
 int rs__store_step_holding(MDB_txn *txn, const rs_store *s, const uint8_t *rank_key, uint64_t t,
                            uint64_t *step, bool *found);
 
-/* The rollup horizon of the rank whose ranks-DB entry is (k, v): records that start before it are
- * rolled up (rollup_horizon.c). Returns 0 or an error. */
+/* The rollup horizons of the rank whose ranks-DB entry is (k, v) (rollup_horizon.c): raw records
+ * that start before *raw are rolled up (0: none), agent windows that start before *windows are
+ * coarsened (0: none). Returns 0 or an error. */
 struct rs_store_rollup;
 int rs__rollup_horizon(rs_store_write *w, struct rs_store_rollup *ru, const MDB_val *k,
-                       const MDB_val *v, uint64_t *horizon);
+                       const MDB_val *v, uint64_t *raw, uint64_t *windows);
 
 /* kwin.c — one contribution to a window of `kwin`, before the merge: window start and length,
  * `key` as in struct rs_kwin_entry (a name's hash, or a copy kind), and its totals. */

@@ -71,4 +71,27 @@ assert a[0]["cause"] == b[0]["cause"], (a[0]["cause"], b[0]["cause"])' \
     "$WORK/raw.stragglers" "$WORK/sum.stragglers"
 stop_all
 check "the store is consistent" "$BIN/rankscope-server" --check --data "$WORK/data"
+
+# past the raw horizon the rollup coarsens the agent's 5 s windows into 60 s windows: the same
+# answers from fewer windows
+start_server --raw-retention-s 1 --maintenance-s 1
+for _ in $(seq 40); do
+    grep -q 'RS-ROLLUP rolled [0-9]* kernel and memcpy records ([0-9]* chunks) and [1-9][0-9]* agent windows' \
+        "$WORK/server.log" && break
+    sleep 0.5
+done
+check "the rollup coarsened the agent windows" grep -q \
+    'RS-ROLLUP rolled [0-9]* kernel and memcpy records ([0-9]* chunks) and [1-9][0-9]* agent windows' \
+    "$WORK/server.log"
+curl -sf "$HTTP/v1/jobs/sum/top?limit=100" >"$WORK/coarse.top"
+curl -sf "$HTTP/v1/jobs/sum/ranks" >"$WORK/coarse.ranks"
+check "coarsened: top and ranks as before" python3 -c '
+import json, sys
+a, b, ra, rb = (json.load(open(p)) for p in sys.argv[1:5])
+ka = {k["name"]: (round(k["calls"], 6), round(k["ms"], 6)) for k in a["kernels"]}
+kb = {k["name"]: (round(k["calls"], 6), round(k["ms"], 6)) for k in b["kernels"]}
+assert ka == kb, set(ka.items()) ^ set(kb.items())
+assert ra == rb, (ra, rb)' "$WORK/sum.top" "$WORK/coarse.top" "$WORK/sum.ranks" "$WORK/coarse.ranks"
+stop_all
+check "coarsened: the store is consistent" "$BIN/rankscope-server" --check --data "$WORK/data"
 finish

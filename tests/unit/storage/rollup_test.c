@@ -1,7 +1,7 @@
 /* Unit tests of kernel rollups: totals per kernel name over raw records + windows are the same
  * before and after, however small the transactions; only records older than the horizon go; late
  * records merge into their window; windows with many names take several parts; the store stays
- * consistent; deleting the job deletes its windows. */
+ * consistent; deleting the job deletes its windows; agents' windows are coarsened the same way. */
 #include "common/clock.h"
 #include "common/error.h"
 #include "storage/store.h"
@@ -349,6 +349,134 @@ refusals_and_delete(rs_store *st)
     rs_store_read_end(r);
 }
 
+/* Agent windows (`--summarize`): one batch of rank 0 of job "sum" with windows [from, to) of
+ * `len` seconds from T0 + from_s: names[0] twice (2,000 + w ns in all, longest 1,500), names[1]
+ * once (700 ns) and one HtoD copy (4 KiB) per window. */
+static void
+put_agent_windows(rs_store *st, uint64_t from_s, uint32_t n, uint64_t len_s)
+{
+    struct rs_kernel_total kt[64];
+    struct rs_copy_total ct[32];
+    rs_store_write *w;
+    bool dup;
+
+    T_CHECK(n <= 32);
+    for (uint32_t i = 0; i < n && i < 32; i++) {
+        uint64_t start = T0 + (from_s + i * len_s) * S;
+        kt[2 * i] = (struct rs_kernel_total){start, len_s * S, 0, 2, 2000 + i, 1500};
+        kt[2 * i + 1] = (struct rs_kernel_total){start, len_s * S, 1, 1, 700, 700};
+        ct[i] = (struct rs_copy_total){start, len_s * S, RS_COPY_HTOD, 1, 900, 900, 4096};
+    }
+    uint64_t end = T0 + (from_s + n * len_s) * S;
+    struct rs_rank_batch rb = {.identity = {"sum", 0, 0, 1, "h", "GPU-1", 1},
+                               .clock = {end, end},
+                               .strings = names,
+                               .n_strings = NAMES,
+                               .kernel_totals = kt,
+                               .n_kernel_totals = 2 * n,
+                               .copy_totals = ct,
+                               .n_copy_totals = n};
+    struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+}
+
+/* What the window scans return for job "sum": totals per name and copies, windows by length. */
+struct agent_totals {
+    uint64_t count[2], ns[2], max[2], copies, copy_bytes;
+    uint64_t windows_5s, windows_60s, windows_90s, first_90s;
+};
+
+static int
+on_agent_window(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t hash)
+{
+    struct agent_totals *t = arg;
+    int i = name_index(name);
+
+    (void)hash;
+    T_CHECK(i == 0 || i == 1);
+    if (i != 0 && i != 1)
+        return -1;
+    t->count[i] += kw->count;
+    t->ns[i] += kw->total_ns;
+    t->max[i] = kw->max_ns > t->max[i] ? kw->max_ns : t->max[i];
+    t->windows_5s += i == 0 && kw->window_ns == 5 * S;
+    t->windows_60s += i == 0 && kw->window_ns == 60 * S;
+    if (i == 0 && kw->window_ns == 90 * S && t->windows_90s++ == 0)
+        t->first_90s = kw->start_ns;
+    return 0;
+}
+
+static int
+on_agent_copy(void *arg, const struct rs_copy_window *cw)
+{
+    struct agent_totals *t = arg;
+    t->copies += cw->count;
+    t->copy_bytes += cw->bytes;
+    return 0;
+}
+
+static struct agent_totals
+agent_totals(rs_store *st)
+{
+    struct agent_totals t;
+    rs_store_read *r;
+
+    memset(&t, 0, sizeof t);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_kernel_windows_scan(r, "sum", 0, 0, UINT64_MAX, on_agent_window, &t), 0);
+    T_EQ(rs_store_copy_windows_scan(r, "sum", 0, 0, UINT64_MAX, on_agent_copy, &t), 0);
+    rs_store_read_end(r);
+    return t;
+}
+
+static bool
+same_agent_totals(const struct agent_totals *a, const struct agent_totals *b)
+{
+    return memcmp(a->count, b->count, sizeof a->count) == 0 &&
+           memcmp(a->ns, b->ns, sizeof a->ns) == 0 && memcmp(a->max, b->max, sizeof a->max) == 0 &&
+           a->copies == b->copies && a->copy_bytes == b->copy_bytes;
+}
+
+/* Agent windows past the horizon are coarsened into rollup windows, in transactions of a few
+ * entries, and the totals stay the same; newer ones stay as sent; a window longer than the rollup
+ * window keeps its length; an idle job's windows all go. */
+static void
+agent_windows_coarsen(rs_store *st)
+{
+    struct rs_store_check_report rep;
+
+    put_agent_windows(st, 0, 12, 5);   /* [T0, T0 + 60 s) */
+    put_agent_windows(st, 60, 12, 5);  /* [T0 + 60 s, T0 + 120 s) */
+    put_agent_windows(st, 240, 1, 90); /* [T0 + 240 s, T0 + 330 s): the rank's last data */
+    struct agent_totals before = agent_totals(st);
+    T_EQ(before.windows_5s, 24);
+    T_EQ(before.count[0], 50);
+
+    /* horizon: T0 + 330 s - 90 s = T0 + 240 s, so the 5 s windows go and the 90 s one stays */
+    struct rs_store_rollup ru = rollup(st, rs_clock_realtime_ns(), 90, 5);
+    struct agent_totals mid = agent_totals(st);
+    T_CHECK(same_agent_totals(&before, &mid));
+    T_EQ(ru.agent_windows, 48); /* 24 kernel windows, 24 copy windows */
+    T_EQ(mid.windows_5s, 0);
+    T_EQ(mid.windows_60s, 2);
+    T_EQ(mid.windows_90s, 1);
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_EQ(rep.problems, 0);
+
+    /* idle: everything goes; the 90 s window keeps its length in its rollup window */
+    ru = rollup(st, rs_clock_realtime_ns() + 1000 * S, 90, 5);
+    struct agent_totals after = agent_totals(st);
+    T_CHECK(same_agent_totals(&before, &after));
+    T_EQ(ru.agent_windows, 2);
+    T_EQ(after.windows_60s, 2);
+    T_EQ(after.windows_90s, 1);
+    T_EQ(after.first_90s, T0 + 240 * S);
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_EQ(rep.problems, 0);
+}
+
 int
 main(void)
 {
@@ -366,6 +494,7 @@ main(void)
     T_RUN_ARG(many_names_take_parts, st);
     T_RUN_ARG(unsummarized_steps_stay_raw, st);
     T_RUN_ARG(refusals_and_delete, st);
+    T_RUN_ARG(agent_windows_coarsen, st);
     rs_store_close(st);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     T_EQ(system(cmd), 0);
