@@ -179,10 +179,10 @@ rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
 
     if (!s)
         return -ENOMEM;
-    uint32_t old_collectives = s->records.collectives.count;
+    struct rs_summary_unseen unseen = {s->records.kernels.count, s->records.memcpys.count,
+                                       s->records.collectives.count};
     if ((rc = set_identity(s, &b->identity)) || (rc = merge(a, s, b)) ||
-        (a->summary_window_ns &&
-         (rc = rs_rank_summary_absorb(&s->summary, &s->records, old_collectives))))
+        (a->summary_window_ns && (rc = rs_rank_summary_absorb(&s->summary, &s->records, &unseen))))
         return rc;
     s->last_add_ns = rs_clock_mono_ns();
     s->clock = b->clock;

@@ -122,8 +122,18 @@ add_step(struct rs_rank_summary *s, const struct rs_step_record *st)
 }
 
 int
-rs_rank_summary_absorb(struct rs_rank_summary *s, struct rs_records *r, uint32_t first_collective)
+rs_rank_summary_absorb(struct rs_rank_summary *s, struct rs_records *r,
+                       const struct rs_summary_unseen *from)
 {
+    if (!s->marked && r->steps.count == 0) { /* records stay records; note how far they reach */
+        for (uint32_t i = from->kernels; i < r->kernels.count; i++)
+            note_end(s, r->kernels.items[i].end_ns);
+        for (uint32_t i = from->memcpys; i < r->memcpys.count; i++)
+            note_end(s, r->memcpys.items[i].end_ns);
+        s->raw_until_ns = s->newest_ns;
+        return 0;
+    }
+    s->marked = true;
     /* r's name ids -> ours, each name interned once per call rather than once per launch */
     uint32_t *ids = malloc((r->names.count ? r->names.count : 1) * sizeof *ids);
     int rc = 0;
@@ -150,7 +160,7 @@ rs_rank_summary_absorb(struct rs_rank_summary *s, struct rs_records *r, uint32_t
         rc = add_to_total(s, m->start_ns, m->end_ns - m->start_ns, m->kind, true, m->bytes);
         note_end(s, m->end_ns);
     }
-    for (uint32_t i = first_collective; i < r->collectives.count && rc == 0; i++) {
+    for (uint32_t i = from->collectives; i < r->collectives.count && rc == 0; i++) {
         const struct rs_collective_record *c = &r->collectives.items[i];
         rc = rs_intervals_add(&s->intervals, c->start_ns, c->end_ns, true);
         note_end(s, c->end_ns);
@@ -219,8 +229,10 @@ emit_steps(struct rs_rank_summary *s, struct rs_records *r, bool everything)
             st.end_ns = s->steps[done + 1].start_ns; /* until the next one starts */
         if (!everything && (!has_next || st.end_ns + RS_SUMMARY_SETTLE_NS > s->newest_ns))
             break;
-        rs_intervals_measure(&s->intervals, st.start_ns, st.end_ns, &st.metrics);
-        st.measured = true;
+        /* (a step that starts before records sent as they were may have kernels there too) */
+        st.measured = st.start_ns >= s->raw_until_ns;
+        if (st.measured)
+            rs_intervals_measure(&s->intervals, st.start_ns, st.end_ns, &st.metrics);
         if ((rc = rs_records_add_step(r, &st)) != 0)
             break;
     }

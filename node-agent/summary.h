@@ -11,7 +11,11 @@
  *  - a step once the next step's marker is known (a step lasts until the next one starts, as the
  *    server takes it: query/steps.h) and the records reach RS_SUMMARY_SETTLE_NS past its end;
  *  - everything when the rank has gone quiet or the agent stops.
- * Not thread-safe: one owner. */
+ * A rank is summarized from its first step marker on: until then its records stay as they are (a
+ * job that marks no steps sends records, so the server can infer its steps from its collectives
+ * and measure them from its kernels). Steps that start before the newest record sent that way may
+ * have kernels on both sides: they go unmeasured (the server measures them from the kernels it
+ * has). Not thread-safe: one owner. */
 #ifndef RS_NODE_AGENT_SUMMARY_H
 #define RS_NODE_AGENT_SUMMARY_H
 
@@ -40,18 +44,27 @@ struct rs_rank_summary {
     struct rs_intervals intervals; /* kernels and NCCL kernels pending steps may need */
     struct rs_step_record *steps;  /* pending steps, in step order */
     size_t n_steps, cap_steps;
-    uint64_t newest_ns; /* latest end of any record absorbed */
+    uint64_t newest_ns; /* latest end of any record absorbed (or left as it was, before marked) */
+    bool marked;        /* a step marker has come: summarizing */
+    uint64_t raw_until_ns; /* the records left as they were end by this */
 };
 
 void rs_rank_summary_init(struct rs_rank_summary *s, uint64_t window_ns);
 void rs_rank_summary_fini(struct rs_rank_summary *s);
 
+/* Where the records not seen by the summary start in r: its counts before the newest frame was
+ * merged into it. */
+struct rs_summary_unseen {
+    uint32_t kernels, memcpys, collectives;
+};
+
 /* Takes the kernels, copies and steps out of `r` into the summary; r keeps its collectives and
- * stalls, and the NCCL kernels of collectives from index first_collective on (those not absorbed
- * before) are noted as intervals. Returns 0 or -ENOMEM (then part of r may have been absorbed;
- * r's kernels, copies and steps are gone either way). */
+ * stalls, and the NCCL kernels of the collectives not seen before are noted as intervals. Before
+ * the rank's first step marker, r is left as it is (its unseen records are only noted). Returns 0
+ * or -ENOMEM (then part of r may have been absorbed; r's kernels, copies and steps are gone either
+ * way). */
 int rs_rank_summary_absorb(struct rs_rank_summary *s, struct rs_records *r,
-                           uint32_t first_collective);
+                           const struct rs_summary_unseen *from);
 
 /* Appends to `r` what is ready (see above) — every pending total and step when `everything` —
  * and forgets it here. Returns 0 or -ENOMEM. */

@@ -1,6 +1,7 @@
 /* Unit tests of the agent's per-rank summaries (node-agent/summary.h): window totals add up to
  * the launches absorbed, settle by record time, and steps go out measured exactly as the server
- * measures them from the same kernels (common/step_metrics.h). */
+ * measures them from the same kernels (common/step_metrics.h); a rank without step markers sends
+ * records. */
 #include "common/step_metrics.h"
 #include "node-agent/summary.h"
 #include "tests/t.h"
@@ -10,6 +11,8 @@
 
 #define MS 1000000ull
 #define S 1000000000ull
+
+static const struct rs_summary_unseen none_seen = {0, 0, 0}, one_collective_seen = {0, 0, 1};
 
 static void
 add_kernel(struct rs_records *r, const char *name, uint64_t start, uint64_t dur)
@@ -46,13 +49,14 @@ totals_per_window_and_name(void)
     rs_rank_summary_init(&s, 1 * S);
     rs_records_init(&in);
     rs_records_init(&out);
+    add_step(&in, 1, 0, 50 * MS); /* marked: summarized from here on */
     add_kernel(&in, "gemm", 100 * MS, 2 * MS);
     add_kernel(&in, "gemm", 200 * MS, 5 * MS);
     add_kernel(&in, "relu", 300 * MS, 1 * MS);
     add_kernel(&in, "gemm", 1100 * MS, 3 * MS); /* the next window */
     struct rs_memcpy_record m = {400 * MS, 401 * MS, 4096, RS_COPY_HTOD, 7};
     T_EQ(rs_records_add_memcpy(&in, &m), 0);
-    T_EQ(rs_rank_summary_absorb(&s, &in, 0), 0);
+    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
     T_EQ(in.kernels.count + in.memcpys.count, 0); /* taken out */
     /* nothing has settled: the records reach only 1.1 s */
     T_EQ(rs_rank_summary_emit(&s, &out, false), 0);
@@ -61,7 +65,7 @@ totals_per_window_and_name(void)
     /* a record at 3.0 s settles the first window (it ends at 1 s, + 2 s) */
     rs_records_clear(&in, 1);
     add_kernel(&in, "relu", 3000 * MS, 1 * MS);
-    T_EQ(rs_rank_summary_absorb(&s, &in, 0), 0);
+    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
     T_EQ(rs_rank_summary_emit(&s, &out, false), 0);
     T_EQ(out.kernel_totals.count, 2);
     T_EQ(out.copy_totals.count, 1);
@@ -73,7 +77,7 @@ totals_per_window_and_name(void)
     /* a late launch into the emitted window goes out as another total of it */
     rs_records_clear(&in, 1);
     add_kernel(&in, "gemm", 900 * MS, 1 * MS);
-    T_EQ(rs_rank_summary_absorb(&s, &in, 0), 0);
+    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
     rs_records_clear(&out, 1);
     T_EQ(rs_rank_summary_emit(&s, &out, true), 0);
     T_CHECK((t = find_total(&out, "gemm", 0)) && t->count == 1 && t->total_ns == 1 * MS);
@@ -119,17 +123,17 @@ steps_measured_like_the_server(void)
         9,       false};
     T_EQ(rs_records_add_collective(&in, &c), 0);
     T_EQ(rs_intervals_add(&all, 40 * MS, 70 * MS, true), 0);
-    T_EQ(rs_rank_summary_absorb(&s, &in, 0), 0);
+    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
     T_EQ(in.collectives.count, 1); /* collectives stay records */
     /* absorbing again (the next frame) must not count the kept collective twice */
-    T_EQ(rs_rank_summary_absorb(&s, &in, 1), 0);
+    T_EQ(rs_rank_summary_absorb(&s, &in, &one_collective_seen), 0);
     /* step 1 is known to end at 100 ms but the records reach only 150 ms: not settled */
     T_EQ(rs_rank_summary_emit(&s, &out, false), 0);
     T_EQ(out.steps.count, 0);
     rs_records_clear(&in, 1);
     add_kernel(&in, "relu", 2200 * MS, 1 * MS);
     T_EQ(rs_intervals_add(&all, 2200 * MS, 2201 * MS, false), 0);
-    T_EQ(rs_rank_summary_absorb(&s, &in, 0), 0);
+    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
     T_EQ(rs_rank_summary_emit(&s, &out, false), 0);
     T_EQ(out.steps.count, 1); /* step 2 waits for step 3's marker */
     struct rs_step_metrics want;
@@ -169,13 +173,14 @@ many_windows_and_names(void)
     rs_records_init(&in);
     rs_records_init(&out);
     /* 50 windows x 200 names x 3 launches: the hash grows and is rebuilt as windows go out */
+    add_step(&in, 1, 0, MS);
     for (uint64_t w = 0; w < 50; w++) {
         for (int n = 0; n < 200; n++)
             for (int k = 0; k < 3; k++) {
                 snprintf(name, sizeof name, "kernel_%d", n);
                 add_kernel(&in, name, w * 100 * MS + (uint64_t)k * MS, (uint64_t)n + 1);
             }
-        T_EQ(rs_rank_summary_absorb(&s, &in, 0), 0);
+        T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
         rs_records_clear(&in, 1);
         T_EQ(rs_rank_summary_emit(&s, &out, false), 0);
     }
@@ -192,11 +197,51 @@ many_windows_and_names(void)
     rs_rank_summary_fini(&s);
 }
 
+/* A rank is summarized from its first step marker on: before, its records stay records; steps that
+ * start before the newest of those records go unmeasured, later ones measured. */
+static void
+records_until_the_first_marker(void)
+{
+    struct rs_rank_summary s;
+    struct rs_records in, out;
+    const struct rs_summary_unseen second_frame = {1, 0, 0};
+
+    rs_rank_summary_init(&s, 1 * S);
+    rs_records_init(&in);
+    rs_records_init(&out);
+    add_kernel(&in, "gemm", 100 * MS, 2 * MS);
+    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
+    add_kernel(&in, "gemm", 200 * MS, 80 * MS); /* the next frame, before the flush */
+    T_EQ(rs_rank_summary_absorb(&s, &in, &second_frame), 0);
+    T_EQ(in.kernels.count, 2); /* records, sent as they are */
+    T_CHECK(!rs_rank_summary_pending(&s));
+    T_EQ(rs_rank_summary_emit(&s, &out, true), 0);
+    T_EQ(out.kernel_totals.count + out.steps.count, 0);
+    rs_records_clear(&in, 1); /* (flushed) */
+    /* the first markers: step 1 started before the last record sent (280 ms), step 2 after */
+    add_step(&in, 1, 250 * MS, 260 * MS);
+    add_step(&in, 2, 500 * MS, 510 * MS);
+    add_kernel(&in, "gemm", 300 * MS, 5 * MS);
+    add_kernel(&in, "gemm", 502 * MS, 5 * MS);
+    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
+    T_EQ(in.kernels.count, 0); /* summarized now */
+    T_EQ(rs_rank_summary_emit(&s, &out, true), 0);
+    T_EQ(out.steps.count, 2);
+    T_CHECK(out.steps.count == 2 && !out.steps.items[0].measured && out.steps.items[1].measured &&
+            out.steps.items[1].metrics.kernels == 1);
+    T_EQ(out.kernel_totals.count, 1);
+    T_CHECK(out.kernel_totals.count == 1 && out.kernel_totals.items[0].count == 2);
+    rs_records_fini(&in);
+    rs_records_fini(&out);
+    rs_rank_summary_fini(&s);
+}
+
 int
 main(void)
 {
     T_RUN(totals_per_window_and_name);
     T_RUN(steps_measured_like_the_server);
     T_RUN(many_windows_and_names);
+    T_RUN(records_until_the_first_marker);
     return T_DONE("node-agent/summary");
 }
