@@ -4,6 +4,7 @@
 #include "proto/wire.h"
 
 #include "common/error.h"
+#include "common/hash.h"
 #include "common/utf8.h"
 #include "rankscope.pb-c.h"
 
@@ -444,8 +445,12 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
     x = arena_alloc(a, pb->n_stalls, sizeof *x);
     kt = arena_alloc(a, pb->n_kernel_totals, sizeof *kt);
     ct = arena_alloc(a, pb->n_copy_totals, sizeof *ct);
-    if (!k || !m || !c || !s || !x || !kt || !ct)
+    uint64_t *hashes = arena_alloc(a, pb->n_strings, sizeof *hashes);
+    if (!k || !m || !c || !s || !x || !kt || !ct || !hashes)
         return -12;
+    for (size_t i = 0; i < pb->n_strings; i++)
+        hashes[i] = pb->strings[i] ? rs_hash_fnv1a64(pb->strings[i], strlen(pb->strings[i])) : 0;
+    b->string_hashes = hashes;
     b->identity.job = pb->identity->job;
     b->identity.rank = pb->identity->rank;
     b->identity.local_rank = pb->identity->local_rank;

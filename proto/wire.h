@@ -152,6 +152,9 @@ struct rs_rank_batch {
     struct rs_clock_pair clock;
     const char *const *strings;
     uint32_t n_strings;
+    /* FNV-1a 64 (common/hash.h) of each string: set by the decoder (so that the server's writer
+     * need not hash), NULL when built for encoding */
+    const uint64_t *string_hashes;
     const struct rs_kernel_record *kernels;
     uint32_t n_kernels;
     const struct rs_memcpy_record *memcpys;

@@ -111,11 +111,12 @@ write_strings(rs_store_write *w, const struct rs_rank_batch *b, uint64_t *hashes
 {
     for (uint32_t i = 0; i < b->n_strings; i++) {
         struct rs_key_string key;
-        size_t len = strlen(b->strings[i]);
         int rc;
-        hashes[i] = rs_hash_fnv1a64(b->strings[i], len);
+        hashes[i] = b->string_hashes ? b->string_hashes[i]
+                                     : rs_hash_fnv1a64(b->strings[i], strlen(b->strings[i]));
         if (rs__known_has(&w->store->known_strings, hashes[i]))
             continue; /* committed before: names are never deleted */
+        size_t len = strlen(b->strings[i]);
         rs__be64_put(key.hash, hashes[i]);
         rc = put(w, w->store->strings, &key, sizeof key, b->strings[i], len, MDB_NOOVERWRITE);
         if (rc != 0 && rc != MDB_KEYEXIST)
@@ -275,19 +276,18 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         struct rs_step_measured_value v = {s->start_ns,    s->end_ns,          m->compute_ns,
                                            m->comm_ns,     m->exposed_comm_ns, m->idle_ns,
                                            m->host_gap_ns, m->kernels,         0};
-        MDB_val k = {sizeof key, &key}, old;
         rs__be64_put(key.job_id, job_id);
         rs__be32_put(key.rank, rank);
         rs__be64_put(key.step, s->step);
-        rc = mdb_get(w->txn, w->store->steps, &k, &old);
-        if (rc == MDB_NOTFOUND) { /* a step reported twice counts once in the summary */
+        /* without metrics only the times (struct rs_step_value, the start of v); a step reported
+         * twice replaces the first and counts once in the summary */
+        size_t len = s->measured ? sizeof v : sizeof(struct rs_step_value);
+        rc = put(w, w->store->steps, &key, sizeof key, &v, len, MDB_NOOVERWRITE);
+        if (rc == 0) {
             rv->n_steps++;
             rv->step_ns += s->end_ns - s->start_ns;
-        } else if (rc != 0)
-            goto out;
-        /* without metrics only the times (struct rs_step_value, the start of v) */
-        size_t len = s->measured ? sizeof v : sizeof(struct rs_step_value);
-        if ((rc = put(w, w->store->steps, &key, sizeof key, &v, len, 0)))
+        } else if (rc != MDB_KEYEXIST ||
+                   (rc = put(w, w->store->steps, &key, sizeof key, &v, len, 0)) != 0)
             goto out;
         span_add(sp, s->start_ns, s->end_ns);
     }
@@ -297,12 +297,43 @@ out:
     return rc;
 }
 
+/* What the rank batches of one job in a request change in its `jobs` entry, written once. */
+struct job_update {
+    const char *job; /* NULL: nothing pending */
+    uint32_t world_size, new_ranks;
+    struct span sp;
+};
+
 static int
-write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b)
+put_job_update(rs_store_write *w, struct job_update *u)
+{
+    struct rs_job_value jv;
+    int rc;
+
+    if (!u->job)
+        return 0;
+    rc = get_fixed(w, w->store->jobs, u->job, strlen(u->job), &jv, sizeof jv);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return rc;
+    jv.version = RS_VALUE_VERSION;
+    jv.received_ns = rs_clock_realtime_ns();
+    if (u->world_size > jv.world_size)
+        jv.world_size = u->world_size;
+    jv.n_ranks += u->new_ranks;
+    if (u->sp.first && (jv.first_ns == 0 || u->sp.first < jv.first_ns))
+        jv.first_ns = u->sp.first;
+    if (u->sp.last > jv.last_ns)
+        jv.last_ns = u->sp.last;
+    const char *job = u->job;
+    u->job = NULL;
+    return put(w, w->store->jobs, job, strlen(job), &jv, sizeof jv, 0);
+}
+
+static int
+write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_update *u)
 {
     const char *job = b->identity.job;
     const uint64_t job_id = rs__store_job_id(job);
-    struct rs_job_value jv;
     struct rs_rank_value rv;
     struct rs_key_rank rkey;
     struct span sp = {0, 0};
@@ -342,19 +373,15 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b)
     if ((rc = put(w, w->store->ranks, &rkey, sizeof rkey, &rv, sizeof rv, 0)))
         goto out;
 
-    rc = get_fixed(w, w->store->jobs, job, strlen(job), &jv, sizeof jv);
-    if (rc != 0 && rc != MDB_NOTFOUND)
+    if (u->job && strcmp(u->job, job) != 0 && (rc = put_job_update(w, u)) != 0)
         goto out;
-    jv.version = RS_VALUE_VERSION;
-    jv.received_ns = rs_clock_realtime_ns();
-    if (b->identity.world_size > jv.world_size)
-        jv.world_size = b->identity.world_size;
-    jv.n_ranks += new_rank;
-    if (sp.first && (jv.first_ns == 0 || sp.first < jv.first_ns))
-        jv.first_ns = sp.first;
-    if (sp.last > jv.last_ns)
-        jv.last_ns = sp.last;
-    rc = put(w, w->store->jobs, job, strlen(job), &jv, sizeof jv, 0);
+    if (!u->job)
+        *u = (struct job_update){job, 0, 0, {0, 0}};
+    if (b->identity.world_size > u->world_size)
+        u->world_size = b->identity.world_size;
+    u->new_ranks += new_rank;
+    if (sp.first)
+        span_add(&u->sp, sp.first, sp.last);
 out:
     free(hashes);
     return rc;
@@ -377,9 +404,12 @@ rs_store_write_batch(rs_store_write *w, const struct rs_agent_batch *b, bool *du
     if (rc != 0)
         return rs__store_err(rc);
     w->uniq = (uint32_t)rs_hash_fnv1a64(&key, sizeof key);
+    struct job_update job = {NULL, 0, 0, {0, 0}};
     for (uint32_t i = 0; i < b->n_ranks; i++)
-        if ((rc = write_rank_batch(w, &b->ranks[i])) != 0)
+        if ((rc = write_rank_batch(w, &b->ranks[i], &job)) != 0)
             return rs__store_err(rc);
+    if ((rc = put_job_update(w, &job)) != 0)
+        return rs__store_err(rc);
     *duplicate = false;
     return 0;
 }

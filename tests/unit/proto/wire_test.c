@@ -1,5 +1,6 @@
 /* Unit tests of proto/wire: round trips and rejection of bad input. */
 #include "common/error.h"
+#include "common/hash.h"
 #include "proto/wire.h"
 #include "tests/t.h"
 
@@ -71,6 +72,10 @@ rank_frame_round_trip(void)
     T_EQ(d->collector_flags, RS_COLLECTOR_CLOCK_REPLACED);
     T_CHECK(strcmp(d->collector_status, "clock replaced") == 0);
     T_CHECK(strcmp(d->strings[d->collectives[0].name_id], names[1]) == 0);
+    /* the decoder hashes the names (the server's writer uses these) */
+    T_CHECK(d->string_hashes != NULL);
+    for (uint32_t i = 0; d->string_hashes && i < d->n_strings; i++)
+        T_EQ(d->string_hashes[i], rs_hash_fnv1a64(d->strings[i], strlen(d->strings[i])));
     rs_wire_rank_frame_free(f);
 }
 
