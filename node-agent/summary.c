@@ -130,7 +130,6 @@ rs_rank_summary_absorb(struct rs_rank_summary *s, struct rs_records *r,
             note_end(s, r->kernels.items[i].end_ns);
         for (uint32_t i = from->memcpys; i < r->memcpys.count; i++)
             note_end(s, r->memcpys.items[i].end_ns);
-        s->raw_until_ns = s->newest_ns;
         return 0;
     }
     s->marked = true;
@@ -229,10 +228,8 @@ emit_steps(struct rs_rank_summary *s, struct rs_records *r, bool everything)
             st.end_ns = s->steps[done + 1].start_ns; /* until the next one starts */
         if (!everything && (!has_next || st.end_ns + RS_SUMMARY_SETTLE_NS > s->newest_ns))
             break;
-        /* (a step that starts before records sent as they were may have kernels there too) */
-        st.measured = st.start_ns >= s->raw_until_ns;
-        if (st.measured)
-            rs_intervals_measure(&s->intervals, st.start_ns, st.end_ns, &st.metrics);
+        rs_intervals_measure(&s->intervals, st.start_ns, st.end_ns, &st.metrics);
+        st.measured = true;
         if ((rc = rs_records_add_step(r, &st)) != 0)
             break;
     }

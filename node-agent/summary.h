@@ -13,9 +13,9 @@
  *  - everything when the rank has gone quiet or the agent stops.
  * A rank is summarized from its first step marker on: until then its records stay as they are (a
  * job that marks no steps sends records, so the server can infer its steps from its collectives
- * and measure them from its kernels). Steps that start before the newest record sent that way may
- * have kernels on both sides: they go unmeasured (the server measures them from the kernels it
- * has). Not thread-safe: one owner. */
+ * and measure them from its kernels). The first steps' metrics lack what of them went as records
+ * before their marker came (on 2 x H200: 0 – 14 start-up kernels of ~12,000; docs/BENCHMARKS.md).
+ * Not thread-safe: one owner. */
 #ifndef RS_NODE_AGENT_SUMMARY_H
 #define RS_NODE_AGENT_SUMMARY_H
 
@@ -46,7 +46,6 @@ struct rs_rank_summary {
     size_t n_steps, cap_steps;
     uint64_t newest_ns; /* latest end of any record absorbed (or left as it was, before marked) */
     bool marked;        /* a step marker has come: summarizing */
-    uint64_t raw_until_ns; /* the records left as they were end by this */
 };
 
 void rs_rank_summary_init(struct rs_rank_summary *s, uint64_t window_ns);
