@@ -35,6 +35,20 @@ record_sum(int kind, const struct rs_kernel_value *raw, uint64_t window_ns)
     return x;
 }
 
+/* The first entry of one (job, rank, kind) — the 14 bytes `from` starts with — in c's database,
+ * whose keys are `key_size` bytes: 0 (k, v set), MDB_NOTFOUND (none left) or an LMDB error.
+ * Entries are taken from the front and deleted, so each call seeks again (a cursor's position
+ * after a delete is not one to read from). */
+static int
+first_of_kind(MDB_cursor *c, const void *from, size_t key_size, MDB_val *k, MDB_val *v)
+{
+    *k = (MDB_val){key_size, (void *)from};
+    int rc = mdb_cursor_get(c, k, v, MDB_SET_RANGE);
+    if (rc == 0 && (k->mv_size != key_size || memcmp(k->mv_data, from, 14) != 0))
+        rc = MDB_NOTFOUND;
+    return rc;
+}
+
 /* Rolls up one rank's raw chunks of `kind` that start before `horizon`, within *budget records.
  * Sets *more when the budget ran out first. */
 static int
@@ -54,17 +68,13 @@ rollup_series(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank
     from.kind[1] = (uint8_t)kind;
     if ((rc = mdb_cursor_open(w->txn, w->store->series, &c)) != 0)
         return rs__store_err(rc);
-    /* Chunks are taken from the front, so after each delete the next one is the first again
-     * (re-seek: a cursor's position after a delete is not one to read from). */
     for (;;) {
-        k = (MDB_val){sizeof from, &from};
-        if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) != 0) {
+        if ((rc = first_of_kind(c, &from, sizeof from, &k, &v)) != 0) {
             rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
             break;
         }
         const struct rs_key_series *key = k.mv_data;
-        if (k.mv_size != sizeof *key || memcmp(key, &from, 14) != 0 ||
-            rs__be64_get(key->start_ns) >= horizon)
+        if (rs__be64_get(key->start_ns) >= horizon)
             break;
         if (*budget == 0) {
             *more = true;
@@ -145,16 +155,12 @@ coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8
     from.kind[1] = (uint8_t)kind;
     if ((rc = mdb_cursor_open(w->txn, w->store->kwin, &c)) != 0)
         return rs__store_err(rc);
-    /* windows are taken from the front: after each delete the next one is the first again */
     for (;;) {
-        k = (MDB_val){sizeof from, &from};
-        if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) != 0) {
+        if ((rc = first_of_kind(c, &from, sizeof from, &k, &v)) != 0) {
             rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
             break;
         }
         const struct rs_key_kwin *key = k.mv_data;
-        if (k.mv_size != sizeof *key || memcmp(key, &from, 14) != 0)
-            break;
         uint64_t start = rs__be64_get(key->start_ns), window_ns = 0;
         uint16_t part = rs__be16_get(key->part); /* (read before the delete) */
         if (start >= horizon)
