@@ -8,6 +8,7 @@
 #define RS_TESTS_UNIT_QUERY_PROFILE_FIXTURE_H
 
 #include "storage/store.h"
+#include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <stdio.h>
@@ -80,8 +81,7 @@ fixture_open(char *dir, rs_store **st)
     rs_store_read *r = NULL;
 
     *st = NULL;
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, st), 0);
+    *st = t_store_open(dir, NULL);
     put_rank(*st, 0);
     put_rank(*st, 1);
     T_EQ(rs_store_read_begin(*st, &r), 0);
@@ -122,12 +122,9 @@ fixture_roll_up(rs_store *st, const char *job, uint32_t ranks)
 static void
 fixture_close(const char *dir, rs_store *st, rs_store_read *r)
 {
-    char cmd[64];
 
     rs_store_read_end(r);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    t_store_remove(st, dir);
 }
 
 #endif

@@ -3,6 +3,7 @@
  * between hosts (durations stay right, arrival spread shows the offset), per-op groups, window. */
 #include "common/error.h"
 #include "query/skew.h"
+#include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <math.h>
@@ -67,7 +68,7 @@ num(json_t *o, const char *a, const char *b)
 static void
 known_answers(void)
 {
-    char dir[] = "/tmp/rs-skew-XXXXXX", cmd[64];
+    char dir[] = "/tmp/rs-skew-XXXXXX";
     rs_store *st = NULL;
     rs_store_read *r;
     json_t *rep = NULL;
@@ -84,8 +85,7 @@ known_answers(void)
     const struct coll r1[] = {{0, AR, 1000, 400}, {1, AR, 2000, 150}, {0, AG, 4050, 30}};
     const struct coll r2[] = {{0, AR, 1300, 100}, {1, AR, 2000, 100}, {0, AG, 4000, 80}};
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    st = t_store_open(dir, NULL);
     put_rank(st, 0, 0, r0, 4);
     put_rank(st, 1, 5000, r1, 3);
     put_rank(st, 2, 0, r2, 3);
@@ -115,9 +115,7 @@ known_answers(void)
     json_decref(rep);
     T_EQ(rs_query_skew(r, "nope", &all, &rep), RS_E_NOT_FOUND);
     rs_store_read_end(r);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    t_store_remove(st, dir);
 }
 
 int

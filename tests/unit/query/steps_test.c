@@ -3,6 +3,7 @@
  * kernel outside any step, and a second rank. */
 #include "common/error.h"
 #include "query/steps.h"
+#include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <stdio.h>
@@ -20,22 +21,11 @@ store_with(char *dir, const struct rs_agent_batch *b)
     rs_store_write *w;
     bool dup;
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    st = t_store_open(dir, NULL);
     T_EQ(rs_store_write_begin(st, &w), 0);
     T_EQ(rs_store_write_batch(w, b, &dup), 0);
     T_EQ(rs_store_write_commit(w), 0);
     return st;
-}
-
-static void
-store_remove(rs_store *st, const char *dir)
-{
-    char cmd[64];
-
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
 }
 
 static void
@@ -138,7 +128,7 @@ known_step(void)
     json_decref(doc);
     T_EQ(rs_query_steps(r, "nope", 30, &doc), RS_E_NOT_FOUND);
     rs_store_read_end(r);
-    store_remove(st, dir);
+    t_store_remove(st, dir);
 }
 
 /* Collective instances counted per step across ranks: in step 1 (both ranks: [0, 10 ms)) rank 1
@@ -196,7 +186,7 @@ last_arrivals(void)
     }
     rs_job_steps_free(ranks, n);
     rs_store_read_end(r);
-    store_remove(st, dir);
+    t_store_remove(st, dir);
 }
 
 /* Host-time markers that end long before the next step starts (a host that runs ahead of its
@@ -233,7 +223,7 @@ steps_last_until_the_next(void)
         T_CHECK(!"two steps of one rank");
     rs_job_steps_free(ranks, n);
     rs_store_read_end(r);
-    store_remove(st, dir);
+    t_store_remove(st, dir);
 }
 
 int

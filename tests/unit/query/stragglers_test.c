@@ -4,6 +4,7 @@
  * slowest rank's compute is done, as in NCCL, so the late rank waits least. */
 #include "common/error.h"
 #include "query/stragglers.h"
+#include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <stdio.h>
@@ -80,13 +81,12 @@ verdicts(rs_store_read *r, const char *job)
 static void
 rule(void)
 {
-    char dir[] = "/tmp/rs-straggle-XXXXXX", cmd[64];
+    char dir[] = "/tmp/rs-straggle-XXXXXX";
     rs_store *st = NULL;
     rs_store_read *r;
     json_t *d, *v;
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    st = t_store_open(dir, NULL);
     put_job(st, "gpu", SLOW_GPU, 2);
     put_job(st, "host", LATE_HOST, 1);
     put_job(st, "clean", NONE, 0);
@@ -119,9 +119,7 @@ rule(void)
 
     T_EQ(rs_query_stragglers(r, "nope", NULL, &d), RS_E_NOT_FOUND);
     rs_store_read_end(r);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    t_store_remove(st, dir);
 }
 
 int

@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "storage/keys.h"
 #include "storage/store_int.h"
+#include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <stdio.h>
@@ -52,10 +53,7 @@ plant(rs_store *st, MDB_dbi dbi, const void *key, size_t klen, const void *val, 
 static void
 cleanup(rs_store *st, const char *dir)
 {
-    char cmd[128];
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    t_store_remove(st, dir);
 }
 
 static void

@@ -3,6 +3,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "storage/store.h"
+#include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <stdio.h>
@@ -48,7 +49,7 @@ put_job(rs_store *st, const char *job, uint64_t seq)
 static void
 chunked_delete(void)
 {
-    char dir[] = "/tmp/rs-delete-XXXXXX", cmd[64];
+    char dir[] = "/tmp/rs-delete-XXXXXX";
     struct rs_store_check_report rep;
     struct rs_job_info info;
     rs_store *st = NULL;
@@ -58,8 +59,7 @@ chunked_delete(void)
     bool done = false;
     int rounds = 0;
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    st = t_store_open(dir, NULL);
     put_job(st, "gone", 1);
     put_job(st, "kept", 2);
     while (!done && rounds < 1000) {
@@ -94,23 +94,20 @@ chunked_delete(void)
     T_EQ(rs_store_check(st, &rep), 0);
     T_EQ(rep.jobs, 0);
     T_EQ(rep.ranks + rep.series_chunks + rep.steps + rep.collectives, 0);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    t_store_remove(st, dir);
 }
 
 static void
 expire_by_arrival_time(void)
 {
-    char dir[] = "/tmp/rs-expire-XXXXXX", cmd[64];
+    char dir[] = "/tmp/rs-expire-XXXXXX";
     struct rs_store_check_report rep;
     rs_store *st = NULL;
     rs_store_write *w;
     uint64_t deleted = 0, jobs = 0, now;
     bool done = false;
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    st = t_store_open(dir, NULL);
     put_job(st, "a", 1); /* record times near 1970: arrival time is what counts */
     put_job(st, "b", 2);
     now = rs_clock_realtime_ns();
@@ -127,9 +124,7 @@ expire_by_arrival_time(void)
     T_EQ(jobs, 2);
     T_EQ(rs_store_check(st, &rep), 0);
     T_EQ(rep.jobs, 0);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    t_store_remove(st, dir);
 }
 
 /* Space accounting for retention by space: the oldest job is the one that received data least
@@ -137,7 +132,7 @@ expire_by_arrival_time(void)
 static void
 space_and_oldest(void)
 {
-    char dir[] = "/tmp/rs-space-XXXXXX", cmd[64], oldest[RS_WIRE_MAX_JOB_LEN + 1];
+    char dir[] = "/tmp/rs-space-XXXXXX", oldest[RS_WIRE_MAX_JOB_LEN + 1];
     struct rs_store_space before, after;
     rs_store *st = NULL;
     rs_store_write *w;
@@ -145,8 +140,7 @@ space_and_oldest(void)
     uint64_t deleted = 0;
     bool done = false, found = false;
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    st = t_store_open(dir, NULL);
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_EQ(rs_store_oldest_job(r, oldest, sizeof oldest, &found), 0);
     T_CHECK(!found);
@@ -167,9 +161,7 @@ space_and_oldest(void)
     T_EQ(rs_store_space_get(st, &after), 0);
     T_CHECK(after.data_bytes < before.data_bytes);
     T_CHECK(after.file_bytes >= before.file_bytes); /* LMDB never shrinks its file */
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    t_store_remove(st, dir);
 }
 
 int

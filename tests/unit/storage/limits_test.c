@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "storage/keys.h"
 #include "storage/store.h"
+#include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <stdio.h>
@@ -41,15 +42,14 @@ write_batch(rs_store *st, uint64_t seq)
 static void
 map_full_is_an_error(void)
 {
-    char dir[] = "/tmp/rs-full-XXXXXX", cmd[64];
+    char dir[] = "/tmp/rs-full-XXXXXX";
     struct rs_store_options opts = {1u << 20, false, 0}; /* a 1 MiB map */
     struct rs_store_check_report rep;
     rs_store *st = NULL;
     int rc = 0;
     uint64_t seq;
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, &opts, &st), 0);
+    st = t_store_open(dir, &opts);
     for (seq = 1; seq < 1000 && (rc = write_batch(st, seq)) == 0; seq++)
         ;
     T_EQ(rc, RS_E_FULL);
@@ -57,21 +57,18 @@ map_full_is_an_error(void)
     T_EQ(write_batch(st, seq + 1), RS_E_FULL); /* and it stays an error, not a crash */
     T_EQ(rs_store_check(st, &rep), 0);         /* what was committed is intact */
     T_EQ(rep.batches, seq - 1);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    t_store_remove(st, dir);
 }
 
 static void
 reader_slots_exhausted(void)
 {
-    char dir[] = "/tmp/rs-readers-XXXXXX", cmd[64];
+    char dir[] = "/tmp/rs-readers-XXXXXX";
     struct rs_store_options opts = {0, false, 2};
     rs_store_read *r[3] = {NULL, NULL, NULL};
     rs_store *st = NULL;
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, &opts, &st), 0);
+    st = t_store_open(dir, &opts);
     T_EQ(rs_store_read_begin(st, &r[0]), 0);
     T_EQ(rs_store_read_begin(st, &r[1]), 0);
     T_EQ(rs_store_read_begin(st, &r[2]), RS_E_FULL);
@@ -79,9 +76,7 @@ reader_slots_exhausted(void)
     T_EQ(rs_store_read_begin(st, &r[2]), 0); /* a freed slot is usable again */
     rs_store_read_end(r[1]);
     rs_store_read_end(r[2]);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    t_store_remove(st, dir);
 }
 
 struct tuple {

@@ -5,6 +5,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "storage/store.h"
+#include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <errno.h>
@@ -480,7 +481,7 @@ agent_windows_coarsen(rs_store *st)
 int
 main(void)
 {
-    char dir[] = "/tmp/rs-rollup-XXXXXX", cmd[64];
+    char dir[] = "/tmp/rs-rollup-XXXXXX";
     static char name_buf[NAMES][16];
     rs_store *st = NULL;
 
@@ -488,15 +489,12 @@ main(void)
         snprintf(name_buf[i], sizeof name_buf[i], "kernel_%d", i);
         names[i] = name_buf[i];
     }
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    st = t_store_open(dir, NULL);
     T_RUN_ARG(rollup_keeps_totals, st);
     T_RUN_ARG(many_names_take_parts, st);
     T_RUN_ARG(unsummarized_steps_stay_raw, st);
     T_RUN_ARG(refusals_and_delete, st);
     T_RUN_ARG(agent_windows_coarsen, st);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    t_store_remove(st, dir);
     return T_DONE("storage/rollup");
 }

@@ -4,6 +4,7 @@
  * for 300 random ranges. Deleting the job removes its step summaries; the check walks them. */
 #include "common/error.h"
 #include "storage/store.h"
+#include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <stdio.h>
@@ -131,16 +132,13 @@ summaries_deleted_with_job(rs_store *st)
 int
 main(void)
 {
-    char dir[] = "/tmp/rs-stepsum-XXXXXX", cmd[64];
+    char dir[] = "/tmp/rs-stepsum-XXXXXX";
     rs_store *st = NULL;
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    st = t_store_open(dir, NULL);
     put_job(st);
     T_RUN_ARG(lookups, st);
     T_RUN_ARG(summaries_deleted_with_job, st);
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    t_store_remove(st, dir);
     return T_DONE("storage/stepsum");
 }

@@ -1,6 +1,7 @@
 /* Unit tests of storage/: put/scan, deduplication, summaries, foreign data dirs. */
 #include "common/error.h"
 #include "storage/store.h"
+#include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <stdio.h>
@@ -93,8 +94,7 @@ put_scan_dedup(void)
     bool dup = true;
     uint64_t n = 0;
 
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    st = t_store_open(dir, NULL);
     T_EQ(rs_store_write_begin(st, &w), 0);
     struct rs_agent_batch b1 = batch(1, 0, &rb, k, &c, &s);
     T_EQ(rs_store_write_batch(w, &b1, &dup), 0);
@@ -152,10 +152,7 @@ put_scan_dedup(void)
     T_EQ(cs.n, 2); /* both ranks of instance (77, AllReduce, 1), adjacent */
     T_CHECK(cs.ranks[0] == 0 && cs.ranks[1] == 1);
     rs_store_read_end(r);
-    rs_store_close(st);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    t_store_remove(st, dir);
 }
 
 static void
@@ -177,8 +174,7 @@ refuses_foreign_dirs(void)
     f = fopen(path, "w");
     fclose(f);
     T_EQ(rs_store_open(path, NULL, &st), -20 /* -ENOTDIR */);
-    unlink(path);
-    rmdir(dir);
+    t_dir_remove(dir); /* (with the lock file the refused open left) */
 }
 
 int

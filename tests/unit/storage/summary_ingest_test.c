@@ -5,6 +5,7 @@
 #include "storage/keys.h"
 #include "storage/store.h"
 #include "storage/store_int.h"
+#include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <stdio.h>
@@ -16,28 +17,6 @@
 
 static const char *const names[] = {"gemm", "relu"};
 static uint64_t seq;
-
-/* A store in a new temporary directory (dir: a buffer of at least 32 bytes), and its removal. */
-static rs_store *
-temp_store(char *dir)
-{
-    rs_store *st = NULL;
-
-    snprintf(dir, 32, "/tmp/rs-sumtest-XXXXXX");
-    T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
-    return st;
-}
-
-static void
-remove_store(rs_store *st, const char *dir)
-{
-    char cmd[64];
-
-    rs_store_close(st);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
-}
 
 static void
 put(rs_store *st, const struct rs_kernel_total *kt, uint32_t n_kt, const struct rs_copy_total *ct,
@@ -101,14 +80,14 @@ on_step(void *arg, const struct rs_step_record *sr)
 static void
 totals_and_measured_steps(void)
 {
-    char dir[32];
+    char dir[] = "/tmp/rs-sumtest-XXXXXX";
     struct rs_store_check_report rep;
     struct seen seen;
     rs_store *st;
     rs_store_read *r;
 
     memset(&seen, 0, sizeof seen);
-    st = temp_store(dir);
+    st = t_store_open(dir, NULL);
     const struct rs_kernel_total a[] = {{T0, 5 * S, 0, 10, 1000, 300},
                                         {T0, 5 * S, 1, 4, 80, 20},
                                         {T0 + 5 * S, 5 * S, 0, 2, 500, 260}};
@@ -165,7 +144,7 @@ totals_and_measured_steps(void)
     rs_store_read_end(r);
     T_EQ(rs_store_check(st, &rep), 0);
     T_EQ(rep.problems, 0);
-    remove_store(st, dir);
+    t_store_remove(st, dir);
 }
 
 /* kwin values: version 1 (fixed entries, older stores) still reads; packed values decode exactly;
@@ -239,14 +218,14 @@ on_name(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t
 static void
 aborted_names_are_written_again(void)
 {
-    char dir[32];
+    char dir[] = "/tmp/rs-sumtest-XXXXXX";
     rs_store *st;
     rs_store_write *w;
     rs_store_read *r;
     bool dup;
     int gemm = 0;
 
-    st = temp_store(dir);
+    st = t_store_open(dir, NULL);
     const struct rs_kernel_total kt = {T0, 5 * S, 0, 1, 10, 10};
     struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU-1", 1},
                                .clock = {T0, T0},
@@ -265,7 +244,7 @@ aborted_names_are_written_again(void)
     T_EQ(rs_store_kernel_windows_scan(r, "job", 0, 0, UINT64_MAX, on_name, &gemm), 0);
     T_EQ(gemm, 1); /* resolved, not "?" */
     rs_store_read_end(r);
-    remove_store(st, dir);
+    t_store_remove(st, dir);
 }
 
 int

@@ -1,0 +1,40 @@
+/* Temporary stores for unit tests: t_store_open makes a directory from `dir`, a mkdtemp template
+ * ("/tmp/rs-NAME-XXXXXX", rewritten in place), and opens a store there with `opts` (NULL: the
+ * defaults); t_store_remove closes the store and deletes the directory (t_dir_remove: the
+ * directory alone). Failures are recorded with T_CHECK / T_EQ (tests/t.h). */
+#ifndef RS_TESTS_STORE_FIXTURE_H
+#define RS_TESTS_STORE_FIXTURE_H
+
+#include "storage/store.h"
+#include "tests/t.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static inline rs_store *
+t_store_open(char *dir, const struct rs_store_options *opts)
+{
+    rs_store *st = NULL;
+
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(rs_store_open(dir, opts, &st), 0);
+    return st;
+}
+
+static inline void
+t_dir_remove(const char *dir)
+{
+    char cmd[320];
+
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    T_EQ(system(cmd), 0);
+}
+
+static inline void
+t_store_remove(rs_store *st, const char *dir)
+{
+    rs_store_close(st);
+    t_dir_remove(dir);
+}
+
+#endif
