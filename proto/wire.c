@@ -445,12 +445,8 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
     x = arena_alloc(a, pb->n_stalls, sizeof *x);
     kt = arena_alloc(a, pb->n_kernel_totals, sizeof *kt);
     ct = arena_alloc(a, pb->n_copy_totals, sizeof *ct);
-    uint64_t *hashes = arena_alloc(a, pb->n_strings, sizeof *hashes);
-    if (!k || !m || !c || !s || !x || !kt || !ct || !hashes)
+    if (!k || !m || !c || !s || !x || !kt || !ct)
         return -12;
-    for (size_t i = 0; i < pb->n_strings; i++)
-        hashes[i] = pb->strings[i] ? rs_hash_fnv1a64(pb->strings[i], strlen(pb->strings[i])) : 0;
-    b->string_hashes = hashes;
     b->identity.job = pb->identity->job;
     b->identity.rank = pb->identity->rank;
     b->identity.local_rank = pb->identity->local_rank;
@@ -727,6 +723,21 @@ out:
     return rc;
 }
 
+/* The names' hashes for the server's store (rs_rank_batch.string_hashes): computed here, in the
+ * server's decoding thread, not by its writer. */
+static int
+hash_strings(struct arena *a, struct rs_rank_batch *b)
+{
+    uint64_t *h = arena_alloc(a, b->n_strings, sizeof *h);
+
+    if (!h)
+        return -12;
+    for (uint32_t i = 0; i < b->n_strings; i++)
+        h[i] = b->strings[i] ? rs_hash_fnv1a64(b->strings[i], strlen(b->strings[i])) : 0;
+    b->string_hashes = h;
+    return 0;
+}
+
 int
 rs_wire_agent_batch_decode(const uint8_t *buf, size_t len, rs_wire_agent_batch **out)
 {
@@ -767,7 +778,8 @@ rs_wire_agent_batch_decode(const uint8_t *buf, size_t len, rs_wire_agent_batch *
         goto fail;
     }
     for (size_t i = 0; i < pb->n_ranks; i++)
-        if ((rc = rank_from_pb(&w->arena, pb->ranks[i], &ranks[i])) != 0)
+        if ((rc = rank_from_pb(&w->arena, pb->ranks[i], &ranks[i])) != 0 ||
+            (rc = hash_strings(&w->arena, &ranks[i])) != 0)
             goto fail;
     w->batch.agent_id = pb->agent_id;
     w->batch.boot_id = pb->boot_id;

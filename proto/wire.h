@@ -152,8 +152,8 @@ struct rs_rank_batch {
     struct rs_clock_pair clock;
     const char *const *strings;
     uint32_t n_strings;
-    /* FNV-1a 64 (common/hash.h) of each string: set by the decoder (so that the server's writer
-     * need not hash), NULL when built for encoding */
+    /* FNV-1a 64 (common/hash.h) of each string: set by rs_wire_agent_batch_decode (so that the
+     * server's writer need not hash); NULL in rank frames and when built for encoding */
     const uint64_t *string_hashes;
     const struct rs_kernel_record *kernels;
     uint32_t n_kernels;

@@ -389,11 +389,12 @@ needs_kernels(const struct rs_rank_steps *rk, const bool *done)
     return false;
 }
 
-/* Computes the steps of one rank that have no summary from its kernels and NCCL kernels (colls,
- * consumed), and flags the settled ones for storing. */
+/* Computes the steps of one rank that have no summary — from its kernels and NCCL kernels (colls,
+ * consumed) when `measure` (needs_kernels) — and flags the settled ones for storing. */
 static int
 compute_rank_steps(rs_store_read *r, const char *job, struct rs_rank_steps *rk, const bool *done,
-                   uint64_t settled_until, struct rs_intervals *kernels, struct rs_intervals *colls)
+                   bool measure, uint64_t settled_until, struct rs_intervals *kernels,
+                   struct rs_intervals *colls)
 {
     uint64_t t0 = UINT64_MAX, t1 = 0;
     int rc;
@@ -406,7 +407,7 @@ compute_rank_steps(rs_store_read *r, const char *job, struct rs_rank_steps *rk, 
     if (t1 == 0)
         return 0;
     rs_intervals_clear(kernels);
-    if (needs_kernels(rk, done)) {
+    if (measure) {
         struct kernel_ctx kc = {kernels, t0, t1};
         if ((rc = rs_store_kernels_scan(r, job, rk->rank, rs_store_kernel_scan_from(t0), t1,
                                         on_kernel, &kc)) != 0)
@@ -507,8 +508,8 @@ rs_query_job_steps_until(rs_store_read *r, const char *job, size_t last_steps, u
         goto out;
     /* then one rank at a time: its kernels and NCCL kernels in start order, measured per step */
     for (size_t i = 0; i < list.n; i++) {
-        if (ranks[i].n && (rc = compute_rank_steps(r, job, &ranks[i], done[i], settled_until,
-                                                   &kernels, &colls[i])) != 0)
+        if (ranks[i].n && (rc = compute_rank_steps(r, job, &ranks[i], done[i], measure[i],
+                                                   settled_until, &kernels, &colls[i])) != 0)
             goto out;
         free(colls[i].v);
         colls[i].v = NULL;

@@ -263,7 +263,7 @@ struct windows_ctx {
     rs_store_kernel_window_cb kernel_cb; /* the one of the kind */
     rs_store_copy_window_cb copy_cb;
     void *arg;
-    struct rs__name_buf name;
+    struct rs__name_cache *names;
 };
 
 struct visit_entry_ctx {
@@ -284,9 +284,10 @@ visit_entry(void *arg, const struct rs__kwin_entry *e)
         return ctx->copy_cb(ctx->arg, &cw);
     }
     struct rs_kernel_window kw = {v->start, v->window_ns, e->count, e->total_ns, e->max_ns};
-    if ((rc = rs__store_resolve_name(ctx->r, &ctx->name, e->key)) != 0)
+    const char *name;
+    if ((rc = rs__name_cache_get(ctx->r, ctx->names, e->key, &name)) != 0)
         return rc;
-    return ctx->kernel_cb(ctx->arg, &kw, ctx->name.s, e->key);
+    return ctx->kernel_cb(ctx->arg, &kw, name, e->key);
 }
 
 static int
@@ -327,12 +328,15 @@ windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, stru
 
     rs__be64_put(rank_key, rs__store_job_id(job));
     rs__be32_put(rank_key + 8, rank);
+    if (!(ctx->names = calloc(1, sizeof *ctx->names)))
+        return -ENOMEM;
     for (int pass = 0; pass < 2 && (rc == 0 || rc == 1); pass++) {
         kwin_key(&from, rank_key, pass == 0 ? ctx->kind : agent_kind(ctx->kind), t0, 0);
         rc = rs__store_prefix_scan(r, r->store->kwin, &from, 14, &from, sizeof from, visit_window,
                                    ctx);
     }
-    free(ctx->name.s);
+    rs__name_cache_fini(ctx->names);
+    free(ctx->names);
     return rc == 1 ? 0 : rc;
 }
 
@@ -340,7 +344,7 @@ int
 rs_store_kernel_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                              uint64_t t1, rs_store_kernel_window_cb cb, void *arg)
 {
-    struct windows_ctx ctx = {r, 0, t1, RS_SERIES_KERNEL, cb, NULL, arg, {NULL, 0}};
+    struct windows_ctx ctx = {r, 0, t1, RS_SERIES_KERNEL, cb, NULL, arg, NULL};
     return windows_scan(r, job, rank, t0, &ctx);
 }
 
@@ -349,7 +353,7 @@ rs_store_kernel_windows_overlapping(rs_store_read *r, const char *job, uint32_t 
                                     uint64_t t1, uint64_t lookback_ns, rs_store_kernel_window_cb cb,
                                     void *arg)
 {
-    struct windows_ctx ctx = {r, t0, t1, RS_SERIES_KERNEL, cb, NULL, arg, {NULL, 0}};
+    struct windows_ctx ctx = {r, t0, t1, RS_SERIES_KERNEL, cb, NULL, arg, NULL};
     return windows_scan(r, job, rank, t0 > lookback_ns ? t0 - lookback_ns : 0, &ctx);
 }
 
@@ -357,6 +361,6 @@ int
 rs_store_copy_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                            uint64_t t1, rs_store_copy_window_cb cb, void *arg)
 {
-    struct windows_ctx ctx = {r, 0, t1, RS_SERIES_MEMCPY, NULL, cb, arg, {NULL, 0}};
+    struct windows_ctx ctx = {r, 0, t1, RS_SERIES_MEMCPY, NULL, cb, arg, NULL};
     return windows_scan(r, job, rank, t0, &ctx);
 }

@@ -207,15 +207,6 @@ rs__store_resolve_name(rs_store_read *r, struct rs__name_buf *nb, uint64_t hash)
     return 0;
 }
 
-/* Names resolved during one scan, direct-mapped by hash: kernel names repeat every step, and an
- * LMDB lookup per record would cost more than the record. */
-#define NAME_CACHE 64
-
-struct name_cache {
-    uint64_t hash[NAME_CACHE];
-    struct rs__name_buf name[NAME_CACHE];
-};
-
 /* A time-ranged scan over one rank's series of one kind: the callback state. */
 struct series_ctx {
     rs_store_read *r;
@@ -225,26 +216,31 @@ struct series_ctx {
     rs_store_stall_cb stall_cb;
     void *arg;
     struct rs__name_buf reason;
-    struct name_cache *names;
+    struct rs__name_cache *names;
 };
 
-/* The name of `hash` through the cache; *out points into the cache until the next call. */
-static int
-cached_name(struct series_ctx *ctx, uint64_t hash, const char **out)
+int
+rs__name_cache_get(rs_store_read *r, struct rs__name_cache *c, uint64_t hash, const char **out)
 {
-    size_t slot = (size_t)(hash ^ (hash >> 29)) % NAME_CACHE;
-    struct name_cache *c = ctx->names;
+    size_t slot = (size_t)(hash ^ (hash >> 29)) % RS__NAME_CACHE;
     int rc;
 
     if (c->name[slot].s && c->hash[slot] == hash) {
         *out = c->name[slot].s;
         return 0;
     }
-    if ((rc = rs__store_resolve_name(ctx->r, &c->name[slot], hash)) != 0)
+    if ((rc = rs__store_resolve_name(r, &c->name[slot], hash)) != 0)
         return rc;
     c->hash[slot] = hash;
     *out = c->name[slot].s;
     return 0;
+}
+
+void
+rs__name_cache_fini(struct rs__name_cache *c)
+{
+    for (size_t i = 0; i < RS__NAME_CACHE; i++)
+        free(c->name[i].s);
 }
 
 /* Scans series chunks of (job, rank, kind) whose start is in [t0, t1) with visit. */
@@ -263,8 +259,7 @@ series_scan(rs_store_read *r, const char *job, uint32_t rank, int kind, uint64_t
     if (!(ctx->names = calloc(1, sizeof *ctx->names)))
         return -12;
     rc = rs__store_prefix_scan(r, r->store->series, &from, 14, &from, sizeof from, visit, ctx);
-    for (size_t i = 0; i < NAME_CACHE; i++)
-        free(ctx->names->name[i].s);
+    rs__name_cache_fini(ctx->names);
     free(ctx->names);
     free(ctx->reason.s);
     return rc == 1 ? 0 : rc;
@@ -299,7 +294,7 @@ visit_kernel_chunk(void *p, const MDB_val *k, const MDB_val *v)
         struct rs_kernel_record rec;
         memcpy(&kv, (const char *)v->mv_data + off, sizeof kv);
         const char *name;
-        if ((rc = cached_name(ctx, kv.name_hash, &name)) != 0)
+        if ((rc = rs__name_cache_get(ctx->r, ctx->names, kv.name_hash, &name)) != 0)
             return rc;
         rec = (struct rs_kernel_record){kv.start_ns, kv.end_ns, 0, kv.stream, kv.device, 0};
         if ((rc = cb(ctx->arg, &rec, name, kv.name_hash)) != 0)
@@ -357,7 +352,7 @@ visit_stall_chunk(void *p, const MDB_val *k, const MDB_val *v)
     for (size_t off = 0; off < v->mv_size; off += sizeof sv) {
         memcpy(&sv, (const char *)v->mv_data + off, sizeof sv);
         const char *kernel;
-        if ((rc = cached_name(ctx, sv.kernel_hash, &kernel)) != 0 ||
+        if ((rc = rs__name_cache_get(ctx->r, ctx->names, sv.kernel_hash, &kernel)) != 0 ||
             (rc = rs__store_resolve_name(ctx->r, &ctx->reason, sv.reason_hash)) != 0)
             return rc;
         struct rs_stall_record rec = {sv.pc_offset, sv.count, 0, 0, sv.cubin_crc};

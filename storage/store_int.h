@@ -63,6 +63,18 @@ struct rs__name_buf {
  * storage error. */
 int rs__store_resolve_name(rs_store_read *r, struct rs__name_buf *nb, uint64_t hash);
 
+/* Names resolved during one scan, direct-mapped by hash: kernel names repeat every step and every
+ * window, and an LMDB lookup per record would cost more than the record. */
+#define RS__NAME_CACHE 64
+struct rs__name_cache {
+    uint64_t hash[RS__NAME_CACHE];
+    struct rs__name_buf name[RS__NAME_CACHE];
+};
+/* The name of `hash` through the cache (zeroed before the first call); *out points into the cache
+ * until the next call. Returns 0, -ENOMEM or a storage error. */
+int rs__name_cache_get(rs_store_read *r, struct rs__name_cache *c, uint64_t hash, const char **out);
+void rs__name_cache_fini(struct rs__name_cache *c);
+
 /* ingest.c: puts `len` bytes of packed records as one chunk of the series (job, rank, kind) of
  * `series` starting at `start` (a fresh uniq when another chunk starts at the same ns). Returns
  * 0 or an LMDB error. */

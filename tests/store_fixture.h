@@ -1,13 +1,15 @@
 /* Temporary stores for unit tests: t_store_open makes a directory from `dir`, a mkdtemp template
  * ("/tmp/rs-NAME-XXXXXX", rewritten in place), and opens a store there with `opts` (NULL: the
- * defaults); t_store_remove closes the store and deletes the directory (t_dir_remove: the
- * directory alone). Failures are recorded with T_CHECK / T_EQ (tests/t.h). */
+ * defaults); t_store_put commits rank batches as one new agent batch; t_store_remove closes the
+ * store and deletes the directory (t_dir_remove: the directory alone). Failures are recorded with
+ * T_CHECK / T_EQ (tests/t.h). */
 #ifndef RS_TESTS_STORE_FIXTURE_H
 #define RS_TESTS_STORE_FIXTURE_H
 
 #include "storage/store.h"
 #include "tests/t.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,6 +21,25 @@ t_store_open(char *dir, const struct rs_store_options *opts)
     T_CHECK(mkdtemp(dir) != NULL);
     T_EQ(rs_store_open(dir, opts, &st), 0);
     return st;
+}
+
+/* The agent id of t_store_put's batches (tests that build their own use others). */
+#define T_STORE_AGENT 0xf1c5u
+
+/* Commits rb[0..n) as one agent batch of agent T_STORE_AGENT with a batch_seq not used before. */
+static inline void
+t_store_put(rs_store *st, const struct rs_rank_batch *rb, uint32_t n)
+{
+    static uint64_t seq;
+    struct rs_agent_batch b = {
+        T_STORE_AGENT, 1, ++seq, {T_STORE_AGENT, 1, "h", "v", {0, 0}}, rb, n, 0};
+    rs_store_write *w;
+    bool dup = true;
+
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    T_CHECK(!dup);
+    T_EQ(rs_store_write_commit(w), 0);
 }
 
 static inline void

@@ -6,8 +6,9 @@
 # evaluator on, for SECONDS per run. WINDOWS windows per rank in each request: 1 = every window
 # sent on its own; 5 = agents that flush every 5 s with 1 s windows (--flush-ms 5000
 # --summary-window-s 1). The loader runs on the same machine. Prints each run and the median of
-# RUNS runs. SERVER_ARGS adds server options (e.g. "--evaluate-ms 0" to measure without the
-# evaluator).
+# RUNS runs, and per run what the server did (requests per group commit, bytes written per
+# summary, the store file's size, the newest evaluation's duration). SERVER_ARGS adds server
+# options (e.g. "--evaluate-ms 0" to measure without the evaluator).
 # usage: [SERVER_ARGS=...] tests/bench/summary_ingest.sh [RANKS] [SECONDS] [RUNS] [WINDOWS] [AGENTS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,6 +29,19 @@ for run in $(seq "$RUNS"); do
         "$SECONDS_PER_RUN" "$AGENTS" 8 "$WINDOWS" 2>"$WORK/progress")
     rate=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["per_second"])' "$out")
     echo "run $run: $out (5 s intervals: $(sed 's/.*: \([0-9]*\) summaries.*/\1/' "$WORK/progress" | paste -sd ' '))"
+    # what the server did for it: group commits, bytes it wrote (write(2) family, /proc), the
+    # store's file, and the evaluator
+    curl -s "http://$(field "$WORK/server.ready" http)/healthz" |
+        python3 -c 'import json, sys
+d = json.load(sys.stdin)
+c, e = d["counters"], d["evaluator"]
+summaries = json.loads(sys.argv[1])["summaries"]
+written = int([l.split()[1] for l in open(sys.argv[2]) if l.startswith("wchar:")][0])
+per_commit = c["batches_committed"] / max(1, c["commits"])
+print("  server: %.0f requests per commit, %.1f KiB written per summary, store file %.1f GiB, "
+      "%d evaluations, the last %d ms" % (per_commit, written / max(1, summaries) / 1024,
+      int(sys.argv[3]) / 2**30, e["evaluations"], e["last_duration_ms"]))' \
+            "$out" "/proc/$PID_server/io" "$(stat -c %s "$WORK/data/data.mdb")"
     rates+=("${rate%.*}")
     stop_all
     rm -rf "$WORK"

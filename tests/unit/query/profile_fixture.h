@@ -34,8 +34,6 @@ put_rank_of(rs_store *st, const char *job, uint32_t rank, bool with_stalls)
     struct rs_step_record s[STEPS];
     struct rs_stall_record x[2] = {{0x80, rank ? 40 : 10, 0, 4, 1}, {0xc0, 30, 0, 5, 1}};
     uint32_t n = 0;
-    rs_store_write *w;
-    bool dup;
 
     for (uint32_t i = 0; i < STEPS; i++) {
         uint64_t t = T0 + i * 1000 * US, a = rank ? 150 * US : 100 * US;
@@ -60,11 +58,7 @@ put_rank_of(rs_store *st, const char *job, uint32_t rank, bool with_stalls)
                                .n_steps = STEPS,
                                .stalls = x,
                                .n_stalls = with_stalls ? 2 : 0};
-    static uint64_t seq;
-    struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
-    T_EQ(rs_store_write_begin(st, &w), 0);
-    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-    T_EQ(rs_store_write_commit(w), 0);
+    t_store_put(st, &rb, 1);
 }
 
 static void

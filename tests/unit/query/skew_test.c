@@ -24,8 +24,6 @@ static void
 put_rank(rs_store *st, uint32_t rank, uint64_t offset_us, const struct coll *c, size_t n)
 {
     struct rs_collective_record rec[16];
-    rs_store_write *w;
-    bool dup;
 
     for (size_t i = 0; i < n; i++)
         rec[i] = (struct rs_collective_record){(c[i].start_us + offset_us) * 1000,
@@ -42,10 +40,7 @@ put_rank(rs_store *st, uint32_t rank, uint64_t offset_us, const struct coll *c, 
                                .n_strings = 1,
                                .collectives = rec,
                                .n_collectives = (uint32_t)n};
-    struct rs_agent_batch b = {1, 1, rank + 1, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
-    T_EQ(rs_store_write_begin(st, &w), 0);
-    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-    T_EQ(rs_store_write_commit(w), 0);
+    t_store_put(st, &rb, 1);
 }
 
 static json_t *

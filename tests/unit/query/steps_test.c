@@ -13,18 +13,13 @@ static const char *const names[] = {"gemm", "nccl"};
 
 #define US 1000ull
 
-/* A fresh store in dir (a mkdtemp template) holding batch b. */
+/* A fresh store in dir (a mkdtemp template) holding the rank batches rb[0..n). */
 static rs_store *
-store_with(char *dir, const struct rs_agent_batch *b)
+store_with(char *dir, const struct rs_rank_batch *rb, uint32_t n)
 {
-    rs_store *st = NULL;
-    rs_store_write *w;
-    bool dup;
+    rs_store *st = t_store_open(dir, NULL);
 
-    st = t_store_open(dir, NULL);
-    T_EQ(rs_store_write_begin(st, &w), 0);
-    T_EQ(rs_store_write_batch(w, b, &dup), 0);
-    T_EQ(rs_store_write_commit(w), 0);
+    t_store_put(st, rb, n);
     return st;
 }
 
@@ -72,8 +67,7 @@ known_step(void)
                                    .n_kernels = 1,
                                    .steps = s1,
                                    .n_steps = 1}};
-    struct rs_agent_batch b = {1, 1, 1, {1, 1, "h", "v", {0, 0}}, rb, 2, 0};
-    rs_store *st = store_with(dir, &b);
+    rs_store *st = store_with(dir, rb, 2);
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);
     T_EQ(n, 2);
@@ -168,12 +162,11 @@ last_arrivals(void)
                                    .n_collectives = 2,
                                    .steps = s,
                                    .n_steps = 1}};
-    struct rs_agent_batch b = {1, 1, 1, {1, 1, "h", "v", {0, 0}}, rb, 3, 0};
     char dir[] = "/tmp/rs-steps-XXXXXX";
     struct rs_rank_steps *ranks = NULL;
     rs_store_read *r;
     size_t n = 0;
-    rs_store *st = store_with(dir, &b);
+    rs_store *st = store_with(dir, rb, 3);
 
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);
@@ -206,12 +199,11 @@ steps_last_until_the_next(void)
                                .n_kernels = 1,
                                .steps = s,
                                .n_steps = 2};
-    struct rs_agent_batch b = {1, 1, 1, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
     char dir[] = "/tmp/rs-steps-XXXXXX";
     struct rs_rank_steps *ranks = NULL;
     rs_store_read *r;
     size_t n = 0;
-    rs_store *st = store_with(dir, &b);
+    rs_store *st = store_with(dir, &rb, 1);
 
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);

@@ -26,8 +26,6 @@ static void
 put(rs_store *st, uint32_t rank, uint64_t t, uint32_t n, uint32_t n_names)
 {
     struct rs_kernel_record *k = calloc(n, sizeof *k);
-    rs_store_write *w;
-    bool dup;
 
     for (uint32_t i = 0; i < n; i++)
         k[i] = (struct rs_kernel_record){
@@ -42,10 +40,7 @@ put(rs_store *st, uint32_t rank, uint64_t t, uint32_t n, uint32_t n_names)
                                .n_kernels = n,
                                .memcpys = m,
                                .n_memcpys = 2};
-    struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
-    T_EQ(rs_store_write_begin(st, &w), 0);
-    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-    T_EQ(rs_store_write_commit(w), 0);
+    t_store_put(st, &rb, 1);
     free(k);
 }
 
@@ -358,8 +353,6 @@ put_agent_windows(rs_store *st, uint64_t from_s, uint32_t n, uint64_t len_s)
 {
     struct rs_kernel_total kt[64];
     struct rs_copy_total ct[32];
-    rs_store_write *w;
-    bool dup;
 
     T_CHECK(n <= 32);
     for (uint32_t i = 0; i < n && i < 32; i++) {
@@ -377,10 +370,7 @@ put_agent_windows(rs_store *st, uint64_t from_s, uint32_t n, uint64_t len_s)
                                .n_kernel_totals = 2 * n,
                                .copy_totals = ct,
                                .n_copy_totals = n};
-    struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
-    T_EQ(rs_store_write_begin(st, &w), 0);
-    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-    T_EQ(rs_store_write_commit(w), 0);
+    t_store_put(st, &rb, 1);
 }
 
 /* What the window scans return for job "sum": totals per name and copies, windows by length. */

@@ -23,8 +23,6 @@ put_job(rs_store *st)
 {
     static struct rs_collective_record c[2 * 2 * SEQS];
     struct rs_step_record s[50];
-    rs_store_write *w;
-    bool dup;
 
     for (uint32_t r = 0; r < RANKS; r++) {
         size_t n = 0;
@@ -45,10 +43,7 @@ put_job(rs_store *st)
                                    .n_collectives = (uint32_t)n,
                                    .steps = s,
                                    .n_steps = 50};
-        struct rs_agent_batch b = {1, 1, r + 1, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
-        T_EQ(rs_store_write_begin(st, &w), 0);
-        T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-        T_EQ(rs_store_write_commit(w), 0);
+        t_store_put(st, &rb, 1);
     }
 }
 
