@@ -161,16 +161,10 @@ encode_part(uint8_t *buf, uint64_t window_ns, const struct rs__kwin_sums *all, s
     return len;
 }
 
-/* A stored part's entries, gathered for the merge. */
-struct gather {
-    struct rs__kwin_sums *all;
-    uint64_t window, window_ns;
-};
-
-static int
-gather_entry(void *arg, const struct rs__kwin_entry *e)
+int
+rs__kwin_gather_entry(void *arg, const struct rs__kwin_entry *e)
 {
-    struct gather *g = arg;
+    const struct rs__kwin_gather *g = arg;
     struct rs__kwin_sum x = {g->window, g->window_ns, e->key,  e->total_ns,
                              e->max_ns, e->bytes,     e->count};
     return rs__kwin_sums_add(g->all, &x);
@@ -212,8 +206,10 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, const struct 
             rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
             break;
         }
-        struct gather g = {&all, add[0].window, 0};
-        if ((rc = rs__kwin_value_decode(v.mv_data, v.mv_size, &g.window_ns, gather_entry, &g)) != 0)
+        /* (the stored part's own length: decode sets g.window_ns before the first entry) */
+        struct rs__kwin_gather g = {&all, add[0].window, 0};
+        if ((rc = rs__kwin_value_decode(v.mv_data, v.mv_size, &g.window_ns, rs__kwin_gather_entry,
+                                        &g)) != 0)
             break;
         if (g.window_ns > span) /* the window length changed: the merged one covers both */
             span = g.window_ns;

@@ -120,21 +120,6 @@ out:
     return rc;
 }
 
-/* An agent window being coarsened: its entries go to the rollup window holding its start. */
-struct coarsen {
-    struct rs__kwin_sums *sums;
-    uint64_t start, window_ns; /* the rollup window's */
-};
-
-static int
-coarsen_entry(void *arg, const struct rs__kwin_entry *e)
-{
-    const struct coarsen *c = arg;
-    struct rs__kwin_sum x = {c->start,  c->window_ns, e->key,  e->total_ns,
-                             e->max_ns, e->bytes,     e->count};
-    return rs__kwin_sums_add(c->sums, &x);
-}
-
 /* Coarsens one rank's agent windows of `kind` (keys.h) that start before `horizon` into rollup
  * windows of kind `into`, deleting them, within *budget entries (whole windows). Sets *more when
  * the budget ran out first. An agent window that does not fit in its rollup window (not aligned,
@@ -169,13 +154,15 @@ coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8
             *more = true;
             break;
         }
-        struct coarsen co = {&sums, start - start % ru->window_ns, ru->window_ns};
+        /* its entries go to the rollup window holding its start */
+        struct rs__kwin_gather co = {&sums, start - start % ru->window_ns, ru->window_ns};
         size_t before = sums.n;
-        if ((rc = rs__kwin_value_decode(v.mv_data, v.mv_size, &window_ns, coarsen_entry, &co)) != 0)
+        if ((rc = rs__kwin_value_decode(v.mv_data, v.mv_size, &window_ns, rs__kwin_gather_entry,
+                                        &co)) != 0)
             break;
-        if (start + window_ns - co.start > co.window_ns) /* (set on the entries just added) */
+        if (start + window_ns - co.window > co.window_ns) /* (set on the entries just added) */
             for (size_t i = before; i < sums.n; i++)
-                sums.v[i].window_ns = start + window_ns - co.start;
+                sums.v[i].window_ns = start + window_ns - co.window;
         *budget -= sums.n - before < *budget ? sums.n - before : *budget;
         if ((rc = mdb_cursor_del(c, 0)) != 0) {
             rc = rs__store_err(rc);

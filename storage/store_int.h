@@ -126,6 +126,14 @@ struct rs__kwin_entry {
 int rs__kwin_value_decode(const void *data, size_t len, uint64_t *window_ns,
                           int (*fn)(void *arg, const struct rs__kwin_entry *e), void *arg);
 
+/* A decode callback (fn above, arg a struct rs__kwin_gather) that adds each entry to `all` as a
+ * contribution to the window [window, window + window_ns). Returns 0 or -ENOMEM. */
+struct rs__kwin_gather {
+    struct rs__kwin_sums *all;
+    uint64_t window, window_ns;
+};
+int rs__kwin_gather_entry(void *arg, const struct rs__kwin_entry *e);
+
 /* Folds the contributions (sorts `sums`) and merges each window's into what `kwin` holds for
  * (rank_key = job_id, rank; kind RS_SERIES_KERNEL or RS_SERIES_MEMCPY), in the open transaction;
  * *windows counts the windows written. A window takes the longest length it was given. Returns 0,
