@@ -2,6 +2,7 @@
  * check and prints what it found; `--compact-to DIR` writes a compacted copy. */
 #include "common/error.h"
 #include "server/server.h"
+#include "server/server_int.h"
 #include "storage/store.h"
 
 #include <errno.h>
@@ -13,7 +14,7 @@
 static rs_store *
 open_existing(const struct rs_server_config *cfg, const char *what)
 {
-    struct rs_store_options opts = {(uint64_t)(cfg->map_size_gb * (double)(1ull << 30)), false, 0};
+    struct rs_store_options opts = rs__server_store_options(cfg);
     char path[PATH_MAX];
     struct stat st;
     rs_store *store;

@@ -57,6 +57,8 @@ struct summaries {
     struct rank_summaries *v;
     size_t n, cap, next; /* next: the first not stored yet */
     struct rs_counters *counters;
+    rs_evaluator *e;
+    struct rs_post_node stored; /* back to the loop once the writer is done with them */
 };
 
 struct run {
@@ -77,6 +79,9 @@ struct rs_evaluator {
     struct rs_server *srv;
     struct rs_evaluator_options o;
     bool running; /* an evaluation is in the thread pool */
+    /* Summaries are with the writer: evaluations collect no more until they are stored, or they
+     * would queue the same steps again behind them (see store_summaries). */
+    bool storing;
     bool closed;
     uint64_t next_start_mono_ns; /* the share limit: no evaluation starts before this */
     struct job_state *jobs;
@@ -87,7 +92,7 @@ struct rs_evaluator {
 static void
 maybe_free(rs_evaluator *e)
 {
-    if (!e->closed || e->running || e->timer.data != NULL)
+    if (!e->closed || e->running || e->storing || e->timer.data != NULL)
         return;
     for (size_t i = 0; i < e->n_jobs; i++)
         free(e->jobs[i].v);
@@ -185,12 +190,25 @@ store_summaries(rs_store_write *txn, void *arg, bool *done)
 }
 
 static void
+summaries_finished(void *arg) /* loop */
+{
+    struct summaries *s = arg;
+    rs_evaluator *e = s->e;
+
+    summaries_free(s);
+    e->storing = false;
+    maybe_free(e);
+}
+
+static void
 summaries_stored(void *arg, int status) /* writer thread */
 {
+    struct summaries *s = arg;
+
     if (status != 0 && status != RS_E_CLOSED)
         rs_log_limited(60, RS_LOG_WARN, "RS-EVALUATE-SUMMARIES", "storing step summaries: %s",
                        rs_strerror(status));
-    summaries_free(arg);
+    rs_post_node_call(s->e->srv->post, &s->stored, summaries_finished, s);
 }
 
 /* Steps of a job loaded per evaluation to summarize those the newest windows no longer reach. */
@@ -215,7 +233,8 @@ catch_up(rs_store_read *r, struct run *run, struct job_result *job,
     for (size_t i = 0; i < n_ranks; i++)
         if (ranks[i].n > 0 && ranks[i].steps[0].step < window_first)
             window_first = ranks[i].steps[0].step;
-    if (window_first == UINT64_MAX || strcmp(rs_steps_source(ranks, n_ranks), "markers") != 0)
+    if (!run->to_store || window_first == UINT64_MAX ||
+        strcmp(rs_steps_source(ranks, n_ranks), "markers") != 0)
         return 0;
     if (next == UINT64_MAX) { /* first seen since the server started: from what is still raw */
         for (size_t i = 0; i < n_ranks; i++) {
@@ -262,7 +281,8 @@ evaluate(uv_work_t *req) /* thread pool */
         int rc = rs_query_job_steps_until(r, run->jobs[i].name, rs_straggler_steps_needed(&o),
                                           o.until_step, &ranks, &n_ranks);
         if (rc == 0) {
-            if (collect_summaries(run->to_store, run->jobs[i].name, ranks, n_ranks) != 0 ||
+            if ((run->to_store &&
+                 collect_summaries(run->to_store, run->jobs[i].name, ranks, n_ranks) != 0) ||
                 catch_up(r, run, &run->jobs[i], ranks, n_ranks) != 0)
                 run->rc = -ENOMEM;
             rc = rs_query_stragglers_on(r, run->jobs[i].name, &o, ranks, n_ranks, &doc);
@@ -422,8 +442,10 @@ evaluated(uv_work_t *req, int status) /* loop */
             e->stats.active_stragglers += e->jobs[i].v[k].cleared_ns == 0;
     if (run->to_store && run->to_store->n > 0 && !e->closed &&
         rs_writer_submit_task(e->srv->writer, store_summaries, summaries_stored, run->to_store) ==
-            0)
+            0) {
         run->to_store = NULL; /* the task owns it now */
+        e->storing = true;
+    }
     summaries_free(run->to_store);
     free(run->jobs);
     free(run->known);
@@ -438,12 +460,15 @@ on_tick(uv_timer_t *t)
     struct run *run;
 
     if (e->running || rs_clock_mono_ns() < e->next_start_mono_ns || !(run = calloc(1, sizeof *run)))
-        return; /* the previous evaluation is still going, or took long: skip this tick */
-    if (!(run->to_store = calloc(1, sizeof *run->to_store))) {
-        free(run);
-        return;
+        return;        /* the previous evaluation is still going, or took long: skip this tick */
+    if (!e->storing) { /* else the verdicts only: the steps stay unsummarized until next time */
+        if (!(run->to_store = calloc(1, sizeof *run->to_store))) {
+            free(run);
+            return;
+        }
+        run->to_store->counters = &e->srv->counters;
+        run->to_store->e = e;
     }
-    run->to_store->counters = &e->srv->counters;
     if (e->n_jobs && (run->known = calloc(e->n_jobs, sizeof *run->known))) {
         for (size_t i = 0; i < e->n_jobs; i++) {
             memcpy(run->known[i].name, e->jobs[i].name, sizeof run->known[i].name);

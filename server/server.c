@@ -80,13 +80,30 @@ write_ready_file(const char *path, int http_port, const char *http_host, const c
     return rs_fs_write_atomic(path, text, (size_t)n);
 }
 
+static void
+log_migration(void *arg, uint64_t done, uint64_t total)
+{
+    (void)arg;
+    rs_log(RS_LOG_INFO, "RS-STORE-MIGRATE",
+           "converting the store from format 1: %llu of %llu collective records moved",
+           (unsigned long long)done, (unsigned long long)total);
+}
+
+struct rs_store_options
+rs__server_store_options(const struct rs_server_config *cfg)
+{
+    return (struct rs_store_options){.map_size =
+                                         (uint64_t)(cfg->map_size_gb * (double)(1ull << 30)),
+                                     .sync_metadata = cfg->sync_metadata,
+                                     .migrating = log_migration};
+}
+
 int
 rs_server_run(const struct rs_server_config *cfg)
 {
     struct running run;
     struct rs_server *srv = &run.srv;
-    struct rs_store_options sopts = {(uint64_t)(cfg->map_size_gb * (double)(1ull << 30)),
-                                     cfg->sync_metadata, 0};
+    struct rs_store_options sopts = rs__server_store_options(cfg);
     struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256,
                                       (unsigned)cfg->fault_exit_after_commits};
     struct rs_ingest_options iopts = {cfg->listen, (unsigned)cfg->ingest_contexts,

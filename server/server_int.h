@@ -24,6 +24,10 @@ struct rs_server {
     uint64_t start_ns;
 };
 
+/* Store options from the configuration (map size, durability), with the migration of an older
+ * store's format logged as it goes (server.c). */
+struct rs_store_options rs__server_store_options(const struct rs_server_config *cfg);
+
 /* The HTTP handler: routes a request to its endpoint (routes.c). */
 void rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *req);
 

@@ -1,6 +1,7 @@
 /* The storage writer thread with group commit (see writer.h). */
 #include "server/writer.h"
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
 
@@ -34,6 +35,9 @@ struct rs_writer {
     unsigned queued;
     struct task *tasks, **tasks_tail;
     bool stopping;
+    /* Time spent on each kind of work while the other kind waited (the fair share, writer.h);
+     * both restart from 0 whenever no task is waiting. Writer thread only. */
+    uint64_t contended_ingest_ns, contended_task_ns;
 };
 
 /* Commits a group; every item gets its outcome after the commit returns. */
@@ -113,6 +117,19 @@ run_task_step(rs_writer *w)
     free(t);
 }
 
+/* Whether the writer's next turn goes to the first task rather than to queued batches: always
+ * when no batch waits; while batches wait, as long as the tasks' share of the contended time is
+ * below 1 / RS_WRITER_TASK_SHARE. Called with the lock held. */
+static bool
+task_turn(rs_writer *w)
+{
+    if (!w->tasks) {
+        w->contended_ingest_ns = w->contended_task_ns = 0;
+        return false;
+    }
+    return !w->head || w->contended_task_ns * (RS_WRITER_TASK_SHARE - 1) < w->contended_ingest_ns;
+}
+
 static void *
 writer_main(void *p)
 {
@@ -122,9 +139,13 @@ writer_main(void *p)
     for (;;) {
         while (!w->head && !w->tasks && !w->stopping)
             pthread_cond_wait(&w->cond, &w->lock);
-        if (!w->head && w->tasks && !w->stopping) {
+        bool contended = w->head && w->tasks;
+        if (!w->stopping && task_turn(w)) {
             pthread_mutex_unlock(&w->lock);
-            run_task_step(w); /* ingest first, maintenance in the gaps */
+            uint64_t t0 = rs_clock_mono_ns();
+            run_task_step(w);
+            if (contended)
+                w->contended_task_ns += rs_clock_mono_ns() - t0;
             pthread_mutex_lock(&w->lock);
             continue;
         }
@@ -145,7 +166,10 @@ writer_main(void *p)
         w->queued -= n;
         RS_COUNT_SUB(w->counters, writer_queue_now, n);
         pthread_mutex_unlock(&w->lock);
+        uint64_t t0 = rs_clock_mono_ns();
         commit_group(w, group);
+        if (contended)
+            w->contended_ingest_ns += rs_clock_mono_ns() - t0;
         pthread_mutex_lock(&w->lock);
     }
     pthread_mutex_unlock(&w->lock);
@@ -178,6 +202,7 @@ rs_writer_start(rs_store *store, const struct rs_writer_options *opts, struct rs
         free(w);
         return -rc;
     }
+    pthread_setname_np(w->thread, "rs-writer"); /* for top -H and perf */
     *out = w;
     return 0;
 }

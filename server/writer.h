@@ -31,10 +31,15 @@ int rs_writer_start(rs_store *store, const struct rs_writer_options *opts,
  * (queue full: answer RETRY) or RS_E_CLOSED (stopping). Thread-safe. */
 int rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn done, void *arg);
 
-/* Long maintenance work (deleting a job) runs as a task: the writer calls `step` with a fresh
- * transaction between batch groups, commits after each call, and repeats until `step` sets
- * *done or fails; then `done` runs (on the writer thread; must not block) with 0 or the error.
- * Ingest keeps flowing in between. */
+/* Long maintenance work (deleting a job, retention, rollups, the evaluator's step summaries) runs
+ * as a task: the writer calls `step` with a fresh transaction between batch groups, commits after
+ * each call, and repeats until `step` sets *done or fails; then `done` runs (on the writer thread;
+ * must not block) with 0 or the error. Tasks run one after another in submission order.
+ * Ingest keeps flowing in between. While batches and tasks both wait, the tasks get one part in
+ * RS_WRITER_TASK_SHARE of the writer's time, so that sustained ingest starves neither retention
+ * nor rollups nor the summaries (tasks had only the gaps between batches before: at 20,000
+ * summaries/s there were none). */
+#define RS_WRITER_TASK_SHARE 4
 typedef int (*rs_writer_step_fn)(rs_store_write *txn, void *arg, bool *done);
 typedef void (*rs_writer_task_done_fn)(void *arg, int status);
 

@@ -240,7 +240,8 @@ visit_coll(struct check *c, const MDB_val *k, const MDB_val *v)
         return;
     }
     memcpy(&cv, v->mv_data, sizeof cv);
-    if (cv.end_ns < cv.start_ns || key->op[0] >= RS_COLL_OP_COUNT || !find_job(c, key->job_id))
+    if (cv.end_ns < cv.start_ns || key->op[0] >= RS_COLL_OP_COUNT ||
+        key->seq_in_block[0] >= RS_COLL_BLOCK_SEQS || !find_job(c, key->job_id))
         problem(c, "colls: bad instance");
 }
 

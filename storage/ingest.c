@@ -257,11 +257,7 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         struct rs_key_coll key;
         struct rs_coll_value v = {c->start_ns,        c->end_ns, c->bytes,
                                   hashes[c->name_id], c->stream, c->seq_exact};
-        rs__be64_put(key.job_id, job_id);
-        rs__be64_put(key.comm_hash, c->comm_hash);
-        key.op[0] = (uint8_t)c->op;
-        rs__be64_put(key.seq, c->seq);
-        rs__be32_put(key.rank, rank);
+        rs__coll_key(&key, job_id, c->comm_hash, (uint8_t)c->op, c->seq, rank);
         if ((rc = put(w, w->store->colls, &key, sizeof key, &v, sizeof v, 0)))
             goto out;
         rv->collective_ns += c->end_ns - c->start_ns;

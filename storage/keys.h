@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define RS_STORE_FORMAT "rankscope-store 1"
+#define RS_STORE_FORMAT "rankscope-store 2"
+/* Format 1 (before the collective blocks, see rs_key_coll) is migrated when opened (migrate.c). */
+#define RS_STORE_FORMAT_1 "rankscope-store 1"
 
 static inline void
 rs__be64_put(uint8_t *p, uint64_t v)
@@ -82,12 +84,43 @@ _Static_assert(sizeof(struct rs_key_step) == 20, "step key layout");
 
 /* stepsum: (job_id, rank, step) -> struct rs_stepsum_value (the same key layout as steps) */
 
-/* colls: (job_id, comm_hash, op, seq, rank) -> struct rs_coll_value: one prefix scan over
- * (job, comm, op, seq) returns every rank of one collective instance. */
+/* coll_blocks: (job_id, comm_hash, op, seq block, rank, seq in block) -> struct rs_coll_value.
+ * A block holds RS_COLL_BLOCK_SEQS consecutive sequence numbers of one (communicator, op), rank by
+ * rank: the collectives that one rank sends together (a few seconds' worth) are adjacent — with a
+ * key per (seq, rank) they landed on a page per instance, and a group commit of 1,000 ranks
+ * rewrote thousands of pages for a few bytes each. One prefix scan over (job, comm, op, block)
+ * still returns every rank of those instances; the scans regroup each block by seq (colls.c). */
+#define RS_COLL_BLOCK_SEQS 16u
 struct rs_key_coll {
+    uint8_t job_id[8], comm_hash[8], op[1], block[8], rank[4], seq_in_block[1];
+};
+_Static_assert(sizeof(struct rs_key_coll) == 30, "collective key layout");
+/* The bytes that name one block: (job_id, comm_hash, op, block). */
+#define RS_COLL_BLOCK_PREFIX 25
+
+static inline void
+rs__coll_key(struct rs_key_coll *k, uint64_t job_id, uint64_t comm_hash, uint8_t op, uint64_t seq,
+             uint32_t rank)
+{
+    rs__be64_put(k->job_id, job_id);
+    rs__be64_put(k->comm_hash, comm_hash);
+    k->op[0] = op;
+    rs__be64_put(k->block, seq / RS_COLL_BLOCK_SEQS);
+    rs__be32_put(k->rank, rank);
+    k->seq_in_block[0] = (uint8_t)(seq % RS_COLL_BLOCK_SEQS);
+}
+
+static inline uint64_t
+rs__coll_key_seq(const struct rs_key_coll *k)
+{
+    return rs__be64_get(k->block) * RS_COLL_BLOCK_SEQS + k->seq_in_block[0];
+}
+
+/* Format 1's colls: (job_id, comm_hash, op, seq, rank), read only by the migration. */
+struct rs_key_coll_v1 {
     uint8_t job_id[8], comm_hash[8], op[1], seq[8], rank[4];
 };
-_Static_assert(sizeof(struct rs_key_coll) == 29, "collective key layout");
+_Static_assert(sizeof(struct rs_key_coll_v1) == 29, "format 1 collective key layout");
 
 /* strings: name hash (FNV-1a 64) -> the name bytes (no NUL) */
 struct rs_key_string {

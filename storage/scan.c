@@ -370,44 +370,6 @@ rs_store_stalls_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t 
     return series_scan(r, job, rank, RS_SERIES_STALL, t0, &ctx, visit_stall_chunk);
 }
 
-struct colls_ctx {
-    rs_store_collective_cb cb;
-    void *arg;
-};
-
-static int
-visit_coll(void *p, const MDB_val *k, const MDB_val *v)
-{
-    struct colls_ctx *ctx = p;
-    const struct rs_key_coll *key = k->mv_data;
-    struct rs_coll_value cv;
-    struct rs_collective_record rec;
-
-    if (k->mv_size != sizeof *key || v->mv_size != sizeof cv)
-        return RS_E_CORRUPT;
-    memcpy(&cv, v->mv_data, sizeof cv);
-    rec = (struct rs_collective_record){.start_ns = cv.start_ns,
-                                        .end_ns = cv.end_ns,
-                                        .bytes = cv.bytes,
-                                        .comm_hash = rs__be64_get(key->comm_hash),
-                                        .seq = rs__be64_get(key->seq),
-                                        .op = key->op[0],
-                                        .stream = cv.stream,
-                                        .seq_exact = cv.seq_exact != 0};
-    return ctx->cb(ctx->arg, rs__be32_get(key->rank), &rec);
-}
-
-int
-rs_store_collectives_scan(rs_store_read *r, const char *job, rs_store_collective_cb cb, void *arg)
-{
-    struct colls_ctx ctx = {cb, arg};
-    uint8_t prefix[8];
-
-    rs__be64_put(prefix, rs__store_job_id(job));
-    return rs__store_prefix_scan(r, r->store->colls, prefix, sizeof prefix, prefix, sizeof prefix,
-                                 visit_coll, &ctx);
-}
-
 struct steps_ctx {
     rs_store_step_cb cb;
     void *arg;

@@ -47,9 +47,10 @@ rs__store_job_id(const char *job)
     return rs_hash_fnv1a64(job, strlen(job));
 }
 
-/* Creates the named databases and checks (or writes) the format marker. */
+/* Creates the named databases and checks (or writes) the format marker; *old_format is set for a
+ * format-1 store (to be migrated). */
 static int
-open_dbs(rs_store *s)
+open_dbs(rs_store *s, bool *old_format)
 {
     static const char format[] = RS_STORE_FORMAT;
     MDB_txn *txn;
@@ -84,6 +85,9 @@ open_dbs(rs_store *s)
             goto out;
     } else if (rc != 0) {
         goto out;
+    } else if (v.mv_size == sizeof RS_STORE_FORMAT_1 - 1 &&
+               memcmp(v.mv_data, RS_STORE_FORMAT_1, v.mv_size) == 0) {
+        *old_format = true;
     } else if (v.mv_size != sizeof format - 1 || memcmp(v.mv_data, format, v.mv_size) != 0) {
         rc = MDB_INCOMPATIBLE;
         goto out;
@@ -93,7 +97,7 @@ open_dbs(rs_store *s)
         (rc = mdb_dbi_open(txn, "ranks", MDB_CREATE, &s->ranks)) ||
         (rc = mdb_dbi_open(txn, "series", MDB_CREATE, &s->series)) ||
         (rc = mdb_dbi_open(txn, "steps", MDB_CREATE, &s->steps)) ||
-        (rc = mdb_dbi_open(txn, "colls", MDB_CREATE, &s->colls)) ||
+        (rc = mdb_dbi_open(txn, "coll_blocks", MDB_CREATE, &s->colls)) ||
         (rc = mdb_dbi_open(txn, "strings", MDB_CREATE, &s->strings)) ||
         (rc = mdb_dbi_open(txn, "stepsum", MDB_CREATE, &s->stepsum)) ||
         (rc = mdb_dbi_open(txn, "kwin", MDB_CREATE, &s->kwin)))
@@ -135,7 +139,9 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
         goto fail;
     }
     mdb_reader_check(s->env, &dead);
-    if ((rc = open_dbs(s)) != 0)
+    bool old_format = false;
+    if ((rc = open_dbs(s, &old_format)) != 0 ||
+        (old_format && (rc = rs__store_migrate_1(s, &o)) != 0))
         goto fail;
     *out = s;
     return 0;

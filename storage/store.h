@@ -34,11 +34,16 @@ struct rs_store_options {
     uint64_t map_size;    /* bytes of address space = largest possible store; 0 = 256 GiB */
     bool sync_metadata;   /* false (default): MDB_NOMETASYNC, see docs/storage.md */
     unsigned max_readers; /* 0 = 126 */
+    /* Called during the open of a store written by an older version while it is converted (a
+     * minute or more for a large store; see docs/storage.md "Format"); NULL: silent. */
+    void (*migrating)(void *arg, uint64_t done, uint64_t total);
+    void *migrating_arg;
 };
 
-/* Opens (creating when absent) the store in directory `dir`. Returns 0, -errno (e.g. -ENOTDIR,
- * -EACCES), or RS_E_CORRUPT when `dir` holds something that is not a rankscope store. Clears reader
- * slots left by dead processes. */
+/* Opens (creating when absent) the store in directory `dir`, converting a store of an older format
+ * first. Returns 0, -errno (e.g. -ENOTDIR, -EACCES), or RS_E_CORRUPT when `dir` holds something
+ * that is not a rankscope store (or one of a newer format). Clears reader slots left by dead
+ * processes. */
 int rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **out);
 
 /* Closes the store. All read and write handles must be finished. NULL is fine. */

@@ -44,6 +44,9 @@ struct rs_store_read {
  * make room always find some. */
 #define RS_STORE_HEADROOM 1.10
 
+/* migrate.c: converts a format-1 store (RS_STORE_FORMAT_1) into the current format. */
+int rs__store_migrate_1(rs_store *s, const struct rs_store_options *o);
+
 /* Maps an LMDB return code to a rankscope code; rankscope codes and -errno pass through. */
 int rs__store_err(int mdb_rc);
 

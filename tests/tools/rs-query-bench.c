@@ -161,7 +161,7 @@ store_summaries(rs_store *st)
 int
 main(int argc, char **argv)
 {
-    struct rs_store_options so = {1ull << 40, false, 0};
+    struct rs_store_options so = {.map_size = 1ull << 40};
     char summary[256];
     rs_store *st;
     int rc;

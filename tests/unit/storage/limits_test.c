@@ -43,7 +43,7 @@ static void
 map_full_is_an_error(void)
 {
     char dir[] = "/tmp/rs-full-XXXXXX";
-    struct rs_store_options opts = {1u << 20, false, 0}; /* a 1 MiB map */
+    struct rs_store_options opts = {.map_size = 1u << 20}; /* a 1 MiB map */
     struct rs_store_check_report rep;
     rs_store *st = NULL;
     int rc = 0;
@@ -64,7 +64,7 @@ static void
 reader_slots_exhausted(void)
 {
     char dir[] = "/tmp/rs-readers-XXXXXX";
-    struct rs_store_options opts = {0, false, 2};
+    struct rs_store_options opts = {.max_readers = 2};
     rs_store_read *r[3] = {NULL, NULL, NULL};
     rs_store *st = NULL;
 
