@@ -13,8 +13,12 @@
  * predecessor's duration after that one ended, so evaluations take at most 1 /
  * RS_EVALUATOR_SHARE_DIVISOR of one core however large the jobs are; ingest, which must not fall
  * behind, keeps the rest. Small jobs are still evaluated every period_ms; the verdicts of a very
- * large one come less often (docs/BENCHMARKS.md "Rank-window summaries": 18 s per evaluation of
- * a 20,480-rank job after 5 minutes, on 2 cores shared with ingest). */
+ * large one come less often (docs/BENCHMARKS.md "Rank-window summaries": 5.4 – 8.8 s per
+ * evaluation of a 20,480-rank job after 5 minutes, on 2 cores shared with ingest).
+ *
+ * Settled step metrics are stored through one writer task at a time: while it is queued (the
+ * writer gives tasks a share of its time under load, writer.h), evaluations give verdicts only and
+ * queue no more — else each would queue the same unsummarized steps again. */
 #ifndef RS_SERVER_EVALUATOR_H
 #define RS_SERVER_EVALUATOR_H
 
