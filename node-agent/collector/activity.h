@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 struct rs_activity_options {
-    unsigned flush_ms;                               /* hand-off to the agent: period */
+    unsigned flush_ms; /* hand-off to the agent: period */
     /* CUPTI's completed buffers are collected this often (≤ flush_ms). Short, because a profiler
      * that takes CUPTI's buffer callbacks later (torch.profiler: Kineto) gets the buffer we had
      * in use handed to its callback, and drops it with the records of its own first moments in it:

@@ -5,8 +5,8 @@
  * DataLoader workers) stays inert and never touches CUPTI or the agent socket.
  * Environment: RANKSCOPE_DISABLE=1 (kill switch), RANKSCOPE_AGENT_SOCKET (default
  * /tmp/rankscope-agent.sock), RANKSCOPE_FLUSH_MS (hand-off to the agent, default 250),
- * RANKSCOPE_CUPTI_FLUSH_MS (CUPTI's buffers collected, default 50), RANKSCOPE_BUFFER_KB (CUPTI buffer
- * size, default 4096), RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
+ * RANKSCOPE_CUPTI_FLUSH_MS (CUPTI's buffers collected, default 50), RANKSCOPE_BUFFER_KB (CUPTI
+ * buffer size, default 4096), RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
  * "ProfilerStep#N"), RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), identity variables
  * (identity.h). NVTX_INJECTION64_PATH=this library forwards NVTX to CUPTI
  * (InitializeInjectionNvtx2 below). */

@@ -15,9 +15,10 @@
 
 #define COMMS 2
 #define OPS 2
-#define T0 1000000000000ull  /* the job's first collective: 1,000 s */
-#define SPACING 1000000000ull /* between instances of one (comm, op): 1 s, so a block spans
-                                * more than the scans' margin */
+#define T0 1000000000000ull /* the job's first collective: 1,000 s */
+#define SPACING                                                                                    \
+    1000000000ull /* between instances of one (comm, op): 1 s, so a block spans                    \
+                   * more than the scans' margin */
 #define MAX_SEQS 512
 
 static const char *const names[] = {"nccl_allreduce"};
@@ -89,10 +90,10 @@ on_coll(void *arg, uint32_t rank, const struct rs_collective_record *c)
     struct seen *s = arg;
 
     if (s->any) { /* (comm, op, seq, rank) strictly increasing */
-        bool later = c->comm_hash != s->comm   ? c->comm_hash > s->comm
-                     : c->op != s->op          ? c->op > s->op
-                     : c->seq != s->seq        ? c->seq > s->seq && rank == 0 && s->rank == s->ranks - 1
-                                               : rank == s->rank + 1;
+        bool later = c->comm_hash != s->comm ? c->comm_hash > s->comm
+                     : c->op != s->op        ? c->op > s->op
+                     : c->seq != s->seq ? c->seq > s->seq && rank == 0 && s->rank == s->ranks - 1
+                                        : rank == s->rank + 1;
         s->bad += !later;
     } else {
         s->bad += rank != 0; /* an instance starts with its first rank */
@@ -152,8 +153,8 @@ instances_in_a_row(void)
         T_CHECK(s.min_start >= t0 - RS_STORE_COLL_MARGIN_NS);
         T_CHECK(s.max_start < t1 + RS_STORE_COLL_MARGIN_NS);
         /* every instance of [t0, t1) is there, all of it */
-        for (uint64_t seq = (t0 - T0 + SPACING - 1) / SPACING; seq < seqs && start_of(seq, 0, 0) < t1;
-             seq++)
+        for (uint64_t seq = (t0 - T0 + SPACING - 1) / SPACING;
+             seq < seqs && start_of(seq, 0, 0) < t1; seq++)
             T_EQ(s.per_seq[seq], ranks * COMMS * OPS);
     }
     /* a range past the end and one before the start */
@@ -162,24 +163,43 @@ instances_in_a_row(void)
     t_store_remove(st, dir);
 }
 
+/* The store's LMDB environment opened directly, as another version of rankscope would see it. */
+static MDB_env *
+raw_env(const char *dir, unsigned flags)
+{
+    MDB_env *env;
+
+    T_EQ(mdb_env_create(&env), 0);
+    T_EQ(mdb_env_set_maxdbs(env, 16), 0);
+    T_EQ(mdb_env_set_mapsize(env, 1ull << 30), 0);
+    T_EQ(mdb_env_open(env, dir, flags, 0644), 0);
+    return env;
+}
+
+/* Writes the format marker in the write transaction txn. */
+static void
+put_format(MDB_txn *txn, const char *format)
+{
+    MDB_dbi meta;
+    MDB_val k = {5, "format"}, v = {strlen(format), (void *)format};
+
+    T_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    T_EQ(mdb_put(txn, meta, &k, &v, 0), 0);
+}
+
 /* Turns the store back into format 1 (keys.h rs_key_coll_v1 in "colls"), leaving every
  * `keep_every`-th record in the new layout (0: none) — what a conversion cut short leaves. */
 static void
 make_format_1(const char *dir, size_t keep_every)
 {
-    MDB_env *env;
+    MDB_env *env = raw_env(dir, 0);
     MDB_txn *txn;
-    MDB_dbi meta, blocks, old;
+    MDB_dbi blocks, old;
     MDB_cursor *c;
     MDB_val k, v;
     size_t i = 0;
 
-    T_EQ(mdb_env_create(&env), 0);
-    T_EQ(mdb_env_set_maxdbs(env, 16), 0);
-    T_EQ(mdb_env_set_mapsize(env, 1ull << 30), 0);
-    T_EQ(mdb_env_open(env, dir, 0, 0644), 0);
     T_EQ(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    T_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
     T_EQ(mdb_dbi_open(txn, "coll_blocks", 0, &blocks), 0);
     T_EQ(mdb_dbi_open(txn, "colls", MDB_CREATE, &old), 0);
     T_EQ(mdb_cursor_open(txn, blocks, &c), 0);
@@ -199,8 +219,7 @@ make_format_1(const char *dir, size_t keep_every)
     mdb_cursor_close(c);
     if (!keep_every)
         T_EQ(mdb_drop(txn, blocks, 1), 0);
-    MDB_val fk = {5, "format"}, fv = {sizeof RS_STORE_FORMAT_1 - 1, RS_STORE_FORMAT_1};
-    T_EQ(mdb_put(txn, meta, &fk, &fv, 0), 0);
+    put_format(txn, RS_STORE_FORMAT_1);
     T_EQ(mdb_txn_commit(txn), 0);
     mdb_env_close(env);
 }
@@ -209,14 +228,10 @@ make_format_1(const char *dir, size_t keep_every)
 static bool
 has_db(const char *dir, const char *name)
 {
-    MDB_env *env;
+    MDB_env *env = raw_env(dir, MDB_RDONLY);
     MDB_txn *txn;
     MDB_dbi dbi;
 
-    T_EQ(mdb_env_create(&env), 0);
-    T_EQ(mdb_env_set_maxdbs(env, 16), 0);
-    T_EQ(mdb_env_set_mapsize(env, 1ull << 30), 0);
-    T_EQ(mdb_env_open(env, dir, MDB_RDONLY, 0644), 0);
     T_EQ(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
     int rc = mdb_dbi_open(txn, name, 0, &dbi);
     mdb_txn_abort(txn);
@@ -279,19 +294,12 @@ refuses_a_newer_format(void)
 {
     char dir[] = "/tmp/rs-colls-test-XXXXXX";
     rs_store *st = t_store_open(dir, NULL);
-    MDB_env *env;
     MDB_txn *txn;
-    MDB_dbi meta;
 
     rs_store_close(st);
-    T_EQ(mdb_env_create(&env), 0);
-    T_EQ(mdb_env_set_maxdbs(env, 16), 0);
-    T_EQ(mdb_env_set_mapsize(env, 1ull << 30), 0);
-    T_EQ(mdb_env_open(env, dir, 0, 0644), 0);
+    MDB_env *env = raw_env(dir, 0);
     T_EQ(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    T_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
-    MDB_val fk = {5, "format"}, fv = {17, "rankscope-store 3"};
-    T_EQ(mdb_put(txn, meta, &fk, &fv, 0), 0);
+    put_format(txn, "rankscope-store 3");
     T_EQ(mdb_txn_commit(txn), 0);
     mdb_env_close(env);
     T_EQ(rs_store_open(dir, NULL, &st), RS_E_CORRUPT);
