@@ -15,6 +15,7 @@ static rs_store *
 open_existing(const struct rs_server_config *cfg, const char *what)
 {
     struct rs_store_options opts = rs__server_store_options(cfg);
+    opts.keep_format = true; /* an older server may be serving it: never convert it from here */
     char path[PATH_MAX];
     struct stat st;
     rs_store *store;
@@ -26,7 +27,13 @@ open_existing(const struct rs_server_config *cfg, const char *what)
         return NULL;
     }
     if ((rc = rs_store_open(cfg->data, &opts, &store)) != 0) {
-        printf("%s: cannot open the store in %s: %s\n", what, cfg->data, rs_strerror(rc));
+        if (rc == RS_E_VERSION)
+            printf("%s: the store in %s is of an older format; start this version's "
+                   "rankscope-server on it once (it converts the store as it starts), then "
+                   "run this again\n",
+                   what, cfg->data);
+        else
+            printf("%s: cannot open the store in %s: %s\n", what, cfg->data, rs_strerror(rc));
         return NULL;
     }
     return store;

@@ -270,10 +270,11 @@ db_sizes(rs_store_read *r, struct rs_store_check_report *out)
     const struct {
         const char *name;
         MDB_dbi dbi;
-    } dbs[RS_STORE_DBS] = {{"series", s->series}, {"kwin", s->kwin},       {"colls", s->colls},
-                           {"steps", s->steps},   {"stepsum", s->stepsum}, {"strings", s->strings},
-                           {"ranks", s->ranks},   {"jobs", s->jobs},       {"dedup", s->dedup},
-                           {"meta", s->meta}};
+    } dbs[RS_STORE_DBS] = {{"series", s->series},     {"kwin", s->kwin},
+                           {"coll_blocks", s->colls}, {"steps", s->steps},
+                           {"stepsum", s->stepsum},   {"strings", s->strings},
+                           {"ranks", s->ranks},       {"jobs", s->jobs},
+                           {"dedup", s->dedup},       {"meta", s->meta}};
     MDB_stat st;
     int rc;
 

@@ -48,9 +48,9 @@ rs__store_job_id(const char *job)
 }
 
 /* Creates the named databases and checks (or writes) the format marker; *old_format is set for a
- * format-1 store (to be migrated). */
+ * format-1 store (to be migrated), which keep_format refuses without writing anything. */
 static int
-open_dbs(rs_store *s, bool *old_format)
+open_dbs(rs_store *s, bool keep_format, bool *old_format)
 {
     static const char format[] = RS_STORE_FORMAT;
     MDB_txn *txn;
@@ -88,6 +88,10 @@ open_dbs(rs_store *s, bool *old_format)
     } else if (v.mv_size == sizeof RS_STORE_FORMAT_1 - 1 &&
                memcmp(v.mv_data, RS_STORE_FORMAT_1, v.mv_size) == 0) {
         *old_format = true;
+        if (keep_format) {
+            mdb_txn_abort(txn);
+            return RS_E_VERSION;
+        }
     } else if (v.mv_size != sizeof format - 1 || memcmp(v.mv_data, format, v.mv_size) != 0) {
         rc = MDB_INCOMPATIBLE;
         goto out;
@@ -140,8 +144,9 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
     }
     mdb_reader_check(s->env, &dead);
     bool old_format = false;
-    if ((rc = open_dbs(s, &old_format)) != 0 ||
-        (old_format && (rc = rs__store_migrate_1(s, &o)) != 0))
+    if ((rc = open_dbs(s, o.keep_format, &old_format)) != 0)
+        goto fail;
+    if (old_format && (rc = rs__store_migrate_1(s, &o)) != 0)
         goto fail;
     *out = s;
     return 0;

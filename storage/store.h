@@ -38,12 +38,15 @@ struct rs_store_options {
      * minute or more for a large store; see docs/storage.md "Format"); NULL: silent. */
     void (*migrating)(void *arg, uint64_t done, uint64_t total);
     void *migrating_arg;
+    /* Refuse a store of an older format (RS_E_VERSION) instead of converting it: for tools that
+     * must not write to a store an older server may be serving (--check, --compact-to). */
+    bool keep_format;
 };
 
 /* Opens (creating when absent) the store in directory `dir`, converting a store of an older format
- * first. Returns 0, -errno (e.g. -ENOTDIR, -EACCES), or RS_E_CORRUPT when `dir` holds something
- * that is not a rankscope store (or one of a newer format). Clears reader slots left by dead
- * processes. */
+ * first. Returns 0, -errno (e.g. -ENOTDIR, -EACCES), RS_E_CORRUPT when `dir` holds something
+ * that is not a rankscope store (or one of a newer format), or RS_E_VERSION for an older one with
+ * keep_format. Clears reader slots left by dead processes. */
 int rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **out);
 
 /* Closes the store. All read and write handles must be finished. NULL is fine. */

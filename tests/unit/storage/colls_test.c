@@ -266,6 +266,12 @@ converts_format_1(size_t keep_every)
     rs_store_close(st);
     make_format_1(dir, keep_every);
 
+    /* tools that must not write refuse it, and leave it as it was */
+    struct rs_store_options keep = {.keep_format = true};
+    T_EQ(rs_store_open(dir, &keep, &st), RS_E_VERSION);
+    T_CHECK(has_db(dir, "colls"));
+    T_CHECK(has_db(dir, "coll_blocks") == (keep_every != 0));
+
     struct progress p = {0};
     struct rs_store_options o = {.migrating = on_progress, .migrating_arg = &p};
     T_EQ(rs_store_open(dir, &o, &st), 0);
