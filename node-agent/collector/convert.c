@@ -267,21 +267,30 @@ add_copy(rs_convert *c, uint64_t start, uint64_t end, uint64_t bytes, uint32_t k
         (*counter)++;
 }
 
+/* Whether a range name ends at p: PyTorch's emit_nvtx() names the range of a record_function
+ * "NAME, seq = N, op_id = M, sizes = [...]" (what follows NAME varies), so ", " ends it too. */
+static bool
+name_ends(const char *p)
+{
+    return p[0] == '\0' || (p[0] == ',' && p[1] == ' ');
+}
+
 /* The step number a range name marks, or UINT64_MAX when it marks none. */
 static uint64_t
 step_of(rs_convert *c, const char *name)
 {
     static const char prefix[] = "ProfilerStep#";
+    size_t len = strlen(c->step_range);
     char *end;
 
     if (!name)
         return UINT64_MAX;
     if (strncmp(name, prefix, sizeof prefix - 1) == 0) {
         unsigned long long n = strtoull(name + sizeof prefix - 1, &end, 10);
-        if (end != name + sizeof prefix - 1 && *end == '\0')
+        if (end != name + sizeof prefix - 1 && name_ends(end))
             return n;
     }
-    if (c->step_range[0] && strcmp(name, c->step_range) == 0)
+    if (len && strncmp(name, c->step_range, len) == 0 && name_ends(name + len))
         return c->next_user_step++;
     return UINT64_MAX;
 }

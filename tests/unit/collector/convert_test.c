@@ -89,6 +89,44 @@ records_to_frames(void)
          .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
          .timestamp = 1900,
          .id = 8},
+        /* the same under PyTorch's emit_nvtx(), which appends ", op_id = N" and more; names that
+         * only begin like a step range are none */
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
+         .timestamp = 2000,
+         .id = 9,
+         .name = "ProfilerStep#9, op_id = 31"},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+         .timestamp = 2900,
+         .id = 9},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
+         .timestamp = 3000,
+         .id = 10,
+         .name = "train_step, op_id = 4, sizes = []"},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+         .timestamp = 3900,
+         .id = 10},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
+         .timestamp = 4000,
+         .id = 11,
+         .name = "train_steps"},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+         .timestamp = 4100,
+         .id = 11},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
+         .timestamp = 4200,
+         .id = 12,
+         .name = "ProfilerStep#12x"},
+        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
+         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+         .timestamp = 4300,
+         .id = 12},
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
         rs_convert_record(c, (CUpti_Activity *)&m[i]);
@@ -136,7 +174,7 @@ records_to_frames(void)
     T_EQ(st.untimed, 1);
     T_EQ(st.other, 1);
     T_EQ(st.cupti_dropped, 4);
-    T_EQ(st.steps, 2);
+    T_EQ(st.steps, 4);
 
     struct rs_clock_pair clock = {5, 6};
     T_CHECK(!rs_convert_check_clock(c, &clock)); /* 1 ns apart: the same clock */
@@ -176,10 +214,12 @@ records_to_frames(void)
         T_EQ(b->clock.source_ns, 5);
         T_EQ(b->collector_flags, RS_COLLECTOR_CLOCK_REPLACED);
         T_CHECK(strstr(b->collector_status, "CLOCK_REALTIME") != NULL);
-        T_EQ(b->n_steps, 2);
-        T_CHECK(b->n_steps == 2 && b->steps[0].step == 7 && b->steps[0].start_ns == 100 &&
+        T_EQ(b->n_steps, 4);
+        T_CHECK(b->n_steps == 4 && b->steps[0].step == 7 && b->steps[0].start_ns == 100 &&
                 b->steps[0].end_ns == 900);
-        T_CHECK(b->n_steps == 2 && b->steps[1].step == 0 && b->steps[1].end_ns == 1900);
+        T_CHECK(b->n_steps == 4 && b->steps[1].step == 0 && b->steps[1].end_ns == 1900);
+        T_CHECK(b->n_steps == 4 && b->steps[2].step == 9 && b->steps[2].start_ns == 2000);
+        T_CHECK(b->n_steps == 4 && b->steps[3].step == 1 && b->steps[3].end_ns == 3900);
     }
     rs_wire_rank_frame_free(f);
     rs_convert_free(c);
