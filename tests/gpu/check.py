@@ -44,6 +44,11 @@ check("baseline: collectors report no condition, CUPTI clock is CLOCK_REALTIME",
 check("baseline: nothing dropped", all(r["dropped"] == 0 for r in ranks),
       ", ".join(str(r["dropped"]) for r in ranks))
 
+rf = store("gpu-recfn").get("ranks", [])
+check("record_function steps under emit_nvtx ('train_step, op_id = N'): 30 steps on every rank",
+      len(rf) == 2 and all(r["steps"] == 30 for r in rf),
+      ", ".join(f"r{r['rank']}={r['steps']}" for r in rf))
+
 s = store("gpu-straggler")
 sr = s.get("ranks", [])
 last = s.get("last_arriver_counts", [0, 0])

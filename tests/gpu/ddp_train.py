@@ -24,6 +24,8 @@ p.add_argument("--extra-work-rank", type=int, default=-1)
 p.add_argument("--extra-matmuls", type=int, default=3)
 p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes (fork)")
 p.add_argument("--profiler", action="store_true", help="run torch.profiler around the steps")
+p.add_argument("--record-function-steps", action="store_true",
+               help="each step in record_function('train_step'), the run under emit_nvtx()")
 p.add_argument("--nvtx-steps", action="store_true",
                help="mark each step with an NVTX range 'ProfilerStep#N' (as Megatron-style jobs do)")
 args = p.parse_args()
@@ -85,7 +87,11 @@ def run(n):
         a.record()
         if args.nvtx_steps:
             torch.cuda.nvtx.range_push(f"ProfilerStep#{step_number}")
-        step()
+        if args.record_function_steps:
+            with torch.autograd.profiler.record_function("train_step"):
+                step()
+        else:
+            step()
         if args.nvtx_steps:
             torch.cuda.nvtx.range_pop()
         step_number += 1
@@ -104,6 +110,9 @@ if args.profiler:
     with torch.profiler.profile(activities=acts) as prof:
         times = run(args.steps)
     gpu_events = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+elif args.record_function_steps:
+    with torch.autograd.profiler.emit_nvtx():
+        times = run(args.steps)
 else:
     times = run(args.steps)
 torch.cuda.synchronize()

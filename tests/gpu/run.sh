@@ -18,6 +18,8 @@ train gpu-fork --collector --steps 40 --workers 2
 train gpu-profiler --collector --steps 40 --profiler
 train gpu-profiler-alone --steps 40 --profiler      # torch.profiler without us: the reference
 train gpu-disabled-check --steps 5   # no collector: must leave no data
+# steps marked with record_function under emit_nvtx(): "train_step, op_id = N" ranges
+RANKSCOPE_STEP_RANGE=train_step train gpu-recfn --collector --steps 30 --record-function-steps
 # PC sampling on a job whose rank 0 does extra GPU work
 train gpu-pcsampling --collector --pc-sampling --steps 400 --extra-work-rank 0 --nvtx-steps
 sleep 2 # the last flushes (collector exit, agent 250 ms, commit)
@@ -33,7 +35,7 @@ cli export gpu-straggler --format pprof --out "$OUT/gpu-straggler-time.pb.gz" >>
 cli export gpu-straggler --format perfetto --out "$OUT/gpu-straggler-trace" >>"$OUT/train-logs.txt" 2>&1
 : >"$OUT/dumps.jsonl"
 for job in gpu-baseline gpu-straggler gpu-fork gpu-profiler gpu-profiler-alone gpu-disabled-check \
-           gpu-pcsampling; do
+           gpu-pcsampling gpu-recfn; do
     printf '{"job":"%s","result":%s,"store":%s}\n' "$job" "$(cat "$W/$job.result" 2>/dev/null || echo null)" \
         "$(LD_LIBRARY_PATH=$B/lib "$B/bin/rs-store-dump" "$W/data" "$job" 2>/dev/null || echo null)" \
         >>"$OUT/dumps.jsonl"
