@@ -69,15 +69,13 @@ send_converted(void)
 static void *
 flush_main(void *arg)
 {
-    uint64_t next_send = rs_clock_mono_ns() + g.opts.flush_ms * 1000000ull;
-
     (void)arg;
     pthread_mutex_lock(&g.wake_lock);
     while (!g.stopping) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += (long)(g.opts.cupti_flush_ms % 1000) * 1000000L;
-        until.tv_sec += g.opts.cupti_flush_ms / 1000 + until.tv_nsec / 1000000000L;
+        until.tv_nsec += (long)(g.opts.flush_ms % 1000) * 1000000L;
+        until.tv_sec += g.opts.flush_ms / 1000 + until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
         pthread_cond_timedwait(&g.wake, &g.wake_lock, &until);
         if (g.stopping)
@@ -85,12 +83,8 @@ flush_main(void *arg)
         pthread_mutex_unlock(&g.wake_lock);
         /* Completed buffers only (0): no GPU synchronisation, no incomplete records. */
         cuptiActivityFlushAll(0);
-        uint64_t now = rs_clock_mono_ns();
-        rs_pcsampling_tick(now);
-        if (now >= next_send) {
-            send_converted();
-            next_send = now + g.opts.flush_ms * 1000000ull;
-        }
+        rs_pcsampling_tick(rs_clock_mono_ns());
+        send_converted();
         pthread_mutex_lock(&g.wake_lock);
     }
     pthread_mutex_unlock(&g.wake_lock);
@@ -122,8 +116,6 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
 
     g.conv = conv;
     g.opts = *opts;
-    if (g.opts.cupti_flush_ms == 0 || g.opts.cupti_flush_ms > g.opts.flush_ms)
-        g.opts.cupti_flush_ms = g.opts.flush_ms;
     if ((rc = check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len,
                                               &zeroed),
                     "cuptiActivitySetAttribute(ZEROED_OUT)")) ||

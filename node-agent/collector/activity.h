@@ -13,13 +13,7 @@
 #include <stddef.h>
 
 struct rs_activity_options {
-    unsigned flush_ms; /* hand-off to the agent: period */
-    /* CUPTI's completed buffers are collected this often (≤ flush_ms). Short, because a profiler
-     * that takes CUPTI's buffer callbacks later (torch.profiler: Kineto) gets the buffer we had
-     * in use handed to its callback, and drops it with the records of its own first moments in it:
-     * measured on 2 x H200 (docs/BENCHMARKS.md), torch.profiler kept 40% and 75% of its GPU events
-     * with 250 ms, 95% and 100% with 50 ms. */
-    unsigned cupti_flush_ms;
+    unsigned flush_ms;                               /* flush thread period */
     size_t buffer_bytes;                             /* per CUPTI buffer */
     const struct rs_pcsampling_options *pc_sampling; /* NULL: no PC-sampling windows */
 };

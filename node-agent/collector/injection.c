@@ -4,9 +4,8 @@
  * collection, and arrange a final flush at exit — guarded by pid, so a fork()ed child (PyTorch
  * DataLoader workers) stays inert and never touches CUPTI or the agent socket.
  * Environment: RANKSCOPE_DISABLE=1 (kill switch), RANKSCOPE_AGENT_SOCKET (default
- * /tmp/rankscope-agent.sock), RANKSCOPE_FLUSH_MS (hand-off to the agent, default 250),
- * RANKSCOPE_CUPTI_FLUSH_MS (CUPTI's buffers collected, default 50), RANKSCOPE_BUFFER_KB (CUPTI
- * buffer size, default 4096), RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
+ * /tmp/rankscope-agent.sock), RANKSCOPE_FLUSH_MS (default 250), RANKSCOPE_BUFFER_KB (CUPTI buffer
+ * size, default 4096), RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
  * "ProfilerStep#N"), RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), identity variables
  * (identity.h). NVTX_INJECTION64_PATH=this library forwards NVTX to CUPTI
  * (InitializeInjectionNvtx2 below). */
@@ -26,7 +25,6 @@
 
 #define DEFAULT_SOCKET "/tmp/rankscope-agent.sock"
 #define DEFAULT_FLUSH_MS 250
-#define DEFAULT_CUPTI_FLUSH_MS 50 /* see activity.h cupti_flush_ms */
 /* 4 MiB CUPTI buffers: measured on 2 x H200 (docs/BENCHMARKS.md), 64 KiB buffers cost 1.6 us per
  * kernel launch instead of 0.7 (more buffer requests on the launching thread) and did not help
  * torch.profiler in the same process either. */
@@ -166,7 +164,6 @@ initialize(void)
     struct rs_pcsampling_options pc;
     struct rs_activity_options opts = {
         (unsigned)env_long("RANKSCOPE_FLUSH_MS", 10, 60000, DEFAULT_FLUSH_MS),
-        (unsigned)env_long("RANKSCOPE_CUPTI_FLUSH_MS", 10, 60000, DEFAULT_CUPTI_FLUSH_MS),
         (size_t)env_long("RANKSCOPE_BUFFER_KB", 16, 65536, DEFAULT_BUFFER_KB) << 10,
         pc_sampling_options(&pc) ? &pc : NULL};
     const char *socket = env("RANKSCOPE_AGENT_SOCKET");
