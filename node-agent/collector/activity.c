@@ -6,7 +6,9 @@
 
 #include <cupti.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -18,6 +20,9 @@ static struct {
     pthread_cond_t wake;
     pthread_t thread;
     bool running, stopping;
+    /* Buffers we handed to CUPTI, and those it handed back to us: after the final forced flush
+     * the rest went to another client's callback (see taken_over). */
+    atomic_size_t buffers_out, buffers_back;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER,
        .wake_lock = PTHREAD_MUTEX_INITIALIZER,
        .wake = PTHREAD_COND_INITIALIZER};
@@ -32,6 +37,8 @@ buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
     *buffer = calloc(1, g.opts.buffer_bytes);
     *size = *buffer ? g.opts.buffer_bytes : 0;
     *max_records = 0;
+    if (*buffer)
+        atomic_fetch_add_explicit(&g.buffers_out, 1, memory_order_relaxed);
 }
 
 /* CUPTI's worker thread or our flush thread (inside cuptiActivityFlushAll). */
@@ -41,6 +48,7 @@ buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, s
     CUpti_Activity *record = NULL;
     size_t dropped = 0;
 
+    atomic_fetch_add_explicit(&g.buffers_back, 1, memory_order_relaxed);
     pthread_mutex_lock(&g.lock);
     while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS)
         rs_convert_record(g.conv, record);
@@ -143,6 +151,28 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
     return 0;
 }
 
+/* After the final forced flush CUPTI has returned every buffer; ones that did not come back to
+ * us went to a client that registered its own buffer callbacks after us (torch.profiler's Kineto,
+ * a tool attached later), with the records in them, and ours stopped at that point. Said once on
+ * stderr and to the server (docs/collector.md "torch.profiler in the same process"). */
+static void
+taken_over(void)
+{
+    size_t out = atomic_load(&g.buffers_out), back = atomic_load(&g.buffers_back);
+    char text[200];
+
+    if (back >= out)
+        return;
+    snprintf(text, sizeof text,
+             "another CUPTI client (torch.profiler?) took the activity buffers: %zu of ours went "
+             "to it, and collection stopped there",
+             out - back);
+    rs_collector_log("%s", text);
+    pthread_mutex_lock(&g.lock);
+    rs_convert_report(g.conv, RS_COLLECTOR_STEPPED_ASIDE, text);
+    pthread_mutex_unlock(&g.lock);
+}
+
 void
 rs_activity_finish(void)
 {
@@ -159,6 +189,7 @@ rs_activity_finish(void)
     rs_pcsampling_finish();
     /* Forced: returns every buffer, also ones with records still in flight. */
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    taken_over();
     send_converted();
 }
 

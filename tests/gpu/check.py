@@ -90,6 +90,10 @@ seen = res.get("profiler_gpu_events") or 0
 check("coexistence: job under torch.profiler finished", pr.get("result") is not None)
 check("coexistence: torch.profiler keeps >= 90% of its GPU events with rankscope present",
       alone > 0 and seen >= 0.9 * alone, f"{seen} with rankscope, {alone} without")
+prr = store("gpu-profiler").get("ranks", [])
+check("coexistence: each rank's collector reports that torch.profiler took CUPTI's buffers "
+      "(stepped_aside)", len(prr) == 2 and all(r.get("collector_flags", 0) & 1 for r in prr),
+      ", ".join(f"r{r['rank']} flags={r.get('collector_flags')}" for r in prr))
 print(f"info  coexistence: rankscope stored "
       f"{sum(r['kernels'] for r in store('gpu-profiler').get('ranks', []))} kernels of that job "
       "(torch.profiler owns CUPTI's callbacks from its first session on)")
