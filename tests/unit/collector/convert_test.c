@@ -36,6 +36,26 @@ kernel(const char *name, uint64_t start, uint64_t end, uint32_t stream)
     return k;
 }
 
+/* NVTX range records as CUPTI reports them (a range's START and END share its id). */
+static CUpti_ActivityMarker2
+mark_start(uint64_t timestamp, uint32_t id, const char *name)
+{
+    return (CUpti_ActivityMarker2){.kind = CUPTI_ACTIVITY_KIND_MARKER,
+                                   .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
+                                   .timestamp = timestamp,
+                                   .id = id,
+                                   .name = name};
+}
+
+static CUpti_ActivityMarker2
+mark_end(uint64_t timestamp, uint32_t id)
+{
+    return (CUpti_ActivityMarker2){.kind = CUPTI_ACTIVITY_KIND_MARKER,
+                                   .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
+                                   .timestamp = timestamp,
+                                   .id = id};
+}
+
 static void
 records_to_frames(void)
 {
@@ -58,75 +78,23 @@ records_to_frames(void)
     /* NVTX: ProfilerStep#7 [100, 900], a configured "train_step" range, an unrelated range and an
      * END without a START; step markers may come before any GPU record. */
     CUpti_ActivityMarker2 m[] = {
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
-         .timestamp = 100,
-         .id = 5,
-         .name = "ProfilerStep#7"},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
-         .timestamp = 150,
-         .id = 6,
-         .name = "forward"},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
-         .timestamp = 800,
-         .id = 6},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
-         .timestamp = 900,
-         .id = 5},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
-         .timestamp = 950,
-         .id = 77},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
-         .timestamp = 1000,
-         .id = 8,
-         .name = "train_step"},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
-         .timestamp = 1900,
-         .id = 8},
+        mark_start(100, 5, "ProfilerStep#7"),
+        mark_start(150, 6, "forward"),
+        mark_end(800, 6),
+        mark_end(900, 5),
+        mark_end(950, 77),
+        mark_start(1000, 8, "train_step"),
+        mark_end(1900, 8),
         /* the same under PyTorch's emit_nvtx(), which appends ", op_id = N" and more; names that
          * only begin like a step range are none */
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
-         .timestamp = 2000,
-         .id = 9,
-         .name = "ProfilerStep#9, op_id = 31"},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
-         .timestamp = 2900,
-         .id = 9},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
-         .timestamp = 3000,
-         .id = 10,
-         .name = "train_step, op_id = 4, sizes = []"},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
-         .timestamp = 3900,
-         .id = 10},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
-         .timestamp = 4000,
-         .id = 11,
-         .name = "train_steps"},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
-         .timestamp = 4100,
-         .id = 11},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_START,
-         .timestamp = 4200,
-         .id = 12,
-         .name = "ProfilerStep#12x"},
-        {.kind = CUPTI_ACTIVITY_KIND_MARKER,
-         .flags = CUPTI_ACTIVITY_FLAG_MARKER_END,
-         .timestamp = 4300,
-         .id = 12},
+        mark_start(2000, 9, "ProfilerStep#9, op_id = 31"),
+        mark_end(2900, 9),
+        mark_start(3000, 10, "train_step, op_id = 4, sizes = []"),
+        mark_end(3900, 10),
+        mark_start(4000, 11, "train_steps"),
+        mark_end(4100, 11),
+        mark_start(4200, 12, "ProfilerStep#12x"),
+        mark_end(4300, 12),
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
         rs_convert_record(c, (CUpti_Activity *)&m[i]);
