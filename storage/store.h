@@ -265,7 +265,7 @@ struct rs_store_check_report {
     uint64_t jobs, ranks, series_chunks, kernel_windows, steps, collectives, strings, batches,
         step_summaries; /* entries seen */
     struct {
-        const char *name; /* "series", "colls", ... */
+        const char *name; /* "series", "coll_blocks", ... */
         uint64_t bytes;   /* its pages (branch, leaf, overflow) times the page size */
     } dbs[RS_STORE_DBS];
     uint64_t problems;
