@@ -39,7 +39,7 @@ int rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn
  * RS_WRITER_TASK_SHARE of the writer's time, so that sustained ingest starves neither retention
  * nor rollups nor the summaries (tasks had only the gaps between batches before: at 20,000
  * summaries/s there were none). So a batch may wait for one task step: keep steps short (the
- * tasks here work in chunks of a few thousand entries). */
+ * tasks here take at most 10,000 entries per step). */
 #define RS_WRITER_TASK_SHARE 4
 typedef int (*rs_writer_step_fn)(rs_store_write *txn, void *arg, bool *done);
 typedef void (*rs_writer_task_done_fn)(void *arg, int status);
