@@ -55,9 +55,8 @@ struct rank_summaries {
 
 struct summaries {
     struct rank_summaries *v;
-    size_t n, cap, next; /* next: the first not stored yet */
-    struct rs_counters *counters;
-    rs_evaluator *e;
+    size_t n, cap, next;        /* next: the first not stored yet */
+    rs_evaluator *e;            /* alive until summaries_finished (maybe_free waits for it) */
     struct rs_post_node stored; /* back to the loop once the writer is done with them */
 };
 
@@ -182,7 +181,7 @@ store_summaries(rs_store_write *txn, void *arg, bool *done)
             continue;
         if (rc != 0)
             return rc;
-        RS_COUNT_ADD(s->counters, step_summaries, rs->n);
+        RS_COUNT_ADD(&s->e->srv->counters, step_summaries, rs->n);
         budget = rs->n < budget ? budget - rs->n : 0;
     }
     *done = s->next == s->n;
@@ -472,7 +471,6 @@ on_tick(uv_timer_t *t)
             free(run);
             return;
         }
-        run->to_store->counters = &e->srv->counters;
         run->to_store->e = e;
     }
     if (e->n_jobs && (run->known = calloc(e->n_jobs, sizeof *run->known))) {

@@ -10,6 +10,7 @@
 #define RS_STORE_FORMAT "rankscope-store 2"
 /* Format 1 (before the collective blocks, see rs_key_coll) is migrated when opened (migrate.c). */
 #define RS_STORE_FORMAT_1 "rankscope-store 1"
+#define RS_STORE_MIGRATE_CHUNK 100000 /* records converted per transaction */
 
 static inline void
 rs__be64_put(uint8_t *p, uint64_t v)

@@ -1,8 +1,8 @@
 /* Format 1 -> 2 (see store_int.h): the collective records move from "colls", one key per
- * (seq, rank), into "coll_blocks" (keys.h rs_key_coll). Chunks of MIGRATE_CHUNK records are moved
- * (put, then deleted from "colls") one transaction each, so memory stays bounded and a crash midway
- * loses nothing: the store is still format 1 and the next open carries on. The last transaction
- * drops "colls" and writes the new format marker. */
+ * (seq, rank), into "coll_blocks" (keys.h rs_key_coll). Chunks of RS_STORE_MIGRATE_CHUNK records
+ * are moved (put, then deleted from "colls") one transaction each, so memory stays bounded and a
+ * crash midway loses nothing: the store is still format 1 and the next open carries on. The last
+ * transaction drops "colls" and writes the new format marker. */
 #include "storage/keys.h"
 #include "storage/store_int.h"
 
@@ -10,9 +10,7 @@
 
 #include <string.h>
 
-#define MIGRATE_CHUNK 100000
-
-/* Moves up to MIGRATE_CHUNK records; *left is set when some remain. */
+/* Moves up to RS_STORE_MIGRATE_CHUNK records; *left is set when some remain. */
 static int
 move_chunk(rs_store *s, MDB_txn *txn, MDB_dbi old, uint64_t *moved, bool *left)
 {
@@ -23,7 +21,7 @@ move_chunk(rs_store *s, MDB_txn *txn, MDB_dbi old, uint64_t *moved, bool *left)
     if (rc != 0)
         return rc;
     size_t n = 0;
-    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < MIGRATE_CHUNK;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < RS_STORE_MIGRATE_CHUNK;
          rc = mdb_cursor_get(c, &k, &v, MDB_FIRST), n++) {
         const struct rs_key_coll_v1 *o = k.mv_data;
         struct rs_key_coll key;

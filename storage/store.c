@@ -89,8 +89,8 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
                memcmp(v.mv_data, RS_STORE_FORMAT_1, v.mv_size) == 0) {
         *old_format = true;
         if (keep_format) {
-            mdb_txn_abort(txn);
-            return RS_E_VERSION;
+            rc = RS_E_VERSION;
+            goto out;
         }
     } else if (v.mv_size != sizeof format - 1 || memcmp(v.mv_data, format, v.mv_size) != 0) {
         rc = MDB_INCOMPATIBLE;

@@ -7,7 +7,9 @@
 # sent on its own; 5 = agents that flush every 5 s with 1 s windows (--flush-ms 5000
 # --summary-window-s 1). The loader runs on the same machine. Prints each run and the median of
 # RUNS runs, and per run what the server did (requests per group commit, bytes written per
-# summary, the store file's size, the newest evaluation's duration). SERVER_ARGS adds server
+# summary, the store file's size, the newest evaluation's duration, and the CPU time of the
+# writer thread "rs-writer" as a share of the run: the rest of its time it waits, mostly in the
+# commit's fdatasync, or for batches). SERVER_ARGS adds server
 # options (e.g. "--evaluate-ms 0" to measure without the evaluator).
 # usage: [SERVER_ARGS=...] tests/bench/summary_ingest.sh [RANKS] [SECONDS] [RUNS] [WINDOWS] [AGENTS]
 set -euo pipefail
@@ -30,18 +32,23 @@ for run in $(seq "$RUNS"); do
     rate=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["per_second"])' "$out")
     echo "run $run: $out (5 s intervals: $(sed 's/.*: \([0-9]*\) summaries.*/\1/' "$WORK/progress" | paste -sd ' '))"
     # what the server did for it: group commits, bytes it wrote (write(2) family, /proc), the
-    # store's file, and the evaluator
+    # store's file, the evaluator, and the writer thread's CPU time (utime + stime, in ticks)
+    writer_ticks=$(for t in /proc/$PID_server/task/*; do
+        if [ "$(cat "$t/comm")" = rs-writer ]; then awk '{print $14 + $15}' "$t/stat"; fi; done)
     curl -s "http://$(field "$WORK/server.ready" http)/healthz" |
-        python3 -c 'import json, sys
+        python3 -c 'import json, os, sys
 d = json.load(sys.stdin)
 c, e = d["counters"], d["evaluator"]
 summaries = json.loads(sys.argv[1])["summaries"]
 written = int([l.split()[1] for l in open(sys.argv[2]) if l.startswith("wchar:")][0])
 per_commit = c["batches_committed"] / max(1, c["commits"])
+seconds = json.loads(sys.argv[1])["seconds"]
+writer_cpu = int(sys.argv[4] or 0) / os.sysconf("SC_CLK_TCK") / max(1e-9, seconds)
 print("  server: %.0f requests per commit, %.1f KiB written per summary, store file %.1f GiB, "
-      "%d evaluations, the last %d ms" % (per_commit, written / max(1, summaries) / 1024,
-      int(sys.argv[3]) / 2**30, e["evaluations"], e["last_duration_ms"]))' \
-            "$out" "/proc/$PID_server/io" "$(stat -c %s "$WORK/data/data.mdb")"
+      "%d evaluations, the last %d ms; writer thread on CPU %.0f%% of the run" % (
+      per_commit, written / max(1, summaries) / 1024, int(sys.argv[3]) / 2**30,
+      e["evaluations"], e["last_duration_ms"], 100 * writer_cpu))' \
+            "$out" "/proc/$PID_server/io" "$(stat -c %s "$WORK/data/data.mdb")" "${writer_ticks:-0}"
     rates+=("${rate%.*}")
     stop_all
     rm -rf "$WORK"

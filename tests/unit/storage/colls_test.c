@@ -278,7 +278,7 @@ converts_format_1(size_t keep_every)
     uint64_t moved = before.n - (keep_every ? (before.n + keep_every - 1) / keep_every : 0);
     T_EQ(p.done, moved);
     T_EQ(p.total, moved);
-    T_CHECK(p.calls >= 1 + (moved > 100000)); /* one per 100,000 records (migrate.c) */
+    T_CHECK(p.calls >= 1 + (moved > RS_STORE_MIGRATE_CHUNK)); /* one per transaction */
     struct seen after = scan(st, ranks, false, 0, 0);
     T_EQ(after.bad, 0);
     T_EQ(after.n, before.n);
