@@ -199,6 +199,7 @@ rs_job_steps_free(struct rs_rank_steps *ranks, size_t n_ranks)
     for (size_t i = 0; ranks && i < n_ranks; i++) {
         free(ranks[i].steps);
         free(ranks[i].to_store);
+        free(ranks[i].summarized);
         free(ranks[i].measured);
     }
     free(ranks);
@@ -513,6 +514,8 @@ rs_query_job_steps_until(rs_store_read *r, const char *job, size_t last_steps, u
             goto out;
         free(colls[i].v);
         colls[i].v = NULL;
+        ranks[i].summarized = done[i]; /* the rank's now */
+        done[i] = NULL;
     }
     *out = ranks;
     *n_ranks = list.n;

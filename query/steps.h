@@ -33,8 +33,9 @@ struct rs_rank_steps {
     uint32_t rank;
     struct rs_step_summary *steps; /* step order */
     size_t n;
-    bool *measured; /* per step: metrics measured by the agent (NULL: none); see rs_step_record */
-    bool *to_store; /* per step: computed from kernels now and settled (NULL: none) */
+    bool *measured;   /* per step: metrics measured by the agent (NULL: none); see rs_step_record */
+    bool *summarized; /* per step: its summary was stored already (NULL: none) */
+    bool *to_store;   /* per step: computed from kernels now and settled (NULL: none) */
     size_t n_to_store;
     uint32_t inferred_period; /* steps inferred: collectives per step; 0: from step records */
 };

@@ -70,6 +70,7 @@ struct run {
     struct catchup_start *known; /* the evaluator's jobs, as of the start */
     size_t n_known;
     struct summaries *to_store;
+    uint64_t catchup_steps; /* rank-steps the catch-ups loaded */
     int rc;
 };
 
@@ -213,11 +214,34 @@ summaries_stored(void *arg, int status) /* writer thread */
 /* Steps of a job loaded per evaluation to summarize those the newest windows no longer reach. */
 #define CATCHUP_STEPS 300
 
+/* The first step of the loaded ones that has no stored summary and is not being stored by this
+ * evaluation (the oldest over the ranks), or the step after the newest when there is none: where
+ * the next evaluation's catch-up starts. */
+static uint64_t
+first_open_step(const struct rs_rank_steps *ranks, size_t n_ranks)
+{
+    uint64_t open = UINT64_MAX, after = 0;
+
+    for (size_t i = 0; i < n_ranks; i++) {
+        const struct rs_rank_steps *rk = &ranks[i];
+        for (size_t k = 0; k < rk->n; k++)
+            if (!(rk->summarized && rk->summarized[k]) && !(rk->to_store && rk->to_store[k])) {
+                open = rk->steps[k].step < open ? rk->steps[k].step : open;
+                break;
+            }
+        if (rk->n > 0 && rk->steps[rk->n - 1].step + 1 > after)
+            after = rk->steps[rk->n - 1].step + 1;
+    }
+    return open != UINT64_MAX ? open : after;
+}
+
 /* Steps arrive faster than the evaluations when data comes in bulk (an agent's spool after an
  * outage, a job sent faster than real time): the newest windows then skip steps, which would
  * never be summarized — and rollups keep the records of steps without a summary for good. So each
- * evaluation also loads up to CATCHUP_STEPS steps from the job's catch-up position up to its
- * newest windows and stores the summaries of those that lack one (steps with one cost a read).
+ * evaluation also loads the steps from the job's catch-up position up to its newest windows, at
+ * most CATCHUP_STEPS of them, and stores the summaries of those that lack one. The position then
+ * moves to the windows' first step that is neither summarized nor being stored (first_open_step):
+ * at a steady pace the windows summarize every step as it settles, and the catch-up loads nothing.
  * A job first seen since the server started begins at its oldest step with raw records (older
  * ones are rolled up, hence summarized). Jobs with step markers only (inferred steps are numbered
  * per load). */
@@ -245,17 +269,19 @@ catch_up(rs_store_read *r, struct run *run, struct job_result *job,
         }
     }
     if (next >= window_first) {
-        job->catchup_next = window_first; /* the windows cover the rest */
+        job->catchup_next = first_open_step(ranks, n_ranks); /* the windows cover the rest */
         return 0;
     }
     uint64_t until =
         window_first - next > CATCHUP_STEPS ? next + CATCHUP_STEPS - 1 : window_first - 1;
-    if (rs_query_job_steps_until(r, job->name, CATCHUP_STEPS, until, &older, &n_older) != 0)
+    if (rs_query_job_steps_until(r, job->name, until - next + 1, until, &older, &n_older) != 0)
         return 0; /* the next evaluation tries again */
     int rc = collect_summaries(run->to_store, job->name, older, n_older);
+    for (size_t i = 0; i < n_older; i++)
+        run->catchup_steps += older[i].n;
     rs_job_steps_free(older, n_older);
     if (rc == 0)
-        job->catchup_next = until + 1;
+        job->catchup_next = until + 1 < window_first ? until + 1 : first_open_step(ranks, n_ranks);
     return rc;
 }
 
@@ -441,6 +467,7 @@ evaluated(uv_work_t *req, int status) /* loop */
         json_decref(run->jobs[i].verdicts);
     }
     e->stats.evaluations++;
+    e->stats.catchup_steps += run->catchup_steps;
     e->stats.active_stragglers = 0;
     for (size_t i = 0; i < e->n_jobs; i++)
         for (size_t k = 0; k < e->jobs[i].n; k++)

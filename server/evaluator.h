@@ -59,6 +59,7 @@ void rs_evaluator_forget(rs_evaluator *e, const char *job);
 struct rs_evaluator_stats {
     uint64_t evaluations, jobs_evaluated, raised, cleared, active_stragglers, errors;
     uint64_t last_duration_ms; /* of the newest evaluation */
+    uint64_t catchup_steps;    /* rank-steps loaded to summarize steps the windows left behind */
 };
 void rs_evaluator_get_stats(const rs_evaluator *e, struct rs_evaluator_stats *out);
 

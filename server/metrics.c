@@ -158,6 +158,9 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
            (double)ev.errors);
     metric(t, "evaluation_last_seconds", "gauge", "Duration of the newest straggler evaluation.",
            (double)ev.last_duration_ms / 1e3);
+    metric(t, "evaluation_catchup_steps_total", "counter",
+           "Rank-steps straggler evaluations loaded to summarize steps their windows left behind.",
+           (double)ev.catchup_steps);
     metric(t, "stragglers_raised_total", "counter", "Straggler verdicts raised.",
            (double)ev.raised);
     metric(t, "stragglers_cleared_total", "counter", "Straggler verdicts cleared.",

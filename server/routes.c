@@ -285,14 +285,14 @@ health_json(struct rs_server *srv)
             counters, rs_counter_infos[i].name,
             json_integer((json_int_t)rs_counter_value(&srv->counters, &rs_counter_infos[i])));
     rs_evaluator_get_stats(srv->evaluator, &ev);
-    return json_pack("{s:s, s:s, s:f, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}", "status", "ok",
-                     "version", RS_VERSION, "uptime_s",
-                     (double)(rs_clock_mono_ns() - srv->start_ns) / 1e9, "counters", counters,
-                     "evaluator", "evaluations", (json_int_t)ev.evaluations, "jobs_evaluated",
-                     (json_int_t)ev.jobs_evaluated, "stragglers_raised", (json_int_t)ev.raised,
-                     "stragglers_cleared", (json_int_t)ev.cleared, "stragglers_active",
-                     (json_int_t)ev.active_stragglers, "errors", (json_int_t)ev.errors,
-                     "last_duration_ms", (json_int_t)ev.last_duration_ms);
+    return json_pack(
+        "{s:s, s:s, s:f, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}", "status", "ok",
+        "version", RS_VERSION, "uptime_s", (double)(rs_clock_mono_ns() - srv->start_ns) / 1e9,
+        "counters", counters, "evaluator", "evaluations", (json_int_t)ev.evaluations,
+        "jobs_evaluated", (json_int_t)ev.jobs_evaluated, "stragglers_raised", (json_int_t)ev.raised,
+        "stragglers_cleared", (json_int_t)ev.cleared, "stragglers_active",
+        (json_int_t)ev.active_stragglers, "errors", (json_int_t)ev.errors, "last_duration_ms",
+        (json_int_t)ev.last_duration_ms, "catchup_steps", (json_int_t)ev.catchup_steps);
 }
 
 static int

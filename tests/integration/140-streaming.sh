@@ -52,5 +52,13 @@ assert e["stragglers_raised"] == 1 and e["stragglers_cleared"] == 1 and e["strag
 assert e["evaluations"] > 5 and e["errors"] == 0, e
 # a small job takes milliseconds: the share limit (evaluator.h) leaves the period as set
 assert 0 <= e["last_duration_ms"] < 1000, e' "$HTTP/healthz"
+# the job sent at its own pace: every step was summarized while the windows reached it, so the
+# catch-up had nothing to load (it once reloaded the steps up to the windows on every evaluation,
+# a cost that grew with the job: tens of thousands of rank-steps here)
+check "the catch-up loads (almost) nothing for a job sent at its pace" python3 -c '
+import json, sys, urllib.request
+e = json.load(urllib.request.urlopen(sys.argv[1]))["evaluator"]
+print("catch-up rank-steps:", e["catchup_steps"], "in", e["evaluations"], "evaluations")
+assert e["catchup_steps"] <= 8 * 30, e' "$HTTP/healthz"
 check "since_ns must be a number" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/live/stragglers?since_ns=x') = 400 ]"
 finish

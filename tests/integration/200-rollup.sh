@@ -7,7 +7,7 @@
 . "$(dirname "$0")/common.sh"
 start_server --raw-retention-s 0
 start_agent
-# 700 steps of 1 s sent at once: more than the evaluator's windows reach (300 steps), so it has
+# 700 steps of 1 s sent at once: more than the evaluator's windows reach (120 steps), so it has
 # to catch up on the older ones; the last ~2 s, which it settles only once the job is quiet, are
 # 2 steps
 "$BIN/rankscope-sim" --job rj --ranks 4 --steps 700 --step-ms 1000 --speed 0 --slow-rank 2 \
