@@ -230,16 +230,42 @@ on_summary(void *arg, const struct rs_step_summary *sum)
     return 0;
 }
 
-/* Reads the rank's newest `last_steps` step records (all when 0) into rk; none when it has no
- * step records (then its steps are inferred). */
+/* Copies the kept steps of a rank (rs_query_job_steps_kept) that the load asks for — from step
+ * `from` on, all but the newest, whose end may still move to the start of a step that arrived since
+ * — into sc, and returns the step to read on from. */
+static uint64_t
+take_kept(const struct rs_rank_steps *kept, uint64_t from, uint64_t last, struct steps_ctx *sc)
+{
+    if (!kept || kept->n < 2 || kept->steps[kept->n - 1].step > last)
+        return from;
+    size_t first = 0;
+    while (first < kept->n - 1 && kept->steps[first].step < from)
+        first++;
+    size_t n = kept->n - 1 - first;
+    if (n == 0 || !(sc->v = malloc(n * sizeof *sc->v)) || !(sc->measured = calloc(n, 1))) {
+        free(sc->v);
+        sc->v = NULL;
+        return from;
+    }
+    memcpy(sc->v, kept->steps + first, n * sizeof *sc->v);
+    if (kept->measured)
+        memcpy(sc->measured, kept->measured + first, n * sizeof *sc->measured);
+    sc->n = sc->cap = n;
+    return kept->steps[kept->n - 1].step;
+}
+
+/* Reads the rank's newest `last_steps` step records (all when 0) into rk, those in `kept` (may be
+ * NULL) from memory: the first *n_kept steps of rk come from there. None when it has no step
+ * records (then its steps are inferred). */
 static int
 read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, uint64_t until_step,
-                struct rs_rank_steps *rk)
+                const struct rs_rank_steps *kept, struct rs_rank_steps *rk, size_t *n_kept)
 {
     struct steps_ctx sc = {NULL, NULL, 0, 0, until_step};
     uint64_t last = 0, from = 0;
     int rc = rs_store_last_step(r, job, rk->rank, &last);
 
+    *n_kept = 0;
     if (rc == RS_E_NOT_FOUND)
         return 0;
     if (rc != 0)
@@ -247,15 +273,19 @@ read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, uint64_t u
     last = last < until_step ? last : until_step;
     if (last_steps && last + 1 > last_steps)
         from = last + 1 - last_steps;
-    if ((rc = rs_store_steps_scan(r, job, rk->rank, from, on_step, &sc)) != 0 && rc != 1) {
+    uint64_t read_from = take_kept(kept, from, last, &sc);
+    *n_kept = sc.n;
+    if ((rc = rs_store_steps_scan(r, job, rk->rank, read_from, on_step, &sc)) != 0 && rc != 1) {
         free(sc.v);
         free(sc.measured);
         return rc;
     }
     if (last_steps && sc.n > last_steps) { /* keep the newest */
-        memmove(sc.v, sc.v + (sc.n - last_steps), last_steps * sizeof *sc.v);
-        memmove(sc.measured, sc.measured + (sc.n - last_steps), last_steps * sizeof *sc.measured);
+        size_t drop = sc.n - last_steps;
+        memmove(sc.v, sc.v + drop, last_steps * sizeof *sc.v);
+        memmove(sc.measured, sc.measured + drop, last_steps * sizeof *sc.measured);
         sc.n = last_steps;
+        *n_kept = *n_kept > drop ? *n_kept - drop : 0;
     }
     /* A step lasts until the next one starts. Markers are host time: in a job whose host runs
      * ahead of its GPU, a ProfilerStep-style range may cover only the launches (2.6 ms of a
@@ -356,18 +386,21 @@ out:
     return rc;
 }
 
-/* Merges the stored summaries into the rank's steps; the time range of the steps without one goes
- * to *t0, *t1. */
+/* Merges the stored summaries into the rank's steps after the first n_kept (kept ones have
+ * theirs); the time range of the steps without one goes to *t0, *t1. */
 static int
-merge_summaries(rs_store_read *r, const char *job, struct rs_rank_steps *rk, bool **done,
-                uint64_t *t0, uint64_t *t1)
+merge_summaries(rs_store_read *r, const char *job, struct rs_rank_steps *rk, size_t n_kept,
+                bool **done, uint64_t *t0, uint64_t *t1)
 {
     if (rk->n == 0)
         return 0;
     if (!(*done = calloc(rk->n, sizeof **done)))
         return -ENOMEM;
-    struct summary_merge m = {rk, *done, 0};
-    int rc = rs_store_step_summaries_scan(r, job, rk->rank, rk->steps[0].step, on_summary, &m);
+    memset(*done, true, n_kept);
+    struct summary_merge m = {rk, *done, n_kept};
+    int rc = n_kept == rk->n ? 0
+                             : rs_store_step_summaries_scan(r, job, rk->rank,
+                                                            rk->steps[n_kept].step, on_summary, &m);
     if (rc != 0 && rc != 1)
         return rc;
     for (size_t k = 0; k < rk->n; k++) {
@@ -450,10 +483,19 @@ int
 rs_query_job_steps_until(rs_store_read *r, const char *job, size_t last_steps, uint64_t until_step,
                          struct rs_rank_steps **out, size_t *n_ranks)
 {
+    return rs_query_job_steps_kept(r, job, last_steps, until_step, NULL, 0, out, n_ranks);
+}
+
+int
+rs_query_job_steps_kept(rs_store_read *r, const char *job, size_t last_steps, uint64_t until_step,
+                        const struct rs_rank_steps *kept, size_t n_kept_ranks,
+                        struct rs_rank_steps **out, size_t *n_ranks)
+{
     struct rank_list list = {NULL, NULL, 0};
     struct rs_rank_steps *ranks = NULL;
     struct rs_intervals *colls = NULL, kernels = {0};
     bool **done = NULL, *measure = NULL;
+    size_t *n_kept = NULL;
     uint64_t t0 = UINT64_MAX, t1 = 0;
     int rc;
 
@@ -475,7 +517,8 @@ rs_query_job_steps_until(rs_store_read *r, const char *job, size_t last_steps, u
     ranks = calloc(list.n ? list.n : 1, sizeof *ranks);
     colls = calloc(list.n ? list.n : 1, sizeof *colls);
     done = calloc(list.n ? list.n : 1, sizeof *done);
-    if (!ranks || !colls || !done) {
+    n_kept = calloc(list.n ? list.n : 1, sizeof *n_kept);
+    if (!ranks || !colls || !done || !n_kept) {
         rc = -ENOMEM;
         goto out;
     }
@@ -484,7 +527,9 @@ rs_query_job_steps_until(rs_store_read *r, const char *job, size_t last_steps, u
     bool unmarked = false;
     for (size_t i = 0; i < list.n; i++) {
         ranks[i].rank = list.v[i];
-        if ((rc = read_rank_steps(r, job, last_steps, until_step, &ranks[i])) != 0)
+        size_t k = rank_pos(kept, n_kept_ranks, list.v[i]);
+        if ((rc = read_rank_steps(r, job, last_steps, until_step, k == SIZE_MAX ? NULL : &kept[k],
+                                  &ranks[i], &n_kept[i])) != 0)
             goto out;
         unmarked |= ranks[i].n == 0;
     }
@@ -496,7 +541,7 @@ rs_query_job_steps_until(rs_store_read *r, const char *job, size_t last_steps, u
         goto out;
     }
     for (size_t i = 0; i < list.n; i++) {
-        if ((rc = merge_summaries(r, job, &ranks[i], &done[i], &t0, &t1)) != 0)
+        if ((rc = merge_summaries(r, job, &ranks[i], n_kept[i], &done[i], &t0, &t1)) != 0)
             goto out;
         measure[i] = ranks[i].n && needs_kernels(&ranks[i], done[i]);
     }
@@ -530,11 +575,30 @@ out:
     }
     free(colls);
     free(done);
+    free(n_kept);
     free(measure);
     rs_intervals_fini(&kernels);
     free(list.v);
     free(list.last_ns);
     return rc;
+}
+
+void
+rs_job_steps_keep_final(struct rs_rank_steps *ranks, size_t n_ranks, bool with_to_store)
+{
+    for (size_t i = 0; i < n_ranks; i++) {
+        struct rs_rank_steps *rk = &ranks[i];
+        size_t n = 0;
+        while (!rk->inferred_period && n < rk->n &&
+               ((rk->summarized && rk->summarized[n]) ||
+                (with_to_store && rk->to_store && rk->to_store[n])))
+            n++;
+        rk->n = n;
+        free(rk->summarized);
+        free(rk->to_store);
+        rk->summarized = rk->to_store = NULL;
+        rk->n_to_store = 0;
+    }
 }
 
 const char *

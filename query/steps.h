@@ -50,6 +50,20 @@ int rs_query_job_steps_until(rs_store_read *r, const char *job, size_t last_step
                              uint64_t until_step, struct rs_rank_steps **out, size_t *n_ranks);
 void rs_job_steps_free(struct rs_rank_steps *ranks, size_t n_ranks);
 
+/* Incremental loads (the server's evaluator loads a running job's last steps every few seconds):
+ * rs_job_steps_keep_final trims each rank of a load to its oldest steps that are final — their
+ * summary stored (`summarized`), or about to be (`to_store`, when with_to_store) — dropping the
+ * per-step flags; inferred steps are never final. Passed back as `kept` (rank order) to
+ * rs_query_job_steps_kept, those steps are taken from memory and only the newer ones are read
+ * (each rank's newest kept step is read again: its end moves to the start of the next step when
+ * that arrives). The answer is the one rs_query_job_steps_until gives, as long as `kept` came from
+ * the same job (a job deleted and sent again under its name is another job: compare first_ns of
+ * rs_store_job_get). `kept` is only read. */
+void rs_job_steps_keep_final(struct rs_rank_steps *ranks, size_t n_ranks, bool with_to_store);
+int rs_query_job_steps_kept(rs_store_read *r, const char *job, size_t last_steps,
+                            uint64_t until_step, const struct rs_rank_steps *kept,
+                            size_t n_kept_ranks, struct rs_rank_steps **out, size_t *n_ranks);
+
 /* Where the steps came from: "markers" (step records), "inferred" (step_infer.h), "mixed", or
  * "none" (no rank has steps). */
 const char *rs_steps_source(const struct rs_rank_steps *ranks, size_t n_ranks);

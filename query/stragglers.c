@@ -172,6 +172,7 @@ struct names {
     size_t n;
     uint64_t t0, t1;
     uint64_t first_ns, last_ns; /* the rank's records: where a window's launches can be */
+    uint64_t windows_end;       /* the latest end of a kernel window read */
 };
 
 static int
@@ -224,6 +225,8 @@ on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name,
     struct names *ns = arg;
     uint64_t a = max_u64(kw->start_ns, ns->first_ns),
              b = min_u64(kw->start_ns + kw->window_ns, ns->last_ns);
+
+    ns->windows_end = max_u64(ns->windows_end, kw->start_ns + kw->window_ns);
     uint64_t oa = max_u64(a, ns->t0), ob = min_u64(b, ns->t1);
 
     if (b <= a || ob <= oa)
@@ -297,17 +300,32 @@ find_identity(const struct identities *ids, uint32_t rank)
     return lo < ids->n && ids->v[lo].rank == rank ? &ids->v[lo] : NULL;
 }
 
-static int
-kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx,
-             const struct identities *ids, double *slow_ms, double *extra_ms, json_t **evidence)
+/* Whether the kernels of ranks[i]'s steps in window w are not all stored yet: its agent measured
+ * its steps and sends their kernels as windows (rs_kernel_total), which go out once they have
+ * settled — seconds after the steps themselves. */
+static bool
+windows_pending(const struct ctx *c, const struct window *w, size_t i, const struct names *ns)
 {
-    struct window *w = &c->w[0];
+    const struct rs_rank_steps *rk = &c->ranks[i];
+    return rk->n > 0 && rk->measured && rk->measured[rk->n - 1] &&
+           ns->windows_end < min_u64(w->t1, ns->last_ns);
+}
+
+/* The comparison in window j. *pending: the kernels of some rank compared are not all stored yet
+ * (windows_pending): then it tells nothing. */
+static int
+kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_t j,
+             const struct identities *ids, double *slow_ms, double *extra_ms, json_t **evidence,
+             bool *pending)
+{
+    struct window *w = &c->w[j];
     struct names *all = calloc(c->n_ranks, sizeof *all);
     struct evidence top[MAX_EVIDENCE] = {{0}};
     double steps = (double)w->r[idx].steps;
     int rc = 0;
 
     *slow_ms = *extra_ms = 0;
+    *pending = false;
     if (!all)
         return -ENOMEM;
     /* The peers' per-kernel medians from at most CAUSE_PEERS peers spread over the ranks: robust
@@ -326,6 +344,7 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx,
         if (rc == 0)
             rc = rs_store_kernel_windows_overlapping(r, job, c->ranks[i].rank, w->t0, w->t1,
                                                      MAX_WINDOW_NS, on_kernel_window, &all[i]);
+        *pending |= windows_pending(c, w, i, &all[i]);
     }
     for (size_t k = 0; rc == 0 && k < all[idx].n; k++) {
         const struct name_total *mine = &all[idx].v[k];
@@ -376,12 +395,12 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx,
 }
 
 static double
-peer_median(struct ctx *c, size_t idx, size_t offset)
+peer_median(struct ctx *c, size_t j, size_t idx, size_t offset)
 {
     struct rs_samples s = {NULL, 0, 0};
     for (size_t i = 0; i < c->n_ranks; i++)
         if (i != idx)
-            rs_samples_add(&s, *(const double *)((const char *)&c->w[0].r[i] + offset));
+            rs_samples_add(&s, *(const double *)((const char *)&c->w[j].r[i] + offset));
     double m = rs_quantile(s.v, s.n, 0.5);
     rs_samples_fini(&s);
     return m;
@@ -404,8 +423,8 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
     double slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
     double last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
     double impact_ns = 0, wall_ns = 0, best = rw->work_ms, min_work = rw->work_ms;
-    double slow_ms, extra_ms,
-        host_ms = rw->host_gap_ms - peer_median(c, idx, offsetof(struct rank_window, host_gap_ms));
+    double slow_ms, extra_ms;
+    bool pending;
     json_t *evidence = NULL;
     const char *cause = "unknown";
     const struct identity *id = NULL;
@@ -426,13 +445,28 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
         if (c->w[0].r[i].work_ms < min_work)
             min_work = c->w[0].r[i].work_ms;
     id = find_identity(ids, c->ranks[idx].rank);
-    if (kernel_cause(c, r, job, idx, ids, &slow_ms, &extra_ms, &evidence) != 0)
-        return NULL;
-    if (host_ms >= slow_ms && host_ms >= extra_ms && host_ms > 0) {
+    /* the cause from the newest window whose kernels are all stored: the agents of a summarized
+     * job send them seconds after the steps (a cause from part of them may be wrong); "unknown"
+     * while no window in the lookback has them all */
+    size_t j = 0;
+    for (;; j++) {
+        if (kernel_cause(c, r, job, idx, j, ids, &slow_ms, &extra_ms, &evidence, &pending) != 0)
+            return NULL;
+        if (!pending || j + 1 == c->n_w)
+            break;
+        json_decref(evidence);
+    }
+    double host_gap_ms = c->w[j].r[idx].host_gap_ms,
+           host_ms =
+               host_gap_ms - peer_median(c, j, idx, offsetof(struct rank_window, host_gap_ms));
+    if (pending) {
+        slow_ms = extra_ms = host_ms = 0;
+        json_array_clear(evidence);
+    } else if (host_ms >= slow_ms && host_ms >= extra_ms && host_ms > 0) {
         cause = "host_side";
         json_decref(evidence);
-        evidence = json_pack("[{s:f, s:f}]", "host_gap_ms", rw->host_gap_ms, "peers_host_gap_ms",
-                             rw->host_gap_ms - host_ms);
+        evidence = json_pack("[{s:f, s:f}]", "host_gap_ms", host_gap_ms, "peers_host_gap_ms",
+                             host_gap_ms - host_ms);
     } else if (slow_ms >= extra_ms && slow_ms > 0)
         cause = "gpu_slow";
     else if (extra_ms > 0)

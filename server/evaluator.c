@@ -16,18 +16,39 @@
 
 #define MAX_JOBS 4096         /* job histories kept; the least recently evaluated goes first */
 #define MAX_EVENTS_PER_JOB 64 /* raised/cleared entries kept per job; cleared ones go first */
+#define CAUSE_LEN 16          /* the longest cause ("extra_work", "host_side") and more */
 
 /* One verdict's life: raised at detected_ns, cleared at cleared_ns (0 while active). */
 struct verdict_state {
     uint32_t rank;
     uint64_t detected_ns, cleared_ns;
-    double slowdown; /* of the newest evaluation that found it */
+    double slowdown;       /* of the newest evaluation that found it */
+    char cause[CAUSE_LEN]; /* as last logged: at the raise, or the last one other than unknown */
 };
+
+/* The final steps of a job's last load, which the next one takes from memory instead of reading
+ * them again (rs_query_job_steps_kept). Every KEPT_RELOAD-th load reads everything again: a step
+ * record that arrives late, older than the kept ones, is then seen too. */
+#define KEPT_RELOAD 16
+struct kept_steps {
+    struct rs_rank_steps *v; /* rank order */
+    size_t n;
+    uint64_t first_ns; /* the job's first record time: another job of the same name differs */
+    unsigned loads;    /* loads since the last full one */
+};
+
+static void
+kept_free(struct kept_steps *k)
+{
+    rs_job_steps_free(k->v, k->n);
+    *k = (struct kept_steps){0};
+}
 
 struct job_state {
     char name[RS_WIRE_MAX_JOB_LEN + 1];
     uint64_t evaluated_ns;
     uint64_t catchup_next; /* steps below it are summarized or had their turn (see catch_up) */
+    struct kept_steps kept;
     struct verdict_state *v;
     size_t n;
 };
@@ -35,14 +56,17 @@ struct job_state {
 /* What one evaluation found for one job (filled in the thread pool). */
 struct job_result {
     char name[RS_WIRE_MAX_JOB_LEN + 1];
-    json_t *verdicts;      /* the "stragglers" array of the answer */
-    uint64_t catchup_next; /* the job's next catch-up step, for job_state */
+    json_t *verdicts;       /* the "stragglers" array of the answer */
+    uint64_t first_ns;      /* the job's first record time */
+    uint64_t catchup_next;  /* the job's next catch-up step, for job_state */
+    struct kept_steps kept; /* the evaluator's kept steps at the start, then the new ones */
 };
 
-/* A job's catch-up position when the evaluation started (copied on the loop thread). */
-struct catchup_start {
+/* A job's state when the evaluation started (moved from the loop thread's job_state). */
+struct job_start {
     char name[RS_WIRE_MAX_JOB_LEN + 1];
     uint64_t next;
+    struct kept_steps kept;
 };
 
 /* Settled step metrics of one rank, to be stored (a writer task takes the list). */
@@ -67,7 +91,7 @@ struct run {
     uint64_t started_mono_ns;
     struct job_result *jobs;
     size_t n, cap;
-    struct catchup_start *known; /* the evaluator's jobs, as of the start */
+    struct job_start *known; /* the evaluator's jobs, as of the start */
     size_t n_known;
     struct summaries *to_store;
     uint64_t catchup_steps; /* rank-steps the catch-ups loaded */
@@ -94,8 +118,10 @@ maybe_free(rs_evaluator *e)
 {
     if (!e->closed || e->running || e->storing || e->timer.data != NULL)
         return;
-    for (size_t i = 0; i < e->n_jobs; i++)
+    for (size_t i = 0; i < e->n_jobs; i++) {
         free(e->jobs[i].v);
+        kept_free(&e->jobs[i].kept);
+    }
     free(e->jobs);
     free(e);
 }
@@ -116,11 +142,19 @@ collect_job(void *arg, const struct rs_job_info *job)
         run->cap = cap;
     }
     memcpy(run->jobs[run->n].name, job->name, sizeof job->name);
-    run->jobs[run->n].verdicts = NULL;
-    run->jobs[run->n].catchup_next = UINT64_MAX; /* not seen since the start: catch_up finds it */
+    struct job_result *res = &run->jobs[run->n];
+    res->verdicts = NULL;
+    res->first_ns = job->first_ns;
+    res->catchup_next = UINT64_MAX; /* not seen since the start: catch_up finds it */
+    res->kept = (struct kept_steps){0};
     for (size_t i = 0; i < run->n_known; i++)
-        if (strcmp(run->known[i].name, job->name) == 0)
-            run->jobs[run->n].catchup_next = run->known[i].next;
+        if (strcmp(run->known[i].name, job->name) == 0) {
+            res->catchup_next = run->known[i].next;
+            res->kept = run->known[i].kept; /* the job's now */
+            run->known[i].kept = (struct kept_steps){0};
+            if (res->kept.first_ns != job->first_ns || ++res->kept.loads >= KEPT_RELOAD)
+                kept_free(&res->kept);
+        }
     run->n++;
     return 0;
 }
@@ -303,21 +337,26 @@ evaluate(uv_work_t *req) /* thread pool */
         return;
     run->rc = rs_store_jobs_scan(r, collect_job, run);
     for (size_t i = 0; run->rc == 0 && i < run->n; i++) {
+        struct job_result *job = &run->jobs[i];
         json_t *doc = NULL;
         struct rs_rank_steps *ranks;
         size_t n_ranks;
         /* one load of the steps serves the verdict and the summaries: settled steps computed
          * from kernels are stored, so later evaluations read one value per rank-step and cost the
-         * same in the job's first minute and its tenth hour */
-        int rc = rs_query_job_steps_until(r, run->jobs[i].name, rs_straggler_steps_needed(&o),
-                                          o.until_step, &ranks, &n_ranks);
+         * same in the job's first minute and its tenth hour; the final ones are kept, so the next
+         * load reads only the steps that came since */
+        int rc = rs_query_job_steps_kept(r, job->name, rs_straggler_steps_needed(&o), o.until_step,
+                                         job->kept.v, job->kept.n, &ranks, &n_ranks);
         if (rc == 0) {
             if ((run->to_store &&
-                 collect_summaries(run->to_store, run->jobs[i].name, ranks, n_ranks) != 0) ||
-                catch_up(r, run, &run->jobs[i], ranks, n_ranks) != 0)
+                 collect_summaries(run->to_store, job->name, ranks, n_ranks) != 0) ||
+                catch_up(r, run, job, ranks, n_ranks) != 0)
                 run->rc = -ENOMEM;
-            rc = rs_query_stragglers_on(r, run->jobs[i].name, &o, ranks, n_ranks, &doc);
-            rs_job_steps_free(ranks, n_ranks);
+            rc = rs_query_stragglers_on(r, job->name, &o, ranks, n_ranks, &doc);
+            unsigned loads = job->kept.loads; /* 0 after a full load */
+            kept_free(&job->kept);
+            rs_job_steps_keep_final(ranks, n_ranks, run->to_store != NULL);
+            job->kept = (struct kept_steps){ranks, n_ranks, job->first_ns, loads};
         }
         if (rc == RS_E_NOT_FOUND) /* deleted since the scan */
             continue;
@@ -349,6 +388,7 @@ add_job(rs_evaluator *e, const char *name)
             if (e->jobs[i].evaluated_ns < e->jobs[old].evaluated_ns)
                 old = i;
         free(e->jobs[old].v);
+        kept_free(&e->jobs[old].kept);
         e->jobs[old] = e->jobs[--e->n_jobs];
     }
     if (!e->jobs && !(e->jobs = calloc(MAX_JOBS, sizeof *e->jobs)))
@@ -385,7 +425,7 @@ add_verdict(struct job_state *j, uint32_t rank, uint64_t now_ns)
     if (!v)
         return -ENOMEM;
     j->v = v;
-    j->v[j->n++] = (struct verdict_state){rank, now_ns, 0, 0};
+    j->v[j->n++] = (struct verdict_state){.rank = rank, .detected_ns = now_ns};
     return 0;
 }
 
@@ -402,9 +442,34 @@ in_verdicts(json_t *verdicts, uint32_t rank)
     return false;
 }
 
-/* Compares one job's new verdicts with its history: raises new ones, clears vanished ones. */
+/* Logs a verdict: raised, or its cause changed (a summarized job's first verdicts may say
+ * "unknown" until the agents' kernel windows of its steps arrive). */
 static void
-merge_job(rs_evaluator *e, const struct job_result *res, uint64_t now_ns)
+log_verdict(const char *job, json_t *v, const char *was)
+{
+    uint32_t rank = (uint32_t)json_integer_value(json_object_get(v, "rank"));
+    const char *cause = json_string_value(json_object_get(v, "cause"));
+    double slower = 100 * (json_real_value(json_object_get(v, "slowdown")) - 1);
+    double impact = json_real_value(json_object_get(v, "impact_pct"));
+    const char *action = json_string_value(json_object_get(v, "action"));
+
+    if (!was)
+        rs_log(RS_LOG_WARN, "RS-STRAGGLER-RAISED",
+               "job %s: rank %u on %s (GPU %s) is a straggler: %+.1f%% slower, cause %s, "
+               "impact %.1f%% of step time, action %s",
+               job, rank, json_string_value(json_object_get(v, "host")),
+               json_string_value(json_object_get(v, "gpu_uuid")), slower, cause, impact, action);
+    else
+        rs_log(RS_LOG_WARN, "RS-STRAGGLER-CAUSE",
+               "job %s: rank %u: cause %s (was %s): %+.1f%% slower, impact %.1f%% of step time, "
+               "action %s",
+               job, rank, cause, was, slower, impact, action);
+}
+
+/* Compares one job's new verdicts with its history: raises new ones, clears vanished ones, logs
+ * changed causes. */
+static void
+merge_job(rs_evaluator *e, struct job_result *res, uint64_t now_ns)
 {
     struct job_state *j = find_job(e, res->name);
     size_t i;
@@ -414,27 +479,27 @@ merge_job(rs_evaluator *e, const struct job_result *res, uint64_t now_ns)
         return;
     j->evaluated_ns = now_ns;
     j->catchup_next = res->catchup_next;
+    kept_free(&j->kept);
+    j->kept = res->kept; /* the job's now */
+    res->kept = (struct kept_steps){0};
     e->stats.jobs_evaluated++;
     json_array_foreach(res->verdicts, i, v)
     {
         uint32_t rank = (uint32_t)json_integer_value(json_object_get(v, "rank"));
-        double slowdown = json_real_value(json_object_get(v, "slowdown"));
+        const char *cause = json_string_value(json_object_get(v, "cause"));
         struct verdict_state *known = active_verdict(j, rank);
-        if (known)
-            known->slowdown = slowdown;
-        if (known || add_verdict(j, rank, now_ns) != 0)
-            continue;
-        j->v[j->n - 1].slowdown = slowdown;
-        e->stats.raised++;
-        rs_log(RS_LOG_WARN, "RS-STRAGGLER-RAISED",
-               "job %s: rank %u on %s (GPU %s) is a straggler: %+.1f%% slower, cause %s, "
-               "impact %.1f%% of step time, action %s",
-               res->name, rank, json_string_value(json_object_get(v, "host")),
-               json_string_value(json_object_get(v, "gpu_uuid")),
-               100 * (json_real_value(json_object_get(v, "slowdown")) - 1),
-               json_string_value(json_object_get(v, "cause")),
-               json_real_value(json_object_get(v, "impact_pct")),
-               json_string_value(json_object_get(v, "action")));
+        if (!known) {
+            if (add_verdict(j, rank, now_ns) != 0)
+                continue;
+            known = &j->v[j->n - 1];
+            e->stats.raised++;
+            log_verdict(res->name, v, NULL);
+            snprintf(known->cause, sizeof known->cause, "%s", cause ? cause : "");
+        } else if (cause && strcmp(cause, "unknown") != 0 && strcmp(known->cause, cause) != 0) {
+            log_verdict(res->name, v, known->cause); /* ("unknown" again tells nothing new) */
+            snprintf(known->cause, sizeof known->cause, "%s", cause);
+        }
+        known->slowdown = json_real_value(json_object_get(v, "slowdown"));
     }
     for (size_t k = 0; k < j->n; k++) {
         if (j->v[k].cleared_ns || in_verdicts(res->verdicts, j->v[k].rank))
@@ -465,6 +530,7 @@ evaluated(uv_work_t *req, int status) /* loop */
         if (status == 0 && !e->closed && run->jobs[i].verdicts)
             merge_job(e, &run->jobs[i], run->now_ns);
         json_decref(run->jobs[i].verdicts);
+        kept_free(&run->jobs[i].kept);
     }
     e->stats.evaluations++;
     e->stats.catchup_steps += run->catchup_steps;
@@ -480,6 +546,8 @@ evaluated(uv_work_t *req, int status) /* loop */
     }
     summaries_free(run->to_store);
     free(run->jobs);
+    for (size_t i = 0; i < run->n_known; i++) /* jobs no longer running: nothing to keep */
+        kept_free(&run->known[i].kept);
     free(run->known);
     free(run);
     maybe_free(e);
@@ -504,6 +572,8 @@ on_tick(uv_timer_t *t)
         for (size_t i = 0; i < e->n_jobs; i++) {
             memcpy(run->known[i].name, e->jobs[i].name, sizeof run->known[i].name);
             run->known[i].next = e->jobs[i].catchup_next;
+            run->known[i].kept = e->jobs[i].kept; /* the evaluation's until it ends */
+            e->jobs[i].kept = (struct kept_steps){0};
         }
         run->n_known = e->n_jobs;
     }
@@ -514,6 +584,8 @@ on_tick(uv_timer_t *t)
     run->req.data = run;
     if (uv_queue_work(&e->srv->loop, &run->req, evaluate, evaluated) != 0) {
         summaries_free(run->to_store);
+        for (size_t i = 0; i < run->n_known; i++) /* the next evaluation reads everything */
+            kept_free(&run->known[i].kept);
         free(run->known);
         free(run);
         return;
@@ -610,6 +682,7 @@ rs_evaluator_forget(rs_evaluator *e, const char *job)
     if (!j)
         return;
     free(j->v);
+    kept_free(&j->kept);
     *j = e->jobs[--e->n_jobs];
 }
 

@@ -4,7 +4,9 @@
  * history of its verdicts on the loop thread:
  *   raised   the first evaluation that found rank r a straggler (detected_ns, server clock)
  *   cleared  the first evaluation after that which no longer did (cleared_ns)
- * Each change is logged once (RS-STRAGGLER-RAISED / RS-STRAGGLER-CLEARED) and counted. The
+ * Each change is logged once (RS-STRAGGLER-RAISED / RS-STRAGGLER-CLEARED) and counted, and so is
+ * a change of an active verdict's cause (RS-STRAGGLER-CAUSE: a summarized job's verdict may be
+ * raised with cause "unknown" before its agents' kernel windows of the same steps arrive). The
  * stragglers endpoint adds this history to its answer, and `?since_ns=` lets a scheduler poll for
  * changes only. State is in memory: after a restart, verdicts are raised again by the first
  * evaluation (with a new detected_ns).
@@ -15,6 +17,12 @@
  * behind, keeps the rest. Small jobs are still evaluated every period_ms; the verdicts of a very
  * large one come less often (docs/BENCHMARKS.md "Rank-window summaries": 5.4 – 8.8 s per
  * evaluation of a 20,480-rank job after 5 minutes, on 2 cores shared with ingest).
+ *
+ * Kept steps: per running job the evaluator keeps the final steps (summary stored, or being
+ * stored) of its last load in memory, so that the next evaluation reads only the steps that came
+ * since (rs_query_job_steps_kept; every 16th load reads all of them again). That is the 120
+ * newest steps per rank at most, 96 bytes each: about 240 MB for a 20,480-rank job, freed when the
+ * job stops sending (active_s) or is deleted.
  *
  * Settled step metrics are stored through one writer task at a time: while it is queued (the
  * writer gives tasks a share of its time under load, writer.h), evaluations give verdicts only and

@@ -5,7 +5,7 @@
 # kernel totals (top, ranks), on step metrics (steps) and the straggler verdict are the same; the
 # summarized job stores no kernel records and far fewer bytes.
 . "$(dirname "$0")/common.sh"
-start_server
+start_server --evaluate-ms 200
 run_job() { # JOB
     "$BIN/rankscope-sim" --job "$1" --ranks 4 --steps 120 --step-ms 500 --speed 0 --seed 7 \
         --slow-rank 1 --slowdown 0.2 --onset-step 0 --agent "$WORK/agent.sock" \
@@ -69,6 +69,23 @@ a, b = (json.load(open(p))["stragglers"] for p in sys.argv[1:3])
 assert [s["rank"] for s in a] == [s["rank"] for s in b] == [1], (a, b)
 assert a[0]["cause"] == b[0]["cause"], (a[0]["cause"], b[0]["cause"])' \
     "$WORK/raw.stragglers" "$WORK/sum.stragglers"
+# A summarized job streamed at its pace (20 ms steps, 6 s): its verdict is raised within a
+# couple of seconds, before the agent's 5 s windows of those steps arrive (they go out once
+# settled), so with cause "unknown"; the log says when the cause became known, and it is the
+# answer's.
+"$BIN/rankscope-sim" --job live --ranks 4 --steps 300 --step-ms 20 --seed 7 --slow-rank 1 \
+    --slowdown 0.2 --onset-step 0 --agent "$WORK/agent.sock" --log-level warn >"$WORK/live.sim.json"
+caused() { grep -q "RS-STRAGGLER-CAUSE job live: rank 1: cause $1 (was unknown)" "$WORK/server.log"; }
+for _ in $(seq 75); do
+    final=$(curl -s "$HTTP/v1/jobs/live/stragglers" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["stragglers"][0]["cause"])' 2>/dev/null)
+    [ -n "$final" ] && [ "$final" != unknown ] && caused "$final" && break
+    sleep 0.2
+done
+check "streaming: raised with cause unknown, then RS-STRAGGLER-CAUSE with the answer's ($final)" \
+    sh -c "grep 'job live' '$WORK/server.log'
+        grep -q 'RS-STRAGGLER-RAISED job live: rank 1 .* cause unknown' '$WORK/server.log' &&
+        grep -q 'RS-STRAGGLER-CAUSE job live: rank 1: cause $final (was unknown)' '$WORK/server.log'"
 stop_all
 check "the store is consistent" "$BIN/rankscope-server" --check --data "$WORK/data"
 

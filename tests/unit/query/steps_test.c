@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const names[] = {"gemm", "nccl"};
 
@@ -218,11 +219,124 @@ steps_last_until_the_next(void)
     t_store_remove(st, dir);
 }
 
+/* Steps k0 .. k1-1 of ranks 0 .. n_ranks-1, 100 ms apart: a kernel and an AllReduce (seq k, rank
+ * 1 arriving last) in each; committed as one agent batch. */
+static void
+put_steps(rs_store *st, uint32_t n_ranks, uint64_t k0, uint64_t k1)
+{
+    const uint64_t MS = 1000 * US;
+    size_t n = (size_t)(k1 - k0);
+    struct rs_rank_batch *rb = calloc(n_ranks, sizeof *rb);
+    struct rs_kernel_record *k = calloc(n_ranks * n, sizeof *k);
+    struct rs_collective_record *c = calloc(n_ranks * n, sizeof *c);
+    struct rs_step_record *s = calloc(n_ranks * n, sizeof *s);
+
+    for (uint32_t r = 0; r < n_ranks; r++) {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t t = (k0 + i) * 100 * MS + 1;
+            s[r * n + i] =
+                (struct rs_step_record){.step = k0 + i, .start_ns = t, .end_ns = t + 90 * MS};
+            k[r * n + i] = (struct rs_kernel_record){t + (10 + r) * MS, t + 50 * MS, 0, 7, 0, 0};
+            c[r * n + i] = (struct rs_collective_record){
+                t + (60 + 2 * r) * MS, t + 80 * MS, 8, 1, k0 + i, RS_COLL_ALLREDUCE, 1, 17, false};
+        }
+        rb[r] = (struct rs_rank_batch){.identity = {"j", r, r, n_ranks, "h", "G", 1},
+                                       .strings = names,
+                                       .n_strings = 2,
+                                       .kernels = k + r * n,
+                                       .n_kernels = n,
+                                       .collectives = c + r * n,
+                                       .n_collectives = n,
+                                       .steps = s + r * n,
+                                       .n_steps = n};
+    }
+    t_store_put(st, rb, n_ranks);
+    free(rb);
+    free(k);
+    free(c);
+    free(s);
+}
+
+/* Stores the summaries a load flagged, as the server's evaluator does. */
+static void
+store_flagged(rs_store *st, const struct rs_rank_steps *ranks, size_t n)
+{
+    rs_store_write *w;
+
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < ranks[i].n; k++)
+            if (ranks[i].to_store && ranks[i].to_store[k])
+                T_EQ(rs_store_step_summaries_put(w, "j", ranks[i].rank, &ranks[i].steps[k], 1), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+}
+
+/* A load on top of the final steps of an earlier one (rs_query_job_steps_kept) gives what a full
+ * load gives: the same steps, metrics and flags, for ranks it kept steps of and for a rank that
+ * joined since. */
+static void
+kept_steps_load_as_a_full_load(void)
+{
+    char dir[] = "/tmp/rs-steps-XXXXXX";
+    struct rs_rank_steps *kept, *full, *inc;
+    size_t n_kept = 0, n_full = 0, n_inc = 0;
+    rs_store_read *r;
+    rs_store *st = t_store_open(dir, NULL);
+
+    put_steps(st, 3, 0, 60); /* records up to 6 s: steps ending by 4 s are settled */
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_query_job_steps_until(r, "j", 40, UINT64_MAX, &kept, &n_kept), 0);
+    rs_store_read_end(r);
+    store_flagged(st, kept, n_kept);
+    rs_job_steps_keep_final(kept, n_kept, true);
+    for (size_t i = 0; i < n_kept; i++) {
+        T_EQ(kept[i].n, 19); /* steps 20 .. 38 of the 40 loaded */
+        T_CHECK(!kept[i].summarized && !kept[i].to_store && kept[i].n_to_store == 0);
+    }
+    put_steps(st, 4, 60, 70); /* ten more steps, and rank 3 */
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_query_job_steps_until(r, "j", 40, UINT64_MAX, &full, &n_full), 0);
+    T_EQ(rs_query_job_steps_kept(r, "j", 40, UINT64_MAX, kept, n_kept, &inc, &n_inc), 0);
+    rs_store_read_end(r);
+    T_EQ(n_full, 4);
+    T_EQ(n_inc, n_full);
+    for (size_t i = 0; i < n_full && i < n_inc; i++) {
+        const struct rs_rank_steps *a = &full[i], *b = &inc[i];
+        T_EQ(a->rank, b->rank);
+        T_EQ(a->n, b->n);
+        T_EQ(a->n_to_store, b->n_to_store);
+        for (size_t k = 0; k < a->n && k < b->n; k++) {
+            T_CHECK(memcmp(&a->steps[k], &b->steps[k], sizeof a->steps[k]) == 0);
+            T_EQ(a->summarized[k], b->summarized[k]);
+            T_EQ(a->to_store[k], b->to_store[k]);
+        }
+    }
+    /* the two loads saw stored summaries and new steps: steps 30 .. 38 summarized, 39 .. 48
+     * settled since (rank 3 joined at step 60: its steps are settled from step 60 to 48, none) */
+    T_CHECK(n_full == 4 && full[0].n == 40 && full[0].summarized[8] && !full[0].summarized[9] &&
+            full[0].to_store[9] && full[0].to_store[18] && !full[0].to_store[19]);
+    rs_job_steps_free(full, n_full);
+    rs_job_steps_free(inc, n_inc);
+    /* taken from memory: a kept step's metrics come back as kept, except the newest kept one's
+     * (step 38, read again) */
+    kept[0].steps[10].compute_ns = 12345; /* step 30 */
+    kept[0].steps[18].compute_ns = 12345; /* step 38 */
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_query_job_steps_kept(r, "j", 40, UINT64_MAX, kept, n_kept, &inc, &n_inc), 0);
+    rs_store_read_end(r);
+    T_CHECK(n_inc == 4 && inc[0].n == 40 && inc[0].steps[0].step == 30 &&
+            inc[0].steps[0].compute_ns == 12345 && inc[0].steps[8].compute_ns != 12345);
+    rs_job_steps_free(inc, n_inc);
+    rs_job_steps_free(kept, n_kept);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
     T_RUN(known_step);
     T_RUN(steps_last_until_the_next);
     T_RUN(last_arrivals);
+    T_RUN(kept_steps_load_as_a_full_load);
     return T_DONE("query/steps");
 }
