@@ -3,14 +3,18 @@
 #  1. the same 2-rank DDP job without the collector, with it, with it and PC sampling on
 #     (RANKSCOPE_PC_SAMPLING=1, the whole run), and under torch.profiler, alternating, PAIRS
 #     rounds; median step time ratios with their spread;
-#  2. a launch-bound loop (one thread, 200,000 empty kernels) with and without the collector.
-# Needs gpu-bundle/ (tests/gpu/bundle.sh). Writes $OUT/bench.jsonl and prints a summary.
+#  2. a launch-bound loop (one thread, 200,000 empty kernels) with and without the collector, and
+#     with the collector under each RANKSCOPE_* setting in LAUNCH_VARIANTS ("A=1;B=2 C=3"), in
+#     turn, LAUNCH_ROUNDS rounds (default PAIRS).
+# DDP_PAIRS=0 skips part 1. Needs gpu-bundle/ (tests/gpu/bundle.sh). Writes $OUT/bench.jsonl and
+# prints a summary.
 . "$(dirname "$0")/../gpu/common.sh"
 PAIRS=${PAIRS:-5}
 STEPS=${STEPS:-60}
 daemons_up
 : >"$OUT/bench.jsonl"
-for i in $(seq "$PAIRS"); do
+IFS=';' read -ra launch_variants <<<"${LAUNCH_VARIANTS:-}"
+for i in $(seq "${DDP_PAIRS:-$PAIRS}"); do
     for mode in none collector pcsampling profiler; do
         case $mode in
         none) train bench-none-$i --steps "$STEPS" ;;
@@ -23,10 +27,13 @@ for i in $(seq "$PAIRS"); do
     done
 done
 if nvcc -O2 -o "$W/launch_bench" tests/bench/launch_bench.cu 2>>"$OUT/train-logs.txt"; then
-    for i in $(seq "$PAIRS"); do
-        for mode in none collector; do
-            if [ $mode = collector ]; then
-                r=$(env RANKSCOPE_JOB_ID=launch-bench RANKSCOPE_AGENT_SOCKET="$W/agent.sock" \
+    modes=(none collector)
+    for k in "${!launch_variants[@]}"; do modes+=("collector ${launch_variants[$k]}"); done
+    for i in $(seq "${LAUNCH_ROUNDS:-$PAIRS}"); do
+        for mode in "${modes[@]}"; do
+            if [ "$mode" != none ]; then
+                r=$(env ${mode#collector} RANKSCOPE_JOB_ID=launch-bench \
+                    RANKSCOPE_AGENT_SOCKET="$W/agent.sock" \
                     LD_LIBRARY_PATH="$CUPTI_DIR:${LD_LIBRARY_PATH:-}" \
                     CUDA_INJECTION64_PATH="$B/lib/librankscope.so" "$W/launch_bench" 200000)
             else

@@ -30,12 +30,14 @@ report("ddp", "none", "pcsampling", "step_ms_mean",
        "DDP mean step time, collector + PC sampling / none")
 report("ddp", "none", "collector", "step_ms_mean", "DDP mean step time, collector / none")
 report("ddp", "none", "profiler", "step_ms_median", "DDP step time, torch.profiler / none")
-report("launch", "none", "collector", "per_launch_us", "launch-bound loop, per launch us, collector / none")
-a, b = by("launch", "none"), by("launch", "collector")
-extra = [b[i]["per_launch_us"] - a[i]["per_launch_us"] for i in sorted(a) if i in b]
-if extra:
-    print(f"collector cost per launch: median {statistics.median(extra):.3f} us "
-          f"(min {min(extra):.3f}, max {max(extra):.3f})")
+# the collector as configured, then each LAUNCH_VARIANTS setting ("collector A=1")
+for mode in dict.fromkeys(r["mode"] for r in rows if r["kind"] == "launch" and r["mode"] != "none"):
+    report("launch", "none", mode, "per_launch_us", f"launch-bound loop, per launch us, {mode} / none")
+    a, b = by("launch", "none"), by("launch", mode)
+    extra = [b[i]["per_launch_us"] - a[i]["per_launch_us"] for i in sorted(a) if i in b]
+    if extra:
+        print(f"{mode}: cost per launch median {statistics.median(extra):.3f} us "
+              f"(min {min(extra):.3f}, max {max(extra):.3f}, {len(extra)} rounds)")
 try:
     s = json.load(open(sys.argv[2]))
     k = sum(r["kernels"] for r in s["ranks"])
