@@ -10,10 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
-
-#define SPARE_MAX 16 /* the most spare buffers rs_activity_options.spare_buffers may ask for */
 
 static struct {
     rs_convert *conv;
@@ -26,81 +23,18 @@ static struct {
     /* Buffers we handed to CUPTI, and those it handed back to us: after the final forced flush
      * the rest went to another client's callback (see taken_over). */
     atomic_size_t buffers_out, buffers_back;
-    /* Spare buffers, zeroed with their pages touched off the application's threads. */
-    pthread_mutex_t spare_lock;
-    uint8_t *spare[SPARE_MAX];
-    size_t n_spare;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER,
        .wake_lock = PTHREAD_MUTEX_INITIALIZER,
-       .wake = PTHREAD_COND_INITIALIZER,
-       .spare_lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* A spare buffer, or NULL when none is left (or another thread holds the list: no waiting). */
-static uint8_t *
-spare_take(void)
-{
-    uint8_t *b = NULL;
-
-    if (pthread_mutex_trylock(&g.spare_lock) != 0)
-        return NULL;
-    if (g.n_spare > 0)
-        b = g.spare[--g.n_spare];
-    pthread_mutex_unlock(&g.spare_lock);
-    return b;
-}
-
-/* Whether fewer spares than asked for are kept (a returned buffer is worth zeroing). */
-static bool
-spare_wanted(void)
-{
-    pthread_mutex_lock(&g.spare_lock);
-    bool wanted = g.n_spare < g.opts.spare_buffers;
-    pthread_mutex_unlock(&g.spare_lock);
-    return wanted;
-}
-
-/* Keeps a zeroed buffer as a spare when fewer than asked for are kept; false: not kept. */
-static bool
-spare_put(uint8_t *b)
-{
-    bool kept = false;
-
-    pthread_mutex_lock(&g.spare_lock);
-    if (g.n_spare < g.opts.spare_buffers) {
-        g.spare[g.n_spare++] = b;
-        kept = true;
-    }
-    pthread_mutex_unlock(&g.spare_lock);
-    return kept;
-}
-
-/* Flush thread (and start): tops the spares up with new buffers, their pages touched here. */
-static void
-spare_fill(void)
-{
-    for (;;) {
-        uint8_t *b = spare_wanted() ? malloc(g.opts.buffer_bytes) : NULL;
-        if (!b)
-            return;
-        memset(b, 0, g.opts.buffer_bytes);
-        if (!spare_put(b)) {
-            free(b);
-            return;
-        }
-    }
-}
+       .wake = PTHREAD_COND_INITIALIZER};
 
 /* Application thread (whichever filled the last buffer): must be quick. */
 static void CUPTIAPI
 buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    /* CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER=1: the buffer must be zeroed, by us. A spare
-     * one was zeroed off this thread with its pages touched; else a calloc of a large block is an
-     * mmap of zero pages, which fault in on this thread as CUPTI fills them. NULL drops records;
-     * CUPTI counts them and we report the count. */
-    *buffer = spare_take();
-    if (!*buffer)
-        *buffer = calloc(1, g.opts.buffer_bytes);
+    /* calloc of a large block is an mmap of zero pages: zeroed without touching them, which is
+     * what CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER=1 asks of us. NULL drops records; CUPTI
+     * counts them and we report the count. */
+    *buffer = calloc(1, g.opts.buffer_bytes);
     *size = *buffer ? g.opts.buffer_bytes : 0;
     *max_records = 0;
     if (*buffer)
@@ -121,10 +55,7 @@ buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, s
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
         rs_convert_count_dropped(g.conv, dropped);
     pthread_mutex_unlock(&g.lock);
-    if (size != g.opts.buffer_bytes || !spare_wanted())
-        free(buffer);
-    else if (memset(buffer, 0, size), !spare_put(buffer))
-        free(buffer);
+    free(buffer);
 }
 
 static void
@@ -162,7 +93,6 @@ flush_main(void *arg)
         cuptiActivityFlushAll(0);
         rs_pcsampling_tick(rs_clock_mono_ns());
         send_converted();
-        spare_fill();
         pthread_mutex_lock(&g.wake_lock);
     }
     pthread_mutex_unlock(&g.wake_lock);
@@ -194,9 +124,6 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
 
     g.conv = conv;
     g.opts = *opts;
-    if (g.opts.spare_buffers > SPARE_MAX)
-        g.opts.spare_buffers = SPARE_MAX;
-    spare_fill(); /* before the first record: CUPTI's first buffer is a spare too */
     if ((rc = check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len,
                                               &zeroed),
                     "cuptiActivitySetAttribute(ZEROED_OUT)")) ||
@@ -264,11 +191,6 @@ rs_activity_finish(void)
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     taken_over();
     send_converted();
-    pthread_mutex_lock(&g.spare_lock);
-    g.opts.spare_buffers = 0; /* keep no more */
-    while (g.n_spare > 0)
-        free(g.spare[--g.n_spare]);
-    pthread_mutex_unlock(&g.spare_lock);
 }
 
 void

@@ -2,10 +2,8 @@
  * the activity kinds that do not serialise the GPU (CONCURRENT_KERNEL — never KERNEL — MEMCPY,
  * MEMSET, DEVICE; MARKER for NVTX step ranges when available), and runs our own flush thread that
  * asks CUPTI for completed buffers a few times a second, converts them (convert.h) and sends them
- * to the agent. The application's threads only ever get a zeroed buffer from us without work on
- * their time: a spare one, zeroed with its pages touched by our flush thread (or, returned, by the
- * thread that gave it back), else a calloc — zero pages from the kernel, which then fault in on
- * the application's thread as CUPTI fills them. Process-global, like CUPTI's own callbacks. */
+ * to the agent. The application's threads only ever get a fresh buffer from us (a calloc: zero
+ * pages from the kernel, no memset on their time). Process-global, like CUPTI's own callbacks. */
 #ifndef RS_COLLECTOR_ACTIVITY_H
 #define RS_COLLECTOR_ACTIVITY_H
 
@@ -15,9 +13,8 @@
 #include <stddef.h>
 
 struct rs_activity_options {
-    unsigned flush_ms;    /* flush thread period */
-    size_t buffer_bytes;  /* per CUPTI buffer */
-    size_t spare_buffers; /* zeroed buffers kept ready (at most 16); 0: calloc on demand */
+    unsigned flush_ms;                               /* flush thread period */
+    size_t buffer_bytes;                             /* per CUPTI buffer */
     const struct rs_pcsampling_options *pc_sampling; /* NULL: no PC-sampling windows */
 };
 

@@ -5,8 +5,7 @@
  * DataLoader workers) stays inert and never touches CUPTI or the agent socket.
  * Environment: RANKSCOPE_DISABLE=1 (kill switch), RANKSCOPE_AGENT_SOCKET (default
  * /tmp/rankscope-agent.sock), RANKSCOPE_FLUSH_MS (default 250), RANKSCOPE_BUFFER_KB (CUPTI buffer
- * size, default 4096), RANKSCOPE_SPARE_BUFFERS (zeroed buffers kept ready, 0 .. 16, default 2),
- * RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
+ * size, default 4096), RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
  * "ProfilerStep#N"), RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), identity variables
  * (identity.h). NVTX_INJECTION64_PATH=this library forwards NVTX to CUPTI
  * (InitializeInjectionNvtx2 below). */
@@ -30,7 +29,6 @@
  * kernel launch instead of 0.7 (more buffer requests on the launching thread) and did not help
  * torch.profiler in the same process either. */
 #define DEFAULT_BUFFER_KB 4096
-#define DEFAULT_SPARE_BUFFERS 2
 
 static struct {
     pthread_once_t once;
@@ -167,7 +165,6 @@ initialize(void)
     struct rs_activity_options opts = {
         (unsigned)env_long("RANKSCOPE_FLUSH_MS", 10, 60000, DEFAULT_FLUSH_MS),
         (size_t)env_long("RANKSCOPE_BUFFER_KB", 16, 65536, DEFAULT_BUFFER_KB) << 10,
-        (size_t)env_long("RANKSCOPE_SPARE_BUFFERS", 0, 16, DEFAULT_SPARE_BUFFERS),
         pc_sampling_options(&pc) ? &pc : NULL};
     const char *socket = env("RANKSCOPE_AGENT_SOCKET");
     char host[256] = "";
