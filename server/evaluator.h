@@ -15,8 +15,9 @@
  * predecessor's duration after that one ended, so evaluations take at most 1 /
  * RS_EVALUATOR_SHARE_DIVISOR of one core however large the jobs are; ingest, which must not fall
  * behind, keeps the rest. Small jobs are still evaluated every period_ms; the verdicts of a very
- * large one come less often (docs/BENCHMARKS.md "Rank-window summaries": 5.4 – 8.8 s per
- * evaluation of a 20,480-rank job after 5 minutes, on 2 cores shared with ingest).
+ * large one come less often (docs/BENCHMARKS.md "Rank-window summaries": 0.7 – 3.8 s per
+ * evaluation of a 20,480-rank job after 5 minutes, on 2 cores shared with 20,000 summaries/s of
+ * ingest; one a sixth of a core took 7% of that ingest in two runs against a third).
  *
  * Kept steps: per running job the evaluator keeps the final steps (summary stored, or being
  * stored) of its last load in memory, so that the next evaluation reads only the steps that came
@@ -33,7 +34,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#define RS_EVALUATOR_SHARE_DIVISOR 3
+#define RS_EVALUATOR_SHARE_DIVISOR 6
 
 struct rs_server;
 typedef struct rs_evaluator rs_evaluator;
