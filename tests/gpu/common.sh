@@ -33,6 +33,9 @@ daemons_down() {
 
 # train JOB [--collector [--pc-sampling]] ARGS...: a 2-rank DDP job; its rank-0 JSON line goes to
 # $W/JOB.result. The collector sends to $AGENT_SOCK when set (default: the agent of daemons_up). --pc-sampling turns PC sampling on (drained every $PC_DRAIN_MS, 1000).
+# get PATH: the server's answer (daemons_up) to GET PATH, on stdout.
+get() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$HTTP$1"; }
+
 train() {
     local job=$1 rc
     local -a vars=(RANKSCOPE_JOB_ID="$job" RANKSCOPE_AGENT_SOCKET="${AGENT_SOCK:-$W/agent.sock}"

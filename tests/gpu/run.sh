@@ -23,7 +23,6 @@ RANKSCOPE_STEP_RANGE=train_step train gpu-recfn --collector --steps 30 --record-
 # PC sampling on a job whose rank 0 does extra GPU work
 train gpu-pcsampling --collector --pc-sampling --steps 400 --extra-work-rank 0 --nvtx-steps
 sleep 2 # the last flushes (collector exit, agent 250 ms, commit)
-get() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$HTTP$1"; }
 get "/v1/jobs/gpu-pcsampling/stalls?limit=5" >"$OUT/pc-stalls.json" 2>>"$OUT/train-logs.txt"
 get /v1/jobs/gpu-straggler/stragglers >"$OUT/straggler-verdict.json" 2>>"$OUT/train-logs.txt"
 get /v1/jobs/gpu-baseline/stragglers >"$OUT/baseline-verdict.json" 2>>"$OUT/train-logs.txt"

@@ -15,7 +15,6 @@ for _ in $(seq 100); do [ -s "$W/agent-sum.ready" ] && break; sleep 0.1; done
 train gpu-raw --collector --steps 200 --extra-work-rank 0 --nvtx-steps
 AGENT_SOCK=$W/agent-sum.sock train gpu-sum --collector --steps 200 --extra-work-rank 0 --nvtx-steps
 sleep 4 # the summarizing agent sends a quiet rank's last windows and steps after 2 s
-get() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$HTTP$1"; }
 {
     echo '{'
     for job in gpu-raw gpu-sum; do

@@ -276,11 +276,11 @@ static bool
 same_summary(const struct rs_step_summary *a, const struct rs_step_summary *b)
 {
     return a->step == b->step && a->start_ns == b->start_ns && a->end_ns == b->end_ns &&
-           a->step_ns == b->step_ns && a->compute_ns == b->compute_ns &&
-           a->comm_ns == b->comm_ns && a->exposed_comm_ns == b->exposed_comm_ns &&
-           a->idle_ns == b->idle_ns && a->host_gap_ns == b->host_gap_ns &&
-           a->kernels == b->kernels && a->instances == b->instances &&
-           a->last_arrivals == b->last_arrivals && a->peer_wait_ns == b->peer_wait_ns;
+           a->step_ns == b->step_ns && a->compute_ns == b->compute_ns && a->comm_ns == b->comm_ns &&
+           a->exposed_comm_ns == b->exposed_comm_ns && a->idle_ns == b->idle_ns &&
+           a->host_gap_ns == b->host_gap_ns && a->kernels == b->kernels &&
+           a->instances == b->instances && a->last_arrivals == b->last_arrivals &&
+           a->peer_wait_ns == b->peer_wait_ns;
 }
 
 /* A load on top of the final steps of an earlier one (rs_query_job_steps_kept) gives what a full
