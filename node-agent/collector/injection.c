@@ -154,7 +154,6 @@ pc_sampling_options(struct rs_pcsampling_options *o)
     o->drain_ms = (unsigned)env_long("RANKSCOPE_PC_DRAIN_MS", 100, 600000, 1000);
     o->sampling_period = (int)env_long("RANKSCOPE_PC_SAMPLING_PERIOD", 5, 31, 0);
     o->hw_buffer_mb = (unsigned)env_long("RANKSCOPE_PC_HW_BUFFER_MB", 16, 4096, 64);
-    o->scratch_kb = (unsigned)env_long("RANKSCOPE_PC_SCRATCH_KB", 16, 1048576, 0);
     return env_flag("RANKSCOPE_PC_SAMPLING");
 }
 

@@ -148,7 +148,7 @@ prepare(void)
 static CUptiResult
 configure(void)
 {
-    CUpti_PCSamplingConfigurationInfo info[6];
+    CUpti_PCSamplingConfigurationInfo info[5];
     size_t n = 0;
 
     memset(info, 0, sizeof info);
@@ -163,11 +163,6 @@ configure(void)
     info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
     info[n].attributeData.stallReasonData.stallReasonCount = p.n_reasons;
     info[n++].attributeData.stallReasonData.pStallReasonIndex = p.reason_index;
-    if (p.o.scratch_kb) {
-        info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE;
-        info[n++].attributeData.scratchBufferSizeData.scratchBufferSize = (size_t)p.o.scratch_kb
-                                                                          << 10;
-    }
     if (p.o.sampling_period) {
         info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
         info[n++].attributeData.samplingPeriodData.samplingPeriod = (uint32_t)p.o.sampling_period;

@@ -8,7 +8,6 @@
  * longer exists; docs/collector.md). Options: RANKSCOPE_PC_SAMPLING_PERIOD (2^N
  * cycles, 5..31; unset = CUPTI's choice — an explicit value is reported to break sampling on some
  * GPUs), RANKSCOPE_PC_HW_BUFFER_MB (64: device memory CUPTI may use; its default is 512),
- * RANKSCOPE_PC_SCRATCH_KB (CUPTI's host buffer for raw samples; unset = its default, 1 MB),
  * RANKSCOPE_PC_DEBUG=1 (a stderr line per drain). While on, the collector holds CUPTI's callback
  * subscription: a profiler started later in the process (torch.profiler) gets none. CUPTI
  * requires activity kinds to be enabled before PC sampling (measured), which activity.c does
@@ -27,8 +26,7 @@ struct rs_pcsampling_options {
     unsigned drain_ms;
     int sampling_period; /* 2^N cycles; 0 = CUPTI's default */
     unsigned hw_buffer_mb;
-    unsigned scratch_kb; /* CUPTI's buffer for raw samples from the hardware; 0 = its default */
-    bool debug;          /* RANKSCOPE_PC_DEBUG=1: a stderr line at each step of a window */
+    bool debug; /* RANKSCOPE_PC_DEBUG=1: a stderr line at each step of a window */
 };
 
 /* Reads RANKSCOPE_PC_* (getenv-like `env`); returns 1 when PC sampling is asked for. */

@@ -4,7 +4,7 @@
 # RANKSCOPE_* setting in VARIANTS ("A=1;B=2 C=3"), and prints per job how many of the collector's
 # GetData calls returned PCs, in order (from the debug lines), and the stall samples the server
 # stored. Needs gpu-bundle/.
-# usage: [STEPS=600] [VARIANTS="RANKSCOPE_PC_SCRATCH_KB=64"] tests/gpu/pc_drains.sh
+# usage: [STEPS=600] [VARIANTS="RANKSCOPE_PC_HW_BUFFER_MB=16"] tests/gpu/pc_drains.sh
 . "$(dirname "$0")/common.sh"
 STEPS=${STEPS:-600}
 daemons_up
