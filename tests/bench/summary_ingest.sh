@@ -9,7 +9,7 @@
 # RUNS runs, and per run what the server did (requests per group commit, bytes written per
 # summary, the store file's size, the newest evaluation's duration, and the CPU time of the
 # writer thread "rs-writer" as a share of the run: the rest of its time it waits, mostly in the
-# commit's fdatasync, or for batches). SERVER_ARGS adds server
+# commit's fdatasync, or for batches) and the loader's own CPU time as a share of one core. SERVER_ARGS adds server
 # options (e.g. "--evaluate-ms 0" to measure without the evaluator).
 # usage: [SERVER_ARGS=...] tests/bench/summary_ingest.sh [RANKS] [SECONDS] [RUNS] [WINDOWS] [AGENTS]
 set -euo pipefail
@@ -27,8 +27,11 @@ for run in $(seq "$RUNS"); do
     start server "$BIN/rankscope-server" --data "$WORK/data" --http 127.0.0.1:0 \
         --listen tcp://127.0.0.1:0 --ready-file "$WORK/server.ready" --ingest-contexts "$AGENTS" ${SERVER_ARGS:-}
     wait_file "$WORK/server.ready"
-    out=$("$TOOLS/rs-summary-load" "$(field "$WORK/server.ready" listen)" "$RANKS" \
-        "$SECONDS_PER_RUN" "$AGENTS" 8 "$WINDOWS" 2>"$WORK/progress")
+    # the loader's own CPU time (user + system, bash's `time`): it shares the cores with the server
+    TIMEFORMAT='%U %S'
+    { time "$TOOLS/rs-summary-load" "$(field "$WORK/server.ready" listen)" "$RANKS" \
+        "$SECONDS_PER_RUN" "$AGENTS" 8 "$WINDOWS" >"$WORK/out" 2>"$WORK/progress"; } 2>"$WORK/loader-cpu"
+    out=$(cat "$WORK/out")
     rate=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["per_second"])' "$out")
     echo "run $run: $out (5 s intervals: $(sed 's/.*: \([0-9]*\) summaries.*/\1/' "$WORK/progress" | paste -sd ' '))"
     # what the server did for it: group commits, bytes it wrote (write(2) family, /proc), the
@@ -44,11 +47,14 @@ written = int([l.split()[1] for l in open(sys.argv[2]) if l.startswith("wchar:")
 per_commit = c["batches_committed"] / max(1, c["commits"])
 seconds = json.loads(sys.argv[1])["seconds"]
 writer_cpu = int(sys.argv[4] or 0) / os.sysconf("SC_CLK_TCK") / max(1e-9, seconds)
+loader_cpu = sum(float(x) for x in open(sys.argv[5]).read().split()) / max(1e-9, seconds)
 print("  server: %.0f requests per commit, %.1f KiB written per summary, store file %.1f GiB, "
-      "%d evaluations, the last %d ms; writer thread on CPU %.0f%% of the run" % (
+      "%d evaluations, the last %d ms; writer thread on CPU %.0f%% of the run; the loader %.0f%% "
+      "of one core" % (
       per_commit, written / max(1, summaries) / 1024, int(sys.argv[3]) / 2**30,
-      e["evaluations"], e["last_duration_ms"], 100 * writer_cpu))' \
-            "$out" "/proc/$PID_server/io" "$(stat -c %s "$WORK/data/data.mdb")" "${writer_ticks:-0}"
+      e["evaluations"], e["last_duration_ms"], 100 * writer_cpu, 100 * loader_cpu))' \
+            "$out" "/proc/$PID_server/io" "$(stat -c %s "$WORK/data/data.mdb")" "${writer_ticks:-0}" \
+            "$WORK/loader-cpu"
     rates+=("${rate%.*}")
     stop_all
     rm -rf "$WORK"
