@@ -17,7 +17,8 @@
  * behind, keeps the rest. Small jobs are still evaluated every period_ms; the verdicts of a very
  * large one come less often (docs/BENCHMARKS.md "Rank-window summaries": 0.7 – 3.8 s per
  * evaluation of a 20,480-rank job after 5 minutes, on 2 cores shared with 20,000 summaries/s of
- * ingest; one a sixth of a core took 7% of that ingest in two runs against a third).
+ * ingest; with a sixth of a core instead of a third, that ingest was 7% faster by the median of
+ * three runs each).
  *
  * Kept steps: per running job the evaluator keeps the final steps (summary stored, or being
  * stored) of its last load in memory, so that the next evaluation reads only the steps that came
