@@ -9,7 +9,9 @@
 # RUNS runs, and per run what the server did (requests per group commit, bytes written per
 # summary, the store file's size, the newest evaluation's duration, and the CPU time of the
 # writer thread "rs-writer" as a share of the run: the rest of its time it waits, mostly in the
-# commit's fdatasync, or for batches) and the loader's own CPU time as a share of one core. SERVER_ARGS adds server
+# commit's fdatasync, or for batches), the loader's own CPU time as a share of one core, and the
+# server's resident memory at the end: anonymous (its heap) and file-backed (the store's pages LMDB
+# maps, reclaimable by the kernel). SERVER_ARGS adds server
 # options (e.g. "--evaluate-ms 0" to measure without the evaluator).
 # usage: [SERVER_ARGS=...] tests/bench/summary_ingest.sh [RANKS] [SECONDS] [RUNS] [WINDOWS] [AGENTS]
 set -euo pipefail
@@ -48,13 +50,16 @@ per_commit = c["batches_committed"] / max(1, c["commits"])
 seconds = json.loads(sys.argv[1])["seconds"]
 writer_cpu = int(sys.argv[4] or 0) / os.sysconf("SC_CLK_TCK") / max(1e-9, seconds)
 loader_cpu = sum(float(x) for x in open(sys.argv[5]).read().split()) / max(1e-9, seconds)
+status = {l.split(":")[0]: l.split()[1] for l in open(sys.argv[6]) if l.startswith("Rss")}
 print("  server: %.0f requests per commit, %.1f KiB written per summary, store file %.1f GiB, "
       "%d evaluations, the last %d ms; writer thread on CPU %.0f%% of the run; the loader %.0f%% "
-      "of one core" % (
+      "of one core; the server resident at the end: %.2f GiB anonymous (heap), %.2f GiB of the "
+      "mapped store" % (
       per_commit, written / max(1, summaries) / 1024, int(sys.argv[3]) / 2**30,
-      e["evaluations"], e["last_duration_ms"], 100 * writer_cpu, 100 * loader_cpu))' \
+      e["evaluations"], e["last_duration_ms"], 100 * writer_cpu, 100 * loader_cpu,
+      int(status["RssAnon"]) / 2**20, int(status["RssFile"]) / 2**20))' \
             "$out" "/proc/$PID_server/io" "$(stat -c %s "$WORK/data/data.mdb")" "${writer_ticks:-0}" \
-            "$WORK/loader-cpu"
+            "$WORK/loader-cpu" "/proc/$PID_server/status"
     rates+=("${rate%.*}")
     stop_all
     rm -rf "$WORK"
