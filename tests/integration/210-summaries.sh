@@ -86,6 +86,7 @@ check "streaming: raised with cause unknown, then RS-STRAGGLER-CAUSE with the an
     sh -c "grep 'job live' '$WORK/server.log'
         grep -q 'RS-STRAGGLER-RAISED job live: rank 1 .* cause unknown' '$WORK/server.log' &&
         grep -q 'RS-STRAGGLER-CAUSE job live: rank 1: cause $final (was unknown)' '$WORK/server.log'"
+stop "$PID_agent" # first: it sends what it still holds to the server, which is still up
 stop_all
 check "the store is consistent" "$BIN/rankscope-server" --check --data "$WORK/data"
 
