@@ -242,7 +242,8 @@ take_kept(const struct rs_rank_steps *kept, uint64_t from, uint64_t last, struct
     while (first < kept->n - 1 && kept->steps[first].step < from)
         first++;
     size_t n = kept->n - 1 - first;
-    if (n == 0 || !(sc->v = malloc(n * sizeof *sc->v)) || !(sc->measured = calloc(n, 1))) {
+    if (n == 0 || !(sc->v = malloc(n * sizeof *sc->v)) ||
+        !(sc->measured = calloc(n, sizeof *sc->measured))) {
         free(sc->v);
         sc->v = NULL;
         return from;
@@ -589,9 +590,7 @@ rs_job_steps_keep_final(struct rs_rank_steps *ranks, size_t n_ranks, bool with_t
     for (size_t i = 0; i < n_ranks; i++) {
         struct rs_rank_steps *rk = &ranks[i];
         size_t n = 0;
-        while (!rk->inferred_period && n < rk->n &&
-               ((rk->summarized && rk->summarized[n]) ||
-                (with_to_store && rk->to_store && rk->to_store[n])))
+        while (!rk->inferred_period && n < rk->n && rs_step_is_final(rk, n, with_to_store))
             n++;
         rk->n = n;
         free(rk->summarized);

@@ -60,6 +60,13 @@ void rs_job_steps_free(struct rs_rank_steps *ranks, size_t n_ranks);
  * the same job (a job deleted and sent again under its name is another job: compare first_ns of
  * rs_store_job_get). `kept` is only read. */
 void rs_job_steps_keep_final(struct rs_rank_steps *ranks, size_t n_ranks, bool with_to_store);
+/* Whether step k of rk is final in that sense. */
+static inline bool
+rs_step_is_final(const struct rs_rank_steps *rk, size_t k, bool with_to_store)
+{
+    return (rk->summarized && rk->summarized[k]) ||
+           (with_to_store && rk->to_store && rk->to_store[k]);
+}
 int rs_query_job_steps_kept(rs_store_read *r, const char *job, size_t last_steps,
                             uint64_t until_step, const struct rs_rank_steps *kept,
                             size_t n_kept_ranks, struct rs_rank_steps **out, size_t *n_ranks);

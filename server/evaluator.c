@@ -259,7 +259,7 @@ first_open_step(const struct rs_rank_steps *ranks, size_t n_ranks)
     for (size_t i = 0; i < n_ranks; i++) {
         const struct rs_rank_steps *rk = &ranks[i];
         for (size_t k = 0; k < rk->n; k++)
-            if (!(rk->summarized && rk->summarized[k]) && !(rk->to_store && rk->to_store[k])) {
+            if (!rs_step_is_final(rk, k, true)) {
                 open = rk->steps[k].step < open ? rk->steps[k].step : open;
                 break;
             }
