@@ -355,6 +355,18 @@ copy_kind(const char *name)
     return RS_COPY_UNKNOWN;
 }
 
+/* Kineto's names of CUPTI's synchronization records ("cuda_sync" events). */
+static enum rs_copy_kind
+sync_kind(const char *name)
+{
+    static const enum rs_copy_kind kinds[] = {RS_SYNC_EVENT, RS_SYNC_STREAM_WAIT, RS_SYNC_STREAM,
+                                              RS_SYNC_CONTEXT};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcmp(name, rs_copy_kind_name(kinds[i])) == 0)
+            return kinds[i];
+    return RS_COPY_KIND_COUNT;
+}
+
 static int
 add_memcpy(struct importer *im, enum rs_copy_kind kind, uint64_t start, uint64_t end)
 {
@@ -366,7 +378,10 @@ add_memcpy(struct importer *im, enum rs_copy_kind kind, uint64_t start, uint64_t
     im->memcpys[im->n_memcpys++] = (struct rs_memcpy_record){
         start, end, e->have_bytes && e->bytes > 0 ? (uint64_t)e->bytes : 0, kind,
         e->have_stream ? (uint32_t)e->stream : (uint32_t)e->tid};
-    im->st->memcpys++;
+    if (rs_copy_kind_is_sync(kind))
+        im->st->syncs++;
+    else
+        im->st->memcpys++;
     return 0;
 }
 
@@ -414,7 +429,7 @@ static int
 convert_event(struct importer *im)
 {
     const struct event *e = &im->ev;
-    enum { KERNEL, MEMCPY, MEMSET, STEP, OTHER } kind = OTHER;
+    enum { KERNEL, MEMCPY, MEMSET, SYNC, STEP, OTHER } kind = OTHER;
     uint64_t start = 0, end = 0, step = 0;
     int rc;
 
@@ -426,6 +441,8 @@ convert_event(struct importer *im)
             kind = MEMCPY;
         else if (cat_is(e->cat, "gpu_memset", "memset"))
             kind = MEMSET;
+        else if (cat_is(e->cat, "cuda_sync", NULL) && sync_kind(e->name) != RS_COPY_KIND_COUNT)
+            kind = SYNC;
         else if ((cat_is(e->cat, "user_annotation", "cpu_op") ||
                   cat_is(e->cat, "operator", NULL)) &&
                  step_number(e->name, &step))
@@ -449,6 +466,8 @@ convert_event(struct importer *im)
         return add_memcpy(im, copy_kind(e->name), start, end);
     case MEMSET:
         return add_memcpy(im, RS_COPY_MEMSET, start, end);
+    case SYNC:
+        return add_memcpy(im, sync_kind(e->name), start, end);
     case STEP:
         return add_step(im, step, start, end);
     case OTHER:

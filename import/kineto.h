@@ -39,9 +39,10 @@ struct rs_kineto_options {
 };
 
 struct rs_kineto_stats {
-    uint64_t events; /* trace events read */
-    uint64_t kernels, collectives, memcpys, steps;
-    uint64_t ignored;           /* events of kinds rankscope does not import */
+    uint64_t events;                               /* trace events read */
+    uint64_t kernels, collectives, memcpys, steps; /* memcpys: copies and memsets */
+    uint64_t syncs;                                /* host synchronizations ("cuda_sync" events) */
+    uint64_t ignored;                              /* events of kinds rankscope does not import */
     uint64_t rejected;          /* GPU events without a usable ts/dur (not imported) */
     uint64_t names_truncated;   /* names longer than RS_WIRE_MAX_STRING_LEN, cut */
     uint64_t nccl_out_of_order; /* NCCL kernels earlier than the previous one on their stream */

@@ -223,6 +223,14 @@ rs_copy_kind_name(uint32_t kind)
         return "Memcpy PtoP";
     case RS_COPY_MEMSET:
         return "Memset (Device)";
+    case RS_SYNC_EVENT:
+        return "Event Sync";
+    case RS_SYNC_STREAM_WAIT:
+        return "Stream Wait Event";
+    case RS_SYNC_STREAM:
+        return "Stream Sync";
+    case RS_SYNC_CONTEXT:
+        return "Context Sync";
     }
     return "Memcpy";
 }
@@ -648,19 +656,36 @@ struct rs_wire_agent_batch {
     struct rs_agent_batch batch;
 };
 
-/* The schema version a batch needs (wire.h): 2 when it carries agent summaries. */
+/* The schema version a rank's records need (wire.h). */
+static uint32_t
+rank_version(const struct rs_rank_batch *r)
+{
+    uint32_t v = r->n_kernel_totals || r->n_copy_totals ? 2 : 1;
+
+    for (uint32_t k = 0; k < r->n_steps && v < 2; k++)
+        if (r->steps[k].measured)
+            v = 2;
+    for (uint32_t k = 0; k < r->n_memcpys; k++)
+        if (rs_copy_kind_is_sync(r->memcpys[k].kind))
+            return 3;
+    for (uint32_t k = 0; k < r->n_copy_totals; k++)
+        if (rs_copy_kind_is_sync(r->copy_totals[k].kind))
+            return 3;
+    return v;
+}
+
+/* The schema version a batch needs: the highest of its ranks'. */
 static uint32_t
 batch_version(const struct rs_agent_batch *b)
 {
-    for (uint32_t i = 0; i < b->n_ranks; i++) {
-        const struct rs_rank_batch *r = &b->ranks[i];
-        if (r->n_kernel_totals || r->n_copy_totals)
-            return 2;
-        for (uint32_t k = 0; k < r->n_steps; k++)
-            if (r->steps[k].measured)
-                return 2;
+    uint32_t v = 1;
+
+    for (uint32_t i = 0; i < b->n_ranks && v < 3; i++) {
+        uint32_t rv = rank_version(&b->ranks[i]);
+        if (rv > v)
+            v = rv;
     }
-    return 1;
+    return v;
 }
 
 int

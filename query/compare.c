@@ -100,6 +100,25 @@ stall_mix(const struct rs_profile *a, const struct rs_profile *b)
     return list;
 }
 
+/* Host synchronizations per kind on both sides ([] when neither side has any). */
+static json_t *
+sync_rows(const struct rs_profile *a, double per_a, const struct rs_profile *b, double per_b)
+{
+    json_t *list = json_array();
+
+    for (uint32_t k = 0; list && k < RS_COPY_KIND_COUNT; k++) {
+        const struct rs_profile_sync *x = &a->syncs[k], *y = &b->syncs[k];
+        if (x->count == 0 && y->count == 0)
+            continue;
+        double a_ms = (double)x->ns / 1e6 / per_a, b_ms = (double)y->ns / 1e6 / per_b;
+        json_array_append_new(
+            list, json_pack("{s:s, s:f, s:f, s:f, s:f, s:f}", "name", rs_copy_kind_name(k), "a_ms",
+                            a_ms, "b_ms", b_ms, "change_ms", b_ms - a_ms, "a_calls",
+                            (double)x->count / per_a, "b_calls", (double)y->count / per_b));
+    }
+    return list;
+}
+
 static const char *
 kind_name(enum rs_profile_kind k)
 {
@@ -164,13 +183,13 @@ rs_query_compare(rs_store_read *r, const struct rs_profile_scope *a,
                  strcmp(unit_a, "per_step") == 0 ? "per step" : "per second",
                  kind_name(rows[0].kind), rows[0].name, rows[0].b_ms - rows[0].a_ms);
     *out = json_pack("{s:o, s:o, s:s, s:s, s:{s:f, s:f, s:f}, s:o, s:{s:I, s:f, s:f, s:f}, "
-                     "s:o}",
+                     "s:o, s:o?}",
                      "a", rs_profile_scope_json(a, &pa), "b", rs_profile_scope_json(b, &pb), "unit",
                      strcmp(unit_a, unit_b) == 0 ? unit_a : "mixed", "summary", summary, "total",
                      "a_ms", total_a, "b_ms", total_b, "change_ms", total_b - total_a, "items",
                      list, "other", "items", (json_int_t)(n > limit ? n - limit : 0), "a_ms",
                      other_a, "b_ms", other_b, "change_ms", other_b - other_a, "stall_mix",
-                     stall_mix(&pa, &pb));
+                     stall_mix(&pa, &pb), "host_sync", sync_rows(&pa, per_a, &pb, per_b));
     list = NULL;
     rc = *out ? 0 : -ENOMEM;
 out:

@@ -6,7 +6,8 @@
  *    mapping per cubin ("cubin-<crc>", build id the CRC), so a later step can map it to a source
  *    line; `-top` ranks the reasons, `-peek`/flame graphs show where they come from.
  *  - time: GPU time per kernel, rank -> kernel, rank -> "NCCL <op>" for collectives and
- *    rank -> "Memcpy HtoD" (and the other copy kinds), two values ("launches", count;
+ *    rank -> "Memcpy HtoD" (and the other copy kinds; host synchronizations are host time, not
+ *    GPU time, and stay out), two values ("launches", count;
  *    "gpu_time", nanoseconds, the default); rolled-up windows (storage "Rollups") count like the
  *    records they replace, at their time resolution.
  *

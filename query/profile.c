@@ -199,6 +199,31 @@ on_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
     return 0;
 }
 
+/* Host synchronizations (copies and memsets are not in the profile). */
+static int
+on_sync(void *arg, const struct rs_memcpy_record *m)
+{
+    struct build *b = arg;
+
+    if (in_range(b, m->start_ns) && rs_copy_kind_is_sync(m->kind)) {
+        b->p->syncs[m->kind].count++;
+        b->p->syncs[m->kind].ns += m->end_ns - m->start_ns;
+    }
+    return 0;
+}
+
+static int
+on_sync_window(void *arg, const struct rs_copy_window *cw)
+{
+    struct build *b = arg;
+
+    if (in_range(b, cw->start_ns) && rs_copy_kind_is_sync(cw->kind)) {
+        b->p->syncs[cw->kind].count += cw->count;
+        b->p->syncs[cw->kind].ns += cw->total_ns;
+    }
+    return 0;
+}
+
 static int
 on_step(void *arg, const struct rs_step_record *s)
 {
@@ -251,6 +276,9 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
         if ((rc = rs_store_kernels_scan(r, scope->job, rank, from, b.until, on_kernel, &b)) != 0 ||
             (rc = rs_store_kernel_windows_scan(r, scope->job, rank, scope->since_ns, b.until,
                                                on_kernel_window, &b)) != 0 ||
+            (rc = rs_store_memcpys_scan(r, scope->job, rank, from, b.until, on_sync, &b)) != 0 ||
+            (rc = rs_store_copy_windows_scan(r, scope->job, rank, scope->since_ns, b.until,
+                                             on_sync_window, &b)) != 0 ||
             (rc = rs_store_steps_scan(r, scope->job, rank, 0, on_step, &b)) != 0 ||
             (rc = rs_store_stalls_scan(r, scope->job, rank, scope->since_ns, b.until, on_stall,
                                        &b)) != 0)
@@ -300,6 +328,22 @@ rs_profile_divisor(const struct rs_profile *p, const char **unit)
     *unit = "per_second";
     double s = p->t1 > p->t0 ? (double)(p->t1 - p->t0) / 1e9 : 1.0;
     return s * (p->ranks ? p->ranks : 1);
+}
+
+json_t *
+rs_profile_syncs_json(const struct rs_profile *p, double per)
+{
+    json_t *list = json_array();
+
+    for (uint32_t k = 0; list && k < RS_COPY_KIND_COUNT; k++)
+        if (p->syncs[k].count &&
+            json_array_append_new(list, json_pack("{s:s, s:f, s:f}", "name", rs_copy_kind_name(k),
+                                                  "ms", (double)p->syncs[k].ns / 1e6 / per, "calls",
+                                                  (double)p->syncs[k].count / per)) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+    return list;
 }
 
 uint64_t

@@ -1,8 +1,9 @@
 /* A profile: where one scope — a job, or one rank of it, over a time range — spent its GPU time,
- * per kernel name and per NCCL collective op, and its PC-sampling stall counts per (kernel,
- * reason). The common ground of `top`, `compare` and `stalls` (DESIGN.md "Comparison", "Stall
- * reasons"): built by one pass over the scope's kernel, collective, step and stall records. Pure
- * function over a storage read handle. */
+ * per kernel name and per NCCL collective op, its PC-sampling stall counts per (kernel, reason),
+ * and how long its host threads waited for the GPU in synchronizations, per kind. The common ground
+ * of `top`, `compare` and `stalls` (DESIGN.md "Comparison", "Stall reasons"): built by one pass
+ * over the scope's kernel, collective, step and stall records. Pure function over a storage read
+ * handle. */
 #ifndef RS_QUERY_PROFILE_H
 #define RS_QUERY_PROFILE_H
 
@@ -37,6 +38,12 @@ struct rs_profile_stall {
     uint64_t samples;
 };
 
+/* Host synchronizations of one kind (proto/wire.h RS_SYNC_*): host time, not GPU time, so apart
+ * from the items' totals. */
+struct rs_profile_sync {
+    uint64_t count, ns;
+};
+
 struct rs_profile {
     uint32_t ranks;      /* ranks in the scope that have records in the range */
     uint64_t rank_steps; /* steps of those ranks that started in the range */
@@ -46,6 +53,7 @@ struct rs_profile {
     struct rs_profile_stall *stalls;
     size_t n_stalls;
     uint64_t stall_samples;
+    struct rs_profile_sync syncs[RS_COPY_KIND_COUNT]; /* by kind; only the sync kinds are set */
     /* private: hash indexes into items[] and stalls[] (position + 1; 0 = empty slot) */
     uint32_t *item_index, *stall_index;
     size_t item_slots, stall_slots;
@@ -64,6 +72,10 @@ double rs_profile_divisor(const struct rs_profile *p, const char **unit);
 /* The item of (kind, name), or NULL. */
 const struct rs_profile_item *rs_profile_find(const struct rs_profile *p, enum rs_profile_kind kind,
                                               const char *name);
+
+/* [{"name" ("Stream Sync", ...), "ms", "calls"}] per kind with synchronizations, in the units of
+ * `per` (rs_profile_divisor); NULL without memory. */
+json_t *rs_profile_syncs_json(const struct rs_profile *p, double per);
 
 /* Samples of `reason` over all kernels (0 when none). */
 uint64_t rs_profile_reason_samples(const struct rs_profile *p, const char *reason);

@@ -1,6 +1,7 @@
 /* Top kernels: where a job (or one rank) spends GPU time per step, largest first — kernels and
- * NCCL collectives by op, with calls per step, mean duration, share of GPU time and PC samples.
- * Per step means per rank-step: a job's numbers are the mean rank's. */
+ * NCCL collectives by op, with calls per step, mean duration, share of GPU time and PC samples —
+ * and, apart from the GPU time, how long the host waited for the GPU in synchronizations
+ * ("host_sync"). Per step means per rank-step: a job's numbers are the mean rank's. */
 #ifndef RS_QUERY_TOP_H
 #define RS_QUERY_TOP_H
 

@@ -115,14 +115,20 @@ static int
 put_memcpy(void *arg, const struct rs_memcpy_record *m)
 {
     struct writer *w = arg;
-    bool memset = m->kind == RS_COPY_MEMSET;
+    bool sync = rs_copy_kind_is_sync(m->kind);
+    const char *cat = sync ? "cuda_sync" : m->kind == RS_COPY_MEMSET ? "gpu_memset" : "gpu_memcpy";
     int rc;
 
     if (!in_window(w, m->start_ns))
         return 0;
-    if ((rc = event_start(w, memset ? "gpu_memset" : "gpu_memcpy", rs_copy_kind_name(m->kind),
-                          m->start_ns, m->end_ns, m->stream)) != 0)
+    if ((rc = event_start(w, cat, rs_copy_kind_name(m->kind), m->start_ns, m->end_ns, m->stream)) !=
+        0)
         return rc;
+    if (sync) {
+        fprintf(w->f, ", \"args\": {\"stream\": %d}}", (int)m->stream); /* -1: none */
+        w->st->syncs++;
+        return 0;
+    }
     fprintf(w->f, ", \"args\": {\"stream\": %u, \"bytes\": %llu}}", m->stream,
             (unsigned long long)m->bytes);
     w->st->memcpys++;

@@ -27,6 +27,7 @@ struct rs_trace_export_stats {
     uint64_t events; /* trace events written */
     uint32_t ranks;
     uint64_t kernels, collectives, memcpys, steps; /* memcpys: memcpy and memset records */
+    uint64_t syncs;                                /* host synchronizations ("cuda_sync") */
 };
 
 /* Writes the files. Returns 0, RS_E_NOT_FOUND (no such job), a storage error, or -errno of a

@@ -127,16 +127,19 @@ write_strings(rs_store_write *w, const struct rs_rank_batch *b, uint64_t *hashes
     return 0;
 }
 
-/* One total for the merge, counted in the rank's totals (*n, *ns) like the records it stands
- * for; a window's records end by its end, or by when the batch was sent (an open window). */
+/* One total for the merge, counted in the rank's totals (*n, *ns; none when NULL) like the
+ * records it stands for; a window's records end by its end, or by when the batch was sent (an
+ * open window). */
 static int
 add_total(struct rs__kwin_sums *sums, const struct rs__kwin_sum *x, uint64_t *n, uint64_t *ns,
           struct span *sp, uint64_t now)
 {
     uint64_t end = x->window + x->window_ns;
 
-    *n += x->count;
-    *ns += x->total_ns;
+    if (n) {
+        *n += x->count;
+        *ns += x->total_ns;
+    }
     span_add(sp, x->window, end < now ? end : now);
     return rs__kwin_sums_add(sums, x);
 }
@@ -173,7 +176,9 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         const struct rs_copy_total *t = &b->copy_totals[i];
         struct rs__kwin_sum x = {t->window_start_ns, t->window_ns, t->kind, t->total_ns,
                                  t->max_ns,          t->bytes,     t->count};
-        rc = add_total(&sums, &x, &rv->n_memcpys, &rv->memcpy_ns, sp, now);
+        bool sync = rs_copy_kind_is_sync(t->kind); /* a host wait: not the rank's copy time */
+        rc = add_total(&sums, &x, sync ? NULL : &rv->n_memcpys, sync ? NULL : &rv->memcpy_ns, sp,
+                       now);
     }
     if (rc == 0 && sums.n > 0)
         rc = rs__kwin_merge(w, rank_key, RS_KWIN_AGENT_MEMCPY, &sums, &windows);
@@ -215,10 +220,12 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
     for (uint32_t i = 0; i < b->n_memcpys; i++) {
         const struct rs_memcpy_record *m = &b->memcpys[i];
         mv[i] = (struct rs_memcpy_value){m->start_ns, m->end_ns, m->bytes, m->kind, m->stream};
-        rv->memcpy_ns += m->end_ns - m->start_ns;
         span_add(sp, m->start_ns, m->end_ns);
+        if (rs_copy_kind_is_sync(m->kind))
+            continue; /* a host wait: not the rank's copy time */
+        rv->memcpy_ns += m->end_ns - m->start_ns;
+        rv->n_memcpys++;
     }
-    rv->n_memcpys += b->n_memcpys;
     if ((rc = put_series(w, job_id, rank, RS_SERIES_MEMCPY, mv, b->n_memcpys, sizeof *mv,
                          memcpy_start)))
         goto out;

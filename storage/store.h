@@ -145,7 +145,7 @@ struct rs_rank_info {
     uint64_t first_ns, last_ns;
     uint64_t n_kernels, kernel_ns;         /* non-NCCL kernels */
     uint64_t n_collectives, collective_ns; /* NCCL kernels */
-    uint64_t n_memcpys, memcpy_ns;
+    uint64_t n_memcpys, memcpy_ns;         /* copies and memsets (not host synchronizations) */
     uint64_t n_steps, step_ns;
     uint64_t n_stalls;
     uint64_t dropped_records; /* latest cumulative count reported by the collector */
@@ -200,8 +200,9 @@ int rs_store_kernels_scan(rs_store_read *r, const char *job, uint32_t rank, uint
  * step. *found is false when the rank has no raw records or no steps. */
 int rs_store_oldest_raw_step(rs_store_read *r, const char *job, uint32_t rank, uint64_t *step,
                              bool *found);
-/* Memcpy and memset records of one rank whose chunk starts in [t0, t1), in time order (chunks
- * as for kernels: scan from rs_store_kernel_scan_from(t) and filter). */
+/* Memcpy, memset and host synchronization records (proto/wire.h enum rs_copy_kind) of one rank
+ * whose chunk starts in [t0, t1), in time order (chunks as for kernels: scan from
+ * rs_store_kernel_scan_from(t) and filter). */
 int rs_store_memcpys_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                           uint64_t t1, rs_store_memcpy_cb cb, void *arg);
 /* A kernel window (see "Rollups" above): totals of one kernel name's launches that started in
@@ -222,8 +223,8 @@ int rs_store_kernel_windows_scan(rs_store_read *r, const char *job, uint32_t ran
 int rs_store_kernel_windows_overlapping(rs_store_read *r, const char *job, uint32_t rank,
                                         uint64_t t0, uint64_t t1, uint64_t lookback_ns,
                                         rs_store_kernel_window_cb cb, void *arg);
-/* A copy window: totals of one kind of memcpy/memset (enum rs_copy_kind) that started in
- * [start_ns, start_ns + window_ns). */
+/* A copy window: totals of one kind of memcpy, memset or host synchronization (enum
+ * rs_copy_kind) that started in [start_ns, start_ns + window_ns). */
 struct rs_copy_window {
     uint64_t start_ns, window_ns;
     uint32_t kind;

@@ -137,6 +137,11 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
             return rc;
         }
     }
+    /* Host synchronizations (cudaStreamSynchronize, .item(), ...); optional. Only completed
+     * ones: an event or stream query that found work still running is not a wait. */
+    if (opts->sync && (cuptiActivityEnableAllSyncRecords(0) != CUPTI_SUCCESS ||
+                       cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) != CUPTI_SUCCESS))
+        rs_collector_log("host synchronization records unavailable");
     /* NVTX markers (step ranges) when NVTX is routed to CUPTI; optional. */
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER) != CUPTI_SUCCESS)
         rs_collector_log("NVTX markers unavailable: steps will be inferred, not read");

@@ -1,6 +1,7 @@
 /* CUPTI activity collection for the injected collector: registers the buffer callbacks, enables
  * the activity kinds that do not serialise the GPU (CONCURRENT_KERNEL — never KERNEL — MEMCPY,
- * MEMSET, DEVICE; MARKER for NVTX step ranges when available), and runs our own flush thread that
+ * MEMSET, DEVICE; SYNCHRONIZATION unless turned off, without the queries that found work still
+ * running; MARKER for NVTX step ranges when available), and runs our own flush thread that
  * asks CUPTI for completed buffers a few times a second, converts them (convert.h) and sends them
  * to the agent. The application's threads only ever get a fresh buffer from us (a calloc: zero
  * pages from the kernel, no memset on their time). Process-global, like CUPTI's own callbacks. */
@@ -10,12 +11,14 @@
 #include "node-agent/collector/convert.h"
 #include "node-agent/collector/pcsampling.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct rs_activity_options {
     unsigned flush_ms;                               /* flush thread period */
     size_t buffer_bytes;                             /* per CUPTI buffer */
     const struct rs_pcsampling_options *pc_sampling; /* NULL: no PC-sampling windows */
+    bool sync;                                       /* host synchronization records */
 };
 
 /* Starts collection into `conv` (owned by the caller, used under our lock until

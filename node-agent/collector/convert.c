@@ -254,7 +254,7 @@ copy_kind(uint8_t cupti_kind)
 
 static void
 add_copy(rs_convert *c, uint64_t start, uint64_t end, uint64_t bytes, uint32_t kind,
-         uint32_t stream, uint32_t device, uint64_t *counter)
+         uint32_t stream, int device, uint64_t *counter)
 {
     rs_collector *out;
     struct rs_memcpy_record r = {start, end, bytes, kind, stream};
@@ -265,6 +265,36 @@ add_copy(rs_convert *c, uint64_t start, uint64_t end, uint64_t bytes, uint32_t k
     }
     if ((out = output(c, device)) && rs_collector_add_memcpy(out, &r) == 0)
         (*counter)++;
+}
+
+static uint32_t
+sync_kind(CUpti_ActivitySynchronizationType type)
+{
+    switch (type) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+        return RS_SYNC_EVENT;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+        return RS_SYNC_STREAM_WAIT;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+        return RS_SYNC_STREAM;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+        return RS_SYNC_CONTEXT;
+    default:
+        return RS_COPY_KIND_COUNT;
+    }
+}
+
+/* A host synchronization: the interval the host thread waited (host times, like the copies'). */
+static void
+convert_sync(rs_convert *c, const CUpti_ActivitySynchronization2 *y)
+{
+    uint32_t kind = sync_kind(y->type);
+
+    if (kind == RS_COPY_KIND_COUNT) {
+        c->stats.other++;
+        return;
+    }
+    add_copy(c, y->start, y->end, 0, kind, y->streamId, -1, &c->stats.syncs);
 }
 
 /* Whether a range name ends at p: PyTorch's emit_nvtx() names the range of a record_function
@@ -337,16 +367,19 @@ rs_convert_record(rs_convert *c, const CUpti_Activity *record)
         break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)record;
-        add_copy(c, m->start, m->end, m->bytes, copy_kind(m->copyKind), m->streamId, m->deviceId,
-                 &c->stats.memcpys);
+        add_copy(c, m->start, m->end, m->bytes, copy_kind(m->copyKind), m->streamId,
+                 (int)m->deviceId, &c->stats.memcpys);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)record;
-        add_copy(c, m->start, m->end, m->bytes, RS_COPY_MEMSET, m->streamId, m->deviceId,
+        add_copy(c, m->start, m->end, m->bytes, RS_COPY_MEMSET, m->streamId, (int)m->deviceId,
                  &c->stats.memsets);
         break;
     }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        convert_sync(c, (const CUpti_ActivitySynchronization2 *)record);
+        break;
     case CUPTI_ACTIVITY_KIND_MARKER:
         convert_marker(c, (const CUpti_ActivityMarker2 *)record);
         break;

@@ -1,5 +1,6 @@
 /* Turns CUPTI activity records into rankscope records for one process: kernels (NCCL kernels
- * become collective records with per-(stream, op) sequence numbers), memcpy and memset; device
+ * become collective records with per-(stream, op) sequence numbers), memcpy, memset and host
+ * synchronizations (copy records of the RS_SYNC_* kinds, wire.h); device
  * records give the GPU UUID; NVTX ranges that mark training steps become step records. Kernel names
  * are demangled once per distinct name. The connection to the agent (collector_client.h) is opened
  * at the first timed record, so a launcher process that never runs a kernel sends nothing. Not
@@ -18,7 +19,7 @@
 typedef struct rs_convert rs_convert;
 
 struct rs_convert_stats {
-    uint64_t kernels, collectives, memcpys, memsets, steps, stalls; /* converted */
+    uint64_t kernels, collectives, memcpys, memsets, syncs, steps, stalls; /* converted */
     uint64_t untimed;       /* records without timestamps (CUPTI's device buffer ran out) */
     uint64_t other;         /* records of kinds we do not convert */
     uint64_t cupti_dropped; /* records CUPTI itself dropped */

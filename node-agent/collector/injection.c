@@ -6,7 +6,8 @@
  * Environment: RANKSCOPE_DISABLE=1 (kill switch), RANKSCOPE_AGENT_SOCKET (default
  * /tmp/rankscope-agent.sock), RANKSCOPE_FLUSH_MS (default 250), RANKSCOPE_BUFFER_KB (CUPTI buffer
  * size, default 4096), RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
- * "ProfilerStep#N"), RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), identity variables
+ * "ProfilerStep#N"), RANKSCOPE_SYNC=0 (no host synchronization records; default on),
+ * RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), identity variables
  * (identity.h). NVTX_INJECTION64_PATH=this library forwards NVTX to CUPTI
  * (InitializeInjectionNvtx2 below). */
 #include "node-agent/collector/activity.h"
@@ -146,6 +147,14 @@ env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0;
 }
 
+/* A switch that is on unless set to "0". */
+static bool
+env_flag_on(const char *name)
+{
+    const char *v = env(name);
+    return !v || strcmp(v, "0") != 0;
+}
+
 /* RANKSCOPE_PC_* (pcsampling.h); false when PC sampling is not asked for. */
 static bool
 pc_sampling_options(struct rs_pcsampling_options *o)
@@ -165,7 +174,7 @@ initialize(void)
     struct rs_activity_options opts = {
         (unsigned)env_long("RANKSCOPE_FLUSH_MS", 10, 60000, DEFAULT_FLUSH_MS),
         (size_t)env_long("RANKSCOPE_BUFFER_KB", 16, 65536, DEFAULT_BUFFER_KB) << 10,
-        pc_sampling_options(&pc) ? &pc : NULL};
+        pc_sampling_options(&pc) ? &pc : NULL, env_flag_on("RANKSCOPE_SYNC")};
     const char *socket = env("RANKSCOPE_AGENT_SOCKET");
     char host[256] = "";
 

@@ -161,11 +161,11 @@ export_perfetto(const struct rs_cli_options *o, const char *job)
         return rc == RS_E_NOT_FOUND ? 3 : 1;
     }
     printf("exported job %s to %s/%s_rank*.json: %u ranks, %llu kernels, %llu NCCL kernels, %llu "
-           "memcpy/memset, %llu steps\n(open a file in https://ui.perfetto.dev, or the directory "
-           "with HTA)\n",
+           "memcpy/memset, %llu host synchronizations, %llu steps\n(open a file in "
+           "https://ui.perfetto.dev, or the directory with HTA)\n",
            job, o->out, job, st.ranks, (unsigned long long)st.kernels,
            (unsigned long long)st.collectives, (unsigned long long)st.memcpys,
-           (unsigned long long)st.steps);
+           (unsigned long long)st.syncs, (unsigned long long)st.steps);
     return 0;
 }
 

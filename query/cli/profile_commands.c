@@ -88,6 +88,15 @@ rs__cli_render_top(const char *job, json_t *doc)
     if (rs__cli_int(other, "items") > 0)
         printf("%9.3f %6s %7.1f %10s %-6s (%lld more)\n", rs__cli_real(other, "ms"), "",
                rs__cli_real(other, "calls"), "", "", (long long)rs__cli_int(other, "items"));
+    json_t *syncs = json_object_get(doc, "host_sync");
+    if (json_array_size(syncs) > 0) {
+        printf("\nhost waiting for the GPU %s (not GPU time):\n", per_unit(scope));
+        json_array_foreach(syncs, i, k)
+        {
+            printf("%9.3f %6s %7.1f %10s %-6s %s\n", rs__cli_real(k, "ms"), "",
+                   rs__cli_real(k, "calls"), "", "sync", str_of(k, "name"));
+        }
+    }
     return 0;
 }
 
@@ -149,6 +158,24 @@ print_items(json_t *cmp)
                (long long)rs__cli_int(other, "items"));
     printf("%9.3f %9.3f %+10.3f %8s %-6s total\n", rs__cli_real(total, "a_ms"),
            rs__cli_real(total, "b_ms"), rs__cli_real(total, "change_ms"), "", "");
+}
+
+/* Host synchronizations of a comparison, B against A (nothing when neither side has any). */
+static void
+print_syncs(json_t *rows)
+{
+    json_t *it;
+    size_t i;
+
+    if (json_array_size(rows) == 0)
+        return;
+    printf("\nhost waiting for the GPU (not GPU time), B against A:\n");
+    json_array_foreach(rows, i, it)
+    {
+        printf("%9.3f %9.3f %+10.3f %8s %-6s %s\n", rs__cli_real(it, "a_ms"),
+               rs__cli_real(it, "b_ms"), rs__cli_real(it, "change_ms"), "", "sync",
+               str_of(it, "name"));
+    }
 }
 
 int
@@ -233,6 +260,7 @@ rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv)
         printf("\nstall mix, B against A:\n");
         print_stall_mix(json_object_get(doc, "stall_mix"), 6);
     }
+    print_syncs(json_object_get(doc, "host_sync"));
     json_decref(doc);
     return 0;
 }

@@ -133,15 +133,16 @@ show_progress(void *arg, uint64_t done, uint64_t total)
 static json_t *
 file_json(const char *path, const struct rs_kineto_stats *st, uint64_t bytes, double seconds)
 {
-    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:f}",
-                     "path", path, "rank", (json_int_t)st->rank, "world_size",
-                     (json_int_t)st->world_size, "events", (json_int_t)st->events, "kernels",
-                     (json_int_t)st->kernels, "collectives", (json_int_t)st->collectives, "memcpys",
-                     (json_int_t)st->memcpys, "steps", (json_int_t)st->steps, "ignored_events",
-                     (json_int_t)st->ignored, "rejected_events", (json_int_t)st->rejected,
-                     "nccl_out_of_order", (json_int_t)st->nccl_out_of_order, "names_truncated",
-                     (json_int_t)st->names_truncated, "relative_time", st->relative_time, "bytes",
-                     (json_int_t)bytes, "seconds", seconds);
+    return json_pack(
+        "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, "
+        "s:f}",
+        "path", path, "rank", (json_int_t)st->rank, "world_size", (json_int_t)st->world_size,
+        "events", (json_int_t)st->events, "kernels", (json_int_t)st->kernels, "collectives",
+        (json_int_t)st->collectives, "memcpys", (json_int_t)st->memcpys, "syncs",
+        (json_int_t)st->syncs, "steps", (json_int_t)st->steps, "ignored_events",
+        (json_int_t)st->ignored, "rejected_events", (json_int_t)st->rejected, "nccl_out_of_order",
+        (json_int_t)st->nccl_out_of_order, "names_truncated", (json_int_t)st->names_truncated,
+        "relative_time", st->relative_time, "bytes", (json_int_t)bytes, "seconds", seconds);
 }
 
 int
@@ -185,10 +186,11 @@ rs__cli_trace_set_import(const struct rs_trace_set *set, rs_kineto_sink_fn sink,
         double s = (double)(rs_clock_mono_ns() - p.t0) / 1e9;
         fprintf(stderr,
                 "imported %s: rank %u, %llu kernels, %llu NCCL kernels, %llu memcpy/memset, %llu "
-                "steps (%.1f MB in %.2f s)%s\n",
+                "host synchronizations, %llu steps (%.1f MB in %.2f s)%s\n",
                 path, st.rank, (unsigned long long)st.kernels, (unsigned long long)st.collectives,
-                (unsigned long long)st.memcpys, (unsigned long long)st.steps, (double)bytes / 1e6,
-                s, st.rejected ? " — some GPU events had no usable time and were skipped" : "");
+                (unsigned long long)st.memcpys, (unsigned long long)st.syncs,
+                (unsigned long long)st.steps, (double)bytes / 1e6, s,
+                st.rejected ? " — some GPU events had no usable time and were skipped" : "");
         json_array_append_new(list, file_json(path, &st, bytes, s));
     }
 done:

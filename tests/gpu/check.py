@@ -122,5 +122,25 @@ names = [k["name"] for k in top.get("kernels", []) if k.get("kind") == "kernel"]
 check("kernel names are demangled by the agent (none left in the _Z form)",
       names and not [n for n in names if n.startswith("_Z")],
       "; ".join(n[:60] for n in names[:4]))
+
+
+def syncs(top):
+    return {s["name"]: s for s in top.get("host_sync") or []}
+
+
+bs = syncs(top).get("Event Sync", {})
+check("host syncs: the step timer's Event.synchronize() is seen, about once per step",
+      0.9 <= bs.get("calls", 0) <= 3, f"{syncs(top)}")
+hv = load(sys.argv[6]) if len(sys.argv) > 6 else {}
+(hs,) = hv.get("stragglers", [{}])[:1] or [{}]
+check("host stall: the server's verdict names rank 1, cause host_side",
+      hs.get("rank") == 1 and hs.get("cause") == "host_side",
+      f"{hv.get('summary')}; rank {hs.get('rank')}, cause {hs.get('cause')}, "
+      f"evidence {hs.get('evidence')}")
+h1 = syncs(load(sys.argv[7])) if len(sys.argv) > 7 else {}
+h0 = syncs(load(sys.argv[8])) if len(sys.argv) > 8 else {}
+check("host stall: rank 1's stream synchronize at each step start is seen, not rank 0's",
+      h1.get("Stream Sync", {}).get("calls", 0) >= 0.9 and
+      h0.get("Stream Sync", {}).get("calls", 0) < 0.5, f"rank 1 {h1}; rank 0 {h0}")
 print(f"gpu: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

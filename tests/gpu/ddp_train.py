@@ -22,6 +22,10 @@ p.add_argument("--layers", type=int, default=4)
 p.add_argument("--batch", type=int, default=1024)
 p.add_argument("--extra-work-rank", type=int, default=-1)
 p.add_argument("--extra-matmuls", type=int, default=3)
+p.add_argument("--host-stall-rank", type=int, default=-1,
+               help="this rank waits for its GPU and then sleeps at the start of each step (a "
+                    "host-side straggler: a .item() followed by a slow input pipeline)")
+p.add_argument("--host-stall-ms", type=float, default=20.0)
 p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes (fork)")
 p.add_argument("--profiler", action="store_true", help="run torch.profiler around the steps")
 p.add_argument("--record-function-steps", action="store_true",
@@ -66,6 +70,9 @@ def next_batch():
 
 
 def step():
+    if rank == args.host_stall_rank:
+        torch.cuda.current_stream().synchronize()
+        time.sleep(args.host_stall_ms / 1000)
     if rank == args.extra_work_rank:
         for _ in range(args.extra_matmuls):
             torch.mm(extra, extra)

@@ -14,6 +14,7 @@ daemons_up
 : >"$OUT/train-logs.txt"
 train gpu-baseline --collector --steps 60 --nvtx-steps
 train gpu-straggler --collector --steps 60 --extra-work-rank 0 --nvtx-steps
+train gpu-hoststall --collector --steps 60 --host-stall-rank 1 --nvtx-steps
 train gpu-fork --collector --steps 40 --workers 2
 train gpu-profiler --collector --steps 40 --profiler
 train gpu-profiler-alone --steps 40 --profiler      # torch.profiler without us: the reference
@@ -27,13 +28,16 @@ get "/v1/jobs/gpu-pcsampling/stalls?limit=5" >"$OUT/pc-stalls.json" 2>>"$OUT/tra
 get /v1/jobs/gpu-straggler/stragglers >"$OUT/straggler-verdict.json" 2>>"$OUT/train-logs.txt"
 get /v1/jobs/gpu-baseline/stragglers >"$OUT/baseline-verdict.json" 2>>"$OUT/train-logs.txt"
 get "/v1/jobs/gpu-baseline/top?limit=30" >"$OUT/baseline-top.json" 2>>"$OUT/train-logs.txt"
+get /v1/jobs/gpu-hoststall/stragglers >"$OUT/hoststall-verdict.json" 2>>"$OUT/train-logs.txt"
+get "/v1/jobs/gpu-hoststall/top?rank=1&limit=1" >"$OUT/hoststall-top1.json" 2>>"$OUT/train-logs.txt"
+get "/v1/jobs/gpu-hoststall/top?rank=0&limit=1" >"$OUT/hoststall-top0.json" 2>>"$OUT/train-logs.txt"
 # exports of real data, read back on the build machine (go tool pprof, HTA, rankscope analyze)
 cli() { LD_LIBRARY_PATH=$B/lib "$B/bin/rankscope" --server "$HTTP" "$@"; }
 cli export gpu-pcsampling --format pprof --out "$OUT/gpu-pcsampling.pb.gz" >>"$OUT/train-logs.txt" 2>&1
 cli export gpu-straggler --format pprof --out "$OUT/gpu-straggler-time.pb.gz" >>"$OUT/train-logs.txt" 2>&1
 cli export gpu-straggler --format perfetto --out "$OUT/gpu-straggler-trace" >>"$OUT/train-logs.txt" 2>&1
 : >"$OUT/dumps.jsonl"
-for job in gpu-baseline gpu-straggler gpu-fork gpu-profiler gpu-profiler-alone gpu-disabled-check \
+for job in gpu-baseline gpu-straggler gpu-hoststall gpu-fork gpu-profiler gpu-profiler-alone gpu-disabled-check \
            gpu-pcsampling gpu-recfn; do
     printf '{"job":"%s","result":%s,"store":%s}\n' "$job" "$(cat "$W/$job.result" 2>/dev/null || echo null)" \
         "$(LD_LIBRARY_PATH=$B/lib "$B/bin/rs-store-dump" "$W/data" "$job" 2>/dev/null || echo null)" \
@@ -42,4 +46,5 @@ done
 daemons_down
 cat "$W/server.log" "$W/agent.log" >"$OUT/daemon-logs.txt"
 python3 tests/gpu/check.py "$OUT/dumps.jsonl" "$OUT/pc-stalls.json" "$OUT/straggler-verdict.json" \
-    "$OUT/baseline-verdict.json" "$OUT/baseline-top.json" | tee "$OUT/summary.txt"
+    "$OUT/baseline-verdict.json" "$OUT/baseline-top.json" "$OUT/hoststall-verdict.json" \
+    "$OUT/hoststall-top1.json" "$OUT/hoststall-top0.json" | tee "$OUT/summary.txt"

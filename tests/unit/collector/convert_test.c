@@ -126,6 +126,21 @@ records_to_frames(void)
     ms.start = 3600;
     ms.end = 3700;
     rs_convert_record(c, (CUpti_Activity *)&ms);
+    /* host synchronizations: copy records of the sync kinds; an unknown type is not converted */
+    CUpti_ActivitySynchronization2 sy[3];
+    memset(sy, 0, sizeof sy);
+    for (int i = 0; i < 3; i++) {
+        sy[i].kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+        sy[i].start = 3800 + 100 * (uint64_t)i;
+        sy[i].end = 3850 + 100 * (uint64_t)i;
+    }
+    sy[0].type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    sy[0].streamId = 7;
+    sy[1].type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+    sy[1].streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    sy[2].type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN;
+    for (int i = 0; i < 3; i++)
+        rs_convert_record(c, (CUpti_Activity *)&sy[i]);
     rs_convert_record(c, &other);
     T_EQ(rs_convert_device(c), 1); /* of the latest kernel */
     /* PC-sampling counts (pcsampling.c): the function name is demangled like kernel names */
@@ -139,8 +154,9 @@ records_to_frames(void)
     T_EQ(st.collectives, 3);
     T_EQ(st.memcpys, 1);
     T_EQ(st.memsets, 1);
+    T_EQ(st.syncs, 2);
     T_EQ(st.untimed, 1);
-    T_EQ(st.other, 1);
+    T_EQ(st.other, 2);
     T_EQ(st.cupti_dropped, 4);
     T_EQ(st.steps, 4);
 
@@ -168,9 +184,13 @@ records_to_frames(void)
         T_EQ(b->collectives[2].seq, 0); /* first on stream 14 */
         T_CHECK(b->collectives[0].comm_hash != b->collectives[2].comm_hash);
         T_CHECK(!b->collectives[0].seq_exact);
-        T_EQ(b->n_memcpys, 2);
+        T_EQ(b->n_memcpys, 4);
         T_EQ(b->memcpys[0].kind, RS_COPY_HTOD);
         T_EQ(b->memcpys[1].kind, RS_COPY_MEMSET);
+        T_CHECK(b->n_memcpys == 4 && b->memcpys[2].kind == RS_SYNC_STREAM &&
+                b->memcpys[2].stream == 7 && b->memcpys[2].start_ns == 3800 &&
+                b->memcpys[2].end_ns == 3850 && b->memcpys[2].bytes == 0 &&
+                b->memcpys[3].kind == RS_SYNC_CONTEXT);
         T_EQ(b->dropped_records, 4);
         T_EQ(b->n_stalls, 1);
         T_CHECK(b->n_stalls == 1 &&

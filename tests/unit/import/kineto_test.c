@@ -119,6 +119,10 @@ static const char current[] =
     "\"ts\": 500, \"dur\": 3, \"tid\": 7, \"args\": {\"stream\": 7, \"bytes\": 4096}},\n"
     "  {\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", \"ts\": 510, "
     "\"dur\": 1, \"tid\": 7, \"args\": {\"bytes\": 4}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Sync\", \"ts\": 520, "
+    "\"dur\": 30, \"pid\": 0, \"tid\": 7, \"args\": {\"stream\": 7}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Some Future Sync\", \"ts\": 560, "
+    "\"dur\": 5},\n"
     "  {\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#5\", \"ts\": "
     "100, "
     "\"dur\": 900},\n"
@@ -142,13 +146,17 @@ current_format(void)
     T_EQ(s.rank, 1);
     T_EQ(s.world, 4);
     T_CHECK(strcmp(s.job, "job-a") == 0);
-    T_EQ(st.events, 13);
+    T_EQ(st.events, 15);
     T_EQ(st.kernels, 1);
     T_EQ(st.collectives, 4);
     T_EQ(st.memcpys, 2);
+    T_EQ(st.syncs, 1);
     T_EQ(st.steps, 1);
     T_EQ(st.rejected, 1);
-    T_EQ(st.ignored, 4); /* cpu_op, gpu_user_annotation, flow, metadata */
+    T_EQ(st.ignored, 5); /* cpu_op, gpu_user_annotation, unknown sync, flow, metadata */
+    /* Kineto's "cuda_sync" events come back as host synchronizations */
+    T_CHECK(s.memcpys == 3 && s.m[2].kind == RS_SYNC_STREAM && s.m[2].stream == 7 &&
+            s.m[2].start_ns == BASE_NS + 520000 && s.m[2].end_ns == BASE_NS + 550000);
     T_EQ(s.batches, 1);
     /* times: base + µs with 3 decimals */
     T_EQ(s.k[0].start_ns, BASE_NS + 110250);

@@ -265,11 +265,11 @@ rejects_bad_summaries(void)
 static void
 rejects_wrong_version(void)
 {
-    /* schema_version is field 1 (varint); a request carrying version 3 must be refused. */
-    static const uint8_t v3[] = {0x08, 0x03, 0x11, 1, 0, 0, 0, 0, 0, 0, 0};
+    /* schema_version is field 1 (varint); a request carrying version 4 must be refused. */
+    static const uint8_t v4[] = {0x08, 0x04, 0x11, 1, 0, 0, 0, 0, 0, 0, 0};
     rs_wire_agent_batch *d = NULL;
 
-    T_EQ(rs_wire_agent_batch_decode(v3, sizeof v3, &d), RS_E_VERSION);
+    T_EQ(rs_wire_agent_batch_decode(v4, sizeof v4, &d), RS_E_VERSION);
     /* batches with agent summaries go as version 2 (a version-1 server refuses them instead of
      * dropping the totals unseen), all others as version 1 */
     struct rs_step_record st;
@@ -286,6 +286,32 @@ rejects_wrong_version(void)
     T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
     rs_wire_agent_batch_free(d);
     free(buf);
+    /* host synchronizations go as version 3 (a version-2 server would reject the kind), as
+     * records or as window totals, and come back as sent */
+    struct rs_memcpy_record sync = {1002000, 1006000, 0, RS_SYNC_STREAM, 7};
+    struct rs_rank_batch with_sync = sample_rank();
+    with_sync.memcpys = &sync;
+    with_sync.n_memcpys = 1;
+    env.ranks = &with_sync;
+    T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+    T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 3);
+    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    const struct rs_agent_batch *got = d ? rs_wire_agent_batch_get(d) : NULL;
+    T_CHECK(got && got->n_ranks == 1 && got->ranks[0].n_memcpys == 1 &&
+            got->ranks[0].memcpys[0].kind == RS_SYNC_STREAM &&
+            got->ranks[0].memcpys[0].end_ns - got->ranks[0].memcpys[0].start_ns == 4000);
+    rs_wire_agent_batch_free(d);
+    free(buf);
+    struct rs_copy_total sync_total = {0, 1000000000, RS_SYNC_CONTEXT, 2, 300, 200, 0};
+    summary.copy_totals = &sync_total;
+    summary.n_copy_totals = 1;
+    env.ranks = &summary;
+    T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+    T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 3);
+    free(buf);
+    T_CHECK(rs_copy_kind_is_sync(RS_SYNC_EVENT) && rs_copy_kind_is_sync(RS_SYNC_CONTEXT) &&
+            !rs_copy_kind_is_sync(RS_COPY_MEMSET) && !rs_copy_kind_is_sync(RS_COPY_KIND_COUNT));
+    T_CHECK(strcmp(rs_copy_kind_name(RS_SYNC_STREAM), "Stream Sync") == 0);
 }
 
 static void

@@ -2,8 +2,9 @@
  * 10 steps of 1 ms from T0. Per step, rank 0 runs kernel "a" twice (100 us each) and "b" once
  * (50 us); rank 1 runs "a" at 150 us and an extra kernel "c" (20 us); both spend 30 us in one
  * AllReduce. PC samples (cubin CRC 1): rank 0 "a": long_scoreboard 10 at 0x80, selected 30 at
- * 0xc0; rank 1 "a": long_scoreboard 40 at 0x80, selected 30 at 0xc0. Header-only: each test
- * binary is one translation unit. */
+ * 0xc0; rank 1 "a": long_scoreboard 40 at 0x80, selected 30 at 0xc0. Rank 1's host waits in one
+ * Stream Sync of 200 us per step (host time: in no GPU total). Header-only: each test binary is
+ * one translation unit. */
 #ifndef RS_TESTS_UNIT_QUERY_PROFILE_FIXTURE_H
 #define RS_TESTS_UNIT_QUERY_PROFILE_FIXTURE_H
 
@@ -32,6 +33,7 @@ put_rank_of(rs_store *st, const char *job, uint32_t rank, bool with_stalls)
     struct rs_kernel_record k[STEPS * 4];
     struct rs_collective_record c[STEPS];
     struct rs_step_record s[STEPS];
+    struct rs_memcpy_record y[STEPS];
     struct rs_stall_record x[2] = {{0x80, rank ? 40 : 10, 0, 4, 1}, {0xc0, 30, 0, 5, 1}};
     uint32_t n = 0;
 
@@ -45,6 +47,7 @@ put_rank_of(rs_store *st, const char *job, uint32_t rank, bool with_stalls)
         c[i] = (struct rs_collective_record){
             t + 800 * US, t + 830 * US, 8, 1, i, RS_COLL_ALLREDUCE, 3, 17, false};
         s[i] = (struct rs_step_record){.step = i, .start_ns = t, .end_ns = t + 1000 * US};
+        y[i] = (struct rs_memcpy_record){t + 830 * US, t + 1030 * US, 0, RS_SYNC_STREAM, 17};
     }
     struct rs_rank_batch rb = {.identity = {job, rank, rank, 2, "node", "GPU-x", 1},
                                .clock = {T0 + 5000 * US, T0 + 5000 * US},
@@ -54,6 +57,8 @@ put_rank_of(rs_store *st, const char *job, uint32_t rank, bool with_stalls)
                                .n_kernels = n,
                                .collectives = c,
                                .n_collectives = STEPS,
+                               .memcpys = y,
+                               .n_memcpys = rank ? STEPS : 0,
                                .steps = s,
                                .n_steps = STEPS,
                                .stalls = x,

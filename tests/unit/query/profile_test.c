@@ -43,6 +43,11 @@ top(rs_store_read *r)
     T_EQ(json_integer_value(json_object_get(k, "stall_samples")), 110);
     k = json_array_get(json_object_get(d, "kernels"), 2);
     T_CHECK(strcmp(str(k, "name"), "AllReduce") == 0 && strcmp(str(k, "kind"), "nccl") == 0);
+    /* the host's waits, apart from the GPU time: rank 1's 200 us per step over the mean rank */
+    json_t *sync = json_object_get(d, "host_sync");
+    k = json_array_get(sync, 0);
+    T_CHECK(json_array_size(sync) == 1 && strcmp(str(k, "name"), "Stream Sync") == 0 &&
+            NEAR(num(k, "ms"), 0.1) && NEAR(num(k, "calls"), 0.5));
     json_decref(d);
 
     one.rank = 1;
@@ -86,6 +91,12 @@ compare(rs_store_read *r)
     it = json_array_get(json_object_get(d, "stall_mix"), 0);
     T_CHECK(strcmp(str(it, "reason"), "long_scoreboard") == 0 &&
             NEAR(num(it, "change_pts"), 100.0 * 40 / 70 - 25.0));
+    /* host synchronizations: none on A, 200 us per step on B */
+    it = json_array_get(json_object_get(d, "host_sync"), 0);
+    T_CHECK(json_array_size(json_object_get(d, "host_sync")) == 1 &&
+            strcmp(str(it, "name"), "Stream Sync") == 0 && NEAR(num(it, "a_ms"), 0.0) &&
+            NEAR(num(it, "b_ms"), 0.2) && NEAR(num(it, "change_ms"), 0.2) &&
+            NEAR(num(it, "b_calls"), 1.0));
     json_decref(d);
 
     /* two windows of rank 0: the first 5 steps against the last 5: no change */

@@ -58,7 +58,11 @@ one_rank_document(rs_store_read *r)
 
     if (d0 && d1) {
         T_EQ(st.ranks, 1);
-        T_EQ(st.events, 40 + 10 + 10); /* rank 1: 40 kernels, 10 AllReduce, 10 steps */
+        /* rank 1: 40 kernels, 10 AllReduce, 10 steps, 10 Stream Syncs */
+        T_EQ(st.events, 40 + 10 + 10 + 10);
+        T_EQ(st.syncs, 10);
+        T_EQ(count(d1, "cuda_sync", "Stream Sync"), 10);
+        T_EQ(count(d0, "cuda_sync", ""), 0);
         T_EQ(count(d0, "kernel", "a"), 20);
         T_EQ(count(d1, "kernel", "ncclDevKernel_AllReduce"), 10);
         T_EQ(count(d0, "user_annotation", "ProfilerStep#"), 10);
@@ -88,8 +92,8 @@ errors(rs_store_read *r)
     struct rs_trace_export_options absent = {"absent", 0, 0, NULL, 0};
     FILE *f = fopen("/dev/null", "w");
 
-    document(r, 1, 59, RS_E_TOO_BIG, &st);
-    json_decref(document(r, 1, 60, 0, &st)); /* exactly at the limit */
+    document(r, 1, 69, RS_E_TOO_BIG, &st);
+    json_decref(document(r, 1, 70, 0, &st)); /* exactly at the limit */
     document(r, 7, 0, RS_E_NOT_FOUND, &st);
     T_CHECK(f != NULL);
     if (f) {
