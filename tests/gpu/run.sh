@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # GPU tests of the collector on a machine with 2 GPUs (nvidia-h200-x2). Needs gpu-bundle/
-# (tests/gpu/bundle.sh, built on a Debian 12 machine). Writes $OUT/{summary.txt, dumps.jsonl,
-# train-logs.txt, daemon-logs.txt, env.txt}, and exports of two jobs (gpu-pcsampling.pb.gz,
-# gpu-straggler-time.pb.gz, gpu-straggler-trace/) to read back with other tools; prints the
-# summary last.
+# (tests/gpu/bundle.sh, built on a Debian 12 machine). Writes $OUT/summary.txt and
+# $OUT/results.tar.gz (few files: the device tool returns only so many) holding dumps.jsonl,
+# train-logs.txt, daemon-logs.txt, env.txt, the server's answers checked (*.json), and exports of
+# two jobs (gpu-pcsampling.pb.gz, gpu-straggler-time.pb.gz, gpu-straggler-trace/) to read back
+# with other tools; prints the summary last.
 . "$(dirname "$0")/common.sh"
+R=$W/results
+mkdir -p "$R"
 {
     nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1
     python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device_count())'
     echo "libcupti: $CUPTI_DIR"; grep -E '^(NAME|VERSION)=' /etc/os-release; ldd --version | head -1
-} >"$OUT/env.txt" 2>&1
+} >"$R/env.txt" 2>&1
 daemons_up
-: >"$OUT/train-logs.txt"
+: >"$R/train-logs.txt"
 train gpu-baseline --collector --steps 60 --nvtx-steps
 train gpu-straggler --collector --steps 60 --extra-work-rank 0 --nvtx-steps
 train gpu-hoststall --collector --steps 60 --host-stall-rank 1 --nvtx-steps
@@ -24,27 +27,31 @@ RANKSCOPE_STEP_RANGE=train_step train gpu-recfn --collector --steps 30 --record-
 # PC sampling on a job whose rank 0 does extra GPU work
 train gpu-pcsampling --collector --pc-sampling --steps 400 --extra-work-rank 0 --nvtx-steps
 sleep 2 # the last flushes (collector exit, agent 250 ms, commit)
-get "/v1/jobs/gpu-pcsampling/stalls?limit=5" >"$OUT/pc-stalls.json" 2>>"$OUT/train-logs.txt"
-get /v1/jobs/gpu-straggler/stragglers >"$OUT/straggler-verdict.json" 2>>"$OUT/train-logs.txt"
-get /v1/jobs/gpu-baseline/stragglers >"$OUT/baseline-verdict.json" 2>>"$OUT/train-logs.txt"
-get "/v1/jobs/gpu-baseline/top?limit=30" >"$OUT/baseline-top.json" 2>>"$OUT/train-logs.txt"
-get /v1/jobs/gpu-hoststall/stragglers >"$OUT/hoststall-verdict.json" 2>>"$OUT/train-logs.txt"
-get "/v1/jobs/gpu-hoststall/top?rank=1&limit=1" >"$OUT/hoststall-top1.json" 2>>"$OUT/train-logs.txt"
-get "/v1/jobs/gpu-hoststall/top?rank=0&limit=1" >"$OUT/hoststall-top0.json" 2>>"$OUT/train-logs.txt"
+get "/v1/jobs/gpu-pcsampling/stalls?limit=5" >"$R/pc-stalls.json" 2>>"$R/train-logs.txt"
+get /v1/jobs/gpu-straggler/stragglers >"$R/straggler-verdict.json" 2>>"$R/train-logs.txt"
+get /v1/jobs/gpu-baseline/stragglers >"$R/baseline-verdict.json" 2>>"$R/train-logs.txt"
+get "/v1/jobs/gpu-baseline/top?limit=30" >"$R/baseline-top.json" 2>>"$R/train-logs.txt"
+get /v1/jobs/gpu-hoststall/stragglers >"$R/hoststall-verdict.json" 2>>"$R/train-logs.txt"
+get "/v1/jobs/gpu-hoststall/top?rank=1&limit=1" >"$R/hoststall-top1.json" 2>>"$R/train-logs.txt"
+get "/v1/jobs/gpu-hoststall/top?rank=0&limit=1" >"$R/hoststall-top0.json" 2>>"$R/train-logs.txt"
 # exports of real data, read back on the build machine (go tool pprof, HTA, rankscope analyze)
 cli() { LD_LIBRARY_PATH=$B/lib "$B/bin/rankscope" --server "$HTTP" "$@"; }
-cli export gpu-pcsampling --format pprof --out "$OUT/gpu-pcsampling.pb.gz" >>"$OUT/train-logs.txt" 2>&1
-cli export gpu-straggler --format pprof --out "$OUT/gpu-straggler-time.pb.gz" >>"$OUT/train-logs.txt" 2>&1
-cli export gpu-straggler --format perfetto --out "$OUT/gpu-straggler-trace" >>"$OUT/train-logs.txt" 2>&1
-: >"$OUT/dumps.jsonl"
+cli export gpu-pcsampling --format pprof --out "$R/gpu-pcsampling.pb.gz" >>"$R/train-logs.txt" 2>&1
+cli export gpu-straggler --format pprof --out "$R/gpu-straggler-time.pb.gz" >>"$R/train-logs.txt" 2>&1
+cli export gpu-straggler --format perfetto --out "$R/gpu-straggler-trace" >>"$R/train-logs.txt" 2>&1
+: >"$R/dumps.jsonl"
 for job in gpu-baseline gpu-straggler gpu-hoststall gpu-fork gpu-profiler gpu-profiler-alone gpu-disabled-check \
            gpu-pcsampling gpu-recfn; do
     printf '{"job":"%s","result":%s,"store":%s}\n' "$job" "$(cat "$W/$job.result" 2>/dev/null || echo null)" \
         "$(LD_LIBRARY_PATH=$B/lib "$B/bin/rs-store-dump" "$W/data" "$job" 2>/dev/null || echo null)" \
-        >>"$OUT/dumps.jsonl"
+        >>"$R/dumps.jsonl"
 done
 daemons_down
-cat "$W/server.log" "$W/agent.log" >"$OUT/daemon-logs.txt"
-python3 tests/gpu/check.py "$OUT/dumps.jsonl" "$OUT/pc-stalls.json" "$OUT/straggler-verdict.json" \
-    "$OUT/baseline-verdict.json" "$OUT/baseline-top.json" "$OUT/hoststall-verdict.json" \
-    "$OUT/hoststall-top1.json" "$OUT/hoststall-top0.json" | tee "$OUT/summary.txt"
+cat "$W/server.log" "$W/agent.log" >"$R/daemon-logs.txt"
+python3 tests/gpu/check.py "$R/dumps.jsonl" "$R/pc-stalls.json" "$R/straggler-verdict.json" \
+    "$R/baseline-verdict.json" "$R/baseline-top.json" "$R/hoststall-verdict.json" \
+    "$R/hoststall-top1.json" "$R/hoststall-top0.json" >"$OUT/summary.txt"
+rc=$?
+tar czf "$OUT/results.tar.gz" -C "$R" .
+cat "$OUT/summary.txt"
+exit $rc
