@@ -112,6 +112,35 @@ check(CUptiResult rc, const char *what)
     return (int)rc;
 }
 
+/* Turns on the host synchronization records `how` asks for; false when CUPTI refused. */
+static bool
+sync_start(enum rs_activity_sync how)
+{
+    static const CUpti_driver_api_trace_cbid calls[] = {
+        CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+        CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2,
+        CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,
+        CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz};
+
+    switch (how) {
+    case RS_ACTIVITY_SYNC_OFF:
+        return true;
+    case RS_ACTIVITY_SYNC_RECORDS:
+        /* only completed ones: a query that found work still running is not a wait */
+        return cuptiActivityEnableAllSyncRecords(0) == CUPTI_SUCCESS &&
+               cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) == CUPTI_SUCCESS;
+    case RS_ACTIVITY_SYNC_API:
+        for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+            if (cuptiActivityEnableDriverApi(calls[i], 1) != CUPTI_SUCCESS)
+                return false;
+        return true;
+    }
+    return false;
+}
+
 int
 rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
 {
@@ -137,10 +166,8 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
             return rc;
         }
     }
-    /* Host synchronizations (cudaStreamSynchronize, .item(), ...); optional. Only completed
-     * ones: an event or stream query that found work still running is not a wait. */
-    if (opts->sync && (cuptiActivityEnableAllSyncRecords(0) != CUPTI_SUCCESS ||
-                       cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) != CUPTI_SUCCESS))
+    /* Host synchronizations (cudaStreamSynchronize, .item(), ...); optional. */
+    if (!sync_start(opts->sync))
         rs_collector_log("host synchronization records unavailable");
     /* NVTX markers (step ranges) when NVTX is routed to CUPTI; optional. */
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER) != CUPTI_SUCCESS)

@@ -1,7 +1,7 @@
 /* CUPTI activity collection for the injected collector: registers the buffer callbacks, enables
  * the activity kinds that do not serialise the GPU (CONCURRENT_KERNEL — never KERNEL — MEMCPY,
- * MEMSET, DEVICE; SYNCHRONIZATION unless turned off, without the queries that found work still
- * running; MARKER for NVTX step ranges when available), and runs our own flush thread that
+ * MEMSET, DEVICE; host synchronizations as chosen below; MARKER for NVTX step ranges when
+ * available), and runs our own flush thread that
  * asks CUPTI for completed buffers a few times a second, converts them (convert.h) and sends them
  * to the agent. The application's threads only ever get a fresh buffer from us (a calloc: zero
  * pages from the kernel, no memset on their time). Process-global, like CUPTI's own callbacks. */
@@ -14,11 +14,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* How host synchronizations are recorded. */
+enum rs_activity_sync {
+    RS_ACTIVITY_SYNC_OFF,
+    /* CUPTI's SYNCHRONIZATION kind, less the queries that found work still running (completed
+     * event queries still come as Event Sync records) */
+    RS_ACTIVITY_SYNC_RECORDS,
+    /* driver-API records of the synchronizing calls only (cuStreamSynchronize,
+     * cuEventSynchronize, cuCtxSynchronize, cuStreamWaitEvent): no query records */
+    RS_ACTIVITY_SYNC_API,
+};
+
 struct rs_activity_options {
     unsigned flush_ms;                               /* flush thread period */
     size_t buffer_bytes;                             /* per CUPTI buffer */
     const struct rs_pcsampling_options *pc_sampling; /* NULL: no PC-sampling windows */
-    bool sync;                                       /* host synchronization records */
+    enum rs_activity_sync sync;
 };
 
 /* Starts collection into `conv` (owned by the caller, used under our lock until

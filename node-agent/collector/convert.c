@@ -297,6 +297,36 @@ convert_sync(rs_convert *c, const CUpti_ActivitySynchronization2 *y)
     add_copy(c, y->start, y->end, 0, kind, y->streamId, -1, &c->stats.syncs);
 }
 
+/* A driver call that synchronizes (activity.c enables records of no others). */
+static void
+convert_api(rs_convert *c, const CUpti_ActivityAPI *a)
+{
+    uint32_t kind;
+
+    switch (a->cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
+        kind = RS_SYNC_EVENT;
+        break;
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz:
+        kind = RS_SYNC_STREAM_WAIT;
+        break;
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz:
+        kind = RS_SYNC_STREAM;
+        break;
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2:
+        kind = RS_SYNC_CONTEXT;
+        break;
+    default:
+        c->stats.other++;
+        return;
+    }
+    add_copy(c, a->start, a->end, 0, kind, CUPTI_SYNCHRONIZATION_INVALID_VALUE, -1,
+             &c->stats.syncs);
+}
+
 /* Whether a range name ends at p: PyTorch's emit_nvtx() names the range of a record_function
  * "NAME, seq = N, op_id = M, sizes = [...]" (what follows NAME varies), so ", " ends it too. */
 static bool
@@ -377,6 +407,9 @@ rs_convert_record(rs_convert *c, const CUpti_Activity *record)
                  &c->stats.memsets);
         break;
     }
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        convert_api(c, (const CUpti_ActivityAPI *)record);
+        break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
         convert_sync(c, (const CUpti_ActivitySynchronization2 *)record);
         break;

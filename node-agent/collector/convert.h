@@ -13,6 +13,7 @@
 #include "proto/wire.h"
 
 #include <cupti_activity.h>
+#include <cupti_driver_cbid.h>
 #include <stdbool.h>
 #include <stdint.h>
 

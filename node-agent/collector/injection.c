@@ -6,7 +6,8 @@
  * Environment: RANKSCOPE_DISABLE=1 (kill switch), RANKSCOPE_AGENT_SOCKET (default
  * /tmp/rankscope-agent.sock), RANKSCOPE_FLUSH_MS (default 250), RANKSCOPE_BUFFER_KB (CUPTI buffer
  * size, default 4096), RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
- * "ProfilerStep#N"), RANKSCOPE_SYNC=0 (no host synchronization records; default on),
+ * "ProfilerStep#N"), RANKSCOPE_SYNC (host synchronization records: api, the default, the
+ * synchronizing driver calls; 1 CUPTI's SYNCHRONIZATION kind; 0 none; activity.h),
  * RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), identity variables
  * (identity.h). NVTX_INJECTION64_PATH=this library forwards NVTX to CUPTI
  * (InitializeInjectionNvtx2 below). */
@@ -26,6 +27,11 @@
 
 #define DEFAULT_SOCKET "/tmp/rankscope-agent.sock"
 #define DEFAULT_FLUSH_MS 250
+/* Driver-API records of the synchronizing calls: measured on H200 (docs/BENCHMARKS.md, runs N and
+ * O), CUPTI's SYNCHRONIZATION kind cost 0.2 - 0.4 us more per kernel launch than no sync records at
+ * all and counted about 8 times the calls (completed event queries), while these cost no more
+ * than none within the spread and gave the same wait times. */
+#define DEFAULT_SYNC RS_ACTIVITY_SYNC_API
 /* 4 MiB CUPTI buffers: measured on 2 x H200 (docs/BENCHMARKS.md), 64 KiB buffers cost 1.6 us per
  * kernel launch instead of 0.7 (more buffer requests on the launching thread) and did not help
  * torch.profiler in the same process either. */
@@ -147,12 +153,19 @@ env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0;
 }
 
-/* A switch that is on unless set to "0". */
-static bool
-env_flag_on(const char *name)
+/* RANKSCOPE_SYNC: "0", "1" or "api" (anything else: the default). */
+static enum rs_activity_sync
+sync_option(void)
 {
-    const char *v = env(name);
-    return !v || strcmp(v, "0") != 0;
+    const char *v = env("RANKSCOPE_SYNC");
+
+    if (v && strcmp(v, "0") == 0)
+        return RS_ACTIVITY_SYNC_OFF;
+    if (v && strcmp(v, "1") == 0)
+        return RS_ACTIVITY_SYNC_RECORDS;
+    if (v && strcmp(v, "api") == 0)
+        return RS_ACTIVITY_SYNC_API;
+    return DEFAULT_SYNC;
 }
 
 /* RANKSCOPE_PC_* (pcsampling.h); false when PC sampling is not asked for. */
@@ -174,7 +187,7 @@ initialize(void)
     struct rs_activity_options opts = {
         (unsigned)env_long("RANKSCOPE_FLUSH_MS", 10, 60000, DEFAULT_FLUSH_MS),
         (size_t)env_long("RANKSCOPE_BUFFER_KB", 16, 65536, DEFAULT_BUFFER_KB) << 10,
-        pc_sampling_options(&pc) ? &pc : NULL, env_flag_on("RANKSCOPE_SYNC")};
+        pc_sampling_options(&pc) ? &pc : NULL, sync_option()};
     const char *socket = env("RANKSCOPE_AGENT_SOCKET");
     char host[256] = "";
 

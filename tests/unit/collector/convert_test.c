@@ -141,6 +141,18 @@ records_to_frames(void)
     sy[2].type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN;
     for (int i = 0; i < 3; i++)
         rs_convert_record(c, (CUpti_Activity *)&sy[i]);
+    /* ... or driver-API records of the synchronizing calls (RANKSCOPE_SYNC=api) */
+    CUpti_ActivityAPI api[2];
+    memset(api, 0, sizeof api);
+    for (int i = 0; i < 2; i++) {
+        api[i].kind = CUPTI_ACTIVITY_KIND_DRIVER;
+        api[i].start = 4100 + 100 * (uint64_t)i;
+        api[i].end = 4180 + 100 * (uint64_t)i;
+    }
+    api[0].cbid = CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz;
+    api[1].cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel; /* not enabled; not converted */
+    for (int i = 0; i < 2; i++)
+        rs_convert_record(c, (CUpti_Activity *)&api[i]);
     rs_convert_record(c, &other);
     T_EQ(rs_convert_device(c), 1); /* of the latest kernel */
     /* PC-sampling counts (pcsampling.c): the function name is demangled like kernel names */
@@ -154,9 +166,9 @@ records_to_frames(void)
     T_EQ(st.collectives, 3);
     T_EQ(st.memcpys, 1);
     T_EQ(st.memsets, 1);
-    T_EQ(st.syncs, 2);
+    T_EQ(st.syncs, 3);
     T_EQ(st.untimed, 1);
-    T_EQ(st.other, 2);
+    T_EQ(st.other, 3);
     T_EQ(st.cupti_dropped, 4);
     T_EQ(st.steps, 4);
 
@@ -184,13 +196,15 @@ records_to_frames(void)
         T_EQ(b->collectives[2].seq, 0); /* first on stream 14 */
         T_CHECK(b->collectives[0].comm_hash != b->collectives[2].comm_hash);
         T_CHECK(!b->collectives[0].seq_exact);
-        T_EQ(b->n_memcpys, 4);
+        T_EQ(b->n_memcpys, 5);
         T_EQ(b->memcpys[0].kind, RS_COPY_HTOD);
         T_EQ(b->memcpys[1].kind, RS_COPY_MEMSET);
-        T_CHECK(b->n_memcpys == 4 && b->memcpys[2].kind == RS_SYNC_STREAM &&
+        T_CHECK(b->n_memcpys == 5 && b->memcpys[2].kind == RS_SYNC_STREAM &&
                 b->memcpys[2].stream == 7 && b->memcpys[2].start_ns == 3800 &&
                 b->memcpys[2].end_ns == 3850 && b->memcpys[2].bytes == 0 &&
                 b->memcpys[3].kind == RS_SYNC_CONTEXT);
+        T_CHECK(b->n_memcpys == 5 && b->memcpys[4].kind == RS_SYNC_STREAM &&
+                b->memcpys[4].end_ns - b->memcpys[4].start_ns == 80);
         T_EQ(b->dropped_records, 4);
         T_EQ(b->n_stalls, 1);
         T_CHECK(b->n_stalls == 1 &&
