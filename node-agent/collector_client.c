@@ -219,7 +219,12 @@ send_frame(rs_collector *c, const struct rs_clock_pair *clock)
         c->status_unsent = false;
         c->stats.frames_sent++;
         c->stats.kernels += c->frame.kernels.count;
-        c->stats.memcpys += c->frame.memcpys.count;
+        for (uint32_t i = 0; i < c->frame.memcpys.count; i++) {
+            if (rs_copy_kind_is_sync(c->frame.memcpys.items[i].kind))
+                c->stats.syncs++;
+            else
+                c->stats.memcpys++;
+        }
         c->stats.collectives += c->frame.collectives.count;
         c->stats.steps += c->frame.steps.count;
         c->stats.stalls += c->frame.stalls.count;

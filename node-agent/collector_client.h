@@ -23,8 +23,9 @@ struct rs_collector_options {
 };
 
 struct rs_collector_stats {
-    uint64_t kernels, memcpys, collectives, steps, stalls; /* records sent */
-    uint64_t dropped;                                      /* records dropped */
+    uint64_t kernels, memcpys, collectives, steps, stalls; /* records sent; memcpys: copies */
+    uint64_t syncs;   /* host synchronizations sent (copy records of the RS_SYNC_* kinds) */
+    uint64_t dropped; /* records dropped */
     uint64_t frames_sent, frames_dropped, connects;
 };
 

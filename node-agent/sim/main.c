@@ -202,7 +202,7 @@ run_sim(const struct sim_config *cfg)
             uint64_t sent = 0;
             for (uint32_t r = 0; r < p.ranks; r++) {
                 rs_collector_get_stats(run.collectors[r], &st);
-                sent += st.kernels + st.memcpys + st.collectives + st.steps + st.stalls;
+                sent += st.kernels + st.memcpys + st.syncs + st.collectives + st.steps + st.stalls;
             }
             uint64_t due = wall0 + (uint64_t)((double)sent / cfg->max_rate * 1e9);
             uint64_t now = rs_clock_mono_ns();
@@ -232,6 +232,7 @@ run_sim(const struct sim_config *cfg)
         rs_collector_get_stats(run.collectors[r], &st);
         total.kernels += st.kernels;
         total.memcpys += st.memcpys;
+        total.syncs += st.syncs;
         total.collectives += st.collectives;
         total.steps += st.steps;
         total.stalls += st.stalls;
@@ -241,15 +242,16 @@ run_sim(const struct sim_config *cfg)
     }
     printf("{\"job\":\"%s\",\"ranks\":%u,\"steps\":%llu,\"sim_seconds\":%.3f,\"start_ns\":%llu,"
            "\"onset_ns\":%llu,"
-           "\"sent\":{\"kernels\":%llu,\"memcpys\":%llu,\"collectives\":%llu,\"steps\":%llu,"
-           "\"stalls\":%llu},"
+           "\"sent\":{\"kernels\":%llu,\"memcpys\":%llu,\"syncs\":%llu,\"collectives\":%llu,"
+           "\"steps\":%llu,\"stalls\":%llu},"
            "\"dropped_records\":%llu,\"frames_sent\":%llu,\"frames_dropped\":%llu}\n",
            cfg->job, p.ranks, (unsigned long long)steps, (double)(end_ns - start_ns) / 1e9,
            (unsigned long long)start_ns, (unsigned long long)onset_ns,
            (unsigned long long)total.kernels, (unsigned long long)total.memcpys,
-           (unsigned long long)total.collectives, (unsigned long long)total.steps,
-           (unsigned long long)total.stalls, (unsigned long long)total.dropped,
-           (unsigned long long)total.frames_sent, (unsigned long long)total.frames_dropped);
+           (unsigned long long)total.syncs, (unsigned long long)total.collectives,
+           (unsigned long long)total.steps, (unsigned long long)total.stalls,
+           (unsigned long long)total.dropped, (unsigned long long)total.frames_sent,
+           (unsigned long long)total.frames_dropped);
     fflush(stdout);
     if (total.frames_dropped)
         rs_log(RS_LOG_WARN, "RS-SIM-DROPPED",

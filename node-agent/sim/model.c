@@ -171,8 +171,13 @@ sim_model_step(sim_model *m, uint64_t step, const struct sim_sink *sink)
          * or, with a host stall, much longer (input pipeline, CPU) — before the first kernel. */
         rs->step_start_ns = t;
         t += dur_ns(RS_SIM_HOST_GAP_US * jitter(&rs->rng, p->noise * 10));
-        if ((int64_t)r == p->stall_rank && fault_active(p, step))
+        if ((int64_t)r == p->stall_rank && fault_active(p, step)) {
+            /* as a .item() on the last loss would: a short wait for the idle GPU */
+            struct rs_memcpy_record sync = {t, t + dur_ns(RS_SIM_SYNC_US), 0, RS_SYNC_STREAM,
+                                            RS_SIM_COMPUTE_STREAM};
+            sink->memcpy(sink->arg, r, &sync);
             t += dur_ns(p->stall_ms * 1000.0);
+        }
         rs->resume_op = rs_sim_step_n_ops;
         run_ops(m, r, step, 0, rs_sim_step_n_ops, &t, sink, &b);
         rs->compute_end_ns = t;

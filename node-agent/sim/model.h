@@ -1,9 +1,10 @@
 /* The simulated data-parallel job: N ranks run the traced step template (profile.h) in lockstep
  * through NCCL AllReduce, so every collective ends only after its last rank arrives — a slow rank
  * makes the others wait inside their AllReduce kernels, exactly as in the real traces. Faults:
- * a GPU straggler (its kernels run `slowdown` longer) and a host stall (its step starts `stall_ms`
- * late), both from `onset_step` on (until `recover_step`, when set). Deterministic for a given
- * seed. */
+ * a GPU straggler (its kernels run `slowdown` longer) and a host stall (its host synchronizes
+ * with its stream — one Stream Sync record of RS_SIM_SYNC_US — and then starts the step's work
+ * `stall_ms` late), both from `onset_step` on (until `recover_step`, when set). Deterministic for
+ * a given seed. */
 #ifndef RS_SIM_MODEL_H
 #define RS_SIM_MODEL_H
 
@@ -11,6 +12,8 @@
 #include "proto/wire.h"
 
 #include <stdint.h>
+
+#define RS_SIM_SYNC_US 15.0 /* a host-stall rank's Stream Sync per step */
 
 struct sim_params {
     uint32_t ranks;

@@ -27,6 +27,14 @@ import json, sys
 assert v["rank"] == 6 and v["cause"] == "host_side", v
 assert 4.5 < v["evidence"][0]["host_gap_ms"] < 5.5, v["evidence"]
 assert v["action"] == "observe", v' "$WORK/host.verdict"
+check "host stall: its Stream Sync per stalled step reaches top as host_sync, its peers have none" python3 -c '
+import json, sys, urllib.request
+sent = json.load(open(sys.argv[2]))["sent"]
+assert sent["syncs"] == 150 - 40, sent
+top = lambda r: json.load(urllib.request.urlopen(sys.argv[1] + "/v1/jobs/host/top?rank=%d" % r))
+(s,) = top(6)["host_sync"]
+assert s["name"] == "Stream Sync" and abs(s["calls"] - 110 / 150) < 1e-9 and s["ms"] > 0, s
+assert top(0)["host_sync"] == [], top(0)' "$HTTP" "$WORK/host.json"
 check "fault-free job: no verdict, and the spread it saw" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
