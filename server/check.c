@@ -61,8 +61,12 @@ rs_server_check(const struct rs_server_config *cfg)
            (unsigned long long)rep.collectives, (unsigned long long)rep.strings,
            (unsigned long long)rep.batches);
     printf("check: bytes per database:");
-    for (size_t i = 0; i < RS_STORE_DBS && rep.dbs[i].name; i++)
+    for (size_t i = 0; i < RS_STORE_DBS && rep.dbs[i].name; i++) {
         printf("%s %s %llu", i ? "," : "", rep.dbs[i].name, (unsigned long long)rep.dbs[i].bytes);
+        if (rep.dbs[i].leaf_bytes)
+            printf(" (%.0f%% full)",
+                   100.0 * (double)rep.dbs[i].entry_bytes / (double)rep.dbs[i].leaf_bytes);
+    }
     printf("\n");
     if (rc == 0) {
         printf("check: consistent\n");

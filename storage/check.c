@@ -17,12 +17,18 @@ struct job_ref {
     uint32_t n_ranks, ranks_found;
 };
 
+#define MAX_DBI 64 /* LMDB's handles are small integers: the store opens RS_STORE_DBS + 2 */
+
 struct check {
     rs_store_read *r;
     struct rs_store_check_report *rep;
     struct job_ref *jobs; /* sorted by id */
     size_t n_jobs;
+    uint64_t entry_bytes[MAX_DBI]; /* per database handle: its entries as leaf nodes hold them */
 };
+
+/* LMDB's node header in a leaf page (lmdb.h: NODESIZE), and the page index slot per node. */
+#define NODE_OVERHEAD (8 + 2)
 
 static void
 problem(struct check *c, const char *fmt, ...)
@@ -63,6 +69,8 @@ walk(struct check *c, MDB_dbi dbi, void (*visit)(struct check *, const MDB_val *
     while ((rc = mdb_cursor_get(cur, &k, &v, op)) == 0) {
         op = MDB_NEXT;
         visit(c, &k, &v);
+        if (dbi < MAX_DBI)
+            c->entry_bytes[dbi] += k.mv_size + v.mv_size + NODE_OVERHEAD;
     }
     mdb_cursor_close(cur);
     return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
@@ -262,10 +270,11 @@ visit_dedup(struct check *c, const MDB_val *k, const MDB_val *v)
         problem(c, "dedup: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
 }
 
-/* Where the bytes are: each database's pages. */
+/* Where the bytes are: each database's pages, and what its entries take of them. */
 static int
-db_sizes(rs_store_read *r, struct rs_store_check_report *out)
+db_sizes(struct check *c, struct rs_store_check_report *out)
 {
+    rs_store_read *r = c->r;
     rs_store *s = r->store;
     const struct {
         const char *name;
@@ -284,6 +293,8 @@ db_sizes(rs_store_read *r, struct rs_store_check_report *out)
         out->dbs[i].name = dbs[i].name;
         out->dbs[i].bytes =
             (uint64_t)(st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages) * st.ms_psize;
+        out->dbs[i].leaf_bytes = (uint64_t)st.ms_leaf_pages * st.ms_psize;
+        out->dbs[i].entry_bytes = dbs[i].dbi < MAX_DBI ? c->entry_bytes[dbs[i].dbi] : 0;
     }
     return 0;
 }
@@ -291,7 +302,7 @@ db_sizes(rs_store_read *r, struct rs_store_check_report *out)
 int
 rs_store_check(rs_store *s, struct rs_store_check_report *out)
 {
-    struct check c = {NULL, out, NULL, 0};
+    struct check c = {NULL, out, NULL, 0, {0}};
     int rc;
 
     memset(out, 0, sizeof *out);
@@ -309,7 +320,7 @@ rs_store_check(rs_store *s, struct rs_store_check_report *out)
         (rc = walk(&c, s->stepsum, visit_stepsum)) || (rc = walk(&c, s->colls, visit_coll)) ||
         (rc = walk(&c, s->strings, visit_string)) || (rc = walk(&c, s->dedup, visit_dedup)))
         goto out;
-    if ((rc = db_sizes(c.r, out)) != 0)
+    if ((rc = db_sizes(&c, out)) != 0)
         goto out;
     for (size_t i = 0; i < c.n_jobs; i++)
         if (c.jobs[i].ranks_found != c.jobs[i].n_ranks)

@@ -266,8 +266,12 @@ struct rs_store_check_report {
     uint64_t jobs, ranks, series_chunks, kernel_windows, steps, collectives, strings, batches,
         step_summaries; /* entries seen */
     struct {
-        const char *name; /* "series", "coll_blocks", ... */
-        uint64_t bytes;   /* its pages (branch, leaf, overflow) times the page size */
+        const char *name;     /* "series", "coll_blocks", ... */
+        uint64_t bytes;       /* its pages (branch, leaf, overflow) times the page size */
+        uint64_t leaf_bytes;  /* its leaf pages times the page size */
+        uint64_t entry_bytes; /* what its entries take of leaf pages (keys, values, headers;
+                                 values on overflow pages counted in full): entry_bytes /
+                                 leaf_bytes is how full its leaf pages are */
     } dbs[RS_STORE_DBS];
     uint64_t problems;
     char first_problem[256]; /* "" when none */

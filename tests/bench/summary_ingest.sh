@@ -12,7 +12,9 @@
 # commit's fdatasync, or for batches), the loader's own CPU time as a share of one core, and the
 # server's resident memory at the end: anonymous (its heap) and file-backed (the store's pages LMDB
 # maps, reclaimable by the kernel). SERVER_ARGS adds server
-# options (e.g. "--evaluate-ms 0" to measure without the evaluator).
+# options (e.g. "--evaluate-ms 0" to measure without the evaluator). CHECK=1 runs
+# `rankscope-server --check` on each run's store afterwards and prints each database's bytes and
+# how full its leaf pages are.
 # usage: [SERVER_ARGS=...] tests/bench/summary_ingest.sh [RANKS] [SECONDS] [RUNS] [WINDOWS] [AGENTS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -62,6 +64,10 @@ print("  server: %.0f requests per commit, %.1f KiB written per summary, store f
             "$WORK/loader-cpu" "/proc/$PID_server/status"
     rates+=("${rate%.*}")
     stop_all
+    if [ "${CHECK:-0}" = 1 ]; then # where the store's bytes are, and how full its pages are
+        "$BIN/rankscope-server" --check --data "$WORK/data" | grep '^check: bytes per database' |
+            sed 's/^check:/  store:/'
+    fi
     rm -rf "$WORK"
 done
 python3 -c "import statistics,sys; r=[int(x) for x in sys.argv[1:]]; print(f'rank-window summaries ($RANKS ranks, $WINDOWS per rank per request): median {statistics.median(r):.0f}/s (min {min(r)}, max {max(r)}, {len(r)} runs of $SECONDS_PER_RUN s)')" "${rates[@]}"
