@@ -70,6 +70,19 @@ main(int argc, char **argv)
         put(argv[1], "rank-frame", frame, len);
     if (rs_wire_reply_encode(&r, rep, sizeof rep, &len) == 0)
         put(argv[1], "reply", rep, len);
+    /* host synchronizations: schema version 3 */
+    struct rs_memcpy_record syncs[2] = {m, {1700, 1800, 0, RS_SYNC_STREAM, 7}};
+    struct rs_copy_total sync_totals[2] = {ct, {10000, 10000, RS_SYNC_EVENT, 4, 900, 400, 0}};
+    rb.memcpys = syncs;
+    rb.n_memcpys = 2;
+    rb.copy_totals = sync_totals;
+    rb.n_copy_totals = 2;
+    if (rs_wire_agent_batch_encode(&b, &req, &len) == 0) {
+        put(argv[1], "agent-batch-sync", req, len);
+        free(req);
+    }
+    if (rs_wire_rank_batch_encode(&rb, frame, sizeof frame, &len) == 0)
+        put(argv[1], "rank-frame-sync", frame, len);
     put(argv[1], "empty", "", 0);
     put(argv[1], "garbage", "\xff\xff\xff\xff\xff\x0f\x12\x34\x08\x02", 10);
     return 0;
