@@ -56,6 +56,25 @@ mark_end(uint64_t timestamp, uint32_t id)
                                    .id = id};
 }
 
+/* A CUPTI synchronization record of 50 ns. */
+static CUpti_ActivitySynchronization2
+sync_record(CUpti_ActivitySynchronizationType type, uint64_t start, uint32_t stream)
+{
+    return (CUpti_ActivitySynchronization2){.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                            .type = type,
+                                            .start = start,
+                                            .end = start + 50,
+                                            .streamId = stream};
+}
+
+/* A CUPTI driver-API record. */
+static CUpti_ActivityAPI
+api_record(CUpti_CallbackId cbid, uint64_t start, uint64_t end)
+{
+    return (CUpti_ActivityAPI){
+        .kind = CUPTI_ACTIVITY_KIND_DRIVER, .cbid = cbid, .start = start, .end = end};
+}
+
 static void
 records_to_frames(void)
 {
@@ -127,30 +146,17 @@ records_to_frames(void)
     ms.end = 3700;
     rs_convert_record(c, (CUpti_Activity *)&ms);
     /* host synchronizations: copy records of the sync kinds; an unknown type is not converted */
-    CUpti_ActivitySynchronization2 sy[3];
-    memset(sy, 0, sizeof sy);
-    for (int i = 0; i < 3; i++) {
-        sy[i].kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-        sy[i].start = 3800 + 100 * (uint64_t)i;
-        sy[i].end = 3850 + 100 * (uint64_t)i;
-    }
-    sy[0].type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
-    sy[0].streamId = 7;
-    sy[1].type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
-    sy[1].streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
-    sy[2].type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN;
+    CUpti_ActivitySynchronization2 sy[3] = {
+        sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, 3800, 7),
+        sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, 3900,
+                    CUPTI_SYNCHRONIZATION_INVALID_VALUE),
+        sync_record(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN, 4000, 0)};
     for (int i = 0; i < 3; i++)
         rs_convert_record(c, (CUpti_Activity *)&sy[i]);
     /* ... or driver-API records of the synchronizing calls (RANKSCOPE_SYNC=api) */
-    CUpti_ActivityAPI api[2];
-    memset(api, 0, sizeof api);
-    for (int i = 0; i < 2; i++) {
-        api[i].kind = CUPTI_ACTIVITY_KIND_DRIVER;
-        api[i].start = 4100 + 100 * (uint64_t)i;
-        api[i].end = 4180 + 100 * (uint64_t)i;
-    }
-    api[0].cbid = CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz;
-    api[1].cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel; /* not enabled; not converted */
+    CUpti_ActivityAPI api[2] = {
+        api_record(CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz, 4100, 4180),
+        api_record(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 4200, 4280)}; /* not enabled: skipped */
     for (int i = 0; i < 2; i++)
         rs_convert_record(c, (CUpti_Activity *)&api[i]);
     rs_convert_record(c, &other);
