@@ -12,7 +12,10 @@
 # commit's fdatasync, or for batches), the loader's own CPU time as a share of one core, and the
 # server's resident memory at the end: anonymous (its heap) and file-backed (the store's pages LMDB
 # maps, reclaimable by the kernel). SERVER_ARGS adds server
-# options (e.g. "--evaluate-ms 0" to measure without the evaluator). CHECK=1 runs
+# options (e.g. "--evaluate-ms 0" to measure without the evaluator). OFFERED=N sends N summaries
+# per second on a schedule (a cluster of RANKS GPUs at N / RANKS Hz) instead of as fast as the
+# server acknowledges, and prints how far behind schedule the loader fell in each 5 s interval:
+# whether the server keeps up with such a cluster. CHECK=1 runs
 # `rankscope-server --check` on each run's store afterwards and prints each database's bytes and
 # how full its leaf pages are.
 # usage: [SERVER_ARGS=...] tests/bench/summary_ingest.sh [RANKS] [SECONDS] [RUNS] [WINDOWS] [AGENTS]
@@ -34,10 +37,13 @@ for run in $(seq "$RUNS"); do
     # the loader's own CPU time (user + system, bash's `time`): it shares the cores with the server
     TIMEFORMAT='%U %S'
     { time "$TOOLS/rs-summary-load" "$(field "$WORK/server.ready" listen)" "$RANKS" \
-        "$SECONDS_PER_RUN" "$AGENTS" 8 "$WINDOWS" >"$WORK/out" 2>"$WORK/progress"; } 2>"$WORK/loader-cpu"
+        "$SECONDS_PER_RUN" "$AGENTS" 8 "$WINDOWS" "${OFFERED:-0}" >"$WORK/out" 2>"$WORK/progress"; } 2>"$WORK/loader-cpu"
     out=$(cat "$WORK/out")
     rate=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["per_second"])' "$out")
     echo "run $run: $out (5 s intervals: $(sed 's/.*: \([0-9]*\) summaries.*/\1/' "$WORK/progress" | paste -sd ' '))"
+    if [ "${OFFERED:-0}" != 0 ]; then
+        echo "  behind schedule per 5 s interval (s): $(sed 's/.*behind schedule \([0-9.]*\) s/\1/' "$WORK/progress" | paste -sd ' ')"
+    fi
     # what the server did for it: group commits, bytes it wrote (write(2) family, /proc), the
     # store's file, the evaluator, and the writer thread's CPU time (utime + stime, in ticks)
     writer_ticks=$(for t in /proc/$PID_server/task/*; do

@@ -6,9 +6,15 @@
  * RANKS_PER_AGENT ranks (one node) one at a time and wait for each acknowledgement: a summary
  * counts once the server has committed it. Each agent owns RANKS / AGENTS ranks and goes through
  * them node by node, then on to the next window (so at 20,000 summaries/s a 20,480-rank job
- * advances about one window per second, as at 1 Hz). Runs for SECONDS, then prints one JSON line:
- * {"summaries":N,"seconds":S,"per_second":R,"batches":B,"retries":T}.
- * usage: rs-summary-load URL RANKS SECONDS [AGENTS] [RANKS_PER_AGENT] [WINDOWS_PER_RANK] */
+ * advances about one window per second, as at 1 Hz). With OFFERED (summaries/s) the agents send
+ * on a schedule instead, as a cluster whose RANKS GPUs summarize at OFFERED / RANKS Hz would:
+ * each its next request when it is due, or at once when it is behind (a request is never sent
+ * before the previous one is acknowledged); how far behind schedule the agents fall says whether
+ * the server keeps up — bounded lag: it does; lag that grows: it does not. Runs for SECONDS, then
+ * prints one JSON line: {"summaries":N,"seconds":S,"per_second":R,"batches":B,"retries":T,
+ * "offered":O,"max_lag_s":L,"final_lag_s":F} (lags 0 without OFFERED).
+ * usage: rs-summary-load URL RANKS SECONDS [AGENTS] [RANKS_PER_AGENT] [WINDOWS_PER_RANK]
+ *        [OFFERED] */
 #include "common/clock.h"
 #include "proto/wire.h"
 
@@ -29,8 +35,36 @@ static char names[KERNEL_NAMES + 1][192];
 static const char *name_ptrs[KERNEL_NAMES + 1];
 static const char *url;
 static uint32_t ranks, agents, per_agent, per_rank;
-static uint64_t t0, stop_at;
+static uint64_t t0, begin, stop_at;
+static double offered;          /* summaries/s on schedule; 0: as fast as acknowledged */
 static atomic_ullong summaries, batches, retries;
+static atomic_ullong max_lag_ns, interval_lag_ns; /* behind schedule: over the run, this interval */
+static atomic_ullong *final_lag_ns;              /* per agent, at its last request */
+
+static void
+atomic_max(atomic_ullong *a, uint64_t v)
+{
+    uint64_t old = atomic_load(a);
+    while (v > old && !atomic_compare_exchange_weak(a, &old, v))
+        ;
+}
+
+/* Waits until request k of agent `id` is due (OFFERED); returns how late it is (0 when not). */
+static uint64_t
+wait_due(uint32_t id, uint64_t k)
+{
+    if (offered <= 0)
+        return 0;
+    /* every agent sends per_agent x per_rank summaries per request; agents start staggered */
+    double every_ns = (double)per_agent * per_rank * agents / offered * 1e9;
+    uint64_t due = begin + (uint64_t)(every_ns * ((double)k + (double)id / agents));
+    uint64_t now = rs_clock_mono_ns();
+    if (due > now) {
+        rs_clock_sleep_ns(due - now);
+        return 0;
+    }
+    return now - due;
+}
 
 /* One rank's summaries of windows w .. w + per_rank - 1 (1 s windows from t0). */
 static void
@@ -105,6 +139,12 @@ agent(void *arg)
     /* a new agent id per run: a second run against the same store must not be deduplicated */
     uint64_t agent_id = (t0 / S) << 20 | id, seq = 0, w = 0;
     for (uint32_t node = 0; rs_clock_mono_ns() < stop_at; node += per_agent) {
+        uint64_t lag = wait_due(id, seq);
+        if (rs_clock_mono_ns() >= stop_at)
+            break;
+        atomic_max(&max_lag_ns, lag);
+        atomic_max(&interval_lag_ns, lag);
+        atomic_store(&final_lag_ns[id], lag);
         if (node + per_agent > share) { /* every rank has sent this window: the next one */
             node = 0;
             w += per_rank;
@@ -157,7 +197,7 @@ main(int argc, char **argv)
 {
     if (argc < 4) {
         fprintf(stderr, "usage: rs-summary-load URL RANKS SECONDS [AGENTS] [RANKS_PER_AGENT] "
-                        "[WINDOWS_PER_RANK]\n");
+                        "[WINDOWS_PER_RANK] [OFFERED]\n");
         return 2;
     }
     url = argv[1];
@@ -166,8 +206,9 @@ main(int argc, char **argv)
     agents = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 10) : 16;
     per_agent = argc > 5 ? (uint32_t)strtoul(argv[5], NULL, 10) : 8;
     per_rank = argc > 6 ? (uint32_t)strtoul(argv[6], NULL, 10) : 1;
+    offered = argc > 7 ? strtod(argv[7], NULL) : 0;
     if (ranks == 0 || agents == 0 || per_agent == 0 || per_rank == 0 ||
-        agents * per_agent > ranks || seconds <= 0) {
+        agents * per_agent > ranks || seconds <= 0 || offered < 0) {
         fprintf(stderr, "rs-summary-load: need RANKS >= AGENTS x RANKS_PER_AGENT > 0\n");
         return 2;
     }
@@ -181,9 +222,11 @@ main(int argc, char **argv)
     snprintf(names[KERNEL_NAMES], sizeof names[0], "ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
     name_ptrs[KERNEL_NAMES] = names[KERNEL_NAMES];
     t0 = rs_clock_realtime_ns() / S * S;
-    uint64_t begin = rs_clock_mono_ns();
+    begin = rs_clock_mono_ns();
     stop_at = begin + (uint64_t)(seconds * 1e9);
     pthread_t *th = calloc(agents, sizeof *th);
+    if (!(final_lag_ns = calloc(agents, sizeof *final_lag_ns)))
+        return 1;
     for (uint32_t i = 0; th && i < agents; i++)
         pthread_create(&th[i], NULL, agent, (void *)(uintptr_t)i);
     /* progress on stderr every 5 s: the rate of each interval (a new store is slower at first,
@@ -193,18 +236,24 @@ main(int argc, char **argv)
         struct timespec ts = {5, 0};
         nanosleep(&ts, NULL);
         uint64_t now = rs_clock_mono_ns(), n = atomic_load(&summaries);
-        fprintf(stderr, "rs-summary-load: %.0f s: %.0f summaries/s\n", (double)(now - begin) / 1e9,
-                (double)(n - last) / ((double)(now - last_at) / 1e9));
+        fprintf(stderr, "rs-summary-load: %.0f s: %.0f summaries/s, behind schedule %.1f s\n",
+                (double)(now - begin) / 1e9, (double)(n - last) / ((double)(now - last_at) / 1e9),
+                (double)atomic_exchange(&interval_lag_ns, 0) / 1e9);
         last = n;
         last_at = now;
     }
     for (uint32_t i = 0; th && i < agents; i++)
         pthread_join(th[i], NULL);
     double took = (double)(stop_at - begin) / 1e9;
+    uint64_t final_lag = 0;
+    for (uint32_t i = 0; i < agents; i++)
+        final_lag = final_lag_ns[i] > final_lag ? final_lag_ns[i] : final_lag;
     printf("{\"summaries\":%llu,\"seconds\":%.3f,\"per_second\":%.0f,\"batches\":%llu,"
-           "\"retries\":%llu}\n",
+           "\"retries\":%llu,\"offered\":%.0f,\"max_lag_s\":%.3f,\"final_lag_s\":%.3f}\n",
            (unsigned long long)summaries, took, (double)summaries / took,
-           (unsigned long long)batches, (unsigned long long)retries);
+           (unsigned long long)batches, (unsigned long long)retries, offered,
+           (double)max_lag_ns / 1e9, (double)final_lag / 1e9);
     free(th);
+    free(final_lag_ns);
     return 0;
 }
