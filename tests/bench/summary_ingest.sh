@@ -34,6 +34,20 @@ for run in $(seq "$RUNS"); do
     start server "$BIN/rankscope-server" --data "$WORK/data" --http 127.0.0.1:0 \
         --listen tcp://127.0.0.1:0 --ready-file "$WORK/server.ready" --ingest-contexts "$AGENTS" ${SERVER_ARGS:-}
     wait_file "$WORK/server.ready"
+    # the evaluator's evaluations as they come: (seconds into the run, duration ms), from /healthz
+    # every 2 s, in the background
+    http=$(field "$WORK/server.ready" http)
+    (t0=$(date +%s); last=0
+     while [ -e "$WORK/server.ready" ]; do
+         sleep 2
+         curl -sf "http://$http/healthz" 2>/dev/null | python3 -c 'import json, sys
+e = json.load(sys.stdin)["evaluator"]
+if e["evaluations"] != int(sys.argv[1]):
+    print(e["evaluations"], int(sys.argv[2]), e["last_duration_ms"])' "$last" "$(( $(date +%s) - t0 ))" \
+             >>"$WORK/evaluations" 2>/dev/null || true
+         last=$(tail -n 1 "$WORK/evaluations" 2>/dev/null | cut -d' ' -f1); last=${last:-0}
+     done) &
+    poller=$!
     # the loader's own CPU time (user + system, bash's `time`): it shares the cores with the server
     TIMEFORMAT='%U %S'
     { time "$TOOLS/rs-summary-load" "$(field "$WORK/server.ready" listen)" "$RANKS" \
@@ -69,6 +83,11 @@ print("  server: %.0f requests per commit, %.1f KiB written per summary, store f
             "$out" "/proc/$PID_server/io" "$(stat -c %s "$WORK/data/data.mdb")" "${writer_ticks:-0}" \
             "$WORK/loader-cpu" "/proc/$PID_server/status"
     rates+=("${rate%.*}")
+    kill "$poller" 2>/dev/null || true
+    wait "$poller" 2>/dev/null || true
+    if [ -s "$WORK/evaluations" ]; then
+        echo "  evaluations (s into the run: duration ms): $(awk '{printf "%s%d: %d", (NR > 1 ? ", " : ""), $2, $3}' "$WORK/evaluations")"
+    fi
     stop_all
     if [ "${CHECK:-0}" = 1 ]; then # where the store's bytes are, and how full its pages are
         "$BIN/rankscope-server" --check --data "$WORK/data" | grep '^check: bytes per database' |
