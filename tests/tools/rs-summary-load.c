@@ -36,10 +36,10 @@ static const char *name_ptrs[KERNEL_NAMES + 1];
 static const char *url;
 static uint32_t ranks, agents, per_agent, per_rank;
 static uint64_t t0, begin, stop_at;
-static double offered;          /* summaries/s on schedule; 0: as fast as acknowledged */
+static double offered; /* summaries/s on schedule; 0: as fast as acknowledged */
 static atomic_ullong summaries, batches, retries;
 static atomic_ullong max_lag_ns, interval_lag_ns; /* behind schedule: over the run, this interval */
-static atomic_ullong *final_lag_ns;              /* per agent, at its last request */
+static atomic_ullong *final_lag_ns;               /* per agent, at its last request */
 
 static void
 atomic_max(atomic_ullong *a, uint64_t v)
