@@ -355,16 +355,16 @@ copy_kind(const char *name)
     return RS_COPY_UNKNOWN;
 }
 
-/* Kineto's names of CUPTI's synchronization records ("cuda_sync" events). */
-static enum rs_copy_kind
-sync_kind(const char *name)
+/* Kineto's names of CUPTI's synchronization records ("cuda_sync" events) -> *out. */
+static bool
+sync_kind(const char *name, enum rs_copy_kind *out)
 {
-    static const enum rs_copy_kind kinds[] = {RS_SYNC_EVENT, RS_SYNC_STREAM_WAIT, RS_SYNC_STREAM,
-                                              RS_SYNC_CONTEXT};
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strcmp(name, rs_copy_kind_name(kinds[i])) == 0)
-            return kinds[i];
-    return RS_COPY_KIND_COUNT;
+    for (uint32_t k = RS_SYNC_EVENT; rs_copy_kind_is_sync(k); k++)
+        if (strcmp(name, rs_copy_kind_name(k)) == 0) {
+            *out = (enum rs_copy_kind)k;
+            return true;
+        }
+    return false;
 }
 
 static int
@@ -430,6 +430,7 @@ convert_event(struct importer *im)
 {
     const struct event *e = &im->ev;
     enum { KERNEL, MEMCPY, MEMSET, SYNC, STEP, OTHER } kind = OTHER;
+    enum rs_copy_kind sync = RS_COPY_UNKNOWN;
     uint64_t start = 0, end = 0, step = 0;
     int rc;
 
@@ -441,7 +442,7 @@ convert_event(struct importer *im)
             kind = MEMCPY;
         else if (cat_is(e->cat, "gpu_memset", "memset"))
             kind = MEMSET;
-        else if (cat_is(e->cat, "cuda_sync", NULL) && sync_kind(e->name) != RS_COPY_KIND_COUNT)
+        else if (cat_is(e->cat, "cuda_sync", NULL) && sync_kind(e->name, &sync))
             kind = SYNC;
         else if ((cat_is(e->cat, "user_annotation", "cpu_op") ||
                   cat_is(e->cat, "operator", NULL)) &&
@@ -467,7 +468,7 @@ convert_event(struct importer *im)
     case MEMSET:
         return add_memcpy(im, RS_COPY_MEMSET, start, end);
     case SYNC:
-        return add_memcpy(im, sync_kind(e->name), start, end);
+        return add_memcpy(im, sync, start, end);
     case STEP:
         return add_step(im, step, start, end);
     case OTHER:

@@ -116,14 +116,7 @@ check(CUptiResult rc, const char *what)
 static bool
 sync_start(enum rs_activity_sync how)
 {
-    static const CUpti_driver_api_trace_cbid calls[] = {
-        CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
-        CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2,
-        CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
-        CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
-        CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,
-        CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz};
+    CUpti_CallbackId cbid;
 
     switch (how) {
     case RS_ACTIVITY_SYNC_OFF:
@@ -133,8 +126,8 @@ sync_start(enum rs_activity_sync how)
         return cuptiActivityEnableAllSyncRecords(0) == CUPTI_SUCCESS &&
                cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) == CUPTI_SUCCESS;
     case RS_ACTIVITY_SYNC_API:
-        for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
-            if (cuptiActivityEnableDriverApi(calls[i], 1) != CUPTI_SUCCESS)
+        for (size_t i = 0; rs_convert_sync_call(i, &cbid); i++)
+            if (cuptiActivityEnableDriverApi(cbid, 1) != CUPTI_SUCCESS)
                 return false;
         return true;
     }

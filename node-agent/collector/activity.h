@@ -17,11 +17,12 @@
 /* How host synchronizations are recorded. */
 enum rs_activity_sync {
     RS_ACTIVITY_SYNC_OFF,
-    /* CUPTI's SYNCHRONIZATION kind, less the queries that found work still running (completed
-     * event queries still come as Event Sync records) */
+    /* CUPTI's SYNCHRONIZATION kind, less the queries that found work still running (its header
+     * says it reports queries too: on H200 it gave 17.5 Event Syncs per step where the driver
+     * made 2.1 cuEventSynchronize calls; docs/BENCHMARKS.md) */
     RS_ACTIVITY_SYNC_RECORDS,
-    /* driver-API records of the synchronizing calls only (cuStreamSynchronize,
-     * cuEventSynchronize, cuCtxSynchronize, cuStreamWaitEvent): no query records */
+    /* driver-API records of the synchronizing calls only (rs_convert_sync_call): no query
+     * records */
     RS_ACTIVITY_SYNC_API,
 };
 

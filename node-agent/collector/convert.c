@@ -297,34 +297,40 @@ convert_sync(rs_convert *c, const CUpti_ActivitySynchronization2 *y)
     add_copy(c, y->start, y->end, 0, kind, y->streamId, -1, &c->stats.syncs);
 }
 
+/* The driver calls whose API records are host synchronizations, and their kinds. */
+static const struct {
+    CUpti_CallbackId cbid;
+    uint32_t kind;
+} sync_calls[] = {
+    {CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize, RS_SYNC_EVENT},
+    {CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent, RS_SYNC_STREAM_WAIT},
+    {CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz, RS_SYNC_STREAM_WAIT},
+    {CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, RS_SYNC_STREAM},
+    {CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz, RS_SYNC_STREAM},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, RS_SYNC_CONTEXT},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2, RS_SYNC_CONTEXT},
+};
+
+bool
+rs_convert_sync_call(size_t i, CUpti_CallbackId *cbid)
+{
+    if (i >= sizeof sync_calls / sizeof sync_calls[0])
+        return false;
+    *cbid = sync_calls[i].cbid;
+    return true;
+}
+
 /* A driver call that synchronizes (activity.c enables records of no others). */
 static void
 convert_api(rs_convert *c, const CUpti_ActivityAPI *a)
 {
-    uint32_t kind;
-
-    switch (a->cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
-        kind = RS_SYNC_EVENT;
-        break;
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent:
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz:
-        kind = RS_SYNC_STREAM_WAIT;
-        break;
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize:
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz:
-        kind = RS_SYNC_STREAM;
-        break;
-    case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
-    case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2:
-        kind = RS_SYNC_CONTEXT;
-        break;
-    default:
-        c->stats.other++;
-        return;
-    }
-    add_copy(c, a->start, a->end, 0, kind, CUPTI_SYNCHRONIZATION_INVALID_VALUE, -1,
-             &c->stats.syncs);
+    for (size_t i = 0; i < sizeof sync_calls / sizeof sync_calls[0]; i++)
+        if (sync_calls[i].cbid == a->cbid) {
+            add_copy(c, a->start, a->end, 0, sync_calls[i].kind,
+                     CUPTI_SYNCHRONIZATION_INVALID_VALUE, -1, &c->stats.syncs);
+            return;
+        }
+    c->stats.other++;
 }
 
 /* Whether a range name ends at p: PyTorch's emit_nvtx() names the range of a record_function

@@ -15,6 +15,7 @@
 #include <cupti_activity.h>
 #include <cupti_driver_cbid.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct rs_convert rs_convert;
@@ -61,6 +62,10 @@ int rs_convert_device(const rs_convert *c);
  * names go through the same demangling and interning as kernel names. */
 void rs_convert_stall(rs_convert *c, const char *function, const char *reason, uint64_t pc_offset,
                       uint64_t samples, uint64_t cubin_crc);
+
+/* The i-th driver call (cbid) whose driver-API records rs_convert_record turns into host
+ * synchronizations — what RANKSCOPE_SYNC=api enables (activity.c); false past the last. */
+bool rs_convert_sync_call(size_t i, CUpti_CallbackId *cbid);
 
 /* Records CUPTI reported as dropped. */
 void rs_convert_count_dropped(rs_convert *c, uint64_t n);

@@ -27,10 +27,11 @@
 
 #define DEFAULT_SOCKET "/tmp/rankscope-agent.sock"
 #define DEFAULT_FLUSH_MS 250
-/* Driver-API records of the synchronizing calls: measured on H200 (docs/BENCHMARKS.md, runs N and
- * O), CUPTI's SYNCHRONIZATION kind cost 0.2 - 0.4 us more per kernel launch than no sync records at
- * all and counted about 8 times the calls (completed event queries), while these cost no more
- * than none within the spread and gave the same wait times. */
+/* Driver-API records of the synchronizing calls: measured on H200 (docs/BENCHMARKS.md, runs N - P),
+ * CUPTI's SYNCHRONIZATION kind cost 0.2 - 0.4 us more per kernel launch than no sync records and
+ * counted 17.5 Event Syncs per step for 2.1 cuEventSynchronize calls; these gave the same wait
+ * times and cost 0.92 us per launch against 0.97 without sync records in one run, 1.11 against
+ * 0.61 in another (wide ranges: not clearly more, not clearly the same). */
 #define DEFAULT_SYNC RS_ACTIVITY_SYNC_API
 /* 4 MiB CUPTI buffers: measured on 2 x H200 (docs/BENCHMARKS.md), 64 KiB buffers cost 1.6 us per
  * kernel launch instead of 0.7 (more buffer requests on the launching thread) and did not help

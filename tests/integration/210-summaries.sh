@@ -72,10 +72,10 @@ assert a[0]["cause"] == b[0]["cause"], (a[0]["cause"], b[0]["cause"])' \
 # A summarized job streamed at its pace (20 ms steps, 6 s): its verdict is raised within a
 # couple of seconds, before the agent's 5 s windows of those steps arrive (they go out once
 # settled), so with cause "unknown"; the log says when the cause became known, and it is the
-# answer's. (Seen once in about 15 runs, on this 2-core machine: the first raise came with
-# cause host_side and was cleared and raised again with the answer's cause 2 s later — the log
-# then also ends on the answer's cause, which is what is checked. Not understood yet; see the
-# issue note.)
+# answer's. (Seen once, in a clean-clone run on 2026-11-23: the first raise came with cause
+# host_side and was cleared and raised again with the answer's cause 2 s later — the log then
+# also ends on the answer's cause, which is what is checked. Not understood yet; see the issue
+# note.)
 "$BIN/rankscope-sim" --job live --ranks 4 --steps 300 --step-ms 20 --seed 7 --slow-rank 1 \
     --slowdown 0.2 --onset-step 0 --agent "$WORK/agent.sock" --log-level warn >"$WORK/live.sim.json"
 # the cause the log gives for rank 1 last: of its last RS-STRAGGLER-RAISED or -CAUSE line

@@ -255,11 +255,38 @@ launcher_sends_nothing(void)
     unlink(sock_path);
 }
 
+/* Every driver call that RANKSCOPE_SYNC=api enables converts into a host synchronization. */
+static void
+enabled_sync_calls_convert(void)
+{
+    struct rs_env_identity id = {.job = "job-s", .world_size = 1, .host = "h", .pid = 1};
+    struct rs_convert_stats st;
+    CUpti_CallbackId cbid;
+    rs_convert *c = NULL;
+    size_t n = 0;
+    int lfd = t_listen_seqpacket(sock_path);
+
+    struct rs_convert_options opts = {sock_path, NULL, NULL};
+    T_EQ(rs_convert_new(&id, &opts, &c), 0);
+    for (; rs_convert_sync_call(n, &cbid); n++) {
+        CUpti_ActivityAPI a = api_record(cbid, 1000 + n * 100, 1050 + n * 100);
+        rs_convert_record(c, (CUpti_Activity *)&a);
+    }
+    rs_convert_get_stats(c, &st);
+    T_CHECK(n >= 4); /* event, stream wait, stream and context synchronize */
+    T_EQ(st.syncs, n);
+    T_EQ(st.other, 0);
+    rs_convert_free(c);
+    close(lfd);
+    unlink(sock_path);
+}
+
 int
 main(void)
 {
     snprintf(sock_path, sizeof sock_path, "/tmp/rs-convert-test-%d.sock", (int)getpid());
     T_RUN(records_to_frames);
     T_RUN(launcher_sends_nothing);
+    T_RUN(enabled_sync_calls_convert);
     return T_DONE("collector/convert");
 }
