@@ -180,6 +180,17 @@ $(BUILD)/tests/unit/collector/%_test: $(BUILD)/obj/tests/unit/collector/%_test.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
 $(BUILD)/obj/tests/unit/collector/%.o: CFLAGS_ALL += -I$(CUPTI_INC)
+# got_hook_test's callers: one library bound lazily, one bound at load with its GOT in RELRO
+GOT_CALLERS := $(BUILD)/tests/unit/collector/libgot_caller_lazy.so \
+               $(BUILD)/tests/unit/collector/libgot_caller_now.so
+$(BUILD)/tests/unit/collector/libgot_caller_%.so: tests/unit/collector/got_caller.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -DGOT_CALLER=got_caller_$* \
+	  $(if $(filter now,$*),-fno-plt -Wl$(comma)-z$(comma)now -Wl$(comma)-z$(comma)relro,-Wl$(comma)-z$(comma)lazy) \
+	  -Wl,-soname,$(notdir $@) -o $@ $<
+$(BUILD)/tests/unit/collector/got_hook_test: $(BUILD)/obj/tests/unit/collector/got_hook_test.o \
+                                             $(LIBCOLLECTOR) $(GOT_CALLERS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -Wl,-rpath,'$$ORIGIN' $(EXT_LIBS)
 $(BUILD)/tests/fuzz/%_replay: $(BUILD)/obj/tests/fuzz/%_fuzz.o $(BUILD)/obj/tests/fuzz/replay_main.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)

@@ -2,6 +2,7 @@
 #include "node-agent/collector/activity.h"
 
 #include "common/clock.h"
+#include "node-agent/collector/got_hook.h"
 #include "node-agent/collector/log.h"
 
 #include <cupti.h>
@@ -23,9 +24,20 @@ static struct {
     /* Buffers we handed to CUPTI, and those it handed back to us: after the final forced flush
      * the rest went to another client's callback (see taken_over). */
     atomic_size_t buffers_out, buffers_back;
+    /* Collection stops once, by the first of: another CUPTI client taking CUPTI over (hand_over),
+     * the process's exit (rs_activity_finish). */
+    pthread_mutex_t stop_lock;
+    bool stopped;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER,
        .wake_lock = PTHREAD_MUTEX_INITIALIZER,
-       .wake = PTHREAD_COND_INITIALIZER};
+       .wake = PTHREAD_COND_INITIALIZER,
+       .stop_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The kinds always on (host synchronizations and markers are optional: sync_start, MARKER). */
+static const CUpti_ActivityKind always_kinds[] = {
+    CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET};
+#define N_ALWAYS_KINDS (sizeof always_kinds / sizeof always_kinds[0])
 
 /* Application thread (whichever filled the last buffer): must be quick. */
 static void CUPTIAPI
@@ -134,12 +146,24 @@ sync_start(enum rs_activity_sync how)
     return false;
 }
 
+/* Turns off what sync_start turned on. */
+static void
+sync_stop(enum rs_activity_sync how)
+{
+    CUpti_CallbackId cbid;
+
+    if (how == RS_ACTIVITY_SYNC_RECORDS)
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+    if (how == RS_ACTIVITY_SYNC_API)
+        for (size_t i = 0; rs_convert_sync_call(i, &cbid); i++)
+            cuptiActivityEnableDriverApi(cbid, 0);
+}
+
+static void install_hand_over_hooks(void);
+
 int
 rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
 {
-    static const CUpti_ActivityKind kinds[] = {
-        CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-        CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
     uint8_t zeroed = 1;
     size_t len = sizeof zeroed;
     int rc;
@@ -152,10 +176,10 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
         (rc = check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
                     "cuptiActivityRegisterCallbacks")))
         return rc;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        if ((rc = check(cuptiActivityEnable(kinds[i]), "cuptiActivityEnable"))) {
+    for (size_t i = 0; i < N_ALWAYS_KINDS; i++) {
+        if ((rc = check(cuptiActivityEnable(always_kinds[i]), "cuptiActivityEnable"))) {
             for (size_t j = 0; j < i; j++)
-                cuptiActivityDisable(kinds[j]);
+                cuptiActivityDisable(always_kinds[j]);
             return rc;
         }
     }
@@ -168,6 +192,7 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
     /* PC sampling after the activity kinds: CUPTI refuses CONCURRENT_KERNEL after it (measured) */
     if (opts->pc_sampling)
         rs_pcsampling_start(conv, &g.lock, opts->pc_sampling);
+    install_hand_over_hooks();
     if (pthread_create(&g.thread, NULL, flush_main, NULL) != 0) {
         rs_collector_log("cannot start the flush thread; records are sent only at exit");
         return 0;
@@ -198,24 +223,109 @@ taken_over(void)
     pthread_mutex_unlock(&g.lock);
 }
 
+static void
+stop_flush_thread(void)
+{
+    if (!g.running)
+        return;
+    pthread_mutex_lock(&g.wake_lock);
+    g.stopping = true;
+    pthread_cond_signal(&g.wake);
+    pthread_mutex_unlock(&g.wake_lock);
+    pthread_join(g.thread, NULL);
+    g.running = false;
+}
+
 void
 rs_activity_finish(void)
 {
-    if (g.running) {
-        pthread_mutex_lock(&g.wake_lock);
-        g.stopping = true;
-        pthread_cond_signal(&g.wake);
-        pthread_mutex_unlock(&g.wake_lock);
-        pthread_join(g.thread, NULL);
-        g.running = false;
+    pthread_mutex_lock(&g.stop_lock);
+    if (!g.stopped) {
+        g.stopped = true;
+        stop_flush_thread();
+        if (g.conv) {
+            rs_pcsampling_finish();
+            /* Forced: returns every buffer, also ones with records still in flight. */
+            cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+            taken_over();
+            send_converted();
+        }
     }
-    if (!g.conv)
-        return;
-    rs_pcsampling_finish();
-    /* Forced: returns every buffer, also ones with records still in flight. */
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    taken_over();
-    send_converted();
+    pthread_mutex_unlock(&g.stop_lock);
+}
+
+/* Another CUPTI client is about to subscribe or register its activity buffers (the calls
+ * install_hand_over_hooks redirects here), which would take CUPTI from us: CUPTI would hand it
+ * the buffers we had given CUPTI, records of its own included, and it would drop them. So first
+ * collection stops for good in this process — the flush thread, PC sampling (which holds the
+ * subscription), every kind we enabled — and a forced flush brings every buffer of ours back
+ * to us; then the client's call goes on, to a CUPTI that is all its own. Said once on stderr and
+ * to the server (stepped_aside). Runs on the client's thread; later calls pass straight on. */
+static void
+hand_over(const char *call)
+{
+    pthread_mutex_lock(&g.stop_lock);
+    if (!g.stopped && g.conv) {
+        g.stopped = true;
+        stop_flush_thread();
+        rs_pcsampling_finish();
+        for (size_t i = 0; i < N_ALWAYS_KINDS; i++)
+            cuptiActivityDisable(always_kinds[i]);
+        sync_stop(g.opts.sync);
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MARKER);
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        char text[200];
+        snprintf(text, sizeof text,
+                 "another CUPTI client (torch.profiler?) called %s: rankscope handed CUPTI over "
+                 "and stopped collecting in this process",
+                 call);
+        rs_collector_log("%s", text);
+        pthread_mutex_lock(&g.lock);
+        rs_convert_report(g.conv, RS_COLLECTOR_STEPPED_ASIDE, text);
+        pthread_mutex_unlock(&g.lock);
+        send_converted();
+    }
+    pthread_mutex_unlock(&g.stop_lock);
+}
+
+static CUptiResult CUPTIAPI
+other_register_callbacks(CUpti_BuffersCallbackRequestFunc requested,
+                         CUpti_BuffersCallbackCompleteFunc completed)
+{
+    hand_over("cuptiActivityRegisterCallbacks");
+    return cuptiActivityRegisterCallbacks(requested, completed);
+}
+
+static CUptiResult CUPTIAPI
+other_subscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
+{
+    hand_over("cuptiSubscribe");
+    return cuptiSubscribe(subscriber, callback, userdata);
+}
+
+static CUptiResult CUPTIAPI
+other_subscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata,
+                   CUpti_SubscriberParams *params)
+{
+    hand_over("cuptiSubscribe_v2");
+    return cuptiSubscribe_v2(subscriber, callback, userdata, params);
+}
+
+/* Redirects the other libraries' calls that take CUPTI over to hand_over first (got_hook.h).
+ * Only libraries loaded by now: in a PyTorch job, torch's own (Kineto) are, since CUDA starts
+ * after `import torch`. A client in a library loaded later still takes the buffers the old way;
+ * the exit check (taken_over) reports that. */
+static void
+install_hand_over_hooks(void)
+{
+    size_t n =
+        rs_got_hook("cuptiActivityRegisterCallbacks", (void *)other_register_callbacks,
+                    (const void *)cuptiActivityRegisterCallbacks) +
+        rs_got_hook("cuptiSubscribe", (void *)other_subscribe, (const void *)cuptiSubscribe) +
+        rs_got_hook("cuptiSubscribe_v2", (void *)other_subscribe_v2,
+                    (const void *)cuptiSubscribe_v2);
+    if (g.opts.log_hooks)
+        rs_collector_log("hand-over hooks: %zu call sites of other libraries redirected", n);
 }
 
 void

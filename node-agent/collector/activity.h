@@ -31,6 +31,7 @@ struct rs_activity_options {
     size_t buffer_bytes;                             /* per CUPTI buffer */
     const struct rs_pcsampling_options *pc_sampling; /* NULL: no PC-sampling windows */
     enum rs_activity_sync sync;
+    bool log_hooks; /* say on stderr how many call sites the hand-over hooks redirected */
 };
 
 /* Starts collection into `conv` (owned by the caller, used under our lock until
@@ -38,8 +39,15 @@ struct rs_activity_options {
  * off and the reason logged once). */
 int rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts);
 
-/* Stops the flush thread, force-flushes CUPTI and sends the rest. Call once, from the process
- * that started collection (not from a forked child). */
+/* Stops the flush thread, force-flushes CUPTI and sends the rest; nothing when collection was
+ * handed over already. From the process that started collection (not from a forked child).
+ *
+ * Hand-over: rs_activity_start also redirects other libraries' calls of
+ * cuptiActivityRegisterCallbacks, cuptiSubscribe and cuptiSubscribe_v2 (got_hook.h). When another
+ * CUPTI client (torch.profiler's Kineto) makes one, collection stops for the rest of the process
+ * before the call goes on: our buffers come back to us (forced flush), our kinds and PC sampling
+ * are turned off, and the client gets a CUPTI of its own with none of its records in our buffers.
+ * The condition is logged once and reported (RS_COLLECTOR_STEPPED_ASIDE). */
 void rs_activity_finish(void);
 
 /* Forgets the flush thread without touching CUPTI or the socket: for a forked child, where the

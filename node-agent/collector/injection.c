@@ -8,7 +8,8 @@
  * size, default 4096), RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
  * "ProfilerStep#N"), RANKSCOPE_SYNC (host synchronization records: api, the default, the
  * synchronizing driver calls; 1 CUPTI's SYNCHRONIZATION kind; 0 none; activity.h),
- * RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), identity variables
+ * RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), RANKSCOPE_HOOK_DEBUG=1 (say how many
+ * call sites of other CUPTI clients the hand-over redirected: activity.h), identity variables
  * (identity.h). NVTX_INJECTION64_PATH=this library forwards NVTX to CUPTI
  * (InitializeInjectionNvtx2 below). */
 #include "node-agent/collector/activity.h"
@@ -188,7 +189,7 @@ initialize(void)
     struct rs_activity_options opts = {
         (unsigned)env_long("RANKSCOPE_FLUSH_MS", 10, 60000, DEFAULT_FLUSH_MS),
         (size_t)env_long("RANKSCOPE_BUFFER_KB", 16, 65536, DEFAULT_BUFFER_KB) << 10,
-        pc_sampling_options(&pc) ? &pc : NULL, sync_option()};
+        pc_sampling_options(&pc) ? &pc : NULL, sync_option(), env_flag("RANKSCOPE_HOOK_DEBUG")};
     const char *socket = env("RANKSCOPE_AGENT_SOCKET");
     char host[256] = "";
 

@@ -1,0 +1,161 @@
+/* Rewriting GOT slots of loaded objects (see got_hook.h). */
+#include "node-agent/collector/got_hook.h"
+
+#include <elf.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define SLOT_JUMP R_X86_64_JUMP_SLOT
+#define SLOT_DATA R_X86_64_GLOB_DAT
+#elif defined(__aarch64__)
+#define SLOT_JUMP R_AARCH64_JUMP_SLOT
+#define SLOT_DATA R_AARCH64_GLOB_DAT
+#endif
+
+struct hook {
+    const char *symbol;
+    void *replacement;
+    const void *keep;
+    size_t rewritten;
+};
+
+/* Whether one of the object's loaded segments holds address a. */
+static bool
+object_holds(const struct dl_phdr_info *info, const void *a)
+{
+    uintptr_t at = (uintptr_t)a;
+    for (size_t i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && at >= lo && at - lo < ph->p_memsz)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the slot lies in the object's RELRO range (read-only once relocated). */
+static bool
+in_relro(const struct dl_phdr_info *info, uintptr_t slot)
+{
+    for (size_t i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_GNU_RELRO && slot >= lo && slot - lo < ph->p_memsz)
+            return true;
+    }
+    return false;
+}
+
+static void
+rewrite(const struct dl_phdr_info *info, uintptr_t slot, struct hook *h)
+{
+    long page_size = sysconf(_SC_PAGESIZE);
+    if (page_size <= 0)
+        return;
+    uintptr_t page = slot & ~((uintptr_t)page_size - 1);
+    size_t len = slot + sizeof(void *) - page > (size_t)page_size ? 2 * (size_t)page_size
+                                                                  : (size_t)page_size;
+    if (mprotect((void *)page, len, PROT_READ | PROT_WRITE) != 0)
+        return;
+    __atomic_store_n((void **)slot, h->replacement, __ATOMIC_RELEASE);
+    if (in_relro(info, slot))
+        mprotect((void *)page, len, PROT_READ);
+    h->rewritten++;
+}
+
+#ifdef SLOT_JUMP
+/* The dynamic linker relocates the address entries of _DYNAMIC in place (glibc does, musl does
+ * not): an entry below the load address is still an offset. */
+static uintptr_t
+dyn_address(const struct dl_phdr_info *info, ElfW(Addr) a)
+{
+    return a < info->dlpi_addr ? info->dlpi_addr + a : a;
+}
+
+static void
+scan_relocations(const struct dl_phdr_info *info, const ElfW(Rela) * rel, size_t bytes,
+                 const ElfW(Sym) * symtab, const char *strtab, size_t strsz, struct hook *h)
+{
+    for (size_t i = 0; i < bytes / sizeof *rel; i++) {
+        unsigned long type = ELF64_R_TYPE(rel[i].r_info), sym = ELF64_R_SYM(rel[i].r_info);
+        if ((type != SLOT_JUMP && type != SLOT_DATA) || sym == 0)
+            continue;
+        size_t name = symtab[sym].st_name;
+        if (name >= strsz || strcmp(strtab + name, h->symbol) != 0)
+            continue;
+        rewrite(info, info->dlpi_addr + rel[i].r_offset, h);
+    }
+}
+#endif
+
+static int
+on_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct hook *h = arg;
+    (void)size;
+    if (object_holds(info, h->replacement) || object_holds(info, h->keep))
+        return 0;
+#ifdef SLOT_JUMP
+    const ElfW(Dyn) *dyn = NULL;
+    for (size_t i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    if (!dyn)
+        return 0;
+    uintptr_t symtab = 0, strtab = 0, jmprel = 0, rela = 0;
+    size_t strsz = 0, pltrelsz = 0, relasz = 0;
+    bool plt_rela = false;
+    for (; dyn->d_tag != DT_NULL; dyn++) {
+        switch (dyn->d_tag) {
+        case DT_SYMTAB:
+            symtab = dyn_address(info, dyn->d_un.d_ptr);
+            break;
+        case DT_STRTAB:
+            strtab = dyn_address(info, dyn->d_un.d_ptr);
+            break;
+        case DT_STRSZ:
+            strsz = dyn->d_un.d_val;
+            break;
+        case DT_JMPREL:
+            jmprel = dyn_address(info, dyn->d_un.d_ptr);
+            break;
+        case DT_PLTRELSZ:
+            pltrelsz = dyn->d_un.d_val;
+            break;
+        case DT_PLTREL:
+            plt_rela = dyn->d_un.d_val == DT_RELA;
+            break;
+        case DT_RELA:
+            rela = dyn_address(info, dyn->d_un.d_ptr);
+            break;
+        case DT_RELASZ:
+            relasz = dyn->d_un.d_val;
+            break;
+        default:
+            break;
+        }
+    }
+    if (!symtab || !strtab)
+        return 0;
+    if (jmprel && plt_rela)
+        scan_relocations(info, (const ElfW(Rela) *)jmprel, pltrelsz, (const ElfW(Sym) *)symtab,
+                         (const char *)strtab, strsz, h);
+    if (rela)
+        scan_relocations(info, (const ElfW(Rela) *)rela, relasz, (const ElfW(Sym) *)symtab,
+                         (const char *)strtab, strsz, h);
+#endif
+    return 0;
+}
+
+size_t
+rs_got_hook(const char *symbol, void *replacement, const void *keep)
+{
+    struct hook h = {symbol, replacement, keep, 0};
+    dl_iterate_phdr(on_object, &h);
+    return h.rewritten;
+}
