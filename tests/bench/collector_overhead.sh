@@ -5,7 +5,9 @@
 #     rounds; median step time ratios with their spread;
 #  2. a launch-bound loop (one thread, 200,000 empty kernels) with and without the collector, and
 #     with the collector under each RANKSCOPE_* setting in LAUNCH_VARIANTS ("A=1;B=2 C=3"), in
-#     turn, LAUNCH_ROUNDS rounds (default PAIRS).
+#     turn, LAUNCH_ROUNDS rounds (default PAIRS). A variant may name another build of the
+#     collector: "CUDA_INJECTION64_PATH=gpu-bundle/lib/old/librankscope.so" compares two builds
+#     in one run.
 # DDP_PAIRS=0 skips part 1. Needs gpu-bundle/ (tests/gpu/bundle.sh). Writes $OUT/bench.jsonl and
 # prints a summary.
 . "$(dirname "$0")/../gpu/common.sh"
@@ -32,10 +34,10 @@ if nvcc -O2 -o "$W/launch_bench" tests/bench/launch_bench.cu 2>>"$OUT/train-logs
     for i in $(seq "${LAUNCH_ROUNDS:-$PAIRS}"); do
         for mode in "${modes[@]}"; do
             if [ "$mode" != none ]; then
-                r=$(env ${mode#collector} RANKSCOPE_JOB_ID=launch-bench \
-                    RANKSCOPE_AGENT_SOCKET="$W/agent.sock" \
+                r=$(env RANKSCOPE_JOB_ID=launch-bench RANKSCOPE_AGENT_SOCKET="$W/agent.sock" \
                     LD_LIBRARY_PATH="$CUPTI_DIR:${LD_LIBRARY_PATH:-}" \
-                    CUDA_INJECTION64_PATH="$B/lib/librankscope.so" "$W/launch_bench" 200000)
+                    CUDA_INJECTION64_PATH="$B/lib/librankscope.so" ${mode#collector} \
+                    "$W/launch_bench" 200000)
             else
                 r=$("$W/launch_bench" 200000)
             fi
