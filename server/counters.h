@@ -24,6 +24,12 @@ struct rs_counters {
     _Atomic uint64_t http_timeouts; /* connections closed by a header/idle timeout */
     _Atomic uint64_t http_connections_now;
     _Atomic uint64_t writer_queue_now;
+    /* Wall time the writer thread spent on batches (building, committing and syncing their
+     * transactions) and on tasks (writer.h): their sum's growth per second is how busy the store's
+     * one writer is — near 1 s/s it is the bottleneck, and whatever else it does (tasks) makes
+     * ingest fall behind. */
+    _Atomic uint64_t writer_batches_ns;
+    _Atomic uint64_t writer_tasks_ns;
     _Atomic uint64_t jobs_expired;            /* deleted by retention */
     _Atomic uint64_t reader_slots_freed;      /* left by dead processes, cleared */
     _Atomic uint64_t step_summaries;          /* settled step metrics stored by the evaluator */

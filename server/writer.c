@@ -144,8 +144,10 @@ writer_main(void *p)
             pthread_mutex_unlock(&w->lock);
             uint64_t t0 = rs_clock_mono_ns();
             run_task_step(w);
+            uint64_t took = rs_clock_mono_ns() - t0;
+            RS_COUNT_ADD(w->counters, writer_tasks_ns, took);
             if (contended)
-                w->contended_task_ns += rs_clock_mono_ns() - t0;
+                w->contended_task_ns += took;
             pthread_mutex_lock(&w->lock);
             continue;
         }
@@ -168,8 +170,10 @@ writer_main(void *p)
         pthread_mutex_unlock(&w->lock);
         uint64_t t0 = rs_clock_mono_ns();
         commit_group(w, group);
+        uint64_t took = rs_clock_mono_ns() - t0;
+        RS_COUNT_ADD(w->counters, writer_batches_ns, took);
         if (contended)
-            w->contended_ingest_ns += rs_clock_mono_ns() - t0;
+            w->contended_ingest_ns += took;
         pthread_mutex_lock(&w->lock);
     }
     pthread_mutex_unlock(&w->lock);

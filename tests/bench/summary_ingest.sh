@@ -17,7 +17,9 @@
 # server acknowledges, and prints how far behind schedule the loader fell in each 5 s interval:
 # whether the server keeps up with such a cluster. CHECK=1 runs
 # `rankscope-server --check` on each run's store afterwards and prints each database's bytes and
-# how full its leaf pages are.
+# how full its leaf pages are. Each run also prints how busy the store's one writer thread was in
+# each 30 s (writing batches + tasks such as the evaluator's step summaries, server counters
+# writer_batches_ns / writer_tasks_ns): near 100% it is the bottleneck.
 # usage: [SERVER_ARGS=...] tests/bench/summary_ingest.sh [RANKS] [SECONDS] [RUNS] [WINDOWS] [AGENTS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -41,10 +43,13 @@ for run in $(seq "$RUNS"); do
      while [ -e "$WORK/server.ready" ]; do
          sleep 2
          curl -sf "http://$http/healthz" 2>/dev/null | python3 -c 'import json, sys
-e = json.load(sys.stdin)["evaluator"]
+d = json.load(sys.stdin)
+e, c = d["evaluator"], d["counters"]
 if e["evaluations"] != int(sys.argv[1]):
-    print(e["evaluations"], int(sys.argv[2]), e["last_duration_ms"])' "$last" "$(( $(date +%s) - t0 ))" \
-             >>"$WORK/evaluations" 2>/dev/null || true
+    print(e["evaluations"], int(sys.argv[2]), e["last_duration_ms"])
+with open(sys.argv[3], "a") as f:
+    print(sys.argv[2], c["writer_batches_ns"], c["writer_tasks_ns"], file=f)' "$last" "$(( $(date +%s) - t0 ))" \
+             "$WORK/writer" >>"$WORK/evaluations" 2>/dev/null || true
          last=$(tail -n 1 "$WORK/evaluations" 2>/dev/null | cut -d' ' -f1); last=${last:-0}
      done) &
     poller=$!
@@ -85,6 +90,17 @@ print("  server: %.0f requests per commit, %.1f KiB written per summary, store f
     rates+=("${rate%.*}")
     kill "$poller" 2>/dev/null || true
     wait "$poller" 2>/dev/null || true
+    if [ -s "$WORK/writer" ]; then # the writer thread's busy time per 30 s (counters.h)
+        echo "  writer busy per 30 s (batches + tasks, % of the time): $(python3 -c 'import sys
+rows = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 3]
+out, prev = [], (0, 0, 0)
+for t, b, k in rows:
+    if t - prev[0] >= 30:
+        dt = (t - prev[0]) * 1e9
+        out.append("%d + %d" % (round(100 * (b - prev[1]) / dt), round(100 * (k - prev[2]) / dt)))
+        prev = (t, b, k)
+print(", ".join(out))' "$WORK/writer")"
+    fi
     if [ -s "$WORK/evaluations" ]; then
         echo "  evaluations (s into the run: duration ms): $(awk '{printf "%s%d: %d", (NR > 1 ? ", " : ""), $2, $3}' "$WORK/evaluations")"
     fi

@@ -1,6 +1,6 @@
 /* Unit tests of the writer thread (server/writer.c): under ingest that never lets its queue run
- * empty, a long task still gets its share of the thread (RS_WRITER_TASK_SHARE), and ingest keeps
- * the rest. */
+ * empty, a long task still gets its share of the thread (RS_WRITER_TASK_SHARE), ingest keeps the
+ * rest, and the writer's busy time is counted by what it was busy with. */
 #include "common/clock.h"
 #include "common/error.h"
 #include "proto/wire.h"
@@ -103,6 +103,7 @@ tasks_get_their_share(void)
 
     T_EQ(rs_wire_agent_batch_encode(&ab, &bytes, &f.len), 0);
     f.bytes = bytes;
+    uint64_t started = rs_clock_mono_ns();
     T_EQ(rs_writer_start(st, &o, &counters, &w), 0);
     f.w = w;
     T_EQ(rs_writer_submit_task(w, slow_step, task_done, NULL), 0);
@@ -120,6 +121,13 @@ tasks_get_their_share(void)
     T_CHECK(task_share < 1.5 / RS_WRITER_TASK_SHARE);
     T_CHECK(acked > RUN_NS / COMMIT_NS / 2);
     T_EQ(task_status, RS_E_CLOSED); /* unfinished at the stop: told so */
+    /* the writer's busy time, by what it was busy with: at least the sleeps of each, and no more
+     * than the time the writer ran */
+    uint64_t batches_ns = RS_COUNT_GET(&counters, writer_batches_ns);
+    uint64_t tasks_ns = RS_COUNT_GET(&counters, writer_tasks_ns);
+    T_CHECK(tasks_ns >= task_steps * STEP_NS);
+    T_CHECK(batches_ns >= acked * COMMIT_NS);
+    T_CHECK(batches_ns + tasks_ns <= rs_clock_mono_ns() - started);
     free(bytes);
     t_store_remove(st, dir);
 }
