@@ -7,6 +7,7 @@
 #include "common/hash.h"
 #include "proto/wire.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ struct check {
     struct job_ref *jobs; /* sorted by id */
     size_t n_jobs;
     uint64_t entry_bytes[MAX_DBI]; /* per database handle: its entries as leaf nodes hold them */
+    struct rs__number_cache *numbers; /* the kernel names of numbered windows */
 };
 
 /* LMDB's node header in a leaf page (lmdb.h: NODESIZE), and the page index slot per node. */
@@ -199,8 +201,10 @@ visit_kwin(struct check *c, const MDB_val *k, const MDB_val *v)
     bool known = key->kind[0] == 0 &&
                  (key->kind[1] == RS_KWIN_KERNEL || key->kind[1] == RS_KWIN_MEMCPY ||
                   key->kind[1] == RS_KWIN_AGENT_KERNEL || key->kind[1] == RS_KWIN_AGENT_MEMCPY);
-    if (!known || rs__kwin_value_decode(v->mv_data, v->mv_size, &window_ns, check_kwin_entry,
-                                        (void *)&key->kind[1]) != 0)
+    bool kernels = key->kind[1] == RS_KWIN_KERNEL || key->kind[1] == RS_KWIN_AGENT_KERNEL;
+    struct rs__kwin_keys keys = {kernels ? rs__numbers_hash_in_read : NULL, c->numbers};
+    if (!known || rs__kwin_value_decode(&keys, v->mv_data, v->mv_size, &window_ns,
+                                        check_kwin_entry, (void *)&key->kind[1]) != 0)
         problem(c, "kwin: bad window value (%u entries in %zu bytes)", h.n, v->mv_size);
 }
 
@@ -262,6 +266,24 @@ visit_string(struct check *c, const MDB_val *k, const MDB_val *v)
         problem(c, "strings: a name whose key is not its hash");
 }
 
+/* Numbers are dense from 0, and each names a string the store holds. */
+static void
+visit_name_number(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    struct rs_key_string key;
+    MDB_val sk = {sizeof key, &key}, sv;
+
+    if (k->mv_size != sizeof(struct rs_key_name_number) || v->mv_size != 8 ||
+        rs__be32_get(k->mv_data) != c->rep->name_numbers++) {
+        problem(c, "kwin_names: entry of %zu/%zu bytes, or a number out of sequence", k->mv_size,
+                v->mv_size);
+        return;
+    }
+    memcpy(key.hash, v->mv_data, 8);
+    if (mdb_get(c->r->txn, c->r->store->strings, &sk, &sv) != 0)
+        problem(c, "kwin_names: a number for a name the string table does not hold");
+}
+
 static void
 visit_dedup(struct check *c, const MDB_val *k, const MDB_val *v)
 {
@@ -283,7 +305,8 @@ db_sizes(struct check *c, struct rs_store_check_report *out)
                            {"coll_blocks", s->colls}, {"steps", s->steps},
                            {"stepsum", s->stepsum},   {"strings", s->strings},
                            {"ranks", s->ranks},       {"jobs", s->jobs},
-                           {"dedup", s->dedup},       {"meta", s->meta}};
+                           {"dedup", s->dedup},       {"kwin_names", s->names},
+                           {"meta", s->meta}};
     MDB_stat st;
     int rc;
 
@@ -302,12 +325,18 @@ db_sizes(struct check *c, struct rs_store_check_report *out)
 int
 rs_store_check(rs_store *s, struct rs_store_check_report *out)
 {
-    struct check c = {NULL, out, NULL, 0, {0}};
+    struct check c = {NULL, out, NULL, 0, {0}, NULL};
     int rc;
 
     memset(out, 0, sizeof *out);
-    if ((rc = rs_store_read_begin(s, &c.r)) != 0)
+    if (!(c.numbers = calloc(1, sizeof *c.numbers)))
+        return -ENOMEM;
+    if ((rc = rs_store_read_begin(s, &c.r)) != 0) {
+        free(c.numbers);
         return rc;
+    }
+    c.numbers->txn = c.r->txn;
+    c.numbers->store = s;
     if ((rc = walk(&c, s->jobs, visit_job)) != 0)
         goto out;
     if (c.n_jobs > 1) /* (qsort of a NULL array is undefined even when empty) */
@@ -318,7 +347,8 @@ rs_store_check(rs_store *s, struct rs_store_check_report *out)
     if ((rc = walk(&c, s->ranks, visit_rank)) || (rc = walk(&c, s->series, visit_series)) ||
         (rc = walk(&c, s->kwin, visit_kwin)) || (rc = walk(&c, s->steps, visit_step)) ||
         (rc = walk(&c, s->stepsum, visit_stepsum)) || (rc = walk(&c, s->colls, visit_coll)) ||
-        (rc = walk(&c, s->strings, visit_string)) || (rc = walk(&c, s->dedup, visit_dedup)))
+        (rc = walk(&c, s->strings, visit_string)) || (rc = walk(&c, s->dedup, visit_dedup)) ||
+        (rc = walk(&c, s->names, visit_name_number)))
         goto out;
     if ((rc = db_sizes(&c, out)) != 0)
         goto out;
@@ -329,6 +359,7 @@ rs_store_check(rs_store *s, struct rs_store_check_report *out)
     rc = out->problems ? RS_E_CORRUPT : 0;
 out:
     free(c.jobs);
+    free(c.numbers);
     rs_store_read_end(c.r);
     return rc;
 }

@@ -7,9 +7,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#define RS_STORE_FORMAT "rankscope-store 2"
+#define RS_STORE_FORMAT "rankscope-store 3"
 /* Format 1 (before the collective blocks, see rs_key_coll) is migrated when opened (migrate.c). */
 #define RS_STORE_FORMAT_1 "rankscope-store 1"
+/* Format 2 (before kernel windows named kernels by number, RS_KWIN_VERSION_NUMBERED) is read as it
+ * is: opening one creates kwin_names and moves the marker to format 3 (older servers then refuse
+ * the store instead of misreading its new windows). */
+#define RS_STORE_FORMAT_2 "rankscope-store 2"
 #define RS_STORE_MIGRATE_CHUNK 100000 /* records converted per transaction */
 
 static inline void
@@ -123,6 +127,14 @@ struct rs_key_coll_v1 {
 };
 _Static_assert(sizeof(struct rs_key_coll_v1) == 29, "format 1 collective key layout");
 
+/* kwin_names: number (u32) -> the name's hash (u64, big-endian): the numbers that kernel windows of
+ * version RS_KWIN_VERSION_NUMBERED name kernels by. Store-wide, dense from 0, never deleted (like
+ * the string table): a window entry's name then takes 1 - 3 bytes instead of 8. */
+struct rs_key_name_number {
+    uint8_t number[4];
+};
+_Static_assert(sizeof(struct rs_key_name_number) == 4, "name number key layout");
+
 /* strings: name hash (FNV-1a 64) -> the name bytes (no NUL) */
 struct rs_key_string {
     uint8_t hash[8];
@@ -185,7 +197,7 @@ struct rs_memcpy_value {
 _Static_assert(sizeof(struct rs_memcpy_value) == 32, "memcpy value layout");
 
 struct rs_kwin_header {
-    uint32_t version, n; /* n entries follow; version RS_KWIN_VERSION_PACKED (or 1, read only) */
+    uint32_t version, n; /* n entries follow; version RS_KWIN_VERSION_NUMBERED (1, 2: read only) */
     uint64_t window_ns;  /* the window is [start, start + window_ns) */
 };
 _Static_assert(sizeof(struct rs_kwin_header) == 16, "kernel window header layout");
@@ -199,12 +211,15 @@ struct rs_kwin_entry {
 };
 _Static_assert(sizeof(struct rs_kwin_entry) == 32, "window entry layout");
 
-/* Version 2 (written now): each entry is the key (8 bytes, host order) and LEB128 varints count,
+/* Version 2 (read only since version 3): each entry is the key (8 bytes, host order) and LEB128 varints count,
  * total_ns, max_ns, bytes (1-10 bytes each) instead of 32 fixed bytes (12-48 bytes an entry: the
  * benchmark's 60-name windows are one part each). A part holds entries up to RS_STORE_CHUNK_BYTES.
  */
 #define RS_KWIN_VERSION_PACKED 2u
-#define RS_KWIN_MAX_ENTRY_BYTES (8 + 4 * 10) /* key + four varints of at most 10 bytes */
+/* Version 3 (written now): as version 2, but the key is a varint too — for kernel kinds the name's
+ * number in kwin_names, for copy kinds the copy kind. Versions 1 and 2 are still read. */
+#define RS_KWIN_VERSION_NUMBERED 3u
+#define RS_KWIN_MAX_ENTRY_BYTES (5 * 10) /* five varints of at most 10 bytes */
 
 struct rs_stall_value {
     uint64_t pc_offset, count, kernel_hash, reason_hash;

@@ -67,7 +67,7 @@ kwin_key(struct rs_key_kwin *k, const uint8_t *rank_key, int kind, uint64_t star
     rs__be16_put(k->part, part);
 }
 
-/* ---- the value codec (keys.h: version 1 fixed entries, version 2 packed) ---- */
+/* ---- the value codec (keys.h: version 1 fixed entries, version 2 packed, version 3 numbered) ---- */
 
 static size_t
 varint_put(uint8_t *p, uint64_t v)
@@ -95,8 +95,9 @@ varint_get(const uint8_t **p, const uint8_t *end, uint64_t *out)
 }
 
 int
-rs__kwin_value_decode(const void *data, size_t len, uint64_t *window_ns,
-                      int (*fn)(void *arg, const struct rs__kwin_entry *e), void *arg)
+rs__kwin_value_decode(const struct rs__kwin_keys *keys, const void *data, size_t len,
+                      uint64_t *window_ns, int (*fn)(void *arg, const struct rs__kwin_entry *e),
+                      void *arg)
 {
     const uint8_t *p = data, *end = p + len;
     struct rs_kwin_header h;
@@ -121,14 +122,23 @@ rs__kwin_value_decode(const void *data, size_t len, uint64_t *window_ns,
         }
         return 0;
     }
-    if (h.version != RS_KWIN_VERSION_PACKED)
+    if (h.version != RS_KWIN_VERSION_PACKED && h.version != RS_KWIN_VERSION_NUMBERED)
         return RS_E_CORRUPT;
     for (uint32_t i = 0; i < h.n; i++) {
         struct rs__kwin_entry x;
-        if (end - p < 8)
+        if (h.version == RS_KWIN_VERSION_PACKED) {
+            if (end - p < 8)
+                return RS_E_CORRUPT;
+            memcpy(&x.key, p, 8);
+            p += 8;
+        } else if (!varint_get(&p, end, &x.key)) {
             return RS_E_CORRUPT;
-        memcpy(&x.key, p, 8);
-        p += 8;
+        } else if (keys->hash_of) { /* a kernel's number */
+            if (x.key > UINT32_MAX)
+                return RS_E_CORRUPT;
+            if ((rc = keys->hash_of(keys->arg, (uint32_t)x.key, &x.key)) != 0)
+                return rc;
+        }
         if (!varint_get(&p, end, &x.count) || !varint_get(&p, end, &x.total_ns) ||
             !varint_get(&p, end, &x.max_ns) || !varint_get(&p, end, &x.bytes))
             return RS_E_CORRUPT;
@@ -138,27 +148,44 @@ rs__kwin_value_decode(const void *data, size_t len, uint64_t *window_ns,
     return p == end ? 0 : RS_E_CORRUPT;
 }
 
+/* Whether windows of this kwin kind name kernels (else: copy kinds). */
+static bool
+names_kernels(int kind)
+{
+    return kind == RS_KWIN_KERNEL || kind == RS_KWIN_AGENT_KERNEL;
+}
+
 /* Encodes sums[*next..n) of one window into buf (a part of at most RS_STORE_CHUNK_BYTES), as many
- * as fit; *next moves past them. Returns the value's length. */
-static size_t
-encode_part(uint8_t *buf, uint64_t window_ns, const struct rs__kwin_sums *all, size_t *next)
+ * as fit, naming kernels by number when `w` is given (kernel kinds); *next moves past them. Returns
+ * 0 or the error of a number's lookup; *len gets the value's length. */
+static int
+encode_part(rs_store_write *w, uint8_t *buf, uint64_t window_ns, const struct rs__kwin_sums *all,
+            size_t *next, size_t *len_out)
 {
     size_t len = sizeof(struct rs_kwin_header);
     uint32_t n = 0;
+    int rc;
 
     while (*next < all->n && len + RS_KWIN_MAX_ENTRY_BYTES <= RS_STORE_CHUNK_BYTES) {
         const struct rs__kwin_sum *x = &all->v[(*next)++];
-        memcpy(buf + len, &x->key, 8);
-        len += 8;
+        uint64_t key = x->key;
+        if (w) {
+            uint32_t number;
+            if ((rc = rs__numbers_number(w, x->key, &number)) != 0)
+                return rc;
+            key = number;
+        }
+        len += varint_put(buf + len, key);
         len += varint_put(buf + len, x->count);
         len += varint_put(buf + len, x->total_ns);
         len += varint_put(buf + len, x->max_ns);
         len += varint_put(buf + len, x->bytes);
         n++;
     }
-    struct rs_kwin_header h = {RS_KWIN_VERSION_PACKED, n, window_ns};
+    struct rs_kwin_header h = {RS_KWIN_VERSION_NUMBERED, n, window_ns};
     memcpy(buf, &h, sizeof h);
-    return len;
+    *len_out = len;
+    return 0;
 }
 
 int
@@ -183,12 +210,17 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, const struct 
     uint64_t span = 0;
     int rc = 0;
 
+    rs_store_write *numbering = names_kernels(kind) ? w : NULL;
+    struct rs__kwin_keys keys = {numbering ? rs__numbers_hash_in_write : NULL, w};
+
     for (size_t i = 0; i < n; i++)
         span = add[i].window_ns > span ? add[i].window_ns : span;
     /* a new window that fits one part (the common case for agent windows): one put */
     uint8_t first[RS_STORE_CHUNK_BYTES];
     struct rs__kwin_sums view = {(struct rs__kwin_sum *)add, n, n};
-    size_t fitted = 0, first_len = encode_part(first, span, &view, &fitted);
+    size_t fitted = 0, first_len = 0;
+    if ((rc = encode_part(numbering, first, span, &view, &fitted, &first_len)) != 0)
+        return rc;
     if (fitted == n) {
         kwin_key(&key, rank_key, kind, add[0].window, 0);
         MDB_val k = {sizeof key, &key}, v = {first_len, first};
@@ -208,8 +240,8 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, const struct 
         }
         /* (the stored part's own length: decode sets g.window_ns before the first entry) */
         struct rs__kwin_gather g = {&all, add[0].window, 0};
-        if ((rc = rs__kwin_value_decode(v.mv_data, v.mv_size, &g.window_ns, rs__kwin_gather_entry,
-                                        &g)) != 0)
+        if ((rc = rs__kwin_value_decode(&keys, v.mv_data, v.mv_size, &g.window_ns,
+                                        rs__kwin_gather_entry, &g)) != 0)
             break;
         if (g.window_ns > span) /* the window length changed: the merged one covers both */
             span = g.window_ns;
@@ -226,7 +258,9 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, const struct 
             rc = RS_E_TOO_BIG; /* millions of names in one window: not a real job */
             break;
         }
-        size_t len = encode_part(buf, span, &all, &next);
+        size_t len = 0;
+        if ((rc = encode_part(numbering, buf, span, &all, &next, &len)) != 0)
+            break;
         kwin_key(&key, rank_key, kind, add[0].window, (uint16_t)part);
         MDB_val k = {sizeof key, &key}, v = {len, buf};
         rc = rs__store_err(mdb_put(txn, dbi, &k, &v, 0));
@@ -260,6 +294,7 @@ struct windows_ctx {
     rs_store_copy_window_cb copy_cb;
     void *arg;
     struct rs__name_cache *names;
+    struct rs__number_cache *numbers;
 };
 
 struct visit_entry_ctx {
@@ -303,7 +338,9 @@ visit_window(void *p, const MDB_val *k, const MDB_val *v)
         if (ve.start + h.window_ns <= ctx->end_after)
             return 0;
     }
-    return rs__kwin_value_decode(v->mv_data, v->mv_size, &ve.window_ns, visit_entry, &ve);
+    struct rs__kwin_keys keys = {ctx->kind == RS_SERIES_MEMCPY ? NULL : rs__numbers_hash_in_read,
+                                 ctx->numbers};
+    return rs__kwin_value_decode(&keys, v->mv_data, v->mv_size, &ve.window_ns, visit_entry, &ve);
 }
 
 /* The kind of the windows agents send for rollup kind `kind` (keys.h). */
@@ -324,8 +361,13 @@ windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, stru
 
     rs__be64_put(rank_key, rs__store_job_id(job));
     rs__be32_put(rank_key + 8, rank);
-    if (!(ctx->names = calloc(1, sizeof *ctx->names)))
+    if (!(ctx->names = calloc(1, sizeof *ctx->names)) ||
+        !(ctx->numbers = calloc(1, sizeof *ctx->numbers))) {
+        free(ctx->names);
         return -ENOMEM;
+    }
+    ctx->numbers->txn = r->txn;
+    ctx->numbers->store = r->store;
     for (int pass = 0; pass < 2 && (rc == 0 || rc == 1); pass++) {
         kwin_key(&from, rank_key, pass == 0 ? ctx->kind : agent_kind(ctx->kind), t0, 0);
         rc = rs__store_prefix_scan(r, r->store->kwin, &from, 14, &from, sizeof from, visit_window,
@@ -333,6 +375,7 @@ windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, stru
     }
     rs__name_cache_fini(ctx->names);
     free(ctx->names);
+    free(ctx->numbers);
     return rc == 1 ? 0 : rc;
 }
 
@@ -340,7 +383,7 @@ int
 rs_store_kernel_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                              uint64_t t1, rs_store_kernel_window_cb cb, void *arg)
 {
-    struct windows_ctx ctx = {r, 0, t1, RS_SERIES_KERNEL, cb, NULL, arg, NULL};
+    struct windows_ctx ctx = {r, 0, t1, RS_SERIES_KERNEL, cb, NULL, arg, NULL, NULL};
     return windows_scan(r, job, rank, t0, &ctx);
 }
 
@@ -349,7 +392,7 @@ rs_store_kernel_windows_overlapping(rs_store_read *r, const char *job, uint32_t 
                                     uint64_t t1, uint64_t lookback_ns, rs_store_kernel_window_cb cb,
                                     void *arg)
 {
-    struct windows_ctx ctx = {r, t0, t1, RS_SERIES_KERNEL, cb, NULL, arg, NULL};
+    struct windows_ctx ctx = {r, t0, t1, RS_SERIES_KERNEL, cb, NULL, arg, NULL, NULL};
     return windows_scan(r, job, rank, t0 > lookback_ns ? t0 - lookback_ns : 0, &ctx);
 }
 
@@ -357,6 +400,6 @@ int
 rs_store_copy_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
                            uint64_t t1, rs_store_copy_window_cb cb, void *arg)
 {
-    struct windows_ctx ctx = {r, 0, t1, RS_SERIES_MEMCPY, NULL, cb, arg, NULL};
+    struct windows_ctx ctx = {r, 0, t1, RS_SERIES_MEMCPY, NULL, cb, arg, NULL, NULL};
     return windows_scan(r, job, rank, t0, &ctx);
 }

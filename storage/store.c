@@ -92,6 +92,13 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
             rc = RS_E_VERSION;
             goto out;
         }
+    } else if (v.mv_size == sizeof RS_STORE_FORMAT_2 - 1 &&
+               memcmp(v.mv_data, RS_STORE_FORMAT_2, v.mv_size) == 0) {
+        /* format 2 reads as it is; from now on windows name kernels by number (keys.h) */
+        v.mv_size = sizeof format - 1;
+        v.mv_data = (void *)format;
+        if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0)
+            goto out;
     } else if (v.mv_size != sizeof format - 1 || memcmp(v.mv_data, format, v.mv_size) != 0) {
         rc = MDB_INCOMPATIBLE;
         goto out;
@@ -104,7 +111,8 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         (rc = mdb_dbi_open(txn, "coll_blocks", MDB_CREATE, &s->colls)) ||
         (rc = mdb_dbi_open(txn, "strings", MDB_CREATE, &s->strings)) ||
         (rc = mdb_dbi_open(txn, "stepsum", MDB_CREATE, &s->stepsum)) ||
-        (rc = mdb_dbi_open(txn, "kwin", MDB_CREATE, &s->kwin)))
+        (rc = mdb_dbi_open(txn, "kwin", MDB_CREATE, &s->kwin)) ||
+        (rc = mdb_dbi_open(txn, "kwin_names", MDB_CREATE, &s->names)))
         goto out;
     return rs__store_err(mdb_txn_commit(txn));
 out:
@@ -153,6 +161,7 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
 fail:
     mdb_env_close(s->env);
     rs__known_fini(&s->known_strings);
+    rs__numbers_fini(&s->numbers);
     free(s);
     return rc;
 }
@@ -164,6 +173,7 @@ rs_store_close(rs_store *s)
         return;
     mdb_env_close(s->env);
     rs__known_fini(&s->known_strings);
+    rs__numbers_fini(&s->numbers);
     free(s);
 }
 
@@ -191,7 +201,10 @@ rs_store_write_commit(rs_store_write *w)
 
     for (size_t i = 0; rc == 0 && i < w->n_fresh; i++)
         rs__known_add(&w->store->known_strings, w->fresh[i]);
+    if (rc == 0)
+        rs__numbers_committed(w);
     free(w->fresh);
+    free(w->new_numbers);
     free(w);
     return rs__store_err(rc);
 }
@@ -203,6 +216,7 @@ rs_store_write_abort(rs_store_write *w)
         return;
     mdb_txn_abort(w->txn);
     free(w->fresh);
+    free(w->new_numbers); /* never committed: forgotten */
     free(w);
 }
 

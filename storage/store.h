@@ -260,11 +260,11 @@ int rs_store_step_summaries_scan(rs_store_read *r, const char *job, uint32_t ran
 
 /* --- consistency ------------------------------------------------------------------------- */
 
-#define RS_STORE_DBS 10 /* databases of the layout (docs/storage.md) */
+#define RS_STORE_DBS 11 /* databases of the layout (docs/storage.md) */
 
 struct rs_store_check_report {
     uint64_t jobs, ranks, series_chunks, kernel_windows, steps, collectives, strings, batches,
-        step_summaries; /* entries seen */
+        step_summaries, name_numbers; /* entries seen */
     struct {
         const char *name;     /* "series", "coll_blocks", ... */
         uint64_t bytes;       /* its pages (branch, leaf, overflow) times the page size */
@@ -278,7 +278,8 @@ struct rs_store_check_report {
 };
 
 /* Walks every database and checks each key and value: sizes, versions, time ranges, enum values,
- * string hashes, and that every record belongs to a job that exists and every job's rank count
+ * string hashes, name numbers (dense, each naming a stored string; every number a window uses
+ * exists), and that every record belongs to a job that exists and every job's rank count
  * matches its ranks. Read-only; safe while a writer runs. Returns 0 (consistent) or RS_E_CORRUPT
  * (report says what and how often), or a storage error. */
 int rs_store_check(rs_store *s, struct rs_store_check_report *out);

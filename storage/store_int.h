@@ -16,11 +16,24 @@ bool rs__known_has(const struct rs__known *k, uint64_t h);
 void rs__known_add(struct rs__known *k, uint64_t h); /* best effort: a cache */
 void rs__known_fini(struct rs__known *k);
 
+/* name_numbers.c — the numbers kernel windows name kernels by (keys.h kwin_names), as the writer
+ * keeps them: every committed one, by number and by hash (open addressing over numbers,
+ * UINT32_MAX = empty). Filled from the store by the first transaction that needs a number, and
+ * read again by one that finds the store holding a different count (another process wrote). */
+struct rs__numbers {
+    uint64_t *hash_of; /* by number */
+    uint32_t *slots;
+    size_t n, cap_hash_of, cap_slots;
+    bool loaded;
+};
+void rs__numbers_fini(struct rs__numbers *m);
+
 struct rs_store {
     MDB_env *env;
     struct rs__known known_strings;
+    struct rs__numbers numbers;
     uint64_t map_bytes; /* the map asked for; LMDB's is RS_STORE_HEADROOM larger */
-    MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum, kwin;
+    MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum, kwin, names;
 };
 
 struct rs_store_write {
@@ -29,7 +42,32 @@ struct rs_store_write {
     uint32_t uniq;   /* distinguishes chunks that start at the same nanosecond */
     uint64_t *fresh; /* names this transaction put: known once it commits */
     size_t n_fresh, cap_fresh;
+    /* hashes this transaction gave numbers, in number order after the committed ones: moved into
+     * the store's map when it commits, forgotten when it aborts */
+    uint64_t *new_numbers;
+    size_t n_new_numbers, cap_new_numbers;
+    bool numbers_synced; /* the map was checked against the store in this transaction */
 };
+
+/* The number of the kernel name with hash h (given one, and put into kwin_names, when it has
+ * none). Returns 0, RS_E_CORRUPT (kwin_names is not dense from 0), RS_E_TOO_BIG, -ENOMEM or an
+ * LMDB error. */
+int rs__numbers_number(rs_store_write *w, uint64_t hash, uint32_t *number);
+/* The hash of a name number, in a write transaction (arg: the rs_store_write) through the map, or
+ * in any transaction through the store and a per-scan cache (arg: a struct rs__number_cache,
+ * zeroed but for txn and store). Returns 0, RS_E_CORRUPT (no such number) or a storage error. */
+int rs__numbers_hash_in_write(void *arg, uint32_t number, uint64_t *hash);
+#define RS__NUMBER_CACHE 256
+struct rs__number_cache {
+    MDB_txn *txn;
+    const rs_store *store;
+    bool known[RS__NUMBER_CACHE];
+    uint32_t number[RS__NUMBER_CACHE];
+    uint64_t hash[RS__NUMBER_CACHE];
+};
+int rs__numbers_hash_in_read(void *arg, uint32_t number, uint64_t *hash);
+/* After a commit: the transaction's numbers join the map. */
+void rs__numbers_committed(rs_store_write *w);
 
 /* Notes that the transaction put the name with hash h (known_strings.c). 0 or -ENOMEM. */
 int rs__write_note_string(rs_store_write *w, uint64_t h);
@@ -123,10 +161,19 @@ struct rs__kwin_entry {
     uint64_t key, count, total_ns, max_ns, bytes;
 };
 
-/* Decodes a kwin value of either version (keys.h), calling fn for each entry (non-zero stops and is
- * returned); *window_ns gets the window's length. RS_E_CORRUPT for a value that does not decode
- * exactly. */
-int rs__kwin_value_decode(const void *data, size_t len, uint64_t *window_ns,
+/* How the keys of a kwin value read. Kernel kinds name kernels: by hash in versions 1 and 2, by
+ * number in version 3, which hash_of(arg, number, &hash) turns into the hash
+ * (rs__numbers_hash_in_write or _in_read). Copy kinds (hash_of NULL) hold copy kinds. */
+struct rs__kwin_keys {
+    int (*hash_of)(void *arg, uint32_t number, uint64_t *hash);
+    void *arg;
+};
+
+/* Decodes a kwin value of any version (keys.h), calling fn for each entry with its key as a hash
+ * or copy kind (non-zero stops and is returned); *window_ns gets the window's length.
+ * RS_E_CORRUPT for a value that does not decode exactly or names an unknown number. */
+int rs__kwin_value_decode(const struct rs__kwin_keys *keys, const void *data, size_t len,
+                          uint64_t *window_ns,
                           int (*fn)(void *arg, const struct rs__kwin_entry *e), void *arg);
 
 /* A decode callback (fn above, arg a struct rs__kwin_gather) that adds each entry to `all` as a

@@ -305,10 +305,40 @@ refuses_a_newer_format(void)
     rs_store_close(st);
     MDB_env *env = raw_env(dir, 0);
     T_EQ(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    put_format(txn, "rankscope-store 3");
+    put_format(txn, "rankscope-store 4");
     T_EQ(mdb_txn_commit(txn), 0);
     mdb_env_close(env);
     T_EQ(rs_store_open(dir, NULL, &st), RS_E_CORRUPT);
+    t_dir_remove(dir);
+}
+
+/* A format-2 store (windows name kernels by hash) opens as it is and is marked format 3, so that
+ * a server of format 2 then refuses it instead of misreading the windows it cannot decode. */
+static void
+format_2_moves_to_3(void)
+{
+    char dir[] = "/tmp/rs-colls-test-XXXXXX";
+    rs_store *st = t_store_open(dir, NULL);
+    MDB_txn *txn;
+    MDB_dbi meta;
+    MDB_val k = {5, "format"}, v;
+
+    rs_store_close(st);
+    MDB_env *env = raw_env(dir, 0);
+    T_EQ(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    put_format(txn, "rankscope-store 2");
+    T_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    rs_store_close(st);
+    env = raw_env(dir, MDB_RDONLY);
+    T_EQ(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+    T_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    T_EQ(mdb_get(txn, meta, &k, &v), 0);
+    T_CHECK(v.mv_size == strlen(RS_STORE_FORMAT) && memcmp(v.mv_data, RS_STORE_FORMAT, v.mv_size) == 0);
+    T_EQ(mdb_dbi_open(txn, "kwin_names", 0, &meta), 0); /* created */
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
     t_dir_remove(dir);
 }
 
@@ -319,5 +349,6 @@ main(void)
     T_RUN_ARG(converts_format_1, 0);
     T_RUN_ARG(converts_format_1, 3); /* a conversion cut short: a third moved already */
     T_RUN(refuses_a_newer_format);
+    T_RUN(format_2_moves_to_3);
     return T_DONE("storage/colls");
 }

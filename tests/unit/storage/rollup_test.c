@@ -15,7 +15,7 @@
 
 #define S 1000000000ull
 #define T0 (1700000040ull * S) /* a multiple of 60 s */
-#define NAMES 200
+#define NAMES 400
 
 static const char *names[NAMES];
 static uint64_t seq;
@@ -233,7 +233,7 @@ static void
 many_names_take_parts(rs_store *st)
 {
     struct rs_store_check_report before, after;
-    uint64_t t = T0 + 600 * S; /* 1,000 kernels of 200 names within one window */
+    uint64_t t = T0 + 600 * S; /* 1,000 kernels of 400 names within one window */
 
     T_EQ(rs_store_check(st, &before), 0);
     put(st, 0, t, 1000, NAMES);
@@ -243,7 +243,7 @@ many_names_take_parts(rs_store *st)
     T_CHECK(same_totals(&b, &a));
     T_EQ(a.raw, 0);
     T_EQ(rs_store_check(st, &after), 0);
-    /* one more window, in 2 parts (200 packed entries > 1,900 bytes), and its copies */
+    /* one more window, in 2 parts (400 numbered entries > 1,900 bytes), and its copies */
     T_EQ(after.kernel_windows, before.kernel_windows + 2 + 1);
 }
 

@@ -157,22 +157,34 @@ collect(void *arg, const struct rs__kwin_entry *e)
     return 0;
 }
 
+/* A stand-in for kwin_names: number k names hash 0x1000 + k, numbers up to 9 exist. */
+static int
+fake_hash_of(void *arg, uint32_t number, uint64_t *hash)
+{
+    (void)arg;
+    if (number > 9)
+        return RS_E_CORRUPT;
+    *hash = 0x1000 + number;
+    return 0;
+}
+
 static void
 kwin_value_versions(void)
 {
     uint8_t buf[256];
     struct collected got = {.n = 0};
     uint64_t window_ns = 0;
+    const struct rs__kwin_keys names_by_number = {fake_hash_of, NULL}, *keys = &names_by_number;
 
     struct rs_kwin_header h1 = {1, 2, 60 * S};
     struct rs_kwin_entry e1[2] = {{0x1234, 5000, 0, 7, 900}, {0x99, 100, 0, 1, 100}};
     memcpy(buf, &h1, sizeof h1);
     memcpy(buf + sizeof h1, e1, sizeof e1);
-    T_EQ(rs__kwin_value_decode(buf, sizeof h1 + sizeof e1, &window_ns, collect, &got), 0);
+    T_EQ(rs__kwin_value_decode(keys, buf, sizeof h1 + sizeof e1, &window_ns, collect, &got), 0);
     T_EQ(window_ns, 60 * S);
     T_CHECK(got.n == 2 && got.e[0].key == 0x1234 && got.e[0].count == 7 &&
             got.e[0].total_ns == 5000 && got.e[0].max_ns == 900 && got.e[1].count == 1);
-    T_EQ(rs__kwin_value_decode(buf, sizeof h1 + sizeof e1 - 1, &window_ns, collect, &got),
+    T_EQ(rs__kwin_value_decode(keys, buf, sizeof h1 + sizeof e1 - 1, &window_ns, collect, &got),
          RS_E_CORRUPT);
 
     /* packed: key, then varints count 3, total 300 (2 bytes), max 200 (2 bytes), bytes 0 */
@@ -187,16 +199,35 @@ kwin_value_versions(void)
     memcpy(buf + len, rest, sizeof rest);
     len += sizeof rest;
     got.n = 0;
-    T_EQ(rs__kwin_value_decode(buf, len, &window_ns, collect, &got), 0);
+    T_EQ(rs__kwin_value_decode(keys, buf, len, &window_ns, collect, &got), 0);
     T_CHECK(got.n == 1 && got.e[0].key == 0xabcdef && got.e[0].count == 3 &&
             got.e[0].total_ns == 300 && got.e[0].max_ns == 200 && got.e[0].bytes == 0);
     T_EQ(window_ns, 5 * S);
-    T_EQ(rs__kwin_value_decode(buf, len - 1, &window_ns, collect, &got), RS_E_CORRUPT);
+    T_EQ(rs__kwin_value_decode(keys, buf, len - 1, &window_ns, collect, &got), RS_E_CORRUPT);
     buf[len] = 0;
-    T_EQ(rs__kwin_value_decode(buf, len + 1, &window_ns, collect, &got), RS_E_CORRUPT);
+    T_EQ(rs__kwin_value_decode(keys, buf, len + 1, &window_ns, collect, &got), RS_E_CORRUPT);
     h2.version = 7;
     memcpy(buf, &h2, sizeof h2);
-    T_EQ(rs__kwin_value_decode(buf, len, &window_ns, collect, &got), RS_E_CORRUPT);
+    T_EQ(rs__kwin_value_decode(keys, buf, len, &window_ns, collect, &got), RS_E_CORRUPT);
+
+    /* numbered: varints number 5, count 3, total 300, max 200, bytes 0 — the number resolves
+     * into its hash for kernel kinds, stays as it is for copy kinds (no resolver) */
+    struct rs_kwin_header h3 = {RS_KWIN_VERSION_NUMBERED, 1, 5 * S};
+    const uint8_t entry[] = {5, 3, 0xac, 0x02, 0xc8, 0x01, 0};
+    memcpy(buf, &h3, sizeof h3);
+    memcpy(buf + sizeof h3, entry, sizeof entry);
+    len = sizeof h3 + sizeof entry;
+    got.n = 0;
+    T_EQ(rs__kwin_value_decode(keys, buf, len, &window_ns, collect, &got), 0);
+    T_CHECK(got.n == 1 && got.e[0].key == 0x1005 && got.e[0].count == 3 &&
+            got.e[0].total_ns == 300 && got.e[0].max_ns == 200);
+    const struct rs__kwin_keys copies = {NULL, NULL};
+    got.n = 0;
+    T_EQ(rs__kwin_value_decode(&copies, buf, len, &window_ns, collect, &got), 0);
+    T_CHECK(got.n == 1 && got.e[0].key == 5);
+    T_EQ(rs__kwin_value_decode(keys, buf, len - 1, &window_ns, collect, &got), RS_E_CORRUPT);
+    buf[sizeof h3] = 42; /* a number kwin_names does not hold */
+    T_EQ(rs__kwin_value_decode(keys, buf, len, &window_ns, collect, &got), RS_E_CORRUPT);
 }
 
 /* A name whose put was aborted is not taken as stored: the next batch writes it. */
@@ -241,10 +272,88 @@ aborted_names_are_written_again(void)
     t_store_remove(st, dir);
 }
 
+/* Kernel names by number: numbers an aborted transaction gave are given again (to other names),
+ * committed ones survive a reopen, and every window reads back its own names. */
+struct names_seen {
+    int gemm, relu, softmax, other;
+};
+
+static int
+count_names(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t name_hash)
+{
+    struct names_seen *n = arg;
+    (void)kw;
+    (void)name_hash;
+    if (strcmp(name, "gemm") == 0)
+        n->gemm++;
+    else if (strcmp(name, "relu") == 0)
+        n->relu++;
+    else if (strcmp(name, "softmax") == 0)
+        n->softmax++;
+    else
+        n->other++;
+    return 0;
+}
+
+static void
+put_names(rs_store *st, const char *const *batch_names, uint32_t n_names, uint64_t start, bool commit)
+{
+    struct rs_kernel_total kt[3];
+    for (uint32_t i = 0; i < n_names; i++)
+        kt[i] = (struct rs_kernel_total){start, 5 * S, i, 1, 10, 10};
+    struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU-1", 1},
+                               .clock = {start, start},
+                               .strings = batch_names,
+                               .n_strings = n_names,
+                               .kernel_totals = kt,
+                               .n_kernel_totals = n_names};
+    static uint64_t seq = 100;
+    struct rs_agent_batch b = {3, 1, seq++, {3, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    rs_store_write *w;
+    bool dup;
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    if (commit)
+        T_EQ(rs_store_write_commit(w), 0);
+    else
+        rs_store_write_abort(w);
+}
+
+static void
+names_by_number(void)
+{
+    char dir[] = "/tmp/rs-sumtest-XXXXXX";
+    static const char *const first[] = {"relu", "softmax"}, *const second[] = {"gemm", "relu"},
+                             *const third[] = {"softmax", "gemm", "relu"};
+    struct rs_store_check_report rep;
+    struct names_seen seen = {0};
+    rs_store_read *r;
+    rs_store *st = t_store_open(dir, NULL);
+
+    put_names(st, first, 2, T0, false); /* numbers 0, 1 given, then forgotten */
+    put_names(st, second, 2, T0, true); /* gemm 0, relu 1 */
+    rs_store_close(st);
+    struct rs_store_options o = {0};
+    T_EQ(rs_store_open(dir, &o, &st), 0);
+    put_names(st, third, 3, T0 + 5 * S, true); /* softmax 2 */
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_kernel_windows_scan(r, "job", 0, 0, UINT64_MAX, count_names, &seen), 0);
+    rs_store_read_end(r);
+    T_EQ(seen.gemm, 2);
+    T_EQ(seen.relu, 2);
+    T_EQ(seen.softmax, 1);
+    T_EQ(seen.other, 0);
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_EQ(rep.name_numbers, 3); /* dense: the aborted ones were given again */
+    T_EQ(rep.problems, 0);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
     T_RUN(totals_and_measured_steps);
+    T_RUN(names_by_number);
     T_RUN(kwin_value_versions);
     T_RUN(aborted_names_are_written_again);
     return T_DONE("storage/summary_ingest");
