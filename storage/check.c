@@ -25,7 +25,7 @@ struct check {
     struct rs_store_check_report *rep;
     struct job_ref *jobs; /* sorted by id */
     size_t n_jobs;
-    uint64_t entry_bytes[MAX_DBI]; /* per database handle: its entries as leaf nodes hold them */
+    uint64_t entry_bytes[MAX_DBI];    /* per database handle: its entries as leaf nodes hold them */
     struct rs__number_cache *numbers; /* the kernel names of numbered windows */
 };
 
@@ -203,8 +203,8 @@ visit_kwin(struct check *c, const MDB_val *k, const MDB_val *v)
                   key->kind[1] == RS_KWIN_AGENT_KERNEL || key->kind[1] == RS_KWIN_AGENT_MEMCPY);
     bool kernels = key->kind[1] == RS_KWIN_KERNEL || key->kind[1] == RS_KWIN_AGENT_KERNEL;
     struct rs__kwin_keys keys = {kernels ? rs__numbers_hash_in_read : NULL, c->numbers};
-    if (!known || rs__kwin_value_decode(&keys, v->mv_data, v->mv_size, &window_ns,
-                                        check_kwin_entry, (void *)&key->kind[1]) != 0)
+    if (!known || rs__kwin_value_decode(&keys, v->mv_data, v->mv_size, &window_ns, check_kwin_entry,
+                                        (void *)&key->kind[1]) != 0)
         problem(c, "kwin: bad window value (%u entries in %zu bytes)", h.n, v->mv_size);
 }
 
@@ -301,12 +301,11 @@ db_sizes(struct check *c, struct rs_store_check_report *out)
     const struct {
         const char *name;
         MDB_dbi dbi;
-    } dbs[RS_STORE_DBS] = {{"series", s->series},     {"kwin", s->kwin},
-                           {"coll_blocks", s->colls}, {"steps", s->steps},
-                           {"stepsum", s->stepsum},   {"strings", s->strings},
-                           {"ranks", s->ranks},       {"jobs", s->jobs},
-                           {"dedup", s->dedup},       {"kwin_names", s->names},
-                           {"meta", s->meta}};
+    } dbs[RS_STORE_DBS] = {
+        {"series", s->series},    {"kwin", s->kwin},       {"coll_blocks", s->colls},
+        {"steps", s->steps},      {"stepsum", s->stepsum}, {"strings", s->strings},
+        {"ranks", s->ranks},      {"jobs", s->jobs},       {"dedup", s->dedup},
+        {"kwin_names", s->names}, {"meta", s->meta}};
     MDB_stat st;
     int rc;
 

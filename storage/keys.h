@@ -211,9 +211,10 @@ struct rs_kwin_entry {
 };
 _Static_assert(sizeof(struct rs_kwin_entry) == 32, "window entry layout");
 
-/* Version 2 (read only since version 3): each entry is the key (8 bytes, host order) and LEB128 varints count,
- * total_ns, max_ns, bytes (1-10 bytes each) instead of 32 fixed bytes (12-48 bytes an entry: the
- * benchmark's 60-name windows are one part each). A part holds entries up to RS_STORE_CHUNK_BYTES.
+/* Version 2 (read only since version 3): each entry is the key (8 bytes, host order) and LEB128
+ * varints count, total_ns, max_ns, bytes (1-10 bytes each) instead of 32 fixed bytes (12-48 bytes
+ * an entry: the benchmark's 60-name windows are one part each). A part holds entries up to
+ * RS_STORE_CHUNK_BYTES.
  */
 #define RS_KWIN_VERSION_PACKED 2u
 /* Version 3 (written now): as version 2, but the key is a varint too — for kernel kinds the name's

@@ -67,7 +67,8 @@ kwin_key(struct rs_key_kwin *k, const uint8_t *rank_key, int kind, uint64_t star
     rs__be16_put(k->part, part);
 }
 
-/* ---- the value codec (keys.h: version 1 fixed entries, version 2 packed, version 3 numbered) ---- */
+/* ---- the value codec (keys.h: version 1 fixed entries, version 2 packed, version 3 numbered) ----
+ */
 
 static size_t
 varint_put(uint8_t *p, uint64_t v)

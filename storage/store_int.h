@@ -173,8 +173,8 @@ struct rs__kwin_keys {
  * or copy kind (non-zero stops and is returned); *window_ns gets the window's length.
  * RS_E_CORRUPT for a value that does not decode exactly or names an unknown number. */
 int rs__kwin_value_decode(const struct rs__kwin_keys *keys, const void *data, size_t len,
-                          uint64_t *window_ns,
-                          int (*fn)(void *arg, const struct rs__kwin_entry *e), void *arg);
+                          uint64_t *window_ns, int (*fn)(void *arg, const struct rs__kwin_entry *e),
+                          void *arg);
 
 /* A decode callback (fn above, arg a struct rs__kwin_gather) that adds each entry to `all` as a
  * contribution to the window [window, window + window_ns). Returns 0 or -ENOMEM. */

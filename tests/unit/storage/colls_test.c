@@ -335,7 +335,8 @@ format_2_moves_to_3(void)
     T_EQ(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
     T_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
     T_EQ(mdb_get(txn, meta, &k, &v), 0);
-    T_CHECK(v.mv_size == strlen(RS_STORE_FORMAT) && memcmp(v.mv_data, RS_STORE_FORMAT, v.mv_size) == 0);
+    T_CHECK(v.mv_size == strlen(RS_STORE_FORMAT) &&
+            memcmp(v.mv_data, RS_STORE_FORMAT, v.mv_size) == 0);
     T_EQ(mdb_dbi_open(txn, "kwin_names", 0, &meta), 0); /* created */
     mdb_txn_abort(txn);
     mdb_env_close(env);

@@ -296,7 +296,8 @@ count_names(void *arg, const struct rs_kernel_window *kw, const char *name, uint
 }
 
 static void
-put_names(rs_store *st, const char *const *batch_names, uint32_t n_names, uint64_t start, bool commit)
+put_names(rs_store *st, const char *const *batch_names, uint32_t n_names, uint64_t start,
+          bool commit)
 {
     struct rs_kernel_total kt[3];
     for (uint32_t i = 0; i < n_names; i++)
