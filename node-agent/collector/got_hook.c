@@ -24,28 +24,15 @@ struct hook {
     size_t rewritten;
 };
 
-/* Whether one of the object's loaded segments holds address a. */
+/* Whether one of the object's segments of type `type` (PT_LOAD: loaded; PT_GNU_RELRO: read-only
+ * once relocated) holds address `at`. */
 static bool
-object_holds(const struct dl_phdr_info *info, const void *a)
-{
-    uintptr_t at = (uintptr_t)a;
-    for (size_t i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && at >= lo && at - lo < ph->p_memsz)
-            return true;
-    }
-    return false;
-}
-
-/* Whether the slot lies in the object's RELRO range (read-only once relocated). */
-static bool
-in_relro(const struct dl_phdr_info *info, uintptr_t slot)
+in_segment(const struct dl_phdr_info *info, uint32_t type, uintptr_t at)
 {
     for (size_t i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_GNU_RELRO && slot >= lo && slot - lo < ph->p_memsz)
+        if (ph->p_type == type && at >= lo && at - lo < ph->p_memsz)
             return true;
     }
     return false;
@@ -63,7 +50,7 @@ rewrite(const struct dl_phdr_info *info, uintptr_t slot, struct hook *h)
     if (mprotect((void *)page, len, PROT_READ | PROT_WRITE) != 0)
         return;
     __atomic_store_n((void **)slot, h->replacement, __ATOMIC_RELEASE);
-    if (in_relro(info, slot))
+    if (in_segment(info, PT_GNU_RELRO, slot))
         mprotect((void *)page, len, PROT_READ);
     h->rewritten++;
 }
@@ -98,7 +85,8 @@ on_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     struct hook *h = arg;
     (void)size;
-    if (object_holds(info, h->replacement) || object_holds(info, h->keep))
+    if (in_segment(info, PT_LOAD, (uintptr_t)h->replacement) ||
+        in_segment(info, PT_LOAD, (uintptr_t)h->keep))
         return 0;
 #ifdef SLOT_JUMP
     const ElfW(Dyn) *dyn = NULL;

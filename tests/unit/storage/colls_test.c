@@ -295,19 +295,28 @@ converts_format_1(size_t keep_every)
     t_store_remove(st, dir);
 }
 
+/* Makes a new store in dir (a mkdtemp template) and gives it the format marker `format`. */
 static void
-refuses_a_newer_format(void)
+store_marked(char *dir, const char *format)
 {
-    char dir[] = "/tmp/rs-colls-test-XXXXXX";
     rs_store *st = t_store_open(dir, NULL);
     MDB_txn *txn;
 
     rs_store_close(st);
     MDB_env *env = raw_env(dir, 0);
     T_EQ(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    put_format(txn, "rankscope-store 4");
+    put_format(txn, format);
     T_EQ(mdb_txn_commit(txn), 0);
     mdb_env_close(env);
+}
+
+static void
+refuses_a_newer_format(void)
+{
+    char dir[] = "/tmp/rs-colls-test-XXXXXX";
+    rs_store *st;
+
+    store_marked(dir, "rankscope-store 4");
     T_EQ(rs_store_open(dir, NULL, &st), RS_E_CORRUPT);
     t_dir_remove(dir);
 }
@@ -318,20 +327,15 @@ static void
 format_2_moves_to_3(void)
 {
     char dir[] = "/tmp/rs-colls-test-XXXXXX";
-    rs_store *st = t_store_open(dir, NULL);
+    rs_store *st;
     MDB_txn *txn;
     MDB_dbi meta;
     MDB_val k = {5, "format"}, v;
 
-    rs_store_close(st);
-    MDB_env *env = raw_env(dir, 0);
-    T_EQ(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    put_format(txn, "rankscope-store 2");
-    T_EQ(mdb_txn_commit(txn), 0);
-    mdb_env_close(env);
+    store_marked(dir, "rankscope-store 2");
     T_EQ(rs_store_open(dir, NULL, &st), 0);
     rs_store_close(st);
-    env = raw_env(dir, MDB_RDONLY);
+    MDB_env *env = raw_env(dir, MDB_RDONLY);
     T_EQ(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
     T_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
     T_EQ(mdb_get(txn, meta, &k, &v), 0);
