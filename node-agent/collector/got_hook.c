@@ -25,32 +25,43 @@ struct hook {
 };
 
 /* Whether one of the object's segments of type `type` (PT_LOAD: loaded; PT_GNU_RELRO: read-only
- * once relocated) holds address `at`. */
+ * once relocated) holds address `at`; *lo and *hi (may be NULL) get that segment's bounds. */
 static bool
-in_segment(const struct dl_phdr_info *info, uint32_t type, uintptr_t at)
+in_segment(const struct dl_phdr_info *info, uint32_t type, uintptr_t at, uintptr_t *lo,
+           uintptr_t *hi)
 {
     for (size_t i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == type && at >= lo && at - lo < ph->p_memsz)
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == type && at >= start && at - start < ph->p_memsz) {
+            if (lo && hi) {
+                *lo = start;
+                *hi = start + ph->p_memsz;
+            }
             return true;
+        }
     }
     return false;
 }
 
+/* Writes the replacement into the slot. Its page (two, if the slot straddles them) is made
+ * writable for the write, and read-only again only where the dynamic linker had made it so:
+ * the RELRO range rounded to whole pages inside it, as glibc protects it — a partial last page
+ * of RELRO stays writable, since it shares the page with data the program writes. */
 static void
 rewrite(const struct dl_phdr_info *info, uintptr_t slot, struct hook *h)
 {
     long page_size = sysconf(_SC_PAGESIZE);
     if (page_size <= 0)
         return;
-    uintptr_t page = slot & ~((uintptr_t)page_size - 1);
+    uintptr_t mask = ~((uintptr_t)page_size - 1), page = slot & mask, lo, hi;
     size_t len = slot + sizeof(void *) - page > (size_t)page_size ? 2 * (size_t)page_size
                                                                   : (size_t)page_size;
     if (mprotect((void *)page, len, PROT_READ | PROT_WRITE) != 0)
         return;
     __atomic_store_n((void **)slot, h->replacement, __ATOMIC_RELEASE);
-    if (in_segment(info, PT_GNU_RELRO, slot))
+    if (in_segment(info, PT_GNU_RELRO, slot, &lo, &hi) && page >= (lo & mask) &&
+        page + len <= (hi & mask))
         mprotect((void *)page, len, PROT_READ);
     h->rewritten++;
 }
@@ -85,8 +96,8 @@ on_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     struct hook *h = arg;
     (void)size;
-    if (in_segment(info, PT_LOAD, (uintptr_t)h->replacement) ||
-        in_segment(info, PT_LOAD, (uintptr_t)h->keep))
+    if (in_segment(info, PT_LOAD, (uintptr_t)h->replacement, NULL, NULL) ||
+        in_segment(info, PT_LOAD, (uintptr_t)h->keep, NULL, NULL))
         return 0;
 #ifdef SLOT_JUMP
     const ElfW(Dyn) *dyn = NULL;

@@ -15,7 +15,8 @@
  * Left alone: the objects that contain `replacement` (ours) or `keep` (the library that defines
  * the function: its internal references are its own business). Objects loaded later (dlopen) are
  * not changed. A slot in a read-only segment (RELRO) is made writable for the write and read-only
- * again; a slot whose page cannot be made writable is skipped. Each slot is written with one
+ * again where the dynamic linker had protected it (whole pages of RELRO); a slot whose page cannot
+ * be made writable is skipped. Each slot is written with one
  * atomic store, so a concurrent caller calls either the old or the new function.
  *
  * ELF64 with RELA relocations on x86-64 and AArch64 (others: nothing is rewritten), glibc's
