@@ -106,42 +106,25 @@ on_object(struct dl_phdr_info *info, size_t size, void *arg)
             dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
     if (!dyn)
         return 0;
-    uintptr_t symtab = 0, strtab = 0, jmprel = 0, rela = 0;
-    size_t strsz = 0, pltrelsz = 0, relasz = 0;
-    bool plt_rela = false;
-    for (; dyn->d_tag != DT_NULL; dyn++) {
-        switch (dyn->d_tag) {
-        case DT_SYMTAB:
-            symtab = dyn_address(info, dyn->d_un.d_ptr);
-            break;
-        case DT_STRTAB:
-            strtab = dyn_address(info, dyn->d_un.d_ptr);
-            break;
-        case DT_STRSZ:
-            strsz = dyn->d_un.d_val;
-            break;
-        case DT_JMPREL:
-            jmprel = dyn_address(info, dyn->d_un.d_ptr);
-            break;
-        case DT_PLTRELSZ:
-            pltrelsz = dyn->d_un.d_val;
-            break;
-        case DT_PLTREL:
-            plt_rela = dyn->d_un.d_val == DT_RELA;
-            break;
-        case DT_RELA:
-            rela = dyn_address(info, dyn->d_un.d_ptr);
-            break;
-        case DT_RELASZ:
-            relasz = dyn->d_un.d_val;
-            break;
-        default:
-            break;
-        }
-    }
+    /* the _DYNAMIC entries that say where the relocations and their symbols are */
+    uintptr_t symtab = 0, strtab = 0, strsz = 0, jmprel = 0, pltrelsz = 0, pltrel = 0, rela = 0,
+              relasz = 0;
+    const struct {
+        ElfW(Sxword) tag;
+        uintptr_t *out;
+        bool address; /* d_ptr (else d_val) */
+    } wanted[] = {{DT_SYMTAB, &symtab, true},      {DT_STRTAB, &strtab, true},
+                  {DT_STRSZ, &strsz, false},       {DT_JMPREL, &jmprel, true},
+                  {DT_PLTRELSZ, &pltrelsz, false}, {DT_PLTREL, &pltrel, false},
+                  {DT_RELA, &rela, true},          {DT_RELASZ, &relasz, false}};
+    for (; dyn->d_tag != DT_NULL; dyn++)
+        for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+            if (dyn->d_tag == wanted[i].tag)
+                *wanted[i].out =
+                    wanted[i].address ? dyn_address(info, dyn->d_un.d_ptr) : dyn->d_un.d_val;
     if (!symtab || !strtab)
         return 0;
-    if (jmprel && plt_rela)
+    if (jmprel && pltrel == DT_RELA)
         scan_relocations(info, (const ElfW(Rela) *)jmprel, pltrelsz, (const ElfW(Sym) *)symtab,
                          (const char *)strtab, strsz, h);
     if (rela)
