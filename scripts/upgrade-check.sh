@@ -5,9 +5,10 @@
 # the server must convert it at start (RS-STORE-MIGRATE), --check must then pass, and the job's
 # skew, stragglers, steps and ranks answers must be the old server's. Needs `make` done here.
 # FORMAT=2 checks a format-2 store instead (OLD: a commit that wrote format 2, e.g. 707d7c9): its
-# agent summarizes (--summarize: kernel windows naming kernels by hash), --check accepts the store
-# and marks it format 3, the answers (also `top`, read from the windows) must be the old server's,
-# and the old server must then refuse the store.
+# agent summarizes (--summarize: kernel windows naming kernels by hash), this tree's --check accepts
+# the store and leaves it to the old server, this tree's server marks it format 3 as it starts, the
+# answers (also `top`, read from the windows) must be the old server's, and the old server must
+# then refuse the store.
 # usage: [FORMAT=2] scripts/upgrade-check.sh [OLD]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +49,8 @@ if [ "$FORMAT" = 1 ]; then
         echo "FAIL: --check accepted an unconverted store"; exit 1
     fi
 else
-    "$BIN/rankscope-server" --check --data "$WORK/data" | tail -1 # marks it format 3
+    "$BIN/rankscope-server" --check --data "$WORK/data" | tail -1 # reads it, leaves it format 2
+    "$WORK/old/bin/rankscope-server" --check --data "$WORK/data" | tail -1 # still the old one's
 fi
 serve "$BIN"
 answers new

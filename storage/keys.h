@@ -11,8 +11,8 @@
 /* Format 1 (before the collective blocks, see rs_key_coll) is migrated when opened (migrate.c). */
 #define RS_STORE_FORMAT_1 "rankscope-store 1"
 /* Format 2 (before kernel windows named kernels by number, RS_KWIN_VERSION_NUMBERED) is read as it
- * is: opening one creates kwin_names and moves the marker to format 3 (older servers then refuse
- * the store instead of misreading its new windows). */
+ * is: opening one creates kwin_names, and a server (not --check or --compact-to) moves the marker
+ * to format 3 (older servers then refuse the store instead of misreading its new windows). */
 #define RS_STORE_FORMAT_2 "rankscope-store 2"
 #define RS_STORE_MIGRATE_CHUNK 100000 /* records converted per transaction */
 

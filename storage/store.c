@@ -94,10 +94,13 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         }
     } else if (v.mv_size == sizeof RS_STORE_FORMAT_2 - 1 &&
                memcmp(v.mv_data, RS_STORE_FORMAT_2, v.mv_size) == 0) {
-        /* format 2 reads as it is; from now on windows name kernels by number (keys.h) */
+        /* format 2 reads as it is; a writer marks it 3, since its windows name kernels by number
+         * from now on (keys.h) — but not keep_format (--check, --compact-to), while a server of
+         * format 2 may still be serving the store (the empty kwin_names below is no change to
+         * it) */
         v.mv_size = sizeof format - 1;
         v.mv_data = (void *)format;
-        if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0)
+        if (!keep_format && (rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0)
             goto out;
     } else if (v.mv_size != sizeof format - 1 || memcmp(v.mv_data, format, v.mv_size) != 0) {
         rc = MDB_INCOMPATIBLE;
