@@ -178,7 +178,7 @@ static int
 check_kwin_entry(void *arg, const struct rs__kwin_entry *e)
 {
     const uint8_t *kind = arg;
-    bool copy = *kind == RS_KWIN_MEMCPY || *kind == RS_KWIN_AGENT_MEMCPY;
+    bool copy = !rs__kwin_names_kernels(*kind);
     bool ok = e->count > 0 && e->max_ns <= e->total_ns && (!copy || e->key < RS_COPY_KIND_COUNT);
     return ok ? 0 : RS_E_CORRUPT;
 }
@@ -201,10 +201,9 @@ visit_kwin(struct check *c, const MDB_val *k, const MDB_val *v)
     bool known = key->kind[0] == 0 &&
                  (key->kind[1] == RS_KWIN_KERNEL || key->kind[1] == RS_KWIN_MEMCPY ||
                   key->kind[1] == RS_KWIN_AGENT_KERNEL || key->kind[1] == RS_KWIN_AGENT_MEMCPY);
-    bool kernels = key->kind[1] == RS_KWIN_KERNEL || key->kind[1] == RS_KWIN_AGENT_KERNEL;
-    struct rs__kwin_keys keys = {kernels ? rs__numbers_hash_in_read : NULL, c->numbers};
-    if (!known || rs__kwin_value_decode(&keys, v->mv_data, v->mv_size, &window_ns, check_kwin_entry,
-                                        (void *)&key->kind[1]) != 0)
+    const struct rs__kwin_keys keys = {rs__numbers_hash_in_read, c->numbers};
+    if (!known || rs__kwin_value_decode(&keys, key->kind[1], v->mv_data, v->mv_size, &window_ns,
+                                        check_kwin_entry, (void *)&key->kind[1]) != 0)
         problem(c, "kwin: bad window value (%u entries in %zu bytes)", h.n, v->mv_size);
 }
 

@@ -129,7 +129,8 @@ _Static_assert(sizeof(struct rs_key_coll_v1) == 29, "format 1 collective key lay
 
 /* kwin_names: number (u32) -> the name's hash (u64, big-endian): the numbers that kernel windows of
  * version RS_KWIN_VERSION_NUMBERED name kernels by. Store-wide, dense from 0, never deleted (like
- * the string table): a window entry's name then takes 1 - 3 bytes instead of 8. */
+ * the string table): a window entry's name then takes 1 - 3 bytes (a varint, up to 2,097,151
+ * names) instead of 8. */
 struct rs_key_name_number {
     uint8_t number[4];
 };

@@ -95,8 +95,14 @@ varint_get(const uint8_t **p, const uint8_t *end, uint64_t *out)
     return false;
 }
 
+bool
+rs__kwin_names_kernels(int kind)
+{
+    return kind == RS_KWIN_KERNEL || kind == RS_KWIN_AGENT_KERNEL;
+}
+
 int
-rs__kwin_value_decode(const struct rs__kwin_keys *keys, const void *data, size_t len,
+rs__kwin_value_decode(const struct rs__kwin_keys *keys, int kind, const void *data, size_t len,
                       uint64_t *window_ns, int (*fn)(void *arg, const struct rs__kwin_entry *e),
                       void *arg)
 {
@@ -134,7 +140,7 @@ rs__kwin_value_decode(const struct rs__kwin_keys *keys, const void *data, size_t
             p += 8;
         } else if (!varint_get(&p, end, &x.key)) {
             return RS_E_CORRUPT;
-        } else if (keys->hash_of) { /* a kernel's number */
+        } else if (rs__kwin_names_kernels(kind)) { /* a kernel's number */
             if (x.key > UINT32_MAX)
                 return RS_E_CORRUPT;
             if ((rc = keys->hash_of(keys->arg, (uint32_t)x.key, &x.key)) != 0)
@@ -147,13 +153,6 @@ rs__kwin_value_decode(const struct rs__kwin_keys *keys, const void *data, size_t
             return rc;
     }
     return p == end ? 0 : RS_E_CORRUPT;
-}
-
-/* Whether windows of this kwin kind name kernels (else: copy kinds). */
-static bool
-names_kernels(int kind)
-{
-    return kind == RS_KWIN_KERNEL || kind == RS_KWIN_AGENT_KERNEL;
 }
 
 /* Encodes sums[*next..n) of one window into buf (a part of at most RS_STORE_CHUNK_BYTES), as many
@@ -211,8 +210,8 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, const struct 
     uint64_t span = 0;
     int rc = 0;
 
-    rs_store_write *numbering = names_kernels(kind) ? w : NULL;
-    struct rs__kwin_keys keys = {numbering ? rs__numbers_hash_in_write : NULL, w};
+    rs_store_write *numbering = rs__kwin_names_kernels(kind) ? w : NULL;
+    const struct rs__kwin_keys keys = {rs__numbers_hash_in_write, w};
 
     for (size_t i = 0; i < n; i++)
         span = add[i].window_ns > span ? add[i].window_ns : span;
@@ -241,7 +240,7 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, const struct 
         }
         /* (the stored part's own length: decode sets g.window_ns before the first entry) */
         struct rs__kwin_gather g = {&all, add[0].window, 0};
-        if ((rc = rs__kwin_value_decode(&keys, v.mv_data, v.mv_size, &g.window_ns,
+        if ((rc = rs__kwin_value_decode(&keys, kind, v.mv_data, v.mv_size, &g.window_ns,
                                         rs__kwin_gather_entry, &g)) != 0)
             break;
         if (g.window_ns > span) /* the window length changed: the merged one covers both */
@@ -339,9 +338,9 @@ visit_window(void *p, const MDB_val *k, const MDB_val *v)
         if (ve.start + h.window_ns <= ctx->end_after)
             return 0;
     }
-    struct rs__kwin_keys keys = {ctx->kind == RS_SERIES_MEMCPY ? NULL : rs__numbers_hash_in_read,
-                                 ctx->numbers};
-    return rs__kwin_value_decode(&keys, v->mv_data, v->mv_size, &ve.window_ns, visit_entry, &ve);
+    const struct rs__kwin_keys keys = {rs__numbers_hash_in_read, ctx->numbers};
+    return rs__kwin_value_decode(&keys, key->kind[1], v->mv_data, v->mv_size, &ve.window_ns,
+                                 visit_entry, &ve);
 }
 
 /* The kind of the windows agents send for rollup kind `kind` (keys.h). */

@@ -157,9 +157,8 @@ coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8
         /* its entries go to the rollup window holding its start */
         struct rs__kwin_gather co = {&sums, start - start % ru->window_ns, ru->window_ns};
         size_t before = sums.n;
-        struct rs__kwin_keys keys = {
-            kind == RS_KWIN_AGENT_KERNEL ? rs__numbers_hash_in_write : NULL, w};
-        if ((rc = rs__kwin_value_decode(&keys, v.mv_data, v.mv_size, &window_ns,
+        const struct rs__kwin_keys keys = {rs__numbers_hash_in_write, w};
+        if ((rc = rs__kwin_value_decode(&keys, kind, v.mv_data, v.mv_size, &window_ns,
                                         rs__kwin_gather_entry, &co)) != 0)
             break;
         if (start + window_ns - co.window > co.window_ns) /* (set on the entries just added) */

@@ -161,18 +161,21 @@ struct rs__kwin_entry {
     uint64_t key, count, total_ns, max_ns, bytes;
 };
 
-/* How the keys of a kwin value read. Kernel kinds name kernels: by hash in versions 1 and 2, by
- * number in version 3, which hash_of(arg, number, &hash) turns into the hash
- * (rs__numbers_hash_in_write or _in_read). Copy kinds (hash_of NULL) hold copy kinds. */
+/* How name numbers become name hashes (rs__numbers_hash_in_write with the rs_store_write, or
+ * rs__numbers_hash_in_read with a struct rs__number_cache). */
 struct rs__kwin_keys {
     int (*hash_of)(void *arg, uint32_t number, uint64_t *hash);
     void *arg;
 };
 
-/* Decodes a kwin value of any version (keys.h), calling fn for each entry with its key as a hash
- * or copy kind (non-zero stops and is returned); *window_ns gets the window's length.
- * RS_E_CORRUPT for a value that does not decode exactly or names an unknown number. */
-int rs__kwin_value_decode(const struct rs__kwin_keys *keys, const void *data, size_t len,
+/* Whether windows of kwin kind `kind` (keys.h) name kernels; else their keys are copy kinds. */
+bool rs__kwin_names_kernels(int kind);
+
+/* Decodes a kwin value of any version (keys.h) of kwin kind `kind`, calling fn for each entry with
+ * its key as a name hash (kernel kinds: version 3's numbers resolved through `keys`) or a copy kind
+ * (non-zero stops and is returned); *window_ns gets the window's length. RS_E_CORRUPT for a value
+ * that does not decode exactly or names an unknown number. */
+int rs__kwin_value_decode(const struct rs__kwin_keys *keys, int kind, const void *data, size_t len,
                           uint64_t *window_ns, int (*fn)(void *arg, const struct rs__kwin_entry *e),
                           void *arg);
 

@@ -24,8 +24,7 @@ static struct {
     /* Buffers we handed to CUPTI, and those it handed back to us: after the final forced flush
      * the rest went to another client's callback (see taken_over). */
     atomic_size_t buffers_out, buffers_back;
-    /* Collection stops once, by the first of: another CUPTI client taking CUPTI over (hand_over),
-     * the process's exit (rs_activity_finish). */
+    /* Collection stops once (stop_collection): at exit, or when another CUPTI client takes over. */
     pthread_mutex_t stop_lock;
     bool stopped;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -236,70 +235,72 @@ stop_flush_thread(void)
     g.running = false;
 }
 
-void
-rs_activity_finish(void)
+/* Turns off every kind rs_activity_start turned on. */
+static void
+disable_kinds(void)
 {
-    pthread_mutex_lock(&g.stop_lock);
-    if (!g.stopped) {
-        g.stopped = true;
-        stop_flush_thread();
-        if (g.conv) {
-            rs_pcsampling_finish();
-            /* Forced: returns every buffer, also ones with records still in flight. */
-            cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-            taken_over();
-            send_converted();
-        }
-    }
-    pthread_mutex_unlock(&g.stop_lock);
+    for (size_t i = 0; i < N_ALWAYS_KINDS; i++)
+        cuptiActivityDisable(always_kinds[i]);
+    sync_stop(g.opts.sync);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MARKER);
 }
 
-/* Another CUPTI client is about to subscribe or register its activity buffers (the calls
- * install_hand_over_hooks redirects here), which would take CUPTI from us: CUPTI would hand it
- * the buffers we had given CUPTI, records of its own included, and it would drop them. So first
- * collection stops for good in this process — the flush thread, PC sampling (which holds the
- * subscription), every kind we enabled — and a forced flush brings every buffer of ours back
- * to us; then the client's call goes on, to a CUPTI that is all its own. Said once on stderr and
- * to the server (stepped_aside). Runs on the client's thread; later calls pass straight on. */
+/* Stops collection for good, once, whoever comes first: the process's exit (taken_by NULL) or
+ * another CUPTI client about to subscribe or register its activity buffers (taken_by: the call
+ * install_hand_over_hooks redirected here, on the client's thread). The flush thread and PC
+ * sampling (which holds the subscription) stop, and a forced flush brings every buffer of ours
+ * back, also ones with records still in flight. At exit, buffers that did not come back went to
+ * a client we did not hear of (taken_over). At a hand-over our kinds are turned off first, and
+ * CUPTI, once the client's call goes on, is all its own — else CUPTI would hand it the buffers we
+ * had given CUPTI, records of its own included, and it would drop them. Said once on stderr and
+ * to the server (stepped_aside). */
 static void
-hand_over(const char *call)
+stop_collection(const char *taken_by)
 {
     pthread_mutex_lock(&g.stop_lock);
     if (!g.stopped && g.conv) {
         g.stopped = true;
         stop_flush_thread();
         rs_pcsampling_finish();
-        for (size_t i = 0; i < N_ALWAYS_KINDS; i++)
-            cuptiActivityDisable(always_kinds[i]);
-        sync_stop(g.opts.sync);
-        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MARKER);
+        if (taken_by)
+            disable_kinds();
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        char text[200];
-        snprintf(text, sizeof text,
-                 "another CUPTI client (torch.profiler?) called %s: rankscope handed CUPTI over "
-                 "and stopped collecting in this process",
-                 call);
-        rs_collector_log("%s", text);
-        pthread_mutex_lock(&g.lock);
-        rs_convert_report(g.conv, RS_COLLECTOR_STEPPED_ASIDE, text);
-        pthread_mutex_unlock(&g.lock);
+        if (taken_by) {
+            char text[200];
+            snprintf(text, sizeof text,
+                     "another CUPTI client (torch.profiler?) called %s: rankscope handed CUPTI "
+                     "over and stopped collecting in this process",
+                     taken_by);
+            rs_collector_log("%s", text);
+            pthread_mutex_lock(&g.lock);
+            rs_convert_report(g.conv, RS_COLLECTOR_STEPPED_ASIDE, text);
+            pthread_mutex_unlock(&g.lock);
+        } else {
+            taken_over();
+        }
         send_converted();
     }
     pthread_mutex_unlock(&g.stop_lock);
+}
+
+void
+rs_activity_finish(void)
+{
+    stop_collection(NULL);
 }
 
 static CUptiResult CUPTIAPI
 other_register_callbacks(CUpti_BuffersCallbackRequestFunc requested,
                          CUpti_BuffersCallbackCompleteFunc completed)
 {
-    hand_over("cuptiActivityRegisterCallbacks");
+    stop_collection("cuptiActivityRegisterCallbacks");
     return cuptiActivityRegisterCallbacks(requested, completed);
 }
 
 static CUptiResult CUPTIAPI
 other_subscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
 {
-    hand_over("cuptiSubscribe");
+    stop_collection("cuptiSubscribe");
     return cuptiSubscribe(subscriber, callback, userdata);
 }
 
@@ -307,23 +308,24 @@ static CUptiResult CUPTIAPI
 other_subscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata,
                    CUpti_SubscriberParams *params)
 {
-    hand_over("cuptiSubscribe_v2");
+    stop_collection("cuptiSubscribe_v2");
     return cuptiSubscribe_v2(subscriber, callback, userdata, params);
 }
 
-/* Redirects the other libraries' calls that take CUPTI over to hand_over first (got_hook.h).
+/* Redirects the other libraries' calls that take CUPTI over to stop_collection first
+ * (got_hook.h).
  * Only libraries loaded by now: in a PyTorch job, torch's own (Kineto) are, since CUDA starts
  * after `import torch`. A client in a library loaded later still takes the buffers the old way;
  * the exit check (taken_over) reports that. */
 static void
 install_hand_over_hooks(void)
 {
-    size_t n =
-        rs_got_hook("cuptiActivityRegisterCallbacks", (void *)other_register_callbacks,
-                    (const void *)cuptiActivityRegisterCallbacks) +
-        rs_got_hook("cuptiSubscribe", (void *)other_subscribe, (const void *)cuptiSubscribe) +
-        rs_got_hook("cuptiSubscribe_v2", (void *)other_subscribe_v2,
-                    (const void *)cuptiSubscribe_v2);
+    const struct rs_got_redirect redirects[] = {
+        {"cuptiActivityRegisterCallbacks", (void *)other_register_callbacks,
+         (const void *)cuptiActivityRegisterCallbacks},
+        {"cuptiSubscribe", (void *)other_subscribe, (const void *)cuptiSubscribe},
+        {"cuptiSubscribe_v2", (void *)other_subscribe_v2, (const void *)cuptiSubscribe_v2}};
+    size_t n = rs_got_hook(redirects, sizeof redirects / sizeof redirects[0]);
     if (g.opts.log_hooks)
         rs_collector_log("hand-over hooks: %zu call sites of other libraries redirected", n);
 }

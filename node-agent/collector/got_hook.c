@@ -18,10 +18,8 @@
 #endif
 
 struct hook {
-    const char *symbol;
-    void *replacement;
-    const void *keep;
-    size_t rewritten;
+    const struct rs_got_redirect *redirects;
+    size_t n, rewritten;
 };
 
 /* Whether one of the object's segments of type `type` (PT_LOAD: loaded; PT_GNU_RELRO: read-only
@@ -49,7 +47,7 @@ in_segment(const struct dl_phdr_info *info, uint32_t type, uintptr_t at, uintptr
  * the RELRO range rounded to whole pages inside it, as glibc protects it — a partial last page
  * of RELRO stays writable, since it shares the page with data the program writes. */
 static void
-rewrite(const struct dl_phdr_info *info, uintptr_t slot, struct hook *h)
+rewrite(const struct dl_phdr_info *info, uintptr_t slot, void *replacement, struct hook *h)
 {
     long page_size = sysconf(_SC_PAGESIZE);
     if (page_size <= 0)
@@ -59,7 +57,7 @@ rewrite(const struct dl_phdr_info *info, uintptr_t slot, struct hook *h)
                                                                   : (size_t)page_size;
     if (mprotect((void *)page, len, PROT_READ | PROT_WRITE) != 0)
         return;
-    __atomic_store_n((void **)slot, h->replacement, __ATOMIC_RELEASE);
+    __atomic_store_n((void **)slot, replacement, __ATOMIC_RELEASE);
     if (in_segment(info, PT_GNU_RELRO, slot, &lo, &hi) && page >= (lo & mask) &&
         page + len <= (hi & mask))
         mprotect((void *)page, len, PROT_READ);
@@ -84,9 +82,11 @@ scan_relocations(const struct dl_phdr_info *info, const ElfW(Rela) * rel, size_t
         if ((type != SLOT_JUMP && type != SLOT_DATA) || sym == 0)
             continue;
         size_t name = symtab[sym].st_name;
-        if (name >= strsz || strcmp(strtab + name, h->symbol) != 0)
+        if (name >= strsz)
             continue;
-        rewrite(info, info->dlpi_addr + rel[i].r_offset, h);
+        for (size_t r = 0; r < h->n; r++)
+            if (strcmp(strtab + name, h->redirects[r].symbol) == 0)
+                rewrite(info, info->dlpi_addr + rel[i].r_offset, h->redirects[r].replacement, h);
     }
 }
 #endif
@@ -96,9 +96,10 @@ on_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     struct hook *h = arg;
     (void)size;
-    if (in_segment(info, PT_LOAD, (uintptr_t)h->replacement, NULL, NULL) ||
-        in_segment(info, PT_LOAD, (uintptr_t)h->keep, NULL, NULL))
-        return 0;
+    for (size_t r = 0; r < h->n; r++)
+        if (in_segment(info, PT_LOAD, (uintptr_t)h->redirects[r].replacement, NULL, NULL) ||
+            in_segment(info, PT_LOAD, (uintptr_t)h->redirects[r].keep, NULL, NULL))
+            return 0;
 #ifdef SLOT_JUMP
     const ElfW(Dyn) *dyn = NULL;
     for (size_t i = 0; i < info->dlpi_phnum; i++)
@@ -135,9 +136,9 @@ on_object(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 size_t
-rs_got_hook(const char *symbol, void *replacement, const void *keep)
+rs_got_hook(const struct rs_got_redirect *redirects, size_t n)
 {
-    struct hook h = {symbol, replacement, keep, 0};
+    struct hook h = {redirects, n, 0};
     dl_iterate_phdr(on_object, &h);
     return h.rewritten;
 }

@@ -21,6 +21,10 @@ fake_getppid(void)
     return FAKE_PPID;
 }
 
+static const struct rs_got_redirect redirect = {"getppid", (void *)fake_getppid, (void *)getppid},
+                                    unknown = {"no_such_function_anywhere", (void *)fake_getppid,
+                                               (void *)getppid};
+
 /* Whether the mapping holding address a is writable (/proc/self/maps). */
 static int
 writable(const void *a)
@@ -47,9 +51,11 @@ rewrites_callers_only(void)
 
     T_EQ(got_caller_lazy(), real);
     T_EQ(got_caller_now(), real);
-    T_EQ(rs_got_hook("no_such_function_anywhere", (void *)fake_getppid, (void *)getppid), 0);
-    /* one slot in each caller library (the test binary holds the replacement: left alone) */
-    T_EQ(rs_got_hook("getppid", (void *)fake_getppid, (void *)getppid), 2);
+    T_EQ(rs_got_hook(&unknown, 1), 0);
+    /* one slot in each caller library (the test binary holds the replacement: left alone), in one
+     * walk with a redirect that matches nothing */
+    const struct rs_got_redirect both[] = {unknown, redirect};
+    T_EQ(rs_got_hook(both, 2), 2);
     T_EQ(got_caller_lazy(), FAKE_PPID);
     T_EQ(got_caller_now(), FAKE_PPID);
     T_EQ(getppid(), real);
@@ -75,7 +81,7 @@ relro_read_only_again(void)
     dl_iterate_phdr(find_relro, &relro);
     T_CHECK(relro != 0);
     T_EQ(writable((const void *)relro), 0);
-    T_EQ(rs_got_hook("getppid", (void *)fake_getppid, (void *)getppid), 2); /* already ours */
+    T_EQ(rs_got_hook(&redirect, 1), 2); /* already ours */
     T_EQ(writable((const void *)relro), 0);
     T_EQ(got_caller_now(), FAKE_PPID);
 }

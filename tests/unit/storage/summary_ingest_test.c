@@ -180,11 +180,14 @@ kwin_value_versions(void)
     struct rs_kwin_entry e1[2] = {{0x1234, 5000, 0, 7, 900}, {0x99, 100, 0, 1, 100}};
     memcpy(buf, &h1, sizeof h1);
     memcpy(buf + sizeof h1, e1, sizeof e1);
-    T_EQ(rs__kwin_value_decode(keys, buf, sizeof h1 + sizeof e1, &window_ns, collect, &got), 0);
+    T_EQ(rs__kwin_value_decode(keys, RS_KWIN_AGENT_KERNEL, buf, sizeof h1 + sizeof e1, &window_ns,
+                               collect, &got),
+         0);
     T_EQ(window_ns, 60 * S);
     T_CHECK(got.n == 2 && got.e[0].key == 0x1234 && got.e[0].count == 7 &&
             got.e[0].total_ns == 5000 && got.e[0].max_ns == 900 && got.e[1].count == 1);
-    T_EQ(rs__kwin_value_decode(keys, buf, sizeof h1 + sizeof e1 - 1, &window_ns, collect, &got),
+    T_EQ(rs__kwin_value_decode(keys, RS_KWIN_AGENT_KERNEL, buf, sizeof h1 + sizeof e1 - 1,
+                               &window_ns, collect, &got),
          RS_E_CORRUPT);
 
     /* packed: key, then varints count 3, total 300 (2 bytes), max 200 (2 bytes), bytes 0 */
@@ -199,35 +202,39 @@ kwin_value_versions(void)
     memcpy(buf + len, rest, sizeof rest);
     len += sizeof rest;
     got.n = 0;
-    T_EQ(rs__kwin_value_decode(keys, buf, len, &window_ns, collect, &got), 0);
+    T_EQ(rs__kwin_value_decode(keys, RS_KWIN_AGENT_KERNEL, buf, len, &window_ns, collect, &got), 0);
     T_CHECK(got.n == 1 && got.e[0].key == 0xabcdef && got.e[0].count == 3 &&
             got.e[0].total_ns == 300 && got.e[0].max_ns == 200 && got.e[0].bytes == 0);
     T_EQ(window_ns, 5 * S);
-    T_EQ(rs__kwin_value_decode(keys, buf, len - 1, &window_ns, collect, &got), RS_E_CORRUPT);
+    T_EQ(rs__kwin_value_decode(keys, RS_KWIN_AGENT_KERNEL, buf, len - 1, &window_ns, collect, &got),
+         RS_E_CORRUPT);
     buf[len] = 0;
-    T_EQ(rs__kwin_value_decode(keys, buf, len + 1, &window_ns, collect, &got), RS_E_CORRUPT);
+    T_EQ(rs__kwin_value_decode(keys, RS_KWIN_AGENT_KERNEL, buf, len + 1, &window_ns, collect, &got),
+         RS_E_CORRUPT);
     h2.version = 7;
     memcpy(buf, &h2, sizeof h2);
-    T_EQ(rs__kwin_value_decode(keys, buf, len, &window_ns, collect, &got), RS_E_CORRUPT);
+    T_EQ(rs__kwin_value_decode(keys, RS_KWIN_AGENT_KERNEL, buf, len, &window_ns, collect, &got),
+         RS_E_CORRUPT);
 
     /* numbered: varints number 5, count 3, total 300, max 200, bytes 0 — the number resolves
-     * into its hash for kernel kinds, stays as it is for copy kinds (no resolver) */
+     * into its hash for kernel kinds, stays as it is for copy kinds */
     struct rs_kwin_header h3 = {RS_KWIN_VERSION_NUMBERED, 1, 5 * S};
     const uint8_t entry[] = {5, 3, 0xac, 0x02, 0xc8, 0x01, 0};
     memcpy(buf, &h3, sizeof h3);
     memcpy(buf + sizeof h3, entry, sizeof entry);
     len = sizeof h3 + sizeof entry;
     got.n = 0;
-    T_EQ(rs__kwin_value_decode(keys, buf, len, &window_ns, collect, &got), 0);
+    T_EQ(rs__kwin_value_decode(keys, RS_KWIN_AGENT_KERNEL, buf, len, &window_ns, collect, &got), 0);
     T_CHECK(got.n == 1 && got.e[0].key == 0x1005 && got.e[0].count == 3 &&
             got.e[0].total_ns == 300 && got.e[0].max_ns == 200);
-    const struct rs__kwin_keys copies = {NULL, NULL};
     got.n = 0;
-    T_EQ(rs__kwin_value_decode(&copies, buf, len, &window_ns, collect, &got), 0);
+    T_EQ(rs__kwin_value_decode(keys, RS_KWIN_AGENT_MEMCPY, buf, len, &window_ns, collect, &got), 0);
     T_CHECK(got.n == 1 && got.e[0].key == 5);
-    T_EQ(rs__kwin_value_decode(keys, buf, len - 1, &window_ns, collect, &got), RS_E_CORRUPT);
+    T_EQ(rs__kwin_value_decode(keys, RS_KWIN_AGENT_KERNEL, buf, len - 1, &window_ns, collect, &got),
+         RS_E_CORRUPT);
     buf[sizeof h3] = 42; /* a number kwin_names does not hold */
-    T_EQ(rs__kwin_value_decode(keys, buf, len, &window_ns, collect, &got), RS_E_CORRUPT);
+    T_EQ(rs__kwin_value_decode(keys, RS_KWIN_AGENT_KERNEL, buf, len, &window_ns, collect, &got),
+         RS_E_CORRUPT);
 }
 
 /* A name whose put was aborted is not taken as stored: the next batch writes it. */
