@@ -4,12 +4,13 @@
 # job, then opens that store with this tree's binaries: --check must refuse the unconverted store,
 # the server must convert it at start (RS-STORE-MIGRATE), --check must then pass, and the job's
 # skew, stragglers, steps and ranks answers must be the old server's. Needs `make` done here.
-# FORMAT=2 checks a format-2 store instead (OLD: a commit that wrote format 2, e.g. 707d7c9): its
-# agent summarizes (--summarize: kernel windows naming kernels by hash), this tree's --check accepts
-# the store and leaves it to the old server, this tree's server marks it format 3 as it starts, the
-# answers (also `top`, read from the windows) must be the old server's, and the old server must
+# FORMAT=2 or FORMAT=3 checks a store of that format instead (OLD: a commit that wrote it, e.g.
+# 707d7c9 for format 2 — kernel windows naming kernels by hash — or 7d540ec for format 3 — agent
+# windows in kwin): its agent summarizes (--summarize), this tree's --check accepts the store and
+# leaves it to the old server, this tree's server marks it with the current format as it starts,
+# the answers (also `top`, read from the windows) must be the old server's, and the old server must
 # then refuse the store.
-# usage: [FORMAT=2] scripts/upgrade-check.sh [OLD]
+# usage: [FORMAT=2|3] scripts/upgrade-check.sh [OLD]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -17,7 +18,7 @@ OLD=${1:-5085ead}
 FORMAT=${FORMAT:-1}
 QUERIES="skew stragglers steps ranks"
 AGENT_ARGS=()
-if [ "$FORMAT" = 2 ]; then QUERIES="$QUERIES top"; AGENT_ARGS=(--summarize); fi
+if [ "$FORMAT" != 1 ]; then QUERIES="$QUERIES top"; AGENT_ARGS=(--summarize); fi
 WORK=$(mktemp -d /tmp/rankscope-upgrade.XXXXXX)
 trap 'stop_all; git worktree remove --force "$WORK/src" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 git worktree add -q "$WORK/src" "$OLD"
@@ -49,7 +50,7 @@ if [ "$FORMAT" = 1 ]; then
         echo "FAIL: --check accepted an unconverted store"; exit 1
     fi
 else
-    "$BIN/rankscope-server" --check --data "$WORK/data" | tail -1 # reads it, leaves it format 2
+    "$BIN/rankscope-server" --check --data "$WORK/data" | tail -1 # reads it, leaves its format
     "$WORK/old/bin/rankscope-server" --check --data "$WORK/data" | tail -1 # still the old one's
 fi
 serve "$BIN"
@@ -57,9 +58,9 @@ answers new
 if [ "$FORMAT" = 1 ]; then grep RS-STORE-MIGRATE "$WORK/server.log"; fi
 stop_all
 "$BIN/rankscope-server" --check --data "$WORK/data" | tail -1
-if [ "$FORMAT" = 2 ]; then
+if [ "$FORMAT" != 1 ]; then
     if "$WORK/old/bin/rankscope-server" --check --data "$WORK/data" >"$WORK/old-check.out" 2>&1; then
-        echo "FAIL: the old server's --check accepted a format-3 store"; exit 1
+        echo "FAIL: the old server's --check accepted a store of the current format"; exit 1
     fi
     echo "the old server refuses the store now: $(tail -1 "$WORK/old-check.out")"
 fi

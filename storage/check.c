@@ -183,28 +183,64 @@ check_kwin_entry(void *arg, const struct rs__kwin_entry *e)
     return ok ? 0 : RS_E_CORRUPT;
 }
 
+/* A window part of kwin or awin (db): of a job that exists, a known kind, a value that decodes. */
+static void
+check_window(struct check *c, const char *db, const uint8_t *job_id, const uint8_t *kind,
+             const MDB_val *v)
+{
+    struct rs_kwin_header h;
+    uint64_t window_ns;
+
+    if (!find_job(c, job_id))
+        problem(c, "%s: window of a job that does not exist", db);
+    memcpy(&h, v->mv_data, sizeof h);
+    bool known =
+        kind[0] == 0 && (kind[1] == RS_KWIN_KERNEL || kind[1] == RS_KWIN_MEMCPY ||
+                         kind[1] == RS_KWIN_AGENT_KERNEL || kind[1] == RS_KWIN_AGENT_MEMCPY);
+    const struct rs__kwin_keys keys = {rs__numbers_hash_in_read, c->numbers};
+    if (!known || rs__kwin_value_decode(&keys, kind[1], v->mv_data, v->mv_size, &window_ns,
+                                        check_kwin_entry, (void *)&kind[1]) != 0)
+        problem(c, "%s: bad window value (%u entries in %zu bytes)", db, h.n, v->mv_size);
+}
+
+static bool
+window_sizes_ok(struct check *c, const char *db, const MDB_val *k, size_t key_size,
+                const MDB_val *v)
+{
+    if (k->mv_size == key_size && v->mv_size >= sizeof(struct rs_kwin_header) &&
+        v->mv_size <= RS_STORE_CHUNK_BYTES)
+        return true;
+    problem(c, "%s: entry of %zu/%zu bytes", db, k->mv_size, v->mv_size);
+    return false;
+}
+
 static void
 visit_kwin(struct check *c, const MDB_val *k, const MDB_val *v)
 {
     const struct rs_key_kwin *key = k->mv_data;
-    struct rs_kwin_header h;
 
     c->rep->kernel_windows++;
-    if (k->mv_size != sizeof *key || v->mv_size < sizeof h || v->mv_size > RS_STORE_CHUNK_BYTES) {
-        problem(c, "kwin: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
+    if (window_sizes_ok(c, "kwin", k, sizeof *key, v))
+        check_window(c, "kwin", key->job_id, key->kind, v);
+}
+
+/* Agent windows only, each in the block of its start. */
+static void
+visit_awin(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    const struct rs_key_awin *key = k->mv_data;
+
+    c->rep->kernel_windows++;
+    if (!window_sizes_ok(c, "awin", k, sizeof *key, v))
         return;
-    }
-    if (!find_job(c, key->job_id))
-        problem(c, "kwin: window of a job that does not exist");
-    memcpy(&h, v->mv_data, sizeof h);
-    uint64_t window_ns;
-    bool known = key->kind[0] == 0 &&
-                 (key->kind[1] == RS_KWIN_KERNEL || key->kind[1] == RS_KWIN_MEMCPY ||
-                  key->kind[1] == RS_KWIN_AGENT_KERNEL || key->kind[1] == RS_KWIN_AGENT_MEMCPY);
-    const struct rs__kwin_keys keys = {rs__numbers_hash_in_read, c->numbers};
-    if (!known || rs__kwin_value_decode(&keys, key->kind[1], v->mv_data, v->mv_size, &window_ns,
-                                        check_kwin_entry, (void *)&key->kind[1]) != 0)
-        problem(c, "kwin: bad window value (%u entries in %zu bytes)", h.n, v->mv_size);
+    if (rs__be32_get(key->block) != rs__awin_block(rs__be64_get(key->start_ns)))
+        problem(c, "awin: window in block %u, not in the block of its start",
+                rs__be32_get(key->block));
+    if (key->kind[0] != 0 ||
+        (key->kind[1] != RS_KWIN_AGENT_KERNEL && key->kind[1] != RS_KWIN_AGENT_MEMCPY))
+        problem(c, "awin: window of kind %u, not an agent's", rs__be16_get(key->kind));
+    else
+        check_window(c, "awin", key->job_id, key->kind, v);
 }
 
 static void
@@ -304,7 +340,7 @@ db_sizes(struct check *c, struct rs_store_check_report *out)
         {"series", s->series},    {"kwin", s->kwin},       {"coll_blocks", s->colls},
         {"steps", s->steps},      {"stepsum", s->stepsum}, {"strings", s->strings},
         {"ranks", s->ranks},      {"jobs", s->jobs},       {"dedup", s->dedup},
-        {"kwin_names", s->names}, {"meta", s->meta}};
+        {"kwin_names", s->names}, {"meta", s->meta},       {"awin", s->awin}};
     MDB_stat st;
     int rc;
 
@@ -343,10 +379,10 @@ rs_store_check(rs_store *s, struct rs_store_check_report *out)
         if (c.jobs[i].id == c.jobs[i - 1].id)
             problem(&c, "jobs: two job names with the same id");
     if ((rc = walk(&c, s->ranks, visit_rank)) || (rc = walk(&c, s->series, visit_series)) ||
-        (rc = walk(&c, s->kwin, visit_kwin)) || (rc = walk(&c, s->steps, visit_step)) ||
-        (rc = walk(&c, s->stepsum, visit_stepsum)) || (rc = walk(&c, s->colls, visit_coll)) ||
-        (rc = walk(&c, s->strings, visit_string)) || (rc = walk(&c, s->dedup, visit_dedup)) ||
-        (rc = walk(&c, s->names, visit_name_number)))
+        (rc = walk(&c, s->kwin, visit_kwin)) || (rc = walk(&c, s->awin, visit_awin)) ||
+        (rc = walk(&c, s->steps, visit_step)) || (rc = walk(&c, s->stepsum, visit_stepsum)) ||
+        (rc = walk(&c, s->colls, visit_coll)) || (rc = walk(&c, s->strings, visit_string)) ||
+        (rc = walk(&c, s->dedup, visit_dedup)) || (rc = walk(&c, s->names, visit_name_number)))
         goto out;
     if ((rc = db_sizes(&c, out)) != 0)
         goto out;

@@ -144,7 +144,7 @@ add_total(struct rs__kwin_sums *sums, const struct rs__kwin_sum *x, uint64_t *n,
     return rs__kwin_sums_add(sums, x);
 }
 
-/* Kernel and copy totals (an agent that summarizes) merged into their agent windows of `kwin`
+/* Kernel and copy totals (an agent that summarizes) merged into their agent windows (`awin`)
  * (the rollup coarsens them later); they count in the rank's totals like the records they stand
  * for. */
 static int

@@ -7,13 +7,17 @@
 #include <stdint.h>
 #include <string.h>
 
-#define RS_STORE_FORMAT "rankscope-store 3"
+#define RS_STORE_FORMAT "rankscope-store 4"
 /* Format 1 (before the collective blocks, see rs_key_coll) is migrated when opened (migrate.c). */
 #define RS_STORE_FORMAT_1 "rankscope-store 1"
 /* Format 2 (before kernel windows named kernels by number, RS_KWIN_VERSION_NUMBERED) is read as it
  * is: opening one creates kwin_names, and a server (not --check or --compact-to) moves the marker
  * to format 3 (older servers then refuse the store instead of misreading its new windows). */
 #define RS_STORE_FORMAT_2 "rankscope-store 2"
+/* Format 3 (before agent windows moved to awin, rs_key_awin) is read as it is: its agent windows
+ * stay in kwin, where readers, rollups and job deletes still find them; new ones go to awin. A
+ * server (not --check or --compact-to) moves the marker of a format-2 or format-3 store to 4. */
+#define RS_STORE_FORMAT_3 "rankscope-store 3"
 #define RS_STORE_MIGRATE_CHUNK 100000 /* records converted per transaction */
 
 static inline void
@@ -145,18 +149,31 @@ _Static_assert(sizeof(struct rs_key_string) == 8, "string key layout");
 /* kwin: (job_id, rank, kind, window start ns, part) -> struct rs_kwin_header + entries: the totals
  * per kernel name or copy kind of a window; a window with more entries than fit below the
  * overflow threshold takes several parts. Kinds (enum rs_kwin_kind): the rollups of the records
- * of `series` and of old agent windows (docs/storage.md "Rollups"), and the windows agents send
- * (`--summarize`) as sent, until the rollup coarsens them. */
+ * of `series` and of old agent windows (docs/storage.md "Rollups"); stores of format 3 also hold
+ * the windows agents sent (`--summarize`) here, until the rollup coarsens them (awin holds them
+ * since format 4). */
 struct rs_key_kwin {
     uint8_t job_id[8], rank[4], kind[2], start_ns[8], part[2];
 };
 _Static_assert(sizeof(struct rs_key_kwin) == 24, "kernel window key layout");
 
+/* awin: (job_id, block, rank, kind, window start ns, part) -> the same values as kwin: the windows
+ * agents send (kinds RS_KWIN_AGENT_*), keyed by time block before rank, so that the windows one
+ * request brings for its node's ranks (the same seconds for each) are adjacent and share pages: a
+ * key per rank first put each rank's windows on pages of their own, several per rank and request.
+ * block = window start / RS_AWIN_BLOCK_NS. One rank's windows are read block by block (awin.c). */
+#define RS_AWIN_BLOCK_NS (4ull * 1000000000ull)
+struct rs_key_awin {
+    uint8_t job_id[8], block[4], rank[4], kind[2], start_ns[8], part[2];
+};
+_Static_assert(sizeof(struct rs_key_awin) == 28, "agent window key layout");
+
 enum rs_kwin_kind {
     RS_KWIN_KERNEL =
         RS_SERIES_KERNEL, /* rollup windows (stores before agent kinds: also agents') */
     RS_KWIN_MEMCPY = RS_SERIES_MEMCPY,
-    RS_KWIN_AGENT_KERNEL = 0x11, /* agent windows: coarsened into RS_KWIN_KERNEL past the horizon */
+    RS_KWIN_AGENT_KERNEL = 0x11, /* agent windows (awin; kwin in format 3): coarsened into
+                                    RS_KWIN_KERNEL past the horizon */
     RS_KWIN_AGENT_MEMCPY = 0x12,
 };
 

@@ -1,7 +1,8 @@
-/* The kernel-window database (kwin): per (rank, kind, window) totals per kernel name or copy kind,
- * written by rollups (rollup.c) and by agents that send totals instead of records (ingest.c), and
- * read by the window scans (store.h). A window's stored parts are read, merged with what is added
- * and written back in the caller's transaction, so totals from any number of writers add up. */
+/* Kernel windows: per (rank, kind, window) totals per kernel name or copy kind, written by rollups
+ * (rollup.c, into kwin) and by agents that send totals instead of records (ingest.c, into awin),
+ * and read by the window scans (store.h). A window's stored parts are read, merged with what is
+ * added and written back in the caller's transaction, so totals from any number of writers add
+ * up. */
 #include "storage/keys.h"
 #include "storage/store_int.h"
 
@@ -65,6 +66,29 @@ kwin_key(struct rs_key_kwin *k, const uint8_t *rank_key, int kind, uint64_t star
     k->kind[1] = (uint8_t)kind;
     rs__be64_put(k->start_ns, start);
     rs__be16_put(k->part, part);
+}
+
+static bool
+is_agent_kind(int kind)
+{
+    return kind == RS_KWIN_AGENT_KERNEL || kind == RS_KWIN_AGENT_MEMCPY;
+}
+
+/* The key of a window part where it is written: agent kinds in awin, rollup kinds in kwin. */
+union window_key {
+    struct rs_key_kwin kwin;
+    struct rs_key_awin awin;
+};
+
+static MDB_val
+window_key(union window_key *u, const uint8_t *rank_key, int kind, uint64_t start, uint16_t part)
+{
+    if (is_agent_kind(kind)) {
+        rs__awin_key(&u->awin, rank_key, kind, start, part);
+        return (MDB_val){sizeof u->awin, &u->awin};
+    }
+    kwin_key(&u->kwin, rank_key, kind, start, part);
+    return (MDB_val){sizeof u->kwin, &u->kwin};
 }
 
 /* ---- the value codec (keys.h: version 1 fixed entries, version 2 packed, version 3 numbered) ----
@@ -204,9 +228,9 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, const struct 
              size_t n)
 {
     MDB_txn *txn = w->txn;
-    MDB_dbi dbi = w->store->kwin;
+    MDB_dbi dbi = is_agent_kind(kind) ? w->store->awin : w->store->kwin;
     struct rs__kwin_sums all = {NULL, 0, 0};
-    struct rs_key_kwin key;
+    union window_key key;
     uint64_t span = 0;
     int rc = 0;
 
@@ -222,8 +246,7 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, const struct 
     if ((rc = encode_part(numbering, first, span, &view, &fitted, &first_len)) != 0)
         return rc;
     if (fitted == n) {
-        kwin_key(&key, rank_key, kind, add[0].window, 0);
-        MDB_val k = {sizeof key, &key}, v = {first_len, first};
+        MDB_val k = window_key(&key, rank_key, kind, add[0].window, 0), v = {first_len, first};
         if ((rc = mdb_put(txn, dbi, &k, &v, MDB_NOOVERWRITE)) != MDB_KEYEXIST)
             return rs__store_err(rc);
         rc = 0;
@@ -232,8 +255,7 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, const struct 
         rc = rs__kwin_sums_add(&all, &add[i]);
     /* the stored parts: read, then delete (rewritten below) */
     for (uint32_t part = 0; rc == 0 && part <= UINT16_MAX; part++) {
-        MDB_val k = {sizeof key, &key}, v;
-        kwin_key(&key, rank_key, kind, add[0].window, (uint16_t)part);
+        MDB_val k = window_key(&key, rank_key, kind, add[0].window, (uint16_t)part), v;
         if ((rc = mdb_get(txn, dbi, &k, &v)) != 0) {
             rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
             break;
@@ -261,8 +283,7 @@ merge_window(rs_store_write *w, const uint8_t *rank_key, int kind, const struct 
         size_t len = 0;
         if ((rc = encode_part(numbering, buf, span, &all, &next, &len)) != 0)
             break;
-        kwin_key(&key, rank_key, kind, add[0].window, (uint16_t)part);
-        MDB_val k = {sizeof key, &key}, v = {len, buf};
+        MDB_val k = window_key(&key, rank_key, kind, add[0].window, (uint16_t)part), v = {len, buf};
         rc = rs__store_err(mdb_put(txn, dbi, &k, &v, 0));
     }
     free(all.v);
@@ -321,15 +342,12 @@ visit_entry(void *arg, const struct rs__kwin_entry *e)
     return ctx->kernel_cb(ctx->arg, &kw, name, e->key);
 }
 
+/* One window part that starts at `start`: its entries to the callback of ctx's kind. Returns 1
+ * past ctx->t1 (windows come in time order). */
 static int
-visit_window(void *p, const MDB_val *k, const MDB_val *v)
+visit_window(struct windows_ctx *ctx, uint64_t start, int kind, const MDB_val *v)
 {
-    struct windows_ctx *ctx = p;
-    const struct rs_key_kwin *key = k->mv_data;
-
-    if (k->mv_size != sizeof *key)
-        return RS_E_CORRUPT;
-    struct visit_entry_ctx ve = {ctx, rs__be64_get(key->start_ns), 0};
+    struct visit_entry_ctx ve = {ctx, start, 0};
     struct rs_kwin_header h;
     if (ve.start >= ctx->t1)
         return 1;
@@ -339,19 +357,51 @@ visit_window(void *p, const MDB_val *k, const MDB_val *v)
             return 0;
     }
     const struct rs__kwin_keys keys = {rs__numbers_hash_in_read, ctx->numbers};
-    return rs__kwin_value_decode(&keys, key->kind[1], v->mv_data, v->mv_size, &ve.window_ns,
-                                 visit_entry, &ve);
+    return rs__kwin_value_decode(&keys, kind, v->mv_data, v->mv_size, &ve.window_ns, visit_entry,
+                                 &ve);
+}
+
+static int
+visit_kwin_window(void *p, const MDB_val *k, const MDB_val *v)
+{
+    const struct rs_key_kwin *key = k->mv_data;
+
+    if (k->mv_size != sizeof *key)
+        return RS_E_CORRUPT;
+    return visit_window(p, rs__be64_get(key->start_ns), key->kind[1], v);
 }
 
 /* The kind of the windows agents send for rollup kind `kind` (keys.h). */
 static int
-agent_kind(int kind)
+agent_kind_of(int kind)
 {
     return kind == RS_KWIN_MEMCPY ? RS_KWIN_AGENT_MEMCPY : RS_KWIN_AGENT_KERNEL;
 }
 
-/* The rank's windows of ctx->kind: the rollup windows, then the agent windows, each in time
- * order. */
+/* The rank's agent windows in awin that start in [t0, ctx->t1). */
+static int
+awin_scan(rs_store_read *r, const uint8_t *rank_key, uint64_t t0, struct windows_ctx *ctx)
+{
+    MDB_cursor *c;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(r->txn, r->store->awin, &c);
+
+    if (rc != 0)
+        return rs__store_err(rc);
+    struct rs__awin_walk walk = {c, rank_key, agent_kind_of(ctx->kind), t0, ctx->t1, 0, false};
+    while ((rc = rs__awin_next(&walk, &k, &v)) == 0) {
+        const struct rs_key_awin *key = k.mv_data;
+        if ((rc = visit_window(ctx, rs__be64_get(key->start_ns), walk.kind, &v)) != 0)
+            goto out; /* (the callback's own value) */
+    }
+    rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+out:
+    mdb_cursor_close(c);
+    return rc;
+}
+
+/* The rank's windows of ctx->kind: the rollup windows, then the agent windows (those a format-3
+ * store keeps in kwin, then awin's), each in time order. */
 static int
 windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, struct windows_ctx *ctx)
 {
@@ -369,10 +419,12 @@ windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, stru
     ctx->numbers->txn = r->txn;
     ctx->numbers->store = r->store;
     for (int pass = 0; pass < 2 && (rc == 0 || rc == 1); pass++) {
-        kwin_key(&from, rank_key, pass == 0 ? ctx->kind : agent_kind(ctx->kind), t0, 0);
-        rc = rs__store_prefix_scan(r, r->store->kwin, &from, 14, &from, sizeof from, visit_window,
-                                   ctx);
+        kwin_key(&from, rank_key, pass == 0 ? ctx->kind : agent_kind_of(ctx->kind), t0, 0);
+        rc = rs__store_prefix_scan(r, r->store->kwin, &from, 14, &from, sizeof from,
+                                   visit_kwin_window, ctx);
     }
+    if (rc == 0 || rc == 1)
+        rc = awin_scan(r, rank_key, t0, ctx);
     rs__name_cache_fini(ctx->names);
     free(ctx->names);
     free(ctx->numbers);

@@ -120,6 +120,42 @@ out:
     return rc;
 }
 
+/* Where a rank's agent windows of one kind are: awin, and before it kwin (what a format-3 store
+ * keeps there). */
+struct agent_windows {
+    MDB_cursor *kwin, *awin;
+    struct rs_key_kwin from; /* kwin: (job, rank, kind) */
+    struct rs__awin_walk walk;
+};
+
+/* The first agent window that remains (kwin's first): 0 with k, v, *start and *part set and the
+ * cursor *c on it, MDB_NOTFOUND when none starts before the walk's `until`, or an error. */
+static int
+first_agent_window(struct agent_windows *a, MDB_cursor **c, MDB_val *k, MDB_val *v, uint64_t *start,
+                   uint16_t *part)
+{
+    int rc = first_of_kind(a->kwin, &a->from, sizeof a->from, k, v);
+
+    if (rc == 0) {
+        const struct rs_key_kwin *key = k->mv_data;
+        *c = a->kwin;
+        *start = rs__be64_get(key->start_ns);
+        *part = rs__be16_get(key->part);
+        if (*start < a->walk.until)
+            return 0;
+    } else if (rc != MDB_NOTFOUND) {
+        return rc;
+    }
+    a->walk.on = false; /* (the window before was deleted) */
+    if ((rc = rs__awin_next(&a->walk, k, v)) == 0) {
+        const struct rs_key_awin *key = k->mv_data;
+        *c = a->awin;
+        *start = rs__be64_get(key->start_ns);
+        *part = rs__be16_get(key->part);
+    }
+    return rc;
+}
+
 /* Coarsens one rank's agent windows of `kind` (keys.h) that start before `horizon` into rollup
  * windows of kind `into`, deleting them, within *budget entries (whole windows). Sets *more when
  * the budget ran out first. An agent window that does not fit in its rollup window (not aligned,
@@ -128,28 +164,31 @@ static int
 coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key,
                       int kind, int into, uint64_t horizon, size_t *budget, bool *more)
 {
-    struct rs_key_kwin from;
+    struct agent_windows a;
     struct rs__kwin_sums sums = {NULL, 0, 0};
-    MDB_cursor *c;
     MDB_val k, v;
     int rc;
 
     *more = false;
-    memset(&from, 0, sizeof from);
-    memcpy(from.job_id, rank_key, 12);
-    from.kind[1] = (uint8_t)kind;
-    if ((rc = mdb_cursor_open(w->txn, w->store->kwin, &c)) != 0)
+    memset(&a, 0, sizeof a);
+    a.walk = (struct rs__awin_walk){NULL, rank_key, kind, 0, horizon, 0, false};
+    memcpy(a.from.job_id, rank_key, 12);
+    a.from.kind[1] = (uint8_t)kind;
+    if ((rc = mdb_cursor_open(w->txn, w->store->kwin, &a.kwin)) != 0)
         return rs__store_err(rc);
+    if ((rc = mdb_cursor_open(w->txn, w->store->awin, &a.awin)) != 0) {
+        mdb_cursor_close(a.kwin);
+        return rs__store_err(rc);
+    }
+    a.walk.c = a.awin;
     for (;;) {
-        if ((rc = first_of_kind(c, &from, sizeof from, &k, &v)) != 0) {
+        MDB_cursor *c;
+        uint64_t start, window_ns = 0;
+        uint16_t part; /* (read before the delete) */
+        if ((rc = first_agent_window(&a, &c, &k, &v, &start, &part)) != 0) {
             rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
             break;
         }
-        const struct rs_key_kwin *key = k.mv_data;
-        uint64_t start = rs__be64_get(key->start_ns), window_ns = 0;
-        uint16_t part = rs__be16_get(key->part); /* (read before the delete) */
-        if (start >= horizon)
-            break;
         if (*budget == 0 && part == 0) {
             *more = true;
             break;
@@ -173,7 +212,8 @@ coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8
     }
     if (rc == 0 && sums.n > 0)
         rc = rs__kwin_merge(w, rank_key, into, &sums, &ru->windows);
-    mdb_cursor_close(c);
+    mdb_cursor_close(a.kwin);
+    mdb_cursor_close(a.awin);
     free(sums.v);
     return rc;
 }

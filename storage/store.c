@@ -47,6 +47,12 @@ rs__store_job_id(const char *job)
     return rs_hash_fnv1a64(job, strlen(job));
 }
 
+static bool
+format_is(const MDB_val *v, const char *format)
+{
+    return v->mv_size == strlen(format) && memcmp(v->mv_data, format, v->mv_size) == 0;
+}
+
 /* Creates the named databases and checks (or writes) the format marker; *old_format is set for a
  * format-1 store (to be migrated), which keep_format refuses without writing anything. */
 static int
@@ -85,24 +91,22 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
             goto out;
     } else if (rc != 0) {
         goto out;
-    } else if (v.mv_size == sizeof RS_STORE_FORMAT_1 - 1 &&
-               memcmp(v.mv_data, RS_STORE_FORMAT_1, v.mv_size) == 0) {
+    } else if (format_is(&v, RS_STORE_FORMAT_1)) {
         *old_format = true;
         if (keep_format) {
             rc = RS_E_VERSION;
             goto out;
         }
-    } else if (v.mv_size == sizeof RS_STORE_FORMAT_2 - 1 &&
-               memcmp(v.mv_data, RS_STORE_FORMAT_2, v.mv_size) == 0) {
-        /* format 2 reads as it is; a writer marks it 3, since its windows name kernels by number
-         * from now on (keys.h) — but not keep_format (--check, --compact-to), while a server of
-         * format 2 may still be serving the store (the empty kwin_names below is no change to
-         * it) */
+    } else if (format_is(&v, RS_STORE_FORMAT_2) || format_is(&v, RS_STORE_FORMAT_3)) {
+        /* formats 2 and 3 read as they are; a writer marks the store 4, since windows name kernels
+         * by number and agent windows go to awin from now on (keys.h) — but not keep_format
+         * (--check, --compact-to), while an older server may still be serving the store (the
+         * empty kwin_names and awin below are no change to it) */
         v.mv_size = sizeof format - 1;
         v.mv_data = (void *)format;
         if (!keep_format && (rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0)
             goto out;
-    } else if (v.mv_size != sizeof format - 1 || memcmp(v.mv_data, format, v.mv_size) != 0) {
+    } else if (!format_is(&v, RS_STORE_FORMAT)) {
         rc = MDB_INCOMPATIBLE;
         goto out;
     }
@@ -115,7 +119,8 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         (rc = mdb_dbi_open(txn, "strings", MDB_CREATE, &s->strings)) ||
         (rc = mdb_dbi_open(txn, "stepsum", MDB_CREATE, &s->stepsum)) ||
         (rc = mdb_dbi_open(txn, "kwin", MDB_CREATE, &s->kwin)) ||
-        (rc = mdb_dbi_open(txn, "kwin_names", MDB_CREATE, &s->names)))
+        (rc = mdb_dbi_open(txn, "kwin_names", MDB_CREATE, &s->names)) ||
+        (rc = mdb_dbi_open(txn, "awin", MDB_CREATE, &s->awin)))
         goto out;
     return rs__store_err(mdb_txn_commit(txn));
 out:

@@ -33,7 +33,7 @@ struct rs_store {
     struct rs__known known_strings;
     struct rs__numbers numbers;
     uint64_t map_bytes; /* the map asked for; LMDB's is RS_STORE_HEADROOM larger */
-    MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum, kwin, names;
+    MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum, kwin, names, awin;
 };
 
 struct rs_store_write {
@@ -187,12 +187,37 @@ struct rs__kwin_gather {
 };
 int rs__kwin_gather_entry(void *arg, const struct rs__kwin_entry *e);
 
-/* Folds the contributions (sorts `sums`) and merges each window's into what `kwin` holds for
- * (rank_key = job_id, rank; kind RS_SERIES_KERNEL or RS_SERIES_MEMCPY), in the open transaction;
+/* Folds the contributions (sorts `sums`) and merges each window's into what the store holds for
+ * (rank_key = job_id, rank; kind: enum rs_kwin_kind) — rollup kinds in kwin, agent kinds in awin
+ * (what a format-3 store keeps of a window in kwin stays there) — in the open transaction;
  * *windows counts the windows written. A window takes the longest length it was given. Returns 0,
  * RS_E_CORRUPT, RS_E_TOO_BIG, -ENOMEM or an LMDB error (rs__store_err). */
 int rs__kwin_merge(rs_store_write *w, const uint8_t *rank_key, int kind, struct rs__kwin_sums *sums,
                    uint64_t *windows);
+
+/* awin.c — one rank's agent windows (keys.h rs_key_awin), block by block. */
+struct rs_key_awin;
+void rs__awin_key(struct rs_key_awin *k, const uint8_t *rank_key, int kind, uint64_t start,
+                  uint16_t part);
+/* The block of a window that starts at `start` (keys.h RS_AWIN_BLOCK_NS). */
+uint32_t rs__awin_block(uint64_t start);
+
+/* A walk over the windows of (rank_key = job_id, rank; kind) that start in [from, until), in
+ * time order (parts in order): set the fields, `on` false, then call rs__awin_next until it
+ * returns non-zero. A caller that deletes the window under the cursor sets `on` false again (the
+ * next call then seeks). A block where the rank has nothing costs one or two seeks; blocks that
+ * hold nothing of the job cost none. */
+struct rs__awin_walk {
+    MDB_cursor *c;
+    const uint8_t *rank_key;
+    int kind;
+    uint64_t from, until;
+    uint32_t block; /* where the walk is (set by the first call) */
+    bool on;        /* the cursor is on the last window returned */
+};
+/* The walk's next window: 0 with k and v set (the cursor on it), MDB_NOTFOUND at the end,
+ * RS_E_CORRUPT for a key of another size, or an LMDB error. */
+int rs__awin_next(struct rs__awin_walk *w, MDB_val *k, MDB_val *v);
 
 /* scan.c — reads a steps-DB value (struct rs_step_value or rs_step_measured_value) into rec's
  * times and metrics (rec->step is left alone). False for a value of neither size. */

@@ -316,7 +316,7 @@ refuses_a_newer_format(void)
     char dir[] = "/tmp/rs-colls-test-XXXXXX";
     rs_store *st;
 
-    store_marked(dir, "rankscope-store 4");
+    store_marked(dir, "rankscope-store 5");
     T_EQ(rs_store_open(dir, NULL, &st), RS_E_CORRUPT);
     t_dir_remove(dir);
 }
@@ -336,25 +336,27 @@ marked(const char *dir, const char *format)
     if (mdb_get(txn, meta, &k, &v) == 0)
         same = v.mv_size == strlen(format) && memcmp(v.mv_data, format, v.mv_size) == 0;
     T_EQ(mdb_dbi_open(txn, "kwin_names", 0, &meta), 0); /* created at any open */
+    T_EQ(mdb_dbi_open(txn, "awin", 0, &meta), 0);
     mdb_txn_abort(txn);
     mdb_env_close(env);
     return same;
 }
 
-/* A format-2 store (windows name kernels by hash) reads as it is. --check and --compact-to
- * (keep_format) leave it format 2, since a server of format 2 may be serving it; a server marks it
- * format 3, so that a server of format 2 then refuses it instead of misreading new windows. */
+/* A format-2 store (windows name kernels by hash) or format-3 store (agent windows in kwin) reads
+ * as it is. --check and --compact-to (keep_format) leave its marker, since an older server may be
+ * serving it; a server marks it format 4, so that an older server then refuses it instead of
+ * misreading new windows or missing those in awin. */
 static void
-format_2_moves_to_3(void)
+older_format_moves_to_4(const char *format)
 {
     char dir[] = "/tmp/rs-colls-test-XXXXXX";
     struct rs_store_options keep = {.keep_format = true};
     rs_store *st;
 
-    store_marked(dir, "rankscope-store 2");
+    store_marked(dir, format);
     T_EQ(rs_store_open(dir, &keep, &st), 0);
     rs_store_close(st);
-    T_CHECK(marked(dir, "rankscope-store 2"));
+    T_CHECK(marked(dir, format));
     T_EQ(rs_store_open(dir, NULL, &st), 0);
     rs_store_close(st);
     T_CHECK(marked(dir, RS_STORE_FORMAT));
@@ -368,6 +370,7 @@ main(void)
     T_RUN_ARG(converts_format_1, 0);
     T_RUN_ARG(converts_format_1, 3); /* a conversion cut short: a third moved already */
     T_RUN(refuses_a_newer_format);
-    T_RUN(format_2_moves_to_3);
+    T_RUN_ARG(older_format_moves_to_4, RS_STORE_FORMAT_2);
+    T_RUN_ARG(older_format_moves_to_4, RS_STORE_FORMAT_3);
     return T_DONE("storage/colls");
 }

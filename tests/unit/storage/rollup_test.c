@@ -4,11 +4,13 @@
  * consistent; deleting the job deletes its windows; agents' windows are coarsened the same way. */
 #include "common/clock.h"
 #include "common/error.h"
+#include "storage/keys.h"
 #include "storage/store.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <errno.h>
+#include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -468,6 +470,122 @@ agent_windows_coarsen(rs_store *st)
     T_EQ(rep.problems, 0);
 }
 
+/* Entries of the named database `db`, read with LMDB directly. */
+static size_t
+db_entries(MDB_env *env, const char *db)
+{
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_stat st = {0};
+
+    T_EQ(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+    T_EQ(mdb_dbi_open(txn, db, 0, &dbi), 0);
+    T_EQ(mdb_stat(txn, dbi, &st), 0);
+    mdb_txn_abort(txn);
+    return st.ms_entries;
+}
+
+/* Makes the store in dir what format 3 left: its agent windows in kwin, keyed (job, rank, kind,
+ * start, part), and the format-3 marker. */
+static void
+make_format_3(const char *dir)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi awin, kwin, meta;
+    MDB_cursor *c;
+    MDB_val k, v, fk = {5, "format"}, fv = {strlen(RS_STORE_FORMAT_3), RS_STORE_FORMAT_3};
+    int rc;
+
+    T_EQ(mdb_env_create(&env), 0);
+    T_EQ(mdb_env_set_maxdbs(env, 16), 0);
+    T_EQ(mdb_env_open(env, dir, 0, 0644), 0);
+    size_t had = db_entries(env, "kwin");
+    T_EQ(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    T_EQ(mdb_dbi_open(txn, "awin", 0, &awin), 0);
+    T_EQ(mdb_dbi_open(txn, "kwin", 0, &kwin), 0);
+    T_EQ(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    T_EQ(mdb_cursor_open(txn, awin, &c), 0);
+    size_t moved = 0;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT), moved++) {
+        const struct rs_key_awin *a = k.mv_data;
+        struct rs_key_kwin old;
+        memcpy(old.job_id, a->job_id, 8);
+        memcpy(old.rank, a->rank, 4);
+        memcpy(old.kind, a->kind, 2);
+        memcpy(old.start_ns, a->start_ns, 8);
+        memcpy(old.part, a->part, 2);
+        MDB_val ok = {sizeof old, &old};
+        T_EQ(mdb_put(txn, kwin, &ok, &v, MDB_NOOVERWRITE), 0);
+    }
+    T_EQ(rc, MDB_NOTFOUND);
+    T_CHECK(moved > 0);
+    mdb_cursor_close(c);
+    T_EQ(mdb_drop(txn, awin, 1), 0);
+    T_EQ(mdb_put(txn, meta, &fk, &fv, 0), 0);
+    T_EQ(mdb_txn_commit(txn), 0);
+    T_EQ(db_entries(env, "kwin"), had + moved);
+    mdb_env_close(env);
+}
+
+/* A format-3 store's agent windows stay in kwin: the scans still read them (and awin's: a late
+ * contribution to one of their windows goes there and adds up), the check passes, the rollup
+ * coarsens both, and deleting the job deletes both. */
+static void
+format_3_agent_windows(void)
+{
+    char dir[] = "/tmp/rs-rollup-f3-XXXXXX";
+    struct rs_store_check_report rep;
+    rs_store *st = t_store_open(dir, NULL);
+
+    put_agent_windows(st, 0, 12, 5);
+    struct agent_totals before = agent_totals(st);
+    rs_store_close(st);
+    make_format_3(dir);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    struct agent_totals f3 = agent_totals(st);
+    T_CHECK(same_agent_totals(&before, &f3));
+    T_EQ(f3.windows_5s, 12);
+
+    put_agent_windows(st, 0, 1, 5); /* the first window again: in awin now */
+    struct agent_totals late = agent_totals(st);
+    T_EQ(late.count[0], before.count[0] + 2);
+    T_EQ(late.copies, before.copies + 1);
+    T_EQ(late.windows_5s, 13); /* the window in two places, both counted */
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_EQ(rep.problems, 0);
+    T_EQ(rep.kernel_windows, 12 * 2 + 2);
+
+    struct rs_store_rollup ru = rollup(st, rs_clock_realtime_ns() + 1000 * S, 90, 5);
+    struct agent_totals after = agent_totals(st);
+    T_CHECK(same_agent_totals(&late, &after));
+    T_EQ(ru.agent_windows, 26); /* 13 kernel windows, 13 copy windows */
+    T_EQ(after.windows_5s, 0);
+    T_EQ(after.windows_60s, 1);
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_EQ(rep.problems, 0);
+
+    /* what the rollup left, and windows in both places again, go with the job */
+    put_agent_windows(st, 120, 2, 5);
+    rs_store_close(st);
+    make_format_3(dir);
+    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    put_agent_windows(st, 130, 2, 5);
+    rs_store_write *w;
+    uint64_t deleted = 0;
+    bool done = false;
+    for (int i = 0; i < 100 && !done; i++) {
+        T_EQ(rs_store_write_begin(st, &w), 0);
+        T_EQ(rs_store_delete_job(w, "sum", 3, &deleted, &done), 0);
+        T_EQ(rs_store_write_commit(w), 0);
+    }
+    T_CHECK(done);
+    T_EQ(rs_store_check(st, &rep), 0);
+    T_EQ(rep.kernel_windows, 0);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
@@ -486,5 +604,6 @@ main(void)
     T_RUN_ARG(refusals_and_delete, st);
     T_RUN_ARG(agent_windows_coarsen, st);
     t_store_remove(st, dir);
+    T_RUN(format_3_agent_windows);
     return T_DONE("storage/rollup");
 }
