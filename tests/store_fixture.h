@@ -1,6 +1,7 @@
 /* Temporary stores for unit tests: t_store_open makes a directory from `dir`, a mkdtemp template
  * ("/tmp/rs-NAME-XXXXXX", rewritten in place), and opens a store there with `opts` (NULL: the
- * defaults); t_store_put commits rank batches as one new agent batch; t_store_remove closes the
+ * defaults); t_store_put commits rank batches as one new agent batch; t_store_delete_job deletes
+ * a job in chunks; t_store_remove closes the
  * store and deletes the directory (t_dir_remove: the directory alone). Failures are recorded with
  * T_CHECK / T_EQ (tests/t.h). */
 #ifndef RS_TESTS_STORE_FIXTURE_H
@@ -40,6 +41,24 @@ t_store_put(rs_store *st, const struct rs_rank_batch *rb, uint32_t n)
     T_EQ(rs_store_write_batch(w, &b, &dup), 0);
     T_CHECK(!dup);
     T_EQ(rs_store_write_commit(w), 0);
+}
+
+/* Deletes job `job`, `per_txn` entries a transaction, until it is gone; returns the entries
+ * deleted. */
+static inline uint64_t
+t_store_delete_job(rs_store *st, const char *job, size_t per_txn)
+{
+    rs_store_write *w;
+    uint64_t deleted = 0;
+    bool done = false;
+
+    for (int rounds = 0; !done && rounds < 100000; rounds++) {
+        T_EQ(rs_store_write_begin(st, &w), 0);
+        T_EQ(rs_store_delete_job(w, job, per_txn, &deleted, &done), 0);
+        T_EQ(rs_store_write_commit(w), 0);
+    }
+    T_CHECK(done);
+    return deleted;
 }
 
 static inline void

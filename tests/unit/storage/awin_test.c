@@ -48,16 +48,17 @@ put_windows(rs_store *st, const char *job, uint32_t rank, const struct window *w
     size_t n = 0;
 
     for (size_t i = 0; i < WINDOWS; i++)
-        kt[n++] = (struct rs_kernel_total){w[i].start, w[i].len, 0, w[i].count, w[i].count * 10,
-                                           10};
+        kt[n++] =
+            (struct rs_kernel_total){w[i].start, w[i].len, 0, w[i].count, w[i].count * 10, 10};
     for (uint32_t j = 1; j < NAMES; j++) /* the 10th window: every name */
         kt[n++] = (struct rs_kernel_total){w[10].start, w[10].len, j, 1, 1000 + j, 1000 + j};
-    struct rs_rank_batch rb = {.identity = {job, rank, rank, RANKS, "h", "GPU-1", 1},
-                               .clock = {w[WINDOWS - 1].start + 10 * S, w[WINDOWS - 1].start + 10 * S},
-                               .strings = names,
-                               .n_strings = NAMES,
-                               .kernel_totals = kt,
-                               .n_kernel_totals = (uint32_t)n};
+    struct rs_rank_batch rb = {
+        .identity = {job, rank, rank, RANKS, "h", "GPU-1", 1},
+        .clock = {w[WINDOWS - 1].start + 10 * S, w[WINDOWS - 1].start + 10 * S},
+        .strings = names,
+        .n_strings = NAMES,
+        .kernel_totals = kt,
+        .n_kernel_totals = (uint32_t)n};
     t_store_put(st, &rb, 1);
     free(kt);
 }
@@ -123,8 +124,7 @@ scans_match_brute_force(void)
             }
         }
         T_EQ(rs_store_kernel_windows_scan(r, jobs[j], k, t0, t1, on_window, &all), 0);
-        T_EQ(rs_store_kernel_windows_overlapping(r, jobs[j], k, t0, t1, lookback, on_window,
-                                                 &over),
+        T_EQ(rs_store_kernel_windows_overlapping(r, jobs[j], k, t0, t1, lookback, on_window, &over),
              0);
         T_EQ(all.count, count);
         T_EQ(all.windows, windows);

@@ -329,13 +329,7 @@ refusals_and_delete(rs_store *st)
     T_EQ(rs_store_rollup_step(w, &ru, 10, &done), -EINVAL);
     T_EQ(rs_store_write_commit(w), 0);
 
-    uint64_t deleted = 0;
-    done = false;
-    while (!done) {
-        T_EQ(rs_store_write_begin(st, &w), 0);
-        T_EQ(rs_store_delete_job(w, "job", 1000, &deleted, &done), 0);
-        T_EQ(rs_store_write_commit(w), 0);
-    }
+    T_CHECK(t_store_delete_job(st, "job", 1000) > 0);
     struct rs_store_check_report rep;
     T_EQ(rs_store_check(st, &rep), 0);
     T_EQ(rep.kernel_windows, 0);
@@ -572,15 +566,7 @@ format_3_agent_windows(void)
     make_format_3(dir);
     T_EQ(rs_store_open(dir, NULL, &st), 0);
     put_agent_windows(st, 130, 2, 5);
-    rs_store_write *w;
-    uint64_t deleted = 0;
-    bool done = false;
-    for (int i = 0; i < 100 && !done; i++) {
-        T_EQ(rs_store_write_begin(st, &w), 0);
-        T_EQ(rs_store_delete_job(w, "sum", 3, &deleted, &done), 0);
-        T_EQ(rs_store_write_commit(w), 0);
-    }
-    T_CHECK(done);
+    T_CHECK(t_store_delete_job(st, "sum", 3) > 0);
     T_EQ(rs_store_check(st, &rep), 0);
     T_EQ(rep.kernel_windows, 0);
     t_store_remove(st, dir);
