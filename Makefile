@@ -81,7 +81,8 @@ UNIT_BINS := $(patsubst tests/unit/%_test.c,$(BUILD)/tests/unit/%_test,$(UNIT_SR
 FUZZ_SRC  := $(shell find tests/fuzz -name '*_fuzz.c' | sort)
 FUZZ_BINS := $(patsubst tests/fuzz/%_fuzz.c,$(BUILD)/tests/fuzz/%_replay,$(FUZZ_SRC))
 TOOL_BINS := $(addprefix $(BUILD)/tests/tools/,rs-nng-send make-corpus rs-store-dump rs-load \
-                                              rs-query-bench rs-import-bench rs-summary-load)
+                                              rs-query-bench rs-import-bench rs-summary-load \
+                                              rs-window-bench)
 
 
 .PHONY: all deps test asan demo clean format bench collector

@@ -233,6 +233,22 @@ visit_awin(struct check *c, const MDB_val *k, const MDB_val *v)
     c->rep->kernel_windows++;
     if (!window_sizes_ok(c, "awin", k, sizeof *key, v))
         return;
+    struct rs_key_rank rk;
+    memcpy(rk.job_id, key->job_id, 8);
+    memcpy(rk.rank, key->rank, 4);
+    MDB_val rkv = {sizeof rk, &rk}, rv;
+    struct rs_rank_value rank;
+    struct rs_kwin_header h;
+    memcpy(&h, v->mv_data, sizeof h);
+    if (mdb_get(c->r->txn, c->r->store->ranks, &rkv, &rv) != 0 || rv.mv_size != sizeof rank) {
+        problem(c, "awin: window of a rank that does not exist");
+    } else {
+        memcpy(&rank, rv.mv_data, sizeof rank);
+        if (rank.longest_agent_window_s &&
+            h.window_ns > (uint64_t)rank.longest_agent_window_s * 1000000000u)
+            problem(c, "awin: a window longer than its rank's longest (%u s)",
+                    rank.longest_agent_window_s); /* overlap scans would miss it */
+    }
     if (rs__be32_get(key->block) != rs__awin_block(rs__be64_get(key->start_ns)))
         problem(c, "awin: window in block %u, not in the block of its start",
                 rs__be32_get(key->block));

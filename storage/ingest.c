@@ -147,6 +147,15 @@ add_total(struct rs__kwin_sums *sums, const struct rs__kwin_sum *x, uint64_t *n,
 /* Kernel and copy totals (an agent that summarizes) merged into their agent windows (`awin`)
  * (the rollup coarsens them later); they count in the rank's totals like the records they stand
  * for. */
+/* Keeps the rank's longest agent window (keys.h), in seconds rounded up. */
+static void
+longest_window(struct rs_rank_value *rv, uint64_t window_ns)
+{
+    uint64_t s = window_ns / 1000000000u + (window_ns % 1000000000u != 0);
+    if (s > rv->longest_agent_window_s)
+        rv->longest_agent_window_s = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
+}
+
 static int
 write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
              const uint64_t *hashes, struct rs_rank_value *rv, struct span *sp)
@@ -183,6 +192,10 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
     if (rc == 0 && sums.n > 0)
         rc = rs__kwin_merge(w, rank_key, RS_KWIN_AGENT_MEMCPY, &sums, &windows);
     free(sums.v);
+    for (uint32_t i = 0; i < b->n_kernel_totals; i++)
+        longest_window(rv, b->kernel_totals[i].window_ns);
+    for (uint32_t i = 0; i < b->n_copy_totals; i++)
+        longest_window(rv, b->copy_totals[i].window_ns);
     return rc;
 }
 

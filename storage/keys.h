@@ -195,7 +195,11 @@ struct rs_rank_value {
     uint64_t n_kernels, kernel_ns, n_collectives, collective_ns, n_memcpys, memcpy_ns;
     uint64_t n_steps, step_ns, n_stalls, dropped_records, batches;
     int64_t clock_offset_ns; /* realtime - source clock, latest batch */
-    uint32_t collector_flags, pad2;
+    uint32_t collector_flags;
+    /* The longest window this rank's agent sent (awin), whole seconds rounded up; 0 (stores of
+     * format 3 had padding here): unknown. Scans for windows that overlap a time look back this
+     * far in awin instead of as far as the longest window there can be. */
+    uint32_t longest_agent_window_s;
     char host[256];
     char gpu_uuid[96];
     char collector_status[128];

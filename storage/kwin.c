@@ -378,6 +378,24 @@ agent_kind_of(int kind)
     return kind == RS_KWIN_MEMCPY ? RS_KWIN_AGENT_MEMCPY : RS_KWIN_AGENT_KERNEL;
 }
 
+/* Where a scan for the rank's agent windows that end after `end_after` (not 0) may start in awin,
+ * instead of at t0: no earlier than the rank's longest agent window before it (keys.h), when the
+ * store knows it. */
+static uint64_t
+awin_from(rs_store_read *r, const uint8_t *rank_key, uint64_t t0, uint64_t end_after)
+{
+    MDB_val k = {sizeof(struct rs_key_rank), (void *)rank_key}, v;
+    struct rs_rank_value rv;
+
+    if (end_after == 0 || mdb_get(r->txn, r->store->ranks, &k, &v) != 0 || v.mv_size != sizeof rv)
+        return t0;
+    memcpy(&rv, v.mv_data, sizeof rv);
+    uint64_t longest_ns = (uint64_t)rv.longest_agent_window_s * 1000000000u;
+    if (rv.longest_agent_window_s == 0 || end_after < longest_ns)
+        return t0;
+    return end_after - longest_ns > t0 ? end_after - longest_ns : t0;
+}
+
 /* The rank's agent windows in awin that start in [t0, ctx->t1). */
 static int
 awin_scan(rs_store_read *r, const uint8_t *rank_key, uint64_t t0, struct windows_ctx *ctx)
@@ -388,6 +406,7 @@ awin_scan(rs_store_read *r, const uint8_t *rank_key, uint64_t t0, struct windows
 
     if (rc != 0)
         return rs__store_err(rc);
+    t0 = awin_from(r, rank_key, t0, ctx->end_after);
     struct rs__awin_walk walk = {c, rank_key, agent_kind_of(ctx->kind), t0, ctx->t1, 0, false};
     while ((rc = rs__awin_next(&walk, &k, &v)) == 0) {
         const struct rs_key_awin *key = k.mv_data;

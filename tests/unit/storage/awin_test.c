@@ -108,7 +108,9 @@ scans_match_brute_force(void)
         uint32_t k = (uint32_t)(rand_r(&seed) % RANKS);
         uint64_t t0 = T0 - 5 * S + (uint64_t)rand_r(&seed) % (span / 1000000) * 1000000;
         uint64_t t1 = t0 + (uint64_t)(rand_r(&seed) % 4 == 0 ? span : rand_r(&seed) % (60 * S));
-        uint64_t lookback = (uint64_t)(rand_r(&seed) % 3) * 3 * S;
+        static const uint64_t lookbacks[] = {0, 3 * S, 6 * S, 3600 * S}; /* the last: past the
+                                                                         longest window (7 s) */
+        uint64_t lookback = lookbacks[rand_r(&seed) % 4];
         struct got all = {0, 0, 0, 0, true}, over = {0, 0, 0, 0, true};
         uint64_t count = 0, windows = 0, over_count = 0, over_windows = 0, others = 0;
         for (size_t i = 0; i < WINDOWS; i++) {

@@ -115,10 +115,51 @@ planted_problems_found(void)
     cleanup(st, dir);
 }
 
+/* An agent window longer than its rank's recorded longest one: scans for windows that overlap a
+ * time would miss it. */
+static void
+window_longer_than_its_ranks_longest(void)
+{
+    char dir[] = "/tmp/rs-check-XXXXXX";
+    struct rs_store_check_report rep;
+    rs_store *st = store_with_one_batch(dir);
+    struct rs_kernel_total kt = {1000000000, 5000000000, 0, 1, 10, 10}; /* a 5 s window */
+    struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU", 1},
+                               .clock = {6000000000, 6000000000},
+                               .strings = names,
+                               .n_strings = 1,
+                               .kernel_totals = &kt,
+                               .n_kernel_totals = 1};
+    struct rs_key_rank rk;
+    struct rs_rank_value rv;
+    MDB_txn *txn;
+    MDB_val k = {sizeof rk, &rk}, v;
+
+    T_CHECK(st != NULL);
+    if (!st)
+        return;
+    t_store_put(st, &rb, 1);
+    T_EQ(rs_store_check(st, &rep), 0);
+    rs__be64_put(rk.job_id, rs__store_job_id("job"));
+    rs__be32_put(rk.rank, 0);
+    T_EQ(mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn), 0);
+    T_EQ(mdb_get(txn, st->ranks, &k, &v), 0);
+    T_EQ(v.mv_size, sizeof rv);
+    memcpy(&rv, v.mv_data, sizeof rv);
+    mdb_txn_abort(txn);
+    T_EQ(rv.longest_agent_window_s, 5);
+    rv.longest_agent_window_s = 4;
+    plant(st, st->ranks, &rk, sizeof rk, &rv, sizeof rv);
+    T_EQ(rs_store_check(st, &rep), RS_E_CORRUPT);
+    T_CHECK(strstr(rep.first_problem, "longer than its rank's longest") != NULL);
+    cleanup(st, dir);
+}
+
 int
 main(void)
 {
     T_RUN(clean_store_passes);
     T_RUN(planted_problems_found);
+    T_RUN(window_longer_than_its_ranks_longest);
     return T_DONE("storage/check");
 }
