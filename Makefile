@@ -229,7 +229,7 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) scripts/demo.sh
 
-bench: all
+bench: all test-build
 	@BUILD=$(BUILD) tests/bench/run.sh
 
 # Installs only what is missing; safe to run again; needs root (or sudo) only when something is missing.
