@@ -24,6 +24,9 @@ struct rank_slot {
     bool dirty;            /* anything to report since the last flush */
     unsigned idle_flushes; /* consecutive flushes with nothing from this rank */
     uint64_t last_add_ns;  /* CLOCK_MONOTONIC of its latest frame */
+    uint64_t first_add_ns; /* and of its first */
+    bool held;             /* this flush keeps its records (waits_for_marker) */
+    size_t bytes;          /* its frames' encoded size since its records were last sent */
     struct rs_records records;
     struct rs_rank_summary summary; /* with summaries on (summary.h) */
 };
@@ -185,6 +188,8 @@ rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
         (a->summary_window_ns && (rc = rs_rank_summary_absorb(&s->summary, &s->records, &unseen))))
         return rc;
     s->last_add_ns = rs_clock_mono_ns();
+    if (s->first_add_ns == 0)
+        s->first_add_ns = s->last_add_ns;
     s->clock = b->clock;
     if (b->dropped_records > s->dropped_records)
         s->dropped_records = b->dropped_records;
@@ -193,6 +198,7 @@ rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
              b->collector_status ? b->collector_status : "");
     s->dirty = true;
     /* Frames are encoded the same way, so their sizes predict the merged request's. */
+    s->bytes += rs_wire_rank_batch_size(b);
     a->pending_bytes += rs_wire_rank_batch_size(b);
     return 0;
 }
@@ -237,11 +243,27 @@ emit_summaries(rs_aggregate *a)
     a->close_windows = false;
 }
 
+/* Until its first step marker a summarizing rank's records go as they are (summary.h), but the
+ * collector may hand a step's marker over in a later frame than the kernels it marks (once on
+ * 2 x H200: 413 launches, the first 7 steps of a rank, went as records). So a rank's first records
+ * wait up to RS_SUMMARY_SETTLE_NS for a marker before they go as records — not when the windows
+ * are being closed (the agent is stopping), nor past HOLD_BYTES. */
+#define HOLD_BYTES (1u << 20)
+
+static bool
+waits_for_marker(const rs_aggregate *a, const struct rank_slot *s, uint64_t now, bool closing)
+{
+    return a->summary_window_ns && !closing && s->dirty && !s->summary.marked &&
+           now - s->first_add_ns < RS_SUMMARY_SETTLE_NS && s->bytes < HOLD_BYTES;
+}
+
 int
 rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, size_t *out_len,
                    uint64_t *dropped_records)
 {
     struct rs_rank_batch *ranks = calloc(a->n ? a->n : 1, sizeof *ranks);
+    uint64_t now = rs_clock_mono_ns();
+    bool closing = a->close_windows;
     uint32_t n = 0;
     int rc;
 
@@ -252,7 +274,8 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
         emit_summaries(a);
     for (size_t i = 0; i < a->n; i++) {
         struct rank_slot *s = &a->slots[i];
-        if (!s->dirty)
+        s->held = waits_for_marker(a, s, now, closing);
+        if (!s->dirty || s->held)
             continue;
         ranks[n].identity = s->identity;
         ranks[n].identity.job = s->job;
@@ -271,17 +294,21 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
     env->ranks = ranks;
     env->n_ranks = n;
     rc = rs_wire_agent_batch_encode(env, out, out_len);
-    if (rc != 0)
-        *dropped_records = rs_aggregate_pending_records(a);
     for (size_t i = 0; i < a->n; i++) {
+        struct rank_slot *s = &a->slots[i];
+        if (s->held)
+            continue;
+        if (rc != 0)
+            *dropped_records += rs_records_count(&s->records);
         /* Names are dropped too: the next batch carries only the names it uses. */
-        rs_records_clear(&a->slots[i].records, 1);
-        if (a->slots[i].dirty)
-            a->slots[i].idle_flushes = 0;
+        rs_records_clear(&s->records, 1);
+        s->bytes = 0;
+        if (s->dirty)
+            s->idle_flushes = 0;
     }
     evict_idle(a);
     for (size_t i = 0; i < a->n; i++)
-        a->slots[i].dirty = false;
+        a->slots[i].dirty = a->slots[i].held;
     a->pending_bytes = 0;
     env->ranks = NULL;
     env->n_ranks = 0;

@@ -13,8 +13,10 @@
  *  - everything when the rank has gone quiet or the agent stops.
  * A rank is summarized from its first step marker on: until then its records stay as they are (a
  * job that marks no steps sends records, so the server can infer its steps from its collectives
- * and measure them from its kernels). The first steps' metrics lack what of them went as records
- * before their marker came (on 2 x H200: 0 – 14 start-up kernels of ~12,000; docs/BENCHMARKS.md).
+ * and measure them from its kernels). The aggregate holds a rank's first records back for up to
+ * RS_SUMMARY_SETTLE_NS while no marker has come (aggregate.c waits_for_marker): the collector may
+ * hand a marker over after the kernels of its step. The first steps' metrics lack only what went
+ * as records before that.
  * Not thread-safe: one owner. */
 #ifndef RS_NODE_AGENT_SUMMARY_H
 #define RS_NODE_AGENT_SUMMARY_H

@@ -1,7 +1,9 @@
 /* Unit tests of the agent's per-rank aggregation: frames of several ranks merge into one
  * request with names re-interned per rank; flushing empties it. */
+#include "common/clock.h"
 #include "common/error.h"
 #include "node-agent/aggregate.h"
+#include "node-agent/summary.h"
 #include "tests/t.h"
 
 #include <stdlib.h>
@@ -159,11 +161,99 @@ demangles_names(void)
     rs_demangler_free(dm);
 }
 
+/* The ranks of a decoded batch: rank -> index (-1: not in it). */
+static int
+rank_in(const struct rs_agent_batch *b, uint32_t rank)
+{
+    for (uint32_t i = 0; i < b->n_ranks; i++)
+        if (b->ranks[i].identity.rank == rank)
+            return (int)i;
+    return -1;
+}
+
+/* Flushes a and decodes the batch into *d (NULL and RS_E_NOT_FOUND when there is nothing). */
+static int
+flush_decoded(rs_aggregate *a, rs_wire_agent_batch **d)
+{
+    struct rs_agent_batch env = {1, 2, 3, {1, 2, "h", "v", {0, 0}}, NULL, 0, 0};
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    uint64_t lost = 0;
+    int rc = rs_aggregate_flush(a, &env, &buf, &len, &lost);
+
+    *d = NULL;
+    if (rc == 0)
+        T_EQ(rs_wire_agent_batch_decode(buf, len, d), 0);
+    free(buf);
+    return rc;
+}
+
+/* With summaries on, a rank's first records wait up to RS_SUMMARY_SETTLE_NS for its first step
+ * marker: kernels handed over before the marker of their step are summarized, not sent as
+ * records; a rank that marks no steps sends its records as they are once that time has passed. */
+static void
+first_records_wait_for_a_marker(void)
+{
+    static const char *const n1[] = {"gemm"};
+    const uint64_t ms = 1000000, t = 1700000000ull * 1000000000ull;
+    struct rs_kernel_record early[2] = {{t + 100 * ms, t + 110 * ms, 0, 7, 0, 0},
+                                        {t + 200 * ms, t + 210 * ms, 0, 7, 0, 0}};
+    struct rs_kernel_record later = {t + 300 * ms, t + 310 * ms, 0, 7, 0, 0};
+    struct rs_step_record step = {.step = 1, .start_ns = t + 50 * ms, .end_ns = t + 400 * ms};
+    rs_aggregate *a = NULL;
+    rs_wire_agent_batch *d = NULL;
+
+    T_EQ(rs_aggregate_new(&a), 0);
+    rs_aggregate_set_summary(a, 1000 * ms);
+    for (uint32_t r = 0; r < 2; r++) { /* rank 0 marks its steps, rank 1 never does */
+        struct rs_rank_batch f = {.identity = {"job", r, r, 2, "h", "GPU", 1},
+                                  .strings = n1,
+                                  .n_strings = 1,
+                                  .kernels = early,
+                                  .n_kernels = 2};
+        T_EQ(rs_aggregate_add(a, &f), 0);
+    }
+    T_EQ(flush_decoded(a, &d), RS_E_NOT_FOUND); /* both wait */
+    struct rs_rank_batch marked = {.identity = {"job", 0, 0, 2, "h", "GPU", 1},
+                                   .strings = n1,
+                                   .n_strings = 1,
+                                   .kernels = &later,
+                                   .n_kernels = 1,
+                                   .steps = &step,
+                                   .n_steps = 1};
+    T_EQ(rs_aggregate_add(a, &marked), 0);
+    T_EQ(flush_decoded(a, &d), 0);
+    if (d) { /* rank 0 summarizes all three (its windows are not settled yet); rank 1 waits */
+        const struct rs_agent_batch *b = rs_wire_agent_batch_get(d);
+        int i = rank_in(b, 0);
+        T_CHECK(i >= 0 && b->ranks[i].n_kernels == 0);
+        T_EQ(rank_in(b, 1), -1);
+    }
+    rs_wire_agent_batch_free(d);
+    rs_clock_sleep_ns(RS_SUMMARY_SETTLE_NS + 100 * ms);
+    rs_aggregate_close_windows(a);
+    T_EQ(flush_decoded(a, &d), 0);
+    if (d) {
+        const struct rs_agent_batch *b = rs_wire_agent_batch_get(d);
+        int i0 = rank_in(b, 0), i1 = rank_in(b, 1);
+        uint64_t summarized = 0;
+        T_CHECK(i0 >= 0 && i1 >= 0);
+        for (uint32_t k = 0; i0 >= 0 && k < b->ranks[i0].n_kernel_totals; k++)
+            summarized += b->ranks[i0].kernel_totals[k].count;
+        T_EQ(summarized, 3);
+        T_CHECK(i0 >= 0 && b->ranks[i0].n_kernels == 0);
+        T_CHECK(i1 >= 0 && b->ranks[i1].n_kernels == 2 && b->ranks[i1].n_kernel_totals == 0);
+    }
+    rs_wire_agent_batch_free(d);
+    rs_aggregate_free(a);
+}
+
 int
 main(void)
 {
     T_RUN(demangles_names);
     T_RUN(merges_per_rank);
     T_RUN(many_ranks);
+    T_RUN(first_records_wait_for_a_marker);
     return T_DONE("node-agent/aggregate");
 }
