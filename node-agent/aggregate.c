@@ -21,12 +21,12 @@ struct rank_slot {
     uint64_t dropped_records;
     uint32_t collector_flags;
     char collector_status[256];
-    bool dirty;            /* anything to report since the last flush */
-    unsigned idle_flushes; /* consecutive flushes with nothing from this rank */
-    uint64_t last_add_ns;  /* CLOCK_MONOTONIC of its latest frame */
-    uint64_t first_add_ns; /* and of its first */
-    bool held;             /* this flush keeps its records (waits_for_marker) */
-    size_t bytes;          /* its frames' encoded size since its records were last sent */
+    bool dirty;               /* anything to report since the last flush */
+    unsigned idle_flushes;    /* consecutive flushes with nothing from this rank */
+    uint64_t last_add_ns;     /* CLOCK_MONOTONIC of its latest frame */
+    uint64_t unsent_since_ns; /* and of its first frame since its records were last sent */
+    bool held;                /* this flush keeps its records (waits_for_marker) */
+    size_t bytes;             /* its frames' encoded size since its records were last sent */
     struct rs_records records;
     struct rs_rank_summary summary; /* with summaries on (summary.h) */
 };
@@ -188,8 +188,8 @@ rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
         (a->summary_window_ns && (rc = rs_rank_summary_absorb(&s->summary, &s->records, &unseen))))
         return rc;
     s->last_add_ns = rs_clock_mono_ns();
-    if (s->first_add_ns == 0)
-        s->first_add_ns = s->last_add_ns;
+    if (s->bytes == 0)
+        s->unsent_since_ns = s->last_add_ns;
     s->clock = b->clock;
     if (b->dropped_records > s->dropped_records)
         s->dropped_records = b->dropped_records;
@@ -244,17 +244,18 @@ emit_summaries(rs_aggregate *a)
 }
 
 /* Until its first step marker a summarizing rank's records go as they are (summary.h), but the
- * collector may hand a step's marker over in a later frame than the kernels it marks (once on
- * 2 x H200: 413 launches, the first 7 steps of a rank, went as records). So a rank's first records
- * wait up to RS_SUMMARY_SETTLE_NS for a marker before they go as records — not when the windows
- * are being closed (the agent is stopping), nor past HOLD_BYTES. */
+ * collector may hand a step's marker over in a later frame than the kernels it marks (on 2 x H200:
+ * up to 485 launches, a rank's first 8 steps, went as records). So while a rank has no marker, its
+ * records wait up to RS_SUMMARY_SETTLE_NS for one before they go as records — not when the windows
+ * are being closed (the agent is stopping), nor past HOLD_BYTES. (A job that marks no steps sends
+ * its records that much later.) */
 #define HOLD_BYTES (1u << 20)
 
 static bool
 waits_for_marker(const rs_aggregate *a, const struct rank_slot *s, uint64_t now, bool closing)
 {
     return a->summary_window_ns && !closing && s->dirty && !s->summary.marked &&
-           now - s->first_add_ns < RS_SUMMARY_SETTLE_NS && s->bytes < HOLD_BYTES;
+           now - s->unsent_since_ns < RS_SUMMARY_SETTLE_NS && s->bytes < HOLD_BYTES;
 }
 
 int

@@ -188,9 +188,10 @@ flush_decoded(rs_aggregate *a, rs_wire_agent_batch **d)
     return rc;
 }
 
-/* With summaries on, a rank's first records wait up to RS_SUMMARY_SETTLE_NS for its first step
- * marker: kernels handed over before the marker of their step are summarized, not sent as
- * records; a rank that marks no steps sends its records as they are once that time has passed. */
+/* With summaries on, a rank's records wait up to RS_SUMMARY_SETTLE_NS for its first step marker:
+ * kernels handed over before the marker of their step are summarized, not sent as records; a rank
+ * that marks no steps sends its records as they are once that time has passed, and its next ones
+ * wait again. */
 static void
 first_records_wait_for_a_marker(void)
 {
@@ -245,6 +246,14 @@ first_records_wait_for_a_marker(void)
         T_CHECK(i1 >= 0 && b->ranks[i1].n_kernels == 2 && b->ranks[i1].n_kernel_totals == 0);
     }
     rs_wire_agent_batch_free(d);
+    /* rank 1's next records wait again: a marker may still come */
+    struct rs_rank_batch more = {.identity = {"job", 1, 1, 2, "h", "GPU", 1},
+                                 .strings = n1,
+                                 .n_strings = 1,
+                                 .kernels = &later,
+                                 .n_kernels = 1};
+    T_EQ(rs_aggregate_add(a, &more), 0);
+    T_EQ(flush_decoded(a, &d), RS_E_NOT_FOUND);
     rs_aggregate_free(a);
 }
 
