@@ -13,8 +13,8 @@
  *  - everything when the rank has gone quiet or the agent stops.
  * A rank is summarized from its first step marker on: until then its records stay as they are (a
  * job that marks no steps sends records, so the server can infer its steps from its collectives
- * and measure them from its kernels). The aggregate holds a rank's first records back for up to
- * RS_SUMMARY_SETTLE_NS while no marker has come (aggregate.c waits_for_marker): the collector may
+ * and measure them from its kernels). While no marker has come, the aggregate holds a rank's
+ * records back for up to RS_SUMMARY_SETTLE_NS (aggregate.c waits_for_marker): the collector may
  * hand a marker over after the kernels of its step. The first steps' metrics lack only what went
  * as records before that.
  * Not thread-safe: one owner. */

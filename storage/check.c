@@ -27,6 +27,11 @@ struct check {
     size_t n_jobs;
     uint64_t entry_bytes[MAX_DBI];    /* per database handle: its entries as leaf nodes hold them */
     struct rs__number_cache *numbers; /* the kernel names of numbered windows */
+    /* the rank of the last agent window checked (a rank's windows of a block come in a row):
+     * its key, whether it exists, its longest agent window */
+    struct rs_key_rank awin_rank;
+    bool awin_rank_known, awin_rank_found;
+    uint64_t awin_rank_longest_ns;
 };
 
 /* LMDB's node header in a leaf page (lmdb.h: NODESIZE), and the page index slot per node. */
@@ -236,19 +241,26 @@ visit_awin(struct check *c, const MDB_val *k, const MDB_val *v)
     struct rs_key_rank rk;
     memcpy(rk.job_id, key->job_id, 8);
     memcpy(rk.rank, key->rank, 4);
-    MDB_val rkv = {sizeof rk, &rk}, rv;
-    struct rs_rank_value rank;
+    if (!c->awin_rank_known || memcmp(&rk, &c->awin_rank, sizeof rk) != 0) {
+        MDB_val rkv = {sizeof rk, &rk}, rv;
+        struct rs_rank_value rank;
+        c->awin_rank = rk;
+        c->awin_rank_known = true;
+        c->awin_rank_found =
+            mdb_get(c->r->txn, c->r->store->ranks, &rkv, &rv) == 0 && rv.mv_size == sizeof rank;
+        if (c->awin_rank_found) {
+            memcpy(&rank, rv.mv_data, sizeof rank);
+            c->awin_rank_longest_ns = rs__longest_agent_window_ns(&rank);
+        }
+    }
     struct rs_kwin_header h;
     memcpy(&h, v->mv_data, sizeof h);
-    if (mdb_get(c->r->txn, c->r->store->ranks, &rkv, &rv) != 0 || rv.mv_size != sizeof rank) {
+    if (!c->awin_rank_found)
         problem(c, "awin: window of a rank that does not exist");
-    } else {
-        memcpy(&rank, rv.mv_data, sizeof rank);
-        if (rank.longest_agent_window_s &&
-            h.window_ns > (uint64_t)rank.longest_agent_window_s * 1000000000u)
-            problem(c, "awin: a window longer than its rank's longest (%u s)",
-                    rank.longest_agent_window_s); /* overlap scans would miss it */
-    }
+    else if (c->awin_rank_longest_ns && h.window_ns > c->awin_rank_longest_ns) /* overlap scans
+                                                                                   miss it */
+        problem(c, "awin: a window longer than its rank's longest (%llu s)",
+                (unsigned long long)(c->awin_rank_longest_ns / 1000000000u));
     if (rs__be32_get(key->block) != rs__awin_block(rs__be64_get(key->start_ns)))
         problem(c, "awin: window in block %u, not in the block of its start",
                 rs__be32_get(key->block));
@@ -375,7 +387,7 @@ db_sizes(struct check *c, struct rs_store_check_report *out)
 int
 rs_store_check(rs_store *s, struct rs_store_check_report *out)
 {
-    struct check c = {NULL, out, NULL, 0, {0}, NULL};
+    struct check c = {.rep = out};
     int rc;
 
     memset(out, 0, sizeof *out);

@@ -144,9 +144,6 @@ add_total(struct rs__kwin_sums *sums, const struct rs__kwin_sum *x, uint64_t *n,
     return rs__kwin_sums_add(sums, x);
 }
 
-/* Kernel and copy totals (an agent that summarizes) merged into their agent windows (`awin`)
- * (the rollup coarsens them later); they count in the rank's totals like the records they stand
- * for. */
 /* Keeps the rank's longest agent window (keys.h), in seconds rounded up. */
 static void
 longest_window(struct rs_rank_value *rv, uint64_t window_ns)
@@ -156,6 +153,9 @@ longest_window(struct rs_rank_value *rv, uint64_t window_ns)
         rv->longest_agent_window_s = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
 }
 
+/* Kernel and copy totals (an agent that summarizes) merged into their agent windows (`awin`)
+ * (the rollup coarsens them later); they count in the rank's totals like the records they stand
+ * for. */
 static int
 write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
              const uint64_t *hashes, struct rs_rank_value *rv, struct span *sp)
@@ -177,6 +177,7 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
                                  0,
                                  t->count};
         rc = add_total(&sums, &x, &rv->n_kernels, &rv->kernel_ns, sp, now);
+        longest_window(rv, t->window_ns);
     }
     if (rc == 0 && sums.n > 0)
         rc = rs__kwin_merge(w, rank_key, RS_KWIN_AGENT_KERNEL, &sums, &windows);
@@ -188,14 +189,11 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         bool sync = rs_copy_kind_is_sync(t->kind); /* a host wait: not the rank's copy time */
         rc = add_total(&sums, &x, sync ? NULL : &rv->n_memcpys, sync ? NULL : &rv->memcpy_ns, sp,
                        now);
+        longest_window(rv, t->window_ns);
     }
     if (rc == 0 && sums.n > 0)
         rc = rs__kwin_merge(w, rank_key, RS_KWIN_AGENT_MEMCPY, &sums, &windows);
     free(sums.v);
-    for (uint32_t i = 0; i < b->n_kernel_totals; i++)
-        longest_window(rv, b->kernel_totals[i].window_ns);
-    for (uint32_t i = 0; i < b->n_copy_totals; i++)
-        longest_window(rv, b->copy_totals[i].window_ns);
     return rc;
 }
 

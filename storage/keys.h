@@ -12,7 +12,7 @@
 #define RS_STORE_FORMAT_1 "rankscope-store 1"
 /* Format 2 (before kernel windows named kernels by number, RS_KWIN_VERSION_NUMBERED) is read as it
  * is: opening one creates kwin_names, and a server (not --check or --compact-to) moves the marker
- * to format 3 (older servers then refuse the store instead of misreading its new windows). */
+ * to the current format (older servers then refuse the store instead of misreading its windows). */
 #define RS_STORE_FORMAT_2 "rankscope-store 2"
 /* Format 3 (before agent windows moved to awin, rs_key_awin) is read as it is: its agent windows
  * stay in kwin, where readers, rollups and job deletes still find them; new ones go to awin. A
@@ -204,6 +204,13 @@ struct rs_rank_value {
     char gpu_uuid[96];
     char collector_status[128];
 };
+
+/* The rank's longest agent window in ns (0: unknown). */
+static inline uint64_t
+rs__longest_agent_window_ns(const struct rs_rank_value *rv)
+{
+    return (uint64_t)rv->longest_agent_window_s * 1000000000u;
+}
 
 /* Packed records inside series chunks. */
 struct rs_kernel_value {

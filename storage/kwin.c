@@ -390,8 +390,8 @@ awin_from(rs_store_read *r, const uint8_t *rank_key, uint64_t t0, uint64_t end_a
     if (end_after == 0 || mdb_get(r->txn, r->store->ranks, &k, &v) != 0 || v.mv_size != sizeof rv)
         return t0;
     memcpy(&rv, v.mv_data, sizeof rv);
-    uint64_t longest_ns = (uint64_t)rv.longest_agent_window_s * 1000000000u;
-    if (rv.longest_agent_window_s == 0 || end_after < longest_ns)
+    uint64_t longest_ns = rs__longest_agent_window_ns(&rv);
+    if (longest_ns == 0 || end_after < longest_ns)
         return t0;
     return end_after - longest_ns > t0 ? end_after - longest_ns : t0;
 }

@@ -29,6 +29,16 @@ committed_number(const struct rs__numbers *m, uint64_t h)
     return UINT32_MAX;
 }
 
+/* Puts number k, of hash h, into the first free slot from h's. */
+static void
+place(uint32_t *slots, size_t cap, uint64_t h, uint32_t k)
+{
+    size_t i = slot_of(h, cap);
+    while (slots[i] != UINT32_MAX)
+        i = (i + 1) & (cap - 1);
+    slots[i] = k;
+}
+
 /* Adds the next number, for hash h, to the committed map. 0 or -ENOMEM. */
 static int
 append(struct rs__numbers *m, uint64_t h)
@@ -41,21 +51,14 @@ append(struct rs__numbers *m, uint64_t h)
         if (!slots)
             return -ENOMEM;
         memset(slots, 0xff, cap * sizeof *slots);
-        for (uint32_t k = 0; k < m->n; k++) {
-            size_t i = slot_of(m->hash_of[k], cap);
-            while (slots[i] != UINT32_MAX)
-                i = (i + 1) & (cap - 1);
-            slots[i] = k;
-        }
+        for (uint32_t k = 0; k < m->n; k++)
+            place(slots, cap, m->hash_of[k], k);
         free(m->slots);
         m->slots = slots;
         m->cap_slots = cap;
     }
     m->hash_of[m->n] = h;
-    size_t i = slot_of(h, m->cap_slots);
-    while (m->slots[i] != UINT32_MAX)
-        i = (i + 1) & (m->cap_slots - 1);
-    m->slots[i] = (uint32_t)m->n++;
+    place(m->slots, m->cap_slots, h, (uint32_t)m->n++);
     return 0;
 }
 

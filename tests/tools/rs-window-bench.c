@@ -9,6 +9,7 @@
  *   range:   every window of one rank over the whole job.
  * usage: rs-window-bench DIR RANKS SECONDS RUNS */
 #include "common/clock.h"
+#include "query/stats.h"
 #include "storage/store.h"
 
 #include <stdio.h>
@@ -67,13 +68,6 @@ count(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t h
     return 0;
 }
 
-static int
-by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Times RUNS rounds of `what` (0: overlap, 1: range) into ms[]; *entries gets one round's. */
 static int
 time_scans(rs_store *st, uint32_t ranks, uint64_t seconds, int what, int runs, double *ms,
@@ -95,7 +89,6 @@ time_scans(rs_store *st, uint32_t ranks, uint64_t seconds, int what, int runs, d
         ms[i] = (double)(rs_clock_mono_ns() - t) / 1e6;
         *entries = n;
     }
-    qsort(ms, (size_t)runs, sizeof *ms, by_value);
     return rc;
 }
 
@@ -127,12 +120,15 @@ main(int argc, char **argv)
     if (rc == 0 && ms && (rc = generate(st, names, ranks, seconds)) == 0)
         printf("wrote %u ranks x %llu s of 1 s windows (%d names) in %.1f s\n", ranks,
                (unsigned long long)seconds, NAMES, (double)(rs_clock_mono_ns() - t) / 1e9);
-    for (int what = 0; what < 2 && rc == 0; what++)
-        if ((rc = time_scans(st, ranks, seconds, what, runs, ms, &entries)) == 0)
-            printf("%s: best %.2f ms, median %.2f ms over %d runs (%llu window entries)\n",
-                   what == 0 ? "overlap (17 ranks, last 30 s, 1 h lookback)"
-                             : "range (1 rank, the whole job)",
-                   ms[0], ms[runs / 2], runs, (unsigned long long)entries);
+    for (int what = 0; what < 2 && rc == 0; what++) {
+        if ((rc = time_scans(st, ranks, seconds, what, runs, ms, &entries)) != 0)
+            break;
+        double median = rs_quantile(ms, (size_t)runs, 0.5); /* (sorts ms: best first) */
+        printf("%s: best %.2f ms, median %.2f ms over %d runs (%llu window entries)\n",
+               what == 0 ? "overlap (17 ranks, last 30 s, 1 h lookback)"
+                         : "range (1 rank, the whole job)",
+               ms[0], median, runs, (unsigned long long)entries);
+    }
     if (rc != 0)
         fprintf(stderr, "rs-window-bench: error %d\n", rc);
     free(ms);

@@ -20,17 +20,43 @@ frame(const char *const *names, uint32_t n_names, uint32_t rank, struct rs_kerne
                                   .dropped_records = rank};
 }
 
+/* The ranks of a decoded batch: rank -> index (-1: not in it). */
+static int
+rank_in(const struct rs_agent_batch *b, uint32_t rank)
+{
+    for (uint32_t i = 0; i < b->n_ranks; i++)
+        if (b->ranks[i].identity.rank == rank)
+            return (int)i;
+    return -1;
+}
+
+/* Flushes a and decodes the batch into *d (NULL and RS_E_NOT_FOUND when there is nothing); a
+ * batch that was encoded lost no records. */
+static int
+flush_decoded(rs_aggregate *a, rs_wire_agent_batch **d)
+{
+    struct rs_agent_batch env = {1, 2, 3, {1, 2, "h", "v", {0, 0}}, NULL, 0, 0};
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    uint64_t lost = UINT64_MAX; /* the flush must set it */
+    int rc = rs_aggregate_flush(a, &env, &buf, &len, &lost);
+
+    *d = NULL;
+    if (rc == 0) {
+        T_EQ(lost, 0);
+        T_EQ(rs_wire_agent_batch_decode(buf, len, d), 0);
+    }
+    free(buf);
+    return rc;
+}
+
 static void
 merges_per_rank(void)
 {
     static const char *const n1[] = {"a", "b"}, *const n2[] = {"b"};
     struct rs_kernel_record k1 = {10, 20, 1, 7, 0, 0}, k2 = {30, 40, 0, 7, 0, 0};
-    struct rs_agent_batch env = {1, 2, 3, {1, 2, "h", "v", {0, 0}}, NULL, 0, 0};
     rs_aggregate *a = NULL;
     rs_wire_agent_batch *d = NULL;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    uint64_t lost = 9;
 
     T_EQ(rs_aggregate_new(&a), 0);
     struct rs_rank_batch f1 = frame(n1, 2, 0, &k1), f2 = frame(n2, 1, 0, &k2),
@@ -40,9 +66,7 @@ merges_per_rank(void)
     T_EQ(rs_aggregate_add(a, &f3), 0);
     T_EQ(rs_aggregate_pending_records(a), 3);
     T_CHECK(rs_aggregate_pending_bytes(a) > 0);
-    T_EQ(rs_aggregate_flush(a, &env, &buf, &len, &lost), 0);
-    T_EQ(lost, 0);
-    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    T_EQ(flush_decoded(a, &d), 0);
     if (d) {
         const struct rs_agent_batch *b = rs_wire_agent_batch_get(d);
         T_EQ(b->n_ranks, 2);
@@ -56,9 +80,8 @@ merges_per_rank(void)
         T_EQ(b->ranks[1].dropped_records, 2);
     }
     rs_wire_agent_batch_free(d);
-    free(buf);
     T_EQ(rs_aggregate_pending_records(a), 0);
-    T_EQ(rs_aggregate_flush(a, &env, &buf, &len, &lost), RS_E_NOT_FOUND);
+    T_EQ(flush_decoded(a, &d), RS_E_NOT_FOUND);
     rs_aggregate_free(a);
 }
 
@@ -70,12 +93,8 @@ many_ranks(void)
     static const char *const n1[] = {"k"};
     static char jobs[2][8] = {"job-a", "job-b"};
     struct rs_kernel_record k = {10, 20, 0, 7, 0, 0};
-    struct rs_agent_batch env = {1, 2, 3, {1, 2, "h", "v", {0, 0}}, NULL, 0, 0};
     rs_aggregate *a = NULL;
     rs_wire_agent_batch *d = NULL;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    uint64_t lost = 0;
 
     T_EQ(rs_aggregate_new(&a), 0);
     for (uint32_t j = 0; j < 2; j++)
@@ -87,9 +106,7 @@ many_ranks(void)
                                       .n_kernels = 1};
             T_EQ(rs_aggregate_add(a, &f), 0);
         }
-    T_EQ(rs_aggregate_flush(a, &env, &buf, &len, &lost), 0);
-    T_EQ(lost, 0);
-    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    T_EQ(flush_decoded(a, &d), 0);
     if (d) {
         const struct rs_agent_batch *b = rs_wire_agent_batch_get(d);
         T_EQ(b->n_ranks, 40);
@@ -97,7 +114,6 @@ many_ranks(void)
         T_CHECK(strcmp(b->ranks[39].identity.job, "job-b") == 0);
     }
     rs_wire_agent_batch_free(d);
-    free(buf);
     rs_aggregate_free(a);
 }
 
@@ -110,13 +126,9 @@ demangles_names(void)
                                         "15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_",
                                         "sm90_xmma_gemm_f32f32", "_Znot_a_name"};
     struct rs_kernel_record k = {10, 20, 0, 7, 0, 0};
-    struct rs_agent_batch env = {1, 2, 3, {1, 2, "h", "v", {0, 0}}, NULL, 0, 0};
     rs_aggregate *a = NULL;
     rs_demangler *dm = NULL;
     rs_wire_agent_batch *d = NULL;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    uint64_t lost = 0;
 
     T_EQ(rs_aggregate_new(&a), 0);
     T_EQ(rs_demangler_new(&dm), 0);
@@ -124,8 +136,7 @@ demangles_names(void)
     struct rs_rank_batch f = frame(names, 3, 0, &k);
     T_EQ(rs_aggregate_add(a, &f), 0);
     T_EQ(rs_aggregate_add(a, &f), 0); /* the second time from the cache */
-    T_EQ(rs_aggregate_flush(a, &env, &buf, &len, &lost), 0);
-    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    T_EQ(flush_decoded(a, &d), 0);
     if (d) {
         const struct rs_rank_batch *r = &rs_wire_agent_batch_get(d)->ranks[0];
         T_CHECK(strcmp(r->strings[r->kernels[0].name_id],
@@ -156,36 +167,8 @@ demangles_names(void)
     T_CHECK(strcmp(a1 + strlen(a1) - 1, "]") == 0 && strstr(a1, " ... [") != NULL);
     T_CHECK(strcmp(a1, a2) != 0);
     rs_wire_agent_batch_free(d);
-    free(buf);
     rs_aggregate_free(a);
     rs_demangler_free(dm);
-}
-
-/* The ranks of a decoded batch: rank -> index (-1: not in it). */
-static int
-rank_in(const struct rs_agent_batch *b, uint32_t rank)
-{
-    for (uint32_t i = 0; i < b->n_ranks; i++)
-        if (b->ranks[i].identity.rank == rank)
-            return (int)i;
-    return -1;
-}
-
-/* Flushes a and decodes the batch into *d (NULL and RS_E_NOT_FOUND when there is nothing). */
-static int
-flush_decoded(rs_aggregate *a, rs_wire_agent_batch **d)
-{
-    struct rs_agent_batch env = {1, 2, 3, {1, 2, "h", "v", {0, 0}}, NULL, 0, 0};
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    uint64_t lost = 0;
-    int rc = rs_aggregate_flush(a, &env, &buf, &len, &lost);
-
-    *d = NULL;
-    if (rc == 0)
-        T_EQ(rs_wire_agent_batch_decode(buf, len, d), 0);
-    free(buf);
-    return rc;
 }
 
 /* With summaries on, a rank's records wait up to RS_SUMMARY_SETTLE_NS for its first step marker:
