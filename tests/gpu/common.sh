@@ -32,7 +32,9 @@ daemons_down() {
 }
 
 # train JOB [--collector [--pc-sampling]] ARGS...: a 2-rank DDP job; its rank-0 JSON line goes to
-# $W/JOB.result. The collector sends to $AGENT_SOCK when set (default: the agent of daemons_up). --pc-sampling turns PC sampling on (drained every $PC_DRAIN_MS, 1000).
+# $W/JOB.result. The collector sends to $AGENT_SOCK when set (default: the agent of daemons_up).
+# --pc-sampling turns PC sampling on (drained every $PC_DRAIN_MS, 1000). A job still running after
+# $TRAIN_TIMEOUT seconds (300) is killed.
 # get PATH: the server's answer (daemons_up) to GET PATH, on stdout.
 get() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$HTTP$1"; }
 
@@ -50,7 +52,7 @@ train() {
             shift
         fi
     fi
-    env "${vars[@]}" timeout 300 torchrun --standalone --nproc_per_node=2 \
+    env "${vars[@]}" timeout "${TRAIN_TIMEOUT:-300}" torchrun --standalone --nproc_per_node=2 \
         tests/gpu/ddp_train.py "$@" >"$W/$job.log" 2>&1
     rc=$?
     grep '^{' "$W/$job.log" | tail -1 >"$W/$job.result"

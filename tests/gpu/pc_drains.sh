@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# PC-sampling drains over a run (issue 3: "drains after the first mostly empty"): runs the 2-rank
-# DDP job with RANKSCOPE_PC_SAMPLING=1 and RANKSCOPE_PC_DEBUG=1 as configured and under each
-# RANKSCOPE_* setting in VARIANTS ("A=1;B=2 C=3"), and prints per job how many of the collector's
-# GetData calls returned PCs, in order (from the debug lines), and the stall samples the server
-# stored. Needs gpu-bundle/.
-# usage: [STEPS=600] [VARIANTS="RANKSCOPE_PC_HW_BUFFER_MB=16"] tests/gpu/pc_drains.sh
+# PC-sampling drains over a run: runs the 2-rank DDP job with RANKSCOPE_PC_SAMPLING=1 and
+# RANKSCOPE_PC_DEBUG=1 as configured and under each RANKSCOPE_* setting in VARIANTS
+# ("A=1;B=2 C=3", e.g. "RANKSCOPE_PC_WINDOW_MS=500 RANKSCOPE_PC_PERIOD_MS=2000"), and prints per
+# job: its exit status and median step time, how many of the collector's GetData calls returned
+# PCs and how many each (in order, from the debug lines), the windows closed and the longest
+# cuptiPCSamplingStart/Stop call, and the stall samples the server stored. Needs gpu-bundle/.
+# usage: [STEPS=600] [TRAIN_TIMEOUT=300] [VARIANTS="..."] tests/gpu/pc_drains.sh
 . "$(dirname "$0")/common.sh"
 STEPS=${STEPS:-600}
 daemons_up
@@ -13,13 +14,21 @@ IFS=';' read -ra variants <<<"${VARIANTS:-}"
 settings=("" "${variants[@]}")
 for k in "${!settings[@]}"; do
     (export RANKSCOPE_PC_DEBUG=1 ${settings[$k]}; train "pcd-$k" --collector --pc-sampling --steps "$STEPS")
+    rc=$?
+    log=$W/pcd-$k.log
     # one debug line per GetData call: "pc sampling: N PCs, M remaining"
-    pcs=$(sed -n 's/.*pc sampling: \([0-9]*\) PCs.*/\1/p' "$W/pcd-$k.log" | paste -sd ' ')
-    nonzero=$(sed -n 's/.*pc sampling: \([0-9]*\) PCs.*/\1/p' "$W/pcd-$k.log" | grep -vc '^0$')
+    pcs=$(sed -n 's/.*pc sampling: \([0-9]*\) PCs.*/\1/p' "$log" | paste -sd ' ')
+    nonzero=$(sed -n 's/.*pc sampling: \([0-9]*\) PCs.*/\1/p' "$log" | grep -vc '^0$')
+    closed=$(grep -c 'window closed' "$log")
+    longest() { sed -n "s/.*$1 took \([0-9.]*\) ms.*/\1/p" "$log" | sort -g | tail -1; }
+    start_ms=$(longest cuptiPCSamplingStart)
+    stop_ms=$(longest cuptiPCSamplingStop)
+    step=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step_ms_median"])' \
+        "$W/pcd-$k.result" 2>/dev/null)
     sleep 1
     samples=$(get "/v1/jobs/pcd-$k/stalls?limit=1" 2>/dev/null |
         python3 -c 'import json,sys; print(json.load(sys.stdin).get("samples"))' 2>/dev/null)
-    echo "setting '${settings[$k]:-as shipped}': GetData calls with PCs $nonzero; PCs per call in order: $pcs; stall samples stored: $samples" |
+    echo "setting '${settings[$k]:-as shipped}': exit $rc; step median ${step:-?} ms; windows closed $closed (longest Start ${start_ms:-–} ms, Stop ${stop_ms:-–} ms); GetData calls with PCs $nonzero; PCs per call in order: $pcs; stall samples stored: $samples" |
         tee -a "$OUT/summary.txt"
 done
 daemons_down
