@@ -1,8 +1,6 @@
-/* PC sampling: enabled at context creation, windows and drains on the flush thread (see
- * pcsampling.h). */
+/* PC sampling: enabled at context creation, drained by the flush thread (see pcsampling.h). */
 #include "node-agent/collector/pcsampling.h"
 
-#include "common/clock.h"
 #include "node-agent/collector/log.h"
 
 #include <cuda.h>
@@ -27,9 +25,6 @@ static struct {
     struct rs_pcsampling_options o;
     bool open, failed;
     uint64_t next_ns;
-    /* windows (o.window_ms > 0): whether one is open, when it closes, when the next opens */
-    bool in_window;
-    uint64_t window_end_ns, next_window_ns;
     CUcontext ctx; /* the rank's context, from its creation; NULL before */
     ctx_push_fn push;
     ctx_pop_fn pop;
@@ -69,7 +64,6 @@ give_up(const char *what, CUptiResult rc)
 
 static void CUPTIAPI on_context(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                 const void *data);
-static CUptiResult window_start(uint64_t now_ns);
 
 int
 rs_pcsampling_start(rs_convert *conv, pthread_mutex_t *lock, const struct rs_pcsampling_options *o)
@@ -154,7 +148,7 @@ prepare(void)
 static CUptiResult
 configure(void)
 {
-    CUpti_PCSamplingConfigurationInfo info[6];
+    CUpti_PCSamplingConfigurationInfo info[5];
     size_t n = 0;
 
     memset(info, 0, sizeof info);
@@ -169,10 +163,6 @@ configure(void)
     info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
     info[n].attributeData.stallReasonData.stallReasonCount = p.n_reasons;
     info[n++].attributeData.stallReasonData.pStallReasonIndex = p.reason_index;
-    if (p.o.window_ms) {
-        info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
-        info[n++].attributeData.enableStartStopControlData.enableStartStopControl = 1;
-    }
     if (p.o.sampling_period) {
         info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
         info[n++].attributeData.samplingPeriodData.samplingPeriod = (uint32_t)p.o.sampling_period;
@@ -266,7 +256,6 @@ static void CUPTIAPI
 on_context(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
     const CUpti_ResourceData *rd = data;
-    const char *what = NULL;
     CUptiResult rc;
 
     (void)userdata;
@@ -285,15 +274,11 @@ on_context(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
         give_up("cuptiPCSamplingEnable", rc);
         return;
     }
-    if ((rc = prepare()) != CUPTI_SUCCESS || (rc = configure()) != CUPTI_SUCCESS)
-        what = "configuring PC sampling";
-    else if (p.o.window_ms && (rc = window_start(rs_clock_mono_ns())) != CUPTI_SUCCESS)
-        what = "cuptiPCSamplingStart";
-    if (what) {
+    if ((rc = prepare()) != CUPTI_SUCCESS || (rc = configure()) != CUPTI_SUCCESS) {
         CUpti_PCSamplingDisableParams dp = {CUpti_PCSamplingDisableParamsSize, NULL, p.ctx};
         cuptiPCSamplingDisable(&dp);
         pthread_mutex_unlock(&p.state);
-        give_up(what, rc);
+        give_up("configuring PC sampling", rc);
         return;
     }
     p.open = true;
@@ -301,49 +286,24 @@ on_context(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
     DEBUG("pc sampling: on (%zu stall reasons)", p.n_reasons);
 }
 
-/* Opens a window: CUPTI samples from here (the context is current; p.state held). */
-static CUptiResult
-window_start(uint64_t now_ns)
+/* Fetches what CUPTI has decoded so far (and, the last time, turns sampling off). Flush thread;
+ * p.state held. */
+static void
+drain(bool last)
 {
-    CUpti_PCSamplingStartParams sp = {CUpti_PCSamplingStartParamsSize, NULL, p.ctx};
-    CUptiResult rc = cuptiPCSamplingStart(&sp);
+    CUcontext popped;
+    CUptiResult rc = CUPTI_SUCCESS, drc = CUPTI_SUCCESS;
 
-    DEBUG("pc sampling: window opened (cuptiPCSamplingStart took %.3f ms)",
-          (double)(rs_clock_mono_ns() - now_ns) / 1e6);
-    if (rc == CUPTI_SUCCESS) {
-        p.in_window = true;
-        p.window_end_ns = now_ns + (uint64_t)p.o.window_ms * 1000000ull;
-        p.next_window_ns = now_ns + (uint64_t)p.o.period_ms * 1000000ull;
+    if (p.push(p.ctx) != CUDA_SUCCESS) {
+        give_up("cannot make the GPU's context current", CUPTI_SUCCESS);
+        return;
     }
-    return rc;
-}
-
-/* Closes the window: CUPTI stops sampling and flushes what the GPU sampled, for GetData. */
-static CUptiResult
-window_stop(void)
-{
-    CUpti_PCSamplingStopParams sp = {CUpti_PCSamplingStopParamsSize, NULL, p.ctx};
-    uint64_t t0 = rs_clock_mono_ns();
-    CUptiResult rc = cuptiPCSamplingStop(&sp);
-
-    DEBUG("pc sampling: window closed (cuptiPCSamplingStop took %.3f ms)",
-          (double)(rs_clock_mono_ns() - t0) / 1e6);
-    p.in_window = false;
-    return rc;
-}
-
-/* Fetches what CUPTI has decoded so far; CUPTI_SUCCESS, or the error that ended it. */
-static CUptiResult
-get_data(void)
-{
-    CUptiResult rc = CUPTI_SUCCESS;
-
     for (int i = 0; i < MAX_DRAIN_CALLS; i++) {
         CUpti_PCSamplingGetDataParams gp = {CUpti_PCSamplingGetDataParamsSize, NULL, p.ctx,
                                             &p.get_buf};
         if ((rc = cuptiPCSamplingGetData(&gp)) != CUPTI_SUCCESS &&
             rc != CUPTI_ERROR_OUT_OF_MEMORY) /* OUT_OF_MEMORY: hardware buffer was full */
-            return rc;
+            break;
         DEBUG("pc sampling: %zu PCs, %zu remaining", p.get_buf.totalNumPcs,
               p.get_buf.remainingNumPcs);
         size_t remaining = p.get_buf.remainingNumPcs;
@@ -351,58 +311,27 @@ get_data(void)
         if (remaining == 0)
             break;
     }
-    return CUPTI_SUCCESS;
-}
-
-/* What is due at now_ns (or everything, the last time): close the window and drain it, drain
- * anyway every drain_ms, open the next window; the last time, turn sampling off. With the
- * rank's context current on this thread. Flush thread or exit; p.state held. */
-static void
-step(uint64_t now_ns, bool last)
-{
-    CUcontext popped;
-    CUptiResult rc = CUPTI_SUCCESS;
-    const char *what = NULL;
-    bool close = p.in_window && (last || now_ns >= p.window_end_ns);
-    bool drain = last || close || now_ns >= p.next_ns;
-    bool open = !last && p.o.window_ms && (close || !p.in_window) && now_ns >= p.next_window_ns;
-
-    if (!close && !drain && !open)
-        return;
-    if (p.push(p.ctx) != CUDA_SUCCESS) {
-        give_up("cannot make the GPU's context current", CUPTI_SUCCESS);
-        return;
-    }
-    if (close && (rc = window_stop()) != CUPTI_SUCCESS)
-        what = "cuptiPCSamplingStop";
-    if (!what && drain) {
-        p.next_ns = now_ns + (uint64_t)p.o.drain_ms * 1000000ull;
-        if ((rc = get_data()) != CUPTI_SUCCESS)
-            what = "cuptiPCSamplingGetData";
-    }
     if (last) {
         CUpti_PCSamplingDisableParams dp = {CUpti_PCSamplingDisableParamsSize, NULL, p.ctx};
-        CUptiResult drc = cuptiPCSamplingDisable(&dp);
+        drc = cuptiPCSamplingDisable(&dp);
         consume(&p.config_buf); /* what Disable left in the configured buffer */
         p.open = false;
-        if (!what && drc != CUPTI_SUCCESS) {
-            rc = drc;
-            what = "cuptiPCSamplingDisable";
-        }
-    } else if (!what && open && (rc = window_start(now_ns)) != CUPTI_SUCCESS) {
-        what = "cuptiPCSamplingStart";
     }
     p.pop(&popped);
-    if (what)
-        give_up(what, rc);
+    if (rc != CUPTI_SUCCESS && rc != CUPTI_ERROR_OUT_OF_MEMORY)
+        give_up("cuptiPCSamplingGetData", rc);
+    else if (drc != CUPTI_SUCCESS)
+        give_up("cuptiPCSamplingDisable", drc);
 }
 
 void
 rs_pcsampling_tick(uint64_t now_ns)
 {
     pthread_mutex_lock(&p.state);
-    if (p.open && !p.failed)
-        step(now_ns, false);
+    if (p.open && !p.failed && now_ns >= p.next_ns) {
+        p.next_ns = now_ns + (uint64_t)p.o.drain_ms * 1000000ull;
+        drain(false);
+    }
     pthread_mutex_unlock(&p.state);
 }
 
@@ -411,7 +340,7 @@ rs_pcsampling_finish(void)
 {
     pthread_mutex_lock(&p.state);
     if (p.open && !p.failed)
-        step(rs_clock_mono_ns(), true);
+        drain(true);
     pthread_mutex_unlock(&p.state);
     if (p.sub)
         cuptiUnsubscribe(p.sub);
