@@ -102,12 +102,14 @@ pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 LIBCOLLECTOR := $(BUILD)/libcollector.a
 COLLECTOR_SO := $(BUILD)/lib/librankscope.so
 PBC_STATIC   := $(wildcard /usr/lib/x86_64-linux-gnu/libprotobuf-c.a)
+# the least a CUPTI client can do, to price the collector against (tests/bench/cupti_floor.c)
+CUPTI_FLOOR_SO := $(BUILD)/lib/bench/libcupti_floor.so
 
 collector:
 ifeq ($(HAVE_CUPTI),)
 	@echo "collector: skipped ($(CUPTI_INC)/cupti.h not found; set CUDA_HOME to build librankscope.so)"
 else
-collector: $(COLLECTOR_SO)
+collector: $(COLLECTOR_SO) $(CUPTI_FLOOR_SO)
 endif
 
 $(BUILD)/pic/%.o: %.c | $(PB_H)
@@ -123,6 +125,11 @@ $(COLLECTOR_SO): $(call pic,$(COLLECTOR_SRC) $(COLLECTOR_DEPS_SRC)) $(BUILD)/pic
 	$(CC) -shared $(LDFLAGS_ALL) -Wl,--version-script=node-agent/collector/exports.map -Wl,-z,defs \
 	  -o $@ $(filter %.o,$^) $(or $(PBC_STATIC),$(LIB_PBC)) $(addprefix -L,$(CUPTI_LIBDIRS)) \
 	  $(addprefix -Wl$(comma)-rpath$(comma),$(CUPTI_LIBDIRS)) -lcupti -ldl -lpthread
+
+$(CUPTI_FLOOR_SO): tests/bench/cupti_floor.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -shared -fPIC -I$(CUPTI_INC) -o $@ $< $(addprefix -L,$(CUPTI_LIBDIRS)) \
+	  $(addprefix -Wl$(comma)-rpath$(comma),$(CUPTI_LIBDIRS)) -lcupti
 
 # ---- generated code --------------------------------------------------------------------------
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto

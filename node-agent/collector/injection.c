@@ -38,6 +38,12 @@
  * kernel launch instead of 0.7 (more buffer requests on the launching thread) and did not help
  * torch.profiler in the same process either. */
 #define DEFAULT_BUFFER_KB 4096
+/* PC-sampling windows (pcsampling.h) of 1 s a minute: stall data every minute at a duty cycle of
+ * 1.7%. Kernels run one at a time inside a window: on 2 x H200 windows of 500 ms every 2 s (25%)
+ * left the DDP job's median step time at 1.0038 x but raised its mean 1.18 x (docs/BENCHMARKS.md).
+ */
+#define DEFAULT_PC_WINDOW_MS 1000
+#define DEFAULT_PC_PERIOD_MS 60000
 
 static struct {
     pthread_once_t once;
@@ -175,6 +181,13 @@ static bool
 pc_sampling_options(struct rs_pcsampling_options *o)
 {
     o->debug = env_flag("RANKSCOPE_PC_DEBUG");
+    o->window_ms = (unsigned)env_long("RANKSCOPE_PC_WINDOW_MS", 0, 600000, DEFAULT_PC_WINDOW_MS);
+    o->period_ms =
+        (unsigned)env_long("RANKSCOPE_PC_PERIOD_MS", 100, 86400000, DEFAULT_PC_PERIOD_MS);
+    if (o->window_ms && o->window_ms < 100)
+        o->window_ms = 100; /* the flush thread's granularity is about that */
+    if (o->period_ms < o->window_ms)
+        o->period_ms = o->window_ms; /* a window per period at most: always on */
     o->drain_ms = (unsigned)env_long("RANKSCOPE_PC_DRAIN_MS", 100, 600000, 1000);
     o->sampling_period = (int)env_long("RANKSCOPE_PC_SAMPLING_PERIOD", 5, 31, 0);
     o->hw_buffer_mb = (unsigned)env_long("RANKSCOPE_PC_HW_BUFFER_MB", 16, 4096, 64);

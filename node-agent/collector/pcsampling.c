@@ -1,12 +1,15 @@
-/* PC sampling: enabled at context creation, drained by the flush thread (see pcsampling.h). */
+/* PC sampling: enabled at context creation, windows opened and closed at kernel launches, drains
+ * on the flush thread (see pcsampling.h). */
 #include "node-agent/collector/pcsampling.h"
 
+#include "common/clock.h"
 #include "node-agent/collector/log.h"
 
 #include <cuda.h>
 #include <cupti.h>
 #include <cupti_pcsampling.h>
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +21,17 @@
 /* The driver entry points we need, found in the process (libcuda is loaded: we run from cuInit). */
 typedef CUresult (*ctx_push_fn)(CUcontext);
 typedef CUresult (*ctx_pop_fn)(CUcontext *);
+typedef CUresult (*ctx_sync_fn)(void);
+
+/* The launches windows open and close at (driver API; the runtime's launches end in these). */
+static const CUpti_CallbackId launch_calls[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
+#define N_LAUNCH_CALLS (sizeof launch_calls / sizeof launch_calls[0])
 
 static struct {
     rs_convert *conv;
@@ -25,9 +39,15 @@ static struct {
     struct rs_pcsampling_options o;
     bool open, failed;
     uint64_t next_ns;
+    /* windows (o.window_ms > 0): whether one is open, when it closes, when the next opens, and
+     * the earliest time a launch has something to do (read without the lock) */
+    bool in_window;
+    uint64_t window_end_ns, next_window_ns;
+    _Atomic uint64_t due_ns;
     CUcontext ctx; /* the rank's context, from its creation; NULL before */
     ctx_push_fn push;
     ctx_pop_fn pop;
+    ctx_sync_fn sync;
     size_t n_reasons;
     uint32_t *reason_index;
     char **reason_names;
@@ -36,7 +56,7 @@ static struct {
                          free, once, at the end */
     size_t n_functions, functions_cap;
     CUpti_SubscriberHandle sub;
-    pthread_mutex_t state; /* ctx/open: the context-created callback vs. the flush thread */
+    pthread_mutex_t state; /* everything above: the callbacks vs. the flush thread */
 } p = {.state = PTHREAD_MUTEX_INITIALIZER};
 
 /* RANKSCOPE_PC_DEBUG=1: one stderr line per step of a drain, to see where sampling stands. */
@@ -62,8 +82,8 @@ give_up(const char *what, CUptiResult rc)
     p.failed = true;
 }
 
-static void CUPTIAPI on_context(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                const void *data);
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void *data);
 
 int
 rs_pcsampling_start(rs_convert *conv, pthread_mutex_t *lock, const struct rs_pcsampling_options *o)
@@ -78,20 +98,23 @@ rs_pcsampling_start(rs_convert *conv, pthread_mutex_t *lock, const struct rs_pcs
     if (cuda) {
         p.push = (ctx_push_fn)dlsym(cuda, "cuCtxPushCurrent_v2");
         p.pop = (ctx_pop_fn)dlsym(cuda, "cuCtxPopCurrent_v2");
+        p.sync = (ctx_sync_fn)dlsym(cuda, "cuCtxSynchronize");
     }
-    if (!p.push || !p.pop) {
+    if (!p.push || !p.pop || !p.sync) {
         rs_collector_log("PC sampling is off: the CUDA driver's entry points are not there");
         return -1;
     }
-    CUptiResult rc = cuptiSubscribe(&p.sub, on_context, NULL);
+    CUptiResult rc = cuptiSubscribe(&p.sub, on_callback, NULL);
     if (rc == CUPTI_SUCCESS)
         rc = cuptiEnableCallback(1, p.sub, CUPTI_CB_DOMAIN_RESOURCE,
                                  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    for (size_t i = 0; rc == CUPTI_SUCCESS && p.o.window_ms && i < N_LAUNCH_CALLS; i++)
+        rc = cuptiEnableCallback(1, p.sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_calls[i]);
     if (rc != CUPTI_SUCCESS) {
         if (p.sub)
             cuptiUnsubscribe(p.sub);
         p.sub = NULL;
-        give_up("subscribing to context creation", rc);
+        give_up("subscribing to context creation and kernel launches", rc);
         return -1;
     }
     return 0;
@@ -148,7 +171,7 @@ prepare(void)
 static CUptiResult
 configure(void)
 {
-    CUpti_PCSamplingConfigurationInfo info[5];
+    CUpti_PCSamplingConfigurationInfo info[6];
     size_t n = 0;
 
     memset(info, 0, sizeof info);
@@ -156,13 +179,18 @@ configure(void)
     info[n++].attributeData.samplingDataBufferData.samplingDataBuffer = &p.config_buf;
     info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
     info[n++].attributeData.collectionModeData.collectionMode =
-        CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
+        p.o.window_ms ? CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED
+                      : CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
     info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
     info[n++].attributeData.hardwareBufferSizeData.hardwareBufferSize = (size_t)p.o.hw_buffer_mb
                                                                         << 20;
     info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
     info[n].attributeData.stallReasonData.stallReasonCount = p.n_reasons;
     info[n++].attributeData.stallReasonData.pStallReasonIndex = p.reason_index;
+    if (p.o.window_ms) {
+        info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
+        info[n++].attributeData.enableStartStopControlData.enableStartStopControl = 1;
+    }
     if (p.o.sampling_period) {
         info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
         info[n++].attributeData.samplingPeriodData.samplingPeriod = (uint32_t)p.o.sampling_period;
@@ -249,24 +277,20 @@ consume(CUpti_PCSamplingData *d)
     d->totalNumPcs = 0;
 }
 
-/* CUPTI's resource callback, on the application thread that created the context (current): PC
- * sampling must be on before the context loads its modules — enabled later, it samples nothing
- * (seen in bring-up runs on H200). The first context is the rank's; later ones are left alone. */
-static void CUPTIAPI
-on_context(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+/* A new context, on the application thread that created it (current): PC sampling must be on
+ * before the context loads its modules — enabled later, it samples nothing (seen in bring-up runs
+ * on H200). The first context is the rank's; later ones are left alone. */
+static void
+on_context_created(CUcontext ctx)
 {
-    const CUpti_ResourceData *rd = data;
     CUptiResult rc;
 
-    (void)userdata;
-    if (domain != CUPTI_CB_DOMAIN_RESOURCE || cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
-        return;
     pthread_mutex_lock(&p.state);
     if (p.ctx || p.failed) {
         pthread_mutex_unlock(&p.state);
         return;
     }
-    p.ctx = rd->context;
+    p.ctx = ctx;
     CUpti_PCSamplingEnableParams ep = {CUpti_PCSamplingEnableParamsSize, NULL, p.ctx};
     DEBUG("pc sampling: enable on a new context");
     if ((rc = cuptiPCSamplingEnable(&ep)) != CUPTI_SUCCESS) {
@@ -286,24 +310,53 @@ on_context(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
     DEBUG("pc sampling: on (%zu stall reasons)", p.n_reasons);
 }
 
-/* Fetches what CUPTI has decoded so far (and, the last time, turns sampling off). Flush thread;
- * p.state held. */
-static void
-drain(bool last)
+/* Opens a window (the context current, the GPU idle; p.state held): CUPTI samples from here. */
+static CUptiResult
+window_start(uint64_t now_ns)
 {
-    CUcontext popped;
-    CUptiResult rc = CUPTI_SUCCESS, drc = CUPTI_SUCCESS;
+    CUpti_PCSamplingStartParams sp = {CUpti_PCSamplingStartParamsSize, NULL, p.ctx};
+    CUptiResult rc = cuptiPCSamplingStart(&sp);
 
-    if (p.push(p.ctx) != CUDA_SUCCESS) {
-        give_up("cannot make the GPU's context current", CUPTI_SUCCESS);
-        return;
+    DEBUG("pc sampling: window opened (synchronize and cuptiPCSamplingStart took %.3f ms)",
+          (double)(rs_clock_mono_ns() - now_ns) / 1e6);
+    if (rc == CUPTI_SUCCESS) {
+        p.in_window = true;
+        p.window_end_ns = now_ns + (uint64_t)p.o.window_ms * 1000000ull;
+        p.next_window_ns = now_ns + (uint64_t)p.o.period_ms * 1000000ull;
+        atomic_store_explicit(&p.due_ns, p.window_end_ns, memory_order_relaxed);
     }
+    return rc;
+}
+
+/* Closes the window (the context current; p.state held): CUPTI stops sampling and flushes what
+ * the GPU sampled, for GetData. */
+static CUptiResult
+window_stop(void)
+{
+    CUpti_PCSamplingStopParams sp = {CUpti_PCSamplingStopParamsSize, NULL, p.ctx};
+    uint64_t t0 = rs_clock_mono_ns();
+    CUptiResult rc = cuptiPCSamplingStop(&sp);
+
+    DEBUG("pc sampling: window closed (cuptiPCSamplingStop took %.3f ms)",
+          (double)(rs_clock_mono_ns() - t0) / 1e6);
+    p.in_window = false;
+    atomic_store_explicit(&p.due_ns, p.next_window_ns, memory_order_relaxed);
+    return rc;
+}
+
+/* Fetches what CUPTI has decoded so far (the context current; p.state held); CUPTI_SUCCESS, or
+ * the error that ended it. */
+static CUptiResult
+get_data(void)
+{
+    CUptiResult rc = CUPTI_SUCCESS;
+
     for (int i = 0; i < MAX_DRAIN_CALLS; i++) {
         CUpti_PCSamplingGetDataParams gp = {CUpti_PCSamplingGetDataParamsSize, NULL, p.ctx,
                                             &p.get_buf};
         if ((rc = cuptiPCSamplingGetData(&gp)) != CUPTI_SUCCESS &&
             rc != CUPTI_ERROR_OUT_OF_MEMORY) /* OUT_OF_MEMORY: hardware buffer was full */
-            break;
+            return rc;
         DEBUG("pc sampling: %zu PCs, %zu remaining", p.get_buf.totalNumPcs,
               p.get_buf.remainingNumPcs);
         size_t remaining = p.get_buf.remainingNumPcs;
@@ -311,27 +364,93 @@ drain(bool last)
         if (remaining == 0)
             break;
     }
+    return CUPTI_SUCCESS;
+}
+
+/* A kernel launch of the rank's context, on the launching thread (the context current): a window
+ * opens as a launch begins — after the GPU has drained, as CUPTI's start requires — and closes as
+ * the first launch after its end returns, and what it sampled is drained there. Launches in
+ * between cost a clock read. Busy state (the flush thread draining): the next launch tries. */
+static void
+on_launch(const CUpti_CallbackData *cb)
+{
+    uint64_t now_ns = rs_clock_mono_ns();
+    const char *what = NULL;
+    CUptiResult rc = CUPTI_SUCCESS;
+
+    if (now_ns < atomic_load_explicit(&p.due_ns, memory_order_relaxed) ||
+        pthread_mutex_trylock(&p.state) != 0)
+        return;
+    if (p.open && !p.failed && cb->context == p.ctx) {
+        if (!p.in_window && cb->callbackSite == CUPTI_API_ENTER && now_ns >= p.next_window_ns) {
+            if (p.sync() != CUDA_SUCCESS)
+                what = "cuCtxSynchronize before a window";
+            else if ((rc = window_start(now_ns)) != CUPTI_SUCCESS)
+                what = "cuptiPCSamplingStart";
+        } else if (p.in_window && cb->callbackSite == CUPTI_API_EXIT && now_ns >= p.window_end_ns) {
+            if ((rc = window_stop()) != CUPTI_SUCCESS)
+                what = "cuptiPCSamplingStop";
+            else if ((rc = get_data()) != CUPTI_SUCCESS)
+                what = "cuptiPCSamplingGetData";
+        }
+    }
+    pthread_mutex_unlock(&p.state);
+    if (what)
+        give_up(what, rc);
+}
+
+/* CUPTI's callbacks: context creation, and the kernel launches when windows are asked for. */
+static void CUPTIAPI
+on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+{
+    (void)userdata;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+        on_context_created(((const CUpti_ResourceData *)data)->context);
+    else if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+        on_launch(data);
+}
+
+/* Drains what was sampled when it is due (or everything, and turns sampling off, the last time:
+ * a window still open is closed first). Flush thread or exit; p.state held. */
+static void
+step(uint64_t now_ns, bool last)
+{
+    CUcontext popped;
+    CUptiResult rc = CUPTI_SUCCESS;
+    const char *what = NULL;
+
+    if (!last && now_ns < p.next_ns)
+        return;
+    p.next_ns = now_ns + (uint64_t)p.o.drain_ms * 1000000ull;
+    if (p.push(p.ctx) != CUDA_SUCCESS) {
+        give_up("cannot make the GPU's context current", CUPTI_SUCCESS);
+        return;
+    }
+    if (last && p.in_window && (rc = window_stop()) != CUPTI_SUCCESS)
+        what = "cuptiPCSamplingStop";
+    if (!what && (rc = get_data()) != CUPTI_SUCCESS)
+        what = "cuptiPCSamplingGetData";
     if (last) {
         CUpti_PCSamplingDisableParams dp = {CUpti_PCSamplingDisableParamsSize, NULL, p.ctx};
-        drc = cuptiPCSamplingDisable(&dp);
+        CUptiResult drc = cuptiPCSamplingDisable(&dp);
         consume(&p.config_buf); /* what Disable left in the configured buffer */
         p.open = false;
+        if (!what && drc != CUPTI_SUCCESS) {
+            rc = drc;
+            what = "cuptiPCSamplingDisable";
+        }
     }
     p.pop(&popped);
-    if (rc != CUPTI_SUCCESS && rc != CUPTI_ERROR_OUT_OF_MEMORY)
-        give_up("cuptiPCSamplingGetData", rc);
-    else if (drc != CUPTI_SUCCESS)
-        give_up("cuptiPCSamplingDisable", drc);
+    if (what)
+        give_up(what, rc);
 }
 
 void
 rs_pcsampling_tick(uint64_t now_ns)
 {
     pthread_mutex_lock(&p.state);
-    if (p.open && !p.failed && now_ns >= p.next_ns) {
-        p.next_ns = now_ns + (uint64_t)p.o.drain_ms * 1000000ull;
-        drain(false);
-    }
+    if (p.open && !p.failed)
+        step(now_ns, false);
     pthread_mutex_unlock(&p.state);
 }
 
@@ -340,7 +459,7 @@ rs_pcsampling_finish(void)
 {
     pthread_mutex_lock(&p.state);
     if (p.open && !p.failed)
-        drain(true);
+        step(rs_clock_mono_ns(), true);
     pthread_mutex_unlock(&p.state);
     if (p.sub)
         cuptiUnsubscribe(p.sub);

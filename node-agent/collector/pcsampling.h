@@ -1,15 +1,26 @@
 /* PC sampling (stall reasons), opt-in per job: RANKSCOPE_PC_SAMPLING=1. CUPTI's PC sampling is
- * turned on in continuous mode (kernels are not serialised) when the process creates its CUDA
- * context — enabled later, after modules are loaded, it sampled nothing on H200 — and stays on;
- * the flush thread drains it every RANKSCOPE_PC_DRAIN_MS (1000) and sends the counts, aggregated
- * per (function, pc offset, stall reason), as stall records with CUPTI's reason names (queried at
- * run time) and the cubin CRC. Duty-cycled windows are not offered: turning sampling off and on
- * again mid-run hung a 2-rank DDP job (both seen in bring-up runs on H200, with code that no
- * longer exists; docs/collector.md). Options: RANKSCOPE_PC_SAMPLING_PERIOD (2^N
- * cycles, 5..31; unset = CUPTI's choice — an explicit value is reported to break sampling on some
- * GPUs), RANKSCOPE_PC_HW_BUFFER_MB (64: device memory CUPTI may use; its default is 512),
- * RANKSCOPE_PC_DEBUG=1 (a stderr line per drain). While on, the collector holds CUPTI's callback
- * subscription: a profiler started later in the process (torch.profiler) gets none. CUPTI
+ * enabled when the process creates its CUDA context — enabled later, after modules are loaded, it
+ * sampled nothing on H200 — and stays enabled. Two ways to run it:
+ *  - windows (RANKSCOPE_PC_WINDOW_MS > 0): CUPTI's start/stop control, in kernel-serialized
+ *    mode, samples only inside windows of that length, one every RANKSCOPE_PC_PERIOD_MS. They
+ *    open and close at kernel launches, on the launching thread: a window opens as a launch
+ *    begins, after a context synchronize (CUPTI's start wants the GPU idle), and closes as the
+ *    first launch after its end returns; what it sampled is drained there and sent with the next
+ *    batch. Kernels inside a window run one at a time. This needs a callback on every kernel
+ *    launch (a clock read outside windows). Opening and closing windows from the flush thread
+ *    instead, in continuous mode, returned no PCs and hung a 2-rank DDP job (commit cb27ffc,
+ *    docs/BENCHMARKS.md).
+ *  - the whole run (RANKSCOPE_PC_WINDOW_MS=0), in continuous mode (kernels not serialized):
+ *    sampling never pauses; the flush thread drains it
+ *    every RANKSCOPE_PC_DRAIN_MS, but CUPTI hands PCs over mostly when sampling is turned off at
+ *    exit (measured, docs/BENCHMARKS.md).
+ * The counts are aggregated per (function, pc offset, stall reason) and sent as stall records
+ * with CUPTI's reason names (queried at run time) and the cubin CRC. Other options:
+ * RANKSCOPE_PC_SAMPLING_PERIOD (2^N cycles, 5..31; unset = CUPTI's choice — an explicit value is
+ * reported to break sampling on some GPUs), RANKSCOPE_PC_HW_BUFFER_MB (64: device memory CUPTI
+ * may use; its default is 512), RANKSCOPE_PC_DEBUG=1 (a stderr line per drain and per window,
+ * with how long CUPTI took). While on, the collector holds CUPTI's callback subscription: a
+ * profiler started later in the process (torch.profiler) takes it over (activity.c). CUPTI
  * requires activity kinds to be enabled before PC sampling (measured), which activity.c does
  * first. Any failure turns PC sampling off for the process, says why once, and leaves activity
  * collection running. */
@@ -23,6 +34,8 @@
 #include <stdint.h>
 
 struct rs_pcsampling_options {
+    unsigned window_ms; /* 0: the whole run */
+    unsigned period_ms; /* a window opens every period_ms (>= window_ms) */
     unsigned drain_ms;
     int sampling_period; /* 2^N cycles; 0 = CUPTI's default */
     unsigned hw_buffer_mb;
@@ -39,7 +52,8 @@ int rs_pcsampling_options_from_env(const char *(*env)(const char *),
 int rs_pcsampling_start(rs_convert *conv, pthread_mutex_t *lock,
                         const struct rs_pcsampling_options *o);
 
-/* Drains what was sampled when it is time (flush thread, every flush period). */
+/* Closes or opens a window, and drains what was sampled, when it is time (flush thread, every
+ * flush period). */
 void rs_pcsampling_tick(uint64_t now_ns);
 
 /* Drains the rest, turns sampling off and unsubscribes, before the final flush. */

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Collector overhead on a GPU machine with 2 GPUs (see docs/BENCHMARKS.md):
 #  1. the same 2-rank DDP job without the collector, with it, with it and PC sampling on
-#     (RANKSCOPE_PC_SAMPLING=1, the whole run), and under torch.profiler, alternating, PAIRS
-#     rounds; median step time ratios with their spread;
+#     (RANKSCOPE_PC_SAMPLING=1, in the collector's windows), and under torch.profiler, alternating,
+#     PAIRS rounds; median (and mean) step time ratios with their spread;
 #  2. a launch-bound loop (one thread, 200,000 empty kernels) with and without the collector, and
 #     with the collector under each RANKSCOPE_* setting in LAUNCH_VARIANTS ("A=1;B=2 C=3"), in
 #     turn, LAUNCH_ROUNDS rounds (default PAIRS). A variant may name another build of the
 #     collector: "CUDA_INJECTION64_PATH=gpu-bundle/lib/old/librankscope.so" compares two builds
-#     in one run.
-# DDP_PAIRS=0 skips part 1. Needs gpu-bundle/ (tests/gpu/bundle.sh). Writes $OUT/bench.jsonl and
-# prints a summary.
+#     in one run. LAUNCH_N (200000) launches per run, timed in LAUNCH_CHUNKS chunks (1; see
+#     launch_bench.cu); LAUNCH_CPUS="8-11" pins every run of the loop to those CPUs (taskset).
+# MODES picks part 1's modes ("none pcsampling"); PC_WINDOW_MS / PC_PERIOD_MS set the PC-sampling
+# windows (tests/gpu/common.sh). DDP_PAIRS=0 skips part 1. Needs gpu-bundle/ (tests/gpu/bundle.sh).
+# Writes $OUT/bench.jsonl and prints a summary.
 . "$(dirname "$0")/../gpu/common.sh"
 PAIRS=${PAIRS:-5}
 STEPS=${STEPS:-60}
@@ -17,7 +19,7 @@ daemons_up
 : >"$OUT/bench.jsonl"
 IFS=';' read -ra launch_variants <<<"${LAUNCH_VARIANTS:-}"
 for i in $(seq "${DDP_PAIRS:-$PAIRS}"); do
-    for mode in none collector pcsampling profiler; do
+    for mode in ${MODES:-none collector pcsampling profiler}; do
         case $mode in
         none) train bench-none-$i --steps "$STEPS" ;;
         collector) train bench-collector-$i --collector --steps "$STEPS" ;;
@@ -33,13 +35,15 @@ if nvcc -O2 -o "$W/launch_bench" tests/bench/launch_bench.cu 2>>"$OUT/train-logs
     for k in "${!launch_variants[@]}"; do modes+=("collector ${launch_variants[$k]}"); done
     for i in $(seq "${LAUNCH_ROUNDS:-$PAIRS}"); do
         for mode in "${modes[@]}"; do
+            pin=()
+            [ -n "${LAUNCH_CPUS:-}" ] && pin=(taskset -c "$LAUNCH_CPUS")
             if [ "$mode" != none ]; then
                 r=$(env RANKSCOPE_JOB_ID=launch-bench RANKSCOPE_AGENT_SOCKET="$W/agent.sock" \
                     LD_LIBRARY_PATH="$CUPTI_DIR:${LD_LIBRARY_PATH:-}" \
                     CUDA_INJECTION64_PATH="$B/lib/librankscope.so" ${mode#collector} \
-                    "$W/launch_bench" 200000)
+                    "${pin[@]}" "$W/launch_bench" "${LAUNCH_N:-200000}" "${LAUNCH_CHUNKS:-1}")
             else
-                r=$("$W/launch_bench" 200000)
+                r=$("${pin[@]}" "$W/launch_bench" "${LAUNCH_N:-200000}" "${LAUNCH_CHUNKS:-1}")
             fi
             printf '{"kind":"launch","mode":"%s","round":%d,"result":%s}\n' "$mode" "$i" \
                 "${r:-null}" >>"$OUT/bench.jsonl"

@@ -9,6 +9,7 @@ rm -rf gpu-bundle && mkdir -p gpu-bundle/bin gpu-bundle/lib
 cp build/bin/rankscope-server build/bin/rankscope-agent build/bin/rankscope-sim build/bin/rankscope \
    build/tests/tools/rs-store-dump gpu-bundle/bin/
 cp build/lib/librankscope.so gpu-bundle/lib/
+mkdir -p gpu-bundle/lib/bench && cp build/lib/bench/libcupti_floor.so gpu-bundle/lib/bench/
 for lib in $(ldd gpu-bundle/bin/* | awk '/=>/ {print $3}' | sort -u |
              grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so'); do
     cp -L "$lib" gpu-bundle/lib/

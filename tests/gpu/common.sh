@@ -33,7 +33,8 @@ daemons_down() {
 
 # train JOB [--collector [--pc-sampling]] ARGS...: a 2-rank DDP job; its rank-0 JSON line goes to
 # $W/JOB.result. The collector sends to $AGENT_SOCK when set (default: the agent of daemons_up).
-# --pc-sampling turns PC sampling on (drained every $PC_DRAIN_MS, 1000). A job still running after
+# --pc-sampling turns PC sampling on (drained every $PC_DRAIN_MS, 1000; windows of $PC_WINDOW_MS
+# every $PC_PERIOD_MS when set, else the collector's defaults). A job still running after
 # $TRAIN_TIMEOUT seconds (300) is killed.
 # get PATH: the server's answer (daemons_up) to GET PATH, on stdout.
 get() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$HTTP$1"; }
@@ -49,6 +50,8 @@ train() {
         shift
         if [ "${1:-}" = --pc-sampling ]; then
             vars+=(RANKSCOPE_PC_SAMPLING=1 RANKSCOPE_PC_DRAIN_MS="${PC_DRAIN_MS:-1000}")
+            [ -n "${PC_WINDOW_MS:-}" ] && vars+=(RANKSCOPE_PC_WINDOW_MS="$PC_WINDOW_MS")
+            [ -n "${PC_PERIOD_MS:-}" ] && vars+=(RANKSCOPE_PC_PERIOD_MS="$PC_PERIOD_MS")
             shift
         fi
     fi

@@ -25,7 +25,7 @@ train gpu-disabled-check --steps 5   # no collector: must leave no data
 # steps marked with record_function under emit_nvtx(): "train_step, op_id = N" ranges
 RANKSCOPE_STEP_RANGE=train_step train gpu-recfn --collector --steps 30 --record-function-steps
 # PC sampling on a job whose rank 0 does extra GPU work
-train gpu-pcsampling --collector --pc-sampling --steps 400 --extra-work-rank 0 --nvtx-steps
+PC_WINDOW_MS=500 PC_PERIOD_MS=2000 train gpu-pcsampling --collector --pc-sampling --steps 400 --extra-work-rank 0 --nvtx-steps
 sleep 2 # the last flushes (collector exit, agent 250 ms, commit)
 get "/v1/jobs/gpu-pcsampling/stalls?limit=5" >"$R/pc-stalls.json" 2>>"$R/train-logs.txt"
 get /v1/jobs/gpu-straggler/stragglers >"$R/straggler-verdict.json" 2>>"$R/train-logs.txt"

@@ -1,0 +1,110 @@
+/* The CUPTI floor: the least a CUPTI activity client can do, as an injection library for the
+ * launch-bound benchmark (tests/bench/collector_overhead.sh, LAUNCH_VARIANTS). It turns on
+ * CONCURRENT_KERNEL only, hands CUPTI zeroed buffers, counts the records it gets back and frees
+ * them; no conversion, no agent, no other kinds. The collector's extra cost per launch over this
+ * is ours; the rest is CUPTI's instrumentation of every launch.
+ *
+ * Settings (environment), to price CUPTI's own attributes:
+ *   FLOOR_BUFFER_KB         activity buffer size (4096, as the collector's default)
+ *   FLOOR_PINNED=1          CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED (CUPTI keeps its
+ *                           timestamps in pinned host memory instead of device memory)
+ *   FLOOR_DEVICE_BUFFER_MB  CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE (CUPTI's default ~3 MB)
+ *   FLOOR_LATENCY=1         cuptiActivityEnableLatencyTimestamps(1): kernel records also carry
+ *                           when the launch was queued and submitted
+ *   FLOOR_LAUNCH_API=1      driver-API records of the kernel-launch calls (cuLaunchKernel, -Ex,
+ *                           their _ptsz forms), as a collector recording launches would need
+ * At exit it writes one line to stderr: "cupti-floor: N records, M dropped". */
+#include <cupti.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int InitializeInjection(void); /* called by CUDA, as for the collector */
+
+static size_t buffer_bytes = 4096u << 10;
+static atomic_ulong n_records, n_dropped;
+
+static void CUPTIAPI
+requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = calloc(1, buffer_bytes);
+    *size = *buffer ? buffer_bytes : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI
+completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+    CUpti_Activity *record = NULL;
+    size_t dropped = 0;
+    unsigned long n = 0;
+
+    (void)size;
+    while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS)
+        n++;
+    atomic_fetch_add(&n_records, n);
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
+        atomic_fetch_add(&n_dropped, dropped);
+    free(buffer);
+}
+
+static void
+at_exit(void)
+{
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    fprintf(stderr, "cupti-floor: %lu records, %lu dropped\n", atomic_load(&n_records),
+            atomic_load(&n_dropped));
+}
+
+static long
+env_long(const char *name, long fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtol(v, NULL, 10) : fallback;
+}
+
+static int
+set_attribute(CUpti_ActivityAttribute attr, void *value, size_t len, const char *what)
+{
+    if (cuptiActivitySetAttribute(attr, &len, value) == CUPTI_SUCCESS)
+        return 0;
+    fprintf(stderr, "cupti-floor: %s refused\n", what);
+    return -1;
+}
+
+int
+InitializeInjection(void)
+{
+    uint8_t one = 1;
+    long kb = env_long("FLOOR_BUFFER_KB", 4096), mb = env_long("FLOOR_DEVICE_BUFFER_MB", 0);
+
+    if (kb > 0)
+        buffer_bytes = (size_t)kb << 10;
+    set_attribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &one, sizeof one, "ZEROED_OUT");
+    if (env_long("FLOOR_PINNED", 0))
+        set_attribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &one, sizeof one,
+                      "HOST_PINNED");
+    if (mb > 0) {
+        size_t bytes = (size_t)mb << 20;
+        set_attribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &bytes, sizeof bytes,
+                      "DEVICE_BUFFER_SIZE");
+    }
+    if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS ||
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+        fprintf(stderr, "cupti-floor: CUPTI refused; nothing recorded\n");
+        return 1;
+    }
+    if (env_long("FLOOR_LATENCY", 0) && cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS)
+        fprintf(stderr, "cupti-floor: latency timestamps refused\n");
+    if (env_long("FLOOR_LAUNCH_API", 0)) {
+        const CUpti_CallbackId launches[] = {
+            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz};
+        for (size_t i = 0; i < sizeof launches / sizeof launches[0]; i++)
+            if (cuptiActivityEnableDriverApi(launches[i], 1) != CUPTI_SUCCESS)
+                fprintf(stderr, "cupti-floor: launch API records refused\n");
+    }
+    atexit(at_exit);
+    return 1;
+}
