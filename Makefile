@@ -188,6 +188,8 @@ $(BUILD)/tests/unit/collector/%_test: $(BUILD)/obj/tests/unit/collector/%_test.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
 $(BUILD)/obj/tests/unit/collector/%.o: CFLAGS_ALL += -I$(CUPTI_INC)
+# pcsampling_test stands in for the driver, which pcsampling.c looks up among global symbols
+$(BUILD)/tests/unit/collector/pcsampling_test: LDFLAGS_ALL += -rdynamic
 # got_hook_test's callers: one library bound lazily, one bound at load with its GOT in RELRO
 GOT_CALLERS := $(BUILD)/tests/unit/collector/libgot_caller_lazy.so \
                $(BUILD)/tests/unit/collector/libgot_caller_now.so
