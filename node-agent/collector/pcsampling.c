@@ -66,7 +66,8 @@ static struct {
             rs_collector_log(__VA_ARGS__);                                                         \
     } while (0)
 
-/* Turns PC sampling off for the rest of the process, saying why once. */
+/* Turns PC sampling off for the rest of the process, saying why once. With p.state held once
+ * other threads may look (after start). */
 static void
 give_up(const char *what, CUptiResult rc)
 {
@@ -80,6 +81,8 @@ give_up(const char *what, CUptiResult rc)
     rs_convert_report(p.conv, 0, "PC sampling unavailable (see the training process's stderr)");
     pthread_mutex_unlock(p.lock);
     p.failed = true;
+    atomic_store_explicit(&p.due_ns, UINT64_MAX,
+                          memory_order_relaxed); /* launches: nothing to do */
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -284,31 +287,28 @@ consume(CUpti_PCSamplingData *d)
 static void
 on_context_created(CUcontext ctx)
 {
+    const char *what = NULL;
     CUptiResult rc;
 
     pthread_mutex_lock(&p.state);
-    if (p.ctx || p.failed) {
-        pthread_mutex_unlock(&p.state);
-        return;
+    if (!p.ctx && !p.failed) {
+        p.ctx = ctx;
+        CUpti_PCSamplingEnableParams ep = {CUpti_PCSamplingEnableParamsSize, NULL, p.ctx};
+        DEBUG("pc sampling: enable on a new context");
+        if ((rc = cuptiPCSamplingEnable(&ep)) != CUPTI_SUCCESS) {
+            what = "cuptiPCSamplingEnable";
+        } else if ((rc = prepare()) != CUPTI_SUCCESS || (rc = configure()) != CUPTI_SUCCESS) {
+            CUpti_PCSamplingDisableParams dp = {CUpti_PCSamplingDisableParamsSize, NULL, p.ctx};
+            cuptiPCSamplingDisable(&dp);
+            what = "configuring PC sampling";
+        }
+        if (what)
+            give_up(what, rc);
+        else
+            DEBUG("pc sampling: on (%zu stall reasons)", p.n_reasons);
+        p.open = !what;
     }
-    p.ctx = ctx;
-    CUpti_PCSamplingEnableParams ep = {CUpti_PCSamplingEnableParamsSize, NULL, p.ctx};
-    DEBUG("pc sampling: enable on a new context");
-    if ((rc = cuptiPCSamplingEnable(&ep)) != CUPTI_SUCCESS) {
-        pthread_mutex_unlock(&p.state);
-        give_up("cuptiPCSamplingEnable", rc);
-        return;
-    }
-    if ((rc = prepare()) != CUPTI_SUCCESS || (rc = configure()) != CUPTI_SUCCESS) {
-        CUpti_PCSamplingDisableParams dp = {CUpti_PCSamplingDisableParamsSize, NULL, p.ctx};
-        cuptiPCSamplingDisable(&dp);
-        pthread_mutex_unlock(&p.state);
-        give_up("configuring PC sampling", rc);
-        return;
-    }
-    p.open = true;
     pthread_mutex_unlock(&p.state);
-    DEBUG("pc sampling: on (%zu stall reasons)", p.n_reasons);
 }
 
 /* Opens a window (the context current, the GPU idle; p.state held): CUPTI samples from here. */
@@ -395,9 +395,9 @@ on_launch(const CUpti_CallbackData *cb)
                 what = "cuptiPCSamplingGetData";
         }
     }
-    pthread_mutex_unlock(&p.state);
     if (what)
         give_up(what, rc);
+    pthread_mutex_unlock(&p.state);
 }
 
 /* CUPTI's callbacks: context creation, and the kernel launches when windows are asked for. */

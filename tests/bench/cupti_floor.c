@@ -98,9 +98,10 @@ InitializeInjection(void)
     if (env_long("FLOOR_LATENCY", 0) && cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS)
         fprintf(stderr, "cupti-floor: latency timestamps refused\n");
     if (env_long("FLOOR_LAUNCH_API", 0)) {
-        const CUpti_CallbackId launches[] = {
-            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz};
+        const CUpti_CallbackId launches[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz};
         for (size_t i = 0; i < sizeof launches / sizeof launches[0]; i++)
             if (cuptiActivityEnableDriverApi(launches[i], 1) != CUPTI_SUCCESS)
                 fprintf(stderr, "cupti-floor: launch API records refused\n");

@@ -16,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- the stand-ins: every call is appended to `calls`, one letter each ------------------------ */
+/* ---- the stand-ins: every call is appended to `calls`, one letter each ------------------------
+ */
 static char calls[256];
 static size_t n_calls;
 static CUpti_CallbackFunc subscriber;
@@ -215,10 +216,8 @@ converter(void)
     struct rs_env_identity id = {.job = "job-pc", .world_size = 1, .host = "h", .pid = 1};
     struct rs_convert_options opts = {"/nonexistent/agent.sock", NULL, NULL};
     rs_convert *c = NULL;
-    CUpti_ActivityKernel10 k = {.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                .name = "gemm",
-                                .start = 1,
-                                .end = 2};
+    CUpti_ActivityKernel10 k = {
+        .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, .name = "gemm", .start = 1, .end = 2};
     T_EQ(rs_convert_new(&id, &opts, &c), 0);
     if (c)
         rs_convert_record(c, (const CUpti_Activity *)&k); /* stalls go to the last kernel's GPU */
