@@ -188,8 +188,18 @@ $(BUILD)/tests/unit/collector/%_test: $(BUILD)/obj/tests/unit/collector/%_test.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
 $(BUILD)/obj/tests/unit/collector/%.o: CFLAGS_ALL += -I$(CUPTI_INC)
-# pcsampling_test stands in for the driver, which pcsampling.c looks up among global symbols
-$(BUILD)/tests/unit/collector/pcsampling_test: LDFLAGS_ALL += -rdynamic
+# tests that run collector code against a stand-in libcupti and driver (fake_cupti.h), which the
+# code looks up among the process's global symbols
+FAKE_CUPTI_TESTS := $(addprefix $(BUILD)/tests/unit/collector/,pcsampling_test activity_test)
+$(FAKE_CUPTI_TESTS): $(BUILD)/obj/tests/unit/collector/fake_cupti.o
+$(FAKE_CUPTI_TESTS): LDFLAGS_ALL += -rdynamic
+# activity_test's second CUPTI client, in a library of its own (its calls go through its GOT)
+KINETO_STANDIN := $(BUILD)/tests/unit/collector/libkineto_standin.so
+$(KINETO_STANDIN): tests/unit/collector/kineto_standin.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -I$(CUPTI_INC) -fPIC -shared -Wl,-soname,$(notdir $@) -o $@ $<
+$(BUILD)/tests/unit/collector/activity_test: $(KINETO_STANDIN)
+$(BUILD)/tests/unit/collector/activity_test: LDFLAGS_ALL += -Wl,-rpath,'$$ORIGIN'
 # got_hook_test's callers: one library bound lazily, one bound at load with its GOT in RELRO
 GOT_CALLERS := $(BUILD)/tests/unit/collector/libgot_caller_lazy.so \
                $(BUILD)/tests/unit/collector/libgot_caller_now.so

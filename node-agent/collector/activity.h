@@ -29,7 +29,7 @@ enum rs_activity_sync {
 struct rs_activity_options {
     unsigned flush_ms;                               /* flush thread period */
     size_t buffer_bytes;                             /* per CUPTI buffer */
-    const struct rs_pcsampling_options *pc_sampling; /* NULL: no PC-sampling windows */
+    const struct rs_pcsampling_options *pc_sampling; /* NULL: no PC sampling */
     enum rs_activity_sync sync;
     bool log_hooks; /* say on stderr how many call sites the hand-over hooks redirected */
 };

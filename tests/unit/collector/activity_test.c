@@ -1,0 +1,218 @@
+/* Unit tests of activity collection (node-agent/collector/activity.c) against the stand-in CUPTI
+ * (fake_cupti.h): the kinds it turns on (never the serializing KERNEL kind) and the host
+ * synchronization modes; buffers CUPTI fills reach the converter; at exit, buffers that did not
+ * come back are reported; and the hand-over — a second CUPTI client in another library
+ * (kineto_standin.c, as torch.profiler's Kineto) subscribing makes the collector turn its kinds
+ * off and take its buffers back before the client's call goes on, once. Each case runs in a
+ * child process (activity.c keeps one state per process, as the collector does); what the
+ * collector says on stderr is captured. */
+#include "node-agent/collector/activity.h"
+#include "node-agent/collector/convert.h"
+#include "tests/t.h"
+#include "tests/unit/collector/fake_cupti.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int standin_subscribe(void); /* kineto_standin.c */
+int standin_register(void);
+
+static char stderr_path[] = "/tmp/rs-activity-test-XXXXXX";
+
+static rs_convert *
+converter(void)
+{
+    struct rs_env_identity id = {.job = "job-a", .world_size = 1, .host = "h", .pid = 1};
+    struct rs_convert_options opts = {"/nonexistent/agent.sock", NULL, NULL};
+    rs_convert *c = NULL;
+    T_EQ(rs_convert_new(&id, &opts, &c), 0);
+    return c;
+}
+
+static struct rs_activity_options
+options(enum rs_activity_sync sync)
+{
+    /* the flush thread never ticks within a case: everything happens at finish or hand-over */
+    return (struct rs_activity_options){60000, 64 << 10, NULL, sync, true};
+}
+
+static uint64_t
+kernels(rs_convert *c)
+{
+    struct rs_convert_stats st;
+    rs_convert_get_stats(c, &st);
+    return st.kernels;
+}
+
+/* What the collector wrote on stderr so far (the case's stderr is a file). */
+static const char *
+said(void)
+{
+    static char text[4096];
+    int fd = open(stderr_path, O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    text[n > 0 ? n : 0] = '\0';
+    if (fd >= 0)
+        close(fd);
+    return text;
+}
+
+static const CUpti_ActivityKind always[] = {
+    CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MARKER};
+
+static void
+kinds_and_sync_by_api(void)
+{
+    rs_convert *c = converter();
+    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_API);
+    CUpti_CallbackId cbid;
+
+    T_EQ(rs_activity_start(c, &o), 0);
+    T_EQ(fake_cupti_attribute_u8(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER), 1);
+    for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
+        T_CHECK(fake_cupti_kind_on(always[i]));
+    T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_KERNEL)); /* it serializes kernels */
+    T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
+    for (size_t i = 0; rs_convert_sync_call(i, &cbid); i++)
+        T_CHECK(fake_cupti_driver_api_on(cbid));
+    T_CHECK(strstr(said(), "hand-over hooks: 2 call sites") != NULL); /* the stand-in's two */
+    rs_activity_finish();
+    rs_convert_free(c);
+}
+
+static void
+sync_by_records(void)
+{
+    rs_convert *c = converter();
+    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_RECORDS);
+    CUpti_CallbackId cbid;
+
+    T_EQ(rs_activity_start(c, &o), 0);
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
+    T_CHECK(rs_convert_sync_call(0, &cbid) && !fake_cupti_driver_api_on(cbid));
+    rs_activity_finish();
+    rs_convert_free(c);
+}
+
+static void
+sync_off(void)
+{
+    rs_convert *c = converter();
+    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_OFF);
+    CUpti_CallbackId cbid;
+
+    T_EQ(rs_activity_start(c, &o), 0);
+    T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
+    T_CHECK(rs_convert_sync_call(0, &cbid) && !fake_cupti_driver_api_on(cbid));
+    rs_activity_finish();
+    rs_convert_free(c);
+}
+
+/* Buffers the collector handed CUPTI come back zeroed-then-filled and are converted at exit's
+ * forced flush; nothing is said on stderr. */
+static void
+buffers_reach_the_converter(void)
+{
+    rs_convert *c = converter();
+    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_API);
+
+    T_EQ(rs_activity_start(c, &o), 0);
+    T_CHECK(fake_cupti_kernels(3));
+    T_CHECK(fake_cupti_kernels(2));
+    T_EQ(kernels(c), 0);
+    fake_cupti_reset();
+    rs_activity_finish();
+    T_CHECK(strcmp(fake_cupti_log(), "F") == 0); /* kinds stay on at exit: nobody else wants them */
+    T_EQ(kernels(c), 5);
+    T_CHECK(strstr(said(), "another CUPTI client") == NULL);
+    rs_activity_finish(); /* once */
+    T_CHECK(strcmp(fake_cupti_log(), "F") == 0);
+    rs_convert_free(c);
+}
+
+/* A buffer that did not come back by exit went to a client we did not hear of: said once. */
+static void
+exit_reports_buffers_taken(void)
+{
+    rs_convert *c = converter();
+    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_API);
+
+    T_EQ(rs_activity_start(c, &o), 0);
+    T_CHECK(fake_cupti_kernels(1));
+    T_CHECK(fake_cupti_kernels(1));
+    fake_cupti_keep_buffers(1);
+    rs_activity_finish();
+    T_EQ(kernels(c), 1);
+    T_CHECK(strstr(said(), "took the activity buffers: 1 of ours went to it") != NULL);
+    rs_convert_free(c);
+}
+
+/* The other client's cuptiSubscribe reaches the collector first: kinds off, then the forced flush
+ * that brings our buffers back, then the client's own call; its later
+ * cuptiActivityRegisterCallbacks goes straight on, and exit does nothing more. */
+static void
+hand_over_at_subscribe(void)
+{
+    rs_convert *c = converter();
+    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_API);
+
+    T_EQ(rs_activity_start(c, &o), 0);
+    T_CHECK(fake_cupti_kernels(4));
+    fake_cupti_reset();
+    T_EQ(standin_subscribe(), CUPTI_SUCCESS);
+    T_CHECK(strcmp(fake_cupti_log(), "XXXXXFs") == 0);
+    for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
+        T_CHECK(!fake_cupti_kind_on(always[i]));
+    T_EQ(kernels(c), 4);
+    T_CHECK(strstr(said(), "called cuptiSubscribe: rankscope handed CUPTI over") != NULL);
+    T_EQ(standin_register(), CUPTI_SUCCESS);
+    rs_activity_finish();
+    T_CHECK(strcmp(fake_cupti_log(), "XXXXXFsR") == 0);
+    rs_convert_free(c);
+}
+
+/* Runs a case in a child whose stderr goes to a file (said()). */
+static void
+isolated(void (*fn)(void))
+{
+    pid_t pid = fork();
+    int status = 0;
+
+    if (pid == 0) {
+        int fd = open(stderr_path, O_WRONLY | O_TRUNC);
+        if (fd < 0 || dup2(fd, 2) < 0)
+            _exit(2);
+        t_current_failed = 0;
+        fn();
+        if (t_current_failed)
+            fprintf(stdout, "  calls: %s\n  stderr: %s\n", fake_cupti_log(), said());
+        fflush(NULL);
+        _exit(t_current_failed ? 1 : 0);
+    }
+    T_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    T_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+#define T_RUN_ISOLATED(fn) T_RUN_CALL(#fn, isolated(fn))
+
+int
+main(void)
+{
+    int fd = mkstemp(stderr_path);
+    T_CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+    T_RUN_ISOLATED(kinds_and_sync_by_api);
+    T_RUN_ISOLATED(sync_by_records);
+    T_RUN_ISOLATED(sync_off);
+    T_RUN_ISOLATED(buffers_reach_the_converter);
+    T_RUN_ISOLATED(exit_reports_buffers_taken);
+    T_RUN_ISOLATED(hand_over_at_subscribe);
+    unlink(stderr_path);
+    return T_DONE("collector/activity");
+}

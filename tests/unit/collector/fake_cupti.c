@@ -1,0 +1,373 @@
+/* The stand-in libcupti and driver of fake_cupti.h. Log tokens:
+ *   s subscribe (cuptiSubscribe, _v2)   u unsubscribe
+ *   R cuptiActivityRegisterCallbacks    K cuptiActivityEnable      X cuptiActivityDisable
+ *   F cuptiActivityFlushAll, forced     f the same, not forced
+ *   E PC sampling enable  D disable  S start  T stop  G get data  y cuCtxSynchronize */
+#include "tests/unit/collector/fake_cupti.h"
+
+#include <cuda.h>
+#include <cupti_pcsampling.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_KINDS 128
+#define MAX_CBIDS 2048
+#define MAX_BUFFERS 16
+
+static char log_text[512];
+static size_t log_len;
+static bool kind_on[MAX_KINDS], kind_ever[MAX_KINDS], api_on[MAX_CBIDS];
+static int attr_u8[16] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+static CUpti_BuffersCallbackRequestFunc requested;
+static CUpti_BuffersCallbackCompleteFunc completed;
+static struct {
+    uint8_t *buffer;
+    size_t size, valid;
+} pending[MAX_BUFFERS];
+static size_t n_pending, keep_on_forced;
+static CUpti_CallbackFunc subscriber;
+static int pcs_ready;
+
+CUptiResult fake_cupti_start_result = CUPTI_SUCCESS;
+int fake_cupti_pcs_after_stop = 2;
+bool fake_cupti_serialized, fake_cupti_start_stop, fake_cupti_launches_subscribed;
+
+static void
+token(char c)
+{
+    if (log_len + 1 < sizeof log_text)
+        log_text[log_len++] = c;
+    log_text[log_len] = '\0';
+}
+
+const char *
+fake_cupti_log(void)
+{
+    return log_text;
+}
+
+void
+fake_cupti_reset(void)
+{
+    log_len = 0;
+    log_text[0] = '\0';
+}
+
+bool
+fake_cupti_kind_on(CUpti_ActivityKind kind)
+{
+    return (unsigned)kind < MAX_KINDS && kind_on[kind];
+}
+
+bool
+fake_cupti_kind_ever(CUpti_ActivityKind kind)
+{
+    return (unsigned)kind < MAX_KINDS && kind_ever[kind];
+}
+
+bool
+fake_cupti_driver_api_on(CUpti_CallbackId cbid)
+{
+    return cbid < MAX_CBIDS && api_on[cbid];
+}
+
+int
+fake_cupti_attribute_u8(CUpti_ActivityAttribute attr)
+{
+    return (unsigned)attr < 16 ? attr_u8[attr] : -1;
+}
+
+CUpti_CallbackFunc
+fake_cupti_subscriber(void)
+{
+    return subscriber;
+}
+
+/* ---- activity API ------------------------------------------------------------------------- */
+CUptiResult
+cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *size, void *value)
+{
+    if ((unsigned)attr < 16 && *size == 1)
+        attr_u8[attr] = *(uint8_t *)value;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+                               CUpti_BuffersCallbackCompleteFunc comp)
+{
+    token('R');
+    requested = req;
+    completed = comp;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+    token('K');
+    if ((unsigned)kind < MAX_KINDS)
+        kind_on[kind] = kind_ever[kind] = true;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+    token('X');
+    if ((unsigned)kind < MAX_KINDS)
+        kind_on[kind] = false;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiActivityEnableAllSyncRecords(uint8_t enable)
+{
+    (void)enable;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    if (cbid < MAX_CBIDS)
+        api_on[cbid] = enable;
+    return CUPTI_SUCCESS;
+}
+
+bool
+fake_cupti_kernels(size_t n)
+{
+    uint8_t *buffer = NULL;
+    size_t size = 0, max_records = 0, need = n * sizeof(CUpti_ActivityKernel10);
+
+    if (!requested || n_pending == MAX_BUFFERS)
+        return false;
+    requested(&buffer, &size, &max_records);
+    if (!buffer || size < need)
+        return false;
+    for (size_t i = 0; i < size; i++) /* CUPTI was told the buffers come zeroed */
+        if (buffer[i])
+            return false;
+    for (size_t i = 0; i < n; i++) {
+        CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)(void *)buffer + i;
+        k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k->name = "fake_kernel";
+        k->start = 1000 + 10 * i;
+        k->end = k->start + 5;
+        k->streamId = 7;
+    }
+    pending[n_pending].buffer = buffer;
+    pending[n_pending].size = size;
+    pending[n_pending++].valid = need;
+    return true;
+}
+
+void
+fake_cupti_keep_buffers(size_t n)
+{
+    keep_on_forced = n;
+}
+
+CUptiResult
+cuptiActivityFlushAll(uint32_t flag)
+{
+    size_t back = n_pending;
+
+    token(flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED ? 'F' : 'f');
+    if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
+        back = n_pending > keep_on_forced ? n_pending - keep_on_forced : 0;
+        for (size_t i = back; i < n_pending; i++)
+            free(pending[i].buffer); /* gone to "another client" */
+    }
+    for (size_t i = 0; i < back; i++)
+        completed(NULL, 0, pending[i].buffer, pending[i].size, pending[i].valid);
+    n_pending = 0;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **record)
+{
+    CUpti_ActivityKernel10 *next =
+        *record ? (CUpti_ActivityKernel10 *)(void *)*record + 1 : (CUpti_ActivityKernel10 *)(void *)buffer;
+
+    if ((uint8_t *)(next + 1) > buffer + valid)
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    *record = (CUpti_Activity *)next;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *dropped)
+{
+    (void)ctx;
+    (void)stream;
+    *dropped = 0;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiGetTimestamp(uint64_t *ns)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    *ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiGetResultString(CUptiResult r, const char **text)
+{
+    (void)r;
+    *text = "stand-in error";
+    return CUPTI_SUCCESS;
+}
+
+/* ---- callback API ------------------------------------------------------------------------- */
+CUptiResult
+cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc f, void *u)
+{
+    (void)u;
+    token('s');
+    *s = (CUpti_SubscriberHandle)&subscriber;
+    subscriber = f;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc f, void *u,
+                  CUpti_SubscriberParams *params)
+{
+    (void)params;
+    return cuptiSubscribe(s, f, u);
+}
+
+CUptiResult
+cuptiUnsubscribe(CUpti_SubscriberHandle s)
+{
+    (void)s;
+    subscriber = NULL;
+    token('u');
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiEnableCallback(uint32_t on, CUpti_SubscriberHandle s, CUpti_CallbackDomain d,
+                    CUpti_CallbackId cbid)
+{
+    (void)s;
+    if (on && d == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
+        fake_cupti_launches_subscribed = true;
+    return CUPTI_SUCCESS;
+}
+
+/* ---- PC sampling -------------------------------------------------------------------------- */
+CUptiResult
+cuptiPCSamplingEnable(CUpti_PCSamplingEnableParams *p)
+{
+    (void)p;
+    token('E');
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiPCSamplingDisable(CUpti_PCSamplingDisableParams *p)
+{
+    (void)p;
+    token('D');
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiPCSamplingStart(CUpti_PCSamplingStartParams *p)
+{
+    (void)p;
+    token('S');
+    return fake_cupti_start_result;
+}
+
+CUptiResult
+cuptiPCSamplingStop(CUpti_PCSamplingStopParams *p)
+{
+    (void)p;
+    token('T');
+    pcs_ready = fake_cupti_pcs_after_stop; /* the window's samples, flushed by the stop */
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiPCSamplingGetData(CUpti_PCSamplingGetDataParams *p)
+{
+    CUpti_PCSamplingData *d = p->pcSamplingData;
+
+    token('G');
+    d->totalNumPcs = (size_t)pcs_ready;
+    d->remainingNumPcs = 0;
+    for (int i = 0; i < pcs_ready; i++) {
+        d->pPcData[i].functionName = strdup("gemm");
+        d->pPcData[i].pcOffset = (uint64_t)i * 16;
+        d->pPcData[i].stallReasonCount = 1;
+        d->pPcData[i].stallReason[0].pcSamplingStallReasonIndex = 7;
+        d->pPcData[i].stallReason[0].samples = 5;
+    }
+    pcs_ready = 0;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiPCSamplingGetNumStallReasons(CUpti_PCSamplingGetNumStallReasonsParams *p)
+{
+    *p->numStallReasons = 1;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiPCSamplingGetStallReasons(CUpti_PCSamplingGetStallReasonsParams *p)
+{
+    p->stallReasonIndex[0] = 7;
+    strcpy(p->stallReasons[0], "smsp__pcsamp_warps_issue_stalled_long_scoreboard");
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiPCSamplingSetConfigurationAttribute(CUpti_PCSamplingConfigurationInfoParams *p)
+{
+    for (size_t i = 0; i < p->numAttributes; i++) {
+        const CUpti_PCSamplingConfigurationInfo *a = &p->pPCSamplingConfigurationInfo[i];
+        if (a->attributeType == CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE)
+            fake_cupti_serialized = a->attributeData.collectionModeData.collectionMode ==
+                                    CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED;
+        if (a->attributeType == CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL)
+            fake_cupti_start_stop = a->attributeData.enableStartStopControlData.enableStartStopControl;
+    }
+    return CUPTI_SUCCESS;
+}
+
+/* ---- the driver, found by pcsampling.c among the process's global symbols ------------------ */
+CUresult cuCtxPushCurrent_v2(CUcontext ctx);
+CUresult cuCtxPopCurrent_v2(CUcontext *ctx);
+CUresult cuCtxSynchronize(void);
+
+CUresult
+cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    (void)ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult
+cuCtxPopCurrent_v2(CUcontext *ctx)
+{
+    *ctx = NULL;
+    return CUDA_SUCCESS;
+}
+
+CUresult
+cuCtxSynchronize(void)
+{
+    token('y');
+    return CUDA_SUCCESS;
+}
