@@ -4,24 +4,18 @@
  * come back are reported; and the hand-over — a second CUPTI client in another library
  * (kineto_standin.c, as torch.profiler's Kineto) subscribing makes the collector turn its kinds
  * off and take its buffers back before the client's call goes on, once. Each case runs in a
- * child process (activity.c keeps one state per process, as the collector does); what the
- * collector says on stderr is captured. */
+ * child process (t_isolated.h: activity.c keeps one state per process, as the collector does),
+ * whose stderr is checked for what the collector says. */
 #include "node-agent/collector/activity.h"
 #include "node-agent/collector/convert.h"
 #include "tests/t.h"
+#include "tests/t_isolated.h"
 #include "tests/unit/collector/fake_cupti.h"
 
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 int standin_subscribe(void); /* kineto_standin.c */
 int standin_register(void);
-
-static char stderr_path[] = "/tmp/rs-activity-test-XXXXXX";
 
 static rs_convert *
 converter(void)
@@ -48,19 +42,6 @@ kernels(rs_convert *c)
     return st.kernels;
 }
 
-/* What the collector wrote on stderr so far (the case's stderr is a file). */
-static const char *
-said(void)
-{
-    static char text[4096];
-    int fd = open(stderr_path, O_RDONLY);
-    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-    text[n > 0 ? n : 0] = '\0';
-    if (fd >= 0)
-        close(fd);
-    return text;
-}
-
 static const CUpti_ActivityKind always[] = {
     CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MARKER};
@@ -80,7 +61,7 @@ kinds_and_sync_by_api(void)
     T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
     for (size_t i = 0; rs_convert_sync_call(i, &cbid); i++)
         T_CHECK(fake_cupti_driver_api_on(cbid));
-    T_CHECK(strstr(said(), "hand-over hooks: 2 call sites") != NULL); /* the stand-in's two */
+    T_CHECK(strstr(t_said(), "hand-over hooks: 2 call sites") != NULL); /* the stand-in's two */
     rs_activity_finish();
     rs_convert_free(c);
 }
@@ -129,7 +110,7 @@ buffers_reach_the_converter(void)
     rs_activity_finish();
     T_CHECK(strcmp(fake_cupti_log(), "F") == 0); /* kinds stay on at exit: nobody else wants them */
     T_EQ(kernels(c), 5);
-    T_CHECK(strstr(said(), "another CUPTI client") == NULL);
+    T_CHECK(strstr(t_said(), "another CUPTI client") == NULL);
     rs_activity_finish(); /* once */
     T_CHECK(strcmp(fake_cupti_log(), "F") == 0);
     rs_convert_free(c);
@@ -148,7 +129,7 @@ exit_reports_buffers_taken(void)
     fake_cupti_keep_buffers(1);
     rs_activity_finish();
     T_EQ(kernels(c), 1);
-    T_CHECK(strstr(said(), "took the activity buffers: 1 of ours went to it") != NULL);
+    T_CHECK(strstr(t_said(), "took the activity buffers: 1 of ours went to it") != NULL);
     rs_convert_free(c);
 }
 
@@ -169,50 +150,23 @@ hand_over_at_subscribe(void)
     for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
         T_CHECK(!fake_cupti_kind_on(always[i]));
     T_EQ(kernels(c), 4);
-    T_CHECK(strstr(said(), "called cuptiSubscribe: rankscope handed CUPTI over") != NULL);
+    T_CHECK(strstr(t_said(), "called cuptiSubscribe: rankscope handed CUPTI over") != NULL);
     T_EQ(standin_register(), CUPTI_SUCCESS);
     rs_activity_finish();
     T_CHECK(strcmp(fake_cupti_log(), "XXXXXFsR") == 0);
     rs_convert_free(c);
 }
 
-/* Runs a case in a child whose stderr goes to a file (said()). */
-static void
-isolated(void (*fn)(void))
-{
-    pid_t pid = fork();
-    int status = 0;
-
-    if (pid == 0) {
-        int fd = open(stderr_path, O_WRONLY | O_TRUNC);
-        if (fd < 0 || dup2(fd, 2) < 0)
-            _exit(2);
-        t_current_failed = 0;
-        fn();
-        if (t_current_failed)
-            fprintf(stdout, "  calls: %s\n  stderr: %s\n", fake_cupti_log(), said());
-        fflush(NULL);
-        _exit(t_current_failed ? 1 : 0);
-    }
-    T_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
-    T_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
-#define T_RUN_ISOLATED(fn) T_RUN_CALL(#fn, isolated(fn))
-
 int
 main(void)
 {
-    int fd = mkstemp(stderr_path);
-    T_CHECK(fd >= 0);
-    if (fd >= 0)
-        close(fd);
+    t_isolated_context = fake_cupti_log;
     T_RUN_ISOLATED(kinds_and_sync_by_api);
     T_RUN_ISOLATED(sync_by_records);
     T_RUN_ISOLATED(sync_off);
     T_RUN_ISOLATED(buffers_reach_the_converter);
     T_RUN_ISOLATED(exit_reports_buffers_taken);
     T_RUN_ISOLATED(hand_over_at_subscribe);
-    unlink(stderr_path);
+    t_isolated_done();
     return T_DONE("collector/activity");
 }

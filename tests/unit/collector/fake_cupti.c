@@ -8,6 +8,7 @@
 #include <cuda.h>
 #include <cupti_pcsampling.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,6 +32,9 @@ static CUpti_CallbackFunc subscriber;
 static int pcs_ready;
 
 CUptiResult fake_cupti_start_result = CUPTI_SUCCESS;
+CUptiResult fake_cupti_subscribe_v2_result = CUPTI_SUCCESS;
+const char *fake_cupti_holder = "";
+uint32_t fake_cupti_version = CUPTI_API_VERSION;
 int fake_cupti_pcs_after_stop = 2;
 bool fake_cupti_serialized, fake_cupti_start_stop, fake_cupti_launches_subscribed;
 
@@ -191,8 +195,8 @@ cuptiActivityFlushAll(uint32_t flag)
 CUptiResult
 cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **record)
 {
-    CUpti_ActivityKernel10 *next =
-        *record ? (CUpti_ActivityKernel10 *)(void *)*record + 1 : (CUpti_ActivityKernel10 *)(void *)buffer;
+    CUpti_ActivityKernel10 *next = *record ? (CUpti_ActivityKernel10 *)(void *)*record + 1
+                                           : (CUpti_ActivityKernel10 *)(void *)buffer;
 
     if ((uint8_t *)(next + 1) > buffer + valid)
         return CUPTI_ERROR_MAX_LIMIT_REACHED;
@@ -241,8 +245,19 @@ CUptiResult
 cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc f, void *u,
                   CUpti_SubscriberParams *params)
 {
-    (void)params;
+    if (fake_cupti_subscribe_v2_result != CUPTI_SUCCESS) {
+        if (params && params->oldSubscriberName && params->oldSubscriberSize)
+            snprintf(params->oldSubscriberName, params->oldSubscriberSize, "%s", fake_cupti_holder);
+        return fake_cupti_subscribe_v2_result;
+    }
     return cuptiSubscribe(s, f, u);
+}
+
+CUptiResult
+cuptiGetVersion(uint32_t *version)
+{
+    *version = fake_cupti_version;
+    return CUPTI_SUCCESS;
 }
 
 CUptiResult
@@ -341,7 +356,8 @@ cuptiPCSamplingSetConfigurationAttribute(CUpti_PCSamplingConfigurationInfoParams
             fake_cupti_serialized = a->attributeData.collectionModeData.collectionMode ==
                                     CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED;
         if (a->attributeType == CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL)
-            fake_cupti_start_stop = a->attributeData.enableStartStopControlData.enableStartStopControl;
+            fake_cupti_start_stop =
+                a->attributeData.enableStartStopControlData.enableStartStopControl;
     }
     return CUPTI_SUCCESS;
 }

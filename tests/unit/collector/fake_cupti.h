@@ -10,6 +10,7 @@
 #include <cupti.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* What happened since the last fake_cupti_reset, one token per call, in order. */
 const char *fake_cupti_log(void);
@@ -32,7 +33,12 @@ void fake_cupti_keep_buffers(size_t n);
 /* The subscriber callback the collector registered, and results to return. */
 CUpti_CallbackFunc fake_cupti_subscriber(void);
 extern CUptiResult fake_cupti_start_result; /* cuptiPCSamplingStart */
-extern int fake_cupti_pcs_after_stop;       /* PCs the GetData after a stop returns (2) */
+/* cuptiSubscribe_v2: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED plays another tool holding
+ * CUPTI, named fake_cupti_holder */
+extern CUptiResult fake_cupti_subscribe_v2_result;
+extern const char *fake_cupti_holder;
+extern uint32_t fake_cupti_version;   /* cuptiGetVersion (CUPTI_API_VERSION) */
+extern int fake_cupti_pcs_after_stop; /* PCs the GetData after a stop returns (2) */
 /* PC-sampling configuration seen: kernel-serialized mode, start/stop control. */
 extern bool fake_cupti_serialized, fake_cupti_start_stop, fake_cupti_launches_subscribed;
 

@@ -1,17 +1,18 @@
 /* Unit tests of PC sampling's windows and drains (node-agent/collector/pcsampling.c) against the
  * stand-in CUPTI and driver (fake_cupti.h): the calls it makes, in order, at context creation, at
  * kernel launches and at the end; windows of a few milliseconds on the real clock. Each case
- * runs in a child process (pcsampling.c keeps one state per process, as the collector does). */
+ * runs in a child process (t_isolated.h: pcsampling.c keeps one state per process, as the
+ * collector does). */
 #include "node-agent/collector/convert.h"
 #include "node-agent/collector/pcsampling.h"
 #include "tests/t.h"
+#include "tests/t_isolated.h"
 #include "tests/unit/collector/fake_cupti.h"
 
 #include <cuda.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -164,36 +165,18 @@ refused_start_gives_up(void)
     rs_pcsampling_tick(UINT64_MAX / 2);
     rs_pcsampling_finish();
     T_CHECK(strcmp(fake_cupti_log(), "sEySu") == 0);
+    T_CHECK(strstr(t_said(), "PC sampling is off in this process: cuptiPCSamplingStart") != NULL);
     rs_convert_free(c);
 }
-
-/* Runs a case in a child: pcsampling.c's state is the process's. */
-static void
-isolated(void (*fn)(void))
-{
-    pid_t pid = fork();
-    int status = 0;
-
-    if (pid == 0) {
-        t_current_failed = 0;
-        fn();
-        if (t_current_failed)
-            fprintf(stderr, "  calls: %s\n", fake_cupti_log());
-        fflush(NULL);
-        _exit(t_current_failed ? 1 : 0);
-    }
-    T_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
-    T_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
-#define T_RUN_ISOLATED(fn) T_RUN_CALL(#fn, isolated(fn))
 
 int
 main(void)
 {
+    t_isolated_context = fake_cupti_log;
     T_RUN_ISOLATED(windows_open_and_close_at_launches);
     T_RUN_ISOLATED(ticks_drain_only);
     T_RUN_ISOLATED(whole_run_without_windows);
     T_RUN_ISOLATED(refused_start_gives_up);
+    t_isolated_done();
     return T_DONE("collector/pcsampling");
 }

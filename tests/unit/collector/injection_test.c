@@ -1,0 +1,202 @@
+/* Unit tests of the collector's entry point (node-agent/collector/injection.c) against the
+ * stand-in CUPTI (fake_cupti.h) and a stand-in agent socket: InitializeInjection in a process
+ * that then exits normally — what reaches the agent, what is said on stderr — when collecting
+ * (records flushed at exit), when another tool holds CUPTI (steps aside), when libcupti's version
+ * differs from the headers', with the kill switch, and in a forked child (inert: it sends
+ * nothing and exits without hanging). Each case is a child process (t_isolated.h); the agent's
+ * side is read here after it ends. */
+#include "proto/wire.h"
+#include "tests/t.h"
+#include "tests/t_isolated.h"
+#include "tests/t_socket.h"
+#include "tests/unit/collector/fake_cupti.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int InitializeInjection(void); /* the collector's entry point, as CUDA calls it */
+
+static char sock_path[108];
+static int listener = -1;
+
+/* What the stand-in agent got from the cases' processes since the last call. */
+static struct {
+    unsigned connections, frames;
+    uint64_t kernels;
+    uint32_t flags;
+    char status[256];
+} got;
+
+static void
+read_agent_side(void)
+{
+    static uint8_t buf[1 << 20];
+    int fd;
+
+    memset(&got, 0, sizeof got);
+    while ((fd = accept(listener, NULL, NULL)) >= 0) {
+        ssize_t n;
+        got.connections++;
+        while ((n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+            rs_wire_rank_frame *f = NULL;
+            if (rs_wire_rank_frame_decode(buf, (size_t)n, sizeof buf, &f) == 0) {
+                const struct rs_rank_batch *b = rs_wire_rank_frame_batch(f);
+                got.frames++;
+                got.kernels += b->n_kernels;
+                got.flags |= b->collector_flags;
+                if (b->collector_status && b->collector_status[0])
+                    snprintf(got.status, sizeof got.status, "%s", b->collector_status);
+            }
+            rs_wire_rank_frame_free(f);
+        }
+        close(fd);
+    }
+}
+
+/* The environment of rank 0 of a one-rank job sending to the stand-in agent. */
+static void
+rank_environment(void)
+{
+    setenv("RANKSCOPE_AGENT_SOCKET", sock_path, 1);
+    setenv("RANKSCOPE_JOB_ID", "job-inj", 1);
+    setenv("RANK", "0", 1);
+    setenv("WORLD_SIZE", "1", 1);
+    unsetenv("RANKSCOPE_DISABLE");
+    unsetenv("RANKSCOPE_PC_SAMPLING");
+}
+
+/* ---- cases: each ends with exit(), so the collector's exit handler runs ---------------------- */
+static void
+collects_then_flushes_at_exit(void)
+{
+    rank_environment();
+    T_EQ(InitializeInjection(), 1);
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    T_CHECK(fake_cupti_kernels(3));
+    T_CHECK(t_said()[0] == '\0');
+    t_isolated_exit();
+}
+
+static void
+steps_aside_when_cupti_is_held(void)
+{
+    rank_environment();
+    fake_cupti_subscribe_v2_result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    fake_cupti_holder = "Nsight Systems";
+    T_EQ(InitializeInjection(), 1);
+    T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    T_CHECK(strcmp(fake_cupti_log(), "") == 0); /* nothing of CUPTI touched */
+    const char *said = t_said(), *line = strstr(said, "CUPTI is in use by Nsight Systems");
+    T_CHECK(line && !strstr(line + 1, "CUPTI is in use")); /* said once */
+    t_isolated_exit();
+}
+
+static void
+off_when_cupti_version_differs(void)
+{
+    rank_environment();
+    fake_cupti_version = CUPTI_API_VERSION + 100; /* the next minor version */
+    T_EQ(InitializeInjection(), 1);
+    T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    T_CHECK(strstr(t_said(), "collection is off") != NULL);
+    t_isolated_exit();
+}
+
+static void
+kill_switch(void)
+{
+    rank_environment();
+    setenv("RANKSCOPE_DISABLE", "1", 1);
+    T_EQ(InitializeInjection(), 1);
+    T_CHECK(strcmp(fake_cupti_log(), "") == 0);
+    T_CHECK(t_said()[0] == '\0');
+    t_isolated_exit();
+}
+
+/* A collecting process forks (a DataLoader worker): the child exits normally, sends nothing,
+ * flushes nothing; the parent's records still go at its exit. */
+static void
+forked_child_is_inert(void)
+{
+    int status = -1;
+    pid_t child;
+
+    rank_environment();
+    T_EQ(InitializeInjection(), 1);
+    T_CHECK(fake_cupti_kernels(2));
+    fake_cupti_reset();
+    if ((child = fork()) == 0)
+        exit(strcmp(fake_cupti_log(), "") == 0 ? 0 : 3); /* the exit handler must do nothing */
+    T_CHECK(child > 0 && waitpid(child, &status, 0) == child);
+    T_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    t_isolated_exit();
+}
+
+/* ---- the agent's side, after each case's process has ended --------------------------------- */
+static void
+collects_then_flushes(void)
+{
+    t_isolated(collects_then_flushes_at_exit);
+    read_agent_side();
+    T_EQ(got.connections, 1);
+    T_EQ(got.kernels, 3);
+    T_EQ(got.flags, 0);
+}
+
+static void
+steps_aside(void)
+{
+    t_isolated(steps_aside_when_cupti_is_held);
+    read_agent_side();
+    T_EQ(got.flags, RS_COLLECTOR_STEPPED_ASIDE);
+    T_EQ(got.kernels, 0);
+    T_CHECK(strstr(got.status, "Nsight Systems") != NULL);
+}
+
+static void
+version_mismatch(void)
+{
+    t_isolated(off_when_cupti_version_differs);
+    read_agent_side();
+    T_EQ(got.flags, RS_COLLECTOR_VERSION_MISMATCH);
+    T_EQ(got.kernels, 0);
+}
+
+static void
+disabled(void)
+{
+    t_isolated(kill_switch);
+    read_agent_side();
+    T_EQ(got.connections, 0);
+}
+
+static void
+fork_child(void)
+{
+    t_isolated(forked_child_is_inert);
+    read_agent_side();
+    T_EQ(got.connections, 1); /* the parent's only */
+    T_EQ(got.kernels, 2);
+}
+
+int
+main(void)
+{
+    snprintf(sock_path, sizeof sock_path, "/tmp/rs-injection-test-%d.sock", (int)getpid());
+    listener = t_listen_seqpacket(sock_path);
+    T_CHECK(listener >= 0 && fcntl(listener, F_SETFL, O_NONBLOCK) == 0);
+    t_isolated_context = fake_cupti_log;
+    T_RUN(collects_then_flushes);
+    T_RUN(steps_aside);
+    T_RUN(version_mismatch);
+    T_RUN(disabled);
+    T_RUN(fork_child);
+    close(listener);
+    unlink(sock_path);
+    t_isolated_done();
+    return T_DONE("collector/injection");
+}
