@@ -22,6 +22,10 @@ struct rs_records {
     RS_RECORD_VEC(struct rs_stall_record) stalls;
     RS_RECORD_VEC(struct rs_kernel_total) kernel_totals; /* an agent's summaries (summary.h) */
     RS_RECORD_VEC(struct rs_copy_total) copy_totals;
+    /* private: where each (kernel, reason, pc offset, cubin) stall is in `stalls` (position + 1;
+     * 0 = empty slot; open addressing, at most half full) */
+    uint32_t *stall_index;
+    uint32_t stall_index_cap;
 };
 
 void rs_records_init(struct rs_records *r);
@@ -33,7 +37,10 @@ uint64_t rs_records_count(const struct rs_records *r);
 /* Empties the arrays; names are kept unless `names_too`. */
 void rs_records_clear(struct rs_records *r, int names_too);
 
-/* Appends one record (copied). Names ids must come from r->names. Returns 0 or -ENOMEM. */
+/* Appends one record (copied). Names ids must come from r->names. Returns 0 or -ENOMEM. A stall
+ * of a (kernel, reason, pc offset, cubin) already held adds its count to that record instead:
+ * PC sampling hands the same PC over once per kernel run in a window, and the counts leave the
+ * process aggregated. */
 int rs_records_add_kernel(struct rs_records *r, const struct rs_kernel_record *k);
 int rs_records_add_memcpy(struct rs_records *r, const struct rs_memcpy_record *m);
 int rs_records_add_collective(struct rs_records *r, const struct rs_collective_record *c);
