@@ -38,9 +38,10 @@ uint64_t rs_records_count(const struct rs_records *r);
 void rs_records_clear(struct rs_records *r, int names_too);
 
 /* Appends one record (copied). Names ids must come from r->names. Returns 0 or -ENOMEM. A stall
- * of a (kernel, reason, pc offset, cubin) already held adds its count to that record instead:
- * PC sampling hands the same PC over once per kernel run in a window, and the counts leave the
- * process aggregated. */
+ * of a (kernel, reason, pc offset, cubin) already held adds its count to that record instead, so
+ * the counts leave the process aggregated: in kernel-serialized PC-sampling windows CUPTI flushes
+ * its data after every kernel (its header says), so a window's drain may repeat a PC once per run
+ * of its kernel. */
 int rs_records_add_kernel(struct rs_records *r, const struct rs_kernel_record *k);
 int rs_records_add_memcpy(struct rs_records *r, const struct rs_memcpy_record *m);
 int rs_records_add_collective(struct rs_records *r, const struct rs_collective_record *c);
