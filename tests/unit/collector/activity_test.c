@@ -11,21 +11,12 @@
 #include "tests/t.h"
 #include "tests/t_isolated.h"
 #include "tests/unit/collector/fake_cupti.h"
+#include "tests/unit/collector/t_convert.h"
 
 #include <string.h>
 
 int standin_subscribe(void); /* kineto_standin.c */
 int standin_register(void);
-
-static rs_convert *
-converter(void)
-{
-    struct rs_env_identity id = {.job = "job-a", .world_size = 1, .host = "h", .pid = 1};
-    struct rs_convert_options opts = {"/nonexistent/agent.sock", NULL, NULL};
-    rs_convert *c = NULL;
-    T_EQ(rs_convert_new(&id, &opts, &c), 0);
-    return c;
-}
 
 static struct rs_activity_options
 options(enum rs_activity_sync sync)
@@ -34,12 +25,14 @@ options(enum rs_activity_sync sync)
     return (struct rs_activity_options){60000, 64 << 10, NULL, sync, true};
 }
 
-static uint64_t
-kernels(rs_convert *c)
+/* A converter, and collection into it started with `sync`. */
+static rs_convert *
+started(enum rs_activity_sync sync)
 {
-    struct rs_convert_stats st;
-    rs_convert_get_stats(c, &st);
-    return st.kernels;
+    rs_convert *c = t_converter();
+    struct rs_activity_options o = options(sync);
+    T_EQ(rs_activity_start(c, &o), 0);
+    return c;
 }
 
 static const CUpti_ActivityKind always[] = {
@@ -49,11 +42,9 @@ static const CUpti_ActivityKind always[] = {
 static void
 kinds_and_sync_by_api(void)
 {
-    rs_convert *c = converter();
-    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_API);
+    rs_convert *c = started(RS_ACTIVITY_SYNC_API);
     CUpti_CallbackId cbid;
 
-    T_EQ(rs_activity_start(c, &o), 0);
     T_EQ(fake_cupti_attribute_u8(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER), 1);
     for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
         T_CHECK(fake_cupti_kind_on(always[i]));
@@ -69,11 +60,9 @@ kinds_and_sync_by_api(void)
 static void
 sync_by_records(void)
 {
-    rs_convert *c = converter();
-    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_RECORDS);
+    rs_convert *c = started(RS_ACTIVITY_SYNC_RECORDS);
     CUpti_CallbackId cbid;
 
-    T_EQ(rs_activity_start(c, &o), 0);
     T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
     T_CHECK(rs_convert_sync_call(0, &cbid) && !fake_cupti_driver_api_on(cbid));
     rs_activity_finish();
@@ -83,11 +72,9 @@ sync_by_records(void)
 static void
 sync_off(void)
 {
-    rs_convert *c = converter();
-    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_OFF);
+    rs_convert *c = started(RS_ACTIVITY_SYNC_OFF);
     CUpti_CallbackId cbid;
 
-    T_EQ(rs_activity_start(c, &o), 0);
     T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
     T_CHECK(rs_convert_sync_call(0, &cbid) && !fake_cupti_driver_api_on(cbid));
     rs_activity_finish();
@@ -99,17 +86,15 @@ sync_off(void)
 static void
 buffers_reach_the_converter(void)
 {
-    rs_convert *c = converter();
-    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_API);
+    rs_convert *c = started(RS_ACTIVITY_SYNC_API);
 
-    T_EQ(rs_activity_start(c, &o), 0);
     T_CHECK(fake_cupti_kernels(3));
     T_CHECK(fake_cupti_kernels(2));
-    T_EQ(kernels(c), 0);
+    T_EQ(t_convert_stats(c).kernels, 0);
     fake_cupti_reset();
     rs_activity_finish();
     T_CHECK(strcmp(fake_cupti_log(), "F") == 0); /* kinds stay on at exit: nobody else wants them */
-    T_EQ(kernels(c), 5);
+    T_EQ(t_convert_stats(c).kernels, 5);
     T_CHECK(strstr(t_said(), "another CUPTI client") == NULL);
     rs_activity_finish(); /* once */
     T_CHECK(strcmp(fake_cupti_log(), "F") == 0);
@@ -120,15 +105,13 @@ buffers_reach_the_converter(void)
 static void
 exit_reports_buffers_taken(void)
 {
-    rs_convert *c = converter();
-    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_API);
+    rs_convert *c = started(RS_ACTIVITY_SYNC_API);
 
-    T_EQ(rs_activity_start(c, &o), 0);
     T_CHECK(fake_cupti_kernels(1));
     T_CHECK(fake_cupti_kernels(1));
     fake_cupti_keep_buffers(1);
     rs_activity_finish();
-    T_EQ(kernels(c), 1);
+    T_EQ(t_convert_stats(c).kernels, 1);
     T_CHECK(strstr(t_said(), "took the activity buffers: 1 of ours went to it") != NULL);
     rs_convert_free(c);
 }
@@ -139,17 +122,15 @@ exit_reports_buffers_taken(void)
 static void
 hand_over_at_subscribe(void)
 {
-    rs_convert *c = converter();
-    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_API);
+    rs_convert *c = started(RS_ACTIVITY_SYNC_API);
 
-    T_EQ(rs_activity_start(c, &o), 0);
     T_CHECK(fake_cupti_kernels(4));
     fake_cupti_reset();
     T_EQ(standin_subscribe(), CUPTI_SUCCESS);
     T_CHECK(strcmp(fake_cupti_log(), "XXXXXFs") == 0);
     for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
         T_CHECK(!fake_cupti_kind_on(always[i]));
-    T_EQ(kernels(c), 4);
+    T_EQ(t_convert_stats(c).kernels, 4);
     T_CHECK(strstr(t_said(), "called cuptiSubscribe: rankscope handed CUPTI over") != NULL);
     T_EQ(standin_register(), CUPTI_SUCCESS);
     rs_activity_finish();

@@ -8,6 +8,7 @@
 #include "tests/t.h"
 #include "tests/t_isolated.h"
 #include "tests/unit/collector/fake_cupti.h"
+#include "tests/unit/collector/t_convert.h"
 
 #include <cuda.h>
 #include <stdbool.h>
@@ -52,26 +53,16 @@ sleep_ms(long ms)
 
 static pthread_mutex_t conv_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A converter whose stalls have a GPU to go to (the last kernel's). */
 static rs_convert *
 converter(void)
 {
-    struct rs_env_identity id = {.job = "job-pc", .world_size = 1, .host = "h", .pid = 1};
-    struct rs_convert_options opts = {"/nonexistent/agent.sock", NULL, NULL};
-    rs_convert *c = NULL;
+    rs_convert *c = t_converter();
     CUpti_ActivityKernel10 k = {
         .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, .name = "gemm", .start = 1, .end = 2};
-    T_EQ(rs_convert_new(&id, &opts, &c), 0);
     if (c)
-        rs_convert_record(c, (const CUpti_Activity *)&k); /* stalls go to the last kernel's GPU */
+        rs_convert_record(c, (const CUpti_Activity *)&k);
     return c;
-}
-
-static uint64_t
-stalls(rs_convert *c)
-{
-    struct rs_convert_stats st;
-    rs_convert_get_stats(c, &st);
-    return st.stalls;
 }
 
 /* ---- cases ----------------------------------------------------------------------------------- */
@@ -94,13 +85,13 @@ windows_open_and_close_at_launches(void)
     launch(CUPTI_API_EXIT, CTX);
     launch_both(); /* inside the window: nothing */
     T_CHECK(strcmp(fake_cupti_log(), "sEyS") == 0);
-    T_EQ(stalls(c), 0);
+    T_EQ(t_convert_stats(c).stalls, 0);
     sleep_ms(50);
     launch(CUPTI_API_ENTER, CTX); /* a window closes at an exit, not an entry */
     T_CHECK(strcmp(fake_cupti_log(), "sEyS") == 0);
     launch(CUPTI_API_EXIT, CTX);
     T_CHECK(strcmp(fake_cupti_log(), "sEySTG") == 0); /* stop, drain */
-    T_EQ(stalls(c), 2);
+    T_EQ(t_convert_stats(c).stalls, 2);
     launch_both(); /* before the period's end: closed */
     T_CHECK(strcmp(fake_cupti_log(), "sEySTG") == 0);
     sleep_ms(260);
@@ -110,7 +101,7 @@ windows_open_and_close_at_launches(void)
     T_CHECK(strcmp(fake_cupti_log(), "sEySTGyS") == 0);
     rs_pcsampling_finish(); /* closes the open window, drains, turns sampling off */
     T_CHECK(strcmp(fake_cupti_log(), "sEySTGySTGDu") == 0);
-    T_EQ(stalls(c), 4);
+    T_EQ(t_convert_stats(c).stalls, 4);
     rs_convert_free(c);
 }
 
