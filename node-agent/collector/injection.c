@@ -44,10 +44,6 @@
  */
 #define DEFAULT_PC_WINDOW_MS 1000
 #define DEFAULT_PC_PERIOD_MS 60000
-/* How long a launch waits for the GPU to drain before a window opens (gpu_drain.h): on 2 x H200
- * 0.03 - 1.3 ms, once 79 ms (docs/BENCHMARKS.md); a host far ahead of its GPU may queue a few
- * steps' work. */
-#define PC_SYNC_WAIT_MS 2000
 
 static struct {
     pthread_once_t once;
@@ -186,7 +182,6 @@ pc_sampling_options(struct rs_pcsampling_options *o)
 {
     o->debug = env_flag("RANKSCOPE_PC_DEBUG");
     o->window_ms = (unsigned)env_long("RANKSCOPE_PC_WINDOW_MS", 0, 600000, DEFAULT_PC_WINDOW_MS);
-    o->sync_wait_ms = PC_SYNC_WAIT_MS;
     o->period_ms =
         (unsigned)env_long("RANKSCOPE_PC_PERIOD_MS", 100, 86400000, DEFAULT_PC_PERIOD_MS);
     if (o->window_ms && o->window_ms < 100)

@@ -3,7 +3,6 @@
 #include "node-agent/collector/pcsampling.h"
 
 #include "common/clock.h"
-#include "node-agent/collector/gpu_drain.h"
 #include "node-agent/collector/log.h"
 
 #include <cuda.h>
@@ -43,7 +42,7 @@ static struct {
     /* windows (o.window_ms > 0): whether one is open, when it closes, when the next opens, and
      * the earliest time a launch has something to do (read without the lock) */
     bool in_window;
-    uint64_t window_end_ns, next_window_ns, windows_skipped;
+    uint64_t window_end_ns, next_window_ns;
     _Atomic uint64_t due_ns;
     CUcontext ctx; /* the rank's context, from its creation; NULL before */
     ctx_push_fn push;
@@ -122,8 +121,6 @@ rs_pcsampling_start(rs_convert *conv, pthread_mutex_t *lock, const struct rs_pcs
         give_up("subscribing to context creation and kernel launches", rc);
         return -1;
     }
-    if (p.o.window_ms)
-        rs_gpu_drain_init(&(struct rs_gpu_drain_driver){p.push, p.pop, p.sync});
     return 0;
 }
 
@@ -371,25 +368,10 @@ get_data(void)
     return CUPTI_SUCCESS;
 }
 
-/* The GPU did not drain in time for a window to open (gpu_drain.h): this period has none. Said
- * once. p.state held. */
-static void
-window_skip(uint64_t now_ns)
-{
-    p.next_window_ns = now_ns + (uint64_t)p.o.period_ms * 1000000ull;
-    atomic_store_explicit(&p.due_ns, p.next_window_ns, memory_order_relaxed);
-    if (p.windows_skipped++ == 0)
-        rs_collector_log("PC sampling: the GPU did not drain within %u ms of a window's start, so "
-                         "that window was skipped (said once; docs/collector.md)",
-                         p.o.sync_wait_ms);
-    DEBUG("pc sampling: window skipped (%llu so far)", (unsigned long long)p.windows_skipped);
-}
-
 /* A kernel launch of the rank's context, on the launching thread (the context current): a window
- * opens as a launch begins — after the GPU has drained, as CUPTI's start requires, waiting at
- * most sync_wait_ms for it — and closes as the first launch after its end returns, and what it
- * sampled is drained there. Launches in between cost a clock read. Busy state (the flush thread
- * draining): the next launch tries. */
+ * opens as a launch begins — after the GPU has drained, as CUPTI's start requires — and closes as
+ * the first launch after its end returns, and what it sampled is drained there. Launches in
+ * between cost a clock read. Busy state (the flush thread draining): the next launch tries. */
 static void
 on_launch(const CUpti_CallbackData *cb)
 {
@@ -402,8 +384,8 @@ on_launch(const CUpti_CallbackData *cb)
         return;
     if (p.open && !p.failed && cb->context == p.ctx) {
         if (!p.in_window && cb->callbackSite == CUPTI_API_ENTER && now_ns >= p.next_window_ns) {
-            if (!rs_gpu_drain_wait(p.ctx, p.o.sync_wait_ms))
-                window_skip(now_ns);
+            if (p.sync() != CUDA_SUCCESS)
+                what = "cuCtxSynchronize before a window";
             else if ((rc = window_start(now_ns)) != CUPTI_SUCCESS)
                 what = "cuptiPCSamplingStart";
         } else if (p.in_window && cb->callbackSite == CUPTI_API_EXIT && now_ns >= p.window_end_ns) {
@@ -480,8 +462,6 @@ rs_pcsampling_finish(void)
     if (p.open && !p.failed)
         step(rs_clock_mono_ns(), true);
     pthread_mutex_unlock(&p.state);
-    if (p.o.window_ms)
-        rs_gpu_drain_stop();
     if (p.sub)
         cuptiUnsubscribe(p.sub);
     p.sub = NULL;

@@ -4,8 +4,7 @@
  *  - windows (RANKSCOPE_PC_WINDOW_MS > 0): CUPTI's start/stop control, in kernel-serialized
  *    mode, samples only inside windows of that length, one every RANKSCOPE_PC_PERIOD_MS. They
  *    open and close at kernel launches, on the launching thread: a window opens as a launch
- *    begins, after the GPU has drained (CUPTI's start wants it idle; the launch waits at most
- *    sync_wait_ms, 2 s, else that window is skipped: gpu_drain.h), and closes as the
+ *    begins, after a context synchronize (CUPTI's start wants the GPU idle), and closes as the
  *    first launch after its end returns; what it sampled is drained there and sent with the next
  *    batch. Kernels inside a window run one at a time. This needs a callback on every kernel
  *    launch (a clock read outside windows). Opening and closing windows from the flush thread
@@ -37,9 +36,6 @@
 struct rs_pcsampling_options {
     unsigned window_ms; /* 0: the whole run */
     unsigned period_ms; /* a window opens every period_ms (>= window_ms) */
-    /* how long a launch waits for the GPU to drain before a window; longer: that window is
-     * skipped (gpu_drain.h) */
-    unsigned sync_wait_ms;
     unsigned drain_ms;
     int sampling_period; /* 2^N cycles; 0 = CUPTI's default */
     unsigned hw_buffer_mb;

@@ -35,7 +35,6 @@ CUptiResult fake_cupti_start_result = CUPTI_SUCCESS;
 CUptiResult fake_cupti_subscribe_v2_result = CUPTI_SUCCESS;
 const char *fake_cupti_holder = "";
 uint32_t fake_cupti_version = CUPTI_API_VERSION;
-_Atomic bool fake_cupti_sync_blocks;
 int fake_cupti_pcs_after_stop = 2;
 bool fake_cupti_serialized, fake_cupti_start_stop, fake_cupti_launches_subscribed;
 
@@ -385,10 +384,6 @@ cuCtxPopCurrent_v2(CUcontext *ctx)
 CUresult
 cuCtxSynchronize(void)
 {
-    struct timespec ms = {0, 1000000};
-
     token('y');
-    while (fake_cupti_sync_blocks)
-        nanosleep(&ms, NULL);
     return CUDA_SUCCESS;
 }

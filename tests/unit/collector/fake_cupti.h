@@ -37,9 +37,7 @@ extern CUptiResult fake_cupti_start_result; /* cuptiPCSamplingStart */
  * CUPTI, named fake_cupti_holder */
 extern CUptiResult fake_cupti_subscribe_v2_result;
 extern const char *fake_cupti_holder;
-extern uint32_t fake_cupti_version; /* cuptiGetVersion (CUPTI_API_VERSION) */
-/* While set, cuCtxSynchronize does not return (a GPU that does not drain). */
-extern _Atomic bool fake_cupti_sync_blocks;
+extern uint32_t fake_cupti_version;   /* cuptiGetVersion (CUPTI_API_VERSION) */
 extern int fake_cupti_pcs_after_stop; /* PCs the GetData after a stop returns (2) */
 /* PC-sampling configuration seen: kernel-serialized mode, start/stop control. */
 extern bool fake_cupti_serialized, fake_cupti_start_stop, fake_cupti_launches_subscribed;

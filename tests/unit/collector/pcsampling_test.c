@@ -73,8 +73,7 @@ static void
 windows_open_and_close_at_launches(void)
 {
     rs_convert *c = converter();
-    struct rs_pcsampling_options o = {
-        .window_ms = 40, .period_ms = 300, .drain_ms = 60000, .sync_wait_ms = 1000};
+    struct rs_pcsampling_options o = {.window_ms = 40, .period_ms = 300, .drain_ms = 60000};
 
     T_EQ(rs_pcsampling_start(c, &conv_lock, &o), 0);
     T_CHECK(fake_cupti_launches_subscribed);
@@ -103,31 +102,6 @@ windows_open_and_close_at_launches(void)
     rs_pcsampling_finish(); /* closes the open window, drains, turns sampling off */
     T_CHECK(strcmp(fake_cupti_log(), "sEySTGySTGDu") == 0);
     T_EQ(t_convert_stats(c).stalls, 4);
-    rs_convert_free(c);
-}
-
-/* A GPU that does not drain within sync_wait_ms: the window is skipped (said once) and the
- * launch goes on; the next period, with the GPU drained, one opens. */
-static void
-undrained_gpu_skips_the_window(void)
-{
-    rs_convert *c = converter();
-    struct rs_pcsampling_options o = {
-        .window_ms = 20, .period_ms = 200, .drain_ms = 60000, .sync_wait_ms = 30};
-
-    T_EQ(rs_pcsampling_start(c, &conv_lock, &o), 0);
-    context_created();
-    fake_cupti_sync_blocks = true;
-    launch(CUPTI_API_ENTER, CTX);
-    T_CHECK(strcmp(fake_cupti_log(), "sEy") == 0); /* no start */
-    T_CHECK(strstr(t_said(), "that window was skipped") != NULL);
-    launch_both(); /* the helper still waits: the period has not come again anyway */
-    fake_cupti_sync_blocks = false;
-    sleep_ms(210);
-    launch(CUPTI_API_ENTER, CTX);
-    T_CHECK(strcmp(fake_cupti_log(), "sEyyS") == 0);
-    rs_pcsampling_finish();
-    T_CHECK(strcmp(fake_cupti_log(), "sEyySTGDu") == 0);
     rs_convert_free(c);
 }
 
@@ -170,8 +144,7 @@ static void
 refused_start_gives_up(void)
 {
     rs_convert *c = converter();
-    struct rs_pcsampling_options o = {
-        .window_ms = 10, .period_ms = 10, .drain_ms = 100, .sync_wait_ms = 1000};
+    struct rs_pcsampling_options o = {.window_ms = 10, .period_ms = 10, .drain_ms = 100};
 
     fake_cupti_start_result = CUPTI_ERROR_INVALID_OPERATION;
     T_EQ(rs_pcsampling_start(c, &conv_lock, &o), 0);
@@ -192,7 +165,6 @@ main(void)
 {
     t_isolated_context = fake_cupti_log;
     T_RUN_ISOLATED(windows_open_and_close_at_launches);
-    T_RUN_ISOLATED(undrained_gpu_skips_the_window);
     T_RUN_ISOLATED(ticks_drain_only);
     T_RUN_ISOLATED(whole_run_without_windows);
     T_RUN_ISOLATED(refused_start_gives_up);
