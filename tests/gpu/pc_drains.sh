@@ -4,7 +4,9 @@
 # ("A=1;B=2 C=3", e.g. "RANKSCOPE_PC_WINDOW_MS=500 RANKSCOPE_PC_PERIOD_MS=2000"), and prints per
 # job: its exit status and median step time, how many of the collector's GetData calls returned
 # PCs and how many each (in order, from the debug lines), the windows closed and the longest
-# cuptiPCSamplingStart/Stop call, and the stall samples the server stored. Needs gpu-bundle/.
+# cuptiPCSamplingStart/Stop call, the stall samples the server stored, its stall records (one
+# per kernel, pc offset, reason and send) and the records the collectors dropped. Needs
+# gpu-bundle/.
 # usage: [STEPS=600] [TRAIN_TIMEOUT=300] [VARIANTS="..."] tests/gpu/pc_drains.sh
 . "$(dirname "$0")/common.sh"
 STEPS=${STEPS:-600}
@@ -28,7 +30,13 @@ for k in "${!settings[@]}"; do
     sleep 1
     samples=$(get "/v1/jobs/pcd-$k/stalls?limit=1" 2>/dev/null |
         python3 -c 'import json,sys; print(json.load(sys.stdin).get("samples"))' 2>/dev/null)
-    echo "setting '${settings[$k]:-as shipped}': exit $rc; step median ${step:-?} ms; windows closed $closed (longest Start ${start_ms:-–} ms, Stop ${stop_ms:-–} ms); GetData calls with PCs $nonzero; PCs per call in order: $pcs; stall samples stored: $samples" |
+    # stall records stored (one per kernel, pc, reason and send) and records the collectors dropped
+    records=$(get "/v1/jobs/pcd-$k/ranks" 2>/dev/null | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+r = r.get("ranks", r) if isinstance(r, dict) else r
+print(sum(x["stall_records"] for x in r), "stall records,", sum(x["dropped_records"] for x in r), "dropped")' 2>/dev/null)
+    echo "setting '${settings[$k]:-as shipped}': exit $rc; step median ${step:-?} ms; windows closed $closed (longest Start ${start_ms:-–} ms, Stop ${stop_ms:-–} ms); GetData calls with PCs $nonzero; PCs per call in order: $pcs; stall samples stored: $samples ($records)" |
         tee -a "$OUT/summary.txt"
 done
 daemons_down
