@@ -185,7 +185,7 @@ pc_sampling_options(struct rs_pcsampling_options *o)
     o->period_ms =
         (unsigned)env_long("RANKSCOPE_PC_PERIOD_MS", 100, 86400000, DEFAULT_PC_PERIOD_MS);
     if (o->window_ms && o->window_ms < 100)
-        o->window_ms = 100; /* the flush thread's granularity is about that */
+        o->window_ms = 100; /* each window costs a synchronize: shorter ones would be mostly that */
     if (o->period_ms < o->window_ms)
         o->period_ms = o->window_ms; /* a window per period at most: always on */
     o->drain_ms = (unsigned)env_long("RANKSCOPE_PC_DRAIN_MS", 100, 600000, 1000);
