@@ -1,6 +1,8 @@
 /* Record arrays per kind (see records.h). */
 #include "node-agent/records.h"
 
+#include "common/pos_index.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -61,7 +63,7 @@ rs_records_clear(struct rs_records *r, int names_too)
     r->steps.count = r->stalls.count = 0;
     r->kernel_totals.count = r->copy_totals.count = 0;
     if (r->stall_index)
-        memset(r->stall_index, 0, (size_t)r->stall_index_cap * sizeof *r->stall_index);
+        memset(r->stall_index, 0, r->stall_slots * sizeof *r->stall_index);
     if (names_too)
         rs_strtab_clear(&r->names);
 }
@@ -97,53 +99,35 @@ same_stall_key(const struct rs_stall_record *a, const struct rs_stall_record *b)
            a->pc_offset == b->pc_offset && a->cubin_crc == b->cubin_crc;
 }
 
-/* The stall_index slot of s's key: the one holding it, or the empty one where it would go. */
-static uint32_t *
-stall_slot(const struct rs_records *r, const struct rs_stall_record *s)
+static uint64_t
+stall_hash(const void *item)
 {
+    const struct rs_stall_record *s = item;
     uint64_t h = (s->pc_offset * 0x9e3779b97f4a7c15ull) ^
                  ((uint64_t)s->kernel_name_id << 32 | s->reason_id) * 0xc2b2ae3d27d4eb4full ^
                  s->cubin_crc;
-    uint32_t mask = r->stall_index_cap - 1, i = (uint32_t)(h ^ h >> 29) & mask;
-
-    while (r->stall_index[i] && !same_stall_key(&r->stalls.items[r->stall_index[i] - 1], s))
-        i = (i + 1) & mask;
-    return &r->stall_index[i];
-}
-
-/* Keeps the index at most half full for one more stall: a bigger one, refilled. */
-static int
-stall_index_room(struct rs_records *r)
-{
-    if (2 * ((uint64_t)r->stalls.count + 1) <= r->stall_index_cap)
-        return 0;
-    uint32_t cap = r->stall_index_cap ? 2 * r->stall_index_cap : 256;
-    uint32_t *index = calloc(cap, sizeof *index);
-    if (!index)
-        return -ENOMEM;
-    free(r->stall_index);
-    r->stall_index = index;
-    r->stall_index_cap = cap;
-    for (uint32_t i = 0; i < r->stalls.count; i++)
-        *stall_slot(r, &r->stalls.items[i]) = i + 1;
-    return 0;
+    return h ^ h >> 29;
 }
 
 int
 rs_records_add_stall(struct rs_records *r, const struct rs_stall_record *s)
 {
-    uint32_t *slot;
+    uint64_t h = stall_hash(s);
 
-    if (stall_index_room(r))
+    if (r->stall_slots)
+        for (size_t i = h & (r->stall_slots - 1); r->stall_index[i];
+             i = (i + 1) & (r->stall_slots - 1)) {
+            struct rs_stall_record *held = &r->stalls.items[r->stall_index[i] - 1];
+            if (same_stall_key(held, s)) {
+                held->count += s->count;
+                return 0;
+            }
+        }
+    if (rs_pos_index_grow(&r->stall_index, &r->stall_slots, r->stalls.count, r->stalls.items,
+                          sizeof *r->stalls.items, stall_hash) ||
+        VEC_PUSH(r->stalls, s))
         return -ENOMEM;
-    slot = stall_slot(r, s);
-    if (*slot) {
-        r->stalls.items[*slot - 1].count += s->count;
-        return 0;
-    }
-    if (VEC_PUSH(r->stalls, s))
-        return -ENOMEM;
-    *slot = r->stalls.count;
+    rs_pos_index_put(r->stall_index, r->stall_slots, h, r->stalls.count);
     return 0;
 }
 

@@ -22,10 +22,10 @@ struct rs_records {
     RS_RECORD_VEC(struct rs_stall_record) stalls;
     RS_RECORD_VEC(struct rs_kernel_total) kernel_totals; /* an agent's summaries (summary.h) */
     RS_RECORD_VEC(struct rs_copy_total) copy_totals;
-    /* private: where each (kernel, reason, pc offset, cubin) stall is in `stalls` (position + 1;
-     * 0 = empty slot; open addressing, at most half full) */
+    /* private: where each (kernel, reason, pc offset, cubin) stall is in `stalls`
+     * (common/pos_index.h) */
     uint32_t *stall_index;
-    uint32_t stall_index_cap;
+    size_t stall_slots;
 };
 
 void rs_records_init(struct rs_records *r);

@@ -3,6 +3,7 @@
 
 #include "common/array.h"
 #include "common/hash.h"
+#include "common/pos_index.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -35,32 +36,18 @@ rs_rank_summary_fini(struct rs_rank_summary *s)
     memset(s, 0, sizeof *s);
 }
 
-static size_t
-slot_of(const struct rs_rank_summary *s, uint64_t window, uint32_t key, bool copy)
+static uint64_t
+key_hash(uint64_t window, uint32_t key, bool copy)
 {
     uint64_t k[2] = {window, (uint64_t)key << 1 | copy};
-    return (size_t)rs_hash_fnv1a64(k, sizeof k) & (s->n_slots - 1);
+    return rs_hash_fnv1a64(k, sizeof k);
 }
 
-/* Rebuilds the hash for the totals held (after growth or after emitted totals were removed). */
-static int
-rehash(struct rs_rank_summary *s, size_t n_slots)
+static uint64_t
+total_hash(const void *item)
 {
-    uint32_t *slots = calloc(n_slots, sizeof *slots);
-
-    if (!slots)
-        return -ENOMEM;
-    free(s->slots);
-    s->slots = slots;
-    s->n_slots = n_slots;
-    for (size_t i = 0; i < s->n_totals; i++) {
-        const struct rs_summary_total *t = &s->totals[i];
-        size_t h = slot_of(s, t->window, t->key, t->copy);
-        while (s->slots[h])
-            h = (h + 1) & (s->n_slots - 1);
-        s->slots[h] = (uint32_t)i + 1;
-    }
-    return 0;
+    const struct rs_summary_total *t = item;
+    return key_hash(t->window, t->key, t->copy);
 }
 
 /* Adds one launch or copy to its window's total. */
@@ -72,10 +59,11 @@ add_to_total(struct rs_rank_summary *s, uint64_t start, uint64_t dur, uint32_t k
     size_t h;
     int rc;
 
-    if ((s->n_totals + 1) * 2 > s->n_slots &&
-        (rc = rehash(s, s->n_slots ? s->n_slots * 2 : 64)) != 0)
+    if ((rc = rs_pos_index_grow(&s->slots, &s->n_slots, s->n_totals, s->totals, sizeof *s->totals,
+                                total_hash)) != 0)
         return rc;
-    for (h = slot_of(s, window, key, copy); s->slots[h]; h = (h + 1) & (s->n_slots - 1)) {
+    for (h = key_hash(window, key, copy) & (s->n_slots - 1); s->slots[h];
+         h = (h + 1) & (s->n_slots - 1)) {
         struct rs_summary_total *t = &s->totals[s->slots[h] - 1];
         if (t->window == window && t->key == key && t->copy == copy) {
             t->count++;
@@ -203,13 +191,11 @@ emit_totals(struct rs_rank_summary *s, struct rs_records *r, bool everything)
     if (kept == s->n_totals)
         return rc;
     s->n_totals = kept;
-    if (kept == 0) { /* the names of emitted windows are not needed any more */
+    if (kept == 0) /* the names of emitted windows are not needed any more */
         rs_strtab_clear(&s->names);
-        memset(s->slots, 0, s->n_slots * sizeof *s->slots);
-        return rc;
-    }
-    int hrc = rehash(s, s->n_slots);
-    return rc ? rc : hrc;
+    rs_pos_index_refill(s->slots, s->n_slots, s->n_totals, s->totals, sizeof *s->totals,
+                        total_hash);
+    return rc;
 }
 
 /* Emits the steps that have settled (all when `everything`), measured over the intervals. */

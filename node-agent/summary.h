@@ -41,8 +41,8 @@ struct rs_rank_summary {
     struct rs_strtab names;          /* kernel names of the open totals */
     struct rs_summary_total *totals; /* open windows' totals */
     size_t n_totals, cap_totals;
-    uint32_t *slots;               /* hash of totals: index + 1, 0 = empty */
-    size_t n_slots;                /* power of two (0 before the first total) */
+    uint32_t *slots;               /* index of totals by key (common/pos_index.h) */
+    size_t n_slots;                /* 0 before the first total */
     struct rs_intervals intervals; /* kernels and NCCL kernels pending steps may need */
     struct rs_step_record *steps;  /* pending steps, in step order */
     size_t n_steps, cap_steps;

@@ -1,6 +1,8 @@
 /* Building a scope's profile from its records (see profile.h). */
 #include "query/profile.h"
 
+#include "common/pos_index.h"
+
 #include "common/error.h"
 #include "common/hash.h"
 #include "common/span.h"
@@ -17,37 +19,6 @@ key_hash(const char *a, const char *b, unsigned kind)
 {
     uint64_t h = rs_hash_fnv1a64(a, strlen(a)) ^ (kind * 0x9e3779b97f4a7c15ull);
     return b ? h ^ (rs_hash_fnv1a64(b, strlen(b)) * 31) : h;
-}
-
-/* Puts position+1 `pos1` into the first free slot of an open-addressing index from hash h. */
-static void
-index_put(uint32_t *index, size_t slots, uint64_t h, uint32_t pos1)
-{
-    size_t s = h & (slots - 1);
-
-    while (index[s])
-        s = (s + 1) & (slots - 1);
-    index[s] = pos1;
-}
-
-/* Grows an open-addressing index of positions (+1) to hold n entries at most half full; `hash_of`
- * gives the hash of position i. */
-static int
-index_grow(uint32_t **index, size_t *slots, size_t n, const void *base, size_t stride,
-           uint64_t (*hash_of)(const void *entry))
-{
-    if (2 * (n + 1) <= *slots)
-        return 0;
-    size_t cap = *slots ? 2 * *slots : 256;
-    uint32_t *v = calloc(cap, sizeof *v);
-    if (!v)
-        return -ENOMEM;
-    for (size_t i = 0; i < n; i++)
-        index_put(v, cap, hash_of((const char *)base + i * stride), (uint32_t)(i + 1));
-    free(*index);
-    *index = v;
-    *slots = cap;
-    return 0;
 }
 
 static uint64_t
@@ -85,8 +56,8 @@ item_get(struct rs_profile *p, enum rs_profile_kind kind, const char *name)
 
     if (it)
         return it;
-    if (index_grow(&p->item_index, &p->item_slots, p->n_items, p->items, sizeof *p->items,
-                   item_hash) != 0 ||
+    if (rs_pos_index_grow(&p->item_index, &p->item_slots, p->n_items, p->items, sizeof *p->items,
+                          item_hash) != 0 ||
         !(v = realloc(p->items, (p->n_items + 1) * sizeof *v)))
         return NULL;
     p->items = v;
@@ -95,7 +66,7 @@ item_get(struct rs_profile *p, enum rs_profile_kind kind, const char *name)
         return NULL;
     it->kind = kind;
     it->count = it->ns = it->stall_samples = 0;
-    index_put(p->item_index, p->item_slots, item_hash(it), (uint32_t)++p->n_items);
+    rs_pos_index_put(p->item_index, p->item_slots, item_hash(it), (uint32_t)++p->n_items);
     return it;
 }
 
@@ -111,8 +82,8 @@ stall_get(struct rs_profile *p, const char *kernel, const char *reason)
             if (strcmp(st->kernel, kernel) == 0 && strcmp(st->reason, reason) == 0)
                 return st;
         }
-    if (index_grow(&p->stall_index, &p->stall_slots, p->n_stalls, p->stalls, sizeof *p->stalls,
-                   stall_hash) != 0 ||
+    if (rs_pos_index_grow(&p->stall_index, &p->stall_slots, p->n_stalls, p->stalls,
+                          sizeof *p->stalls, stall_hash) != 0 ||
         !(v = realloc(p->stalls, (p->n_stalls + 1) * sizeof *v)))
         return NULL;
     p->stalls = v;
@@ -125,7 +96,7 @@ stall_get(struct rs_profile *p, const char *kernel, const char *reason)
         free(st->reason);
         return NULL;
     }
-    index_put(p->stall_index, p->stall_slots, stall_hash(st), (uint32_t)++p->n_stalls);
+    rs_pos_index_put(p->stall_index, p->stall_slots, stall_hash(st), (uint32_t)++p->n_stalls);
     return st;
 }
 
