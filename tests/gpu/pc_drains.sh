@@ -3,8 +3,8 @@
 # RANKSCOPE_PC_DEBUG=1 as configured and under each RANKSCOPE_* setting in VARIANTS
 # ("A=1;B=2 C=3", e.g. "RANKSCOPE_PC_WINDOW_MS=500 RANKSCOPE_PC_PERIOD_MS=2000"), and prints per
 # job: its exit status and median step time, how many of the collector's GetData calls returned
-# PCs and how many each (in order, from the debug lines), the windows closed and the longest
-# cuptiPCSamplingStart/Stop call, the stall samples the server stored, its stall records (one
+# PCs and how many each (in order, from the debug lines), the windows closed and how long the
+# calls that opened (synchronize + cuptiPCSamplingStart) and closed them took (least – most), the stall samples the server stored, its stall records (one
 # per kernel, pc offset, reason and send) and the records the collectors dropped. Needs
 # gpu-bundle/.
 # usage: [STEPS=600] [TRAIN_TIMEOUT=300] [VARIANTS="..."] tests/gpu/pc_drains.sh
@@ -22,9 +22,9 @@ for k in "${!settings[@]}"; do
     pcs=$(sed -n 's/.*pc sampling: \([0-9]*\) PCs.*/\1/p' "$log" | paste -sd ' ')
     nonzero=$(sed -n 's/.*pc sampling: \([0-9]*\) PCs.*/\1/p' "$log" | grep -vc '^0$')
     closed=$(grep -c 'window closed' "$log")
-    longest() { sed -n "s/.*$1 took \([0-9.]*\) ms.*/\1/p" "$log" | sort -g | tail -1; }
-    start_ms=$(longest cuptiPCSamplingStart)
-    stop_ms=$(longest cuptiPCSamplingStop)
+    span() { sed -n "s/.*$1 took \([0-9.]*\) ms.*/\1/p" "$log" | sort -g | sed -n '1p;$p' | paste -sd '-'; }
+    start_ms=$(span cuptiPCSamplingStart)
+    stop_ms=$(span cuptiPCSamplingStop)
     step=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step_ms_median"])' \
         "$W/pcd-$k.result" 2>/dev/null)
     sleep 1
@@ -36,7 +36,7 @@ import json, sys
 r = json.load(sys.stdin)
 r = r.get("ranks", r) if isinstance(r, dict) else r
 print(sum(x["stall_records"] for x in r), "stall records,", sum(x["dropped_records"] for x in r), "dropped")' 2>/dev/null)
-    echo "setting '${settings[$k]:-as shipped}': exit $rc; step median ${step:-?} ms; windows closed $closed (longest Start ${start_ms:-–} ms, Stop ${stop_ms:-–} ms); GetData calls with PCs $nonzero; PCs per call in order: $pcs; stall samples stored: $samples ($records)" |
+    echo "setting '${settings[$k]:-as shipped}': exit $rc; step median ${step:-?} ms; windows closed $closed (opening ${start_ms:-–} ms, closing ${stop_ms:-–} ms); GetData calls with PCs $nonzero; PCs per call in order: $pcs; stall samples stored: $samples ($records)" |
         tee -a "$OUT/summary.txt"
 done
 daemons_down
