@@ -98,7 +98,7 @@ CUPTI_LIBDIRS := $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib $(CUDA_HOME)/ext
 COLLECTOR_SRC := $(sort $(wildcard node-agent/collector/*.c))
 COLLECTOR_DEPS_SRC := node-agent/collector_client.c node-agent/records.c common/strtab.c proto/nccl_kernel.c \
                       proto/wire.c common/hash.c common/clock.c common/utf8.c common/error.c \
-                      common/pos_index.c
+                      common/pos_index.c common/array.c
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 LIBCOLLECTOR := $(BUILD)/libcollector.a
 COLLECTOR_SO := $(BUILD)/lib/librankscope.so

@@ -27,7 +27,7 @@ void rs_pos_index_refill(uint32_t *index, size_t n_slots, size_t n, const void *
 /* Makes room for item n + 1: when the table would then be more than half full, a table twice as
  * big (256 slots first) replaces it, refilled with the n items. Returns 0 or -ENOMEM (the old
  * table kept). */
-int rs_pos_index_grow(uint32_t **index, size_t *n_slots, size_t n, const void *items,
-                      size_t stride, rs_pos_index_hash_fn hash_of);
+int rs_pos_index_grow(uint32_t **index, size_t *n_slots, size_t n, const void *items, size_t stride,
+                      rs_pos_index_hash_fn hash_of);
 
 #endif

@@ -359,7 +359,7 @@ copy_kind(const char *name)
 static bool
 sync_kind(const char *name, enum rs_copy_kind *out)
 {
-    for (uint32_t k = RS_SYNC_EVENT; rs_copy_kind_is_sync(k); k++)
+    for (uint32_t k = RS_SYNC_EVENT; rs_copy_kind_is_host_side(k); k++)
         if (strcmp(name, rs_copy_kind_name(k)) == 0) {
             *out = (enum rs_copy_kind)k;
             return true;
@@ -378,7 +378,7 @@ add_memcpy(struct importer *im, enum rs_copy_kind kind, uint64_t start, uint64_t
     im->memcpys[im->n_memcpys++] = (struct rs_memcpy_record){
         start, end, e->have_bytes && e->bytes > 0 ? (uint64_t)e->bytes : 0, kind,
         e->have_stream ? (uint32_t)e->stream : (uint32_t)e->tid};
-    if (rs_copy_kind_is_sync(kind))
+    if (rs_copy_kind_is_host_side(kind))
         im->st->syncs++;
     else
         im->st->memcpys++;

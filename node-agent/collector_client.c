@@ -220,7 +220,7 @@ send_frame(rs_collector *c, const struct rs_clock_pair *clock)
         c->stats.frames_sent++;
         c->stats.kernels += c->frame.kernels.count;
         for (uint32_t i = 0; i < c->frame.memcpys.count; i++) {
-            if (rs_copy_kind_is_sync(c->frame.memcpys.items[i].kind))
+            if (rs_copy_kind_is_host_side(c->frame.memcpys.items[i].kind))
                 c->stats.syncs++;
             else
                 c->stats.memcpys++;

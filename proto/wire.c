@@ -231,6 +231,8 @@ rs_copy_kind_name(uint32_t kind)
         return "Stream Sync";
     case RS_SYNC_CONTEXT:
         return "Context Sync";
+    case RS_LAUNCH_WAIT:
+        return "Launch Wait";
     }
     return "Memcpy";
 }
@@ -656,6 +658,13 @@ struct rs_wire_agent_batch {
     struct rs_agent_batch batch;
 };
 
+/* The schema version a record of copy kind `kind` needs (wire.h). */
+static uint32_t
+copy_kind_version(uint32_t kind)
+{
+    return kind == RS_LAUNCH_WAIT ? 4 : rs_copy_kind_is_sync(kind) ? 3 : 1;
+}
+
 /* The schema version a rank's records need (wire.h). */
 static uint32_t
 rank_version(const struct rs_rank_batch *r)
@@ -666,11 +675,11 @@ rank_version(const struct rs_rank_batch *r)
         if (r->steps[k].measured)
             v = 2;
     for (uint32_t k = 0; k < r->n_memcpys; k++)
-        if (rs_copy_kind_is_sync(r->memcpys[k].kind))
-            return 3;
+        if (copy_kind_version(r->memcpys[k].kind) > v)
+            v = copy_kind_version(r->memcpys[k].kind);
     for (uint32_t k = 0; k < r->n_copy_totals; k++)
-        if (rs_copy_kind_is_sync(r->copy_totals[k].kind))
-            return 3;
+        if (copy_kind_version(r->copy_totals[k].kind) > v)
+            v = copy_kind_version(r->copy_totals[k].kind);
     return v;
 }
 

@@ -18,9 +18,10 @@
 /* AgentBatch.schema_version. 2: the batch carries agent summaries (kernel/copy totals or measured
  * steps), which a server that reads only version 1 would drop without a word — it refuses them
  * instead. 3: it carries host synchronizations (rs_copy_kind_is_sync), which a version-2 server
- * would reject as malformed. Encoders write the lowest version that holds the batch; decoders
- * accept 1 .. 3. */
-#define RS_WIRE_SCHEMA_VERSION 3u
+ * would reject as malformed. 4: it carries launch waits (RS_LAUNCH_WAIT), which a version-3
+ * server would reject as malformed. Encoders write the lowest version that holds the batch;
+ * decoders accept 1 .. 4. */
+#define RS_WIRE_SCHEMA_VERSION 4u
 #define RS_WIRE_SCHEMA_VERSION_MIN 1u
 #define RS_WIRE_MAX_BATCH_BYTES (16u << 20) /* one AgentBatch request */
 #define RS_WIRE_MAX_FRAME_BYTES (60u << 10) /* one RankBatch frame, collector -> agent */
@@ -32,10 +33,11 @@
 #define RS_WIRE_MAX_TIME_NS (1ull << 62) /* any offset or duration beyond ~146 years is garbage */
 
 /* Kinds of the non-kernel activity records (struct rs_memcpy_record, rs_copy_total): copies and
- * memsets, which keep the GPU busy, and host synchronizations, during which a host thread waited
- * for GPU work (bytes 0). They share one record type, series and window kind in the store, so the
- * store, rollups, exports and scans treat them alike; what counts as GPU time asks
- * rs_copy_kind_is_sync. */
+ * memsets, which keep the GPU busy, and host-side time, which does not: host synchronizations,
+ * during which a host thread waited for GPU work, and launch waits, during which the GPU waited
+ * for the host to queue work (node-agent/collector/launch_wait.h); bytes 0. They share one record
+ * type, series and window kind in the store, so the store, rollups, exports and scans treat them
+ * alike; what counts as GPU time asks rs_copy_kind_is_host_side. */
 enum rs_copy_kind {
     RS_COPY_UNKNOWN = 0,
     RS_COPY_HTOD,
@@ -47,12 +49,20 @@ enum rs_copy_kind {
     RS_SYNC_STREAM_WAIT, /* cudaStreamWaitEvent: the host call (the wait itself is on the GPU) */
     RS_SYNC_STREAM,      /* cudaStreamSynchronize */
     RS_SYNC_CONTEXT,     /* cudaDeviceSynchronize, cuCtxSynchronize */
+    RS_LAUNCH_WAIT,      /* the GPU idle until the host queued the work that followed */
     RS_COPY_KIND_COUNT
 };
 
 /* True for the host synchronization kinds. */
 static inline bool
 rs_copy_kind_is_sync(uint32_t kind)
+{
+    return kind >= RS_SYNC_EVENT && kind <= RS_SYNC_CONTEXT;
+}
+
+/* True for the host-side kinds (synchronizations and launch waits): time that is not GPU work. */
+static inline bool
+rs_copy_kind_is_host_side(uint32_t kind)
 {
     return kind >= RS_SYNC_EVENT && kind < RS_COPY_KIND_COUNT;
 }
@@ -89,7 +99,7 @@ const char *rs_coll_op_name(enum rs_coll_op op);
 
 /* "Memcpy HtoD", "Memcpy DtoH", "Memcpy DtoD", "Memcpy PtoP", "Memset (Device)", "Event Sync",
  * "Stream Wait Event", "Stream Sync", "Context Sync", or "Memcpy": the names CUPTI and Kineto give
- * copies and synchronizations (the trace importer maps them back). */
+ * copies and synchronizations (the trace importer maps them back); "Launch Wait" (ours). */
 const char *rs_copy_kind_name(uint32_t kind);
 
 enum rs_reply_status {

@@ -142,7 +142,7 @@ on_copy(void *arg, const struct rs_memcpy_record *m)
 {
     struct export *x = arg;
 
-    if (!in_range(x, m->start_ns) || rs_copy_kind_is_sync(m->kind)) /* host time, not GPU */
+    if (!in_range(x, m->start_ns) || rs_copy_kind_is_host_side(m->kind)) /* host time, not GPU */
         return 0;
     return add_time(x, rs_copy_kind_name(m->kind), 1, m->end_ns - m->start_ns, m->start_ns,
                     m->end_ns);
@@ -153,7 +153,7 @@ on_copy_window(void *arg, const struct rs_copy_window *cw)
 {
     struct export *x = arg;
 
-    if (!in_range(x, cw->start_ns) || rs_copy_kind_is_sync(cw->kind))
+    if (!in_range(x, cw->start_ns) || rs_copy_kind_is_host_side(cw->kind))
         return 0;
     return add_time(x, rs_copy_kind_name(cw->kind), cw->count, cw->total_ns, cw->start_ns,
                     cw->start_ns + cw->window_ns);

@@ -176,7 +176,7 @@ on_sync(void *arg, const struct rs_memcpy_record *m)
 {
     struct build *b = arg;
 
-    if (in_range(b, m->start_ns) && rs_copy_kind_is_sync(m->kind)) {
+    if (in_range(b, m->start_ns) && rs_copy_kind_is_host_side(m->kind)) {
         b->p->syncs[m->kind].count++;
         b->p->syncs[m->kind].ns += m->end_ns - m->start_ns;
     }
@@ -188,7 +188,7 @@ on_sync_window(void *arg, const struct rs_copy_window *cw)
 {
     struct build *b = arg;
 
-    if (in_range(b, cw->start_ns) && rs_copy_kind_is_sync(cw->kind)) {
+    if (in_range(b, cw->start_ns) && rs_copy_kind_is_host_side(cw->kind)) {
         b->p->syncs[cw->kind].count += cw->count;
         b->p->syncs[cw->kind].ns += cw->total_ns;
     }

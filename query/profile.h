@@ -1,6 +1,7 @@
 /* A profile: where one scope — a job, or one rank of it, over a time range — spent its GPU time,
  * per kernel name and per NCCL collective op, its PC-sampling stall counts per (kernel, reason),
- * and how long its host threads waited for the GPU in synchronizations, per kind. The common ground
+ * how long its host threads waited for the GPU in synchronizations, per kind, and how long its
+ * GPUs waited for the host to queue work (launch waits). The common ground
  * of `top`, `compare` and `stalls` (DESIGN.md "Comparison", "Stall reasons"): built by one pass
  * over the scope's kernel, collective, step and stall records. Pure function over a storage read
  * handle. */
@@ -38,8 +39,8 @@ struct rs_profile_stall {
     uint64_t samples;
 };
 
-/* Host synchronizations of one kind (proto/wire.h RS_SYNC_*): host time, not GPU time, so apart
- * from the items' totals. */
+/* Host-side time of one kind (proto/wire.h: RS_SYNC_* synchronizations, RS_LAUNCH_WAIT): not GPU
+ * work, so apart from the items' totals. */
 struct rs_profile_sync {
     uint64_t count, ns;
 };
@@ -53,7 +54,7 @@ struct rs_profile {
     struct rs_profile_stall *stalls;
     size_t n_stalls;
     uint64_t stall_samples;
-    struct rs_profile_sync syncs[RS_COPY_KIND_COUNT]; /* by kind; only the sync kinds are set */
+    struct rs_profile_sync syncs[RS_COPY_KIND_COUNT]; /* by kind; only host-side kinds are set */
     /* private: hash indexes into items[] and stalls[] (position + 1; 0 = empty slot) */
     uint32_t *item_index, *stall_index;
     size_t item_slots, stall_slots;
@@ -73,8 +74,8 @@ double rs_profile_divisor(const struct rs_profile *p, const char **unit);
 const struct rs_profile_item *rs_profile_find(const struct rs_profile *p, enum rs_profile_kind kind,
                                               const char *name);
 
-/* [{"name" ("Stream Sync", ...), "ms", "calls"}] per kind with synchronizations, in the units of
- * `per` (rs_profile_divisor); NULL without memory. */
+/* [{"name" ("Stream Sync", ..., "Launch Wait"), "ms", "calls"}] per host-side kind with records,
+ * in the units of `per` (rs_profile_divisor); NULL without memory. */
 json_t *rs_profile_syncs_json(const struct rs_profile *p, double per);
 
 /* Samples of `reason` over all kernels (0 when none). */

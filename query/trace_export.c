@@ -115,7 +115,7 @@ static int
 put_memcpy(void *arg, const struct rs_memcpy_record *m)
 {
     struct writer *w = arg;
-    bool sync = rs_copy_kind_is_sync(m->kind);
+    bool sync = rs_copy_kind_is_host_side(m->kind);
     const char *cat = sync ? "cuda_sync" : m->kind == RS_COPY_MEMSET ? "gpu_memset" : "gpu_memcpy";
     int rc;
 

@@ -186,7 +186,7 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         const struct rs_copy_total *t = &b->copy_totals[i];
         struct rs__kwin_sum x = {t->window_start_ns, t->window_ns, t->kind, t->total_ns,
                                  t->max_ns,          t->bytes,     t->count};
-        bool sync = rs_copy_kind_is_sync(t->kind); /* a host wait: not the rank's copy time */
+        bool sync = rs_copy_kind_is_host_side(t->kind); /* a host wait: not the rank's copy time */
         rc = add_total(&sums, &x, sync ? NULL : &rv->n_memcpys, sync ? NULL : &rv->memcpy_ns, sp,
                        now);
         longest_window(rv, t->window_ns);
@@ -232,7 +232,7 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         const struct rs_memcpy_record *m = &b->memcpys[i];
         mv[i] = (struct rs_memcpy_value){m->start_ns, m->end_ns, m->bytes, m->kind, m->stream};
         span_add(sp, m->start_ns, m->end_ns);
-        if (rs_copy_kind_is_sync(m->kind))
+        if (rs_copy_kind_is_host_side(m->kind))
             continue; /* a host wait: not the rank's copy time */
         rv->memcpy_ns += m->end_ns - m->start_ns;
         rv->n_memcpys++;

@@ -69,8 +69,9 @@ buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, s
     free(buffer);
 }
 
+/* Sends what was converted; `last`: at the end of collection. */
 static void
-send_converted(void)
+send_converted(bool last)
 {
     struct rs_clock_pair clock = {0, 0};
 
@@ -81,7 +82,7 @@ send_converted(void)
         rs_collector_log("CUPTI timestamps are not CLOCK_REALTIME (off by %.3f s): another tool "
                          "replaced CUPTI's clock",
                          ((double)clock.realtime_ns - (double)clock.source_ns) / 1e9);
-    rs_convert_flush(g.conv, &clock);
+    rs_convert_flush(g.conv, &clock, last);
     pthread_mutex_unlock(&g.lock);
 }
 
@@ -103,7 +104,7 @@ flush_main(void *arg)
         /* Completed buffers only (0): no GPU synchronisation, no incomplete records. */
         cuptiActivityFlushAll(0);
         rs_pcsampling_tick(rs_clock_mono_ns());
-        send_converted();
+        send_converted(false);
         pthread_mutex_lock(&g.wake_lock);
     }
     pthread_mutex_unlock(&g.wake_lock);
@@ -175,6 +176,10 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
         (rc = check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
                     "cuptiActivityRegisterCallbacks")))
         return rc;
+    /* Queue times on kernel records, for launch waits; before the kinds (CUPTI wants it before
+     * CUDA is initialized: we run inside cuInit); optional. */
+    if (opts->latency_timestamps && cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS)
+        rs_collector_log("CUPTI latency timestamps unavailable: no launch waits");
     for (size_t i = 0; i < N_ALWAYS_KINDS; i++) {
         if ((rc = check(cuptiActivityEnable(always_kinds[i]), "cuptiActivityEnable"))) {
             for (size_t j = 0; j < i; j++)
@@ -278,7 +283,7 @@ stop_collection(const char *taken_by)
         } else {
             taken_over();
         }
-        send_converted();
+        send_converted(true);
     }
     pthread_mutex_unlock(&g.stop_lock);
 }

@@ -31,7 +31,8 @@ struct rs_activity_options {
     size_t buffer_bytes;                             /* per CUPTI buffer */
     const struct rs_pcsampling_options *pc_sampling; /* NULL: no PC sampling */
     enum rs_activity_sync sync;
-    bool log_hooks; /* say on stderr how many call sites the hand-over hooks redirected */
+    bool latency_timestamps; /* kernel records carry queue times (launch waits, convert.h) */
+    bool log_hooks;          /* say on stderr how many call sites the hand-over hooks redirected */
 };
 
 /* Starts collection into `conv` (owned by the caller, used under our lock until

@@ -57,7 +57,8 @@ struct rs_convert {
     struct name_info *names;
     uint32_t names_cap;
     uint64_t pending_dropped;
-    int last_device; /* of the latest kernel; -1 before */
+    int last_device;             /* of the latest kernel; -1 before */
+    rs_launch_wait *launch_wait; /* NULL: off */
     struct rs_convert_stats stats;
 };
 
@@ -71,6 +72,12 @@ rs_convert_new(const struct rs_env_identity *id, const struct rs_convert_options
         !(c->step_range = strdup(opts->step_range ? opts->step_range : ""))) {
         if (c)
             free(c->socket_path);
+        free(c);
+        return -ENOMEM;
+    }
+    if (opts->launch_wait_lag_ns && rs_launch_wait_new(opts->launch_wait_lag_ns, &c->launch_wait)) {
+        free(c->socket_path);
+        free(c->step_range);
         free(c);
         return -ENOMEM;
     }
@@ -88,6 +95,7 @@ rs_convert_free(rs_convert *c)
     if (!c)
         return;
     rs_collector_free(c->out);
+    rs_launch_wait_free(c->launch_wait);
     rs_strtab_fini(&c->mangled);
     free(c->names);
     free(c->socket_path);
@@ -175,6 +183,28 @@ next_seq(rs_convert *c, uint32_t stream, uint32_t op)
     return 0;
 }
 
+/* A launch wait becomes a host-side record of the device's rank. */
+static void
+add_launch_wait(void *arg, uint32_t device, uint32_t stream, uint64_t start_ns, uint64_t end_ns)
+{
+    rs_convert *c = arg;
+    rs_collector *out = output(c, (int)device);
+    struct rs_memcpy_record r = {start_ns, end_ns, 0, RS_LAUNCH_WAIT, stream};
+
+    if (out)
+        rs_collector_add_memcpy(out, &r);
+}
+
+/* GPU work of the process, for the launch waits between it. */
+static void
+track_busy(rs_convert *c, uint32_t device, uint32_t stream, uint64_t start_ns, uint64_t end_ns,
+           uint64_t queued_ns)
+{
+    if (c->launch_wait)
+        rs_launch_wait_add(c->launch_wait, device, stream, start_ns, end_ns, queued_ns,
+                           add_launch_wait, c);
+}
+
 static void
 convert_kernel(rs_convert *c, const CUpti_ActivityKernel10 *k)
 {
@@ -185,6 +215,7 @@ convert_kernel(rs_convert *c, const CUpti_ActivityKernel10 *k)
         c->stats.untimed++;
         return;
     }
+    track_busy(c, k->deviceId, k->streamId, k->start, k->end, k->queued);
     if (!(out = output(c, k->deviceId)) || !(ni = name_info(c, out, k->name))) {
         c->stats.untimed++;
         return;
@@ -263,6 +294,8 @@ add_copy(rs_convert *c, uint64_t start, uint64_t end, uint64_t bytes, uint32_t k
         c->stats.untimed++;
         return;
     }
+    if (device >= 0) /* a copy or memset: GPU work, queue time unknown */
+        track_busy(c, (uint32_t)device, stream, start, end, 0);
     if ((out = output(c, device)) && rs_collector_add_memcpy(out, &r) == 0)
         (*counter)++;
 }
@@ -475,8 +508,10 @@ rs_convert_count_dropped(rs_convert *c, uint64_t n)
 }
 
 int
-rs_convert_flush(rs_convert *c, const struct rs_clock_pair *clock)
+rs_convert_flush(rs_convert *c, const struct rs_clock_pair *clock, bool last)
 {
+    if (c->launch_wait)
+        rs_launch_wait_settle(c->launch_wait, last, add_launch_wait, c);
     return c->out ? rs_collector_flush(c->out, clock) : 0;
 }
 
@@ -484,4 +519,6 @@ void
 rs_convert_get_stats(const rs_convert *c, struct rs_convert_stats *out)
 {
     *out = c->stats;
+    if (c->launch_wait)
+        rs_launch_wait_get_stats(c->launch_wait, &out->launch_wait);
 }

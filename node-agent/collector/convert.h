@@ -1,6 +1,7 @@
 /* Turns CUPTI activity records into rankscope records for one process: kernels (NCCL kernels
- * become collective records with per-(stream, op) sequence numbers), memcpy, memset and host
- * synchronizations (copy records of the RS_SYNC_* kinds, wire.h); device
+ * become collective records with per-(stream, op) sequence numbers), memcpy, memset, host
+ * synchronizations (copy records of the RS_SYNC_* kinds, wire.h) and the launch waits found
+ * between the GPU work (launch_wait.h; kind RS_LAUNCH_WAIT); device
  * records give the GPU UUID; NVTX ranges that mark training steps become step records. Kernel names
  * are demangled once per distinct name. The connection to the agent (collector_client.h) is opened
  * at the first timed record, so a launcher process that never runs a kernel sends nothing. Not
@@ -10,6 +11,7 @@
 #define RS_COLLECTOR_CONVERT_H
 
 #include "node-agent/collector/identity.h"
+#include "node-agent/collector/launch_wait.h"
 #include "proto/wire.h"
 
 #include <cupti_activity.h>
@@ -25,6 +27,7 @@ struct rs_convert_stats {
     uint64_t untimed;       /* records without timestamps (CUPTI's device buffer ran out) */
     uint64_t other;         /* records of kinds we do not convert */
     uint64_t cupti_dropped; /* records CUPTI itself dropped */
+    struct rs_launch_wait_stats launch_wait;
 };
 
 /* Returns a malloc'd demangled name or NULL, like __cxa_demangle. */
@@ -36,6 +39,9 @@ struct rs_convert_options {
     /* NVTX ranges that mark training steps: "ProfilerStep#N" always (N is the step); ranges
      * named exactly `step_range` too, numbered 0, 1, 2, ... ("" or NULL: none). */
     const char *step_range;
+    /* Launch waits settle this far (at least) behind the newest GPU work (launch_wait.h); 0: no
+     * launch waits. They need kernel records with queue times (CUPTI's latency timestamps). */
+    uint64_t launch_wait_lag_ns;
 };
 
 int rs_convert_new(const struct rs_env_identity *id, const struct rs_convert_options *opts,
@@ -70,8 +76,9 @@ bool rs_convert_sync_call(size_t i, CUpti_CallbackId *cbid);
 /* Records CUPTI reported as dropped. */
 void rs_convert_count_dropped(rs_convert *c, uint64_t n);
 
-/* Sends what was converted (see rs_collector_flush); 0 when there is nothing to send. */
-int rs_convert_flush(rs_convert *c, const struct rs_clock_pair *clock);
+/* Sends what was converted (see rs_collector_flush), with the launch waits settled by now — all
+ * of them when `last` (the end of collection). 0 when there is nothing to send. */
+int rs_convert_flush(rs_convert *c, const struct rs_clock_pair *clock, bool last);
 
 void rs_convert_get_stats(const rs_convert *c, struct rs_convert_stats *out);
 

@@ -8,8 +8,10 @@
  * size, default 4096), RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
  * "ProfilerStep#N"), RANKSCOPE_SYNC (host synchronization records: api, the default, the
  * synchronizing driver calls; 1 CUPTI's SYNCHRONIZATION kind; 0 none; activity.h),
- * RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), RANKSCOPE_HOOK_DEBUG=1 (say how many
- * call sites of other CUPTI clients the hand-over redirected: activity.h), identity variables
+ * RANKSCOPE_LAUNCH_WAIT (default 1: CUPTI's latency timestamps on, launch waits sent;
+ * launch_wait.h), RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), RANKSCOPE_HOOK_DEBUG=1
+ * (say how many call sites of other CUPTI clients the hand-over redirected: activity.h),
+ * RANKSCOPE_DEBUG=1 (counts of what was converted, on stderr at exit), identity variables
  * (identity.h). NVTX_INJECTION64_PATH=this library forwards NVTX to CUPTI
  * (InitializeInjectionNvtx2 below). */
 #include "node-agent/collector/activity.h"
@@ -44,6 +46,10 @@
  */
 #define DEFAULT_PC_WINDOW_MS 1000
 #define DEFAULT_PC_PERIOD_MS 60000
+/* Launch waits settle at least 4 flush periods (and 1 s) behind the newest GPU work
+ * (launch_wait.h): a kernel's record comes within about a flush period of its end. */
+#define LAUNCH_WAIT_LAG_FLUSHES 4
+#define LAUNCH_WAIT_MIN_LAG_MS 1000
 
 static struct {
     pthread_once_t once;
@@ -55,6 +61,25 @@ static const char *
 env(const char *name)
 {
     return getenv(name);
+}
+
+/* An integer setting from the environment, or `fallback` when absent or outside [lo, hi]. */
+static long
+env_long(const char *name, long lo, long hi, long fallback)
+{
+    const char *v = env(name);
+    char *end;
+    long n = v ? strtol(v, &end, 10) : 0;
+
+    return v && *v && *end == '\0' && n >= lo && n <= hi ? n : fallback;
+}
+
+/* A switch from the environment: set, not empty and not "0". */
+static bool
+env_flag(const char *name)
+{
+    const char *v = env(name);
+    return v && *v && strcmp(v, "0") != 0;
 }
 
 typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
@@ -77,12 +102,36 @@ demangle(const char *mangled)
     return out;
 }
 
+/* RANKSCOPE_DEBUG=1: what this process converted, once at exit. */
+static void
+log_stats(void)
+{
+    struct rs_convert_stats st;
+
+    rs_convert_get_stats(state.conv, &st);
+    rs_collector_log("converted %llu kernels, %llu collectives, %llu memcpys, %llu memsets, %llu "
+                     "host syncs, %llu steps, %llu stall counts; %llu untimed, %llu CUPTI dropped",
+                     (unsigned long long)st.kernels, (unsigned long long)st.collectives,
+                     (unsigned long long)st.memcpys, (unsigned long long)st.memsets,
+                     (unsigned long long)st.syncs, (unsigned long long)st.steps,
+                     (unsigned long long)st.stalls, (unsigned long long)st.untimed,
+                     (unsigned long long)st.cupti_dropped);
+    rs_collector_log(
+        "launch waits: %llu, %.3f ms in all; %llu intervals without a queue time, "
+        "%llu late, %llu forced settles, %llu refused",
+        (unsigned long long)st.launch_wait.waits, st.launch_wait.wait_ns / 1e6,
+        (unsigned long long)st.launch_wait.unqueued, (unsigned long long)st.launch_wait.late,
+        (unsigned long long)st.launch_wait.forced, (unsigned long long)st.launch_wait.refused);
+}
+
 static void
 at_exit(void)
 {
     if (state.pid != getpid() || !state.conv)
         return; /* a forked child, or nothing started */
     rs_activity_finish();
+    if (env_flag("RANKSCOPE_DEBUG"))
+        log_stats();
 }
 
 static void
@@ -142,25 +191,6 @@ cupti_free(char *why, size_t len)
     return true;
 }
 
-/* An integer setting from the environment, or `fallback` when absent or outside [lo, hi]. */
-static long
-env_long(const char *name, long lo, long hi, long fallback)
-{
-    const char *v = env(name);
-    char *end;
-    long n = v ? strtol(v, &end, 10) : 0;
-
-    return v && *v && *end == '\0' && n >= lo && n <= hi ? n : fallback;
-}
-
-/* A switch from the environment: set, not empty and not "0". */
-static bool
-env_flag(const char *name)
-{
-    const char *v = env(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
 /* RANKSCOPE_SYNC: "0", "1" or "api" (anything else: the default). */
 static enum rs_activity_sync
 sync_option(void)
@@ -194,6 +224,21 @@ pc_sampling_options(struct rs_pcsampling_options *o)
     return env_flag("RANKSCOPE_PC_SAMPLING");
 }
 
+/* RANKSCOPE_LAUNCH_WAIT: on unless "0". */
+static bool
+launch_wait_option(void)
+{
+    const char *v = env("RANKSCOPE_LAUNCH_WAIT");
+    return !v || strcmp(v, "0") != 0;
+}
+
+static uint64_t
+launch_wait_lag_ns(unsigned flush_ms)
+{
+    uint64_t ms = (uint64_t)flush_ms * LAUNCH_WAIT_LAG_FLUSHES;
+    return (ms > LAUNCH_WAIT_MIN_LAG_MS ? ms : LAUNCH_WAIT_MIN_LAG_MS) * 1000000u;
+}
+
 static void
 initialize(void)
 {
@@ -202,7 +247,10 @@ initialize(void)
     struct rs_activity_options opts = {
         (unsigned)env_long("RANKSCOPE_FLUSH_MS", 10, 60000, DEFAULT_FLUSH_MS),
         (size_t)env_long("RANKSCOPE_BUFFER_KB", 16, 65536, DEFAULT_BUFFER_KB) << 10,
-        pc_sampling_options(&pc) ? &pc : NULL, sync_option(), env_flag("RANKSCOPE_HOOK_DEBUG")};
+        pc_sampling_options(&pc) ? &pc : NULL,
+        sync_option(),
+        launch_wait_option(),
+        env_flag("RANKSCOPE_HOOK_DEBUG")};
     const char *socket = env("RANKSCOPE_AGENT_SOCKET");
     char host[256] = "";
 
@@ -222,8 +270,9 @@ initialize(void)
      * long template names then overflowed frames and records were dropped (measured on H200, run F
      * in docs/BENCHMARKS.md): demangling belongs off the training process. */
     cxa_demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    struct rs_convert_options copts = {socket && *socket ? socket : DEFAULT_SOCKET, demangle,
-                                       env("RANKSCOPE_STEP_RANGE")};
+    struct rs_convert_options copts = {
+        socket && *socket ? socket : DEFAULT_SOCKET, demangle, env("RANKSCOPE_STEP_RANGE"),
+        opts.latency_timestamps ? launch_wait_lag_ns(opts.flush_ms) : 0};
     if (rs_convert_new(&id, &copts, &state.conv))
         return;
     if (!refusal && rs_activity_start(state.conv, &opts) != 0) {
@@ -236,7 +285,7 @@ initialize(void)
         if (refusal != RS_COLLECTOR_CUPTI_ERROR)
             rs_collector_log("%s", why);
         rs_convert_report(state.conv, refusal, why);
-        rs_convert_flush(state.conv, &none);
+        rs_convert_flush(state.conv, &none, true);
         rs_convert_free(state.conv);
         state.conv = NULL;
         return;

@@ -147,5 +147,14 @@ check("host stall: rank 1 makes one Stream Sync per step more than rank 0 (its s
 wait0, wait1 = h0.get("Event Sync", {}).get("ms", 0), h1.get("Event Sync", {}).get("ms", 0)
 check("host stall: rank 0's host waits >= 10 ms per step longer in Event Sync (for rank 1)",
       wait0 >= wait1 + 10, f"rank 0 {wait0:.2f} ms, rank 1 {wait1:.2f} ms per step")
+lw1, lw0 = h1.get("Launch Wait", {}).get("ms", 0), h0.get("Launch Wait", {}).get("ms", 0)
+check("launch waits: rank 1's GPU waits >= 15 ms per step for its host (the 20 ms sleep after a "
+      "synchronize), rank 0's >= 10 ms less",
+      lw1 >= 15 and lw1 >= lw0 + 10, f"rank 1 {lw1:.2f} ms, rank 0 {lw0:.2f} ms per step")
+bw = syncs(top).get("Launch Wait", {})
+check("launch waits: the baseline's GPUs wait for the host at each step start (after the step "
+      "timer's synchronize), for less than the step",
+      0 < bw.get("ms", 0) < step_ms and 0.5 <= bw.get("calls", 0),
+      f"{bw.get('ms', 0):.3f} ms in {bw.get('calls', 0):.1f} waits per step of {step_ms:.2f} ms")
 print(f"gpu: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -31,8 +31,8 @@ daemons_down() {
     PIDS=()
 }
 
-# train JOB [--collector [--pc-sampling]] ARGS...: a 2-rank DDP job; its rank-0 JSON line goes to
-# $W/JOB.result. The collector sends to $AGENT_SOCK when set (default: the agent of daemons_up).
+# train JOB [--collector [--pc-sampling]] ARGS...: a 2-rank DDP job ($TRAIN_SCRIPT when set,
+# e.g. tests/gpu/pp_train.py); its rank-0 JSON line goes to $W/JOB.result. The collector sends to $AGENT_SOCK when set (default: the agent of daemons_up).
 # --pc-sampling turns PC sampling on (drained every $PC_DRAIN_MS, 1000; windows of $PC_WINDOW_MS
 # every $PC_PERIOD_MS when set, else the collector's defaults). A job still running after
 # $TRAIN_TIMEOUT seconds (300) is killed.
@@ -56,7 +56,7 @@ train() {
         fi
     fi
     env "${vars[@]}" timeout "${TRAIN_TIMEOUT:-300}" torchrun --standalone --nproc_per_node=2 \
-        tests/gpu/ddp_train.py "$@" >"$W/$job.log" 2>&1
+        "${TRAIN_SCRIPT:-tests/gpu/ddp_train.py}" "$@" >"$W/$job.log" 2>&1
     rc=$?
     grep '^{' "$W/$job.log" | tail -1 >"$W/$job.result"
     echo "== $job (exit $rc)" >>"$OUT/train-logs.txt"

@@ -15,6 +15,7 @@ mkdir -p "$R"
 } >"$R/env.txt" 2>&1
 daemons_up
 : >"$R/train-logs.txt"
+export RANKSCOPE_DEBUG=1 # each process says at exit what it converted (launch waits: late ones...)
 train gpu-baseline --collector --steps 60 --nvtx-steps
 train gpu-straggler --collector --steps 60 --extra-work-rank 0 --nvtx-steps
 train gpu-hoststall --collector --steps 60 --host-stall-rank 1 --nvtx-steps
@@ -52,6 +53,11 @@ python3 tests/gpu/check.py "$R/dumps.jsonl" "$R/pc-stalls.json" "$R/straggler-ve
     "$R/baseline-verdict.json" "$R/baseline-top.json" "$R/hoststall-verdict.json" \
     "$R/hoststall-top1.json" "$R/hoststall-top0.json" >"$OUT/summary.txt"
 rc=$?
+# each collector's counts at exit (RANKSCOPE_DEBUG): launch waits, late records, forced settles
+for f in "$W"/*.log; do
+    grep -h 'rankscope\[[0-9]*\]: \(launch waits\|converted\)' "$f" | sed "s|^|$(basename "$f" .log): |"
+done >"$R/collector-counts.txt"
+grep 'launch waits' "$R/collector-counts.txt" | sed 's/^/info  /' >>"$OUT/summary.txt"
 tar czf "$OUT/results.tar.gz" -C "$R" .
 cat "$OUT/summary.txt"
 exit $rc

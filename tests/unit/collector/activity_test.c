@@ -1,6 +1,7 @@
 /* Unit tests of activity collection (node-agent/collector/activity.c) against the stand-in CUPTI
  * (fake_cupti.h): the kinds it turns on (never the serializing KERNEL kind) and the host
- * synchronization modes; buffers CUPTI fills reach the converter; at exit, buffers that did not
+ * synchronization modes; latency timestamps when launch waits are asked for, and the waits found
+ * at exit; buffers CUPTI fills reach the converter; at exit, buffers that did not
  * come back are reported; and the hand-over — a second CUPTI client in another library
  * (kineto_standin.c, as torch.profiler's Kineto) subscribing makes the collector turn its kinds
  * off and take its buffers back before the client's call goes on, once. Each case runs in a
@@ -22,7 +23,7 @@ static struct rs_activity_options
 options(enum rs_activity_sync sync)
 {
     /* the flush thread never ticks within a case: everything happens at finish or hand-over */
-    return (struct rs_activity_options){60000, 64 << 10, NULL, sync, true};
+    return (struct rs_activity_options){60000, 64 << 10, NULL, sync, false, true};
 }
 
 /* A converter, and collection into it started with `sync`. */
@@ -78,6 +79,39 @@ sync_off(void)
     T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
     T_CHECK(rs_convert_sync_call(0, &cbid) && !fake_cupti_driver_api_on(cbid));
     rs_activity_finish();
+    rs_convert_free(c);
+}
+
+/* Launch waits: latency timestamps go on before the kinds (CUPTI wants them before CUDA starts),
+ * and the waits between the kernels are all settled at exit, however long the lag. Without them,
+ * no latency timestamps. */
+static void
+launch_waits(void)
+{
+    rs_convert *c = t_converter_lag(60ull * 1000000000u);
+    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_OFF);
+
+    o.latency_timestamps = true;
+    T_EQ(rs_activity_start(c, &o), 0);
+    T_CHECK(strncmp(fake_cupti_log(), "RLK", 3) == 0);
+    T_CHECK(fake_cupti_kernels(5)); /* kernels 1 and 3 were queued late */
+    rs_activity_finish();
+    T_EQ(t_convert_stats(c).kernels, 5);
+    T_EQ(t_convert_stats(c).launch_wait.waits, 2);
+    T_EQ(t_convert_stats(c).launch_wait.wait_ns, 8);
+    rs_convert_free(c);
+}
+
+static void
+no_launch_waits(void)
+{
+    rs_convert *c = started(RS_ACTIVITY_SYNC_OFF);
+
+    T_CHECK(strchr(fake_cupti_log(), 'L') == NULL && !fake_cupti_latency);
+    T_CHECK(fake_cupti_kernels(5));
+    rs_activity_finish();
+    T_EQ(t_convert_stats(c).kernels, 5);
+    T_EQ(t_convert_stats(c).launch_wait.waits, 0);
     rs_convert_free(c);
 }
 
@@ -145,6 +179,8 @@ main(void)
     T_RUN_ISOLATED(kinds_and_sync_by_api);
     T_RUN_ISOLATED(sync_by_records);
     T_RUN_ISOLATED(sync_off);
+    T_RUN_ISOLATED(launch_waits);
+    T_RUN_ISOLATED(no_launch_waits);
     T_RUN_ISOLATED(buffers_reach_the_converter);
     T_RUN_ISOLATED(exit_reports_buffers_taken);
     T_RUN_ISOLATED(hand_over_at_subscribe);

@@ -1,6 +1,7 @@
 /* Unit tests of CUPTI record conversion with fake activity records: kernels vs NCCL collectives
  * (op, per-stream sequence numbers), copies, GPU UUID from the device record, untimed records,
- * CUPTI drop counts, demangling — all the way to decoded frames on a fake agent socket. */
+ * CUPTI drop counts, demangling, launch waits — all the way to decoded frames on a fake agent
+ * socket. */
 #include "node-agent/collector/convert.h"
 #include "tests/t.h"
 #include "tests/t_socket.h"
@@ -91,7 +92,7 @@ records_to_frames(void)
     int lfd = t_listen_seqpacket(sock_path), afd;
 
     T_CHECK(lfd >= 0);
-    struct rs_convert_options opts = {sock_path, fake_demangle, "train_step"};
+    struct rs_convert_options opts = {sock_path, fake_demangle, "train_step", 0};
     T_EQ(rs_convert_new(&id, &opts, &c), 0);
     rs_convert_count_dropped(c, 3); /* before the connection exists: kept and sent later */
     /* NVTX: ProfilerStep#7 [100, 900], a configured "train_step" range, an unrelated range and an
@@ -183,7 +184,7 @@ records_to_frames(void)
     struct rs_clock_pair tsc = {123456789, 1790000000000000000ull};
     T_CHECK(rs_convert_check_clock(c, &tsc)); /* a TSC-like clock: reported once */
     T_CHECK(!rs_convert_check_clock(c, &tsc));
-    T_EQ(rs_convert_flush(c, &clock), 0);
+    T_EQ(rs_convert_flush(c, &clock, false), 0);
     afd = accept(lfd, NULL, NULL);
     ssize_t n = recv(afd, buf, sizeof buf, MSG_DONTWAIT);
     rs_wire_rank_frame *f = NULL;
@@ -244,9 +245,9 @@ launcher_sends_nothing(void)
     rs_convert *c = NULL;
     int lfd = t_listen_seqpacket(sock_path);
 
-    struct rs_convert_options opts = {sock_path, NULL, NULL};
+    struct rs_convert_options opts = {sock_path, NULL, NULL, 0};
     T_EQ(rs_convert_new(&id, &opts, &c), 0);
-    T_EQ(rs_convert_flush(c, &clock), 0);
+    T_EQ(rs_convert_flush(c, &clock, false), 0);
     struct timeval tv = {0, 100000};
     setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     T_CHECK(accept(lfd, NULL, NULL) < 0); /* no connection was ever made */
@@ -266,7 +267,7 @@ enabled_sync_calls_convert(void)
     size_t n = 0;
     int lfd = t_listen_seqpacket(sock_path);
 
-    struct rs_convert_options opts = {sock_path, NULL, NULL};
+    struct rs_convert_options opts = {sock_path, NULL, NULL, 0};
     T_EQ(rs_convert_new(&id, &opts, &c), 0);
     for (; rs_convert_sync_call(n, &cbid); n++) {
         CUpti_ActivityAPI a = api_record(cbid, 1000 + n * 100, 1050 + n * 100);
@@ -281,6 +282,94 @@ enabled_sync_calls_convert(void)
     unlink(sock_path);
 }
 
+/* The frame that reached the agent socket's listener `lfd` (NULL if none). */
+static rs_wire_rank_frame *
+received_frame(int lfd, int *afd)
+{
+    static uint8_t buf[RS_WIRE_MAX_FRAME_BYTES + 1];
+    rs_wire_rank_frame *f = NULL;
+
+    if (*afd < 0)
+        *afd = accept(lfd, NULL, NULL);
+    ssize_t n = recv(*afd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n <= 0 || rs_wire_rank_frame_decode(buf, (size_t)n, sizeof buf, &f) != 0)
+        return NULL;
+    return f;
+}
+
+/* Launch waits leave as host-side records once settled: the gap before a kernel the host queued
+ * late, up to its queue time; no wait before a kernel queued in time, a copy (no queue time), or
+ * work on another device. With a lag of 1 us, a flush settles only what lies 1 us (plus the
+ * longest interval) behind the newest start; the last flush settles the rest. */
+static void
+launch_waits_to_frames(void)
+{
+    struct rs_env_identity id = {.job = "job-w", .world_size = 1, .host = "h", .pid = 1};
+    struct rs_clock_pair clock = {0, 0};
+    rs_convert *c = NULL;
+    int lfd = t_listen_seqpacket(sock_path), afd = -1;
+
+    struct rs_convert_options opts = {sock_path, NULL, NULL, 1000};
+    T_EQ(rs_convert_new(&id, &opts, &c), 0);
+    CUpti_ActivityKernel10 k[] = {kernel("a", 1000, 1100, 7), kernel("b", 1300, 1400, 7),
+                                  kernel("c", 1500, 1600, 7), kernel("d", 3000, 3100, 7),
+                                  kernel("e", 5000, 5100, 8)};
+    k[0].queued = 900;
+    k[1].queued = 1250; /* late: waits [1100, 1250) */
+    k[2].queued = 1200; /* in time */
+    k[3].queued = 2700; /* late, behind a copy: waits [1800, 2700) */
+    k[4].queued = 4000; /* on another device: no work before it there */
+    k[4].deviceId = 2;
+    CUpti_ActivityMemcpy6 cp;
+    memset(&cp, 0, sizeof cp);
+    cp.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    cp.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    cp.start = 1700;
+    cp.end = 1800;
+    cp.deviceId = 1;
+    cp.streamId = 7;
+    rs_convert_record(c, (CUpti_Activity *)&k[3]); /* out of order */
+    rs_convert_record(c, (CUpti_Activity *)&k[1]);
+    rs_convert_record(c, (CUpti_Activity *)&k[0]);
+    rs_convert_record(c, (CUpti_Activity *)&cp);
+    rs_convert_record(c, (CUpti_Activity *)&k[2]);
+    rs_convert_record(c, (CUpti_Activity *)&k[4]);
+    /* newest start 3000, lag 1000 + 100: settled before 1900, the first wait only */
+    T_EQ(rs_convert_flush(c, &clock, false), 0);
+    rs_wire_rank_frame *f = received_frame(lfd, &afd);
+    T_CHECK(f != NULL);
+    if (f) {
+        const struct rs_rank_batch *b = rs_wire_rank_frame_batch(f);
+        size_t waits = 0;
+        for (uint32_t i = 0; i < b->n_memcpys; i++)
+            if (b->memcpys[i].kind == RS_LAUNCH_WAIT) {
+                waits++;
+                T_CHECK(b->memcpys[i].start_ns == 1100 && b->memcpys[i].end_ns == 1250 &&
+                        b->memcpys[i].stream == 7 && b->memcpys[i].bytes == 0);
+            }
+        T_EQ(waits, 1);
+    }
+    rs_wire_rank_frame_free(f);
+    T_EQ(rs_convert_flush(c, &clock, true), 0);
+    f = received_frame(lfd, &afd);
+    T_CHECK(f != NULL);
+    if (f) {
+        const struct rs_rank_batch *b = rs_wire_rank_frame_batch(f);
+        T_CHECK(b->n_memcpys == 1 && b->memcpys[0].kind == RS_LAUNCH_WAIT &&
+                b->memcpys[0].start_ns == 1800 && b->memcpys[0].end_ns == 2700);
+    }
+    rs_wire_rank_frame_free(f);
+    struct rs_convert_stats st;
+    rs_convert_get_stats(c, &st);
+    T_EQ(st.launch_wait.waits, 2);
+    T_EQ(st.launch_wait.wait_ns, 150 + 900);
+    T_EQ(st.launch_wait.unqueued, 1); /* the copy */
+    rs_convert_free(c);
+    close(afd);
+    close(lfd);
+    unlink(sock_path);
+}
+
 int
 main(void)
 {
@@ -288,5 +377,6 @@ main(void)
     T_RUN(records_to_frames);
     T_RUN(launcher_sends_nothing);
     T_RUN(enabled_sync_calls_convert);
+    T_RUN(launch_waits_to_frames);
     return T_DONE("collector/convert");
 }

@@ -2,7 +2,8 @@
  *   s subscribe (cuptiSubscribe, _v2)   u unsubscribe
  *   R cuptiActivityRegisterCallbacks    K cuptiActivityEnable      X cuptiActivityDisable
  *   F cuptiActivityFlushAll, forced     f the same, not forced
- *   E PC sampling enable  D disable  S start  T stop  G get data  y cuCtxSynchronize */
+ *   E PC sampling enable  D disable  S start  T stop  G get data  y cuCtxSynchronize
+ *   L cuptiActivityEnableLatencyTimestamps(1) */
 #include "tests/unit/collector/fake_cupti.h"
 
 #include <cuda.h>
@@ -37,6 +38,7 @@ const char *fake_cupti_holder = "";
 uint32_t fake_cupti_version = CUPTI_API_VERSION;
 int fake_cupti_pcs_after_stop = 2;
 bool fake_cupti_serialized, fake_cupti_start_stop, fake_cupti_launches_subscribed;
+bool fake_cupti_latency;
 
 static void
 token(char c)
@@ -134,6 +136,15 @@ cuptiActivityEnableAllSyncRecords(uint8_t enable)
 }
 
 CUptiResult
+cuptiActivityEnableLatencyTimestamps(uint8_t enable)
+{
+    if (enable)
+        token('L');
+    fake_cupti_latency = enable;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult
 cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
     if (cbid < MAX_CBIDS)
@@ -162,6 +173,9 @@ fake_cupti_kernels(size_t n)
         k->start = 1000 + 10 * i;
         k->end = k->start + 5;
         k->streamId = 7;
+        /* with latency timestamps, every other kernel queued 1 ns before it starts: late, after
+         * the 5-ns gap behind its predecessor had begun */
+        k->queued = fake_cupti_latency ? (i % 2 ? k->start - 1 : k->start - 20) : 0;
     }
     pending[n_pending].buffer = buffer;
     pending[n_pending].size = size;

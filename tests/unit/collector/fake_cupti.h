@@ -41,5 +41,8 @@ extern uint32_t fake_cupti_version;   /* cuptiGetVersion (CUPTI_API_VERSION) */
 extern int fake_cupti_pcs_after_stop; /* PCs the GetData after a stop returns (2) */
 /* PC-sampling configuration seen: kernel-serialized mode, start/stop control. */
 extern bool fake_cupti_serialized, fake_cupti_start_stop, fake_cupti_launches_subscribed;
+/* Latency timestamps on: the kernels fake_cupti_kernels records carry queue times, every other
+ * one queued only after the gap before it began (a launch wait of 4 ns each). */
+extern bool fake_cupti_latency;
 
 #endif

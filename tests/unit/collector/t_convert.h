@@ -6,14 +6,21 @@
 #include "node-agent/collector/convert.h"
 #include "tests/t.h"
 
+/* A converter that finds launch waits `launch_wait_lag_ns` behind the newest work (0: none). */
 static inline rs_convert *
-t_converter(void)
+t_converter_lag(uint64_t launch_wait_lag_ns)
 {
     struct rs_env_identity id = {.job = "job-t", .world_size = 1, .host = "h", .pid = 1};
-    struct rs_convert_options opts = {"/nonexistent/agent.sock", NULL, NULL};
+    struct rs_convert_options opts = {"/nonexistent/agent.sock", NULL, NULL, launch_wait_lag_ns};
     rs_convert *c = NULL;
     T_EQ(rs_convert_new(&id, &opts, &c), 0);
     return c;
+}
+
+static inline rs_convert *
+t_converter(void)
+{
+    return t_converter_lag(0);
 }
 
 static inline struct rs_convert_stats

@@ -25,8 +25,7 @@ colliding_hash(const void *p)
 
 /* The position of `key` found by the caller's probe, or -1. */
 static long
-find(const uint32_t *index, size_t n_slots, const struct item *items, uint64_t key,
-     uint64_t hash)
+find(const uint32_t *index, size_t n_slots, const struct item *items, uint64_t key, uint64_t hash)
 {
     if (!n_slots)
         return -1;

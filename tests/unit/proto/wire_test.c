@@ -265,11 +265,11 @@ rejects_bad_summaries(void)
 static void
 rejects_wrong_version(void)
 {
-    /* schema_version is field 1 (varint); a request carrying version 4 must be refused. */
-    static const uint8_t v4[] = {0x08, 0x04, 0x11, 1, 0, 0, 0, 0, 0, 0, 0};
+    /* schema_version is field 1 (varint); a request carrying version 5 must be refused. */
+    static const uint8_t v5[] = {0x08, 0x05, 0x11, 1, 0, 0, 0, 0, 0, 0, 0};
     rs_wire_agent_batch *d = NULL;
 
-    T_EQ(rs_wire_agent_batch_decode(v4, sizeof v4, &d), RS_E_VERSION);
+    T_EQ(rs_wire_agent_batch_decode(v5, sizeof v5, &d), RS_E_VERSION);
     /* batches with agent summaries go as version 2 (a version-1 server refuses them instead of
      * dropping the totals unseen), all others as version 1 */
     struct rs_step_record st;
@@ -309,9 +309,34 @@ rejects_wrong_version(void)
     T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
     T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 3);
     free(buf);
+    /* launch waits go as version 4 (a version-3 server would reject the kind), also beside a
+     * host synchronization, and come back as sent */
+    struct rs_memcpy_record waits[2] = {{1002000, 1006000, 0, RS_SYNC_STREAM, 7},
+                                        {1007000, 1009000, 0, RS_LAUNCH_WAIT, 7}};
+    with_sync.memcpys = waits;
+    with_sync.n_memcpys = 2;
+    env.ranks = &with_sync;
+    T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+    T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 4);
+    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    got = d ? rs_wire_agent_batch_get(d) : NULL;
+    T_CHECK(got && got->n_ranks == 1 && got->ranks[0].n_memcpys == 2 &&
+            got->ranks[0].memcpys[1].kind == RS_LAUNCH_WAIT &&
+            got->ranks[0].memcpys[1].end_ns - got->ranks[0].memcpys[1].start_ns == 2000);
+    rs_wire_agent_batch_free(d);
+    free(buf);
+    sync_total.kind = RS_LAUNCH_WAIT; /* as a window total */
+    env.ranks = &summary;
+    T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+    T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 4);
+    free(buf);
     T_CHECK(rs_copy_kind_is_sync(RS_SYNC_EVENT) && rs_copy_kind_is_sync(RS_SYNC_CONTEXT) &&
-            !rs_copy_kind_is_sync(RS_COPY_MEMSET) && !rs_copy_kind_is_sync(RS_COPY_KIND_COUNT));
+            !rs_copy_kind_is_sync(RS_COPY_MEMSET) && !rs_copy_kind_is_sync(RS_LAUNCH_WAIT));
+    T_CHECK(rs_copy_kind_is_host_side(RS_SYNC_EVENT) && rs_copy_kind_is_host_side(RS_LAUNCH_WAIT) &&
+            !rs_copy_kind_is_host_side(RS_COPY_MEMSET) &&
+            !rs_copy_kind_is_host_side(RS_COPY_KIND_COUNT));
     T_CHECK(strcmp(rs_copy_kind_name(RS_SYNC_STREAM), "Stream Sync") == 0);
+    T_CHECK(strcmp(rs_copy_kind_name(RS_LAUNCH_WAIT), "Launch Wait") == 0);
 }
 
 static void

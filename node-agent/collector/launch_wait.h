@@ -1,0 +1,62 @@
+/* Launch waits: GPU time lost because the host had not yet queued the work (DESIGN.md
+ * "Straggler", cause host_side). A device is idle in [g0, g1) when no kernel, copy or memset of
+ * the process runs on it; the work that ends the gap was queued by the host at q (CUPTI's latency
+ * timestamp). When q > g0 the GPU waited for the host from g0 to min(q, g1): that part is a launch
+ * wait (a data loader, Python, a host synchronization, a slow launch path). The rest of the gap,
+ * after the work was queued, is the GPU's own (dispatch, a wait on another stream's event). Work
+ * of unknown queue time (copies, memsets, records without latency timestamps) ends a gap without
+ * a wait.
+ *
+ * CUPTI delivers a record when its work has completed, so a long kernel's record can come after
+ * those of shorter ones that started later; a gap is settled only once no record could still
+ * cover it: behind the newest start seen by a lag of at least `min_lag_ns` plus the longest
+ * interval seen so far. Records that arrive behind the settled time anyway are counted (late).
+ * Memory: the intervals of one lag per device, at most RS_LAUNCH_WAIT_MAX_PENDING; beyond that
+ * the oldest settle early (counted as forced).
+ *
+ * The collector's converter (convert.c) feeds it and sends the waits as host-side records of kind
+ * RS_LAUNCH_WAIT (wire.h). No CUPTI here, so CI tests it. Not thread-safe: one owner. */
+#ifndef RS_COLLECTOR_LAUNCH_WAIT_H
+#define RS_COLLECTOR_LAUNCH_WAIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define RS_LAUNCH_WAIT_MAX_PENDING (1u << 18) /* intervals held per device (32 bytes each) */
+#define RS_LAUNCH_WAIT_MAX_DEVICES 64u
+
+typedef struct rs_launch_wait rs_launch_wait;
+
+struct rs_launch_wait_stats {
+    uint64_t waits;    /* launch waits emitted */
+    uint64_t wait_ns;  /* their total length */
+    uint64_t unqueued; /* intervals added with no queue time */
+    uint64_t late;     /* intervals that arrived behind the settled time */
+    uint64_t forced;   /* settles brought forward because a device held too many intervals */
+    uint64_t refused;  /* intervals not taken: a device beyond the last, or no memory */
+};
+
+/* A launch wait on `device`: the GPU idle in [start_ns, end_ns) until the host queued the work
+ * of `stream` that followed. Emitted per device in time order. */
+typedef void (*rs_launch_wait_fn)(void *arg, uint32_t device, uint32_t stream, uint64_t start_ns,
+                                  uint64_t end_ns);
+
+/* A tracker that settles gaps `min_lag_ns` (plus the longest interval seen) behind the newest
+ * start. Returns 0 or -ENOMEM. */
+int rs_launch_wait_new(uint64_t min_lag_ns, rs_launch_wait **out);
+void rs_launch_wait_free(rs_launch_wait *lw);
+
+/* One interval of GPU work [start_ns, end_ns) on `device` and `stream`, queued by the host at
+ * `queued_ns` (0: unknown). Any order. Returns 0, or -ENOMEM / -ERANGE (a 65th device) when it
+ * was not taken (counted as refused). May emit: when the device holds RS_LAUNCH_WAIT_MAX_PENDING
+ * intervals it settles the older half first. */
+int rs_launch_wait_add(rs_launch_wait *lw, uint32_t device, uint32_t stream, uint64_t start_ns,
+                       uint64_t end_ns, uint64_t queued_ns, rs_launch_wait_fn emit, void *arg);
+
+/* Emits the launch waits of every gap that is settled now; with `all`, of every gap up to the
+ * last interval (at the end of collection: nothing more is coming). */
+void rs_launch_wait_settle(rs_launch_wait *lw, bool all, rs_launch_wait_fn emit, void *arg);
+
+void rs_launch_wait_get_stats(const rs_launch_wait *lw, struct rs_launch_wait_stats *out);
+
+#endif
