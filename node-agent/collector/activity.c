@@ -146,6 +146,31 @@ sync_start(enum rs_activity_sync how)
     return false;
 }
 
+/* Turns on what gives kernels their queue times; false when CUPTI refused. */
+static bool
+launch_wait_start(enum rs_activity_launch_wait how)
+{
+    CUpti_CallbackId cbid;
+    bool ok = true;
+
+    if (how == RS_ACTIVITY_LAUNCH_WAIT_LATENCY)
+        return cuptiActivityEnableLatencyTimestamps(1) == CUPTI_SUCCESS;
+    for (size_t i = 0; how == RS_ACTIVITY_LAUNCH_WAIT_API && rs_convert_launch_call(i, &cbid); i++)
+        ok = cuptiActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS && ok;
+    return ok;
+}
+
+/* Turns off what launch_wait_start turned on (latency timestamps are an attribute, not records:
+ * they stay). */
+static void
+launch_wait_stop(enum rs_activity_launch_wait how)
+{
+    CUpti_CallbackId cbid;
+
+    for (size_t i = 0; how == RS_ACTIVITY_LAUNCH_WAIT_API && rs_convert_launch_call(i, &cbid); i++)
+        cuptiActivityEnableDriverApi(cbid, 0);
+}
+
 /* Turns off what sync_start turned on. */
 static void
 sync_stop(enum rs_activity_sync how)
@@ -176,10 +201,10 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
         (rc = check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
                     "cuptiActivityRegisterCallbacks")))
         return rc;
-    /* Queue times on kernel records, for launch waits; before the kinds (CUPTI wants it before
-     * CUDA is initialized: we run inside cuInit); optional. */
-    if (opts->latency_timestamps && cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS)
-        rs_collector_log("CUPTI latency timestamps unavailable: no launch waits");
+    /* Queue times of kernels, for launch waits; before the kinds (CUPTI wants latency timestamps
+     * before CUDA is initialized: we run inside cuInit); optional. */
+    if (!launch_wait_start(opts->launch_wait))
+        rs_collector_log("queue times of kernels unavailable: no launch waits");
     for (size_t i = 0; i < N_ALWAYS_KINDS; i++) {
         if ((rc = check(cuptiActivityEnable(always_kinds[i]), "cuptiActivityEnable"))) {
             for (size_t j = 0; j < i; j++)
@@ -247,6 +272,7 @@ disable_kinds(void)
     for (size_t i = 0; i < N_ALWAYS_KINDS; i++)
         cuptiActivityDisable(always_kinds[i]);
     sync_stop(g.opts.sync);
+    launch_wait_stop(g.opts.launch_wait);
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MARKER);
 }
 

@@ -26,13 +26,24 @@ enum rs_activity_sync {
     RS_ACTIVITY_SYNC_API,
 };
 
+/* Where launch waits (convert.h) get the queue times of kernels from. */
+enum rs_activity_launch_wait {
+    RS_ACTIVITY_LAUNCH_WAIT_OFF,
+    /* driver-API records of the launch calls (rs_convert_launch_call), joined to kernels by
+     * correlation id: queued by the end of the call */
+    RS_ACTIVITY_LAUNCH_WAIT_API,
+    /* CUPTI's latency timestamps on kernel records (queued); on H200 they cost the DDP job 1.2%
+     * of its step time (docs/BENCHMARKS.md) */
+    RS_ACTIVITY_LAUNCH_WAIT_LATENCY,
+};
+
 struct rs_activity_options {
     unsigned flush_ms;                               /* flush thread period */
     size_t buffer_bytes;                             /* per CUPTI buffer */
     const struct rs_pcsampling_options *pc_sampling; /* NULL: no PC sampling */
     enum rs_activity_sync sync;
-    bool latency_timestamps; /* kernel records carry queue times (launch waits, convert.h) */
-    bool log_hooks;          /* say on stderr how many call sites the hand-over hooks redirected */
+    enum rs_activity_launch_wait launch_wait;
+    bool log_hooks; /* say on stderr how many call sites the hand-over hooks redirected */
 };
 
 /* Starts collection into `conv` (owned by the caller, used under our lock until

@@ -195,13 +195,14 @@ add_launch_wait(void *arg, uint32_t device, uint32_t stream, uint64_t start_ns, 
         rs_collector_add_memcpy(out, &r);
 }
 
-/* GPU work of the process, for the launch waits between it. */
+/* GPU work of the process, for the launch waits between it: queued at queued_ns, or by the
+ * launch call of `correlation` (0: unknown). */
 static void
 track_busy(rs_convert *c, uint32_t device, uint32_t stream, uint64_t start_ns, uint64_t end_ns,
-           uint64_t queued_ns)
+           uint64_t queued_ns, uint32_t correlation)
 {
     if (c->launch_wait)
-        rs_launch_wait_add(c->launch_wait, device, stream, start_ns, end_ns, queued_ns,
+        rs_launch_wait_add(c->launch_wait, device, stream, start_ns, end_ns, queued_ns, correlation,
                            add_launch_wait, c);
 }
 
@@ -215,7 +216,7 @@ convert_kernel(rs_convert *c, const CUpti_ActivityKernel10 *k)
         c->stats.untimed++;
         return;
     }
-    track_busy(c, k->deviceId, k->streamId, k->start, k->end, k->queued);
+    track_busy(c, k->deviceId, k->streamId, k->start, k->end, k->queued, k->correlationId);
     if (!(out = output(c, k->deviceId)) || !(ni = name_info(c, out, k->name))) {
         c->stats.untimed++;
         return;
@@ -295,7 +296,7 @@ add_copy(rs_convert *c, uint64_t start, uint64_t end, uint64_t bytes, uint32_t k
         return;
     }
     if (device >= 0) /* a copy or memset: GPU work, queue time unknown */
-        track_busy(c, (uint32_t)device, stream, start, end, 0);
+        track_busy(c, (uint32_t)device, stream, start, end, 0, 0);
     if ((out = output(c, device)) && rs_collector_add_memcpy(out, &r) == 0)
         (*counter)++;
 }
@@ -353,7 +354,25 @@ rs_convert_sync_call(size_t i, CUpti_CallbackId *cbid)
     return true;
 }
 
-/* A driver call that synchronizes (activity.c enables records of no others). */
+static const CUpti_CallbackId launch_calls[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
+
+bool
+rs_convert_launch_call(size_t i, CUpti_CallbackId *cbid)
+{
+    if (i >= sizeof launch_calls / sizeof launch_calls[0])
+        return false;
+    *cbid = launch_calls[i];
+    return true;
+}
+
+/* A driver call that synchronizes, or one that launches a kernel (activity.c enables records of
+ * no others): by its end the kernel of its correlation id was queued. */
 static void
 convert_api(rs_convert *c, const CUpti_ActivityAPI *a)
 {
@@ -361,6 +380,13 @@ convert_api(rs_convert *c, const CUpti_ActivityAPI *a)
         if (sync_calls[i].cbid == a->cbid) {
             add_copy(c, a->start, a->end, 0, sync_calls[i].kind,
                      CUPTI_SYNCHRONIZATION_INVALID_VALUE, -1, &c->stats.syncs);
+            return;
+        }
+    for (size_t i = 0; i < sizeof launch_calls / sizeof launch_calls[0]; i++)
+        if (launch_calls[i] == a->cbid) {
+            if (c->launch_wait && a->end && a->correlationId)
+                rs_launch_wait_call(c->launch_wait, a->correlationId, a->end);
+            c->stats.launch_calls++;
             return;
         }
     c->stats.other++;

@@ -24,6 +24,7 @@ typedef struct rs_convert rs_convert;
 
 struct rs_convert_stats {
     uint64_t kernels, collectives, memcpys, memsets, syncs, steps, stalls; /* converted */
+    uint64_t launch_calls;  /* driver-API records of launch calls (queue times) */
     uint64_t untimed;       /* records without timestamps (CUPTI's device buffer ran out) */
     uint64_t other;         /* records of kinds we do not convert */
     uint64_t cupti_dropped; /* records CUPTI itself dropped */
@@ -72,6 +73,11 @@ void rs_convert_stall(rs_convert *c, const char *function, const char *reason, u
 /* The i-th driver call (cbid) whose driver-API records rs_convert_record turns into host
  * synchronizations — what RANKSCOPE_SYNC=api enables (activity.c); false past the last. */
 bool rs_convert_sync_call(size_t i, CUpti_CallbackId *cbid);
+
+/* The i-th driver call that launches kernels (the runtime's launches end in these): driver-API
+ * records of them give launch waits their queue times (RANKSCOPE_LAUNCH_WAIT=api, activity.c);
+ * PC-sampling windows open and close at them. False past the last. */
+bool rs_convert_launch_call(size_t i, CUpti_CallbackId *cbid);
 
 /* Records CUPTI reported as dropped. */
 void rs_convert_count_dropped(rs_convert *c, uint64_t n);

@@ -8,8 +8,9 @@
  * size, default 4096), RANKSCOPE_STEP_RANGE (an NVTX range name marking steps, besides
  * "ProfilerStep#N"), RANKSCOPE_SYNC (host synchronization records: api, the default, the
  * synchronizing driver calls; 1 CUPTI's SYNCHRONIZATION kind; 0 none; activity.h),
- * RANKSCOPE_LAUNCH_WAIT (default 1: CUPTI's latency timestamps on, launch waits sent;
- * launch_wait.h), RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), RANKSCOPE_HOOK_DEBUG=1
+ * RANKSCOPE_LAUNCH_WAIT (launch waits, launch_wait.h: api, the default, queue times from
+ * driver-API records of the launch calls; latency, from CUPTI's latency timestamps; 0 none;
+ * activity.h), RANKSCOPE_PC_SAMPLING=1 and its options (pcsampling.h), RANKSCOPE_HOOK_DEBUG=1
  * (say how many call sites of other CUPTI clients the hand-over redirected: activity.h),
  * RANKSCOPE_DEBUG=1 (counts of what was converted, on stderr at exit), identity variables
  * (identity.h). NVTX_INJECTION64_PATH=this library forwards NVTX to CUPTI
@@ -49,6 +50,7 @@
 /* Launch waits settle at least 4 flush periods (and 1 s) behind the newest GPU work
  * (launch_wait.h): a kernel's record comes within about a flush period of its end. */
 #define LAUNCH_WAIT_LAG_FLUSHES 4
+#define DEFAULT_LAUNCH_WAIT RS_ACTIVITY_LAUNCH_WAIT_API
 #define LAUNCH_WAIT_MIN_LAG_MS 1000
 
 static struct {
@@ -110,12 +112,13 @@ log_stats(void)
 
     rs_convert_get_stats(state.conv, &st);
     rs_collector_log("converted %llu kernels, %llu collectives, %llu memcpys, %llu memsets, %llu "
-                     "host syncs, %llu steps, %llu stall counts; %llu untimed, %llu CUPTI dropped",
+                     "host syncs, %llu launch calls, %llu steps, %llu stall counts; %llu untimed, "
+                     "%llu CUPTI dropped",
                      (unsigned long long)st.kernels, (unsigned long long)st.collectives,
                      (unsigned long long)st.memcpys, (unsigned long long)st.memsets,
-                     (unsigned long long)st.syncs, (unsigned long long)st.steps,
-                     (unsigned long long)st.stalls, (unsigned long long)st.untimed,
-                     (unsigned long long)st.cupti_dropped);
+                     (unsigned long long)st.syncs, (unsigned long long)st.launch_calls,
+                     (unsigned long long)st.steps, (unsigned long long)st.stalls,
+                     (unsigned long long)st.untimed, (unsigned long long)st.cupti_dropped);
     rs_collector_log(
         "launch waits: %llu, %.3f ms in all; %llu intervals without a queue time, "
         "%llu late, %llu forced settles, %llu refused",
@@ -224,12 +227,19 @@ pc_sampling_options(struct rs_pcsampling_options *o)
     return env_flag("RANKSCOPE_PC_SAMPLING");
 }
 
-/* RANKSCOPE_LAUNCH_WAIT: on unless "0". */
-static bool
+/* RANKSCOPE_LAUNCH_WAIT: "0", "api" or "latency" (anything else: the default). */
+static enum rs_activity_launch_wait
 launch_wait_option(void)
 {
     const char *v = env("RANKSCOPE_LAUNCH_WAIT");
-    return !v || strcmp(v, "0") != 0;
+
+    if (v && strcmp(v, "0") == 0)
+        return RS_ACTIVITY_LAUNCH_WAIT_OFF;
+    if (v && strcmp(v, "api") == 0)
+        return RS_ACTIVITY_LAUNCH_WAIT_API;
+    if (v && strcmp(v, "latency") == 0)
+        return RS_ACTIVITY_LAUNCH_WAIT_LATENCY;
+    return DEFAULT_LAUNCH_WAIT;
 }
 
 static uint64_t
@@ -272,7 +282,7 @@ initialize(void)
     cxa_demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
     struct rs_convert_options copts = {
         socket && *socket ? socket : DEFAULT_SOCKET, demangle, env("RANKSCOPE_STEP_RANGE"),
-        opts.latency_timestamps ? launch_wait_lag_ns(opts.flush_ms) : 0};
+        opts.launch_wait != RS_ACTIVITY_LAUNCH_WAIT_OFF ? launch_wait_lag_ns(opts.flush_ms) : 0};
     if (rs_convert_new(&id, &copts, &state.conv))
         return;
     if (!refusal && rs_activity_start(state.conv, &opts) != 0) {

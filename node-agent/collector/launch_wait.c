@@ -9,7 +9,12 @@
 
 struct busy {
     uint64_t start_ns, end_ns, queued_ns;
-    uint32_t stream;
+    uint32_t stream, correlation;
+};
+
+struct call {
+    uint32_t correlation;
+    uint64_t queued_ns;
 };
 
 struct device {
@@ -29,6 +34,7 @@ struct rs_launch_wait {
     uint64_t min_lag_ns;
     struct device devices[RS_LAUNCH_WAIT_MAX_DEVICES];
     unsigned n_devices;
+    struct call *calls; /* RS_LAUNCH_WAIT_CALLS, by correlation id modulo; NULL before the first */
     struct rs_launch_wait_stats stats;
 };
 
@@ -53,6 +59,7 @@ rs_launch_wait_free(rs_launch_wait *lw)
         free(lw->devices[i].v);
         free(lw->devices[i].scratch);
     }
+    free(lw->calls);
     free(lw);
 }
 
@@ -107,16 +114,40 @@ sort_pending(struct device *d)
     d->sorted = d->n;
 }
 
+/* The queue time of the launch call of `correlation`, 0 when unknown. */
+static uint64_t
+call_queued(const rs_launch_wait *lw, uint32_t correlation)
+{
+    const struct call *c;
+
+    if (!correlation || !lw->calls)
+        return 0;
+    c = &lw->calls[correlation % RS_LAUNCH_WAIT_CALLS];
+    return c->correlation == correlation ? c->queued_ns : 0;
+}
+
+int
+rs_launch_wait_call(rs_launch_wait *lw, uint32_t correlation, uint64_t queued_ns)
+{
+    if (!lw->calls && !(lw->calls = calloc(RS_LAUNCH_WAIT_CALLS, sizeof lw->calls[0]))) {
+        lw->stats.refused++;
+        return -ENOMEM;
+    }
+    lw->calls[correlation % RS_LAUNCH_WAIT_CALLS] = (struct call){correlation, queued_ns};
+    return 0;
+}
+
 /* Walks one interval in start order: a gap before it that began before the host queued it is a
  * launch wait. */
 static void
-sweep(rs_launch_wait *lw, struct device *d, const struct busy *b, rs_launch_wait_fn emit,
-      void *arg)
+sweep(rs_launch_wait *lw, struct device *d, const struct busy *b, rs_launch_wait_fn emit, void *arg)
 {
-    uint64_t g0 = d->busy_end_ns;
+    uint64_t g0 = d->busy_end_ns, q = b->queued_ns ? b->queued_ns : call_queued(lw, b->correlation);
 
-    if (g0 && b->start_ns > g0 && b->queued_ns > g0) {
-        uint64_t g1 = b->queued_ns < b->start_ns ? b->queued_ns : b->start_ns;
+    if (!q)
+        lw->stats.unqueued++;
+    if (g0 && b->start_ns > g0 && q > g0) {
+        uint64_t g1 = q < b->start_ns ? q : b->start_ns;
         emit(arg, d->id, b->stream, g0, g1);
         lw->stats.waits++;
         lw->stats.wait_ns += g1 - g0;
@@ -145,7 +176,8 @@ settle_device(rs_launch_wait *lw, struct device *d, uint64_t horizon, rs_launch_
 
 int
 rs_launch_wait_add(rs_launch_wait *lw, uint32_t device, uint32_t stream, uint64_t start_ns,
-                   uint64_t end_ns, uint64_t queued_ns, rs_launch_wait_fn emit, void *arg)
+                   uint64_t end_ns, uint64_t queued_ns, uint32_t correlation,
+                   rs_launch_wait_fn emit, void *arg)
 {
     struct device *d = device_of(lw, device);
 
@@ -155,8 +187,8 @@ rs_launch_wait_add(rs_launch_wait *lw, uint32_t device, uint32_t stream, uint64_
     }
     if (end_ns < start_ns)
         end_ns = start_ns;
-    if (!queued_ns)
-        lw->stats.unqueued++;
+    if (!queued_ns) /* its call may be known already (else it may come before the sweep) */
+        queued_ns = call_queued(lw, correlation);
     if (start_ns < d->settled_ns) {
         /* Its gap was settled without it (maybe with a wait it would have cancelled); the busy
          * time it adds after the settled part still counts. */
@@ -174,7 +206,7 @@ rs_launch_wait_add(rs_launch_wait *lw, uint32_t device, uint32_t stream, uint64_
         lw->stats.refused++;
         return -ENOMEM;
     }
-    d->v[d->n++] = (struct busy){start_ns, end_ns, queued_ns, stream};
+    d->v[d->n++] = (struct busy){start_ns, end_ns, queued_ns, stream, correlation};
     if (start_ns > d->newest_start_ns)
         d->newest_start_ns = start_ns;
     if (end_ns - start_ns > d->longest_ns)
@@ -188,7 +220,7 @@ rs_launch_wait_settle(rs_launch_wait *lw, bool all, rs_launch_wait_fn emit, void
     for (unsigned i = 0; i < lw->n_devices; i++) {
         struct device *d = &lw->devices[i];
         uint64_t lag = lw->min_lag_ns + d->longest_ns;
-        uint64_t horizon = all                         ? UINT64_MAX
+        uint64_t horizon = all                        ? UINT64_MAX
                            : d->newest_start_ns > lag ? d->newest_start_ns - lag
                                                       : 0;
         settle_device(lw, d, horizon, emit, arg);

@@ -4,8 +4,10 @@
  * timestamp). When q > g0 the GPU waited for the host from g0 to min(q, g1): that part is a launch
  * wait (a data loader, Python, a host synchronization, a slow launch path). The rest of the gap,
  * after the work was queued, is the GPU's own (dispatch, a wait on another stream's event). Work
- * of unknown queue time (copies, memsets, records without latency timestamps) ends a gap without
- * a wait.
+ * of unknown queue time (copies, memsets, kernels whose launch call was not seen) ends a gap
+ * without a wait. Queue times come with the work (CUPTI's latency timestamps) or apart, by the
+ * correlation id of the launch call (the end of a driver-API record of cuLaunchKernel...), in
+ * either order: the work waits in the pending set for its call until it is swept.
  *
  * CUPTI delivers a record when its work has completed, so a long kernel's record can come after
  * those of shorter ones that started later; a gap is settled only once no record could still
@@ -24,13 +26,16 @@
 
 #define RS_LAUNCH_WAIT_MAX_PENDING (1u << 18) /* intervals held per device (32 bytes each) */
 #define RS_LAUNCH_WAIT_MAX_DEVICES 64u
+/* Launch calls remembered by correlation id, the newest (16 bytes each): a launch call more than
+ * this many launches older than its work's sweep is forgotten (its work counts as unqueued). */
+#define RS_LAUNCH_WAIT_CALLS (1u << 17)
 
 typedef struct rs_launch_wait rs_launch_wait;
 
 struct rs_launch_wait_stats {
     uint64_t waits;    /* launch waits emitted */
     uint64_t wait_ns;  /* their total length */
-    uint64_t unqueued; /* intervals added with no queue time */
+    uint64_t unqueued; /* intervals swept with no queue time */
     uint64_t late;     /* intervals that arrived behind the settled time */
     uint64_t forced;   /* settles brought forward because a device held too many intervals */
     uint64_t refused;  /* intervals not taken: a device beyond the last, or no memory */
@@ -47,11 +52,17 @@ int rs_launch_wait_new(uint64_t min_lag_ns, rs_launch_wait **out);
 void rs_launch_wait_free(rs_launch_wait *lw);
 
 /* One interval of GPU work [start_ns, end_ns) on `device` and `stream`, queued by the host at
- * `queued_ns` (0: unknown). Any order. Returns 0, or -ENOMEM / -ERANGE (a 65th device) when it
- * was not taken (counted as refused). May emit: when the device holds RS_LAUNCH_WAIT_MAX_PENDING
- * intervals it settles the older half first. */
+ * `queued_ns`, or (0) by the launch call of `correlation` (0: none; rs_launch_wait_call). Any
+ * order. Returns 0, or -ENOMEM / -ERANGE (a 65th device) when it was not taken (counted as
+ * refused). May emit: when the device holds RS_LAUNCH_WAIT_MAX_PENDING intervals it settles the
+ * older half first. */
 int rs_launch_wait_add(rs_launch_wait *lw, uint32_t device, uint32_t stream, uint64_t start_ns,
-                       uint64_t end_ns, uint64_t queued_ns, rs_launch_wait_fn emit, void *arg);
+                       uint64_t end_ns, uint64_t queued_ns, uint32_t correlation,
+                       rs_launch_wait_fn emit, void *arg);
+
+/* The launch call of `correlation` (not 0) had queued its work by `queued_ns`. Returns 0 or
+ * -ENOMEM (counted as refused). */
+int rs_launch_wait_call(rs_launch_wait *lw, uint32_t correlation, uint64_t queued_ns);
 
 /* Emits the launch waits of every gap that is settled now; with `all`, of every gap up to the
  * last interval (at the end of collection: nothing more is coming). */

@@ -23,16 +23,6 @@ typedef CUresult (*ctx_push_fn)(CUcontext);
 typedef CUresult (*ctx_pop_fn)(CUcontext *);
 typedef CUresult (*ctx_sync_fn)(void);
 
-/* The launches windows open and close at (driver API; the runtime's launches end in these). */
-static const CUpti_CallbackId launch_calls[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
-#define N_LAUNCH_CALLS (sizeof launch_calls / sizeof launch_calls[0])
-
 static struct {
     rs_convert *conv;
     pthread_mutex_t *lock;
@@ -112,8 +102,11 @@ rs_pcsampling_start(rs_convert *conv, pthread_mutex_t *lock, const struct rs_pcs
     if (rc == CUPTI_SUCCESS)
         rc = cuptiEnableCallback(1, p.sub, CUPTI_CB_DOMAIN_RESOURCE,
                                  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
-    for (size_t i = 0; rc == CUPTI_SUCCESS && p.o.window_ms && i < N_LAUNCH_CALLS; i++)
-        rc = cuptiEnableCallback(1, p.sub, CUPTI_CB_DOMAIN_DRIVER_API, launch_calls[i]);
+    /* the launches windows open and close at */
+    CUpti_CallbackId cbid;
+    for (size_t i = 0; rc == CUPTI_SUCCESS && p.o.window_ms && rs_convert_launch_call(i, &cbid);
+         i++)
+        rc = cuptiEnableCallback(1, p.sub, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
     if (rc != CUPTI_SUCCESS) {
         if (p.sub)
             cuptiUnsubscribe(p.sub);

@@ -9,7 +9,8 @@
 #     collector: "CUDA_INJECTION64_PATH=gpu-bundle/lib/old/librankscope.so" compares two builds
 #     in one run. LAUNCH_N (200000) launches per run, timed in LAUNCH_CHUNKS chunks (1; see
 #     launch_bench.cu); LAUNCH_CPUS="8-11" pins every run of the loop to those CPUs (taskset).
-# MODES picks part 1's modes ("none pcsampling"); PC_WINDOW_MS / PC_PERIOD_MS set the PC-sampling
+# MODES picks part 1's modes ("none pcsampling"); DDP_VARIANTS ("A=1;B=2 C=3") adds the collector
+# under each setting to part 1's rounds; PC_WINDOW_MS / PC_PERIOD_MS set the PC-sampling
 # windows (tests/gpu/common.sh). DDP_PAIRS=0 skips part 1. Needs gpu-bundle/ (tests/gpu/bundle.sh).
 # Writes $OUT/bench.jsonl and prints a summary.
 . "$(dirname "$0")/../gpu/common.sh"
@@ -18,16 +19,21 @@ STEPS=${STEPS:-60}
 daemons_up
 : >"$OUT/bench.jsonl"
 IFS=';' read -ra launch_variants <<<"${LAUNCH_VARIANTS:-}"
+IFS=';' read -ra ddp_variants <<<"${DDP_VARIANTS:-}"
+read -ra ddp_modes <<<"${MODES:-none collector pcsampling profiler}"
+for k in "${!ddp_variants[@]}"; do ddp_modes+=("collector ${ddp_variants[$k]}"); done
 for i in $(seq "${DDP_PAIRS:-$PAIRS}"); do
-    for mode in ${MODES:-none collector pcsampling profiler}; do
+    for m in "${!ddp_modes[@]}"; do
+        mode=${ddp_modes[$m]} job=bench-$m-$i
         case $mode in
-        none) train bench-none-$i --steps "$STEPS" ;;
-        collector) train bench-collector-$i --collector --steps "$STEPS" ;;
-        pcsampling) train bench-pcsampling-$i --collector --pc-sampling --steps "$STEPS" ;;
-        profiler) train bench-profiler-$i --steps "$STEPS" --profiler ;;
+        none) train "$job" --steps "$STEPS" ;;
+        collector) train "$job" --collector --steps "$STEPS" ;;
+        pcsampling) train "$job" --collector --pc-sampling --steps "$STEPS" ;;
+        profiler) train "$job" --steps "$STEPS" --profiler ;;
+        "collector "*) (export ${mode#collector }; train "$job" --collector --steps "$STEPS") ;;
         esac
         printf '{"kind":"ddp","mode":"%s","round":%d,"result":%s}\n' "$mode" "$i" \
-            "$(cat "$W/bench-$mode-$i.result" 2>/dev/null || echo null)" >>"$OUT/bench.jsonl"
+            "$(cat "$W/$job.result" 2>/dev/null || echo null)" >>"$OUT/bench.jsonl"
     done
 done
 if nvcc -O2 -o "$W/launch_bench" tests/bench/launch_bench.cu 2>>"$OUT/train-logs.txt"; then

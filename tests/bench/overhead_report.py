@@ -30,6 +30,12 @@ report("ddp", "none", "pcsampling", "step_ms_mean",
        "DDP mean step time, collector + PC sampling / none")
 report("ddp", "none", "collector", "step_ms_mean", "DDP mean step time, collector / none")
 report("ddp", "none", "profiler", "step_ms_median", "DDP step time, torch.profiler / none")
+# each DDP_VARIANTS setting ("collector A=1"): against none, and against the collector as
+# configured in the same round
+for mode in dict.fromkeys(r["mode"] for r in rows if r["kind"] == "ddp"):
+    if mode.startswith("collector "):
+        report("ddp", "none", mode, "step_ms_median", f"DDP step time, {mode} / none")
+        report("ddp", "collector", mode, "step_ms_median", f"DDP step time, {mode} / collector")
 # the collector as configured, then each LAUNCH_VARIANTS setting ("collector A=1"); per launch
 # over the whole run, and the median chunk's when the runs were chunked (LAUNCH_CHUNKS > 1)
 def launch_costs(mode, field, what):

@@ -23,7 +23,8 @@ static struct rs_activity_options
 options(enum rs_activity_sync sync)
 {
     /* the flush thread never ticks within a case: everything happens at finish or hand-over */
-    return (struct rs_activity_options){60000, 64 << 10, NULL, sync, false, true};
+    return (struct rs_activity_options){60000, 64 << 10, NULL, sync, RS_ACTIVITY_LAUNCH_WAIT_OFF,
+                                        true};
 }
 
 /* A converter, and collection into it started with `sync`. */
@@ -82,16 +83,16 @@ sync_off(void)
     rs_convert_free(c);
 }
 
-/* Launch waits: latency timestamps go on before the kinds (CUPTI wants them before CUDA starts),
- * and the waits between the kernels are all settled at exit, however long the lag. Without them,
- * no latency timestamps. */
+/* Launch waits from latency timestamps: they go on before the kinds (CUPTI wants them before CUDA
+ * starts), and the waits between the kernels are all settled at exit, however long the lag.
+ * Without launch waits, no latency timestamps and no launch-call records. */
 static void
-launch_waits(void)
+launch_waits_by_latency(void)
 {
     rs_convert *c = t_converter_lag(60ull * 1000000000u);
     struct rs_activity_options o = options(RS_ACTIVITY_SYNC_OFF);
 
-    o.latency_timestamps = true;
+    o.launch_wait = RS_ACTIVITY_LAUNCH_WAIT_LATENCY;
     T_EQ(rs_activity_start(c, &o), 0);
     T_CHECK(strncmp(fake_cupti_log(), "RLK", 3) == 0);
     T_CHECK(fake_cupti_kernels(5)); /* kernels 1 and 3 were queued late */
@@ -102,12 +103,38 @@ launch_waits(void)
     rs_convert_free(c);
 }
 
+/* Launch waits from launch calls: driver-API records of every launch call, no latency timestamps;
+ * turned off with the other kinds when another client takes CUPTI over. */
+static void
+launch_waits_by_api(void)
+{
+    rs_convert *c = t_converter_lag(60ull * 1000000000u);
+    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_OFF);
+    CUpti_CallbackId cbid;
+    size_t n = 0;
+
+    o.launch_wait = RS_ACTIVITY_LAUNCH_WAIT_API;
+    T_EQ(rs_activity_start(c, &o), 0);
+    T_CHECK(strchr(fake_cupti_log(), 'L') == NULL);
+    for (; rs_convert_launch_call(n, &cbid); n++)
+        T_CHECK(fake_cupti_driver_api_on(cbid));
+    T_CHECK(n >= 4); /* cuLaunchKernel, cuLaunchKernelEx and their _ptsz forms, at least */
+    T_EQ(standin_subscribe(), 0);
+    for (size_t i = 0; i < n && rs_convert_launch_call(i, &cbid); i++)
+        T_CHECK(!fake_cupti_driver_api_on(cbid));
+    rs_activity_finish();
+    rs_convert_free(c);
+}
+
 static void
 no_launch_waits(void)
 {
     rs_convert *c = started(RS_ACTIVITY_SYNC_OFF);
+    CUpti_CallbackId cbid;
 
     T_CHECK(strchr(fake_cupti_log(), 'L') == NULL && !fake_cupti_latency);
+    for (size_t i = 0; rs_convert_launch_call(i, &cbid); i++)
+        T_CHECK(!fake_cupti_driver_api_on(cbid));
     T_CHECK(fake_cupti_kernels(5));
     rs_activity_finish();
     T_EQ(t_convert_stats(c).kernels, 5);
@@ -179,7 +206,8 @@ main(void)
     T_RUN_ISOLATED(kinds_and_sync_by_api);
     T_RUN_ISOLATED(sync_by_records);
     T_RUN_ISOLATED(sync_off);
-    T_RUN_ISOLATED(launch_waits);
+    T_RUN_ISOLATED(launch_waits_by_latency);
+    T_RUN_ISOLATED(launch_waits_by_api);
     T_RUN_ISOLATED(no_launch_waits);
     T_RUN_ISOLATED(buffers_reach_the_converter);
     T_RUN_ISOLATED(exit_reports_buffers_taken);

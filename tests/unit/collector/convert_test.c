@@ -157,7 +157,7 @@ records_to_frames(void)
     /* ... or driver-API records of the synchronizing calls (RANKSCOPE_SYNC=api) */
     CUpti_ActivityAPI api[2] = {
         api_record(CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz, 4100, 4180),
-        api_record(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 4200, 4280)}; /* not enabled: skipped */
+        api_record(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, 4200, 4280)}; /* not enabled: skipped */
     for (int i = 0; i < 2; i++)
         rs_convert_record(c, (CUpti_Activity *)&api[i]);
     rs_convert_record(c, &other);
@@ -315,10 +315,10 @@ launch_waits_to_frames(void)
                                   kernel("c", 1500, 1600, 7), kernel("d", 3000, 3100, 7),
                                   kernel("e", 5000, 5100, 8)};
     k[0].queued = 900;
-    k[1].queued = 1250; /* late: waits [1100, 1250) */
-    k[2].queued = 1200; /* in time */
-    k[3].queued = 2700; /* late, behind a copy: waits [1800, 2700) */
-    k[4].queued = 4000; /* on another device: no work before it there */
+    k[1].queued = 1250;      /* late: waits [1100, 1250) */
+    k[2].queued = 1200;      /* in time */
+    k[3].correlationId = 42; /* late, behind a copy: its launch call (below) waits [1800, 2700) */
+    k[4].queued = 4000;      /* on another device: no work before it there */
     k[4].deviceId = 2;
     CUpti_ActivityMemcpy6 cp;
     memset(&cp, 0, sizeof cp);
@@ -334,6 +334,14 @@ launch_waits_to_frames(void)
     rs_convert_record(c, (CUpti_Activity *)&cp);
     rs_convert_record(c, (CUpti_Activity *)&k[2]);
     rs_convert_record(c, (CUpti_Activity *)&k[4]);
+    /* its launch call's record, after the kernel's; a launch call without a kernel; the sync
+     * calls are host syncs as ever */
+    CUpti_ActivityAPI call = api_record(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 2500, 2700);
+    call.correlationId = 42;
+    rs_convert_record(c, (CUpti_Activity *)&call);
+    call = api_record(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, 2500, 2600);
+    call.correlationId = 43;
+    rs_convert_record(c, (CUpti_Activity *)&call);
     /* newest start 3000, lag 1000 + 100: settled before 1900, the first wait only */
     T_EQ(rs_convert_flush(c, &clock, false), 0);
     rs_wire_rank_frame *f = received_frame(lfd, &afd);
@@ -364,6 +372,8 @@ launch_waits_to_frames(void)
     T_EQ(st.launch_wait.waits, 2);
     T_EQ(st.launch_wait.wait_ns, 150 + 900);
     T_EQ(st.launch_wait.unqueued, 1); /* the copy */
+    T_EQ(st.launch_calls, 2);
+    T_EQ(st.other, 0);
     rs_convert_free(c);
     close(afd);
     close(lfd);

@@ -53,7 +53,7 @@ static void
 add(rs_launch_wait *lw, struct waits *ws, uint32_t device, uint32_t stream, uint64_t start,
     uint64_t end, uint64_t queued)
 {
-    T_EQ(rs_launch_wait_add(lw, device, stream, start, end, queued, collect, ws), 0);
+    T_EQ(rs_launch_wait_add(lw, device, stream, start, end, queued, 0, collect, ws), 0);
 }
 
 static bool
@@ -114,8 +114,8 @@ other_streams_and_unknown_queue_times(void)
 static void
 any_arrival_order(void)
 {
-    static const uint64_t iv[][3] = {{100, 200, 50},   {300, 400, 250}, {420, 500, 410},
-                                     {600, 700, 650},  {650, 900, 600}, {1000, 1100, 950},
+    static const uint64_t iv[][3] = {{100, 200, 50},    {300, 400, 250}, {420, 500, 410},
+                                     {600, 700, 650},   {650, 900, 600}, {1000, 1100, 950},
                                      {1300, 1400, 1350}};
     enum { N = sizeof iv / sizeof iv[0] };
     struct waits first = {0};
@@ -192,6 +192,34 @@ settles_behind_the_lag(void)
     rs_launch_wait_free(lw);
 }
 
+/* Queue times from launch calls, joined by correlation id, whether the call comes before its
+ * work or after it (until the sweep); a call overwritten by one RS_LAUNCH_WAIT_CALLS launches
+ * newer is forgotten; work without either is unqueued. */
+static void
+queue_times_by_launch_call(void)
+{
+    rs_launch_wait *lw = tracker(1000);
+    struct waits ws = {0};
+    struct rs_launch_wait_stats st;
+
+    T_EQ(rs_launch_wait_call(lw, 11, 50), 0);
+    T_EQ(rs_launch_wait_add(lw, 0, 7, 100, 200, 0, 11, collect, &ws), 0);
+    T_EQ(rs_launch_wait_call(lw, 12, 260), 0);                            /* before its work */
+    T_EQ(rs_launch_wait_add(lw, 0, 7, 300, 400, 0, 12, collect, &ws), 0); /* waits [200, 260) */
+    T_EQ(rs_launch_wait_add(lw, 0, 7, 500, 600, 0, 13, collect, &ws), 0);
+    T_EQ(rs_launch_wait_call(lw, 13, 450), 0); /* after it: waits [400, 450) */
+    T_EQ(rs_launch_wait_add(lw, 0, 7, 700, 800, 0, 14, collect, &ws), 0);
+    T_EQ(rs_launch_wait_call(lw, 14, 650), 0);
+    T_EQ(rs_launch_wait_call(lw, 14 + RS_LAUNCH_WAIT_CALLS, 1), 0); /* same slot: 14 forgotten */
+    T_EQ(rs_launch_wait_add(lw, 0, 7, 900, 1000, 0, 0, collect, &ws), 0); /* no call at all */
+    rs_launch_wait_settle(lw, true, collect, &ws);
+    T_EQ(ws.n, 2);
+    T_CHECK(wait_is(&ws, 0, 200, 260) && wait_is(&ws, 1, 400, 450));
+    rs_launch_wait_get_stats(lw, &st);
+    T_EQ(st.unqueued, 2);
+    rs_launch_wait_free(lw);
+}
+
 /* Each device has its own gaps; the 65th device is refused. */
 static void
 devices_apart(void)
@@ -205,7 +233,7 @@ devices_apart(void)
     add(lw, &ws, 0, 1, 300, 400, 250);
     for (uint32_t d = 2; d < RS_LAUNCH_WAIT_MAX_DEVICES; d++)
         add(lw, &ws, d, 1, 100, 200, 50);
-    T_EQ(rs_launch_wait_add(lw, 999, 1, 100, 200, 50, collect, &ws), -ERANGE);
+    T_EQ(rs_launch_wait_add(lw, 999, 1, 100, 200, 50, 0, collect, &ws), -ERANGE);
     rs_launch_wait_settle(lw, true, collect, &ws);
     T_EQ(ws.n, 1);
     T_CHECK(wait_is(&ws, 0, 200, 250) && ws.w[0].device == 0);
@@ -226,8 +254,8 @@ pending_cap(void)
 
     /* every kernel 10 ns long, 10 ns apart, queued 5 ns into its gap: a 5-ns wait each */
     for (uint64_t i = 0; i < n; i++)
-        T_EQ(rs_launch_wait_add(lw, 0, 1, 1000 + 20 * i, 1010 + 20 * i, 995 + 20 * i,
-                                collect, &ws),
+        T_EQ(rs_launch_wait_add(lw, 0, 1, 1000 + 20 * i, 1010 + 20 * i, 995 + 20 * i, 0, collect,
+                                &ws),
              0);
     rs_launch_wait_get_stats(lw, &st);
     T_EQ(st.forced, 1);
@@ -248,6 +276,7 @@ main(void)
     T_RUN(other_streams_and_unknown_queue_times);
     T_RUN(any_arrival_order);
     T_RUN(settles_behind_the_lag);
+    T_RUN(queue_times_by_launch_call);
     T_RUN(devices_apart);
     T_RUN(pending_cap);
     return T_DONE("collector/launch_wait");
