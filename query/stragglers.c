@@ -3,6 +3,7 @@
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "query/profile.h"
 #include "query/stats.h"
 #include "query/steps.h"
 
@@ -394,6 +395,45 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
     return rc;
 }
 
+/* Launch waits (the GPU idle until the host queued work, recorded by collectors) per rank-step,
+ * in ms, of `rank` or of its peers over [t0, t1); *seen: some were recorded. */
+static double
+launch_wait_ms(rs_store_read *r, const char *job, uint32_t rank, bool peers, uint64_t t0,
+               uint64_t t1, bool *seen)
+{
+    struct rs_profile_scope scope = {job, rank, peers, t0, t1};
+    struct rs_profile p;
+    double ms = 0;
+
+    if (rs_profile_build(r, &scope, &p) != 0)
+        return 0;
+    *seen |= p.syncs[RS_LAUNCH_WAIT].count > 0;
+    if (p.rank_steps)
+        ms = (double)p.syncs[RS_LAUNCH_WAIT].ns / 1e6 / (double)p.rank_steps;
+    rs_profile_fini(&p);
+    return ms;
+}
+
+/* host_side evidence: the rank's host gap against its peers', and — when collectors recorded
+ * launch waits — how long its GPU waited for its host per step against its peers' GPUs. */
+static json_t *
+host_side_evidence(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_t j,
+                   double host_gap_ms, double peers_host_gap_ms)
+{
+    uint32_t rank = c->ranks[idx].rank;
+    bool seen = false;
+    double own = launch_wait_ms(r, job, rank, false, c->w[j].t0, c->w[j].t1, &seen),
+           peers = launch_wait_ms(r, job, rank, true, c->w[j].t0, c->w[j].t1, &seen);
+    json_t *e =
+        json_pack("{s:f, s:f}", "host_gap_ms", host_gap_ms, "peers_host_gap_ms", peers_host_gap_ms);
+
+    if (e && seen) {
+        json_object_set_new(e, "launch_wait_ms", json_real(own));
+        json_object_set_new(e, "peers_launch_wait_ms", json_real(peers));
+    }
+    return json_pack("[o]", e);
+}
+
 static double
 peer_median(struct ctx *c, size_t j, size_t idx, size_t offset)
 {
@@ -465,8 +505,7 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
     } else if (host_ms >= slow_ms && host_ms >= extra_ms && host_ms > 0) {
         cause = "host_side";
         json_decref(evidence);
-        evidence = json_pack("[{s:f, s:f}]", "host_gap_ms", host_gap_ms, "peers_host_gap_ms",
-                             host_gap_ms - host_ms);
+        evidence = host_side_evidence(c, r, job, idx, j, host_gap_ms, host_gap_ms - host_ms);
     } else if (slow_ms >= extra_ms && slow_ms > 0)
         cause = "gpu_slow";
     else if (extra_ms > 0)

@@ -194,19 +194,34 @@ cupti_free(char *why, size_t len)
     return true;
 }
 
-/* RANKSCOPE_SYNC: "0", "1" or "api" (anything else: the default). */
+/* One value of a setting that names a choice. */
+struct env_choice {
+    const char *text;
+    int value;
+};
+
+/* The value of the choice the environment variable `name` names, or `fallback` when it is absent
+ * or names none. */
+static int
+env_choice(const char *name, const struct env_choice *choices, size_t n, int fallback)
+{
+    const char *v = env(name);
+
+    for (size_t i = 0; v && i < n; i++)
+        if (strcmp(v, choices[i].text) == 0)
+            return choices[i].value;
+    return fallback;
+}
+
+/* RANKSCOPE_SYNC: "0", "1" or "api". */
 static enum rs_activity_sync
 sync_option(void)
 {
-    const char *v = env("RANKSCOPE_SYNC");
-
-    if (v && strcmp(v, "0") == 0)
-        return RS_ACTIVITY_SYNC_OFF;
-    if (v && strcmp(v, "1") == 0)
-        return RS_ACTIVITY_SYNC_RECORDS;
-    if (v && strcmp(v, "api") == 0)
-        return RS_ACTIVITY_SYNC_API;
-    return DEFAULT_SYNC;
+    static const struct env_choice choices[] = {{"0", RS_ACTIVITY_SYNC_OFF},
+                                                {"1", RS_ACTIVITY_SYNC_RECORDS},
+                                                {"api", RS_ACTIVITY_SYNC_API}};
+    return (enum rs_activity_sync)env_choice("RANKSCOPE_SYNC", choices,
+                                             sizeof choices / sizeof choices[0], DEFAULT_SYNC);
 }
 
 /* RANKSCOPE_PC_* (pcsampling.h); false when PC sampling is not asked for. */
@@ -227,19 +242,15 @@ pc_sampling_options(struct rs_pcsampling_options *o)
     return env_flag("RANKSCOPE_PC_SAMPLING");
 }
 
-/* RANKSCOPE_LAUNCH_WAIT: "0", "api" or "latency" (anything else: the default). */
+/* RANKSCOPE_LAUNCH_WAIT: "0", "api" or "latency". */
 static enum rs_activity_launch_wait
 launch_wait_option(void)
 {
-    const char *v = env("RANKSCOPE_LAUNCH_WAIT");
-
-    if (v && strcmp(v, "0") == 0)
-        return RS_ACTIVITY_LAUNCH_WAIT_OFF;
-    if (v && strcmp(v, "api") == 0)
-        return RS_ACTIVITY_LAUNCH_WAIT_API;
-    if (v && strcmp(v, "latency") == 0)
-        return RS_ACTIVITY_LAUNCH_WAIT_LATENCY;
-    return DEFAULT_LAUNCH_WAIT;
+    static const struct env_choice choices[] = {{"0", RS_ACTIVITY_LAUNCH_WAIT_OFF},
+                                                {"api", RS_ACTIVITY_LAUNCH_WAIT_API},
+                                                {"latency", RS_ACTIVITY_LAUNCH_WAIT_LATENCY}};
+    return (enum rs_activity_launch_wait)env_choice(
+        "RANKSCOPE_LAUNCH_WAIT", choices, sizeof choices / sizeof choices[0], DEFAULT_LAUNCH_WAIT);
 }
 
 static uint64_t

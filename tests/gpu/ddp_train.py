@@ -14,6 +14,8 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+from step_timer import timed_steps
+
 p = argparse.ArgumentParser()
 p.add_argument("--steps", type=int, default=60)
 p.add_argument("--warmup", type=int, default=10)
@@ -86,26 +88,23 @@ def step():
 step_number = 0
 
 
-def run(n):
+def marked_step():
+    """One step, inside the NVTX range or record_function the options ask for."""
     global step_number
-    times = []
-    for _ in range(n):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        if args.nvtx_steps:
-            torch.cuda.nvtx.range_push(f"ProfilerStep#{step_number}")
-        if args.record_function_steps:
-            with torch.autograd.profiler.record_function("train_step"):
-                step()
-        else:
+    if args.nvtx_steps:
+        torch.cuda.nvtx.range_push(f"ProfilerStep#{step_number}")
+    if args.record_function_steps:
+        with torch.autograd.profiler.record_function("train_step"):
             step()
-        if args.nvtx_steps:
-            torch.cuda.nvtx.range_pop()
-        step_number += 1
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return times
+    else:
+        step()
+    if args.nvtx_steps:
+        torch.cuda.nvtx.range_pop()
+    step_number += 1
+
+
+def run(n):
+    return timed_steps(marked_step, n)
 
 
 run(args.warmup)

@@ -20,6 +20,8 @@ import time
 import torch
 import torch.distributed as dist
 
+from step_timer import timed_steps
+
 p = argparse.ArgumentParser()
 p.add_argument("--steps", type=int, default=60)
 p.add_argument("--warmup", type=int, default=5)
@@ -98,15 +100,7 @@ def step():
 
 
 def run(n):
-    times = []
-    for _ in range(n):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        step()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return times
+    return timed_steps(step, n)
 
 
 run(args.warmup)

@@ -1,10 +1,12 @@
 /* Unit tests of the collector's entry point (node-agent/collector/injection.c) against the
  * stand-in CUPTI (fake_cupti.h) and a stand-in agent socket: InitializeInjection in a process
  * that then exits normally — what reaches the agent, what is said on stderr — when collecting
- * (records flushed at exit), when another tool holds CUPTI (steps aside), when libcupti's version
- * differs from the headers', with the kill switch, and in a forked child (inert: it sends
+ * (records flushed at exit), launch waits as RANKSCOPE_LAUNCH_WAIT asks (launch-call records by
+ * default, latency timestamps, none), when another tool holds CUPTI (steps aside), when libcupti's
+ * version differs from the headers', with the kill switch, and in a forked child (inert: it sends
  * nothing and exits without hanging). Each case is a child process (t_isolated.h); the agent's
  * side is read here after it ends. */
+#include "node-agent/collector/convert.h"
 #include "proto/wire.h"
 #include "tests/t.h"
 #include "tests/t_isolated.h"
@@ -26,7 +28,7 @@ static int listener = -1;
 /* What the stand-in agent got from the cases' processes since the last call. */
 static struct {
     unsigned connections, frames;
-    uint64_t kernels;
+    uint64_t kernels, launch_waits;
     uint32_t flags;
     char status[256];
 } got;
@@ -47,6 +49,8 @@ read_agent_side(void)
                 const struct rs_rank_batch *b = rs_wire_rank_frame_batch(f);
                 got.frames++;
                 got.kernels += b->n_kernels;
+                for (uint32_t i = 0; i < b->n_memcpys; i++)
+                    got.launch_waits += b->memcpys[i].kind == RS_LAUNCH_WAIT;
                 got.flags |= b->collector_flags;
                 if (b->collector_status && b->collector_status[0])
                     snprintf(got.status, sizeof got.status, "%s", b->collector_status);
@@ -67,6 +71,7 @@ rank_environment(void)
     setenv("WORLD_SIZE", "1", 1);
     unsetenv("RANKSCOPE_DISABLE");
     unsetenv("RANKSCOPE_PC_SAMPLING");
+    unsetenv("RANKSCOPE_LAUNCH_WAIT");
 }
 
 /* ---- cases: each ends with exit(), so the collector's exit handler runs ---------------------- */
@@ -78,6 +83,31 @@ collects_then_flushes_at_exit(void)
     T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     T_CHECK(fake_cupti_kernels(3));
     T_CHECK(t_said()[0] == '\0');
+    t_isolated_exit();
+}
+
+/* RANKSCOPE_LAUNCH_WAIT for the next case: NULL unset. */
+static const char *launch_wait_setting;
+
+/* Launch waits by default from the launch calls' driver-API records; "latency" from CUPTI's
+ * latency timestamps (turned on before the kinds; the stand-in's kernels 1 and 3 come late,
+ * so two launch waits go at exit); "0" neither. */
+static void
+launch_waits_as_set(void)
+{
+    CUpti_CallbackId cbid;
+    bool latency = launch_wait_setting && strcmp(launch_wait_setting, "latency") == 0,
+         api = !launch_wait_setting || strcmp(launch_wait_setting, "api") == 0;
+
+    rank_environment();
+    if (launch_wait_setting)
+        setenv("RANKSCOPE_LAUNCH_WAIT", launch_wait_setting, 1);
+    T_EQ(InitializeInjection(), 1);
+    T_CHECK(fake_cupti_latency == latency);
+    T_CHECK((strstr(fake_cupti_log(), "LK") != NULL) == latency);
+    for (size_t i = 0; rs_convert_launch_call(i, &cbid); i++)
+        T_CHECK(fake_cupti_driver_api_on(cbid) == api);
+    T_CHECK(fake_cupti_kernels(5));
     t_isolated_exit();
 }
 
@@ -148,6 +178,25 @@ collects_then_flushes(void)
 }
 
 static void
+launch_waits(void)
+{
+    launch_wait_setting = NULL;
+    t_isolated(launch_waits_as_set);
+    read_agent_side();
+    T_EQ(got.kernels, 5);
+    T_EQ(got.launch_waits, 0); /* the stand-in records no launch calls */
+    launch_wait_setting = "latency";
+    t_isolated(launch_waits_as_set);
+    read_agent_side();
+    T_EQ(got.launch_waits, 2);
+    launch_wait_setting = "0";
+    t_isolated(launch_waits_as_set);
+    read_agent_side();
+    T_EQ(got.kernels, 5);
+    T_EQ(got.launch_waits, 0);
+}
+
+static void
 steps_aside(void)
 {
     t_isolated(steps_aside_when_cupti_is_held);
@@ -191,6 +240,7 @@ main(void)
     T_CHECK(listener >= 0 && fcntl(listener, F_SETFL, O_NONBLOCK) == 0);
     t_isolated_context = fake_cupti_log;
     T_RUN(collects_then_flushes);
+    T_RUN(launch_waits);
     T_RUN(steps_aside);
     T_RUN(version_mismatch);
     T_RUN(disabled);

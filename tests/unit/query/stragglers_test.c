@@ -1,7 +1,9 @@
 /* Unit tests of the straggler rule on synthetic jobs built record by record: 3 ranks, 90 steps;
  * a rank whose kernels run 10% longer (gpu_slow), a rank that starts its kernels 100 us late every
- * step (host_side), and a job without a fault (no verdict). Each rank's AllReduce ends when the
- * slowest rank's compute is done, as in NCCL, so the late rank waits least. */
+ * step (host_side; its collectors also recorded launch waits: 100 us before the late rank's
+ * first kernel, 5 us before the others'), and a job without a fault (no verdict). Each rank's
+ * AllReduce ends when the slowest rank's compute is done, as in NCCL, so the late rank waits
+ * least. */
 #include "common/error.h"
 #include "query/stragglers.h"
 #include "tests/store_fixture.h"
@@ -25,6 +27,7 @@ put_job(rs_store *st, const char *job, enum fault fault, uint32_t bad_rank)
     static struct rs_kernel_record k[STEPS * 2];
     static struct rs_collective_record c[STEPS];
     static struct rs_step_record s[STEPS];
+    static struct rs_memcpy_record lw[STEPS];
     rs_store_write *w;
     bool dup;
 
@@ -49,6 +52,8 @@ put_job(rs_store *st, const char *job, enum fault fault, uint32_t bad_rank)
             c[i] = (struct rs_collective_record){
                 k2, t + slowest + 50 * US, 8, 1, i, RS_COLL_ALLREDUCE, 1, 17, false};
             s[i] = (struct rs_step_record){.step = i, .start_ns = t, .end_ns = t + 900 * US};
+            uint64_t wait = fault == LATE_HOST && r == bad_rank ? 100 * US : 5 * US;
+            lw[i] = (struct rs_memcpy_record){k0 - wait, k0, 0, RS_LAUNCH_WAIT, 7};
         }
         struct rs_rank_batch rb = {.identity = {job, r, r, RANKS, "node", "GPU-x", 1},
                                    .strings = names,
@@ -58,7 +63,9 @@ put_job(rs_store *st, const char *job, enum fault fault, uint32_t bad_rank)
                                    .collectives = c,
                                    .n_collectives = STEPS,
                                    .steps = s,
-                                   .n_steps = STEPS};
+                                   .n_steps = STEPS,
+                                   .memcpys = lw,
+                                   .n_memcpys = fault == LATE_HOST ? STEPS : 0};
         struct rs_agent_batch b = {
             1, 1, (uint64_t)fault * 100 + r + 1, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
         T_EQ(rs_store_write_begin(st, &w), 0);
@@ -97,6 +104,8 @@ rule(void)
     v = json_array_get(json_object_get(d, "stragglers"), 0);
     T_EQ(json_integer_value(json_object_get(v, "rank")), 2);
     T_CHECK(v && strcmp(json_string_value(json_object_get(v, "cause")), "gpu_slow") == 0);
+    T_CHECK(v &&
+            !json_object_get(json_array_get(json_object_get(v, "evidence"), 0), "launch_wait_ms"));
     /* compute + host gap: (2 x 275 + 10) / (2 x 250 + 10) = 1.098 */
     T_CHECK(v && json_real_value(json_object_get(v, "slowdown")) > 1.09 &&
             json_real_value(json_object_get(v, "slowdown")) < 1.11);
@@ -110,6 +119,13 @@ rule(void)
     T_EQ(json_array_size(json_object_get(d, "stragglers")), 1);
     T_EQ(json_integer_value(json_object_get(v, "rank")), 1);
     T_CHECK(v && strcmp(json_string_value(json_object_get(v, "cause")), "host_side") == 0);
+    json_t *e = json_array_get(json_object_get(v, "evidence"), 0);
+    T_CHECK(e && json_real_value(json_object_get(e, "host_gap_ms")) > 0.109 &&
+            json_real_value(json_object_get(e, "host_gap_ms")) < 0.111);
+    T_CHECK(e && json_real_value(json_object_get(e, "launch_wait_ms")) > 0.099 &&
+            json_real_value(json_object_get(e, "launch_wait_ms")) < 0.101);
+    T_CHECK(e && json_real_value(json_object_get(e, "peers_launch_wait_ms")) > 0.0049 &&
+            json_real_value(json_object_get(e, "peers_launch_wait_ms")) < 0.0051);
     json_decref(d);
 
     d = verdicts(r, "clean");
