@@ -227,6 +227,40 @@ rs_profile_reason_short(const char *reason)
     return strncmp(reason, REASON_PREFIX, plen) == 0 && reason[plen] ? reason + plen : reason;
 }
 
+/* One rank's host-side records (syncs and launch waits, records and window totals) into b. */
+static int
+scan_host_side(rs_store_read *r, struct build *b, uint32_t rank, uint64_t from)
+{
+    int rc = rs_store_memcpys_scan(r, b->scope->job, rank, from, b->until, on_sync, b);
+    return rc ? rc
+              : rs_store_copy_windows_scan(r, b->scope->job, rank, b->scope->since_ns, b->until,
+                                           on_sync_window, b);
+}
+
+int
+rs_profile_host_side(rs_store_read *r, const struct rs_profile_scope *scope,
+                     struct rs_profile_sync out[RS_COPY_KIND_COUNT])
+{
+    struct rs_rank_info *ranks = NULL;
+    size_t n_ranks = 0;
+    struct rs_profile p;
+    struct build b = {&p, scope, scope->until_ns ? scope->until_ns : UINT64_MAX, false};
+    uint64_t from = rs_store_kernel_scan_from(scope->since_ns);
+    int rc;
+
+    memset(&p, 0, sizeof p);
+    if ((rc = rs_store_ranks_get(r, scope->job, &ranks, &n_ranks)) != 0)
+        goto out;
+    for (size_t i = 0; i < n_ranks && rc == 0; i++)
+        if (rs_profile_scope_has(scope, ranks[i].rank))
+            rc = scan_host_side(r, &b, ranks[i].rank, from);
+    if (rc == 0)
+        memcpy(out, p.syncs, sizeof p.syncs);
+out:
+    free(ranks);
+    return rc;
+}
+
 int
 rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct rs_profile *out)
 {
@@ -247,9 +281,7 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
         if ((rc = rs_store_kernels_scan(r, scope->job, rank, from, b.until, on_kernel, &b)) != 0 ||
             (rc = rs_store_kernel_windows_scan(r, scope->job, rank, scope->since_ns, b.until,
                                                on_kernel_window, &b)) != 0 ||
-            (rc = rs_store_memcpys_scan(r, scope->job, rank, from, b.until, on_sync, &b)) != 0 ||
-            (rc = rs_store_copy_windows_scan(r, scope->job, rank, scope->since_ns, b.until,
-                                             on_sync_window, &b)) != 0 ||
+            (rc = scan_host_side(r, &b, rank, from)) != 0 ||
             (rc = rs_store_steps_scan(r, scope->job, rank, 0, on_step, &b)) != 0 ||
             (rc = rs_store_stalls_scan(r, scope->job, rank, scope->since_ns, b.until, on_stall,
                                        &b)) != 0)

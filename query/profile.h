@@ -66,6 +66,12 @@ int rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope,
                      struct rs_profile *out);
 void rs_profile_fini(struct rs_profile *p);
 
+/* Only the host-side part of the profile of `scope` — syncs[] by kind, as rs_profile_build fills
+ * it — read from the scope's copy records alone (no kernels, steps or stalls): for answers that
+ * need nothing else. Writes `out` on success. Returns 0, -ENOMEM or a storage error. */
+int rs_profile_host_side(rs_store_read *r, const struct rs_profile_scope *scope,
+                         struct rs_profile_sync out[RS_COPY_KIND_COUNT]);
+
 /* What divides scope totals into the unit the answers use: rank-steps ("per_step"), or — for
  * data without step records — the range's seconds times its ranks ("per_second"). Never 0. */
 double rs_profile_divisor(const struct rs_profile *p, const char **unit);

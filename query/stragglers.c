@@ -395,23 +395,23 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
     return rc;
 }
 
-/* Launch waits (the GPU idle until the host queued work, recorded by collectors) per rank-step,
- * in ms, of `rank` or of its peers over [t0, t1); *seen: some were recorded. */
+/* Launch waits (the GPU idle until the host queued work, recorded by collectors) of `rank`, or
+ * of its peers, over window j, in ms per rank-step of the window; *seen: some were recorded. */
 static double
-launch_wait_ms(rs_store_read *r, const char *job, uint32_t rank, bool peers, uint64_t t0,
-               uint64_t t1, bool *seen)
+launch_wait_ms(struct ctx *c, rs_store_read *r, const char *job, size_t idx, bool peers, size_t j,
+               bool *seen)
 {
-    struct rs_profile_scope scope = {job, rank, peers, t0, t1};
-    struct rs_profile p;
-    double ms = 0;
+    struct rs_profile_scope scope = {job, c->ranks[idx].rank, peers, c->w[j].t0, c->w[j].t1};
+    struct rs_profile_sync syncs[RS_COPY_KIND_COUNT];
+    size_t steps = 0;
 
-    if (rs_profile_build(r, &scope, &p) != 0)
+    if (rs_profile_host_side(r, &scope, syncs) != 0)
         return 0;
-    *seen |= p.syncs[RS_LAUNCH_WAIT].count > 0;
-    if (p.rank_steps)
-        ms = (double)p.syncs[RS_LAUNCH_WAIT].ns / 1e6 / (double)p.rank_steps;
-    rs_profile_fini(&p);
-    return ms;
+    for (size_t i = 0; i < c->n_ranks; i++)
+        if (peers ? i != idx : i == idx)
+            steps += c->w[j].r[i].steps;
+    *seen |= syncs[RS_LAUNCH_WAIT].count > 0;
+    return steps ? (double)syncs[RS_LAUNCH_WAIT].ns / 1e6 / (double)steps : 0;
 }
 
 /* host_side evidence: the rank's host gap against its peers', and — when collectors recorded
@@ -420,10 +420,9 @@ static json_t *
 host_side_evidence(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_t j,
                    double host_gap_ms, double peers_host_gap_ms)
 {
-    uint32_t rank = c->ranks[idx].rank;
     bool seen = false;
-    double own = launch_wait_ms(r, job, rank, false, c->w[j].t0, c->w[j].t1, &seen),
-           peers = launch_wait_ms(r, job, rank, true, c->w[j].t0, c->w[j].t1, &seen);
+    double own = launch_wait_ms(c, r, job, idx, false, j, &seen),
+           peers = launch_wait_ms(c, r, job, idx, true, j, &seen);
     json_t *e =
         json_pack("{s:f, s:f}", "host_gap_ms", host_gap_ms, "peers_host_gap_ms", peers_host_gap_ms);
 
