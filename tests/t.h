@@ -1,5 +1,6 @@
 /* Minimal unit-test harness: T_CHECK records failures with file:line and goes on; T_RUN runs a
- * test function; T_DONE prints "<suite>: N passed, N failed" and returns the exit status. */
+ * test function; T_DONE prints "<suite>: N passed, N failed" and returns the exit status — a
+ * check that failed outside any T_RUN (in main, between runs) counts as one failed test. */
 #ifndef RS_TESTS_T_H
 #define RS_TESTS_T_H
 
@@ -25,9 +26,15 @@ static int t_passed, t_failed, t_current_failed;
         }                                                                                          \
     } while (0)
 
+/* Counts a check that failed outside any test (before a T_RUN, or before T_DONE). */
+#define T_OUTSIDE_FAILED()                                                                         \
+    (t_current_failed ? (t_failed++, t_current_failed = 0,                                         \
+                         fprintf(stderr, "not ok (a check outside a test, above)\n"))              \
+                      : 0)
+
 #define T_RUN_CALL(label, call)                                                                    \
     do {                                                                                           \
-        t_current_failed = 0;                                                                      \
+        T_OUTSIDE_FAILED();                                                                        \
         call;                                                                                      \
         if (t_current_failed) {                                                                    \
             t_failed++;                                                                            \
@@ -39,6 +46,7 @@ static int t_passed, t_failed, t_current_failed;
 #define T_RUN_ARG(fn, arg) T_RUN_CALL(#fn, fn(arg)) /* for a test that takes one argument */
 
 #define T_DONE(suite)                                                                              \
-    (printf("%s: %d passed, %d failed\n", (suite), t_passed, t_failed), t_failed ? 1 : 0)
+    (T_OUTSIDE_FAILED(), printf("%s: %d passed, %d failed\n", (suite), t_passed, t_failed),        \
+     t_failed ? 1 : 0)
 
 #endif

@@ -190,7 +190,8 @@ main(void)
     T_RUN_ARG(scopes, r);
     T_RUN_ARG(without_samples_and_errors, r);
     rs_store_read_end(r);
-    T_EQ(fixture_roll_up(st, "job", 2), 30 + 40); /* nopc's rank 0 has no summaries: raw */
+    /* + rank 1's Stream Syncs, rolled up as copies; nopc's rank 0 has no summaries: raw */
+    T_EQ(fixture_roll_up(st, "job", 2), 30 + 40 + 10);
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_RUN_ARG(time_profile_after_rollup, r);
     fixture_close(dir, st, r);
