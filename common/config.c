@@ -177,10 +177,12 @@ load_file(const struct rs_config_spec *spec, void *cfg, const char *path, char *
     return rc;
 }
 
-static void
-env_name(const char *key, char *out, size_t out_len)
+void
+rs_config_env_name(const struct rs_config_spec *spec, const char *key, char *out, size_t out_len)
 {
-    size_t n = (size_t)snprintf(out, out_len, "RANKSCOPE_");
+    size_t n = (size_t)snprintf(out, out_len, "%s", spec->env_prefix ?: "RANKSCOPE_");
+    if (n >= out_len)
+        n = out_len - 1;
     for (const char *k = key; *k && n + 1 < out_len; k++)
         out[n++] = *k == '-' ? '_' : (char)toupper((unsigned char)*k);
     out[n] = '\0';
@@ -207,12 +209,13 @@ rs_config_print_help(const struct rs_config_spec *spec)
             snprintf(flag, sizeof flag, "--%s", o->key);
         else
             snprintf(flag, sizeof flag, "--%s %s", o->key, type_names[o->type]);
-        env_name(o->key, env, sizeof env);
+        rs_config_env_name(spec, o->key, env, sizeof env);
         printf("  %-26s %s\n  %-26s env %s, default %s\n", flag, o->help, "", env,
                o->type == RS_CONFIG_BOOL && !o->default_value ? "false" : def);
     }
-    printf("  %-26s %s\n  %-26s env RANKSCOPE_CONFIG\n", "--config FILE",
-           "read 'key = value' lines (keys as above, without --) before env and flags", "");
+    rs_config_env_name(spec, "config", env, sizeof env);
+    printf("  %-26s %s\n  %-26s env %s\n", "--config FILE",
+           "read 'key = value' lines (keys as above, without --) before env and flags", "", env);
     printf("  %-26s print this help and exit\n", "--help");
     printf("  %-26s print the version and exit\n", "--version");
 }
@@ -221,10 +224,12 @@ int
 rs_config_parse(const struct rs_config_spec *spec, void *cfg, int argc, char **argv,
                 char **positional, int max_positional, int *n_positional, char *err, size_t err_len)
 {
-    const char *config_path = getenv("RANKSCOPE_CONFIG");
+    const char *config_path;
     char env[96];
     int rc, npos = 0;
 
+    rs_config_env_name(spec, "config", env, sizeof env);
+    config_path = getenv(env);
     for (size_t i = 0; i < spec->n_options; i++) {
         rc = set_value(&spec->options[i], cfg,
                        spec->options[i].default_value              ? spec->options[i].default_value
@@ -259,7 +264,7 @@ rs_config_parse(const struct rs_config_spec *spec, void *cfg, int argc, char **a
         return rc;
     for (size_t i = 0; i < spec->n_options; i++) {
         const char *v;
-        env_name(spec->options[i].key, env, sizeof env);
+        rs_config_env_name(spec, spec->options[i].key, env, sizeof env);
         v = getenv(env);
         if (v && (rc = set_value(&spec->options[i], cfg, v, err, err_len)) != 0) {
             size_t n = strlen(err);

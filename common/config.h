@@ -19,7 +19,7 @@ enum rs_config_type {
 };
 
 struct rs_config_option {
-    const char *key; /* lower-case, '-' separated; env name is RANKSCOPE_ + upper, '_' */
+    const char *key; /* lower-case, '-' separated; env name is the spec's prefix + upper, '_' */
     enum rs_config_type type;
     const char *default_value; /* parsed exactly like user input; NULL = empty string / 0 */
     size_t offset;             /* offsetof() the field in the binary's config struct */
@@ -34,7 +34,15 @@ struct rs_config_spec {
     const struct rs_config_option *options;
     size_t n_options;
     bool positional; /* accept non-option arguments (returned through rs_config_parse) */
+    /* Environment variables are env_prefix + KEY ("RANKSCOPE_SERVER_" + "DATA"), and the config
+     * file's is env_prefix + "CONFIG". NULL = "RANKSCOPE_". Binaries must not share a prefix: the
+     * collector (inside training processes) owns the bare RANKSCOPE_ names. */
+    const char *env_prefix;
 };
+
+/* The environment variable that sets `key` for `spec` ("RANKSCOPE_SERVER_LOG_LEVEL"). */
+void rs_config_env_name(const struct rs_config_spec *spec, const char *key, char *out,
+                        size_t out_len);
 
 #define RS_CONFIG_EXIT 1 /* --help or --version was printed: the caller exits with status 0 */
 

@@ -50,6 +50,7 @@ static const struct rs_config_spec spec = {
     options,
     sizeof options / sizeof options[0],
     false,
+    "RANKSCOPE_AGENT_",
 };
 
 int

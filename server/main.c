@@ -78,6 +78,7 @@ static const struct rs_config_spec spec = {
     options,
     sizeof options / sizeof options[0],
     false,
+    "RANKSCOPE_SERVER_",
 };
 
 int

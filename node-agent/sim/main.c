@@ -81,6 +81,7 @@ static const struct rs_config_spec spec = {
     options,
     sizeof options / sizeof options[0],
     false,
+    "RANKSCOPE_SIM_",
 };
 
 struct sim_run {

@@ -105,6 +105,7 @@ static const struct rs_config_spec spec = {
     options,
     sizeof options / sizeof options[0],
     true,
+    "RANKSCOPE_CLI_",
 };
 
 struct command {

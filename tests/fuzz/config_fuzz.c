@@ -22,7 +22,7 @@ static const struct rs_config_option options[] = {
     {"ratio", RS_CONFIG_DOUBLE, "0", offsetof(struct fuzz_cfg, ratio), "", 0, 1},
     {"flag", RS_CONFIG_BOOL, "false", offsetof(struct fuzz_cfg, flag), "", 0, 0},
 };
-static const struct rs_config_spec spec = {"fuzz", "", "", options, 4, false};
+static const struct rs_config_spec spec = {"fuzz", "", "", options, 4, false, NULL};
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

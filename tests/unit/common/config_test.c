@@ -21,7 +21,7 @@ static const struct rs_config_option opts[] = {
     {"ratio", RS_CONFIG_DOUBLE, "0.5", offsetof(struct cfg, ratio), "a ratio", 0, 1},
     {"flag", RS_CONFIG_BOOL, "false", offsetof(struct cfg, flag), "a flag", 0, 0},
 };
-static const struct rs_config_spec spec = {"t", "t", "test", opts, 4, true};
+static const struct rs_config_spec spec = {"t", "t", "test", opts, 4, true, NULL};
 
 static int
 parse(struct cfg *c, int argc, char **argv, char *err)
@@ -119,10 +119,42 @@ positionals(void)
     rs_config_free(&spec, &c);
 }
 
+/* A binary's prefix names its variables (and its config file's); another binary's are not read. */
+static void
+env_prefix(void)
+{
+    static const struct rs_config_spec agent = {"a", "a", "", opts, 4, true, "RANKSCOPE_AGENT_"};
+    struct cfg c;
+    char err[256], env[96], *pos[4];
+    int n = 0;
+    char *argv[] = {"t"};
+
+    rs_config_env_name(&agent, "count", env, sizeof env);
+    T_CHECK(strcmp(env, "RANKSCOPE_AGENT_COUNT") == 0);
+    rs_config_env_name(&spec, "count", env, sizeof env);
+    T_CHECK(strcmp(env, "RANKSCOPE_COUNT") == 0);
+    setenv("RANKSCOPE_COUNT", "3", 1);       /* another binary's (the collector's) name */
+    setenv("RANKSCOPE_AGENT_NAME", "mine", 1);
+    setenv("RANKSCOPE_AGENT_CONFIG", "/nonexistent/rs-config", 1);
+    memset(&c, 0, sizeof c);
+    T_EQ(rs_config_parse(&agent, &c, 1, argv, pos, 4, &n, err, sizeof err), RS_E_CONFIG);
+    T_CHECK(strstr(err, "/nonexistent/rs-config") != NULL); /* the config file's variable */
+    rs_config_free(&agent, &c);
+    unsetenv("RANKSCOPE_AGENT_CONFIG");
+    memset(&c, 0, sizeof c);
+    T_EQ(rs_config_parse(&agent, &c, 1, argv, pos, 4, &n, err, sizeof err), 0);
+    T_EQ(c.count, 5); /* the default: RANKSCOPE_COUNT is not this binary's */
+    T_CHECK(c.name && strcmp(c.name, "mine") == 0);
+    rs_config_free(&agent, &c);
+    unsetenv("RANKSCOPE_COUNT");
+    unsetenv("RANKSCOPE_AGENT_NAME");
+}
+
 int
 main(void)
 {
     T_RUN(defaults_and_flags);
+    T_RUN(env_prefix);
     T_RUN(rejects_bad_values);
     T_RUN(precedence_file_env_argv);
     T_RUN(positionals);
