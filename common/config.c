@@ -194,17 +194,28 @@ print_version(const struct rs_config_spec *spec)
     printf("%s %s\n", spec->program, RS_VERSION);
 }
 
+static bool
+key_listed(const char *keys, const char *key)
+{
+    size_t n = strlen(key);
+
+    for (const char *p = keys; (p = strstr(p, key)) != NULL; p += n)
+        if ((p == keys || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
 void
-rs_config_print_help(const struct rs_config_spec *spec)
+rs_config_print_options(const struct rs_config_spec *spec, const char *keys)
 {
     static const char *const type_names[] = {"TEXT", "N", "X", ""};
     char env[96], flag[64];
 
-    printf("usage: %s\n\n%s\n\noptions (flag, environment variable, default):\n", spec->usage,
-           spec->summary);
     for (size_t i = 0; i < spec->n_options; i++) {
         const struct rs_config_option *o = &spec->options[i];
         const char *def = o->default_value && *o->default_value ? o->default_value : "\"\"";
+        if (keys && !key_listed(keys, o->key))
+            continue;
         if (o->type == RS_CONFIG_BOOL)
             snprintf(flag, sizeof flag, "--%s", o->key);
         else
@@ -213,6 +224,16 @@ rs_config_print_help(const struct rs_config_spec *spec)
         printf("  %-26s %s\n  %-26s env %s, default %s\n", flag, o->help, "", env,
                o->type == RS_CONFIG_BOOL && !o->default_value ? "false" : def);
     }
+}
+
+void
+rs_config_print_help(const struct rs_config_spec *spec)
+{
+    char env[96];
+
+    printf("usage: %s\n\n%s\n\noptions (flag, environment variable, default):\n", spec->usage,
+           spec->summary);
+    rs_config_print_options(spec, NULL);
     rs_config_env_name(spec, "config", env, sizeof env);
     printf("  %-26s %s\n  %-26s env %s\n", "--config FILE",
            "read 'key = value' lines (keys as above, without --) before env and flags", "", env);

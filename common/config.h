@@ -67,6 +67,10 @@ int rs_config_load_text(const struct rs_config_spec *spec, void *cfg, char *text
 /* Prints --help text for the spec to stdout. */
 void rs_config_print_help(const struct rs_config_spec *spec);
 
+/* Prints the options named in `keys` (space-separated, e.g. "rank limit since"; NULL = all) as
+ * --help does: flag, help, environment variable and default. Unknown names are skipped. */
+void rs_config_print_options(const struct rs_config_spec *spec, const char *keys);
+
 /* The whole of option handling for a main(): rs_config_parse, then the "log-level" option (when
  * the table has one) applied to the logger; errors are printed as "<program>: <message>" on
  * stderr. Returns -1 when the program should go on, otherwise the status main() should return

@@ -64,6 +64,9 @@ struct query_work {
     const char *content_type;
     int rc;
     char side; /* compare: the side that was not found */
+    /* not found: what is missing, looked up after the query ('j' the job, 'r' the rank, 0 only
+     * records in the range) */
+    char missing;
 };
 
 static struct rs_profile_scope
@@ -111,6 +114,27 @@ trace_document(rs_store_read *r, struct query_work *q)
     q->bytes = (uint8_t *)buf;
     q->n_bytes = len;
     return 0;
+}
+
+/* After RS_E_NOT_FOUND: 'j' when the job (of the side not found) is unknown, 'r' when it has no
+ * such rank, 0 when both exist and only the range is empty. */
+static char
+what_is_missing(rs_store_read *r, const struct query_work *q)
+{
+    struct rs_profile_scope s = q->side == 'b' ? scope_b(q) : scope_a(q);
+    json_t *doc = NULL, *rank;
+    size_t i;
+    char missing = 'r';
+
+    if (rs_query_ranks(r, s.job, &doc) != 0)
+        return 'j';
+    if (s.rank == ALL_RANKS)
+        missing = 0;
+    json_array_foreach(json_object_get(doc, "ranks"), i, rank)
+        if ((uint64_t)json_integer_value(json_object_get(rank, "rank")) == s.rank)
+            missing = 0;
+    json_decref(doc);
+    return missing;
 }
 
 static void
@@ -179,6 +203,8 @@ run_query(uv_work_t *req)
         q->content_type = "application/json";
         break;
     }
+    if (q->rc == RS_E_NOT_FOUND)
+        q->missing = what_is_missing(r, q);
     rs_store_read_end(r);
 }
 
@@ -204,17 +230,21 @@ query_done(uv_work_t *req, int status)
                               "job '%s' has no PC-sampling stall samples in the range (turn PC "
                               "sampling on for the job, or use /v1/jobs/%s/pprof/time)",
                               q->job, q->job);
-    else if (q->rc == RS_E_NOT_FOUND && (q->kind == Q_COMPARE || q->p.rank != ALL_RANKS)) {
+    else if (q->rc == RS_E_NOT_FOUND) {
         struct rs_profile_scope s = q->side == 'b' ? scope_b(q) : scope_a(q);
-        if (s.rank == ALL_RANKS)
+        if (q->missing == 'j')
             rs_http_respond_error(q->conn, 404, "job '%s' not found (see GET /v1/jobs)", s.job);
+        else if (q->missing == 'r')
+            rs_http_respond_error(q->conn, 404,
+                                  "job '%s' has no rank %llu (see GET /v1/jobs/%s/ranks)", s.job,
+                                  (unsigned long long)s.rank, s.job);
+        else if (s.rank == ALL_RANKS)
+            rs_http_respond_error(q->conn, 404, "job '%s' has no records in the range", s.job);
         else
             rs_http_respond_error(q->conn, 404,
-                                  "job '%s' not found, or its rank %llu has no records in the "
-                                  "range (see GET /v1/jobs/%s/ranks)",
-                                  s.job, (unsigned long long)s.rank, s.job);
-    } else if (q->rc == RS_E_NOT_FOUND)
-        rs_http_respond_error(q->conn, 404, "job '%s' not found (see GET /v1/jobs)", q->job);
+                                  "rank %llu of job '%s' has no records in the range",
+                                  (unsigned long long)s.rank, s.job);
+    }
     else
         rs_http_respond_error(q->conn, 500, "storage read failed: %s", rs_strerror(q->rc));
     free(q->bytes);

@@ -1,11 +1,14 @@
 /* rankscope: the command-line client of the REST API. Parses global options and dispatches to a
  * command (query/cli/commands.h). */
+#include "common/clock.h"
 #include "common/config.h"
-#include "query/cli/commands.h"
+#include "common/time_arg.h"
+#include "query/cli/command_table.h"
 
 #include <curl/curl.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct cli_config {
@@ -15,6 +18,7 @@ struct cli_config {
     double interval_s;
     int64_t iterations, until_step, window;
     char *job, *data, *format, *out;
+    char *since, *until, *with_since, *with_until, *last;
 };
 
 #define OPT(key, type, def, field, help, lo, hi)                                                   \
@@ -33,15 +37,26 @@ static const struct rs_config_option options[] = {
         -1, 16777215),
     OPT("with-rank", RS_CONFIG_INT, "-1", with_rank,
         "compare: side B's rank (-1 = the same as --rank)", -1, 16777215),
+    {"since", RS_CONFIG_STRING, "", offsetof(struct cli_config, since),
+     "records from this time on: a duration before now (10m, 2h), a UTC date and time "
+     "(2026-11-24T08:00Z, 2026-11-24 08:00:30; +01:00 names a zone), or ns since the epoch",
+     0, 0},
+    {"until", RS_CONFIG_STRING, "", offsetof(struct cli_config, until),
+     "... and before this time (the same forms)", 0, 0},
+    {"last", RS_CONFIG_STRING, "", offsetof(struct cli_config, last),
+     "the last part of the job's data up to now: --last 300s is --since 300s", 0, 0},
+    {"with-since", RS_CONFIG_STRING, "", offsetof(struct cli_config, with_since),
+     "compare: side B's --since (default: side A's)", 0, 0},
+    {"with-until", RS_CONFIG_STRING, "", offsetof(struct cli_config, with_until),
+     "compare: side B's --until (default: side A's)", 0, 0},
     OPT("since-ns", RS_CONFIG_INT, "-1", since_ns,
-        "top, stalls, compare: records from this time on (ns since the epoch; -1 = all)", -1,
-        9.2e18),
-    OPT("until-ns", RS_CONFIG_INT, "-1", until_ns, "... and before this time (-1 = all)", -1,
+        "--since for scripts: ns since the epoch (-1 = all)", -1, 9.2e18),
+    OPT("until-ns", RS_CONFIG_INT, "-1", until_ns, "--until for scripts: ns (-1 = all)", -1,
         9.2e18),
     OPT("with-since-ns", RS_CONFIG_INT, "-1", with_since_ns,
-        "compare: side B's --since-ns (-1 = the same as side A's)", -1, 9.2e18),
+        "compare: side B's --since in ns (-1 = the same as side A's)", -1, 9.2e18),
     OPT("with-until-ns", RS_CONFIG_INT, "-1", with_until_ns,
-        "compare: side B's --until-ns (-1 = the same as side A's)", -1, 9.2e18),
+        "compare: side B's --until in ns (-1 = the same as side A's)", -1, 9.2e18),
     OPT("limit", RS_CONFIG_INT, "-1", limit,
         "top, stalls, compare: rows (-1 = the server's default)", -1, 100000),
     OPT("interval-s", RS_CONFIG_DOUBLE, "2", interval_s, "watch: refresh period, seconds", 0.2,
@@ -58,8 +73,8 @@ static const struct rs_config_option options[] = {
      "analyze, import: job name of the traces (default: their file names without the rank)", 0, 0},
     {"data", RS_CONFIG_STRING, "", offsetof(struct cli_config, data),
      "analyze: keep the imported data in this store directory (default: a temporary one); "
-     "export: read this store (a server's --data-dir, or analyze's --data) instead of the "
-     "server",
+     "export: read this store (a server's --data directory, or analyze's --data) instead of "
+     "the server",
      0, 0},
     {"format", RS_CONFIG_STRING, "perfetto", offsetof(struct cli_config, format),
      "export: perfetto (Chrome trace JSON, one file per rank), pprof (stall reasons when the "
@@ -71,89 +86,159 @@ static const struct rs_config_option options[] = {
      0, 0},
 };
 
-static const struct rs_config_spec spec = {
+static struct rs_config_spec spec = {
     "rankscope",
     "rankscope [--server URL] <command> [args] [--json]",
-    "Commands:\n"
-    "  jobs          list the jobs the server knows\n"
-    "  ranks JOB     per-rank summary of a job: host, GPU, steps, kernel and NCCL time per step\n"
-    "  stragglers JOB  which rank slows the job, by how much, since when, and why\n"
-    "                [--until-step N: as of a past step]\n"
-    "  steps JOB     per-rank step time, compute, NCCL, exposed NCCL, idle and host gap\n"
-    "  skew JOB      NCCL wait skew: who arrives last at collectives, how long the others wait\n"
-    "  top JOB       kernels and NCCL ops by GPU time per step [--rank R] [--limit N]\n"
-    "  stalls JOB    PC-sampling stall reasons per kernel, and the straggler (or --rank R)\n"
-    "                against its peers\n"
-    "  compare JOB [JOB_B]  what changed, per kernel and NCCL op, per step: two jobs, two ranks\n"
-    "                (--rank R --with-rank R2) or two windows (--since-ns/--until-ns and\n"
-    "                --with-since-ns/--with-until-ns)\n"
-    "  analyze FILE...  import PyTorch profiler traces (one per rank; .json or .json.gz, "
-    "directories,\n"
-    "                globs) into an embedded store and print ranks, steps, top kernels, NCCL\n"
-    "                skew and stragglers; no server needed [--job NAME] [--data DIR]\n"
-    "  import FILE...   the same traces into the server (--server), so that imported and live\n"
-    "                jobs can be compared [--job NAME]\n"
-    "  export JOB    a window (--since-ns/--until-ns) as Perfetto/Chrome trace files, one per\n"
-    "                rank, aligned, with distributedInfo (HTA reads the directory)\n"
-    "                --out DIR [--format perfetto]; from the server, or a store with --data\n"
-    "                --format pprof: a pprof profile (go tool pprof): stall reasons, rank ->\n"
-    "                kernel -> pc -> reason, or GPU time per kernel without PC samples;\n"
-    "                from the server, or a store with --data [--rank R] [--out FILE]\n"
-    "  watch JOB     live view: straggler verdict, NCCL skew, top kernels, every --interval-s\n"
-    "  delete JOB    delete everything stored about a job\n"
-    "Exit status: 0 ok, 1 server or API error, 2 usage error, 3 not found.",
+    "", /* the command list, from the command table (main) */
     options,
     sizeof options / sizeof options[0],
     true,
     "RANKSCOPE_CLI_",
 };
 
-struct command {
-    const char *name;
-    int (*run)(const struct rs_cli_options *o, int argc, char **argv);
-};
+/* The index of the command word in argv (the first argument that is neither an option nor an
+ * option's value), or argc. */
+static int
+command_index(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] != '-' || argv[i][1] == '\0')
+            return i;
+        if (argv[i][1] != '-' || strchr(argv[i], '=')) /* -h, --key=value */
+            continue;
+        for (size_t k = 0; k < spec.n_options; k++)
+            if (strcmp(argv[i] + 2, options[k].key) == 0 && options[k].type != RS_CONFIG_BOOL)
+                i++; /* its value */
+        if (strcmp(argv[i], "--config") == 0)
+            i++;
+    }
+    return argc;
+}
 
-static const struct command commands[] = {
-    {"jobs", rs_cli_jobs},     {"ranks", rs_cli_ranks},     {"stragglers", rs_cli_stragglers},
-    {"steps", rs_cli_steps},   {"skew", rs_cli_skew},       {"delete", rs_cli_delete},
-    {"top", rs_cli_top},       {"stalls", rs_cli_stalls},   {"compare", rs_cli_compare},
-    {"watch", rs_cli_watch},   {"analyze", rs_cli_analyze}, {"import", rs_cli_import},
-    {"export", rs_cli_export},
-};
+/* `rankscope COMMAND --help`, `rankscope help [COMMAND]`: prints and returns true when asked. */
+static bool
+command_help(int argc, char **argv, int *rc)
+{
+    int at = command_index(argc, argv);
+    bool asked = false;
+
+    if (at >= argc)
+        return false;
+    if (strcmp(argv[at], "help") == 0) {
+        if (at + 1 >= argc) {
+            rs_config_print_help(&spec);
+            *rc = 0;
+            return true;
+        }
+        at++;
+        asked = true;
+    }
+    for (int i = 1; i < argc && !asked; i++)
+        asked = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+    if (!asked)
+        return false;
+    const struct rs_cli_command *c = rs_cli_command_find(argv[at]);
+    if (!c) {
+        rs_cli_command_unknown(argv[at]);
+        *rc = 2;
+        return true;
+    }
+    rs_cli_command_help(c, &spec);
+    *rc = 0;
+    return true;
+}
+
+/* --since/--until/--last (and side B's) into the ns fields; refuses two forms of one bound. */
+static int
+resolve_times(struct cli_config *cfg)
+{
+    struct {
+        const char *flag, *text;
+        int64_t *ns;
+    } bounds[] = {
+        {"since", cfg->since, &cfg->since_ns},
+        {"until", cfg->until, &cfg->until_ns},
+        {"with-since", cfg->with_since, &cfg->with_since_ns},
+        {"with-until", cfg->with_until, &cfg->with_until_ns},
+    };
+    int64_t now = (int64_t)rs_clock_realtime_ns(), ago;
+    char err[256];
+
+    if (*cfg->last) {
+        if (*cfg->since || cfg->since_ns >= 0) {
+            fprintf(stderr, "rankscope: --last and --since both set the start; give one\n");
+            return 2;
+        }
+        if (rs_time_arg_duration(cfg->last, &ago, err, sizeof err) != 0) {
+            fprintf(stderr, "rankscope: --last: %s\n", err);
+            return 2;
+        }
+        cfg->since_ns = now - ago;
+    }
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
+        if (!*bounds[i].text)
+            continue;
+        if (*bounds[i].ns >= 0) {
+            fprintf(stderr, "rankscope: --%s and --%s-ns set the same bound; give one\n",
+                    bounds[i].flag, bounds[i].flag);
+            return 2;
+        }
+        if (rs_time_arg_parse(bounds[i].text, now, bounds[i].ns, err, sizeof err) != 0) {
+            fprintf(stderr, "rankscope: --%s: %s\n", bounds[i].flag, err);
+            return 2;
+        }
+    }
+    return 0;
+}
 
 int
 main(int argc, char **argv)
 {
     struct cli_config cfg = {0};
-    char *pos[16];
-    int npos = 0, rc = rs_config_main(&spec, &cfg, argc, argv, pos, 16, &npos);
+    char command_list[4096];
+    char **pos = calloc((size_t)argc + 1, sizeof *pos);
+    int npos = 0, rc;
 
-    if (rc >= 0)
+    rs_cli_command_list(command_list, sizeof command_list);
+    spec.summary = command_list;
+    if (!pos) {
+        fprintf(stderr, "rankscope: out of memory\n");
+        return 1;
+    }
+    if (command_help(argc, argv, &rc)) {
+        free(pos);
         return rc;
+    }
+    if ((rc = rs_config_main(&spec, &cfg, argc, argv, pos, argc, &npos)) >= 0) {
+        free(pos);
+        return rc;
+    }
     if (npos == 0) {
-        fprintf(stderr, "rankscope: no command given (see rankscope --help)\n");
+        fprintf(stderr, "rankscope: no command given (rankscope --help lists the commands)\n");
         rc = 2;
         goto done;
     }
-    rc = 2;
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (strcmp(pos[0], commands[i].name) != 0)
-            continue;
-        struct rs_cli_options o = {
-            cfg.server,     cfg.json,       cfg.rank,          cfg.with_rank,     cfg.limit,
-            cfg.since_ns,   cfg.until_ns,   cfg.with_since_ns, cfg.with_until_ns, cfg.interval_s,
-            cfg.iterations, cfg.until_step, cfg.window,        cfg.job,           cfg.data,
-            cfg.format,     cfg.out};
-        size_t n = strlen(o.server);
-        while (n > 0 && cfg.server[n - 1] == '/') /* "http://host:7070/" works too */
-            cfg.server[--n] = '\0';
-        curl_global_init(CURL_GLOBAL_DEFAULT);
-        rc = commands[i].run(&o, npos - 1, pos + 1);
-        curl_global_cleanup();
+    const struct rs_cli_command *c = rs_cli_command_find(pos[0]);
+    if (!c) {
+        rs_cli_command_unknown(pos[0]);
+        rc = 2;
         goto done;
     }
-    fprintf(stderr, "rankscope: unknown command '%s' (see rankscope --help)\n", pos[0]);
+    if ((rc = resolve_times(&cfg)) != 0)
+        goto done;
+    struct rs_cli_options o = {
+        cfg.server,     cfg.json,       cfg.rank,          cfg.with_rank,     cfg.limit,
+        cfg.since_ns,   cfg.until_ns,   cfg.with_since_ns, cfg.with_until_ns, cfg.interval_s,
+        cfg.iterations, cfg.until_step, cfg.window,        cfg.job,           cfg.data,
+        cfg.format,     cfg.out};
+    size_t n = strlen(o.server);
+    while (n > 0 && cfg.server[n - 1] == '/') /* "http://host:7070/" works too */
+        cfg.server[--n] = '\0';
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    rc = c->run(&o, npos - 1, pos + 1);
+    curl_global_cleanup();
 done:
     rs_config_free(&spec, &cfg);
+    free(pos);
     return rc;
 }

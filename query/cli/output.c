@@ -22,6 +22,10 @@ rs__cli_request(const struct rs_cli_options *o, const char *method, const char *
     }
     if (status == 200)
         return 0;
+    if (status == 404 && rs__cli_explain_not_found(o, path)) {
+        json_decref(*doc);
+        return 3;
+    }
     rc = rs__cli_api_error(status, *doc);
     json_decref(*doc);
     return rc;

@@ -14,6 +14,11 @@
 int rs__cli_request(const struct rs_cli_options *o, const char *method, const char *path,
                     json_t **doc);
 
+/* After a 404 for `path` (/v1/jobs/JOB/...?rank=R&with=JOB_B&with_rank=R2): asks the server which
+ * job or rank is missing and says so on stderr, with a near name and the command that lists what
+ * exists. Returns false when everything named exists (the server's own message then stands). */
+bool rs__cli_explain_not_found(const struct rs_cli_options *o, const char *path);
+
 /* Prints an API error answer's message (doc may be NULL: not JSON) on stderr. Returns the exit
  * code: 3 for 404, else 1. */
 int rs__cli_api_error(long status, json_t *doc);
