@@ -73,6 +73,15 @@ set_err(struct importer *im, int code, const char *fmt, ...)
     return code;
 }
 
+/* Valid JSON that is no trace (a config file beside the traces): RS_E_MALFORMED, said in stats. */
+static int
+not_a_trace(struct importer *im, const char *why)
+{
+    if (im->st)
+        im->st->not_a_trace = true;
+    return set_err(im, RS_E_MALFORMED, "not a trace: %s", why);
+}
+
 /* The reader failed: its message says what and where. */
 static int
 reader_err(struct importer *im, int code)
@@ -702,7 +711,7 @@ read_document(struct importer *im, bool events)
     if (t.type == RS_JSON_ARRAY) /* the Chrome trace "JSON Array Format" */
         return events ? read_events(im) : skip(im, &t);
     if (t.type != RS_JSON_OBJECT)
-        return set_err(im, RS_E_MALFORMED, "not a trace: the document is not a JSON object");
+        return not_a_trace(im, "the document is not a JSON object");
     for (;;) {
         if ((rc = next(im, &t)) != 0)
             return rc;
@@ -733,7 +742,7 @@ read_document(struct importer *im, bool events)
             return rc;
     }
     if (!seen_events)
-        return set_err(im, RS_E_MALFORMED, "not a trace: no traceEvents array");
+        return not_a_trace(im, "no traceEvents array");
     if ((rc = next(im, &t)) != 0)
         return rc;
     return 0;

@@ -36,6 +36,9 @@ struct rs_kineto_options {
     const char *job;  /* identity of every record; a valid job name (rs_wire_job_valid) */
     int64_t rank;     /* >= 0 overrides distributedInfo; -1 = from the trace */
     const char *host; /* "" when unknown */
+    /* rs_trace_import_file: a trace that says no rank (neither distributedInfo nor its file name)
+     * is rank 0 of a one-rank job — for a lone file — instead of being refused */
+    bool lone_rank0;
 };
 
 struct rs_kineto_stats {
@@ -49,6 +52,8 @@ struct rs_kineto_stats {
     uint64_t batches;
     uint32_t rank, world_size;
     bool relative_time; /* timestamps were relative to baseTimeNanoseconds */
+    bool rank_assumed;  /* rank 0 of a one-rank job by lone_rank0: the trace said no rank */
+    bool not_a_trace;   /* the document is JSON but no trace (no traceEvents): nothing imported */
     uint64_t first_ns, last_ns;
 };
 

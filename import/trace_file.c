@@ -101,8 +101,14 @@ rs_trace_import_file(const char *path, const struct rs_kineto_options *o, rs_kin
         return rc;
     if (opts.rank < 0 && !header.have_rank)
         opts.rank = rs_trace_rank_from_name(path);
+    bool assumed = opts.rank < 0 && !header.have_rank && opts.lone_rank0;
+    if (assumed) {
+        opts.rank = 0;
+        header.world_size = header.world_size ? header.world_size : 1;
+    }
     src.progress = progress;
     rc = pass(path, &opts, &header, NULL, sink, sink_arg, &src, stats, err, err_len);
+    stats->rank_assumed = assumed;
     return rc == RS_KINETO_NEED_HEADER ? RS_E_MALFORMED : rc;
 }
 

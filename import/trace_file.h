@@ -15,7 +15,8 @@
 typedef void (*rs_trace_progress_fn)(void *arg, uint64_t done, uint64_t total);
 
 /* Imports one trace file (see rs_kineto_import for what is accepted, returned and counted). The
- * rank comes from o->rank, else distributedInfo, else the file name (rs_trace_rank_from_name).
+ * rank comes from o->rank, else distributedInfo, else the file name (rs_trace_rank_from_name),
+ * else — with o->lone_rank0 — it is rank 0 of a one-rank job (stats->rank_assumed).
  * err gets "PATH: what, at byte N" on failure. */
 int rs_trace_import_file(const char *path, const struct rs_kineto_options *o,
                          rs_kineto_sink_fn sink, void *sink_arg, rs_trace_progress_fn progress,

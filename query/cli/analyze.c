@@ -232,7 +232,7 @@ rs_cli_analyze(const struct rs_cli_options *o, int argc, char **argv)
     } else {
         exit_code = print_report(set.job, &rep) ? 1 : 0;
         if (!temporary)
-            printf("\nthe imported data stays in %s (rankscope-server --data-dir=%s serves it)\n",
+            printf("\nthe imported data stays in %s (rankscope-server --data %s serves it)\n",
                    dir, dir);
     }
 done:

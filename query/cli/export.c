@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 static const char usage[] =
@@ -240,9 +241,17 @@ export_pprof(const struct rs_cli_options *o, const char *job)
         which = RS_PPROF_STALLS;
     else if (strcmp(o->format, "pprof-time") == 0)
         which = RS_PPROF_TIME;
-    if (!o->out || !*o->out)
+    bool defaulted = !o->out || !*o->out;
+    if (defaulted) {
         snprintf(file, sizeof file, "%s.pb.gz", job);
-    else if (stat(o->out, &sb) == 0 && S_ISDIR(sb.st_mode))
+        if (access(file, F_OK) == 0) { /* never replaced unless named */
+            fprintf(stderr,
+                    "rankscope: %s already exists in the current directory; give --out FILE to "
+                    "write it elsewhere or to replace it\n",
+                    file);
+            return 2;
+        }
+    } else if (stat(o->out, &sb) == 0 && S_ISDIR(sb.st_mode))
         snprintf(file, sizeof file, "%s/%s.pb.gz", o->out, job);
     else
         snprintf(file, sizeof file, "%s", o->out);
@@ -256,8 +265,14 @@ export_pprof(const struct rs_cli_options *o, const char *job)
         return 1;
     }
     free(data);
-    printf("exported job %s to %s (%zu bytes, pprof)\n(view it with: go tool pprof -http=: %s)\n",
-           job, file, len, file);
+    char where[4096] = "";
+    if (defaulted && getcwd(where, sizeof where))
+        printf("exported job %s to %s in the current directory, %s (%zu bytes, pprof; --out FILE "
+               "chooses the file)\n",
+               job, file, where, len);
+    else
+        printf("exported job %s to %s (%zu bytes, pprof)\n", job, file, len);
+    printf("(view it with: go tool pprof -http=: %s)\n", file);
     return 0;
 }
 

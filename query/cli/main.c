@@ -82,7 +82,8 @@ static const struct rs_config_option options[] = {
      0, 0},
     {"out", RS_CONFIG_STRING, "", offsetof(struct cli_config, out),
      "export: perfetto: directory for the files (created when absent); pprof: the file, or a "
-     "directory for JOB.pb.gz (default: JOB.pb.gz here)",
+     "directory for JOB.pb.gz (default: JOB.pb.gz in the current directory, which an "
+     "existing file there stops: --out replaces)",
      0, 0},
 };
 

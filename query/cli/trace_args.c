@@ -134,7 +134,7 @@ static json_t *
 file_json(const char *path, const struct rs_kineto_stats *st, uint64_t bytes, double seconds)
 {
     return json_pack(
-        "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, "
+        "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:I, "
         "s:f}",
         "path", path, "rank", (json_int_t)st->rank, "world_size", (json_int_t)st->world_size,
         "events", (json_int_t)st->events, "kernels", (json_int_t)st->kernels, "collectives",
@@ -142,17 +142,18 @@ file_json(const char *path, const struct rs_kineto_stats *st, uint64_t bytes, do
         (json_int_t)st->syncs, "steps", (json_int_t)st->steps, "ignored_events",
         (json_int_t)st->ignored, "rejected_events", (json_int_t)st->rejected, "nccl_out_of_order",
         (json_int_t)st->nccl_out_of_order, "names_truncated", (json_int_t)st->names_truncated,
-        "relative_time", st->relative_time, "bytes", (json_int_t)bytes, "seconds", seconds);
+        "relative_time", st->relative_time, "rank_assumed", st->rank_assumed, "bytes", (json_int_t)bytes, "seconds", seconds);
 }
 
 int
 rs__cli_trace_set_import(const struct rs_trace_set *set, rs_kineto_sink_fn sink, void *arg,
                          json_t **files)
 {
-    struct rs_kineto_options ko = {set->job, set->rank, ""};
+    struct rs_kineto_options ko = {set->job, set->rank, "", set->n_paths == 1};
     uint32_t *ranks = calloc(set->n_paths ? set->n_paths : 1, sizeof *ranks);
     json_t *list = json_array();
     char err[1024];
+    size_t skipped = 0;
     int rc = 0;
 
     if (!ranks || !list) {
@@ -170,19 +171,30 @@ rs__cli_trace_set_import(const struct rs_trace_set *set, rs_kineto_sink_fn sink,
         rc = rs_trace_import_file(path, &ko, sink, arg, show_progress, &p, &st, err, sizeof err);
         if (p.shown && p.tty)
             fprintf(stderr, "\n");
+        if (rc != 0 && st.not_a_trace && set->n_paths > 1) {
+            fprintf(stderr, "rankscope: warning: skipped %s: %s\n", path, err);
+            skipped++;
+            rc = 0;
+            continue;
+        }
         if (rc != 0) {
             fprintf(stderr, "rankscope: %s\n", err);
             rc = 1;
             goto done;
         }
         for (size_t k = 0; k < i; k++)
-            if (ranks[k] == st.rank) {
+            if (ranks[k] == st.rank + 1) { /* 0: a file skipped */
                 fprintf(stderr, "rankscope: %s and %s are both rank %u of job %s\n", set->paths[k],
                         path, st.rank, set->job);
                 rc = 1;
                 goto done;
             }
-        ranks[i] = st.rank;
+        ranks[i] = st.rank + 1;
+        if (st.rank_assumed)
+            fprintf(stderr,
+                    "rankscope: %s says no rank (no distributedInfo, no rank in its name): taken "
+                    "as rank 0 of a one-rank job\n",
+                    path);
         double s = (double)(rs_clock_mono_ns() - p.t0) / 1e9;
         fprintf(stderr,
                 "imported %s: rank %u, %llu kernels, %llu NCCL kernels, %llu memcpy/memset, %llu "
@@ -192,6 +204,10 @@ rs__cli_trace_set_import(const struct rs_trace_set *set, rs_kineto_sink_fn sink,
                 (unsigned long long)st.steps, (double)bytes / 1e6, s,
                 st.rejected ? " — some GPU events had no usable time and were skipped" : "");
         json_array_append_new(list, file_json(path, &st, bytes, s));
+    }
+    if (skipped == set->n_paths) {
+        fprintf(stderr, "rankscope: none of the %zu files is a trace\n", set->n_paths);
+        rc = 1;
     }
 done:
     free(ranks);

@@ -77,4 +77,53 @@ check "no such files: exit 2 with the argument named" bash -c '
 rc=$?
 check "--rank with several files: exit 2" bash -c '[ "$1" = 2 ] && grep -q "one trace file" "$2"' \
     _ "$rc" "$WORK/rank.out"
+# A 20-rank job as a shell-expanded glob (more arguments than the CLI once took), made from one real
+# rank's trace with distributedInfo rewritten per rank.
+python3 - "$FIX/fixture_baseline_rank0.json.gz" "$WORK/r20" <<'PY'
+import gzip, json, os, sys
+d = json.load(gzip.open(sys.argv[1]))
+os.makedirs(sys.argv[2])
+for r in range(20):
+    d["distributedInfo"].update(rank=r, world_size=20)
+    json.dump(d, open(os.path.join(sys.argv[2], "big_rank%d.json" % r), "w"))
+open(os.path.join(sys.argv[2], "config.json"), "w").write('{"lr": 0.1}')
+PY
+"$BIN/rankscope" analyze --json "$WORK"/r20/big_rank*.json >"$WORK/r20.json" 2>"$WORK/r20.err"
+check "20 files as 20 arguments: all imported as 20 ranks" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert sorted(f["rank"] for f in d["files"]) == list(range(20)), d["files"]
+assert len(d["ranks"]["ranks"]) == 20' "$WORK/r20.json"
+"$BIN/rankscope" analyze --json "$WORK/r20" >"$WORK/r20d.json" 2>"$WORK/r20d.err"
+check "a directory with a JSON file that is no trace: skipped with a warning, the rest imported" \
+    bash -c 'grep -q "warning: skipped .*config.json: not a trace" "$1.err" &&
+    python3 -c "import json,sys; assert len(json.load(open(sys.argv[1]))[\"files\"]) == 20" "$1.json"' \
+    _ "$WORK/r20d"
+"$BIN/rankscope" analyze "$WORK/r20/config.json" >"$WORK/cfg.out" 2>&1
+rc=$?
+check "a lone file that is no trace: exit 1, said" bash -c '
+[ "$1" = 1 ] && grep -q "config.json: not a trace: no traceEvents array" "$2"' _ "$rc" "$WORK/cfg.out"
+
+# One GPU, no distributedInfo, no rank in the name: rank 0 of a one-rank job.
+python3 -c '
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+del d["distributedInfo"]
+json.dump(d, open(sys.argv[2], "w"))' "$FIX/fixture_baseline_rank0.json.gz" "$WORK/single.json"
+"$BIN/rankscope" analyze --json "$WORK/single.json" >"$WORK/single.out" 2>"$WORK/single.err"
+rc=$?
+check "a lone trace without distributedInfo is rank 0 of a one-rank job (said, exit 0)" bash -c '
+[ "$1" = 0 ] && grep -q "says no rank .* taken as rank 0 of a one-rank job" "$2.err" &&
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+(f,) = d[\"files\"]
+assert f[\"rank\"] == 0 and f[\"world_size\"] == 1 and f[\"rank_assumed\"], f
+assert f[\"kernels\"] > 0 and len(d[\"ranks\"][\"ranks\"]) == 1, d[\"ranks\"]" "$2.out"' \
+    _ "$rc" "$WORK/single"
+cp "$WORK/single.json" "$WORK/single2.json"
+"$BIN/rankscope" analyze "$WORK/single.json" "$WORK/single2.json" >"$WORK/two.out" 2>&1
+rc=$?
+check "two traces that say no rank are still refused (which is which?)" bash -c '
+[ "$1" = 1 ] && grep -q "does not say its rank" "$2"' _ "$rc" "$WORK/two.out"
 finish

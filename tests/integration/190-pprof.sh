@@ -84,4 +84,13 @@ check "unknown job, absent rank, bad parameters, unknown format" sh -c "
     [ \$(curl -s -o /dev/null -w '%{http_code}' -X POST '$HTTP/v1/jobs/slow/pprof') = 405 ] &&
     { '$BIN/rankscope' --server '$HTTP' export absent --format pprof 2>/dev/null; [ \$? = 3 ]; } &&
     { '$BIN/rankscope' --server '$HTTP' export slow --format svg 2>/dev/null; [ \$? = 2 ]; }"
+mkdir -p "$WORK/cwd"
+check "without --out: JOB.pb.gz in the current directory, said so; never replaced unnamed (exit 2)" sh -c "
+    cd '$WORK/cwd' && '$BIN/rankscope' --server '$HTTP' export slow --format pprof >'$WORK/d1.out' &&
+    grep -q 'to slow.pb.gz in the current directory, $WORK/cwd' '$WORK/d1.out' && [ -s slow.pb.gz ] &&
+    cp slow.pb.gz first.pb.gz && echo keep > slow.pb.gz &&
+    { '$BIN/rankscope' --server '$HTTP' export slow --format pprof 2>'$WORK/d2.err'; [ \$? = 2 ]; } &&
+    grep -q 'already exists' '$WORK/d2.err' && [ \"\$(cat slow.pb.gz)\" = keep ] &&
+    '$BIN/rankscope' --server '$HTTP' export slow --format pprof --out slow.pb.gz >/dev/null &&
+    cmp slow.pb.gz first.pb.gz"
 finish
