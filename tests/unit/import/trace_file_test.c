@@ -54,11 +54,13 @@ count(void *arg, const struct rs_rank_batch *b)
     return 0;
 }
 
+static bool lone; /* import's rs_kineto_options.lone_rank0 */
+
 static int
 import(const char *name, int64_t rank, struct count *c, struct rs_kineto_stats *st, char *err,
        size_t len)
 {
-    struct rs_kineto_options o = {"j", rank, ""};
+    struct rs_kineto_options o = {"j", rank, "", lone};
     char path[512];
 
     memset(c, 0, sizeof *c);
@@ -162,6 +164,39 @@ expand(void)
     T_CHECK(strstr(err, "nothing*.json: no trace files") != NULL);
 }
 
+/* A trace that says no rank: refused, or rank 0 of a one-rank job for a lone file; JSON that is
+ * no trace is told apart from a broken trace. */
+static void
+rankless_and_not_traces(void)
+{
+    static const char rankless[] = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", "
+                                   "\"name\": \"a\", \"ts\": 1, \"dur\": 1}]}";
+    struct rs_kineto_stats st;
+    struct count c;
+    char err[512];
+
+    write_file("single.json", rankless, false);
+    write_file("config.json", "{\"lr\": 0.1}", false);
+    write_file("broken.json", "{\"traceEvents\": [", false);
+    lone = false;
+    T_EQ(import("single.json", -1, &c, &st, err, sizeof err), RS_E_CONFIG);
+    T_CHECK(strstr(err, "does not say its rank") != NULL);
+    lone = true;
+    T_EQ(import("single.json", -1, &c, &st, err, sizeof err), 0);
+    T_EQ(c.rank, 0);
+    T_EQ(c.kernels, 1);
+    T_EQ(st.world_size, 1);
+    T_CHECK(st.rank_assumed);
+    T_EQ(import("plain_rank1.json", -1, &c, &st, err, sizeof err), 0); /* says its rank */
+    T_CHECK(!st.rank_assumed && st.world_size == 2);
+    lone = false;
+    T_EQ(import("config.json", -1, &c, &st, err, sizeof err), RS_E_MALFORMED);
+    T_CHECK(st.not_a_trace && strstr(err, "not a trace") != NULL);
+    T_EQ(import("broken.json", -1, &c, &st, err, sizeof err) != 0, 1);
+    T_CHECK(!st.not_a_trace);
+    T_EQ(c.batches, 0);
+}
+
 int
 main(void)
 {
@@ -170,6 +205,7 @@ main(void)
         return 1;
     T_RUN(files);
     T_RUN(rank_names);
+    T_RUN(rankless_and_not_traces);
     T_RUN(expand);
     rs_fs_remove_tree(dir);
     return T_DONE("import/trace_file");
