@@ -689,7 +689,7 @@ batch_version(const struct rs_agent_batch *b)
 {
     uint32_t v = 1;
 
-    for (uint32_t i = 0; i < b->n_ranks && v < 3; i++) {
+    for (uint32_t i = 0; i < b->n_ranks && v < RS_WIRE_SCHEMA_VERSION; i++) {
         uint32_t rv = rank_version(&b->ranks[i]);
         if (rv > v)
             v = rv;

@@ -325,6 +325,24 @@ rejects_wrong_version(void)
             got->ranks[0].memcpys[1].end_ns - got->ranks[0].memcpys[1].start_ns == 2000);
     rs_wire_agent_batch_free(d);
     free(buf);
+    /* a batch goes as the highest version any of its ranks needs: a rank with a sync (3) before
+     * a rank with a launch wait (4) is version 4, in either order */
+    struct rs_memcpy_record only_sync = waits[0], only_wait = waits[1];
+    struct rs_rank_batch mixed[2] = {sample_rank(), sample_rank()};
+    mixed[0].memcpys = &only_sync;
+    mixed[0].n_memcpys = 1;
+    mixed[1].memcpys = &only_wait;
+    mixed[1].n_memcpys = 1;
+    mixed[1].identity.rank = 1;
+    for (int order = 0; order < 2; order++) {
+        struct rs_rank_batch pair[2] = {mixed[order], mixed[1 - order]};
+        env.ranks = pair;
+        env.n_ranks = 2;
+        T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+        T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 4);
+        free(buf);
+    }
+    env.n_ranks = 1;
     sync_total.kind = RS_LAUNCH_WAIT; /* as a window total */
     env.ranks = &summary;
     T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
