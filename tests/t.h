@@ -38,6 +38,7 @@ static int t_passed, t_failed, t_current_failed;
         call;                                                                                      \
         if (t_current_failed) {                                                                    \
             t_failed++;                                                                            \
+            t_current_failed = 0;                                                                  \
             fprintf(stderr, "not ok %s\n", label);                                                 \
         } else                                                                                     \
             t_passed++;                                                                            \
