@@ -42,9 +42,6 @@ struct rs_pcsampling_options {
     bool debug; /* RANKSCOPE_PC_DEBUG=1: a stderr line at each step of a window */
 };
 
-/* Reads RANKSCOPE_PC_* (getenv-like `env`); returns 1 when PC sampling is asked for. */
-int rs_pcsampling_options_from_env(const char *(*env)(const char *),
-                                   struct rs_pcsampling_options *o);
 
 /* Subscribes to context creation, where sampling is turned on. `lock` guards `conv`. Call at
  * injection, before the process creates a context. Returns 0, or -1 (PC sampling stays off, and

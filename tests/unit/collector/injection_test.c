@@ -141,9 +141,25 @@ kill_switch(void)
 {
     rank_environment();
     setenv("RANKSCOPE_DISABLE", "1", 1);
+    setenv("RANKSCOPE_FLUSH_MS", "fast", 1); /* not even this is said */
     T_EQ(InitializeInjection(), 1);
     T_CHECK(strcmp(fake_cupti_log(), "") == 0);
     T_CHECK(t_said()[0] == '\0');
+    t_isolated_exit();
+}
+
+/* A value the collector cannot use is said once on stderr, and it collects with the default. */
+static void
+bad_setting_said(void)
+{
+    rank_environment();
+    setenv("RANKSCOPE_FLUSH_MS", "fast", 1);
+    T_EQ(InitializeInjection(), 1);
+    T_CHECK(fake_cupti_kernels(1));
+    T_CHECK(strstr(t_said(), "RANKSCOPE_FLUSH_MS=fast is not 10 - 60000; using 250") != NULL);
+    const char *first = strstr(t_said(), "RANKSCOPE_FLUSH_MS");
+    T_CHECK(first && !strstr(first + 1, "RANKSCOPE_FLUSH_MS")); /* once */
+    unsetenv("RANKSCOPE_FLUSH_MS");
     t_isolated_exit();
 }
 
@@ -224,6 +240,14 @@ disabled(void)
 }
 
 static void
+bad_setting(void)
+{
+    t_isolated(bad_setting_said);
+    read_agent_side();
+    T_EQ(got.kernels, 1);
+}
+
+static void
 fork_child(void)
 {
     t_isolated(forked_child_is_inert);
@@ -244,6 +268,7 @@ main(void)
     T_RUN(steps_aside);
     T_RUN(version_mismatch);
     T_RUN(disabled);
+    T_RUN(bad_setting);
     T_RUN(fork_child);
     close(listener);
     unlink(sock_path);
