@@ -40,6 +40,10 @@ ifeq ($(SAN),1)
 OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDSAN   := -fsanitize=address,undefined
 endif
+ifeq ($(SAN),thread)
+OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+LDSAN   := -fsanitize=thread
+endif
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' $(OPT) $(WARN) -MMD -MP \
               -I. -I$(BUILD)/gen $(DEP_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL := -Wl,--as-needed $(LDSAN) $(LDFLAGS)
@@ -85,7 +89,7 @@ TOOL_BINS := $(addprefix $(BUILD)/tests/tools/,rs-nng-send make-corpus rs-store-
                                               rs-window-bench)
 
 
-.PHONY: all deps test asan demo clean format bench collector
+.PHONY: all deps test asan tsan demo clean format bench collector
 .SECONDARY:
 all: $(BINS) collector
 
@@ -211,7 +215,7 @@ $(BUILD)/tests/unit/collector/libgot_caller_%.so: tests/unit/collector/got_calle
 	  $(if $(filter now,$*),-fno-plt -Wl$(comma)-z$(comma)now -Wl$(comma)-z$(comma)relro,-Wl$(comma)-z$(comma)lazy) \
 	  -Wl,-soname,$(notdir $@) -o $@ $<
 $(BUILD)/tests/unit/collector/got_hook_test: $(BUILD)/obj/tests/unit/collector/got_hook_test.o \
-                                             $(LIBCOLLECTOR) $(GOT_CALLERS)
+                                             $(LIBCOLLECTOR) $(LIBCOMMON) $(GOT_CALLERS)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -Wl,-rpath,'$$ORIGIN' $(EXT_LIBS)
 $(BUILD)/tests/fuzz/%_replay: $(BUILD)/obj/tests/fuzz/%_fuzz.o $(BUILD)/obj/tests/fuzz/replay_main.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
@@ -235,6 +239,15 @@ test: deps
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 test
+
+# ThreadSanitizer over the threaded parts that run beside training: the collector (its flush thread,
+# CUPTI's callbacks, PC-sampling windows) and the agent (its loop, forwarder and spool), with the
+# server they talk to.
+TSAN_TESTS := unit/collector unit/node-agent integration/010- integration/020- integration/060- \
+              integration/140- integration/210-
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=build-tsan SAN=thread test-build collector
+	@BUILD=build-tsan RS_TESTS="$(TSAN_TESTS)" tests/run.sh
 
 # libFuzzer builds of the fuzz targets (clang): make fuzz-wire (or fuzz-http_request,
 # fuzz-config), then run build-fuzz/<name>_fuzz tests/fuzz/corpus/<name>.
@@ -273,6 +286,6 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz
 
 -include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)

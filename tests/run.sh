@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make test: runs every unit test binary, the fuzz corpus replays and the integration scripts,
 # then prints the grand total as "N passed, N failed" and exits non-zero on any failure.
+# RS_TESTS="unit/collector integration/010-" runs only the tests whose name starts with one of
+# these (make tsan); the default is every test.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -9,8 +11,18 @@ passed=0
 failed=0
 log=$(mktemp)
 
+wanted() {
+    local p
+    [ -z "${RS_TESTS:-}" ] && return 0
+    for p in $RS_TESTS; do
+        case "$1" in "$p"*) return 0 ;; esac
+    done
+    return 1
+}
+
 run() {
     local name=$1; shift
+    wanted "$name" || return 0
     local out rc p f
     out=$("$@" 2>&1); rc=$?
     printf '%s\n' "$out" >> "$log"
@@ -38,7 +50,7 @@ for t in $(find "$BUILD/tests/fuzz" -type f -name '*_replay' | sort); do
 done
 echo "integration tests"
 for t in tests/integration/[0-9]*.sh; do
-    run "$t" bash "$t"
+    run "${t#tests/}" bash "$t"
 done
 if [ -d tests/gpu ] && ! command -v nvidia-smi >/dev/null 2>&1; then
     echo "gpu tests: skipped (no GPU here; run tests/gpu/ on a GPU machine)"

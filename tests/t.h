@@ -1,8 +1,12 @@
-/* Minimal unit-test harness: T_CHECK records failures with file:line and goes on; T_RUN runs a
- * test function; T_DONE prints "<suite>: N passed, N failed" and returns the exit status — a
- * check that failed outside any T_RUN (in main, between runs) counts as one failed test. */
+/* Minimal unit-test harness: T_CHECK and T_EQ record failures with file:line and go on; T_OK
+ * checks that a call returned 0 and otherwise stops the test (its `return`), saying the error;
+ * T_RUN runs a test function; T_DONE prints "<suite>: N passed, N failed" and returns the exit
+ * status — a check that failed outside any T_RUN (in main, between runs) counts as one failed
+ * test. */
 #ifndef RS_TESTS_T_H
 #define RS_TESTS_T_H
+
+#include "common/error.h"
 
 #include <stdio.h>
 
@@ -23,6 +27,19 @@ static int t_passed, t_failed, t_current_failed;
             fprintf(stderr, "  FAIL %s:%d: %s == %s (%lld != %lld)\n", __FILE__, __LINE__, #a, #b, \
                     t_a_, t_b_);                                                                   \
             t_current_failed = 1;                                                                  \
+        }                                                                                          \
+    } while (0)
+
+/* For calls the rest of the test depends on: rc must be 0, else the test stops here (it returns
+ * from the test function, so use it where returning leaks nothing that matters). */
+#define T_OK(call)                                                                                 \
+    do {                                                                                           \
+        int t_rc_ = (call);                                                                        \
+        if (t_rc_ != 0) {                                                                          \
+            fprintf(stderr, "  FAIL %s:%d: %s: %s (%d)\n", __FILE__, __LINE__, #call,              \
+                    rs_strerror(t_rc_), t_rc_);                                                    \
+            t_current_failed = 1;                                                                  \
+            return;                                                                                \
         }                                                                                          \
     } while (0)
 

@@ -51,7 +51,7 @@ check_batch(void *arg, const struct rs_rank_batch *b)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct rs_kineto_options o = {"fuzz", -1, ""};
+    struct rs_kineto_options o = {.job = "fuzz", .rank = -1, .host = ""};
     struct rs_kineto_header h;
     struct rs_kineto_stats st;
     struct input in = {data, size, 0, size ? (size_t)data[0] % 64 + 1 : 1};

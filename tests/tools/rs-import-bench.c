@@ -31,7 +31,7 @@ main(int argc, char **argv)
         fprintf(stderr, "usage: rs-import-bench FILE [RANK]\n");
         return 2;
     }
-    struct rs_kineto_options o = {"bench", argc == 3 ? atoll(argv[2]) : -1, ""};
+    struct rs_kineto_options o = {.job = "bench", .rank = argc == 3 ? atoll(argv[2]) : -1, .host = ""};
     uint64_t t0 = rs_clock_mono_ns();
     int rc = rs_trace_import_file(argv[1], &o, count, &records, NULL, NULL, &st, err, sizeof err);
     double s = (double)(rs_clock_mono_ns() - t0) / 1e9;

@@ -93,7 +93,7 @@ launch_waits_by_latency(void)
     struct rs_activity_options o = options(RS_ACTIVITY_SYNC_OFF);
 
     o.launch_wait = RS_ACTIVITY_LAUNCH_WAIT_LATENCY;
-    T_EQ(rs_activity_start(c, &o), 0);
+    T_OK(rs_activity_start(c, &o));
     T_CHECK(strncmp(fake_cupti_log(), "RLK", 3) == 0);
     T_CHECK(fake_cupti_kernels(5)); /* kernels 1 and 3 were queued late */
     rs_activity_finish();
@@ -114,7 +114,7 @@ launch_waits_by_api(void)
     size_t n = 0;
 
     o.launch_wait = RS_ACTIVITY_LAUNCH_WAIT_API;
-    T_EQ(rs_activity_start(c, &o), 0);
+    T_OK(rs_activity_start(c, &o));
     T_CHECK(strchr(fake_cupti_log(), 'L') == NULL);
     for (; rs_convert_launch_call(n, &cbid); n++)
         T_CHECK(fake_cupti_driver_api_on(cbid));

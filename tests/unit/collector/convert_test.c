@@ -93,7 +93,7 @@ records_to_frames(void)
 
     T_CHECK(lfd >= 0);
     struct rs_convert_options opts = {sock_path, fake_demangle, "train_step", 0};
-    T_EQ(rs_convert_new(&id, &opts, &c), 0);
+    T_OK(rs_convert_new(&id, &opts, &c));
     rs_convert_count_dropped(c, 3); /* before the connection exists: kept and sent later */
     /* NVTX: ProfilerStep#7 [100, 900], a configured "train_step" range, an unrelated range and an
      * END without a START; step markers may come before any GPU record. */
@@ -184,7 +184,7 @@ records_to_frames(void)
     struct rs_clock_pair tsc = {123456789, 1790000000000000000ull};
     T_CHECK(rs_convert_check_clock(c, &tsc)); /* a TSC-like clock: reported once */
     T_CHECK(!rs_convert_check_clock(c, &tsc));
-    T_EQ(rs_convert_flush(c, &clock, false), 0);
+    T_OK(rs_convert_flush(c, &clock, false));
     afd = accept(lfd, NULL, NULL);
     ssize_t n = recv(afd, buf, sizeof buf, MSG_DONTWAIT);
     rs_wire_rank_frame *f = NULL;
@@ -246,8 +246,8 @@ launcher_sends_nothing(void)
     int lfd = t_listen_seqpacket(sock_path);
 
     struct rs_convert_options opts = {sock_path, NULL, NULL, 0};
-    T_EQ(rs_convert_new(&id, &opts, &c), 0);
-    T_EQ(rs_convert_flush(c, &clock, false), 0);
+    T_OK(rs_convert_new(&id, &opts, &c));
+    T_OK(rs_convert_flush(c, &clock, false));
     struct timeval tv = {0, 100000};
     setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     T_CHECK(accept(lfd, NULL, NULL) < 0); /* no connection was ever made */
@@ -268,7 +268,7 @@ enabled_sync_calls_convert(void)
     int lfd = t_listen_seqpacket(sock_path);
 
     struct rs_convert_options opts = {sock_path, NULL, NULL, 0};
-    T_EQ(rs_convert_new(&id, &opts, &c), 0);
+    T_OK(rs_convert_new(&id, &opts, &c));
     for (; rs_convert_sync_call(n, &cbid); n++) {
         CUpti_ActivityAPI a = api_record(cbid, 1000 + n * 100, 1050 + n * 100);
         rs_convert_record(c, (CUpti_Activity *)&a);
@@ -310,7 +310,7 @@ launch_waits_to_frames(void)
     int lfd = t_listen_seqpacket(sock_path), afd = -1;
 
     struct rs_convert_options opts = {sock_path, NULL, NULL, 1000};
-    T_EQ(rs_convert_new(&id, &opts, &c), 0);
+    T_OK(rs_convert_new(&id, &opts, &c));
     CUpti_ActivityKernel10 k[] = {kernel("a", 1000, 1100, 7), kernel("b", 1300, 1400, 7),
                                   kernel("c", 1500, 1600, 7), kernel("d", 3000, 3100, 7),
                                   kernel("e", 5000, 5100, 8)};
@@ -343,7 +343,7 @@ launch_waits_to_frames(void)
     call.correlationId = 43;
     rs_convert_record(c, (CUpti_Activity *)&call);
     /* newest start 3000, lag 1000 + 100: settled before 1900, the first wait only */
-    T_EQ(rs_convert_flush(c, &clock, false), 0);
+    T_OK(rs_convert_flush(c, &clock, false));
     rs_wire_rank_frame *f = received_frame(lfd, &afd);
     T_CHECK(f != NULL);
     if (f) {
@@ -358,7 +358,7 @@ launch_waits_to_frames(void)
         T_EQ(waits, 1);
     }
     rs_wire_rank_frame_free(f);
-    T_EQ(rs_convert_flush(c, &clock, true), 0);
+    T_OK(rs_convert_flush(c, &clock, true));
     f = received_frame(lfd, &afd);
     T_CHECK(f != NULL);
     if (f) {

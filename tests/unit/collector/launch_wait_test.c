@@ -53,7 +53,7 @@ static void
 add(rs_launch_wait *lw, struct waits *ws, uint32_t device, uint32_t stream, uint64_t start,
     uint64_t end, uint64_t queued)
 {
-    T_EQ(rs_launch_wait_add(lw, device, stream, start, end, queued, 0, collect, ws), 0);
+    T_OK(rs_launch_wait_add(lw, device, stream, start, end, queued, 0, collect, ws));
 }
 
 static bool
@@ -202,16 +202,16 @@ queue_times_by_launch_call(void)
     struct waits ws = {0};
     struct rs_launch_wait_stats st;
 
-    T_EQ(rs_launch_wait_call(lw, 11, 50), 0);
-    T_EQ(rs_launch_wait_add(lw, 0, 7, 100, 200, 0, 11, collect, &ws), 0);
-    T_EQ(rs_launch_wait_call(lw, 12, 260), 0);                            /* before its work */
-    T_EQ(rs_launch_wait_add(lw, 0, 7, 300, 400, 0, 12, collect, &ws), 0); /* waits [200, 260) */
-    T_EQ(rs_launch_wait_add(lw, 0, 7, 500, 600, 0, 13, collect, &ws), 0);
-    T_EQ(rs_launch_wait_call(lw, 13, 450), 0); /* after it: waits [400, 450) */
-    T_EQ(rs_launch_wait_add(lw, 0, 7, 700, 800, 0, 14, collect, &ws), 0);
-    T_EQ(rs_launch_wait_call(lw, 14, 650), 0);
-    T_EQ(rs_launch_wait_call(lw, 14 + RS_LAUNCH_WAIT_CALLS, 1), 0); /* same slot: 14 forgotten */
-    T_EQ(rs_launch_wait_add(lw, 0, 7, 900, 1000, 0, 0, collect, &ws), 0); /* no call at all */
+    T_OK(rs_launch_wait_call(lw, 11, 50));
+    T_OK(rs_launch_wait_add(lw, 0, 7, 100, 200, 0, 11, collect, &ws));
+    T_OK(rs_launch_wait_call(lw, 12, 260));                            /* before its work */
+    T_OK(rs_launch_wait_add(lw, 0, 7, 300, 400, 0, 12, collect, &ws)); /* waits [200, 260) */
+    T_OK(rs_launch_wait_add(lw, 0, 7, 500, 600, 0, 13, collect, &ws));
+    T_OK(rs_launch_wait_call(lw, 13, 450)); /* after it: waits [400, 450) */
+    T_OK(rs_launch_wait_add(lw, 0, 7, 700, 800, 0, 14, collect, &ws));
+    T_OK(rs_launch_wait_call(lw, 14, 650));
+    T_OK(rs_launch_wait_call(lw, 14 + RS_LAUNCH_WAIT_CALLS, 1)); /* same slot: 14 forgotten */
+    T_OK(rs_launch_wait_add(lw, 0, 7, 900, 1000, 0, 0, collect, &ws)); /* no call at all */
     rs_launch_wait_settle(lw, true, collect, &ws);
     T_EQ(ws.n, 2);
     T_CHECK(wait_is(&ws, 0, 200, 260) && wait_is(&ws, 1, 400, 450));

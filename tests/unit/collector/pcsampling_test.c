@@ -75,7 +75,7 @@ windows_open_and_close_at_launches(void)
     rs_convert *c = converter();
     struct rs_pcsampling_options o = {.window_ms = 40, .period_ms = 300, .drain_ms = 60000};
 
-    T_EQ(rs_pcsampling_start(c, &conv_lock, &o), 0);
+    T_OK(rs_pcsampling_start(c, &conv_lock, &o));
     T_CHECK(fake_cupti_launches_subscribed);
     context_created();
     T_CHECK(fake_cupti_serialized && fake_cupti_start_stop);
@@ -112,7 +112,7 @@ ticks_drain_only(void)
     rs_convert *c = converter();
     struct rs_pcsampling_options o = {.window_ms = 1000, .period_ms = 60000, .drain_ms = 100};
 
-    T_EQ(rs_pcsampling_start(c, &conv_lock, &o), 0);
+    T_OK(rs_pcsampling_start(c, &conv_lock, &o));
     context_created();
     rs_pcsampling_tick(1000000000ull);
     rs_pcsampling_tick(1050000000ull); /* within drain_ms of the last: nothing */
@@ -130,7 +130,7 @@ whole_run_without_windows(void)
     rs_convert *c = converter();
     struct rs_pcsampling_options o = {.window_ms = 0, .period_ms = 0, .drain_ms = 100};
 
-    T_EQ(rs_pcsampling_start(c, &conv_lock, &o), 0);
+    T_OK(rs_pcsampling_start(c, &conv_lock, &o));
     T_CHECK(!fake_cupti_launches_subscribed);
     context_created();
     T_CHECK(!fake_cupti_serialized && !fake_cupti_start_stop);
@@ -147,7 +147,7 @@ refused_start_gives_up(void)
     struct rs_pcsampling_options o = {.window_ms = 10, .period_ms = 10, .drain_ms = 100};
 
     fake_cupti_start_result = CUPTI_ERROR_INVALID_OPERATION;
-    T_EQ(rs_pcsampling_start(c, &conv_lock, &o), 0);
+    T_OK(rs_pcsampling_start(c, &conv_lock, &o));
     context_created();
     launch_both();
     T_CHECK(strcmp(fake_cupti_log(), "sEyS") == 0);

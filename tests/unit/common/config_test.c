@@ -113,7 +113,7 @@ positionals(void)
     char *argv[] = {"t", "ranks", "--flag", "job1"};
 
     memset(&c, 0, sizeof c);
-    T_EQ(rs_config_parse(&spec, &c, 4, argv, pos, 4, &n, err, sizeof err), 0);
+    T_OK(rs_config_parse(&spec, &c, 4, argv, pos, 4, &n, err, sizeof err));
     T_EQ(n, 2);
     T_CHECK(n == 2 && strcmp(pos[0], "ranks") == 0 && strcmp(pos[1], "job1") == 0);
     rs_config_free(&spec, &c);
@@ -142,7 +142,7 @@ env_prefix(void)
     rs_config_free(&agent, &c);
     unsetenv("RANKSCOPE_AGENT_CONFIG");
     memset(&c, 0, sizeof c);
-    T_EQ(rs_config_parse(&agent, &c, 1, argv, pos, 4, &n, err, sizeof err), 0);
+    T_OK(rs_config_parse(&agent, &c, 1, argv, pos, 4, &n, err, sizeof err));
     T_EQ(c.count, 5); /* the default: RANKSCOPE_COUNT is not this binary's */
     T_CHECK(c.name && strcmp(c.name, "mine") == 0);
     rs_config_free(&agent, &c);

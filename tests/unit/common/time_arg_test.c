@@ -24,13 +24,13 @@ durations(void)
     char err[256];
     int64_t v = 0;
 
-    T_EQ(rs_time_arg_duration("300s", &v, err, sizeof err), 0);
+    T_OK(rs_time_arg_duration("300s", &v, err, sizeof err));
     T_EQ(v, 300 * S);
-    T_EQ(rs_time_arg_duration("1.5h", &v, err, sizeof err), 0);
+    T_OK(rs_time_arg_duration("1.5h", &v, err, sizeof err));
     T_EQ(v, 5400 * S);
-    T_EQ(rs_time_arg_duration("250ms", &v, err, sizeof err), 0);
+    T_OK(rs_time_arg_duration("250ms", &v, err, sizeof err));
     T_EQ(v, 250000000);
-    T_EQ(rs_time_arg_duration("2d", &v, err, sizeof err), 0);
+    T_OK(rs_time_arg_duration("2d", &v, err, sizeof err));
     T_EQ(v, 172800 * S);
     v = 7;
     T_EQ(rs_time_arg_duration("10", &v, err, sizeof err), RS_E_CONFIG); /* no unit */

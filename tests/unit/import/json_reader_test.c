@@ -218,22 +218,22 @@ skip(void)
     struct rs_json_token t;
     rs_json_reader *r;
 
-    T_EQ(rs_json_reader_new(mem_read, &m, &r), 0);
-    T_EQ(rs_json_next(r, &t), 0);
+    T_OK(rs_json_reader_new(mem_read, &m, &r));
+    T_OK(rs_json_next(r, &t));
     T_EQ(t.type, RS_JSON_OBJECT);
-    T_EQ(rs_json_next(r, &t), 0);
+    T_OK(rs_json_next(r, &t));
     T_EQ(t.type, RS_JSON_KEY);
-    T_EQ(rs_json_next(r, &t), 0);
+    T_OK(rs_json_next(r, &t));
     T_EQ(t.type, RS_JSON_OBJECT);
     T_EQ(t.offset, 9);
-    T_EQ(rs_json_skip(r, &t), 0);
-    T_EQ(rs_json_next(r, &t), 0);
+    T_OK(rs_json_skip(r, &t));
+    T_OK(rs_json_next(r, &t));
     T_CHECK(t.type == RS_JSON_KEY && strcmp(t.text, "keep") == 0);
-    T_EQ(rs_json_next(r, &t), 0);
-    T_EQ(rs_json_skip(r, &t), 0); /* a scalar: nothing to skip */
-    T_EQ(rs_json_next(r, &t), 0);
+    T_OK(rs_json_next(r, &t));
+    T_OK(rs_json_skip(r, &t)); /* a scalar: nothing to skip */
+    T_OK(rs_json_next(r, &t));
     T_EQ(t.type, RS_JSON_OBJECT_END);
-    T_EQ(rs_json_next(r, &t), 0);
+    T_OK(rs_json_next(r, &t));
     T_EQ(t.type, RS_JSON_EOF);
     T_EQ(rs_json_offset(r), strlen(doc));
     rs_json_reader_free(r);
@@ -281,7 +281,7 @@ numbers(void)
     T_EQ(rs_json_number_scaled(&s, 0, &v), RS_E_MALFORMED);
     double d;
     struct rs_json_token n = {RS_JSON_NUMBER, "0.25", 4, 0};
-    T_EQ(rs_json_number_double(&n, &d), 0);
+    T_OK(rs_json_number_double(&n, &d));
     T_CHECK(d == 0.25);
 }
 
@@ -297,7 +297,7 @@ read_error(void)
     struct rs_json_token t;
     rs_json_reader *r;
 
-    T_EQ(rs_json_reader_new(failing_read, NULL, &r), 0);
+    T_OK(rs_json_reader_new(failing_read, NULL, &r));
     T_EQ(rs_json_next(r, &t), -5);
     T_EQ(rs_json_next(r, &t), -5); /* sticky */
     T_CHECK(strstr(rs_json_error(r), "read error") != NULL);

@@ -71,7 +71,7 @@ import(const char *doc, int64_t rank, const struct rs_kineto_header *h, struct s
        struct rs_kineto_stats *st, char *err, size_t err_len)
 {
     struct mem m = {doc, strlen(doc), 0};
-    struct rs_kineto_options o = {"job-a", rank, "node1"};
+    struct rs_kineto_options o = {.job = "job-a", .rank = rank, .host = "node1"};
     rs_json_reader *r;
     int rc;
 
@@ -249,8 +249,8 @@ header_after_events(void)
     T_EQ(import(doc, -1, NULL, &s, &st, err, sizeof err), RS_KINETO_NEED_HEADER);
     struct mem m = {doc, strlen(doc), 0};
     rs_json_reader *r;
-    T_EQ(rs_json_reader_new(mem_read, &m, &r), 0);
-    T_EQ(rs_kineto_header_scan(r, &h, err, sizeof err), 0);
+    T_OK(rs_json_reader_new(mem_read, &m, &r));
+    T_OK(rs_kineto_header_scan(r, &h, err, sizeof err));
     rs_json_reader_free(r);
     T_CHECK(h.scanned && h.have_base && h.have_rank);
     T_EQ(h.base_ns, 5000000);

@@ -125,7 +125,7 @@ rank_names(void)
 {
     T_EQ(rs_trace_rank_from_name("/x/rank9/trace_rank3.json.gz"), 3);
     T_EQ(rs_trace_rank_from_name("worker-RANK_12.pt.trace.json"), 12);
-    T_EQ(rs_trace_rank_from_name("rank-0.json"), 0);
+    T_OK(rs_trace_rank_from_name("rank-0.json"));
     T_EQ(rs_trace_rank_from_name("ranking.json"), -1);
     T_EQ(rs_trace_rank_from_name("trace.json"), -1);
 }
@@ -138,12 +138,12 @@ expand(void)
     size_t n;
 
     snprintf(sub, sizeof sub, "%s/sub", dir);
-    T_EQ(rs_fs_mkdir_p(sub), 0);
+    T_OK(rs_fs_mkdir_p(sub));
     write_file("sub/b_rank1.json", "{}", false);
     write_file("sub/a_rank0.json.gz", "{}", true);
     write_file("sub/notes.txt", "x", false);
     char *args1[] = {sub};
-    T_EQ(rs_trace_expand(args1, 1, &paths, &n, err, sizeof err), 0);
+    T_OK(rs_trace_expand(args1, 1, &paths, &n, err, sizeof err));
     T_EQ(n, 2);
     if (n == 2) {
         T_CHECK(strstr(paths[0], "sub/a_rank0.json.gz") != NULL);
@@ -155,7 +155,7 @@ expand(void)
     char again[300];
     snprintf(again, sizeof again, "%s/sub/b_rank1.json", dir);
     char *args2[] = {glob, again};
-    T_EQ(rs_trace_expand(args2, 2, &paths, &n, err, sizeof err), 0);
+    T_OK(rs_trace_expand(args2, 2, &paths, &n, err, sizeof err));
     T_EQ(n, 2);
     rs_trace_paths_free(paths, n);
     snprintf(missing, sizeof missing, "%s/nothing*.json", dir);

@@ -58,12 +58,12 @@ merges_per_rank(void)
     rs_aggregate *a = NULL;
     rs_wire_agent_batch *d = NULL;
 
-    T_EQ(rs_aggregate_new(&a), 0);
+    T_OK(rs_aggregate_new(&a));
     struct rs_rank_batch f1 = frame(n1, 2, 0, &k1), f2 = frame(n2, 1, 0, &k2),
                          f3 = frame(n2, 1, 2, &k2);
-    T_EQ(rs_aggregate_add(a, &f1), 0);
-    T_EQ(rs_aggregate_add(a, &f2), 0);
-    T_EQ(rs_aggregate_add(a, &f3), 0);
+    T_OK(rs_aggregate_add(a, &f1));
+    T_OK(rs_aggregate_add(a, &f2));
+    T_OK(rs_aggregate_add(a, &f3));
     T_EQ(rs_aggregate_pending_records(a), 3);
     T_CHECK(rs_aggregate_pending_bytes(a) > 0);
     T_EQ(flush_decoded(a, &d), 0);
@@ -80,7 +80,7 @@ merges_per_rank(void)
         T_EQ(b->ranks[1].dropped_records, 2);
     }
     rs_wire_agent_batch_free(d);
-    T_EQ(rs_aggregate_pending_records(a), 0);
+    T_OK(rs_aggregate_pending_records(a));
     T_EQ(flush_decoded(a, &d), RS_E_NOT_FOUND);
     rs_aggregate_free(a);
 }
@@ -96,7 +96,7 @@ many_ranks(void)
     rs_aggregate *a = NULL;
     rs_wire_agent_batch *d = NULL;
 
-    T_EQ(rs_aggregate_new(&a), 0);
+    T_OK(rs_aggregate_new(&a));
     for (uint32_t j = 0; j < 2; j++)
         for (uint32_t r = 0; r < 20; r++) {
             struct rs_rank_batch f = {.identity = {jobs[j], r, r, 20, "h", "GPU", 1},
@@ -104,7 +104,7 @@ many_ranks(void)
                                       .n_strings = 1,
                                       .kernels = &k,
                                       .n_kernels = 1};
-            T_EQ(rs_aggregate_add(a, &f), 0);
+            T_OK(rs_aggregate_add(a, &f));
         }
     T_EQ(flush_decoded(a, &d), 0);
     if (d) {
@@ -130,12 +130,12 @@ demangles_names(void)
     rs_demangler *dm = NULL;
     rs_wire_agent_batch *d = NULL;
 
-    T_EQ(rs_aggregate_new(&a), 0);
-    T_EQ(rs_demangler_new(&dm), 0);
+    T_OK(rs_aggregate_new(&a));
+    T_OK(rs_demangler_new(&dm));
     rs_aggregate_set_demangler(a, dm);
     struct rs_rank_batch f = frame(names, 3, 0, &k);
-    T_EQ(rs_aggregate_add(a, &f), 0);
-    T_EQ(rs_aggregate_add(a, &f), 0); /* the second time from the cache */
+    T_OK(rs_aggregate_add(a, &f));
+    T_OK(rs_aggregate_add(a, &f)); /* the second time from the cache */
     T_EQ(flush_decoded(a, &d), 0);
     if (d) {
         const struct rs_rank_batch *r = &rs_wire_agent_batch_get(d)->ranks[0];
@@ -187,7 +187,7 @@ first_records_wait_for_a_marker(void)
     rs_aggregate *a = NULL;
     rs_wire_agent_batch *d = NULL;
 
-    T_EQ(rs_aggregate_new(&a), 0);
+    T_OK(rs_aggregate_new(&a));
     rs_aggregate_set_summary(a, 1000 * ms);
     for (uint32_t r = 0; r < 2; r++) { /* rank 0 marks its steps, rank 1 never does */
         struct rs_rank_batch f = {.identity = {"job", r, r, 2, "h", "GPU", 1},
@@ -195,7 +195,7 @@ first_records_wait_for_a_marker(void)
                                   .n_strings = 1,
                                   .kernels = early,
                                   .n_kernels = 2};
-        T_EQ(rs_aggregate_add(a, &f), 0);
+        T_OK(rs_aggregate_add(a, &f));
     }
     T_EQ(flush_decoded(a, &d), RS_E_NOT_FOUND); /* both wait */
     struct rs_rank_batch marked = {.identity = {"job", 0, 0, 2, "h", "GPU", 1},
@@ -205,7 +205,7 @@ first_records_wait_for_a_marker(void)
                                    .n_kernels = 1,
                                    .steps = &step,
                                    .n_steps = 1};
-    T_EQ(rs_aggregate_add(a, &marked), 0);
+    T_OK(rs_aggregate_add(a, &marked));
     T_EQ(flush_decoded(a, &d), 0);
     if (d) { /* rank 0 summarizes all three (its windows are not settled yet); rank 1 waits */
         const struct rs_agent_batch *b = rs_wire_agent_batch_get(d);
@@ -235,7 +235,7 @@ first_records_wait_for_a_marker(void)
                                  .n_strings = 1,
                                  .kernels = &later,
                                  .n_kernels = 1};
-    T_EQ(rs_aggregate_add(a, &more), 0);
+    T_OK(rs_aggregate_add(a, &more));
     T_EQ(flush_decoded(a, &d), RS_E_NOT_FOUND);
     rs_aggregate_free(a);
 }

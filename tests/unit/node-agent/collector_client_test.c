@@ -48,7 +48,7 @@ add_kernels(rs_collector *c, int n)
         snprintf(name, sizeof name, "kernel_%d", i % 50);
         struct rs_kernel_record k = {1000 + i * 10, 1005 + i * 10, rs_collector_name(c, name), 7, 0,
                                      (uint32_t)i};
-        T_EQ(rs_collector_add_kernel(c, &k), 0);
+        T_OK(rs_collector_add_kernel(c, &k));
     }
 }
 
@@ -65,7 +65,7 @@ frames_and_drops(void)
     int lfd, afd;
 
     unlink(sock_path);
-    T_EQ(rs_collector_open(&opts, &id, &c), 0);
+    T_OK(rs_collector_open(&opts, &id, &c));
     /* No agent: flush fails, records are counted as dropped. */
     add_kernels(c, 100);
     T_CHECK(rs_collector_flush(c, &clock) != 0);
@@ -75,7 +75,7 @@ frames_and_drops(void)
 
     /* A handle drops 100 records while no agent listens; once one does, 20,000 kernels arrive in
      * several frames, none over the limit, and the frames report the 100 dropped. */
-    T_EQ(rs_collector_open(&opts, &id, &c), 0);
+    T_OK(rs_collector_open(&opts, &id, &c));
     add_kernels(c, 100);
     T_CHECK(rs_collector_flush(c, &clock) != 0); /* dropped: not listening yet */
     lfd = t_listen_seqpacket(sock_path);
@@ -83,7 +83,7 @@ frames_and_drops(void)
     sleep(1); /* reconnects are rate-limited to one per second */
     usleep(100000);
     add_kernels(c, 20000);
-    T_EQ(rs_collector_flush(c, &clock), 0);
+    T_OK(rs_collector_flush(c, &clock));
     afd = accept(lfd, NULL, NULL);
     T_CHECK(afd >= 0);
     T_EQ(drain(afd, &dropped, &largest), 20000);
@@ -112,10 +112,10 @@ status_without_records(void)
     rs_collector *c = NULL;
     int lfd = t_listen_seqpacket(sock_path), afd;
 
-    T_EQ(rs_collector_open(&opts, &id, &c), 0);
-    T_EQ(rs_collector_set_status(c, RS_COLLECTOR_STEPPED_ASIDE, "CUPTI is in use by Nsight"), 0);
-    T_EQ(rs_collector_flush(c, &clock), 0); /* no records, but the status goes out */
-    T_EQ(rs_collector_flush(c, &clock), 0); /* and only once */
+    T_OK(rs_collector_open(&opts, &id, &c));
+    T_OK(rs_collector_set_status(c, RS_COLLECTOR_STEPPED_ASIDE, "CUPTI is in use by Nsight"));
+    T_OK(rs_collector_flush(c, &clock)); /* no records, but the status goes out */
+    T_OK(rs_collector_flush(c, &clock)); /* and only once */
     afd = accept(lfd, NULL, NULL);
     ssize_t n = recv(afd, buf, sizeof buf, MSG_DONTWAIT);
     T_CHECK(n > 0 && rs_wire_rank_frame_decode(buf, (size_t)n, sizeof buf, &f) == 0);
@@ -142,7 +142,7 @@ bounded_buffer(void)
     struct rs_step_record s = {.step = 1, .start_ns = 1, .end_ns = 2};
     rs_collector *c = NULL;
 
-    T_EQ(rs_collector_open(&opts, &id, &c), 0);
+    T_OK(rs_collector_open(&opts, &id, &c));
     for (int i = 0; i < 15; i++)
         rs_collector_add_step(c, &s);
     rs_collector_get_stats(c, &st);
@@ -161,7 +161,7 @@ inert_after_fork(void)
     rs_collector *c = NULL;
     int status = -1;
 
-    T_EQ(rs_collector_open(&opts, &id, &c), 0);
+    T_OK(rs_collector_open(&opts, &id, &c));
     pid_t pid = fork();
     if (pid == 0) {
         struct rs_clock_pair clock = {0, 0};
@@ -171,7 +171,7 @@ inert_after_fork(void)
     }
     waitpid(pid, &status, 0);
     T_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    T_EQ(rs_collector_add_step(c, &s), 0); /* the parent is unaffected */
+    T_OK(rs_collector_add_step(c, &s)); /* the parent is unaffected */
     rs_collector_free(c);
 }
 

@@ -38,17 +38,17 @@ identity_and_sequence_survive(void)
     unsigned skipped = 9;
 
     T_CHECK(mkdtemp(dir) != NULL);
-    T_EQ(rs_spool_open(&s, dir, &id1, &seq1), 0);
+    T_OK(rs_spool_open(&s, dir, &id1, &seq1));
     T_CHECK(id1 != 0);
     T_EQ(seq1, 1); /* a new spool starts at 1 */
-    T_EQ(rs_spool_put(&s, seq1 + 2, "bbb", 3), 0);
-    T_EQ(rs_spool_put(&s, seq1, "aaa", 3), 0);
-    T_EQ(rs_spool_put(&s, seq1 + 1, "xxx", 3), 0);
+    T_OK(rs_spool_put(&s, seq1 + 2, "bbb", 3));
+    T_OK(rs_spool_put(&s, seq1, "aaa", 3));
+    T_OK(rs_spool_put(&s, seq1 + 1, "xxx", 3));
     rs_spool_remove(&s, seq1 + 1);
-    T_EQ(rs_spool_reserve(&s, seq1 + 200000), 0); /* crosses a reservation block */
+    T_OK(rs_spool_reserve(&s, seq1 + 200000)); /* crosses a reservation block */
     rs_spool_close(&s);
 
-    T_EQ(rs_spool_open(&s, dir, &id2, &seq2), 0);
+    T_OK(rs_spool_open(&s, dir, &id2, &seq2));
     T_EQ(id2, id1);
     T_CHECK(seq2 > seq1 + 200000); /* never reuses a number the last run may have sent */
     snprintf(path, sizeof path, "%s/%020llu.batch", dir, (unsigned long long)7);
@@ -56,7 +56,7 @@ identity_and_sequence_survive(void)
     fclose(f);
     snprintf(path, sizeof path, "%s/%020llu.batch", dir, (unsigned long long)9);
     T_EQ(mkdir(path, 0755), 0); /* unreadable as a batch: skipped and counted */
-    T_EQ(rs_spool_load(&s, on_batch, &l, &skipped), 0);
+    T_OK(rs_spool_load(&s, on_batch, &l, &skipped));
     T_EQ(skipped, 1);
     rmdir(path);
     T_EQ(l.n, 3);

@@ -18,14 +18,14 @@ static void
 add_kernel(struct rs_records *r, const char *name, uint64_t start, uint64_t dur)
 {
     struct rs_kernel_record k = {start, start + dur, rs_strtab_intern(&r->names, name), 7, 0, 0};
-    T_EQ(rs_records_add_kernel(r, &k), 0);
+    T_OK(rs_records_add_kernel(r, &k));
 }
 
 static void
 add_step(struct rs_records *r, uint64_t step, uint64_t start, uint64_t end)
 {
     struct rs_step_record s = {.step = step, .start_ns = start, .end_ns = end};
-    T_EQ(rs_records_add_step(r, &s), 0);
+    T_OK(rs_records_add_step(r, &s));
 }
 
 static const struct rs_kernel_total *
@@ -55,18 +55,18 @@ totals_per_window_and_name(void)
     add_kernel(&in, "relu", 300 * MS, 1 * MS);
     add_kernel(&in, "gemm", 1100 * MS, 3 * MS); /* the next window */
     struct rs_memcpy_record m = {400 * MS, 401 * MS, 4096, RS_COPY_HTOD, 7};
-    T_EQ(rs_records_add_memcpy(&in, &m), 0);
-    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
+    T_OK(rs_records_add_memcpy(&in, &m));
+    T_OK(rs_rank_summary_absorb(&s, &in, &none_seen));
     T_EQ(in.kernels.count + in.memcpys.count, 0); /* taken out */
     /* nothing has settled: the records reach only 1.1 s */
-    T_EQ(rs_rank_summary_emit(&s, &out, false), 0);
+    T_OK(rs_rank_summary_emit(&s, &out, false));
     T_EQ(out.kernel_totals.count + out.copy_totals.count, 0);
     T_CHECK(rs_rank_summary_pending(&s));
     /* a record at 3.0 s settles the first window (it ends at 1 s, + 2 s) */
     rs_records_clear(&in, 1);
     add_kernel(&in, "relu", 3000 * MS, 1 * MS);
-    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
-    T_EQ(rs_rank_summary_emit(&s, &out, false), 0);
+    T_OK(rs_rank_summary_absorb(&s, &in, &none_seen));
+    T_OK(rs_rank_summary_emit(&s, &out, false));
     T_EQ(out.kernel_totals.count, 2);
     T_EQ(out.copy_totals.count, 1);
     T_CHECK((t = find_total(&out, "gemm", 0)) && t->count == 2 && t->total_ns == 7 * MS &&
@@ -77,9 +77,9 @@ totals_per_window_and_name(void)
     /* a late launch into the emitted window goes out as another total of it */
     rs_records_clear(&in, 1);
     add_kernel(&in, "gemm", 900 * MS, 1 * MS);
-    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
+    T_OK(rs_rank_summary_absorb(&s, &in, &none_seen));
     rs_records_clear(&out, 1);
-    T_EQ(rs_rank_summary_emit(&s, &out, true), 0);
+    T_OK(rs_rank_summary_emit(&s, &out, true));
     T_CHECK((t = find_total(&out, "gemm", 0)) && t->count == 1 && t->total_ns == 1 * MS);
     T_CHECK((t = find_total(&out, "gemm", 1 * S)) && t->count == 1);
     T_CHECK((t = find_total(&out, "relu", 3 * S)) && t->count == 1);
@@ -115,26 +115,26 @@ steps_measured_like_the_server(void)
     add_kernel(&in, "gemm", 5 * MS, 30 * MS);
     add_kernel(&in, "gemm", 50 * MS, 10 * MS);
     add_kernel(&in, "gemm", 110 * MS, 40 * MS);
-    T_EQ(rs_intervals_add(&all, 5 * MS, 35 * MS, false), 0);
-    T_EQ(rs_intervals_add(&all, 50 * MS, 60 * MS, false), 0);
-    T_EQ(rs_intervals_add(&all, 110 * MS, 150 * MS, false), 0);
+    T_OK(rs_intervals_add(&all, 5 * MS, 35 * MS, false));
+    T_OK(rs_intervals_add(&all, 50 * MS, 60 * MS, false));
+    T_OK(rs_intervals_add(&all, 110 * MS, 150 * MS, false));
     struct rs_collective_record c = {
         40 * MS, 70 * MS, 1024, 1, 1, RS_COLL_ALLREDUCE, rs_strtab_intern(&in.names, nccl_name),
         9,       false};
-    T_EQ(rs_records_add_collective(&in, &c), 0);
-    T_EQ(rs_intervals_add(&all, 40 * MS, 70 * MS, true), 0);
-    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
+    T_OK(rs_records_add_collective(&in, &c));
+    T_OK(rs_intervals_add(&all, 40 * MS, 70 * MS, true));
+    T_OK(rs_rank_summary_absorb(&s, &in, &none_seen));
     T_EQ(in.collectives.count, 1); /* collectives stay records */
     /* absorbing again (the next frame) must not count the kept collective twice */
-    T_EQ(rs_rank_summary_absorb(&s, &in, &one_collective_seen), 0);
+    T_OK(rs_rank_summary_absorb(&s, &in, &one_collective_seen));
     /* step 1 is known to end at 100 ms but the records reach only 150 ms: not settled */
-    T_EQ(rs_rank_summary_emit(&s, &out, false), 0);
+    T_OK(rs_rank_summary_emit(&s, &out, false));
     T_EQ(out.steps.count, 0);
     rs_records_clear(&in, 1);
     add_kernel(&in, "relu", 2200 * MS, 1 * MS);
-    T_EQ(rs_intervals_add(&all, 2200 * MS, 2201 * MS, false), 0);
-    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
-    T_EQ(rs_rank_summary_emit(&s, &out, false), 0);
+    T_OK(rs_intervals_add(&all, 2200 * MS, 2201 * MS, false));
+    T_OK(rs_rank_summary_absorb(&s, &in, &none_seen));
+    T_OK(rs_rank_summary_emit(&s, &out, false));
     T_EQ(out.steps.count, 1); /* step 2 waits for step 3's marker */
     struct rs_step_metrics want;
     rs_intervals_sort(&all);
@@ -149,7 +149,7 @@ steps_measured_like_the_server(void)
     T_CHECK(rs_step_metrics_valid(&st->metrics, 100 * MS));
     T_EQ(st->metrics.kernels, 3);
     /* the rank goes quiet: step 2 goes out with its own end */
-    T_EQ(rs_rank_summary_emit(&s, &out, true), 0);
+    T_OK(rs_rank_summary_emit(&s, &out, true));
     T_EQ(out.steps.count, 2);
     rs_intervals_measure(&all, 100 * MS, 120 * MS, &want);
     T_CHECK(out.steps.count == 2 && out.steps.items[1].end_ns == 120 * MS &&
@@ -180,11 +180,11 @@ many_windows_and_names(void)
                 snprintf(name, sizeof name, "kernel_%d", n);
                 add_kernel(&in, name, w * 100 * MS + (uint64_t)k * MS, (uint64_t)n + 1);
             }
-        T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
+        T_OK(rs_rank_summary_absorb(&s, &in, &none_seen));
         rs_records_clear(&in, 1);
-        T_EQ(rs_rank_summary_emit(&s, &out, false), 0);
+        T_OK(rs_rank_summary_emit(&s, &out, false));
     }
-    T_EQ(rs_rank_summary_emit(&s, &out, true), 0);
+    T_OK(rs_rank_summary_emit(&s, &out, true));
     for (uint32_t i = 0; i < out.kernel_totals.count; i++) {
         launches += out.kernel_totals.items[i].count;
         total += out.kernel_totals.items[i].total_ns;
@@ -210,12 +210,12 @@ records_until_the_first_marker(void)
     rs_records_init(&in);
     rs_records_init(&out);
     add_kernel(&in, "gemm", 100 * MS, 2 * MS);
-    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
+    T_OK(rs_rank_summary_absorb(&s, &in, &none_seen));
     add_kernel(&in, "gemm", 200 * MS, 80 * MS); /* the next frame, before the flush */
-    T_EQ(rs_rank_summary_absorb(&s, &in, &second_frame), 0);
+    T_OK(rs_rank_summary_absorb(&s, &in, &second_frame));
     T_EQ(in.kernels.count, 2); /* records, sent as they are */
     T_CHECK(!rs_rank_summary_pending(&s));
-    T_EQ(rs_rank_summary_emit(&s, &out, true), 0);
+    T_OK(rs_rank_summary_emit(&s, &out, true));
     T_EQ(out.kernel_totals.count + out.steps.count, 0);
     rs_records_clear(&in, 1); /* (flushed) */
     /* the first markers: step 1 started before the last record sent (280 ms), step 2 after; both
@@ -224,9 +224,9 @@ records_until_the_first_marker(void)
     add_step(&in, 2, 500 * MS, 510 * MS);
     add_kernel(&in, "gemm", 300 * MS, 5 * MS);
     add_kernel(&in, "gemm", 502 * MS, 5 * MS);
-    T_EQ(rs_rank_summary_absorb(&s, &in, &none_seen), 0);
+    T_OK(rs_rank_summary_absorb(&s, &in, &none_seen));
     T_EQ(in.kernels.count, 0); /* summarized now */
-    T_EQ(rs_rank_summary_emit(&s, &out, true), 0);
+    T_OK(rs_rank_summary_emit(&s, &out, true));
     T_EQ(out.steps.count, 2);
     T_CHECK(out.steps.count == 2 && out.steps.items[0].measured &&
             out.steps.items[0].metrics.kernels == 1 && out.steps.items[1].measured &&

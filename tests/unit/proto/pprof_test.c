@@ -34,26 +34,26 @@ merges_stacks_and_labels(void)
     struct rs_pprof_label rank0[1] = {{"rank", NULL, 0, NULL}},
                           rank1[1] = {{"rank", NULL, 1, NULL}};
 
-    T_EQ(rs_pprof_new(&p), 0);
-    T_EQ(rs_pprof_add_sample_type(p, "launches", "count"), 0);
-    T_EQ(rs_pprof_add_sample_type(p, "gpu_time", "nanoseconds"), 0);
-    T_EQ(rs_pprof_set_default_sample_type(p, "gpu_time"), 0);
+    T_OK(rs_pprof_new(&p));
+    T_OK(rs_pprof_add_sample_type(p, "launches", "count"));
+    T_OK(rs_pprof_add_sample_type(p, "gpu_time", "nanoseconds"));
+    T_OK(rs_pprof_set_default_sample_type(p, "gpu_time"));
     T_EQ(rs_pprof_set_default_sample_type(p, "nope"), -EINVAL);
-    T_EQ(rs_pprof_frame(p, "rank 0", 0, 0, &root), 0);
-    T_EQ(rs_pprof_frame(p, "gemm", 0, 0, &leaf), 0);
-    T_EQ(rs_pprof_frame(p, "gemm", 0, 0, &again), 0);
+    T_OK(rs_pprof_frame(p, "rank 0", 0, 0, &root));
+    T_OK(rs_pprof_frame(p, "gemm", 0, 0, &leaf));
+    T_OK(rs_pprof_frame(p, "gemm", 0, 0, &again));
     T_EQ(again, leaf); /* interned */
-    T_EQ(rs_pprof_frame(p, "copy", 0, 0, &other), 0);
+    T_OK(rs_pprof_frame(p, "copy", 0, 0, &other));
     T_CHECK(other != leaf && root != leaf && root && leaf && other);
 
     uint64_t s1[2] = {leaf, root}, s2[2] = {other, root};
     int64_t v1[2] = {1, 100}, v2[2] = {1, 50};
-    T_EQ(rs_pprof_add(p, s1, 2, v1, rank0, 1), 0);
-    T_EQ(rs_pprof_add(p, s1, 2, v1, rank0, 1), 0); /* same stack + labels: merged */
-    T_EQ(rs_pprof_add(p, s1, 2, v2, rank1, 1), 0); /* other label: its own sample */
-    T_EQ(rs_pprof_add(p, s2, 2, v2, rank0, 1), 0);
+    T_OK(rs_pprof_add(p, s1, 2, v1, rank0, 1));
+    T_OK(rs_pprof_add(p, s1, 2, v1, rank0, 1)); /* same stack + labels: merged */
+    T_OK(rs_pprof_add(p, s1, 2, v2, rank1, 1)); /* other label: its own sample */
+    T_OK(rs_pprof_add(p, s2, 2, v2, rank0, 1));
     T_EQ(rs_pprof_samples(p), 3);
-    T_EQ(rs_pprof_add_comment(p, "a comment"), 0);
+    T_OK(rs_pprof_add_comment(p, "a comment"));
     rs_pprof_set_time(p, 1000, 500);
 
     pprof_profile *r = encode_and_read(p);
@@ -92,18 +92,18 @@ mappings_and_addresses(void)
     uint64_t m1, m2, m1_again, a, b;
     int64_t one = 1;
 
-    T_EQ(rs_pprof_new(&p), 0);
-    T_EQ(rs_pprof_add_sample_type(p, "samples", "count"), 0);
-    T_EQ(rs_pprof_add_mapping(p, "cubin-1", "1", 0x100, &m1), 0);
-    T_EQ(rs_pprof_add_mapping(p, "cubin-2", "2", 0x100, &m2), 0);
-    T_EQ(rs_pprof_add_mapping(p, "cubin-1", "1", 0x400, &m1_again), 0);
+    T_OK(rs_pprof_new(&p));
+    T_OK(rs_pprof_add_sample_type(p, "samples", "count"));
+    T_OK(rs_pprof_add_mapping(p, "cubin-1", "1", 0x100, &m1));
+    T_OK(rs_pprof_add_mapping(p, "cubin-2", "2", 0x100, &m2));
+    T_OK(rs_pprof_add_mapping(p, "cubin-1", "1", 0x400, &m1_again));
     T_EQ(m1_again, m1);
     T_CHECK(m1 != m2);
-    T_EQ(rs_pprof_frame(p, "k+0x300", m1, 0x300, &a), 0); /* inside the grown limit */
-    T_EQ(rs_pprof_frame(p, "k+0x300", m2, 0x300 & 0xff, &b), 0);
+    T_OK(rs_pprof_frame(p, "k+0x300", m1, 0x300, &a)); /* inside the grown limit */
+    T_OK(rs_pprof_frame(p, "k+0x300", m2, 0x300 & 0xff, &b));
     T_CHECK(a != b); /* same name, other mapping/address: another location */
     T_EQ(rs_pprof_frame(p, "x", m2 + 1, 0, &b), -EINVAL);
-    T_EQ(rs_pprof_add(p, &a, 1, &one, NULL, 0), 0);
+    T_OK(rs_pprof_add(p, &a, 1, &one, NULL, 0));
     pprof_profile *r = encode_and_read(p);
     if (r) {
         T_EQ(r->n_mapping, 2);
@@ -124,11 +124,11 @@ refuses_misuse(void)
     int64_t v[RS_PPROF_MAX_VALUES] = {0};
     struct rs_pprof_label many[RS_PPROF_MAX_LABELS + 1];
 
-    T_EQ(rs_pprof_new(&p), 0);
-    T_EQ(rs_pprof_frame(p, "f", 0, 0, &loc), 0);
+    T_OK(rs_pprof_new(&p));
+    T_OK(rs_pprof_frame(p, "f", 0, 0, &loc));
     T_EQ(rs_pprof_add(p, &loc, 1, v, NULL, 0), -EINVAL); /* no sample type yet */
     for (int i = 0; i < RS_PPROF_MAX_VALUES; i++)
-        T_EQ(rs_pprof_add_sample_type(p, "t", "count"), 0);
+        T_OK(rs_pprof_add_sample_type(p, "t", "count"));
     T_EQ(rs_pprof_add_sample_type(p, "t", "count"), -EINVAL);
     uint64_t unknown = loc + 1, zero = 0;
     T_EQ(rs_pprof_add(p, &unknown, 1, v, NULL, 0), -EINVAL);
@@ -140,7 +140,7 @@ refuses_misuse(void)
     for (size_t i = 0; i <= RS_PPROF_MAX_LABELS; i++)
         many[i].key = "k";
     T_EQ(rs_pprof_add(p, &loc, 1, v, many, RS_PPROF_MAX_LABELS + 1), -EINVAL);
-    T_EQ(rs_pprof_add(p, &loc, 1, v, NULL, 0), 0);
+    T_OK(rs_pprof_add(p, &loc, 1, v, NULL, 0));
     T_EQ(rs_pprof_add_sample_type(p, "late", "count"), -EINVAL); /* after samples */
     T_EQ(rs_pprof_samples(p), 1);
     rs_pprof_free(p);
@@ -151,8 +151,8 @@ empty_profile_is_valid(void)
 {
     rs_pprof *p;
 
-    T_EQ(rs_pprof_new(&p), 0);
-    T_EQ(rs_pprof_add_sample_type(p, "samples", "count"), 0);
+    T_OK(rs_pprof_new(&p));
+    T_OK(rs_pprof_add_sample_type(p, "samples", "count"));
     pprof_profile *r = encode_and_read(p);
     if (r) {
         T_EQ(r->n_sample, 0);
@@ -168,16 +168,16 @@ many_stacks(void)
     rs_pprof *p;
     char name[32];
 
-    T_EQ(rs_pprof_new(&p), 0);
-    T_EQ(rs_pprof_add_sample_type(p, "samples", "count"), 0);
+    T_OK(rs_pprof_new(&p));
+    T_OK(rs_pprof_add_sample_type(p, "samples", "count"));
     for (int round = 0; round < 2; round++)
         for (int i = 0; i < 5000; i++) {
             uint64_t s[2];
             int64_t v = i;
             snprintf(name, sizeof name, "k%d", i);
-            T_EQ(rs_pprof_frame(p, name, 0, 0, &s[0]), 0);
-            T_EQ(rs_pprof_frame(p, "root", 0, 0, &s[1]), 0);
-            T_EQ(rs_pprof_add(p, s, 2, &v, NULL, 0), 0);
+            T_OK(rs_pprof_frame(p, name, 0, 0, &s[0]));
+            T_OK(rs_pprof_frame(p, "root", 0, 0, &s[1]));
+            T_OK(rs_pprof_add(p, s, 2, &v, NULL, 0));
         }
     T_EQ(rs_pprof_samples(p), 5000);
     pprof_profile *r = encode_and_read(p);

@@ -49,9 +49,9 @@ rank_frame_round_trip(void)
     size_t len = 0;
     rs_wire_rank_frame *f = NULL;
 
-    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), 0);
+    T_OK(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len));
     T_EQ(rs_wire_rank_batch_size(&b), len);
-    T_EQ(rs_wire_rank_frame_decode(buf, len, RS_WIRE_MAX_FRAME_BYTES, &f), 0);
+    T_OK(rs_wire_rank_frame_decode(buf, len, RS_WIRE_MAX_FRAME_BYTES, &f));
     if (!f)
         return;
     const struct rs_rank_batch *d = rs_wire_rank_frame_batch(f);
@@ -87,9 +87,9 @@ agent_batch_round_trip(void)
     uint64_t agent = 0, seq = 0;
 
     ranks[1].identity.rank = 4;
-    T_EQ(rs_wire_agent_batch_encode(&b, &buf, &len), 0);
-    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
-    T_EQ(rs_wire_agent_batch_peek_seq(buf, len, &agent, &seq), 0);
+    T_OK(rs_wire_agent_batch_encode(&b, &buf, &len));
+    T_OK(rs_wire_agent_batch_decode(buf, len, &d));
+    T_OK(rs_wire_agent_batch_peek_seq(buf, len, &agent, &seq));
     T_EQ(agent, 7);
     T_EQ(seq, 99);
     if (d) {
@@ -194,8 +194,8 @@ summary_round_trip(void)
     size_t len = 0;
     rs_wire_rank_frame *f = NULL;
 
-    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), 0);
-    T_EQ(rs_wire_rank_frame_decode(buf, len, RS_WIRE_MAX_FRAME_BYTES, &f), 0);
+    T_OK(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len));
+    T_OK(rs_wire_rank_frame_decode(buf, len, RS_WIRE_MAX_FRAME_BYTES, &f));
     if (!f)
         return;
     const struct rs_rank_batch *d = rs_wire_rank_frame_batch(f);
@@ -215,8 +215,8 @@ summary_round_trip(void)
     rs_wire_rank_frame_free(f);
     /* a step without metrics decodes as not measured */
     b = sample_rank();
-    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), 0);
-    T_EQ(rs_wire_rank_frame_decode(buf, len, RS_WIRE_MAX_FRAME_BYTES, &f), 0);
+    T_OK(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len));
+    T_OK(rs_wire_rank_frame_decode(buf, len, RS_WIRE_MAX_FRAME_BYTES, &f));
     if (f)
         T_CHECK(!rs_wire_rank_frame_batch(f)->steps[0].measured);
     rs_wire_rank_frame_free(f);
@@ -277,13 +277,13 @@ rejects_wrong_version(void)
     struct rs_agent_batch env = {7, 1, 1, {7, 1, "h", "v", {0, 0}}, &plain, 1, 0};
     uint8_t *buf = NULL;
     size_t len = 0;
-    T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+    T_OK(rs_wire_agent_batch_encode(&env, &buf, &len));
     T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 1);
     free(buf);
     env.ranks = &summary;
-    T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+    T_OK(rs_wire_agent_batch_encode(&env, &buf, &len));
     T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 2);
-    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    T_OK(rs_wire_agent_batch_decode(buf, len, &d));
     rs_wire_agent_batch_free(d);
     free(buf);
     /* host synchronizations go as version 3 (a version-2 server would reject the kind), as
@@ -293,9 +293,9 @@ rejects_wrong_version(void)
     with_sync.memcpys = &sync;
     with_sync.n_memcpys = 1;
     env.ranks = &with_sync;
-    T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+    T_OK(rs_wire_agent_batch_encode(&env, &buf, &len));
     T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 3);
-    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    T_OK(rs_wire_agent_batch_decode(buf, len, &d));
     const struct rs_agent_batch *got = d ? rs_wire_agent_batch_get(d) : NULL;
     T_CHECK(got && got->n_ranks == 1 && got->ranks[0].n_memcpys == 1 &&
             got->ranks[0].memcpys[0].kind == RS_SYNC_STREAM &&
@@ -306,7 +306,7 @@ rejects_wrong_version(void)
     summary.copy_totals = &sync_total;
     summary.n_copy_totals = 1;
     env.ranks = &summary;
-    T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+    T_OK(rs_wire_agent_batch_encode(&env, &buf, &len));
     T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 3);
     free(buf);
     /* launch waits go as version 4 (a version-3 server would reject the kind), also beside a
@@ -316,9 +316,9 @@ rejects_wrong_version(void)
     with_sync.memcpys = waits;
     with_sync.n_memcpys = 2;
     env.ranks = &with_sync;
-    T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+    T_OK(rs_wire_agent_batch_encode(&env, &buf, &len));
     T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 4);
-    T_EQ(rs_wire_agent_batch_decode(buf, len, &d), 0);
+    T_OK(rs_wire_agent_batch_decode(buf, len, &d));
     got = d ? rs_wire_agent_batch_get(d) : NULL;
     T_CHECK(got && got->n_ranks == 1 && got->ranks[0].n_memcpys == 2 &&
             got->ranks[0].memcpys[1].kind == RS_LAUNCH_WAIT &&
@@ -338,14 +338,14 @@ rejects_wrong_version(void)
         struct rs_rank_batch pair[2] = {mixed[order], mixed[1 - order]};
         env.ranks = pair;
         env.n_ranks = 2;
-        T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+        T_OK(rs_wire_agent_batch_encode(&env, &buf, &len));
         T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 4);
         free(buf);
     }
     env.n_ranks = 1;
     sync_total.kind = RS_LAUNCH_WAIT; /* as a window total */
     env.ranks = &summary;
-    T_EQ(rs_wire_agent_batch_encode(&env, &buf, &len), 0);
+    T_OK(rs_wire_agent_batch_encode(&env, &buf, &len));
     T_CHECK(buf && len > 2 && buf[0] == 0x08 && buf[1] == 4);
     free(buf);
     T_CHECK(rs_copy_kind_is_sync(RS_SYNC_EVENT) && rs_copy_kind_is_sync(RS_SYNC_CONTEXT) &&
@@ -365,8 +365,8 @@ reply_round_trip(void)
     char err[64];
     size_t len;
 
-    T_EQ(rs_wire_reply_encode(&r, buf, sizeof buf, &len), 0);
-    T_EQ(rs_wire_reply_decode(buf, len, &out, err, sizeof err), 0);
+    T_OK(rs_wire_reply_encode(&r, buf, sizeof buf, &len));
+    T_OK(rs_wire_reply_decode(buf, len, &out, err, sizeof err));
     T_EQ(out.batch_seq, 42);
     T_EQ(out.status, RS_REPLY_RETRY);
     T_EQ(out.retry_after_ms, 500);
