@@ -244,7 +244,7 @@ asan:
 # CUPTI's callbacks, PC-sampling windows) and the agent (its loop, forwarder and spool), with the
 # server they talk to.
 TSAN_TESTS := unit/collector unit/node-agent integration/010- integration/020- integration/060- \
-              integration/140- integration/210-
+              integration/210-
 tsan: deps
 	@$(MAKE) --no-print-directory BUILD=build-tsan SAN=thread test-build collector
 	@BUILD=build-tsan RS_TESTS="$(TSAN_TESTS)" tests/run.sh

@@ -30,6 +30,10 @@ struct fwd_ctx {
     rs_forward *f;
     nng_ctx ctx;
     nng_aio *aio;
+    /* The loop's view: true from send_item until finish. The loop never reads `state`, which the
+     * NNG thread moves along while the request is out (that read was a data race, found by
+     * make tsan); the two threads hand a context over through `done`, under the lock. */
+    bool busy;
     enum ctx_state state;
     struct item *item;
     int result;     /* NNG result of the failed or final step */
@@ -120,6 +124,7 @@ finish(rs_forward *f, struct fwd_ctx *c)
 
     c->item = NULL;
     c->state = CTX_IDLE;
+    c->busy = false;
     if (c->result != 0) {
         rs_log_limited(30, RS_LOG_WARN, "RS-AGENT-SEND", "batch %llu not delivered: %s",
                        (unsigned long long)it->seq, nng_strerror(c->result));
@@ -185,6 +190,7 @@ send_item(struct fwd_ctx *c, struct item *it)
     memcpy(nng_msg_body(m), it->data, it->len);
     it->in_flight = true;
     c->item = it;
+    c->busy = true;
     c->state = CTX_SEND;
     c->f->stats.sent++;
     nng_aio_set_msg(c->aio, m);
@@ -201,7 +207,7 @@ rs_forward_pump(rs_forward *f)
         return;
     for (unsigned i = 0; i < f->opts.window; i++) {
         struct fwd_ctx *c = &f->ctxs[i];
-        if (c->state != CTX_IDLE)
+        if (c->busy)
             continue;
         while (it && (it->in_flight || it->not_before_ns > now))
             it = it->next;

@@ -8,6 +8,7 @@
 
 #include <cuda.h>
 #include <cupti_pcsampling.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,10 @@ static struct {
 static size_t n_pending, keep_on_forced;
 static CUpti_CallbackFunc subscriber;
 static int pcs_ready;
+/* Guards the log and the pending buffers, which the collector's flush thread reaches through
+ * cuptiActivityFlushAll while a test adds kernels (real CUPTI is thread-safe too). Never held
+ * while the collector's callbacks run, which take locks of their own. */
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 
 CUptiResult fake_cupti_start_result = CUPTI_SUCCESS;
 CUptiResult fake_cupti_subscribe_v2_result = CUPTI_SUCCESS;
@@ -43,9 +48,11 @@ bool fake_cupti_latency;
 static void
 token(char c)
 {
+    pthread_mutex_lock(&fake_lock);
     if (log_len + 1 < sizeof log_text)
         log_text[log_len++] = c;
     log_text[log_len] = '\0';
+    pthread_mutex_unlock(&fake_lock);
 }
 
 const char *
@@ -57,8 +64,10 @@ fake_cupti_log(void)
 void
 fake_cupti_reset(void)
 {
+    pthread_mutex_lock(&fake_lock);
     log_len = 0;
     log_text[0] = '\0';
+    pthread_mutex_unlock(&fake_lock);
 }
 
 bool
@@ -157,8 +166,12 @@ fake_cupti_kernels(size_t n)
 {
     uint8_t *buffer = NULL;
     size_t size = 0, max_records = 0, need = n * sizeof(CUpti_ActivityKernel10);
+    bool room;
 
-    if (!requested || n_pending == MAX_BUFFERS)
+    pthread_mutex_lock(&fake_lock);
+    room = n_pending < MAX_BUFFERS;
+    pthread_mutex_unlock(&fake_lock);
+    if (!requested || !room)
         return false;
     requested(&buffer, &size, &max_records);
     if (!buffer || size < need)
@@ -177,32 +190,40 @@ fake_cupti_kernels(size_t n)
          * the 5-ns gap behind its predecessor had begun */
         k->queued = fake_cupti_latency ? (i % 2 ? k->start - 1 : k->start - 20) : 0;
     }
+    pthread_mutex_lock(&fake_lock);
     pending[n_pending].buffer = buffer;
     pending[n_pending].size = size;
     pending[n_pending++].valid = need;
+    pthread_mutex_unlock(&fake_lock);
     return true;
 }
 
 void
 fake_cupti_keep_buffers(size_t n)
 {
+    pthread_mutex_lock(&fake_lock);
     keep_on_forced = n;
+    pthread_mutex_unlock(&fake_lock);
 }
 
 CUptiResult
 cuptiActivityFlushAll(uint32_t flag)
 {
-    size_t back = n_pending;
+    __typeof__(pending) out;
+    size_t back, n;
 
     token(flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED ? 'F' : 'f');
-    if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
-        back = n_pending > keep_on_forced ? n_pending - keep_on_forced : 0;
-        for (size_t i = back; i < n_pending; i++)
-            free(pending[i].buffer); /* gone to "another client" */
-    }
-    for (size_t i = 0; i < back; i++)
-        completed(NULL, 0, pending[i].buffer, pending[i].size, pending[i].valid);
+    pthread_mutex_lock(&fake_lock);
+    n = back = n_pending;
+    memcpy(out, pending, sizeof pending);
     n_pending = 0;
+    if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
+        back = n > keep_on_forced ? n - keep_on_forced : 0;
+    pthread_mutex_unlock(&fake_lock);
+    for (size_t i = back; i < n; i++)
+        free(out[i].buffer); /* gone to "another client" */
+    for (size_t i = 0; i < back; i++)
+        completed(NULL, 0, out[i].buffer, out[i].size, out[i].valid);
     return CUPTI_SUCCESS;
 }
 
