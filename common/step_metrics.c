@@ -59,13 +59,8 @@ rs_intervals_merge(struct rs_intervals *a, const struct rs_intervals *b)
 
     if (b->n == 0)
         return 0;
-    if (n > a->cap) {
-        struct rs_interval *v = realloc(a->v, n * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        a->v = v;
-        a->cap = n;
-    }
+    if (RS_ARRAY_RESERVE(a->v, a->cap, a->n, b->n) != 0)
+        return -ENOMEM;
     for (size_t k = n; k-- > 0;) /* from the back, in place */
         a->v[k] = j == 0 || (i > 0 && a->v[i - 1].start_ns > b->v[j - 1].start_ns) ? a->v[--i]
                                                                                    : b->v[--j];

@@ -18,7 +18,12 @@ static const struct {
     const char *name;
     double ns;
 } units[] = {
-    {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", NS_PER_S}, {"m", 60 * NS_PER_S}, {"h", 3600 * NS_PER_S},
+    {"ns", 1},
+    {"us", 1e3},
+    {"ms", 1e6},
+    {"s", NS_PER_S},
+    {"m", 60 * NS_PER_S},
+    {"h", 3600 * NS_PER_S},
     {"d", 86400 * NS_PER_S},
 };
 
@@ -63,8 +68,8 @@ valid_date(int y, int mo, int d, int h, int mi, int s)
     static const int days[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 
-    return y >= 1970 && mo >= 1 && mo <= 12 && d >= 1 &&
-           d <= days[mo - 1] - (mo == 2 && !leap) && h <= 23 && mi <= 59 && s <= 60;
+    return y >= 1970 && mo >= 1 && mo <= 12 && d >= 1 && d <= days[mo - 1] - (mo == 2 && !leap) &&
+           h <= 23 && mi <= 59 && s <= 60;
 }
 
 /* ISO 8601 as in time_arg.h. Returns 0 or -1. */

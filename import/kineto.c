@@ -3,6 +3,7 @@
  * to the sink in batches. */
 #include "import/kineto.h"
 
+#include "common/array.h"
 #include "common/error.h"
 #include "common/hash.h"
 #include "common/strtab.h"
@@ -278,14 +279,8 @@ next_seq(struct importer *im, uint64_t comm, uint32_t op, uint32_t stream, uint6
             return c->next++;
         }
     }
-    if (im->n_seqs == im->cap_seqs) {
-        size_t cap = im->cap_seqs ? im->cap_seqs * 2 : 16;
-        struct seq_counter *s = realloc(im->seqs, cap * sizeof *s);
-        if (!s)
-            return 0;
-        im->seqs = s;
-        im->cap_seqs = cap;
-    }
+    if (RS_ARRAY_RESERVE(im->seqs, im->cap_seqs, im->n_seqs, 1) != 0)
+        return 0;
     im->seqs[im->n_seqs++] = (struct seq_counter){comm, op, stream, 2, start};
     *out_of_order = false;
     return 1;

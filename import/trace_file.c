@@ -1,6 +1,7 @@
 /* Trace files (see trace_file.h): zlib's gz* functions read gzip and plain files alike. */
 #include "import/trace_file.h"
 
+#include "common/array.h"
 #include "common/error.h"
 
 #include <ctype.h>
@@ -149,14 +150,8 @@ struct path_list {
 static int
 add_path(struct path_list *l, const char *dir, const char *name)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (RS_ARRAY_RESERVE(l->v, l->cap, l->n, 1) != 0)
+        return -ENOMEM;
     size_t len = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
     if (!(l->v[l->n] = malloc(len)))
         return -ENOMEM;

@@ -1,6 +1,7 @@
 /* Per-(job, rank) merging of collector frames (see aggregate.h). */
 #include "node-agent/aggregate.h"
 
+#include "common/array.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -97,14 +98,8 @@ find_slot(rs_aggregate *a, const struct rs_rank_identity *id)
     for (size_t i = 0; i < a->n; i++)
         if (a->slots[i].identity.rank == id->rank && strcmp(a->slots[i].job, id->job) == 0)
             return &a->slots[i];
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 16;
-        struct rank_slot *n = realloc(a->slots, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        a->slots = n;
-        a->cap = cap;
-    }
+    if (RS_ARRAY_RESERVE(a->slots, a->cap, a->n, 1) != 0)
+        return NULL;
     struct rank_slot *s = &a->slots[a->n];
     memset(s, 0, sizeof *s);
     snprintf(s->job, sizeof s->job, "%s", id->job);

@@ -130,9 +130,9 @@ what_is_missing(rs_store_read *r, const struct query_work *q)
         return 'j';
     if (s.rank == ALL_RANKS)
         missing = 0;
-    json_array_foreach(json_object_get(doc, "ranks"), i, rank)
-        if ((uint64_t)json_integer_value(json_object_get(rank, "rank")) == s.rank)
-            missing = 0;
+    json_array_foreach(json_object_get(doc, "ranks"), i,
+                       rank) if ((uint64_t)json_integer_value(json_object_get(rank, "rank")) ==
+                                 s.rank) missing = 0;
     json_decref(doc);
     return missing;
 }
@@ -241,11 +241,9 @@ query_done(uv_work_t *req, int status)
         else if (s.rank == ALL_RANKS)
             rs_http_respond_error(q->conn, 404, "job '%s' has no records in the range", s.job);
         else
-            rs_http_respond_error(q->conn, 404,
-                                  "rank %llu of job '%s' has no records in the range",
+            rs_http_respond_error(q->conn, 404, "rank %llu of job '%s' has no records in the range",
                                   (unsigned long long)s.rank, s.job);
-    }
-    else
+    } else
         rs_http_respond_error(q->conn, 500, "storage read failed: %s", rs_strerror(q->rc));
     free(q->bytes);
     free(q);

@@ -39,8 +39,10 @@ struct choice {
     int value;
 };
 
-static const struct choice sync_choices[] = {
-    {"api", RS_ACTIVITY_SYNC_API}, {"1", RS_ACTIVITY_SYNC_RECORDS}, {"0", RS_ACTIVITY_SYNC_OFF}, {0}};
+static const struct choice sync_choices[] = {{"api", RS_ACTIVITY_SYNC_API},
+                                             {"1", RS_ACTIVITY_SYNC_RECORDS},
+                                             {"0", RS_ACTIVITY_SYNC_OFF},
+                                             {0}};
 static const struct choice launch_wait_choices[] = {{"api", RS_ACTIVITY_LAUNCH_WAIT_API},
                                                     {"latency", RS_ACTIVITY_LAUNCH_WAIT_LATENCY},
                                                     {"0", RS_ACTIVITY_LAUNCH_WAIT_OFF},
@@ -49,8 +51,8 @@ static const struct choice launch_wait_choices[] = {{"api", RS_ACTIVITY_LAUNCH_W
 struct setting {
     const char *name;
     enum kind kind;
-    size_t offset; /* in struct rs_collector_settings */
-    size_t size;   /* NUMBER: of the field (int, unsigned, long) */
+    size_t offset;         /* in struct rs_collector_settings */
+    size_t size;           /* NUMBER: of the field (int, unsigned, long) */
     long lo, hi, fallback; /* NUMBER: [lo, hi] (0 also allowed when zero_ok); CHOICE: the default */
     bool zero_ok;
     const struct choice *choices;
@@ -58,9 +60,11 @@ struct setting {
 };
 
 #define AT(field) offsetof(struct rs_collector_settings, field)
-#define NUM(name, field, lo, hi, dflt, zero)                                                        \
-    {name, NUMBER, AT(field), sizeof(((struct rs_collector_settings *)0)->field), lo, hi, dflt,    \
-     zero, NULL, NULL}
+#define NUM(name, field, lo, hi, dflt, zero)                                                       \
+    {                                                                                              \
+        name, NUMBER, AT(field), sizeof(((struct rs_collector_settings *)0)->field), lo, hi, dflt, \
+            zero, NULL, NULL                                                                       \
+    }
 
 static const struct setting table[] = {
     {"RANKSCOPE_DISABLE", FLAG, AT(disable), 0, 0, 0, 0, false, NULL, NULL},
@@ -112,7 +116,8 @@ read_one(const struct setting *s, const char *v, rs_settings_report_fn report, v
             return 0;
         errno = 0;
         long n = strtol(v, &end, 10);
-        if (*v && *end == '\0' && errno == 0 && ((n >= s->lo && n <= s->hi) || (n == 0 && s->zero_ok))) {
+        if (*v && *end == '\0' && errno == 0 &&
+            ((n >= s->lo && n <= s->hi) || (n == 0 && s->zero_ok))) {
             store_number(field, s->size, n);
             return 0;
         }

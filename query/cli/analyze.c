@@ -232,8 +232,8 @@ rs_cli_analyze(const struct rs_cli_options *o, int argc, char **argv)
     } else {
         exit_code = print_report(set.job, &rep) ? 1 : 0;
         if (!temporary)
-            printf("\nthe imported data stays in %s (rankscope-server --data %s serves it)\n",
-                   dir, dir);
+            printf("\nthe imported data stays in %s (rankscope-server --data %s serves it)\n", dir,
+                   dir);
     }
 done:
     if (sink.w)

@@ -25,8 +25,7 @@ const struct rs_cli_command rs_cli_commands[] = {
      "per-rank step time, compute, NCCL, exposed NCCL, idle, host gap",
      "Medians over each rank's last 30 steps. Steps come from step markers (ProfilerStep, NVTX) "
      "or are inferred from the\nrepeating pattern of NCCL collectives."},
-    {"skew", rs_cli_skew, "JOB", "",
-     "NCCL wait skew: who arrives last, how long the others wait",
+    {"skew", rs_cli_skew, "JOB", "", "NCCL wait skew: who arrives last, how long the others wait",
      "Collective instances matched across ranks; per instance the wait skew (clock-free: "
      "kernel durations) and the arrival\nspread (needs aligned clocks); per rank the time spent "
      "waiting and how often it arrived last."},
@@ -91,12 +90,13 @@ rs_cli_command_unknown(const char *name)
     names[rs_cli_n_commands] = "help";
     const char *near = rs_suggest(name, names, rs_cli_n_commands + 1);
     if (near)
-        fprintf(stderr, "rankscope: unknown command '%.64s' — did you mean '%s'? (rankscope "
-                        "--help lists the commands)\n",
+        fprintf(stderr,
+                "rankscope: unknown command '%.64s' — did you mean '%s'? (rankscope "
+                "--help lists the commands)\n",
                 name, near);
     else
-        fprintf(stderr, "rankscope: unknown command '%.64s' (rankscope --help lists the commands)\n",
-                name);
+        fprintf(stderr,
+                "rankscope: unknown command '%.64s' (rankscope --help lists the commands)\n", name);
 }
 
 void

@@ -88,13 +88,10 @@ static const struct rs_config_option options[] = {
 };
 
 static struct rs_config_spec spec = {
-    "rankscope",
-    "rankscope [--server URL] <command> [args] [--json]",
+    "rankscope", "rankscope [--server URL] <command> [args] [--json]",
     "", /* the command list, from the command table (main) */
-    options,
-    sizeof options / sizeof options[0],
-    true,
-    "RANKSCOPE_CLI_",
+    options,     sizeof options / sizeof options[0],
+    true,        "RANKSCOPE_CLI_",
 };
 
 /* The index of the command word in argv (the first argument that is neither an option nor an

@@ -67,7 +67,8 @@ explain_job(const struct rs_cli_options *o, const char *job)
         if (near)
             fprintf(stderr, " — did you mean '%s'?", near);
         fprintf(stderr, " (%s)\n",
-                n ? "rankscope jobs lists the jobs" : "it has no jobs yet; rankscope jobs lists them");
+                n ? "rankscope jobs lists the jobs"
+                  : "it has no jobs yet; rankscope jobs lists them");
     }
     json_decref(doc);
     return !known;
@@ -98,8 +99,7 @@ explain_rank(const struct rs_cli_options *o, const char *job, const char *rank)
         return false;
     fprintf(stderr, "rankscope: job '%s' has no rank %lld", job, want);
     if (lo >= 0)
-        fprintf(stderr, " (its ranks: %lld to %lld; rankscope ranks %s lists them)\n", lo, hi,
-                job);
+        fprintf(stderr, " (its ranks: %lld to %lld; rankscope ranks %s lists them)\n", lo, hi, job);
     else
         fprintf(stderr, " (rankscope ranks %s lists its ranks)\n", job);
     return true;

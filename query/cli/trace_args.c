@@ -142,7 +142,8 @@ file_json(const char *path, const struct rs_kineto_stats *st, uint64_t bytes, do
         (json_int_t)st->syncs, "steps", (json_int_t)st->steps, "ignored_events",
         (json_int_t)st->ignored, "rejected_events", (json_int_t)st->rejected, "nccl_out_of_order",
         (json_int_t)st->nccl_out_of_order, "names_truncated", (json_int_t)st->names_truncated,
-        "relative_time", st->relative_time, "rank_assumed", st->rank_assumed, "bytes", (json_int_t)bytes, "seconds", seconds);
+        "relative_time", st->relative_time, "rank_assumed", st->rank_assumed, "bytes",
+        (json_int_t)bytes, "seconds", seconds);
 }
 
 int

@@ -1,5 +1,6 @@
 /* Unit tests of node-agent/collector/settings: the defaults, every kind of value, and a value that
- * cannot be used reported once (variable, value, what is used instead) — never replaced silently. */
+ * cannot be used reported once (variable, value, what is used instead) — never replaced silently.
+ */
 #include "node-agent/collector/settings.h"
 #include "tests/t.h"
 
@@ -58,14 +59,31 @@ defaults(void)
 static void
 values(void)
 {
-    static const char *const env[] = {
-        "RANKSCOPE_DISABLE",      "0",       "RANKSCOPE_DEBUG",          "yes",
-        "RANKSCOPE_AGENT_SOCKET", "/run/a",  "RANKSCOPE_STEP_RANGE",     "train_step",
-        "RANKSCOPE_FLUSH_MS",     "100",     "RANKSCOPE_SYNC",           "0",
-        "RANKSCOPE_LAUNCH_WAIT",  "latency", "RANKSCOPE_PC_SAMPLING",    "1",
-        "RANKSCOPE_PC_WINDOW_MS", "0",       "RANKSCOPE_PC_PERIOD_MS",   "100",
-        "RANKSCOPE_PC_SAMPLING_PERIOD", "20", "RANKSCOPE_BUFFER_KB",     "",
-        NULL};
+    static const char *const env[] = {"RANKSCOPE_DISABLE",
+                                      "0",
+                                      "RANKSCOPE_DEBUG",
+                                      "yes",
+                                      "RANKSCOPE_AGENT_SOCKET",
+                                      "/run/a",
+                                      "RANKSCOPE_STEP_RANGE",
+                                      "train_step",
+                                      "RANKSCOPE_FLUSH_MS",
+                                      "100",
+                                      "RANKSCOPE_SYNC",
+                                      "0",
+                                      "RANKSCOPE_LAUNCH_WAIT",
+                                      "latency",
+                                      "RANKSCOPE_PC_SAMPLING",
+                                      "1",
+                                      "RANKSCOPE_PC_WINDOW_MS",
+                                      "0",
+                                      "RANKSCOPE_PC_PERIOD_MS",
+                                      "100",
+                                      "RANKSCOPE_PC_SAMPLING_PERIOD",
+                                      "20",
+                                      "RANKSCOPE_BUFFER_KB",
+                                      "",
+                                      NULL};
     struct rs_collector_settings s;
 
     T_EQ(read_with(env, &s), 1); /* the empty RANKSCOPE_BUFFER_KB */
@@ -83,9 +101,15 @@ values(void)
 static void
 bad_values_reported_once(void)
 {
-    static const char *const env[] = {"RANKSCOPE_FLUSH_MS",     "fast", "RANKSCOPE_SYNC", "2",
-                                      "RANKSCOPE_PC_WINDOW_MS", "50",   "RANKSCOPE_BUFFER_KB",
-                                      "999999999999999999999",  NULL};
+    static const char *const env[] = {"RANKSCOPE_FLUSH_MS",
+                                      "fast",
+                                      "RANKSCOPE_SYNC",
+                                      "2",
+                                      "RANKSCOPE_PC_WINDOW_MS",
+                                      "50",
+                                      "RANKSCOPE_BUFFER_KB",
+                                      "999999999999999999999",
+                                      NULL};
     struct rs_collector_settings s;
 
     T_EQ(read_with(env, &s), 4);

@@ -133,7 +133,7 @@ env_prefix(void)
     T_CHECK(strcmp(env, "RANKSCOPE_AGENT_COUNT") == 0);
     rs_config_env_name(&spec, "count", env, sizeof env);
     T_CHECK(strcmp(env, "RANKSCOPE_COUNT") == 0);
-    setenv("RANKSCOPE_COUNT", "3", 1);       /* another binary's (the collector's) name */
+    setenv("RANKSCOPE_COUNT", "3", 1); /* another binary's (the collector's) name */
     setenv("RANKSCOPE_AGENT_NAME", "mine", 1);
     setenv("RANKSCOPE_AGENT_CONFIG", "/nonexistent/rs-config", 1);
     memset(&c, 0, sizeof c);

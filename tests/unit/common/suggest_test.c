@@ -4,8 +4,8 @@
 
 #include <string.h>
 
-static const char *const commands[] = {"jobs",  "ranks",   "stragglers", "steps", "skew",
-                                       "top",   "stalls",  "compare",    "watch", "analyze",
+static const char *const commands[] = {"jobs",   "ranks",  "stragglers", "steps", "skew",
+                                       "top",    "stalls", "compare",    "watch", "analyze",
                                        "import", "export", "delete"};
 #define N (sizeof commands / sizeof commands[0])
 
@@ -24,8 +24,7 @@ typos(void)
     T_CHECK(is(rs_suggest("TOP", commands, N), "top"));
     T_CHECK(is(rs_suggest("anlayze", commands, N), "analyze"));
     T_CHECK(is(rs_suggest("strag", commands, N), "stragglers")); /* a prefix */
-    T_CHECK(is(rs_suggest("llama-7c", (const char *const[]){"llama-7b", "gpt-3"}, 2),
-               "llama-7b"));
+    T_CHECK(is(rs_suggest("llama-7c", (const char *const[]){"llama-7b", "gpt-3"}, 2), "llama-7b"));
 }
 
 static void
