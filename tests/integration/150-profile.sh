@@ -51,7 +51,7 @@ check "CLI top, compare, stalls print tables" sh -c "
 check "watch refreshes the verdict, skew and top kernels" sh -c "'$BIN/rankscope' --server '$HTTP' watch slow --iterations 2 --interval-s 0.2 >'$WORK/watch.out' && [ \$(grep -c '^rankscope watch slow' '$WORK/watch.out') = 2 ] && grep -q 'rank 3 on sim-node-000' '$WORK/watch.out' && grep -q 'NCCL wait skew' '$WORK/watch.out'"
 check "compare without a second side is 400 with what to give" sh -c "curl -s '$HTTP/v1/jobs/base/compare' | grep -q 'with=JOB, with_rank=R'"
 check "a rank without data is 404 that says so; exit code 3" sh -c "
-    curl -s '$HTTP/v1/jobs/base/top?rank=9' | grep -q 'rank 9 has no records' &&
+    curl -s '$HTTP/v1/jobs/base/top?rank=9' | grep -q "job 'base' has no rank 9" &&
     { '$BIN/rankscope' --server '$HTTP' top base --rank 9 2>/dev/null; [ \$? = 3 ]; }"
 check "bad parameters are 400" sh -c "
     [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/base/top?limit=0') = 400 ] &&
