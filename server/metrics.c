@@ -129,10 +129,8 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
            (double)(rs_clock_mono_ns() - srv->start_ns) / 1e9);
     for (size_t i = 0; i < rs_counter_info_count; i++) {
         const struct rs_counter_info *c = &rs_counter_infos[i];
-        char name[96];
-        snprintf(name, sizeof name, "%s%s", c->name, c->gauge ? "" : "_total");
-        metric(t, name, c->gauge ? "gauge" : "counter", c->help,
-               (double)rs_counter_value(&srv->counters, c));
+        metric(t, c->metric, c->gauge ? "gauge" : "counter", c->help,
+               (double)rs_counter_value(&srv->counters, c) / c->divisor);
     }
     if (w->rc == 0) {
         metric(t, "store_data_bytes", "gauge", "Bytes of the store in use.",
