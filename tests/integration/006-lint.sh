@@ -3,6 +3,7 @@
 # the live /metrics of a server holding data, with a straggler verdict; Redocly CLI, with its
 # recommended rules (redocly.yaml), docs/openapi.yaml. A missing linter fails the test: make test
 # installs both (promtool: Debian's prometheus package; Redocly CLI: tests/tools/lint-tools.sh).
+# And what they leave out: the families' grouping, the seconds' scale, docs/operations.md's table.
 . "$(dirname "$0")/common.sh"
 LINT=$ROOT/tests/tools/lint
 export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
@@ -93,6 +94,13 @@ for line in open(sys.argv[1]).read().splitlines():
     else:
         assert name in helped and name in typed, "sample before HELP and TYPE: " + line
 assert seen, "no metrics"' "$WORK/metrics.txt"
+
+check "every /metrics family is named in docs/operations.md" python3 -c '
+import re, sys
+names = set(re.findall(r"^# TYPE (\w+) ", open(sys.argv[1]).read(), re.M))
+doc = open("docs/operations.md").read()
+missing = sorted(n for n in names if not re.search(r"`%s`" % n, doc))
+assert names and not missing, missing' "$WORK/metrics.txt"
 
 check "/metrics: the writer's busy time in seconds, /healthz's in ns" python3 -c '
 import json, re, sys
