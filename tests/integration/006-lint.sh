@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The tools people point at rankscope accept it: Prometheus's own linter (promtool check metrics)
-# the live /metrics of a server holding data, with a straggler verdict; Redocly CLI, with its
-# recommended rules (redocly.yaml), docs/openapi.yaml. A missing linter fails the test: make test
-# installs both (promtool: Debian's prometheus package; Redocly CLI: tests/tools/lint-tools.sh).
-# And what they leave out: the families' grouping, the seconds' scale, docs/operations.md's table.
+# The tools people point at rankscope accept it: promtool check metrics (Prometheus's linter) the
+# live /metrics of a server holding a straggler verdict, Redocly CLI's recommended rules
+# (redocly.yaml) docs/openapi.yaml; then what they leave out: families' grouping, seconds' scale,
+# docs/operations.md's table. A missing linter fails: make test installs both (promtool: Debian's
+# prometheus; Redocly CLI: tests/tools/lint-tools.sh).
 . "$(dirname "$0")/common.sh"
 LINT=$ROOT/tests/tools/lint
 export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
@@ -110,5 +110,6 @@ for what in ("batches", "tasks"):
     s = float(re.search(r"^rankscope_writer_%s_seconds_total (\S+)$" % what, text, re.M).group(1))
     ns = counters["writer_%s_ns" % what]
     print(what, s, "s;", ns, "ns later")
-    assert 0 <= s <= ns / 1e9 < 60 and (s > 0 or what == "tasks"), (s, ns)' "$WORK/metrics.txt" "$WORK/healthz.json"
+    assert 0 <= s <= ns / 1e9 < 60 and (s > 0 or what == "tasks"), (s, ns)' \
+    "$WORK/metrics.txt" "$WORK/healthz.json"
 finish

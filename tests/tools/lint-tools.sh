@@ -10,7 +10,8 @@ if [ -x node_modules/.bin/redocly ] && cmp -s package-lock.json "$stamp"; then
     exit 0
 fi
 if ! command -v npm >/dev/null; then
-    echo "lint-tools: npm not found; install Node.js and npm (Debian 12: apt-get install nodejs npm)" >&2
+    echo "lint-tools: npm not found; install Node.js and npm" \
+         "(Debian 12: apt-get install nodejs npm)" >&2
     exit 1
 fi
 echo "lint-tools: npm ci in tests/tools/lint (Redocly CLI, pinned by package-lock.json)"
