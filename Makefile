@@ -233,9 +233,15 @@ $(BUILD)/tests/tools/powerloss.so: tests/tools/powerloss.c
 test-build: $(BINS) $(UNIT_BINS) $(FUZZ_BINS) $(TOOL_BINS) $(BUILD)/tests/tools/powerloss.so
 .PHONY: test-build
 
-test: deps
+test: deps lint-tools
 	@$(MAKE) --no-print-directory test-build collector
 	@BUILD=$(BUILD) tests/run.sh
+
+# The linters tests/integration/006-lint.sh runs: Redocly CLI, pinned in tests/tools/lint, with
+# npm ci (again only when its package-lock.json changes); promtool is Debian's (prometheus).
+lint-tools: deps
+	@tests/tools/lint-tools.sh
+.PHONY: lint-tools
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 test

@@ -3,13 +3,19 @@
 
 #include <stddef.h>
 
+/* Counters are rankscope_<name>_total in /metrics, gauges rankscope_<name>; durations, counted in
+ * ns, are seconds there, named in full. */
 #define C(field, name, help)                                                                       \
     {                                                                                              \
-        name, help, offsetof(struct rs_counters, field), false                                     \
+        name, name "_total", help, offsetof(struct rs_counters, field), 1, false                   \
     }
 #define G(field, name, help)                                                                       \
     {                                                                                              \
-        name, help, offsetof(struct rs_counters, field), true                                      \
+        name, name, help, offsetof(struct rs_counters, field), 1, true                             \
+    }
+#define C_NS(field, name, metric, help)                                                            \
+    {                                                                                              \
+        name, metric, help, offsetof(struct rs_counters, field), 1e9, false                        \
     }
 
 const struct rs_counter_info rs_counter_infos[] = {
@@ -27,10 +33,10 @@ const struct rs_counter_info rs_counter_infos[] = {
     C(http_timeouts, "http_timeouts", "HTTP connections closed by a header or idle timeout."),
     G(http_connections_now, "http_connections", "Open HTTP connections."),
     G(writer_queue_now, "writer_queue", "Batches waiting for the storage writer."),
-    C(writer_batches_ns, "writer_batches_ns",
-      "Nanoseconds the storage writer spent writing and committing batches."),
-    C(writer_tasks_ns, "writer_tasks_ns",
-      "Nanoseconds the storage writer spent on tasks (retention, rollups, step summaries)."),
+    C_NS(writer_batches_ns, "writer_batches_ns", "writer_batches_seconds_total",
+         "Seconds the storage writer spent writing and committing batches."),
+    C_NS(writer_tasks_ns, "writer_tasks_ns", "writer_tasks_seconds_total",
+         "Seconds the storage writer spent on tasks (retention, rollups, step summaries)."),
     C(jobs_expired, "jobs_expired", "Jobs deleted by retention by age."),
     C(reader_slots_freed, "reader_slots_freed", "Reader slots of dead processes cleared."),
     C(step_summaries, "step_summaries_stored", "Settled step summaries stored by the evaluator."),

@@ -39,12 +39,15 @@ struct rs_counters {
     _Atomic uint64_t agent_windows_coarsened; /* agent windows merged into rollup windows */
 };
 
-/* One counter as /healthz ("counters": {name: value}) and /metrics (rankscope_<name>, with
- * "_total" for counters) show it. Every field of struct rs_counters has an entry. */
+/* One counter as /healthz ("counters": {name: value}, the count itself: nanoseconds where the
+ * name ends in _ns, like every *_ns of the JSON API) and /metrics (rankscope_<metric>, named and
+ * scaled by Prometheus's conventions: base units, so seconds, and "_total" for counters) show it.
+ * Every field of struct rs_counters has an entry. */
 struct rs_counter_info {
-    const char *name, *help;
-    size_t offset; /* in struct rs_counters */
-    bool gauge;    /* a level (*_now), not a monotonic count */
+    const char *name, *metric, *help; /* help: of the /metrics value */
+    size_t offset;                    /* in struct rs_counters */
+    double divisor;                   /* /metrics value = count / divisor (1e9: ns to seconds) */
+    bool gauge;                       /* a level (*_now), not a monotonic count */
 };
 extern const struct rs_counter_info rs_counter_infos[];
 extern const size_t rs_counter_info_count;

@@ -109,15 +109,33 @@ read_store(uv_work_t *req) /* thread pool */
     rs_store_read_end(s.r);
 }
 
+/* The verdicts' two families, gathered in one pass: the format wants each family's samples
+ * together after its HELP and TYPE, not one verdict's samples of both families side by side. */
+struct verdict_text {
+    struct text slowdown, detected;
+};
+
 static void
 verdict_series(void *arg, const char *job, uint32_t rank, double slowdown, uint64_t detected_ns)
 {
-    struct text *t = arg;
+    struct verdict_text *v = arg;
 
     /* job names are [A-Za-z0-9._:@+=-]: nothing to escape in a label value */
-    put(t, "rankscope_straggler_slowdown{job=\"%s\",rank=\"%u\"} %.6g\n", job, rank, slowdown);
-    put(t, "rankscope_straggler_detected_seconds{job=\"%s\",rank=\"%u\"} %.3f\n", job, rank,
-        (double)detected_ns / 1e9);
+    put(&v->slowdown, "rankscope_straggler_slowdown{job=\"%s\",rank=\"%u\"} %.6g\n", job, rank,
+        slowdown);
+    put(&v->detected, "rankscope_straggler_detected_seconds{job=\"%s\",rank=\"%u\"} %.3f\n", job,
+        rank, (double)detected_ns / 1e9);
+}
+
+/* A family with labelled series: HELP, TYPE, then the series (written by the caller). */
+static void
+family(struct text *t, const char *name, const char *help, const struct text *series)
+{
+    put(t, "# HELP rankscope_%s %s\n# TYPE rankscope_%s gauge\n", name, help, name);
+    if (series->failed)
+        t->failed = true;
+    else if (series->len)
+        put(t, "%.*s", (int)series->len, series->s);
 }
 
 static void
@@ -129,10 +147,8 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
            (double)(rs_clock_mono_ns() - srv->start_ns) / 1e9);
     for (size_t i = 0; i < rs_counter_info_count; i++) {
         const struct rs_counter_info *c = &rs_counter_infos[i];
-        char name[96];
-        snprintf(name, sizeof name, "%s%s", c->name, c->gauge ? "" : "_total");
-        metric(t, name, c->gauge ? "gauge" : "counter", c->help,
-               (double)rs_counter_value(&srv->counters, c));
+        metric(t, c->metric, c->gauge ? "gauge" : "counter", c->help,
+               (double)rs_counter_value(&srv->counters, c) / c->divisor);
     }
     if (w->rc == 0) {
         metric(t, "store_data_bytes", "gauge", "Bytes of the store in use.",
@@ -167,14 +183,18 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
            (double)ev.cleared);
     metric(t, "stragglers_active", "gauge", "Active straggler verdicts (all jobs).",
            (double)ev.active_stragglers);
-    put(t,
-        "# HELP rankscope_straggler_slowdown Step-time ratio of an active straggler to its "
-        "peers (at most %d series).\n# TYPE rankscope_straggler_slowdown gauge\n",
-        MAX_VERDICT_SERIES);
-    put(t, "# HELP rankscope_straggler_detected_seconds When the verdict was raised (Unix "
-           "time).\n# TYPE rankscope_straggler_detected_seconds gauge\n");
+    struct verdict_text v = {0};
     size_t active =
-        rs_evaluator_foreach_active(srv->evaluator, MAX_VERDICT_SERIES, verdict_series, t);
+        rs_evaluator_foreach_active(srv->evaluator, MAX_VERDICT_SERIES, verdict_series, &v);
+    char help[96];
+    snprintf(help, sizeof help,
+             "Step-time ratio of an active straggler to its peers (at most %d series).",
+             MAX_VERDICT_SERIES);
+    family(t, "straggler_slowdown", help, &v.slowdown);
+    family(t, "straggler_detected_seconds", "When the verdict was raised (Unix time).",
+           &v.detected);
+    free(v.slowdown.s);
+    free(v.detected.s);
     metric(t, "straggler_series_omitted", "gauge",
            "Active verdicts beyond the series limit, not exported.",
            active > MAX_VERDICT_SERIES ? (double)(active - MAX_VERDICT_SERIES) : 0);

@@ -6,6 +6,19 @@ check "docs/openapi.yaml parses as YAML with paths" python3 -c '
 import yaml
 d = yaml.safe_load(open("docs/openapi.yaml"))
 assert d["openapi"].startswith("3.") and d["paths"], d.keys()'
+# In a flow mapping an unquoted ", " ends a description and makes the rest a key; where a key
+# is a name (properties), no schema rule can tell. Names, media types and paths hold no space.
+check "no key holds a space (text that an unquoted comma made a key)" python3 -c '
+import yaml
+def keys(x, at):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            assert " " not in str(k), "%s: key %r" % (at, k)
+            keys(v, at + "/" + str(k))
+    elif isinstance(x, list):
+        for v in x:
+            keys(v, at)
+keys(yaml.safe_load(open("docs/openapi.yaml")), "")'
 check "the server's routes and the documented paths are the same" python3 -c '
 import re, yaml
 doc = set(yaml.safe_load(open("docs/openapi.yaml"))["paths"])
