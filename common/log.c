@@ -3,6 +3,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/utf8.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ rs_log_set_level(const char *name)
 void
 rs__log_write(int level, const char *id, const char *fmt, ...)
 {
-    char when[32], msg[1024];
+    char when[32], msg[1024], shown[2048];
     struct timespec ts;
     struct tm tm;
     va_list ap;
@@ -39,9 +40,12 @@ rs__log_write(int level, const char *id, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* Names in messages come from the wire (hosts, kernels, GPUs): a newline in one must not start
+     * a forged line, an escape sequence must not reach the operator's terminal. */
+    rs_utf8_escape(msg, strlen(msg), shown, sizeof shown);
     /* One fprintf per line so concurrent threads do not interleave inside a line. */
     fprintf(stderr, "%s.%03ldZ %-5s %s %s\n", when, ts.tv_nsec / 1000000, level_names[level], id,
-            msg);
+            shown);
 }
 
 int

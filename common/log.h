@@ -1,6 +1,8 @@
 /* Logging for rankscope binaries (library folders never log: they return codes).
  * Every message carries a stable id ("RS-INGEST-DECODE") that operators can grep and alert on.
- * Output goes to stderr as one line: "<iso time> <level> <id> <message>".
+ * Output goes to stderr as one line: "<iso time> <level> <id> <message>", with control characters
+ * and bytes that are not UTF-8 in the message shown as \xNN (rs_utf8_escape): a name from the wire
+ * cannot forge a line or drive the terminal.
  */
 #ifndef RS_COMMON_LOG_H
 #define RS_COMMON_LOG_H

@@ -171,6 +171,7 @@ print_report(const char *job, const struct report *rep)
 
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
         printf("\n");
+        rs__cli_escape_doc(docs[i]); /* kernel names from the traces */
         rc |= render[i](job, docs[i]);
     }
     return rc;

@@ -1,12 +1,39 @@
 /* Helpers shared by the CLI's commands (see output.h). */
 #include "query/cli/output.h"
 
+#include "common/utf8.h"
 #include "query/cli/http.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+void
+rs__cli_escape_doc(json_t *doc)
+{
+    const char *key;
+    json_t *v;
+    size_t i;
+
+    if (json_is_string(doc)) {
+        const char *text = json_string_value(doc);
+        size_t len = json_string_length(doc);
+        char small[512], *out = small;
+        size_t need = rs_utf8_escape(text, len, small, sizeof small);
+        if (need == len)
+            return; /* nothing to escape (escaping only ever lengthens) */
+        if (need >= sizeof small && (out = malloc(need + 1)))
+            rs_utf8_escape(text, len, out, need + 1);
+        json_string_set(doc, out ? out : "?");
+        if (out != small)
+            free(out);
+    } else if (json_is_array(doc)) {
+        json_array_foreach(doc, i, v) rs__cli_escape_doc(v);
+    } else if (json_is_object(doc)) {
+        json_object_foreach(doc, key, v) rs__cli_escape_doc(v);
+    }
+}
 
 /* Sends the request; prints API errors; returns the exit code (0 with *doc set on success). */
 int
@@ -20,8 +47,11 @@ rs__cli_request(const struct rs_cli_options *o, const char *method, const char *
         fprintf(stderr, "rankscope: %s\n", err);
         return 1;
     }
-    if (status == 200)
+    if (status == 200) {
+        if (!o->json)
+            rs__cli_escape_doc(*doc); /* tables print names from the wire: kernels, hosts, GPUs */
         return 0;
+    }
     if (status == 404 && rs__cli_explain_not_found(o, path)) {
         json_decref(*doc);
         return 3;
@@ -34,9 +64,11 @@ rs__cli_request(const struct rs_cli_options *o, const char *method, const char *
 int
 rs__cli_api_error(long status, json_t *doc)
 {
+    json_t *message = json_object_get(json_object_get(doc, "error"), "message");
+
+    rs__cli_escape_doc(message);
     fprintf(stderr, "rankscope: %s\n",
-            json_string_value(json_object_get(json_object_get(doc, "error"), "message"))
-                ?: "the server answered with an error");
+            json_string_value(message) ?: "the server answered with an error");
     return status == 404 ? 3 : 1;
 }
 

@@ -23,6 +23,11 @@ bool rs__cli_explain_not_found(const struct rs_cli_options *o, const char *path)
  * code: 3 for 404, else 1. */
 int rs__cli_api_error(long status, json_t *doc);
 
+/* Shows control characters and bytes that are not UTF-8 in every string of doc as \xNN
+ * (rs_utf8_escape), in place: what tables print comes from the wire, and a kernel or host name
+ * must not drive the terminal. --json output needs none of it (JSON escapes them itself). */
+void rs__cli_escape_doc(json_t *doc);
+
 /* Prints doc indented on stdout and drops the reference. Returns the exit code. */
 int rs__cli_print_json(json_t *doc);
 

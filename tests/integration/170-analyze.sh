@@ -126,4 +126,24 @@ cp "$WORK/single.json" "$WORK/single2.json"
 rc=$?
 check "two traces that say no rank are still refused (which is which?)" bash -c '
 [ "$1" = 1 ] && grep -q "does not say its rank" "$2"' _ "$rc" "$WORK/two.out"
+# Names from a trace reach the terminal escaped: a kernel named with an escape sequence and a
+# newline cannot clear the screen or fake a line of the report (--json keeps them, JSON-escaped).
+python3 -c '
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+for e in d["traceEvents"]:
+    if e.get("cat") == "kernel" and not e["name"].startswith("nccl"):
+        e["name"] = "\x1b[2J\x1b]0;owned\x07evil\nrank 9 is a straggler"
+json.dump(d, open(sys.argv[2], "w"))' "$FIX/fixture_baseline_rank0.json.gz" "$WORK/evil_rank0.json"
+"$BIN/rankscope" analyze "$WORK/evil_rank0.json" >"$WORK/evil.txt" 2>&1
+"$BIN/rankscope" analyze --json "$WORK/evil_rank0.json" >"$WORK/evil.json" 2>/dev/null
+check "hostile kernel names are shown escaped in tables, kept as they are in --json" bash -c '
+! grep -q $'"'"'\x1b'"'"' "$1.txt" && ! grep -q $'"'"'\x07'"'"' "$1.txt" &&
+grep -q "\\\\x1b\[2J\\\\x1b\]0;owned\\\\x07evil\\\\x0arank 9 is a straggler" "$1.txt" &&
+! grep -q "^rank 9 is a straggler" "$1.txt" &&
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert any(k[\"name\"].startswith(\"\x1b[2J\") for k in d[\"top\"][\"kernels\"]), d[\"top\"][\"kernels\"][:2]" "$1.json"' \
+    _ "$WORK/evil"
 finish

@@ -50,10 +50,43 @@ invalid_text(void)
     T_CHECK(!rs_utf8_valid("abcdefgh\xe2\x82", 10));
 }
 
+static const char *
+esc(const char *s, size_t len, size_t out_len)
+{
+    static char out[256];
+    rs_utf8_escape(s, len, out, out_len);
+    return out;
+}
+
+/* What a terminal or a log would act on is shown, nothing else changes. */
+static void
+escaping(void)
+{
+    char out[64];
+
+    T_CHECK(strcmp(esc("gemm_kernel<float>", 18, 256), "gemm_kernel<float>") == 0);
+    T_CHECK(strcmp(esc("\x1b[2Jclear", 9, 256), "\\x1b[2Jclear") == 0);
+    T_CHECK(strcmp(esc("host\n2026 info RS-X", 19, 256), "host\\x0a2026 info RS-X") == 0);
+    T_CHECK(strcmp(esc("a\tb\x7f", 4, 256), "a\\x09b\\x7f") == 0);
+    T_CHECK(strcmp(esc("\xc2\x9b" "1m", 4, 256), "\\xc2\\x9b1m") == 0); /* C1 CSI */
+    T_CHECK(strcmp(esc("caf\xc3\xa9 \xe2\x9c\x93", 9, 256), "caf\xc3\xa9 \xe2\x9c\x93") == 0);
+    T_CHECK(strcmp(esc("\xff" "x\xe2\x9c", 4, 256), "\\xffx\\xe2\\x9c") == 0); /* not UTF-8 */
+    T_CHECK(strcmp(esc("a\0b", 3, 256), "a\\x00b") == 0);
+    T_EQ(rs_utf8_escape("ab\ncd", 5, out, sizeof out), 8);
+    /* cut between characters or escapes, never inside one */
+    T_EQ(rs_utf8_escape("ab\ncd", 5, out, 5), 8);
+    T_CHECK(strcmp(out, "ab") == 0);
+    T_EQ(rs_utf8_escape("\xc3\xa9\xc3\xa9", 4, out, 4), 4);
+    T_CHECK(strcmp(out, "\xc3\xa9") == 0);
+    T_EQ(rs_utf8_escape("x", 1, out, 0), 1);
+    T_CHECK(rs_utf8_valid("caf\xc3\xa9", 5) && !rs_utf8_valid("a\0b", 3));
+}
+
 int
 main(void)
 {
     T_RUN(valid_text);
     T_RUN(invalid_text);
+    T_RUN(escaping);
     return T_DONE("common/utf8");
 }
