@@ -27,6 +27,7 @@ struct agent {
     uv_timer_t tick;
     uv_signal_t sigint, sigterm;
     rs_listener *listener;
+    struct rs_listener_stats listener_final; /* its counters when it closed (drain, exit) */
     rs_aggregate *agg;
     rs_demangler *demangler; /* NULL with --demangle=false */
     rs_forward *fwd;
@@ -34,7 +35,7 @@ struct agent {
     bool has_spool;
     char host[256];
     uint64_t agent_id, boot_id, next_seq;
-    uint64_t last_flush_ns, drain_deadline_ns;
+    uint64_t last_flush_ns, drain_deadline_ns, last_metrics_ns;
     uint64_t dropped; /* records this agent dropped (encode failures) */
     bool draining;
 };
@@ -90,14 +91,73 @@ on_frame(void *arg, const struct rs_rank_batch *b)
 }
 
 static void
+get_stats(struct agent *a, struct rs_forward_stats *fs, struct rs_listener_stats *ls)
+{
+    rs_forward_get_stats(a->fwd, fs);
+    if (a->listener)
+        rs_listener_get_stats(a->listener, ls);
+    else
+        *ls = a->listener_final; /* the exit line read zeros here once: the listener was gone */
+}
+
+/* --metrics-file: the counters as Prometheus text (the textfile collector's format). */
+static void
+write_metrics(struct agent *a)
+{
+    struct rs_forward_stats fs;
+    struct rs_listener_stats ls;
+    char text[4096];
+    size_t n = 0;
+    int rc;
+
+    get_stats(a, &fs, &ls);
+    const struct {
+        const char *name, *type, *help;
+        uint64_t v;
+    } m[] = {
+        {"rankscope_agent_collectors", "gauge", "Collectors connected now.", ls.collectors_now},
+        {"rankscope_agent_collectors_total", "counter", "Collector connections accepted.",
+         ls.collectors_total},
+        {"rankscope_agent_collectors_refused_total", "counter",
+         "Collector connections refused (over --max-collectors).", ls.collectors_refused},
+        {"rankscope_agent_frames_total", "counter", "Frames received from collectors.", ls.frames},
+        {"rankscope_agent_frames_rejected_total", "counter",
+         "Frames refused as malformed, truncated or oversized.", ls.frames_rejected},
+        {"rankscope_agent_records_dropped_total", "counter",
+         "Records the agent could not put into a batch.", a->dropped},
+        {"rankscope_agent_batches_sent_total", "counter", "Batch sends to the server.", fs.sent},
+        {"rankscope_agent_batches_acked_total", "counter", "Batches the server acknowledged.",
+         fs.acked},
+        {"rankscope_agent_batches_duplicate_total", "counter",
+         "Batches the server already had.", fs.duplicates},
+        {"rankscope_agent_batches_rejected_total", "counter", "Batches the server refused.",
+         fs.rejected},
+        {"rankscope_agent_batches_dropped_total", "counter",
+         "Batches dropped unsent (queue over --max-queue-mb).", fs.dropped_batches},
+        {"rankscope_agent_queued_batches", "gauge", "Batches not yet acknowledged.",
+         fs.queued_batches},
+        {"rankscope_agent_queued_bytes", "gauge", "Bytes of the batches not yet acknowledged.",
+         fs.queued_bytes},
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0] && n < sizeof text; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n",
+                              m[i].name, m[i].help, m[i].name, m[i].type, m[i].name,
+                              (unsigned long long)m[i].v);
+    if (n >= sizeof text)
+        n = sizeof text - 1;
+    if ((rc = rs_fs_write_atomic(a->cfg->metrics_file, text, n)) != 0)
+        rs_log_limited(60, RS_LOG_WARN, "RS-AGENT-METRICS", "cannot write %s: %s",
+                       a->cfg->metrics_file, rs_strerror(rc));
+    a->last_metrics_ns = rs_clock_mono_ns();
+}
+
+static void
 log_stats(struct agent *a, int level, const char *id)
 {
     struct rs_forward_stats fs;
-    struct rs_listener_stats ls = {0};
+    struct rs_listener_stats ls;
 
-    rs_forward_get_stats(a->fwd, &fs);
-    if (a->listener)
-        rs_listener_get_stats(a->listener, &ls);
+    get_stats(a, &fs, &ls);
     rs_log(level, id,
            "collectors %llu, frames %llu (rejected %llu), batches sent %llu acked %llu "
            "duplicate %llu rejected %llu dropped %llu, queued %llu (%llu bytes)",
@@ -131,6 +191,9 @@ on_tick(uv_timer_t *t)
     if (!a->draining && now - a->last_flush_ns >= interval_ms * 1000000ull)
         flush(a);
     rs_forward_pump(a->fwd);
+    if (a->cfg->metrics_file[0] &&
+        now - a->last_metrics_ns >= (uint64_t)a->cfg->metrics_s * 1000000000ull)
+        write_metrics(a);
     if (!a->draining)
         return;
     if (fs.queued_batches == 0 || now >= a->drain_deadline_ns) {
@@ -152,6 +215,7 @@ on_signal(uv_signal_t *h, int signum)
     rs_log(RS_LOG_INFO, "RS-AGENT-STOP", "signal %d: flushing and draining (up to %lld ms)", signum,
            (long long)a->cfg->drain_timeout_ms);
     a->draining = true;
+    rs_listener_get_stats(a->listener, &a->listener_final);
     rs_listener_close(a->listener);
     a->listener = NULL;
     rs_aggregate_close_windows(a->agg); /* nothing more comes: summarize what is open */
@@ -179,7 +243,6 @@ rs_agent_run(const struct rs_agent_config *cfg)
 {
     struct agent a;
     struct rs_forward_options fopts;
-    unsigned skipped = 0;
     int rc, status = 1;
 
     memset(&a, 0, sizeof a);
@@ -209,12 +272,18 @@ rs_agent_run(const struct rs_agent_config *cfg)
     if (cfg->summarize)
         rs_aggregate_set_summary(a.agg, (uint64_t)cfg->summary_window_s * 1000000000ull);
     if (a.has_spool) {
-        rs_spool_load(&a.spool, load_spooled, a.fwd, &skipped);
+        struct rs_spool_load_stats ls = {0};
+        rs_spool_load(&a.spool, load_spooled, a.fwd, &ls);
         struct rs_forward_stats fs;
         rs_forward_get_stats(a.fwd, &fs);
-        if (fs.queued_batches || skipped)
+        if (ls.quarantined)
+            rs_log(RS_LOG_WARN, "RS-AGENT-SPOOL-QUARANTINE",
+                   "%u spooled batches are not batches of this agent (corrupt, or another "
+                   "agent's): moved to %s/%s, not sent",
+                   ls.quarantined, cfg->spool, RS_SPOOL_QUARANTINE_DIR);
+        if (fs.queued_batches || ls.unreadable)
             rs_log(RS_LOG_INFO, "RS-AGENT-SPOOL", "resending %llu spooled batches (%u unreadable)",
-                   (unsigned long long)fs.queued_batches, skipped);
+                   (unsigned long long)fs.queued_batches, ls.unreadable);
     }
     if ((rc = rs_listener_start(&a.loop, cfg->socket, (unsigned)cfg->max_collectors, on_frame, &a,
                                 &a.listener)) != 0) {
@@ -241,6 +310,8 @@ rs_agent_run(const struct rs_agent_config *cfg)
            a.has_spool ? cfg->spool : "(memory only)");
     uv_run(&a.loop, UV_RUN_DEFAULT);
     log_stats(&a, RS_LOG_INFO, "RS-AGENT-EXIT");
+    if (cfg->metrics_file[0])
+        write_metrics(&a);
     status = 0;
 out:
     uv_run(&a.loop, UV_RUN_DEFAULT);

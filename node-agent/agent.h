@@ -12,6 +12,8 @@ struct rs_agent_config {
     char *socket;     /* Unix socket path for collectors */
     char *spool;      /* spool directory; "" = memory only */
     char *ready_file; /* written once the socket accepts collectors */
+    char *metrics_file; /* counters in Prometheus text, rewritten every metrics_s; "" = none */
+    int64_t metrics_s;
     char *log_level;
     int64_t flush_ms;
     int64_t window;

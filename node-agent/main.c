@@ -19,6 +19,13 @@ static const struct rs_config_option options[] = {
         "directory keeping unacknowledged batches across restarts (\"\" = memory only)", 0, 0),
     OPT("ready-file", RS_CONFIG_STRING, "", ready_file,
         "write pid and socket here once accepting collectors", 0, 0),
+    OPT("metrics-file", RS_CONFIG_STRING, "", metrics_file,
+        "keep the agent's counters in this file, Prometheus text format, rewritten atomically "
+        "every --metrics-s and at exit (point node_exporter's textfile collector at its "
+        "directory; \"\" = none)",
+        0, 0),
+    OPT("metrics-s", RS_CONFIG_INT, "5", metrics_s, "how often --metrics-file is rewritten", 1,
+        3600),
     OPT("log-level", RS_CONFIG_STRING, "info", log_level, "error, warn, info or debug", 0, 0),
     OPT("flush-ms", RS_CONFIG_INT, "250", flush_ms, "send pending records at least this often", 10,
         60000),

@@ -10,9 +10,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SEQ_BLOCK 100000ull /* sequence numbers reserved per disk write */
@@ -89,6 +91,7 @@ rs_spool_open(struct rs_spool *s, const char *dir, uint64_t *agent_id, uint64_t 
     s->reserved_until = reserved;
     if ((rc = rs_spool_reserve(s, reserved)) != 0)
         goto fail;
+    s->agent_id = id;
     *agent_id = id;
     *next_seq = reserved;
     return 0;
@@ -130,14 +133,42 @@ is_batch(const struct dirent *d)
     return n == 26 && strcmp(d->d_name + 20, ".batch") == 0;
 }
 
+/* True when data is a batch this agent sent as `seq`. */
+static bool
+is_own_batch(const struct rs_spool *s, uint64_t seq, const char *data, size_t len)
+{
+    rs_wire_agent_batch *d = NULL;
+    bool ok = false;
+
+    if (rs_wire_agent_batch_decode((const uint8_t *)data, len, &d) == 0) {
+        const struct rs_agent_batch *b = rs_wire_agent_batch_get(d);
+        ok = b->agent_id == s->agent_id && b->batch_seq == seq;
+    }
+    rs_wire_agent_batch_free(d);
+    return ok;
+}
+
+/* Moves a spooled file out of the way, keeping it for a person to look at. */
+static void
+quarantine(const struct rs_spool *s, const char *name)
+{
+    char dir[PATH_MAX], from[PATH_MAX], to[PATH_MAX + 300];
+
+    path_of(s, RS_SPOOL_QUARANTINE_DIR, dir, sizeof dir);
+    path_of(s, name, from, sizeof from);
+    snprintf(to, sizeof to, "%s/%s", dir, name);
+    if ((mkdir(dir, 0700) != 0 && errno != EEXIST) || rename(from, to) != 0)
+        unlink(from); /* cannot keep it: it must not be sent again either */
+}
+
 int
 rs_spool_load(struct rs_spool *s, void (*cb)(void *arg, uint64_t seq, uint8_t *data, size_t len),
-              void *arg, unsigned *skipped)
+              void *arg, struct rs_spool_load_stats *stats)
 {
     struct dirent **list;
     int n = scandir(s->dir, &list, is_batch, by_name);
 
-    *skipped = 0;
+    memset(stats, 0, sizeof *stats);
     if (n < 0)
         return -errno;
     for (int i = 0; i < n; i++) {
@@ -146,8 +177,12 @@ rs_spool_load(struct rs_spool *s, void (*cb)(void *arg, uint64_t seq, uint8_t *d
         uint64_t seq = strtoull(list[i]->d_name, &end, 10);
         path_of(s, list[i]->d_name, path, sizeof path);
         if (*end != '.' || rs_fs_read_all(path, RS_WIRE_MAX_BATCH_BYTES, &data, &len) != 0) {
-            (*skipped)++;
+            stats->unreadable++;
             unlink(path); /* unreadable: keeping it would block nothing but waste space */
+        } else if (!is_own_batch(s, seq, data, len)) {
+            stats->quarantined++;
+            quarantine(s, list[i]->d_name);
+            free(data);
         } else
             cb(arg, seq, (uint8_t *)data, len);
         free(list[i]);

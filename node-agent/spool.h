@@ -11,6 +11,7 @@
 
 struct rs_spool {
     char *dir;
+    uint64_t agent_id;
     uint64_t reserved_until; /* sequence numbers below this are taken */
 };
 
@@ -27,11 +28,23 @@ int rs_spool_put(struct rs_spool *s, uint64_t seq, const void *data, size_t len)
 /* Forgets one batch (after its acknowledgement). */
 void rs_spool_remove(struct rs_spool *s, uint64_t seq);
 
+/* Where rs_spool_load moves batches it will not send, inside the spool directory. */
+#define RS_SPOOL_QUARANTINE_DIR "quarantine"
+
+struct rs_spool_load_stats {
+    unsigned unreadable;  /* files that could not be read: removed */
+    unsigned quarantined; /* files that are not a well-formed batch of this agent with the
+                           * sequence number of their name: moved to the quarantine directory
+                           * (a corrupt one would otherwise be resent, refused, for ever) */
+};
+
 /* Calls cb for each stored batch in sequence order; cb takes ownership of `data` (malloc'd).
- * Unreadable files are skipped and counted in *skipped. */
+ * Each batch is decoded first (rs_wire_agent_batch_decode) and must carry agent_id and the
+ * sequence number of its file name; others are quarantined. Counts go to *stats. Returns 0 or
+ * -errno (the directory could not be read). */
 int rs_spool_load(struct rs_spool *s,
                   void (*cb)(void *arg, uint64_t seq, uint8_t *data, size_t len), void *arg,
-                  unsigned *skipped);
+                  struct rs_spool_load_stats *stats);
 
 void rs_spool_close(struct rs_spool *s);
 

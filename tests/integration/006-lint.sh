@@ -47,7 +47,7 @@ fi
 
 # /metrics with data in it: a job whose rank 3 is slow, so the straggler families have series
 start_server
-start_agent
+start_agent --metrics-file "$WORK/agent.prom" --metrics-s 1
 "$BIN/rankscope-sim" --job lint --ranks 4 --steps 100 --step-ms 10 --slow-rank 3 --slowdown 0.15 \
     --onset-step 10 --agent "$WORK/agent.sock" --log-level warn >"$WORK/sim.json"
 curl -s -o /dev/null "$HTTP/v1/jobs/nope/ranks" # one HTTP error counted
@@ -75,6 +75,13 @@ promtool_clean() {
 }
 check "promtool check metrics: the live /metrics follows Prometheus's conventions" \
     promtool_clean "$WORK/metrics.txt"
+
+stop "$PID_agent" # its last write, at exit
+check "promtool check metrics: the agent's --metrics-file too, with the frames it took" sh -c "
+    grep -Eq '^rankscope_agent_frames_total [1-9]' '$WORK/agent.prom' &&
+    grep -Eq '^rankscope_agent_batches_acked_total [1-9]' '$WORK/agent.prom'"
+check "promtool check metrics: the agent's metrics file follows the conventions" \
+    promtool_clean "$WORK/agent.prom"
 
 check "/metrics: each family's lines together, HELP and TYPE before its samples" python3 -c '
 import re, sys
