@@ -15,6 +15,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -120,7 +123,12 @@ write_metrics(struct agent *a)
          ls.collectors_total},
         {"rankscope_agent_collectors_refused_total", "counter",
          "Collector connections refused (over --max-collectors).", ls.collectors_refused},
+        {"rankscope_agent_collectors_denied_total", "counter",
+         "Collector connections refused: uid not in --allow-uids.", ls.collectors_denied},
         {"rankscope_agent_frames_total", "counter", "Frames received from collectors.", ls.frames},
+        {"rankscope_agent_frames_refused_total", "counter",
+         "Frames a refused or denied collector had sent before it was closed: counted, dropped.",
+         ls.frames_refused},
         {"rankscope_agent_frames_rejected_total", "counter",
          "Frames refused as malformed, truncated or oversized.", ls.frames_rejected},
         {"rankscope_agent_records_dropped_total", "counter",
@@ -128,8 +136,8 @@ write_metrics(struct agent *a)
         {"rankscope_agent_batches_sent_total", "counter", "Batch sends to the server.", fs.sent},
         {"rankscope_agent_batches_acked_total", "counter", "Batches the server acknowledged.",
          fs.acked},
-        {"rankscope_agent_batches_duplicate_total", "counter",
-         "Batches the server already had.", fs.duplicates},
+        {"rankscope_agent_batches_duplicate_total", "counter", "Batches the server already had.",
+         fs.duplicates},
         {"rankscope_agent_batches_rejected_total", "counter", "Batches the server refused.",
          fs.rejected},
         {"rankscope_agent_batches_dropped_total", "counter",
@@ -229,6 +237,63 @@ load_spooled(void *arg, uint64_t seq, uint8_t *data, size_t len)
     rs_forward_push(arg, seq, data, len, 1);
 }
 
+/* Parses --allow-uids into uids (at most max). Returns the count, or -1 (a bad entry). */
+static int
+parse_uids(const char *text, uint32_t *uids, int max)
+{
+    int n = 0;
+
+    for (const char *p = text; *p;) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p || errno || v > UINT32_MAX || n == max || (*end && *end != ','))
+            return -1;
+        uids[n++] = (uint32_t)v;
+        p = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+/* The socket's directory: created (0755) when missing; refused when others may replace what is in
+ * it (writable by group or others without the sticky bit). Returns 0, or -errno with why. */
+static int
+prepare_socket_dir(const char *socket_path, char *why, size_t why_len)
+{
+    char dir[PATH_MAX];
+    struct stat st;
+    int rc;
+
+    snprintf(dir, sizeof dir, "%s", socket_path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (stat(dir, &st) != 0 && (rc = rs_fs_mkdir_p(dir)) != 0) {
+        snprintf(why, why_len,
+                 "cannot create %s: %s (run the agent as root, or give --socket "
+                 "PATH and the same RANKSCOPE_AGENT_SOCKET to the jobs)",
+                 dir, rs_strerror(rc));
+        return rc;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(why, why_len, "%s is not a directory", dir);
+        return -ENOTDIR;
+    }
+    if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+        snprintf(why, why_len,
+                 "%s is writable by other users (mode %03o, no sticky bit): one could replace the "
+                 "socket and receive the jobs' data; use a directory only root (or this user) "
+                 "may write",
+                 dir, (unsigned)(st.st_mode & 0777));
+        return -EPERM;
+    }
+    return 0;
+}
+
 static int
 write_ready_file(const struct agent *a)
 {
@@ -285,10 +350,27 @@ rs_agent_run(const struct rs_agent_config *cfg)
             rs_log(RS_LOG_INFO, "RS-AGENT-SPOOL", "resending %llu spooled batches (%u unreadable)",
                    (unsigned long long)fs.queued_batches, ls.unreadable);
     }
-    if ((rc = rs_listener_start(&a.loop, cfg->socket, (unsigned)cfg->max_collectors, on_frame, &a,
-                                &a.listener)) != 0) {
+    uint32_t uids[256];
+    int n_uids = parse_uids(cfg->allow_uids, uids, 256);
+    char why[PATH_MAX + 256] = "";
+    if (n_uids < 0) {
+        rs_log(RS_LOG_ERROR, "RS-AGENT-SOCKET",
+               "--allow-uids '%s' is not a list of uids (1000,1001)", cfg->allow_uids);
+        rs_forward_close(a.fwd);
+        goto out;
+    }
+    struct rs_listener_options lopts = {(unsigned)cfg->max_collectors, n_uids ? uids : NULL,
+                                        (size_t)n_uids};
+    if ((rc = prepare_socket_dir(cfg->socket, why, sizeof why)) != 0 ||
+        (rc = rs_listener_start(&a.loop, cfg->socket, &lopts, on_frame, &a, &a.listener)) != 0) {
+        if (!why[0] && rc == -EADDRINUSE)
+            snprintf(why, sizeof why,
+                     "another process listens there (another agent, or a "
+                     "squatter waiting for the jobs' data): stop it or choose another --socket");
+        else if (!why[0] && rc == -EEXIST)
+            snprintf(why, sizeof why, "a file that is not a socket is there");
         rs_log(RS_LOG_ERROR, "RS-AGENT-SOCKET", "cannot listen on %s: %s", cfg->socket,
-               rs_strerror(rc));
+               why[0] ? why : rs_strerror(rc));
         rs_forward_close(a.fwd);
         goto out;
     }

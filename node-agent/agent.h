@@ -7,9 +7,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Where collectors find the agent unless told (RANKSCOPE_AGENT_SOCKET); the collector's default is
+ * the same (node-agent/collector/settings.c). A root-owned runtime directory: no other user can
+ * take the path before the agent does. */
+#define RS_AGENT_DEFAULT_SOCKET "/run/rankscope/agent.sock"
+
 struct rs_agent_config {
     char *server;     /* NNG URL of the server */
     char *socket;     /* Unix socket path for collectors */
+    char *allow_uids; /* "1000,1001": only collectors of these uids; "" = any */
     char *spool;      /* spool directory; "" = memory only */
     char *ready_file; /* written once the socket accepts collectors */
     char *metrics_file; /* counters in Prometheus text, rewritten every metrics_s; "" = none */

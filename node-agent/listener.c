@@ -6,6 +6,7 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,6 +17,7 @@
 struct peer {
     uv_poll_t poll;
     int fd;
+    uint32_t pid, uid; /* from the kernel (SO_PEERCRED) */
     rs_listener *l;
     struct peer *prev, *next;
 };
@@ -25,6 +27,8 @@ struct rs_listener {
     int fd;
     char *path;
     unsigned max_collectors;
+    uint32_t *allow_uids;
+    size_t n_allow_uids;
     rs_listener_frame_fn fn;
     void *arg;
     struct peer *peers;
@@ -38,6 +42,7 @@ maybe_free(rs_listener *l)
 {
     if (l->open_handles == 0) {
         free(l->path);
+        free(l->allow_uids);
         free(l);
     }
 }
@@ -102,9 +107,34 @@ on_peer_readable(uv_poll_t *h, int status, int events)
                            rs_strerror(rc));
             continue;
         }
-        l->fn(l->arg, rs_wire_rank_frame_batch(frame));
+        struct rs_rank_batch b = *rs_wire_rank_frame_batch(frame);
+        b.identity.pid = p->pid; /* the kernel's word, not the frame's */
+        l->fn(l->arg, &b);
         rs_wire_rank_frame_free(frame);
     }
+}
+
+static bool
+uid_allowed(const rs_listener *l, uint32_t uid)
+{
+    if (!l->allow_uids)
+        return true;
+    for (size_t i = 0; i < l->n_allow_uids; i++)
+        if (l->allow_uids[i] == uid)
+            return true;
+    return false;
+}
+
+/* Reads and counts what a collector we will not serve has sent already, then closes it: its
+ * frames are lost, but counted here (the collector counted them as sent). */
+static void
+refuse(rs_listener *l, int fd)
+{
+    uint8_t b;
+
+    while (recv(fd, &b, 1, MSG_DONTWAIT | MSG_TRUNC) > 0) /* 0: the collector is gone */
+        l->stats.frames_refused++;
+    close(fd);
 }
 
 static void
@@ -114,14 +144,30 @@ on_accept(uv_poll_t *h, int status, int events)
     int fd;
 
     while ((fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+        struct ucred cred = {0};
+        socklen_t cred_len = sizeof cred;
         struct peer *p;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 ||
+            !uid_allowed(l, (uint32_t)cred.uid)) {
+            l->stats.collectors_denied++;
+            rs_log_limited(10, RS_LOG_WARN, "RS-AGENT-DENIED",
+                           "refused a collector of uid %u (pid %d): not in --allow-uids",
+                           (unsigned)cred.uid, (int)cred.pid);
+            refuse(l, fd);
+            continue;
+        }
         if (l->stats.collectors_now >= l->max_collectors || !(p = calloc(1, sizeof *p))) {
             l->stats.collectors_refused++;
             rs_log_limited(10, RS_LOG_WARN, "RS-AGENT-COLLECTORS",
-                           "refused a collector: %u connected", l->max_collectors);
-            close(fd);
+                           "refused a collector (pid %d): %u connected", (int)cred.pid,
+                           l->max_collectors);
+            refuse(l, fd);
             continue;
         }
+        p->pid = (uint32_t)cred.pid;
+        p->uid = (uint32_t)cred.uid;
+        rs_log(RS_LOG_DEBUG, "RS-AGENT-COLLECTOR", "collector pid %u uid %u connected", p->pid,
+               p->uid);
         p->fd = fd;
         p->l = l;
         p->next = l->peers;
@@ -137,8 +183,20 @@ on_accept(uv_poll_t *h, int status, int events)
     }
 }
 
+/* True when a process accepts connections on the socket file at addr. */
+static bool
+someone_listens(const struct sockaddr_un *addr)
+{
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    bool live = fd >= 0 && connect(fd, (const struct sockaddr *)addr, sizeof *addr) == 0;
+
+    if (fd >= 0)
+        close(fd);
+    return live;
+}
+
 int
-rs_listener_start(uv_loop_t *loop, const char *path, unsigned max_collectors,
+rs_listener_start(uv_loop_t *loop, const char *path, const struct rs_listener_options *opts,
                   rs_listener_frame_fn fn, void *arg, rs_listener **out)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -149,25 +207,39 @@ rs_listener_start(uv_loop_t *loop, const char *path, unsigned max_collectors,
     if (strlen(path) >= sizeof addr.sun_path)
         return -ENAMETOOLONG;
     strcpy(addr.sun_path, path);
-    /* A socket file left by a dead agent blocks bind; anything else at that path is not ours. */
+    /* A socket file left by a dead agent blocks bind; a live one is another process's (another
+     * agent, or a squatter waiting for the jobs' data); anything else at that path is not ours. */
     if (lstat(path, &st) == 0) {
         if (!S_ISSOCK(st.st_mode))
             return -EEXIST;
+        if (someone_listens(&addr))
+            return -EADDRINUSE;
         unlink(path);
     }
     if (!(l = calloc(1, sizeof *l)))
         return -ENOMEM;
     l->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (l->fd < 0 || bind(l->fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
-        listen(l->fd, 256) != 0) {
+        chmod(path, 0666) != 0 || listen(l->fd, 256) != 0) {
         rc = -errno;
         if (l->fd >= 0)
             close(l->fd);
         free(l);
         return rc;
     }
+    if (opts->n_allow_uids) {
+        l->allow_uids = malloc(opts->n_allow_uids * sizeof *l->allow_uids);
+        if (!l->allow_uids) {
+            close(l->fd);
+            unlink(path);
+            free(l);
+            return -ENOMEM;
+        }
+        memcpy(l->allow_uids, opts->allow_uids, opts->n_allow_uids * sizeof *l->allow_uids);
+        l->n_allow_uids = opts->n_allow_uids;
+    }
     l->path = strdup(path);
-    l->max_collectors = max_collectors;
+    l->max_collectors = opts->max_collectors;
     l->fn = fn;
     l->arg = arg;
     l->open_handles = 1;

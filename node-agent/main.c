@@ -13,8 +13,14 @@
 static const struct rs_config_option options[] = {
     OPT("server", RS_CONFIG_STRING, "tcp://127.0.0.1:7071", server, "NNG URL of rankscope-server",
         0, 0),
-    OPT("socket", RS_CONFIG_STRING, "/tmp/rankscope-agent.sock", socket,
-        "Unix socket collectors connect to", 0, 0),
+    OPT("socket", RS_CONFIG_STRING, RS_AGENT_DEFAULT_SOCKET, socket,
+        "Unix socket collectors connect to (its directory is created 0755 when missing and must "
+        "not be writable by others without the sticky bit)",
+        0, 0),
+    OPT("allow-uids", RS_CONFIG_STRING, "", allow_uids,
+        "accept collectors of these uids only, comma-separated (\"\" = any uid; the kernel "
+        "says who connects)",
+        0, 0),
     OPT("spool", RS_CONFIG_STRING, "", spool,
         "directory keeping unacknowledged batches across restarts (\"\" = memory only)", 0, 0),
     OPT("ready-file", RS_CONFIG_STRING, "", ready_file,

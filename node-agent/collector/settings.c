@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_SOCKET "/tmp/rankscope-agent.sock"
+#define DEFAULT_SOCKET "/run/rankscope/agent.sock" /* the agent's default, RS_AGENT_DEFAULT_SOCKET */
 #define DEFAULT_FLUSH_MS 250
 /* 4 MiB CUPTI buffers: measured on 2 x H200 (docs/BENCHMARKS.md), 64 KiB buffers cost 1.6 us per
  * kernel launch instead of 0.7 (more buffer requests on the launching thread) and did not help

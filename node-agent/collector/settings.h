@@ -6,7 +6,7 @@
  *
  * The variables (docs/collector.md has the whole story of each):
  *   RANKSCOPE_DISABLE           1: the kill switch, nothing at all is done
- *   RANKSCOPE_AGENT_SOCKET      the agent's socket (default /tmp/rankscope-agent.sock)
+ *   RANKSCOPE_AGENT_SOCKET      the agent's socket (default /run/rankscope/agent.sock)
  *   RANKSCOPE_FLUSH_MS          flush period, 10 - 60000 (default 250)
  *   RANKSCOPE_BUFFER_KB         CUPTI buffer size, 16 - 65536 (default 4096)
  *   RANKSCOPE_STEP_RANGE        an NVTX range name marking steps, besides "ProfilerStep#N"

@@ -32,7 +32,7 @@ struct sim_config {
 
 static const struct rs_config_option options[] = {
     OPT("job", RS_CONFIG_STRING, "sim", job, "job name (letters, digits, ._:@+=-)", 0, 0),
-    OPT("agent", RS_CONFIG_STRING, "/tmp/rankscope-agent.sock", agent,
+    OPT("agent", RS_CONFIG_STRING, "/run/rankscope/agent.sock", agent,
         "rankscope-agent socket to send to", 0, 0),
     OPT("ranks", RS_CONFIG_INT, "16", ranks, "ranks (GPUs) in the job", 1, 65536),
     OPT("steps", RS_CONFIG_INT, "200", steps, "training steps to run (see --duration-s)", 1,

@@ -44,7 +44,7 @@ defaults(void)
     T_EQ(read_with(NULL, &s), 0);
     T_EQ(n_reported, 0);
     T_CHECK(!s.disable && !s.debug && !s.pc_sampling && !s.hook_debug);
-    T_CHECK(strcmp(s.agent_socket, "/tmp/rankscope-agent.sock") == 0 && !s.step_range);
+    T_CHECK(strcmp(s.agent_socket, "/run/rankscope/agent.sock") == 0 && !s.step_range);
     T_EQ(s.flush_ms, 250);
     T_EQ(s.buffer_kb, 4096);
     T_EQ(s.sync, RS_ACTIVITY_SYNC_API);
