@@ -127,10 +127,20 @@ rs__cli_render_skew(const char *job, json_t *doc)
 
     ranks = json_object_get(doc, "ranks");
     n = json_array_size(ranks);
+    json_t *window = json_object_get(doc, "window");
+    json_int_t t0 = rs__cli_int(window, "since_ns"), t1 = rs__cli_int(window, "until_ns");
+    char from[32];
+    rs__cli_format_time(t0, from, sizeof from);
     printf("job %s: %lld NCCL collective instances matched across ranks (%lld seen by one rank "
            "only, %lld ties)\n",
            job, (long long)rs__cli_int(doc, "instances"),
            (long long)rs__cli_int(doc, "unmatched_instances"), (long long)rs__cli_int(doc, "ties"));
+    if (t1 > t0)
+        printf("window: %s, %.2f s from %s; every figure below is over these instances (the "
+               "straggler verdict judges only the newest steps)\n",
+               json_is_true(json_object_get(window, "whole_job")) ? "the whole job"
+                                                                   : "the requested range",
+               (double)(t1 - t0) / 1e9, from);
     if (n == 0) {
         printf("no collectives matched yet\n");
         return 0;
@@ -156,9 +166,10 @@ rs__cli_render_skew(const char *job, json_t *doc)
                100.0 * rs__cli_real(sorted[i], "last_frac"));
     top = sorted[0];
     if (rs__cli_real(top, "last_frac") >= 0.5)
-        printf("\nrank %lld arrives last at %.0f%% of collectives: the other ranks wait for it in "
-               "NCCL.\n",
-               (long long)rs__cli_int(top, "rank"), 100.0 * rs__cli_real(top, "last_frac"));
+        printf("\nrank %lld arrives last at %.0f%% of its %lld collective instances in this window: "
+               "the other ranks wait for it in NCCL.\n",
+               (long long)rs__cli_int(top, "rank"), 100.0 * rs__cli_real(top, "last_frac"),
+               (long long)rs__cli_int(top, "instances"));
     else
         printf("\nno rank arrives last at most collectives.\n");
     free(sorted);
