@@ -142,14 +142,13 @@ report_json(struct skew *s, const char *job)
                                                 "skew_ms", dist_json(&g->skew_ms)));
     }
     /* the window every figure covers: the requested range, or all of the job's instances */
-    json_t *window = json_pack("{s:I, s:I, s:b}", "since_ns", (json_int_t)s->t0, "until_ns",
-                               (json_int_t)s->t1, "whole_job",
-                               !s->opts->since_ns && !s->opts->until_ns);
+    json_t *window =
+        json_pack("{s:I, s:I, s:b}", "since_ns", (json_int_t)s->t0, "until_ns", (json_int_t)s->t1,
+                  "whole_job", !s->opts->since_ns && !s->opts->until_ns);
     return json_pack("{s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "job", job, "window", window,
                      "instances", (json_int_t)s->instances, "unmatched_instances",
-                     (json_int_t)s->unmatched,
-                     "ties", (json_int_t)s->ties, "skew_ms", dist_json(&s->skew_ms),
-                     "arrival_spread_ms", dist_json(&s->spread_ms), "ranks",
+                     (json_int_t)s->unmatched, "ties", (json_int_t)s->ties, "skew_ms",
+                     dist_json(&s->skew_ms), "arrival_spread_ms", dist_json(&s->spread_ms), "ranks",
                      ranks ? ranks : json_array(), "communicators", groups ? groups : json_array());
 }
 

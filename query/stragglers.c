@@ -741,12 +741,12 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
                          : c.W != o->window_steps ? "time"
                          : o->window_s <= 0       ? "given"
                                                   : "default";
-    *out = json_pack("{s:s, s:s, s:I, s:s, s:I, s:o, s:f, s:s, s:b, s:s, s:O, s:O}", "job", job,
-                     "action", action, "window_steps", (json_int_t)c.W, "window_choice", choice,
-                     "windows_evaluated", (json_int_t)c.n_w, "window", window, "threshold",
-                     o->threshold, "steps_source", rs_steps_source(c.ranks, c.n_ranks),
-                     "enough_data", enough, "summary", summary, "stragglers", verdicts, "ranks",
-                     ranks);
+    *out =
+        json_pack("{s:s, s:s, s:I, s:s, s:I, s:o, s:f, s:s, s:b, s:s, s:O, s:O}", "job", job,
+                  "action", action, "window_steps", (json_int_t)c.W, "window_choice", choice,
+                  "windows_evaluated", (json_int_t)c.n_w, "window", window, "threshold",
+                  o->threshold, "steps_source", rs_steps_source(c.ranks, c.n_ranks), "enough_data",
+                  enough, "summary", summary, "stragglers", verdicts, "ranks", ranks);
     rc = *out ? 0 : -ENOMEM;
 out:
     json_decref(verdicts);

@@ -139,7 +139,7 @@ rs__cli_render_skew(const char *job, json_t *doc)
         printf("window: %s, %.2f s from %s; every figure below is over these instances (the "
                "straggler verdict judges only the newest steps)\n",
                json_is_true(json_object_get(window, "whole_job")) ? "the whole job"
-                                                                   : "the requested range",
+                                                                  : "the requested range",
                (double)(t1 - t0) / 1e9, from);
     if (n == 0) {
         printf("no collectives matched yet\n");
@@ -166,10 +166,11 @@ rs__cli_render_skew(const char *job, json_t *doc)
                100.0 * rs__cli_real(sorted[i], "last_frac"));
     top = sorted[0];
     if (rs__cli_real(top, "last_frac") >= 0.5)
-        printf("\nrank %lld arrives last at %.0f%% of its %lld collective instances in this window: "
-               "the other ranks wait for it in NCCL.\n",
-               (long long)rs__cli_int(top, "rank"), 100.0 * rs__cli_real(top, "last_frac"),
-               (long long)rs__cli_int(top, "instances"));
+        printf(
+            "\nrank %lld arrives last at %.0f%% of its %lld collective instances in this window: "
+            "the other ranks wait for it in NCCL.\n",
+            (long long)rs__cli_int(top, "rank"), 100.0 * rs__cli_real(top, "last_frac"),
+            (long long)rs__cli_int(top, "instances"));
     else
         printf("\nno rank arrives last at most collectives.\n");
     free(sorted);
@@ -247,8 +248,7 @@ format_window(json_t *w, char *out, size_t len)
 
     rs__cli_format_time(t0, from, sizeof from);
     snprintf(out, len, "steps %lld..%lld (%.2f s from %s)", (long long)rs__cli_int(w, "first_step"),
-             (long long)rs__cli_int(w, "last_step"), t1 > t0 ? (double)(t1 - t0) / 1e9 : 0.0,
-             from);
+             (long long)rs__cli_int(w, "last_step"), t1 > t0 ? (double)(t1 - t0) / 1e9 : 0.0, from);
 }
 
 int
@@ -276,10 +276,11 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
                    gpu && *gpu ? gpu : "GPU unknown");
         else /* imported traces say neither */
             printf("\nrank %lld\n", (long long)rs__cli_int(v, "rank"));
-        printf("  %.1f%% slower than the median rank; arrives last at %.0f%% of its %lld collective "
-               "instances (newest window)\n",
-               100 * (rs__cli_real(v, "slowdown") - 1), 100 * rs__cli_real(v, "last_frac"),
-               (long long)rs__cli_int(v, "instances"));
+        printf(
+            "  %.1f%% slower than the median rank; arrives last at %.0f%% of its %lld collective "
+            "instances (newest window)\n",
+            100 * (rs__cli_real(v, "slowdown") - 1), 100 * rs__cli_real(v, "last_frac"),
+            (long long)rs__cli_int(v, "instances"));
         if (json_is_object(onset))
             printf("  slow since step %s%lld: the split of its steps %lld..%lld into not slow / "
                    "slow (>= %.0f%% above its peers' median at each step) with the fewest steps on "
@@ -303,11 +304,11 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
                 rs__cli_rounds_to_zero(rs__cli_real(e, "extra_ms_per_step"), 2))
                 continue; /* nothing at the printed precision */
             if (json_object_get(e, "kernel"))
-                printf("    %.60s: %.2fx peers, %s ms per step\n",
-                       json_string_value(json_object_get(e, "kernel")),
-                       rs__cli_real(e, "ratio_to_peers"),
-                       rs__cli_signed(rs__cli_real(e, "extra_ms_per_step"), 2, impact,
-                                      sizeof impact));
+                printf(
+                    "    %.60s: %.2fx peers, %s ms per step\n",
+                    json_string_value(json_object_get(e, "kernel")),
+                    rs__cli_real(e, "ratio_to_peers"),
+                    rs__cli_signed(rs__cli_real(e, "extra_ms_per_step"), 2, impact, sizeof impact));
             else
                 printf("    host gap before the first kernel %.2f ms (peers %.2f ms)\n",
                        rs__cli_real(e, "host_gap_ms"), rs__cli_real(e, "peers_host_gap_ms"));
