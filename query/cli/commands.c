@@ -202,7 +202,14 @@ rs__cli_render_steps(const char *job, json_t *doc)
     json_t *rank;
     size_t i;
 
-    printf("job %s: medians over each rank's last 30 steps (ms)\n\n", job);
+    const char *src = json_string_value(json_object_get(doc, "steps_source"));
+    const char *from = !src                           ? "?"
+                       : strcmp(src, "inferred") == 0 ? "the NCCL pattern (no step markers)"
+                       : strcmp(src, "mixed") == 0    ? "step markers, or the NCCL pattern"
+                                                      : "step markers";
+    printf("job %s: medians over each rank's last %lld steps (ms; STEPS: how many it has), steps "
+           "from %s\n\n",
+           job, (long long)rs__cli_int(doc, "last_steps"), from);
     printf("%5s %6s %9s %9s %9s %9s %9s %9s\n", "RANK", "STEPS", "STEP", "COMPUTE", "NCCL",
            "EXPOSED", "IDLE", "HOST GAP");
     json_array_foreach(json_object_get(doc, "ranks"), i, rank)

@@ -84,6 +84,12 @@ for r in d["ranks"]:
     >"$WORK/kept1.txt" 2>&1
 "$BIN/rankscope" analyze --data "$WORK/kept" --job kept "$FIX"/fixture_rank0slow_rank*.json.gz \
     --json >"$WORK/kept2.json" 2>"$WORK/kept2.err"
+check "the report's top says what its rank-steps count (the steps table shows 19 inferred per rank)" \
+    grep -q "no step markers (38 rank-steps inferred from NCCL, not used to divide): per second" \
+    "$WORK/kept1.txt"
+check "straggler evidence: no '+0.00 ms per step' lines, no signed zero" bash -c '
+grep -q "cause: extra_work" "$1" && grep -q "ms per step" "$1" &&
+! grep -E "[+-]0\.00 ms per step" "$1" && ! grep -E "(^|[^0-9.])[+-]0\.0+([^0-9]|$)" "$1"' _ "$WORK/kept1.txt"
 check "--data keeps the store; importing the same files again adds nothing" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
