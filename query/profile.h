@@ -16,8 +16,9 @@
 #include <stdint.h>
 
 #define RS_PROFILE_ALL_RANKS UINT64_MAX
-/* Collective records of a range held in memory for busy time and step inference (64 B each). */
-#define RS_PROFILE_MAX_COLLECTIVES (4u << 20)
+/* Collective records of a range held in memory for busy time and step inference (64 B each);
+ * beyond them busy time is not known and no step is inferred. */
+#define RS_PROFILE_MAX_COLLECTIVES (1u << 20)
 
 struct rs_profile_scope {
     const char *job;

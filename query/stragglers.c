@@ -486,8 +486,8 @@ work_ms(const struct rs_step_summary *s)
 }
 
 /* The onset of rank idx's run of `run` qualifying windows (see stragglers.h): searched over the
- * steps of window run - 1 and of window run (the one before it) when there is one. NULL without
- * memory. */
+ * steps of window run - 1 and of window run (the one before it) when there is one. JSON null when
+ * no step could be compared; NULL without memory. */
 static json_t *
 onset_json(const struct ctx *c, size_t idx, size_t run)
 {
@@ -522,8 +522,10 @@ onset_json(const struct ctx *c, size_t idx, size_t run)
         steps[n] = s;
         starts[n++] = mine->start_ns;
     }
-    if (n == 0)
+    if (n == 0) { /* no step of the rank with peers at the same step: nothing to say */
+        out = json_null();
         goto done;
+    }
     /* The split k (onset = steps[k]) with the fewest steps on the wrong side: slow before it, or
      * not slow from it on. One pass: wrong(k) = slow in [0, k) + not slow in [k, n). */
     size_t not_slow_after = 0, slow_before = 0, best_k = 0, best = SIZE_MAX;
