@@ -166,9 +166,9 @@ static void
 print_items(json_t *cmp)
 {
     json_t *it, *other = json_object_get(cmp, "other"), *total = json_object_get(cmp, "total");
-    size_t i;
-
+    size_t i, unchanged = 0;
     char ms[32];
+
     printf("%9s %9s %10s %8s %-6s %s\n", "A ms", "B ms", "CHANGE ms", "CHANGE", "KIND", "NAME");
     json_array_foreach(json_object_get(cmp, "items"), i, it)
     {
@@ -178,12 +178,12 @@ print_items(json_t *cmp)
             strcat(pct, "%");
         }
         /* a change that rounds to zero is printed as 0, without a sign, and marked "=" */
+        bool zero = rs__cli_rounds_to_zero(rs__cli_real(it, "change_ms"), 3);
+        unchanged += zero;
         printf("%9.3f %9.3f %10s %8s %-6s %s%.*s\n", rs__cli_real(it, "a_ms"),
                rs__cli_real(it, "b_ms"),
                rs__cli_signed(rs__cli_real(it, "change_ms"), 3, ms, sizeof ms), pct,
-               str_of(it, "kind"),
-               rs__cli_rounds_to_zero(rs__cli_real(it, "change_ms"), 3) ? "= " : "", NAME_WIDTH,
-               str_of(it, "name"));
+               str_of(it, "kind"), zero ? "= " : "", NAME_WIDTH, str_of(it, "name"));
     }
     if (rs__cli_int(other, "items") > 0)
         printf("%9.3f %9.3f %10s %8s %-6s (%lld more)\n", rs__cli_real(other, "a_ms"),
@@ -193,6 +193,14 @@ print_items(json_t *cmp)
     printf("%9.3f %9.3f %10s %8s %-6s total\n", rs__cli_real(total, "a_ms"),
            rs__cli_real(total, "b_ms"),
            rs__cli_signed(rs__cli_real(total, "change_ms"), 3, ms, sizeof ms), "", "");
+    json_t *busy = json_object_get(cmp, "gpu_busy");
+    if (json_is_object(busy))
+        printf("%9.3f %9.3f %10s %8s %-6s GPU busy (the union of kernel intervals)\n",
+               rs__cli_real(busy, "a_ms"), rs__cli_real(busy, "b_ms"),
+               rs__cli_signed(rs__cli_real(busy, "change_ms"), 3, ms, sizeof ms), "", "");
+    if (unchanged)
+        printf("(= : %zu item%s whose change rounds to 0.000 ms)\n", unchanged,
+               unchanged == 1 ? "" : "s");
 }
 
 /* Host synchronizations of a comparison, B against A (nothing when neither side has any), then
@@ -300,13 +308,6 @@ rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv)
     print_scope("B: ", json_object_get(doc, "b"));
     printf("%s\n\nGPU time %s (summed over kernels):\n", str_of(doc, "summary"), per_unit(doc));
     print_items(doc);
-    json_t *busy = json_object_get(doc, "gpu_busy");
-    if (json_is_object(busy)) {
-        char ms[32];
-        printf("%9.3f %9.3f %10s %8s %-6s GPU busy (the union of kernel intervals)\n",
-               rs__cli_real(busy, "a_ms"), rs__cli_real(busy, "b_ms"),
-               rs__cli_signed(rs__cli_real(busy, "change_ms"), 3, ms, sizeof ms), "", "");
-    }
     if (json_array_size(json_object_get(doc, "stall_mix")) > 0) {
         printf("\nstall mix, B against A:\n");
         print_stall_mix(json_object_get(doc, "stall_mix"), 6);
