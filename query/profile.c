@@ -183,6 +183,7 @@ struct build {
     size_t n_colls, cap_colls;
     bool too_many_colls;
     struct busy busy;
+    struct busy lw; /* the current rank's launch waits: their union (see scan_host_side) */
     bool has_step_records;
 };
 
@@ -308,6 +309,10 @@ on_sync(void *arg, const struct rs_memcpy_record *m)
     /* copies, memsets and host-side records all widen the span: a launch wait ends at GPU work,
      * which may be a copy, and may begin long before the first kernel (a job's start-up) */
     rs_span_cover(&b->p->t0, &b->p->t1, m->start_ns, m->end_ns);
+    if (m->kind == RS_LAUNCH_WAIT) { /* time: the union, in scan_host_side */
+        b->p->syncs[m->kind].count++;
+        return busy_add(&b->lw, m->start_ns, m->end_ns, true);
+    }
     if (rs_copy_kind_is_host_side(m->kind)) {
         b->p->syncs[m->kind].count++;
         b->p->syncs[m->kind].ns += m->end_ns - m->start_ns;
@@ -363,14 +368,25 @@ rs_profile_reason_short(const char *reason)
     return strncmp(reason, REASON_PREFIX, plen) == 0 && reason[plen] ? reason + plen : reason;
 }
 
-/* One rank's host-side records (syncs and launch waits, records and window totals) into b. */
+/* One rank's host-side records (syncs and launch waits, records and window totals) into b. A
+ * rank's launch waits count by their union: one collector's never overlap (it sweeps each device's
+ * timeline once), but several processes can send as one rank — a process without RANK is rank 0
+ * of its job, as are, say, compile or autotune workers that inherit RANKSCOPE_JOB_ID — and their
+ * waits, each on its own timeline, would otherwise add up to more than the wall time. */
 static int
 scan_host_side(rs_store_read *r, struct build *b, uint32_t rank, uint64_t from)
 {
-    int rc = rs_store_memcpys_scan(r, b->scope->job, rank, from, b->until, on_sync, b);
-    return rc ? rc
-              : rs_store_copy_windows_scan(r, b->scope->job, rank, b->scope->since_ns, b->until,
-                                           on_sync_window, b);
+    int rc;
+
+    rs_intervals_clear(&b->lw.iv);
+    b->lw = (struct busy){b->lw.iv, 0, 0, 0, BUSY_COMPACT_MIN};
+    rc = rs_store_memcpys_scan(r, b->scope->job, rank, from, b->until, on_sync, b);
+    if (rc == 0)
+        rc = rs_store_copy_windows_scan(r, b->scope->job, rank, b->scope->since_ns, b->until,
+                                        on_sync_window, b);
+    if (rc == 0)
+        b->p->syncs[RS_LAUNCH_WAIT].ns += busy_total(&b->lw);
+    return rc;
 }
 
 int
@@ -395,6 +411,7 @@ rs_profile_host_side(rs_store_read *r, const struct rs_profile_scope *scope,
         memcpy(out, p.syncs, sizeof p.syncs);
 out:
     free(ranks);
+    rs_intervals_fini(&b.lw.iv);
     return rc;
 }
 
@@ -463,6 +480,7 @@ out:
     free(ranks);
     free(b.colls);
     rs_intervals_fini(&b.busy.iv);
+    rs_intervals_fini(&b.lw.iv);
     if (rc != 0)
         rs_profile_fini(out);
     return rc;

@@ -43,7 +43,9 @@ struct rs_profile_stall {
 };
 
 /* Host-side time of one kind (proto/wire.h: RS_SYNC_* synchronizations, RS_LAUNCH_WAIT): not GPU
- * work, so apart from the items' totals. */
+ * work, so apart from the items' totals. Launch waits' time is per rank the union of their
+ * intervals (several processes may send as one rank: see profile.c scan_host_side), so it never
+ * exceeds the rank's wall time. */
 struct rs_profile_sync {
     uint64_t count, ns;
 };
