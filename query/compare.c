@@ -100,7 +100,8 @@ stall_mix(const struct rs_profile *a, const struct rs_profile *b)
     return list;
 }
 
-/* Host synchronizations per kind on both sides ([] when neither side has any). */
+/* Host synchronizations per kind on both sides ([] when neither side has any): the host waiting
+ * for the GPU. */
 static json_t *
 sync_rows(const struct rs_profile *a, double per_a, const struct rs_profile *b, double per_b)
 {
@@ -108,7 +109,7 @@ sync_rows(const struct rs_profile *a, double per_a, const struct rs_profile *b, 
 
     for (uint32_t k = 0; list && k < RS_COPY_KIND_COUNT; k++) {
         const struct rs_profile_sync *x = &a->syncs[k], *y = &b->syncs[k];
-        if (x->count == 0 && y->count == 0)
+        if ((x->count == 0 && y->count == 0) || k == RS_LAUNCH_WAIT)
             continue;
         double a_ms = (double)x->ns / 1e6 / per_a, b_ms = (double)y->ns / 1e6 / per_b;
         json_array_append_new(
@@ -117,6 +118,41 @@ sync_rows(const struct rs_profile *a, double per_a, const struct rs_profile *b, 
                             (double)x->count / per_a, "b_calls", (double)y->count / per_b));
     }
     return list;
+}
+
+/* Launch waits — the GPU waiting for the host — on both sides (null when neither has any). */
+static json_t *
+launch_wait_row(const struct rs_profile *a, double per_a, const struct rs_profile *b, double per_b)
+{
+    const struct rs_profile_sync *x = &a->syncs[RS_LAUNCH_WAIT], *y = &b->syncs[RS_LAUNCH_WAIT];
+    if (x->count == 0 && y->count == 0)
+        return json_null();
+    double a_ms = (double)x->ns / 1e6 / per_a, b_ms = (double)y->ns / 1e6 / per_b;
+    return json_pack("{s:f, s:f, s:f, s:f, s:f}", "a_ms", a_ms, "b_ms", b_ms, "change_ms",
+                     b_ms - a_ms, "a_calls", (double)x->count / per_a, "b_calls",
+                     (double)y->count / per_b);
+}
+
+/* GPU busy time on both sides (null when either is not known). */
+static json_t *
+busy_row(const struct rs_profile *a, double per_a, const struct rs_profile *b, double per_b)
+{
+    if (!a->busy_known || !b->busy_known)
+        return json_null();
+    double a_ms = (double)a->busy_ns / 1e6 / per_a, b_ms = (double)b->busy_ns / 1e6 / per_b;
+    return json_pack("{s:f, s:f, s:f}", "a_ms", a_ms, "b_ms", b_ms, "change_ms", b_ms - a_ms);
+}
+
+/* x with its sign at `decimals` decimals, or "0.00" (no sign) when it rounds to zero there: no
+ * "-0.0%" in summaries. */
+static const char *
+signed_text(double x, int decimals, char *out, size_t len)
+{
+    double unit = 0.5;
+    for (int i = 0; i < decimals; i++)
+        unit /= 10;
+    snprintf(out, len, fabs(x) < unit ? "%.*f" : "%+.*f", decimals, fabs(x) < unit ? 0.0 : x);
+    return out;
 }
 
 static const char *
@@ -175,21 +211,27 @@ rs_query_compare(rs_store_read *r, const struct rs_profile_scope *a,
     else if (rows[0].b_ms == rows[0].a_ms)
         snprintf(summary, sizeof summary, "no change: %.3f ms of GPU time %s on both sides",
                  total_a, strcmp(unit_a, "per_step") == 0 ? "per step" : "per second");
-    else
+    else {
+        char d_ms[32], d_pct[32], top_ms[32];
         snprintf(summary, sizeof summary,
-                 "B: %+.2f ms (%+.1f%%) of GPU time %s against A; largest change: %s %.60s "
-                 "(%+.2f ms)",
-                 total_b - total_a, total_a > 0 ? 100.0 * (total_b - total_a) / total_a : 0.0,
+                 "B: %s ms (%s%%) of GPU time %s against A; largest change: %s %.60s (%s ms)",
+                 signed_text(total_b - total_a, 2, d_ms, sizeof d_ms),
+                 signed_text(total_a > 0 ? 100.0 * (total_b - total_a) / total_a : 0.0, 1, d_pct,
+                             sizeof d_pct),
                  strcmp(unit_a, "per_step") == 0 ? "per step" : "per second",
-                 kind_name(rows[0].kind), rows[0].name, rows[0].b_ms - rows[0].a_ms);
+                 kind_name(rows[0].kind), rows[0].name,
+                 signed_text(rows[0].b_ms - rows[0].a_ms, 2, top_ms, sizeof top_ms));
+    }
     *out = json_pack("{s:o, s:o, s:s, s:s, s:{s:f, s:f, s:f}, s:o, s:{s:I, s:f, s:f, s:f}, "
-                     "s:o, s:o?}",
+                     "s:o, s:o?, s:o?, s:o?}",
                      "a", rs_profile_scope_json(a, &pa), "b", rs_profile_scope_json(b, &pb), "unit",
                      strcmp(unit_a, unit_b) == 0 ? unit_a : "mixed", "summary", summary, "total",
                      "a_ms", total_a, "b_ms", total_b, "change_ms", total_b - total_a, "items",
                      list, "other", "items", (json_int_t)(n > limit ? n - limit : 0), "a_ms",
                      other_a, "b_ms", other_b, "change_ms", other_b - other_a, "stall_mix",
-                     stall_mix(&pa, &pb), "host_sync", sync_rows(&pa, per_a, &pb, per_b));
+                     stall_mix(&pa, &pb), "host_sync", sync_rows(&pa, per_a, &pb, per_b),
+                     "launch_wait", launch_wait_row(&pa, per_a, &pb, per_b), "gpu_busy",
+                     busy_row(&pa, per_a, &pb, per_b));
     list = NULL;
     rc = *out ? 0 : -ENOMEM;
 out:

@@ -2,10 +2,12 @@
 #include "query/profile.h"
 
 #include "common/pos_index.h"
+#include "query/step_infer.h"
 
 #include "common/error.h"
 #include "common/hash.h"
 #include "common/span.h"
+#include "common/step_metrics.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -100,11 +102,89 @@ stall_get(struct rs_profile *p, const char *kernel, const char *reason)
     return st;
 }
 
+/* A collective record of the range with its rank (for busy time and step inference). */
+struct coll {
+    uint32_t rank;
+    struct rs_collective_record c;
+};
+
+/* The union of one rank's GPU intervals. The store returns a rank's kernels chunk by chunk in time
+ * order, but not sorted within a chunk, and a chunk's records reach at most
+ * RS_STORE_KERNEL_MARGIN_NS past its first: so intervals are buffered, and from time to time the
+ * runs of overlapping intervals that end that far before the latest kernel start seen are final —
+ * counted and dropped. Memory: about a margin's worth of intervals. An interval that still comes
+ * before the counted part (against that contract) is counted only past it. */
+#define BUSY_COMPACT_MIN (1u << 20)
+
+struct busy {
+    struct rs_intervals iv;
+    uint64_t total;      /* length of the final runs */
+    uint64_t counted_to; /* the end of the last final run */
+    uint64_t max_start;  /* of the kernels seen */
+    size_t compact_at;   /* buffer size that triggers the next compaction */
+};
+
+/* Counts and drops the runs that end by `upto`. */
+static void
+busy_compact(struct busy *u, uint64_t upto)
+{
+    size_t i = 0, keep = 0;
+
+    rs_intervals_sort(&u->iv);
+    while (i < u->iv.n) {
+        size_t first = i;
+        uint64_t rs = u->iv.v[i].start_ns, re = u->iv.v[i].end_ns;
+        for (i++; i < u->iv.n && u->iv.v[i].start_ns <= re; i++)
+            re = u->iv.v[i].end_ns > re ? u->iv.v[i].end_ns : re;
+        if (re > upto) {
+            keep = first;
+            break;
+        }
+        u->total += re - rs;
+        u->counted_to = re;
+        keep = i;
+    }
+    memmove(u->iv.v, u->iv.v + keep, (u->iv.n - keep) * sizeof *u->iv.v);
+    u->iv.n -= keep;
+    u->compact_at = 2 * u->iv.n > BUSY_COMPACT_MIN ? 2 * u->iv.n : BUSY_COMPACT_MIN;
+}
+
+static int
+busy_add(struct busy *u, uint64_t s, uint64_t e, bool kernel)
+{
+    if (s < u->counted_to)
+        s = u->counted_to;
+    if (e <= s)
+        return 0;
+    if (rs_intervals_add(&u->iv, s, e, false) != 0)
+        return -ENOMEM;
+    if (kernel && s > u->max_start)
+        u->max_start = s;
+    if (u->iv.n >= u->compact_at && u->max_start > RS_STORE_KERNEL_MARGIN_NS)
+        busy_compact(u, u->max_start - RS_STORE_KERNEL_MARGIN_NS);
+    return 0;
+}
+
+/* The union of everything added; empties the buffer. */
+static uint64_t
+busy_total(struct busy *u)
+{
+    busy_compact(u, UINT64_MAX);
+    return u->total;
+}
+
 struct build {
     struct rs_profile *p;
     const struct rs_profile_scope *scope;
     uint64_t until;
     bool rank_has_data;
+    /* the collectives of the range, by (rank, start) */
+    struct coll *colls;
+    size_t n_colls, cap_colls;
+    bool too_many_colls;
+    struct busy busy;
+    struct busy lw; /* the current rank's launch waits: their union (see scan_host_side) */
+    bool has_step_records;
 };
 
 static bool
@@ -134,7 +214,7 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
     it->count++;
     it->ns += k->end_ns - k->start_ns;
     cover(b, k->start_ns, k->end_ns);
-    return 0;
+    return busy_add(&b->busy, k->start_ns, k->end_ns, true);
 }
 
 /* Rolled-up kernels: a window counts when it starts in the range. */
@@ -152,6 +232,7 @@ on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name,
     it->count += kw->count;
     it->ns += kw->total_ns;
     cover(b, kw->start_ns, kw->start_ns + kw->window_ns);
+    b->p->busy_known = false; /* totals without intervals */
     return 0;
 }
 
@@ -167,7 +248,54 @@ on_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
         return -ENOMEM;
     it->count++;
     it->ns += c->end_ns - c->start_ns;
+    rs_span_cover(&b->p->t0, &b->p->t1, c->start_ns, c->end_ns);
+    if (b->n_colls == RS_PROFILE_MAX_COLLECTIVES) {
+        b->too_many_colls = true;
+        return 0;
+    }
+    if (b->n_colls == b->cap_colls) {
+        size_t cap = b->cap_colls ? 2 * b->cap_colls : 1024;
+        struct coll *v = realloc(b->colls, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        b->colls = v;
+        b->cap_colls = cap;
+    }
+    b->colls[b->n_colls++] = (struct coll){rank, *c};
     return 0;
+}
+
+static int
+by_rank_start(const void *x, const void *y)
+{
+    const struct coll *a = x, *b = y;
+    if (a->rank != b->rank)
+        return (a->rank > b->rank) - (a->rank < b->rank);
+    return (a->c.start_ns > b->c.start_ns) - (a->c.start_ns < b->c.start_ns);
+}
+
+/* A rank without step records: its steps inferred from its collectives of the range
+ * (colls[from, to), in start order), counted when they start in the range. */
+static int
+count_inferred_steps(struct build *b, size_t from, size_t to)
+{
+    struct rs_collective_record *v = malloc((to - from ? to - from : 1) * sizeof *v);
+    struct rs_step_record *steps = NULL;
+    size_t n = 0;
+    uint32_t period;
+    int rc;
+
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = from; i < to; i++)
+        v[i - from] = b->colls[i].c;
+    rc = rs_infer_steps(v, to - from, &steps, &n, &period);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (in_range(b, steps[i].start_ns))
+            b->p->inferred_rank_steps++;
+    free(steps);
+    free(v);
+    return rc;
 }
 
 /* Host synchronizations (copies and memsets are not in the profile). */
@@ -176,7 +304,16 @@ on_sync(void *arg, const struct rs_memcpy_record *m)
 {
     struct build *b = arg;
 
-    if (in_range(b, m->start_ns) && rs_copy_kind_is_host_side(m->kind)) {
+    if (!in_range(b, m->start_ns))
+        return 0;
+    /* copies, memsets and host-side records all widen the span: a launch wait ends at GPU work,
+     * which may be a copy, and may begin long before the first kernel (a job's start-up) */
+    rs_span_cover(&b->p->t0, &b->p->t1, m->start_ns, m->end_ns);
+    if (m->kind == RS_LAUNCH_WAIT) { /* time: the union, in scan_host_side */
+        b->p->syncs[m->kind].count++;
+        return busy_add(&b->lw, m->start_ns, m->end_ns, true);
+    }
+    if (rs_copy_kind_is_host_side(m->kind)) {
         b->p->syncs[m->kind].count++;
         b->p->syncs[m->kind].ns += m->end_ns - m->start_ns;
     }
@@ -188,7 +325,10 @@ on_sync_window(void *arg, const struct rs_copy_window *cw)
 {
     struct build *b = arg;
 
-    if (in_range(b, cw->start_ns) && rs_copy_kind_is_host_side(cw->kind)) {
+    if (!in_range(b, cw->start_ns))
+        return 0;
+    rs_span_cover(&b->p->t0, &b->p->t1, cw->start_ns, cw->start_ns + cw->window_ns);
+    if (rs_copy_kind_is_host_side(cw->kind)) {
         b->p->syncs[cw->kind].count += cw->count;
         b->p->syncs[cw->kind].ns += cw->total_ns;
     }
@@ -200,6 +340,7 @@ on_step(void *arg, const struct rs_step_record *s)
 {
     struct build *b = arg;
 
+    b->has_step_records = true;
     if (in_range(b, s->start_ns))
         b->p->rank_steps++;
     return 0;
@@ -227,14 +368,25 @@ rs_profile_reason_short(const char *reason)
     return strncmp(reason, REASON_PREFIX, plen) == 0 && reason[plen] ? reason + plen : reason;
 }
 
-/* One rank's host-side records (syncs and launch waits, records and window totals) into b. */
+/* One rank's host-side records (syncs and launch waits, records and window totals) into b. A
+ * rank's launch waits count by their union: one collector's never overlap (it sweeps each device's
+ * timeline once), but several processes can send as one rank — a process without RANK is rank 0
+ * of its job, as are, say, compile or autotune workers that inherit RANKSCOPE_JOB_ID — and their
+ * waits, each on its own timeline, would otherwise add up to more than the wall time. */
 static int
 scan_host_side(rs_store_read *r, struct build *b, uint32_t rank, uint64_t from)
 {
-    int rc = rs_store_memcpys_scan(r, b->scope->job, rank, from, b->until, on_sync, b);
-    return rc ? rc
-              : rs_store_copy_windows_scan(r, b->scope->job, rank, b->scope->since_ns, b->until,
-                                           on_sync_window, b);
+    int rc;
+
+    rs_intervals_clear(&b->lw.iv);
+    b->lw = (struct busy){b->lw.iv, 0, 0, 0, BUSY_COMPACT_MIN};
+    rc = rs_store_memcpys_scan(r, b->scope->job, rank, from, b->until, on_sync, b);
+    if (rc == 0)
+        rc = rs_store_copy_windows_scan(r, b->scope->job, rank, b->scope->since_ns, b->until,
+                                        on_sync_window, b);
+    if (rc == 0)
+        b->p->syncs[RS_LAUNCH_WAIT].ns += busy_total(&b->lw);
+    return rc;
 }
 
 int
@@ -244,7 +396,8 @@ rs_profile_host_side(rs_store_read *r, const struct rs_profile_scope *scope,
     struct rs_rank_info *ranks = NULL;
     size_t n_ranks = 0;
     struct rs_profile p;
-    struct build b = {&p, scope, scope->until_ns ? scope->until_ns : UINT64_MAX, false};
+    struct build b = {
+        .p = &p, .scope = scope, .until = scope->until_ns ? scope->until_ns : UINT64_MAX};
     uint64_t from = rs_store_kernel_scan_from(scope->since_ns);
     int rc;
 
@@ -258,6 +411,7 @@ rs_profile_host_side(rs_store_read *r, const struct rs_profile_scope *scope,
         memcpy(out, p.syncs, sizeof p.syncs);
 out:
     free(ranks);
+    rs_intervals_fini(&b.lw.iv);
     return rc;
 }
 
@@ -266,19 +420,40 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
 {
     struct rs_rank_info *ranks = NULL;
     size_t n_ranks = 0;
-    struct build b = {out, scope, scope->until_ns ? scope->until_ns : UINT64_MAX, false};
+    struct build b = {
+        .p = out, .scope = scope, .until = scope->until_ns ? scope->until_ns : UINT64_MAX};
     uint64_t from = rs_store_kernel_scan_from(scope->since_ns);
     int rc;
 
     memset(out, 0, sizeof *out);
+    out->busy_known = true;
     if ((rc = rs_store_ranks_get(r, scope->job, &ranks, &n_ranks)) != 0)
         goto out;
+    /* the collectives first: each rank's are merged with its kernels into its busy time, and
+     * give the steps of a rank without step records */
+    if ((rc = rs_store_collectives_scan(r, scope->job, on_collective, &b)) != 0)
+        goto out;
+    if (b.n_colls)
+        qsort(b.colls, b.n_colls, sizeof *b.colls, by_rank_start);
+    out->busy_known = !b.too_many_colls;
+    size_t next = 0; /* the first collective of the rank */
     for (size_t i = 0; i < n_ranks; i++) {
         uint32_t rank = ranks[i].rank;
         if (!rs_profile_scope_has(scope, rank))
             continue;
-        b.rank_has_data = false;
-        if ((rc = rs_store_kernels_scan(r, scope->job, rank, from, b.until, on_kernel, &b)) != 0 ||
+        while (next < b.n_colls && b.colls[next].rank < rank)
+            next++;
+        size_t end = next;
+        while (end < b.n_colls && b.colls[end].rank == rank)
+            end++;
+        b.rank_has_data = end > next;
+        b.has_step_records = false;
+        rs_intervals_clear(&b.busy.iv);
+        b.busy = (struct busy){b.busy.iv, 0, 0, 0, BUSY_COMPACT_MIN};
+        for (size_t k = next; k < end && rc == 0; k++)
+            rc = busy_add(&b.busy, b.colls[k].c.start_ns, b.colls[k].c.end_ns, false);
+        if (rc != 0 ||
+            (rc = rs_store_kernels_scan(r, scope->job, rank, from, b.until, on_kernel, &b)) != 0 ||
             (rc = rs_store_kernel_windows_scan(r, scope->job, rank, scope->since_ns, b.until,
                                                on_kernel_window, &b)) != 0 ||
             (rc = scan_host_side(r, &b, rank, from)) != 0 ||
@@ -286,10 +461,13 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
             (rc = rs_store_stalls_scan(r, scope->job, rank, scope->since_ns, b.until, on_stall,
                                        &b)) != 0)
             goto out;
+        out->busy_ns += busy_total(&b.busy);
+        if (!b.has_step_records && !b.too_many_colls &&
+            (rc = count_inferred_steps(&b, next, end)) != 0)
+            goto out;
         out->ranks += b.rank_has_data;
+        next = end;
     }
-    if ((rc = rs_store_collectives_scan(r, scope->job, on_collective, &b)) != 0)
-        goto out;
     for (size_t i = 0; i < out->n_stalls; i++) {
         struct rs_profile_item *it = (struct rs_profile_item *)rs_profile_find(
             out, RS_PROFILE_KERNEL, out->stalls[i].kernel);
@@ -300,6 +478,9 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
         rc = RS_E_NOT_FOUND;
 out:
     free(ranks);
+    free(b.colls);
+    rs_intervals_fini(&b.busy.iv);
+    rs_intervals_fini(&b.lw.iv);
     if (rc != 0)
         rs_profile_fini(out);
     return rc;
@@ -334,12 +515,28 @@ rs_profile_divisor(const struct rs_profile *p, const char **unit)
 }
 
 json_t *
+rs_profile_launch_wait_json(const struct rs_profile *p, double per)
+{
+    const struct rs_profile_sync *lw = &p->syncs[RS_LAUNCH_WAIT];
+    if (!lw->count)
+        return json_null();
+    return json_pack("{s:f, s:f}", "ms", (double)lw->ns / 1e6 / per, "calls",
+                     (double)lw->count / per);
+}
+
+json_t *
+rs_profile_busy_json(const struct rs_profile *p, double per)
+{
+    return p->busy_known ? json_real((double)p->busy_ns / 1e6 / per) : json_null();
+}
+
+json_t *
 rs_profile_syncs_json(const struct rs_profile *p, double per)
 {
     json_t *list = json_array();
 
     for (uint32_t k = 0; list && k < RS_COPY_KIND_COUNT; k++)
-        if (p->syncs[k].count &&
+        if (p->syncs[k].count && k != RS_LAUNCH_WAIT &&
             json_array_append_new(list, json_pack("{s:s, s:f, s:f}", "name", rs_copy_kind_name(k),
                                                   "ms", (double)p->syncs[k].ns / 1e6 / per, "calls",
                                                   (double)p->syncs[k].count / per)) != 0) {
@@ -374,10 +571,11 @@ rs_profile_scope_json(const struct rs_profile_scope *scope, const struct rs_prof
     rs_profile_divisor(p, &unit);
     bool one = scope->rank != RS_PROFILE_ALL_RANKS && !scope->peers;
     json_t *doc =
-        json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:s}", "job", scope->job, "rank",
+        json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:s}", "job", scope->job, "rank",
                   one ? json_integer((json_int_t)scope->rank) : json_null(), "since_ns",
                   (json_int_t)p->t0, "until_ns", (json_int_t)p->t1, "ranks", (json_int_t)p->ranks,
-                  "rank_steps", (json_int_t)p->rank_steps, "unit", unit);
+                  "rank_steps", (json_int_t)p->rank_steps, "inferred_rank_steps",
+                  (json_int_t)p->inferred_rank_steps, "unit", unit);
     if (doc && scope->peers && scope->rank != RS_PROFILE_ALL_RANKS)
         json_object_set_new(doc, "peers_of", json_integer((json_int_t)scope->rank));
     return doc;

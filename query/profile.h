@@ -16,6 +16,9 @@
 #include <stdint.h>
 
 #define RS_PROFILE_ALL_RANKS UINT64_MAX
+/* Collective records of a range held in memory for busy time and step inference (64 B each);
+ * beyond them busy time is not known and no step is inferred. */
+#define RS_PROFILE_MAX_COLLECTIVES (1u << 20)
 
 struct rs_profile_scope {
     const char *job;
@@ -40,15 +43,30 @@ struct rs_profile_stall {
 };
 
 /* Host-side time of one kind (proto/wire.h: RS_SYNC_* synchronizations, RS_LAUNCH_WAIT): not GPU
- * work, so apart from the items' totals. */
+ * work, so apart from the items' totals. Launch waits' time is per rank the union of their
+ * intervals (several processes may send as one rank: see profile.c scan_host_side), so it never
+ * exceeds the rank's wall time. */
 struct rs_profile_sync {
     uint64_t count, ns;
 };
 
 struct rs_profile {
     uint32_t ranks;      /* ranks in the scope that have records in the range */
-    uint64_t rank_steps; /* steps of those ranks that started in the range */
-    uint64_t t0, t1;     /* earliest start and latest end of the records seen */
+    uint64_t rank_steps; /* step records of those ranks that started in the range */
+    /* for ranks without step records: their steps inferred from their NCCL collectives in the
+     * range (step_infer.h) that started in it — counted, so that answers can say so, but not a
+     * divisor: inferred steps leave out the records before the first and after the last */
+    uint64_t inferred_rank_steps;
+    /* earliest start and latest end of the records seen — kernels, NCCL kernels, copies, host
+     * syncs and launch waits: every record counted lies in [t0, t1), so per-second figures never
+     * divide by a shorter span than their records cover */
+    uint64_t t0, t1;
+    /* GPU busy time: per rank, the union of its kernel and NCCL kernel intervals (kernels on
+     * several streams overlap: the items' sum can exceed it, and wall time), summed over ranks;
+     * busy_known is false when kernel windows (summarized or rolled-up kernels, which have no
+     * intervals) were counted, or the range had more than RS_PROFILE_MAX_COLLECTIVES collectives */
+    uint64_t busy_ns;
+    bool busy_known;
     struct rs_profile_item *items;
     size_t n_items;
     struct rs_profile_stall *stalls;
@@ -80,9 +98,18 @@ double rs_profile_divisor(const struct rs_profile *p, const char **unit);
 const struct rs_profile_item *rs_profile_find(const struct rs_profile *p, enum rs_profile_kind kind,
                                               const char *name);
 
-/* [{"name" ("Stream Sync", ..., "Launch Wait"), "ms", "calls"}] per host-side kind with records,
- * in the units of `per` (rs_profile_divisor); NULL without memory. */
+/* [{"name" ("Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync"), "ms", "calls"}] per
+ * synchronization kind with records — the host waiting for the GPU — in the units of `per`
+ * (rs_profile_divisor); NULL without memory. Launch waits (the GPU waiting for the host) are not
+ * in it: rs_profile_launch_wait_json. */
 json_t *rs_profile_syncs_json(const struct rs_profile *p, double per);
+
+/* {"ms", "calls"} of the launch waits — the GPU idle until the host queued its next work — in the
+ * units of `per`; JSON null when there are none. */
+json_t *rs_profile_launch_wait_json(const struct rs_profile *p, double per);
+
+/* GPU busy time (busy_ns) in ms in the units of `per`; JSON null when not known. */
+json_t *rs_profile_busy_json(const struct rs_profile *p, double per);
 
 /* Samples of `reason` over all kernels (0 when none). */
 uint64_t rs_profile_reason_samples(const struct rs_profile *p, const char *reason);
@@ -95,7 +122,8 @@ const char *rs_profile_reason_short(const char *reason);
 bool rs_profile_scope_has(const struct rs_profile_scope *scope, uint32_t rank);
 
 /* {"job", "rank" (null = all), "peers_of" (only for peers), "since_ns", "until_ns", "ranks",
- * "rank_steps", "unit"}: how a scope is described in answers. */
+ * "rank_steps", "inferred_rank_steps", "unit"}: how a scope is described in answers — the window
+ * every figure of the answer covers. */
 json_t *rs_profile_scope_json(const struct rs_profile_scope *scope, const struct rs_profile *p);
 
 #endif

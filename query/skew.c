@@ -5,6 +5,8 @@
 #include "query/instances.h"
 #include "query/stats.h"
 
+#include "common/span.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@ struct rank_total {
 struct skew {
     const struct rs_skew_options *opts;
     uint64_t instances, unmatched, ties;
+    uint64_t t0, t1; /* earliest start and latest end of the matched instances counted */
     struct rs_samples skew_ms, spread_ms;
     struct rank_total *ranks; /* indexed by rank */
     uint32_t n_ranks;
@@ -89,6 +92,7 @@ add_instance(void *arg, const struct rs_instance *in)
     for (size_t i = 0; i < in->n; i++) {
         const struct rs_instance_member *m = &in->members[i];
         double wait = (double)(m->dur_ns - in->min_dur_ns) / 1e6;
+        rs_span_cover(&s->t0, &s->t1, m->start_ns, m->start_ns + m->dur_ns);
         if ((rc = grow_ranks(s, m->rank)) != 0)
             return rc;
         s->ranks[m->rank].wait_ms += wait;
@@ -137,10 +141,14 @@ report_json(struct skew *s, const char *job)
                                                 (json_int_t)g->instances, "wait_ms", g->wait_ms,
                                                 "skew_ms", dist_json(&g->skew_ms)));
     }
-    return json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "job", job, "instances",
-                     (json_int_t)s->instances, "unmatched_instances", (json_int_t)s->unmatched,
-                     "ties", (json_int_t)s->ties, "skew_ms", dist_json(&s->skew_ms),
-                     "arrival_spread_ms", dist_json(&s->spread_ms), "ranks",
+    /* the window every figure covers: the requested range, or all of the job's instances */
+    json_t *window =
+        json_pack("{s:I, s:I, s:b}", "since_ns", (json_int_t)s->t0, "until_ns", (json_int_t)s->t1,
+                  "whole_job", !s->opts->since_ns && !s->opts->until_ns);
+    return json_pack("{s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "job", job, "window", window,
+                     "instances", (json_int_t)s->instances, "unmatched_instances",
+                     (json_int_t)s->unmatched, "ties", (json_int_t)s->ties, "skew_ms",
+                     dist_json(&s->skew_ms), "arrival_spread_ms", dist_json(&s->spread_ms), "ranks",
                      ranks ? ranks : json_array(), "communicators", groups ? groups : json_array());
 }
 

@@ -5,7 +5,9 @@
  * max start - min start, which agrees with the skew only as far as the ranks' clocks agree — both
  * are reported. Per job: p50/p95/max of both, total wait and last-arrival count per rank, and the
  * same per (communicator, op). Instances seen by a single rank carry no cross-rank information and
- * are counted as unmatched; an exact tie for the shortest kernel has no last arriver. */
+ * are counted as unmatched; an exact tie for the shortest kernel has no last arriver. Every figure
+ * covers the same window, named in the answer ("window": the time span of the instances counted,
+ * and whether that is the whole job): unlike the straggler rule's newest window of steps. */
 #ifndef RS_QUERY_SKEW_H
 #define RS_QUERY_SKEW_H
 

@@ -20,7 +20,7 @@
 void
 rs_straggler_options_default(struct rs_straggler_options *o)
 {
-    *o = (struct rs_straggler_options){30, 60.0, 2, 0.03, 0.5, 10, UINT64_MAX};
+    *o = (struct rs_straggler_options){30, 60.0, 2, 0.03, 0.5, 10, UINT64_MAX, false};
 }
 
 struct rank_window {
@@ -40,7 +40,9 @@ struct window {
 
 struct ctx {
     const struct rs_straggler_options *o;
-    size_t W; /* steps per window: o->window_steps, or fewer for 60 s */
+    size_t W;      /* steps per window: o->window_steps, or fewer for 60 s or a short job */
+    size_t fewest; /* steps of the rank with the fewest (fit_short) */
+    bool fitted;   /* W fitted to a short job (fit_short) */
     struct rs_rank_steps *ranks;
     size_t n_ranks;
     struct window *w;
@@ -101,6 +103,23 @@ window_for_time(const struct ctx *c)
     if (step_s > 0 && step_s * (double)W > c->o->window_s)
         W = (size_t)(c->o->window_s / step_s);
     return W < 4 ? 4 : W;
+}
+
+/* fit_short: a job whose rank with the fewest steps has fewer than windows_required windows of W
+ * steps (a short imported trace) gets windows of its steps / windows_required, at least 4 — what
+ * `rankscope analyze` does — instead of "not enough data". */
+static void
+fit_to_short_job(struct ctx *c)
+{
+    size_t fewest = SIZE_MAX, need = c->o->windows_required ? c->o->windows_required : 1;
+
+    for (size_t i = 0; i < c->n_ranks; i++)
+        fewest = c->ranks[i].n < fewest ? c->ranks[i].n : fewest;
+    c->fewest = c->n_ranks ? fewest : 0;
+    if (!c->o->fit_short || c->n_ranks == 0 || fewest >= need * c->W)
+        return;
+    c->W = fewest / need < 4 ? 4 : fewest / need;
+    c->fitted = true;
 }
 
 /* Builds windows of W steps aligned on the newest step all ranks have. */
@@ -445,6 +464,96 @@ peer_median(struct ctx *c, size_t j, size_t idx, size_t offset)
     return m;
 }
 
+/* The step of rk numbered `step`, or NULL (binary search: steps are in step order). */
+static const struct rs_step_summary *
+step_of(const struct rs_rank_steps *rk, uint64_t step)
+{
+    size_t lo = 0, hi = rk->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (rk->steps[mid].step < step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < rk->n && rk->steps[lo].step == step ? &rk->steps[lo] : NULL;
+}
+
+static double
+work_ms(const struct rs_step_summary *s)
+{
+    return (double)(s->compute_ns + s->host_gap_ns) / 1e6;
+}
+
+/* The onset of rank idx's run of `run` qualifying windows (see stragglers.h): searched over the
+ * steps of window run - 1 and of window run (the one before it) when there is one. JSON null when
+ * no step could be compared; NULL without memory. */
+static json_t *
+onset_json(const struct ctx *c, size_t idx, size_t run)
+{
+    const struct rs_rank_steps *rk = &c->ranks[idx];
+    const struct window *oldest = &c->w[run - 1];
+    bool before = run >= c->n_w; /* no earlier window examined: the fault may be older */
+    uint64_t from = before ? oldest->first_step : c->w[run].first_step,
+             to = oldest->first_step + c->W - 1;
+    size_t span = (size_t)(to - from + 1), n = 0;
+    bool *slow = calloc(span ? span : 1, sizeof *slow);
+    uint64_t *steps = calloc(span ? span : 1, sizeof *steps);
+    uint64_t *starts = calloc(span ? span : 1, sizeof *starts);
+    double *peers = malloc((c->n_ranks ? c->n_ranks : 1) * sizeof *peers);
+    json_t *out = NULL;
+
+    if (!slow || !steps || !starts || !peers)
+        goto done;
+    for (uint64_t s = from; s <= to; s++) {
+        const struct rs_step_summary *mine = step_of(rk, s);
+        size_t np = 0;
+        if (!mine)
+            continue;
+        for (size_t i = 0; i < c->n_ranks; i++) {
+            const struct rs_step_summary *p = i == idx ? NULL : step_of(&c->ranks[i], s);
+            if (p)
+                peers[np++] = work_ms(p);
+        }
+        if (np == 0)
+            continue;
+        double ref = rs_median(peers, np);
+        slow[n] = ref > 0 && work_ms(mine) / ref - 1.0 >= c->o->threshold;
+        steps[n] = s;
+        starts[n++] = mine->start_ns;
+    }
+    if (n == 0) { /* no step of the rank with peers at the same step: nothing to say */
+        out = json_null();
+        goto done;
+    }
+    /* The split k (onset = steps[k]) with the fewest steps on the wrong side: slow before it, or
+     * not slow from it on. One pass: wrong(k) = slow in [0, k) + not slow in [k, n). */
+    size_t not_slow_after = 0, slow_before = 0, best_k = 0, best = SIZE_MAX;
+    for (size_t k = 0; k < n; k++)
+        not_slow_after += !slow[k];
+    for (size_t k = 0; k < n; k++) {
+        if (slow_before + not_slow_after < best) {
+            best = slow_before + not_slow_after;
+            best_k = k;
+        }
+        slow_before += slow[k];
+        not_slow_after -= !slow[k];
+    }
+    out = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:s}", "step", (json_int_t)steps[best_k],
+                    "start_ns", (json_int_t)starts[best_k], "searched_from_step",
+                    (json_int_t)steps[0], "searched_to_step", (json_int_t)steps[n - 1],
+                    "steps_searched", (json_int_t)n, "steps_disagreeing", (json_int_t)best,
+                    "before_search", before && best_k == 0, "method",
+                    "per step: compute + host gap >= threshold above the peers' median at the same "
+                    "step; the split into not slow / slow with the fewest steps on the wrong side");
+done:
+    free(slow);
+    free(steps);
+    free(starts);
+    free(peers);
+    return out;
+}
+
 static bool
 qualifies(const struct ctx *c, size_t j, size_t i)
 {
@@ -515,7 +624,12 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
         (margin < 1 ? margin : 1) * last_frac * (run >= 2 * c->o->windows_required ? 1.0 : 0.8);
     const char *action =
         strcmp(cause, "gpu_slow") == 0 && impact_pct >= 5 ? "drain-candidate" : "observe";
-    return json_pack(
+    json_t *onset = onset_json(c, idx, run);
+    if (!onset) {
+        json_decref(evidence);
+        return NULL;
+    }
+    json_t *v = json_pack(
         "{s:I, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:o, s:{s:f, s:f, s:f}, s:I, s:I, s:I, "
         "s:f, s:{s:f, s:f}, s:s}",
         "rank", (json_int_t)c->ranks[idx].rank, "host", id ? id->host : "", "gpu_uuid",
@@ -526,6 +640,19 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
         "since_ns", (json_int_t)c->w[run - 1].t0, "windows", (json_int_t)run, "confidence",
         confidence < 0 ? 0.0 : confidence, "scores", "relative", min_work / rw->work_ms,
         "individual", best / rw->work_ms, "action", action);
+    /* the windows these figures cover: last_frac over the rank's instances of window 0, impact
+     * over the run's windows */
+    if (!v || json_object_set_new(v, "onset", onset) != 0 ||
+        json_object_set_new(v, "instances", json_integer((json_int_t)rw->instances)) != 0 ||
+        json_object_set_new(
+            v, "impact_window",
+            json_pack("{s:I, s:I, s:I, s:I}", "first_step", (json_int_t)c->w[run - 1].first_step,
+                      "last_step", (json_int_t)(c->w[0].first_step + c->W - 1), "since_ns",
+                      (json_int_t)c->w[run - 1].t0, "until_ns", (json_int_t)c->w[0].t1)) != 0) {
+        json_decref(v);
+        return NULL;
+    }
+    return v;
 }
 
 /* The rule over the ranks' steps (borrowed). */
@@ -533,7 +660,7 @@ static int
 evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
          struct rs_rank_steps *steps, size_t n_ranks, json_t **out)
 {
-    struct ctx c = {o, o->window_steps, steps, n_ranks, NULL, 0};
+    struct ctx c = {o, o->window_steps, 0, false, steps, n_ranks, NULL, 0};
     struct identities ids = {NULL, 0};
     json_t *verdicts = json_array(), *ranks = json_array();
     char summary[256];
@@ -544,13 +671,22 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
         goto out;
     }
     if ((rc = rs_store_ranks_scan(r, job, on_rank_info, &ids)) ||
-        (rc = (c.W = window_for_time(&c), build_windows(&c))))
+        (rc = (c.W = window_for_time(&c), fit_to_short_job(&c), build_windows(&c))))
         goto out;
+    bool enough = true;
+    char fitted[160] = "";
+    if (c.fitted)
+        snprintf(fitted, sizeof fitted,
+                 " (windows of %zu steps: the job has %zu steps per rank, fewer than %u windows of "
+                 "%zu)",
+                 c.W, c.fewest, o->windows_required, o->window_steps);
     if (c.n_ranks >= 2 && strcmp(rs_steps_source(c.ranks, c.n_ranks), "none") == 0) {
+        enough = false;
         snprintf(summary, sizeof summary,
                  "not enough data: no steps — the job marks none (NVTX ProfilerStep#N or "
                  "RANKSCOPE_STEP_RANGE) and its NCCL collectives show no periodic pattern");
     } else if (c.n_ranks < 2 || c.n_w < o->windows_required) {
+        enough = false;
         snprintf(summary, sizeof summary,
                  "not enough data: %zu ranks, %zu complete windows of %zu steps (need 2 ranks and "
                  "%u windows)",
@@ -581,10 +717,11 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
         if (json_array_size(verdicts) == 0)
             snprintf(summary, sizeof summary,
                      "no straggler: per-rank compute + host gap within %.1f%% .. %+.1f%% of the "
-                     "median over the last %zu steps",
-                     100 * (lo - 1), 100 * (hi - 1), c.W);
+                     "median over the last %zu steps%s",
+                     100 * (lo - 1), 100 * (hi - 1), c.W, fitted);
         else
-            snprintf(summary, sizeof summary, "%zu straggler(s)", json_array_size(verdicts));
+            snprintf(summary, sizeof summary, "%zu straggler(s)%s", json_array_size(verdicts),
+                     fitted);
     }
     /* the strongest recommendation, for schedulers that read one field */
     const char *action = "none";
@@ -596,10 +733,22 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
         if (a && (strcmp(a, "drain-candidate") == 0 || strcmp(action, "none") == 0))
             action = strcmp(a, "drain-candidate") == 0 ? "drain-candidate" : "observe";
     }
-    *out = json_pack("{s:s, s:s, s:I, s:I, s:f, s:s, s:s, s:O, s:O}", "job", job, "action", action,
-                     "window_steps", (json_int_t)c.W, "windows_evaluated", (json_int_t)c.n_w,
-                     "threshold", o->threshold, "steps_source", rs_steps_source(c.ranks, c.n_ranks),
-                     "summary", summary, "stragglers", verdicts, "ranks", ranks);
+    /* the newest window: what slowdown and last_frac of "ranks" and of the verdicts cover */
+    json_t *window =
+        c.n_w ? json_pack("{s:I, s:I, s:I, s:I}", "first_step", (json_int_t)c.w[0].first_step,
+                          "last_step", (json_int_t)(c.w[0].first_step + c.W - 1), "since_ns",
+                          (json_int_t)c.w[0].t0, "until_ns", (json_int_t)c.w[0].t1)
+              : json_null();
+    const char *choice = c.fitted                 ? "short_job"
+                         : c.W != o->window_steps ? "time"
+                         : o->window_s <= 0       ? "given"
+                                                  : "default";
+    *out =
+        json_pack("{s:s, s:s, s:I, s:s, s:I, s:o, s:f, s:s, s:b, s:s, s:O, s:O}", "job", job,
+                  "action", action, "window_steps", (json_int_t)c.W, "window_choice", choice,
+                  "windows_evaluated", (json_int_t)c.n_w, "window", window, "threshold",
+                  o->threshold, "steps_source", rs_steps_source(c.ranks, c.n_ranks), "enough_data",
+                  enough, "summary", summary, "stragglers", verdicts, "ranks", ranks);
     rc = *out ? 0 : -ENOMEM;
 out:
     json_decref(verdicts);

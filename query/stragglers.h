@@ -12,9 +12,20 @@
  * the instances where it arrived last of the median wait of the other ranks (it counts every
  * gradient bucket, so it exceeds the time lost);
  * cause (gpu_slow / extra_work / host_side, or unknown) with evidence, since (start of the oldest
- * window of the unbroken run that meets the rule: window-granular), confidence, NVRx-style relative
- * and individual scores, and a recommended action (observe, drain-candidate). Needs step records.
- */
+ * window of the unbroken run that meets the rule: window-granular), the onset within it (per step:
+ * see onset below), confidence, NVRx-style relative and individual scores, and a recommended action
+ * (observe, drain-candidate). Needs steps (records, or inferred from NCCL).
+ *
+ * Every figure names its window: the answer's "window" is the newest window (steps, time span),
+ * over which slowdown and last_frac are measured; each verdict carries the collective instances of
+ * its rank in that window, and "impact_window", the steps its impact covers.
+ *
+ * Onset: over the steps of the oldest window of the run and of the window before it (when the
+ * lookback has one), each step of the rank is slow when its compute + host gap is >= threshold
+ * above the median of its peers' at the same step number; the onset is the step that splits them
+ * into "before" and "from then on slow" with the fewest steps on the wrong side of the split (the
+ * earliest such step). It is not earlier than the first step searched: when the run reaches back to
+ * the oldest window examined, the fault may have begun before ("onset.before_search" is true). */
 #ifndef RS_QUERY_STRAGGLERS_H
 #define RS_QUERY_STRAGGLERS_H
 
@@ -35,6 +46,9 @@ struct rs_straggler_options {
     unsigned lookback_windows; /* windows examined for `since`: 10 */
     uint64_t until_step;       /* evaluate the windows ending at this step (a past verdict);
                                   UINT64_MAX = the newest */
+    bool fit_short;            /* false; true: when the rank with the fewest steps has fewer than
+                                  windows_required windows of them, windows of its steps divided by
+                                  windows_required (at least 4) — a short trace — and say so */
 };
 
 /* Fills the defaults above. */
@@ -42,7 +56,7 @@ void rs_straggler_options_default(struct rs_straggler_options *o);
 
 /* The verdicts for `job` as JSON (opts NULL = the defaults) (docs/openapi.yaml,
  * /v1/jobs/{job}/stragglers). Returns 0, RS_E_NOT_FOUND, or a storage error. A job without enough
- * steps gets an empty verdict list and a summary saying why. */
+ * steps gets an empty verdict list, "enough_data": false and a summary saying why. */
 int rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
                         json_t **out);
 

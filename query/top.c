@@ -50,11 +50,13 @@ rs_query_top(rs_store_read *r, const struct rs_profile_scope *scope, size_t limi
                             total_ns ? 100.0 * (double)it->ns / (double)total_ns : 0.0,
                             "stall_samples", (json_int_t)it->stall_samples));
     }
-    *out = json_pack(
-        "{s:o, s:f, s:o, s:{s:I, s:f, s:f}, s:o?}", "scope", rs_profile_scope_json(scope, &p),
-        "total_ms", (double)total_ns / 1e6 / per, "kernels", rows, "other", "items",
-        (json_int_t)(p.n_items > limit ? p.n_items - limit : 0), "ms", (double)other_ns / 1e6 / per,
-        "calls", (double)other_count / per, "host_sync", rs_profile_syncs_json(&p, per));
+    *out = json_pack("{s:o, s:f, s:o, s:o, s:{s:I, s:f, s:f}, s:o?, s:o?}", "scope",
+                     rs_profile_scope_json(scope, &p), "total_ms", (double)total_ns / 1e6 / per,
+                     "gpu_busy_ms", rs_profile_busy_json(&p, per), "kernels", rows, "other",
+                     "items", (json_int_t)(p.n_items > limit ? p.n_items - limit : 0), "ms",
+                     (double)other_ns / 1e6 / per, "calls", (double)other_count / per, "host_sync",
+                     rs_profile_syncs_json(&p, per), "launch_wait",
+                     rs_profile_launch_wait_json(&p, per));
     rows = NULL;
     rc = *out ? 0 : -ENOMEM;
 out:

@@ -1,7 +1,12 @@
 /* Top kernels: where a job (or one rank) spends GPU time per step, largest first — kernels and
- * NCCL collectives by op, with calls per step, mean duration, share of GPU time and PC samples —
- * and, apart from the GPU time, how long the host waited for the GPU in synchronizations
- * ("host_sync"). Per step means per rank-step: a job's numbers are the mean rank's. */
+ * NCCL collectives by op, with calls per step, mean duration, share of GPU time and PC samples;
+ * their sum ("total_ms", which counts kernels overlapping on several streams twice) and the GPU's
+ * busy time ("gpu_busy_ms": per rank the union of the intervals); and, apart from the GPU time,
+ * how long the host waited for the GPU in synchronizations ("host_sync") and how long the GPU
+ * waited for the host to queue work ("launch_wait"). Per step means per rank-step (of step
+ * records): a job's numbers are the mean rank's; without step records, per second of the span of
+ * every record counted, times the ranks (steps inferred from NCCL are counted in the scope,
+ * inferred_rank_steps, but divide nothing). */
 #ifndef RS_QUERY_TOP_H
 #define RS_QUERY_TOP_H
 

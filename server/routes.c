@@ -166,6 +166,8 @@ run_query(uv_work_t *req)
         if (q->p.limit) { /* ?window=N: exactly N steps */
             o.window_steps = (size_t)q->p.limit;
             o.window_s = 0;
+        } else { /* a short job (an imported trace) gets windows fitted to its steps */
+            o.fit_short = true;
         }
         o.until_step = q->p.until_step;
         q->rc = rs_query_stragglers(r, q->job, &o, &q->result);

@@ -127,10 +127,20 @@ rs__cli_render_skew(const char *job, json_t *doc)
 
     ranks = json_object_get(doc, "ranks");
     n = json_array_size(ranks);
+    json_t *window = json_object_get(doc, "window");
+    json_int_t t0 = rs__cli_int(window, "since_ns"), t1 = rs__cli_int(window, "until_ns");
+    char from[32];
+    rs__cli_format_time(t0, from, sizeof from);
     printf("job %s: %lld NCCL collective instances matched across ranks (%lld seen by one rank "
            "only, %lld ties)\n",
            job, (long long)rs__cli_int(doc, "instances"),
            (long long)rs__cli_int(doc, "unmatched_instances"), (long long)rs__cli_int(doc, "ties"));
+    if (t1 > t0)
+        printf("window: %s, %.2f s from %s; every figure below is over these instances (the "
+               "straggler verdict judges only the newest steps)\n",
+               json_is_true(json_object_get(window, "whole_job")) ? "the whole job"
+                                                                  : "the requested range",
+               (double)(t1 - t0) / 1e9, from);
     if (n == 0) {
         printf("no collectives matched yet\n");
         return 0;
@@ -156,9 +166,11 @@ rs__cli_render_skew(const char *job, json_t *doc)
                100.0 * rs__cli_real(sorted[i], "last_frac"));
     top = sorted[0];
     if (rs__cli_real(top, "last_frac") >= 0.5)
-        printf("\nrank %lld arrives last at %.0f%% of collectives: the other ranks wait for it in "
-               "NCCL.\n",
-               (long long)rs__cli_int(top, "rank"), 100.0 * rs__cli_real(top, "last_frac"));
+        printf(
+            "\nrank %lld arrives last at %.0f%% of its %lld collective instances in this window: "
+            "the other ranks wait for it in NCCL.\n",
+            (long long)rs__cli_int(top, "rank"), 100.0 * rs__cli_real(top, "last_frac"),
+            (long long)rs__cli_int(top, "instances"));
     else
         printf("\nno rank arrives last at most collectives.\n");
     free(sorted);
@@ -190,7 +202,14 @@ rs__cli_render_steps(const char *job, json_t *doc)
     json_t *rank;
     size_t i;
 
-    printf("job %s: medians over each rank's last 30 steps (ms)\n\n", job);
+    const char *src = json_string_value(json_object_get(doc, "steps_source"));
+    const char *from = !src                           ? "?"
+                       : strcmp(src, "inferred") == 0 ? "the NCCL pattern (no step markers)"
+                       : strcmp(src, "mixed") == 0    ? "step markers, or the NCCL pattern"
+                                                      : "step markers";
+    printf("job %s: medians over each rank's last %lld steps (ms; STEPS: how many it has), steps "
+           "from %s\n\n",
+           job, (long long)rs__cli_int(doc, "last_steps"), from);
     printf("%5s %6s %9s %9s %9s %9s %9s %9s\n", "RANK", "STEPS", "STEP", "COMPUTE", "NCCL",
            "EXPOSED", "IDLE", "HOST GAP");
     json_array_foreach(json_object_get(doc, "ranks"), i, rank)
@@ -227,16 +246,35 @@ rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv)
     return rc;
 }
 
+/* "steps A..B (1.02 s from T0)" of a window object {first_step, last_step, since_ns, until_ns}. */
+static void
+format_window(json_t *w, char *out, size_t len)
+{
+    char from[32];
+    json_int_t t0 = rs__cli_int(w, "since_ns"), t1 = rs__cli_int(w, "until_ns");
+
+    rs__cli_format_time(t0, from, sizeof from);
+    snprintf(out, len, "steps %lld..%lld (%.2f s from %s)", (long long)rs__cli_int(w, "first_step"),
+             (long long)rs__cli_int(w, "last_step"), t1 > t0 ? (double)(t1 - t0) / 1e9 : 0.0, from);
+}
+
 int
 rs__cli_render_stragglers(const char *job, json_t *doc)
 {
-    json_t *v;
+    json_t *v, *window = json_object_get(doc, "window");
+    char newest[128] = "";
     size_t i;
 
     printf("job %s: %s\n", job, json_string_value(json_object_get(doc, "summary")));
+    if (json_is_object(window)) {
+        format_window(window, newest, sizeof newest);
+        printf("newest window: %s, %lld steps; slowdown and arrivals below are over it\n", newest,
+               (long long)rs__cli_int(doc, "window_steps"));
+    }
     json_array_foreach(json_object_get(doc, "stragglers"), i, v)
     {
-        json_t *e;
+        json_t *e, *onset = json_object_get(v, "onset");
+        char impact[128];
         size_t k;
         const char *host = json_string_value(json_object_get(v, "host"));
         const char *gpu = json_string_value(json_object_get(v, "gpu_uuid"));
@@ -245,18 +283,39 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
                    gpu && *gpu ? gpu : "GPU unknown");
         else /* imported traces say neither */
             printf("\nrank %lld\n", (long long)rs__cli_int(v, "rank"));
-        printf("  %.1f%% slower than the median rank; arrives last at %.0f%% of collectives\n",
-               100 * (rs__cli_real(v, "slowdown") - 1), 100 * rs__cli_real(v, "last_frac"));
-        printf("  impact: %.2f s of job time (%.1f%% of the time) since step %lld\n",
-               rs__cli_real(v, "impact_s"), rs__cli_real(v, "impact_pct"),
-               (long long)rs__cli_int(v, "since_step"));
+        printf(
+            "  %.1f%% slower than the median rank; arrives last at %.0f%% of its %lld collective "
+            "instances (newest window)\n",
+            100 * (rs__cli_real(v, "slowdown") - 1), 100 * rs__cli_real(v, "last_frac"),
+            (long long)rs__cli_int(v, "instances"));
+        if (json_is_object(onset))
+            printf("  slow since step %s%lld: the split of its steps %lld..%lld into not slow / "
+                   "slow (>= %.0f%% above its peers' median at each step) with the fewest steps on "
+                   "the wrong side, %lld of %lld\n",
+                   json_is_true(json_object_get(onset, "before_search")) ? "<= " : "",
+                   (long long)rs__cli_int(onset, "step"),
+                   (long long)rs__cli_int(onset, "searched_from_step"),
+                   (long long)rs__cli_int(onset, "searched_to_step"),
+                   100 * rs__cli_real(doc, "threshold"),
+                   (long long)rs__cli_int(onset, "steps_disagreeing"),
+                   (long long)rs__cli_int(onset, "steps_searched"));
+        format_window(json_object_get(v, "impact_window"), impact, sizeof impact);
+        printf("  impact: %.2f s of job time over %s, %.1f%% of that time; the rule holds from "
+               "step %lld (%lld windows)\n",
+               rs__cli_real(v, "impact_s"), impact, rs__cli_real(v, "impact_pct"),
+               (long long)rs__cli_int(v, "since_step"), (long long)rs__cli_int(v, "windows"));
         printf("  cause: %s\n", json_string_value(json_object_get(v, "cause")));
         json_array_foreach(json_object_get(v, "evidence"), k, e)
         {
+            if (json_object_get(e, "kernel") &&
+                rs__cli_rounds_to_zero(rs__cli_real(e, "extra_ms_per_step"), 2))
+                continue; /* nothing at the printed precision */
             if (json_object_get(e, "kernel"))
-                printf("    %.60s: %.2fx peers, +%.2f ms per step\n",
-                       json_string_value(json_object_get(e, "kernel")),
-                       rs__cli_real(e, "ratio_to_peers"), rs__cli_real(e, "extra_ms_per_step"));
+                printf(
+                    "    %.60s: %.2fx peers, %s ms per step\n",
+                    json_string_value(json_object_get(e, "kernel")),
+                    rs__cli_real(e, "ratio_to_peers"),
+                    rs__cli_signed(rs__cli_real(e, "extra_ms_per_step"), 2, impact, sizeof impact));
             else
                 printf("    host gap before the first kernel %.2f ms (peers %.2f ms)\n",
                        rs__cli_real(e, "host_gap_ms"), rs__cli_real(e, "peers_host_gap_ms"));
@@ -285,9 +344,13 @@ rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv)
                  strchr(path, '?') ? '&' : '?', (long long)o->window);
     if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
         return rc;
+    /* "not enough data" is an answer, but not a verdict: exit 4 (commands.h) */
+    bool enough = !json_is_false(json_object_get(doc, "enough_data"));
     if (o->json)
-        return rs__cli_print_json(doc);
-    rc = rs__cli_render_stragglers(argv[0], doc);
-    json_decref(doc);
-    return rc;
+        rc = rs__cli_print_json(doc);
+    else {
+        rc = rs__cli_render_stragglers(argv[0], doc);
+        json_decref(doc);
+    }
+    return rc == 0 && !enough ? RS_CLI_EXIT_NOT_ENOUGH_DATA : rc;
 }

@@ -1,11 +1,14 @@
 /* The CLI's commands: each fetches one REST resource and prints it as a table for people or as
  * the API's JSON (--json) for scripts. Exit codes: 0 ok, 1 server/API error, 2 usage error,
- * 3 not found. */
+ * 3 not found, 4 not enough data (`stragglers`: the answer says why, "enough_data": false — too
+ * few ranks or steps for a verdict; the table or JSON is printed all the same). */
 #ifndef RS_QUERY_CLI_COMMANDS_H
 #define RS_QUERY_CLI_COMMANDS_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#define RS_CLI_EXIT_NOT_ENOUGH_DATA 4
 
 struct rs_cli_options {
     const char *server; /* base URL */
@@ -28,6 +31,7 @@ int rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_delete(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv);
+/* Exit 4 when the answer has too little data for a verdict ("enough_data": false). */
 int rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_top(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_stalls(const struct rs_cli_options *o, int argc, char **argv);

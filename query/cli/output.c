@@ -4,6 +4,7 @@
 #include "common/utf8.h"
 #include "query/cli/http.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,27 @@ double
 rs__cli_real(json_t *o, const char *key)
 {
     return json_number_value(json_object_get(o, key));
+}
+
+bool
+rs__cli_rounds_to_zero(double x, int decimals)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.*f", decimals, fabs(x));
+    for (const char *c = buf; *c; c++)
+        if (*c >= '1' && *c <= '9')
+            return false;
+    return true;
+}
+
+const char *
+rs__cli_signed(double x, int decimals, char *out, size_t len)
+{
+    if (rs__cli_rounds_to_zero(x, decimals))
+        snprintf(out, len, "%.*f", decimals, 0.0);
+    else
+        snprintf(out, len, "%+.*f", decimals, x);
+    return out;
 }
 
 /* Accepts only names the API accepts, so the path needs no escaping. */

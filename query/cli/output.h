@@ -37,6 +37,13 @@ void rs__cli_format_time(json_int_t ns, char *out, size_t len);
 json_int_t rs__cli_int(json_t *o, const char *key);
 double rs__cli_real(json_t *o, const char *key);
 
+/* x with `decimals` decimals and its sign ("+1.25", "-0.40") into out — but "0.00", without a
+ * sign, when it rounds to zero at that precision (no "-0.0" or "+0.00"). Returns out. */
+const char *rs__cli_signed(double x, int decimals, char *out, size_t len);
+
+/* Whether x rounds to zero with `decimals` decimals. */
+bool rs__cli_rounds_to_zero(double x, int decimals);
+
 /* Checks that argv is exactly one valid job name; prints `usage` and returns 2 otherwise. */
 int rs__cli_job_arg(const char *usage, int argc, char **argv);
 

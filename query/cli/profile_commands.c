@@ -56,8 +56,19 @@ print_scope(const char *label, json_t *scope)
                  (long long)rs__cli_int(scope, "ranks"), (long long)json_integer_value(peers));
     else
         snprintf(who, sizeof who, "%lld ranks", (long long)rs__cli_int(scope, "ranks"));
-    printf("%s%s, %s, %s .. %s, %lld rank-steps\n", label, str_of(scope, "job"), who, from, to,
-           (long long)rs__cli_int(scope, "rank_steps"));
+    json_int_t steps = rs__cli_int(scope, "rank_steps"),
+               inferred = rs__cli_int(scope, "inferred_rank_steps");
+    char what[160];
+    if (steps == 0 && inferred > 0)
+        snprintf(what, sizeof what,
+                 "no step markers (%lld rank-steps inferred from NCCL, not used to divide): "
+                 "per second of this span",
+                 (long long)inferred);
+    else if (steps == 0)
+        snprintf(what, sizeof what, "no steps: per second of this span");
+    else
+        snprintf(what, sizeof what, "%lld rank-steps", (long long)steps);
+    printf("%s%s, %s, %s .. %s, %s\n", label, str_of(scope, "job"), who, from, to, what);
 }
 
 static const char *
@@ -72,11 +83,16 @@ rs__cli_render_top(const char *job, json_t *doc)
     json_t *k, *other;
     size_t i;
 
-    json_t *scope = json_object_get(doc, "scope");
+    json_t *scope = json_object_get(doc, "scope"), *busy = json_object_get(doc, "gpu_busy_ms");
+    const char *of = json_is_integer(json_object_get(scope, "rank")) ? "" : " of the mean rank";
     print_scope("", scope);
-    printf("GPU time %s%s: %.2f ms\n\n", per_unit(scope),
-           json_is_integer(json_object_get(scope, "rank")) ? "" : " of the mean rank",
-           rs__cli_real(doc, "total_ms"));
+    printf("GPU time %s%s: %.2f ms summed over kernels (kernels on several streams overlap)\n",
+           per_unit(scope), of, rs__cli_real(doc, "total_ms"));
+    if (json_is_number(busy))
+        printf("GPU busy %s%s: %.2f ms (the union of kernel intervals)\n\n", per_unit(scope), of,
+               json_number_value(busy));
+    else
+        printf("GPU busy: not known (summarized kernels have no intervals)\n\n");
     printf("%9s %6s %7s %10s %-6s %s\n", "ms", "SHARE", "CALLS", "MEAN us", "KIND", "NAME");
     json_array_foreach(json_object_get(doc, "kernels"), i, k)
     {
@@ -90,12 +106,20 @@ rs__cli_render_top(const char *job, json_t *doc)
                rs__cli_real(other, "calls"), "", "", (long long)rs__cli_int(other, "items"));
     json_t *syncs = json_object_get(doc, "host_sync");
     if (json_array_size(syncs) > 0) {
-        printf("\nhost waiting for the GPU %s (not GPU time):\n", per_unit(scope));
+        printf("\nhost waiting for the GPU (synchronizations) %s, not GPU time:\n",
+               per_unit(scope));
         json_array_foreach(syncs, i, k)
         {
             printf("%9.3f %6s %7.1f %10s %-6s %s\n", rs__cli_real(k, "ms"), "",
                    rs__cli_real(k, "calls"), "", "sync", str_of(k, "name"));
         }
+    }
+    json_t *lw = json_object_get(doc, "launch_wait");
+    if (json_is_object(lw)) {
+        printf("\nGPU waiting for the host (launch waits: idle until the host queued work) %s:\n",
+               per_unit(scope));
+        printf("%9.3f %6s %7.1f %10s %-6s %s\n", rs__cli_real(lw, "ms"), "",
+               rs__cli_real(lw, "calls"), "", "wait", "Launch Wait");
     }
     return 0;
 }
@@ -130,8 +154,10 @@ print_stall_mix(json_t *mix, size_t most)
     {
         if (i == most)
             break;
-        printf("    %-24s %+6.1f pts  (%5.1f%% against %5.1f%%)\n", str_of(m, "reason"),
-               rs__cli_real(m, "change_pts"), rs__cli_real(m, "b_pct"), rs__cli_real(m, "a_pct"));
+        char pts[24];
+        printf("    %-24s %6s pts  (%5.1f%% against %5.1f%%)\n", str_of(m, "reason"),
+               rs__cli_signed(rs__cli_real(m, "change_pts"), 1, pts, sizeof pts),
+               rs__cli_real(m, "b_pct"), rs__cli_real(m, "a_pct"));
     }
 }
 
@@ -140,41 +166,67 @@ static void
 print_items(json_t *cmp)
 {
     json_t *it, *other = json_object_get(cmp, "other"), *total = json_object_get(cmp, "total");
-    size_t i;
+    size_t i, unchanged = 0;
+    char ms[32];
 
     printf("%9s %9s %10s %8s %-6s %s\n", "A ms", "B ms", "CHANGE ms", "CHANGE", "KIND", "NAME");
     json_array_foreach(json_object_get(cmp, "items"), i, it)
     {
         char pct[16] = "new";
-        if (json_is_number(json_object_get(it, "change_pct")))
-            snprintf(pct, sizeof pct, "%+.1f%%", rs__cli_real(it, "change_pct"));
-        printf("%9.3f %9.3f %+10.3f %8s %-6s %.*s\n", rs__cli_real(it, "a_ms"),
-               rs__cli_real(it, "b_ms"), rs__cli_real(it, "change_ms"), pct, str_of(it, "kind"),
-               NAME_WIDTH, str_of(it, "name"));
+        if (json_is_number(json_object_get(it, "change_pct"))) {
+            rs__cli_signed(rs__cli_real(it, "change_pct"), 1, pct, sizeof pct - 1);
+            strcat(pct, "%");
+        }
+        /* a change that rounds to zero is printed as 0, without a sign, and marked "=" */
+        bool zero = rs__cli_rounds_to_zero(rs__cli_real(it, "change_ms"), 3);
+        unchanged += zero;
+        printf("%9.3f %9.3f %10s %8s %-6s %s%.*s\n", rs__cli_real(it, "a_ms"),
+               rs__cli_real(it, "b_ms"),
+               rs__cli_signed(rs__cli_real(it, "change_ms"), 3, ms, sizeof ms), pct,
+               str_of(it, "kind"), zero ? "= " : "", NAME_WIDTH, str_of(it, "name"));
     }
     if (rs__cli_int(other, "items") > 0)
-        printf("%9.3f %9.3f %+10.3f %8s %-6s (%lld more)\n", rs__cli_real(other, "a_ms"),
-               rs__cli_real(other, "b_ms"), rs__cli_real(other, "change_ms"), "", "",
+        printf("%9.3f %9.3f %10s %8s %-6s (%lld more)\n", rs__cli_real(other, "a_ms"),
+               rs__cli_real(other, "b_ms"),
+               rs__cli_signed(rs__cli_real(other, "change_ms"), 3, ms, sizeof ms), "", "",
                (long long)rs__cli_int(other, "items"));
-    printf("%9.3f %9.3f %+10.3f %8s %-6s total\n", rs__cli_real(total, "a_ms"),
-           rs__cli_real(total, "b_ms"), rs__cli_real(total, "change_ms"), "", "");
+    printf("%9.3f %9.3f %10s %8s %-6s total\n", rs__cli_real(total, "a_ms"),
+           rs__cli_real(total, "b_ms"),
+           rs__cli_signed(rs__cli_real(total, "change_ms"), 3, ms, sizeof ms), "", "");
+    json_t *busy = json_object_get(cmp, "gpu_busy");
+    if (json_is_object(busy))
+        printf("%9.3f %9.3f %10s %8s %-6s GPU busy (the union of kernel intervals)\n",
+               rs__cli_real(busy, "a_ms"), rs__cli_real(busy, "b_ms"),
+               rs__cli_signed(rs__cli_real(busy, "change_ms"), 3, ms, sizeof ms), "", "");
+    if (unchanged)
+        printf("(= : %zu item%s whose change rounds to 0.000 ms)\n", unchanged,
+               unchanged == 1 ? "" : "s");
 }
 
-/* Host synchronizations of a comparison, B against A (nothing when neither side has any). */
+/* Host synchronizations of a comparison, B against A (nothing when neither side has any), then
+ * launch waits, in their own section: the GPU waiting for the host. */
 static void
-print_syncs(json_t *rows)
+print_syncs(json_t *rows, json_t *lw)
 {
     json_t *it;
     size_t i;
+    char ms[32];
 
-    if (json_array_size(rows) == 0)
-        return;
-    printf("\nhost waiting for the GPU (not GPU time), B against A:\n");
-    json_array_foreach(rows, i, it)
-    {
-        printf("%9.3f %9.3f %+10.3f %8s %-6s %s\n", rs__cli_real(it, "a_ms"),
-               rs__cli_real(it, "b_ms"), rs__cli_real(it, "change_ms"), "", "sync",
-               str_of(it, "name"));
+    if (json_array_size(rows) > 0) {
+        printf("\nhost waiting for the GPU (synchronizations, not GPU time), B against A:\n");
+        json_array_foreach(rows, i, it)
+        {
+            printf("%9.3f %9.3f %10s %8s %-6s %s\n", rs__cli_real(it, "a_ms"),
+                   rs__cli_real(it, "b_ms"),
+                   rs__cli_signed(rs__cli_real(it, "change_ms"), 3, ms, sizeof ms), "", "sync",
+                   str_of(it, "name"));
+        }
+    }
+    if (json_is_object(lw)) {
+        printf("\nGPU waiting for the host (launch waits), B against A:\n");
+        printf("%9.3f %9.3f %10s %8s %-6s %s\n", rs__cli_real(lw, "a_ms"), rs__cli_real(lw, "b_ms"),
+               rs__cli_signed(rs__cli_real(lw, "change_ms"), 3, ms, sizeof ms), "", "wait",
+               "Launch Wait");
     }
 }
 
@@ -254,13 +306,13 @@ rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv)
         return rs__cli_print_json(doc);
     print_scope("A: ", json_object_get(doc, "a"));
     print_scope("B: ", json_object_get(doc, "b"));
-    printf("%s\n\nGPU time %s:\n", str_of(doc, "summary"), per_unit(doc));
+    printf("%s\n\nGPU time %s (summed over kernels):\n", str_of(doc, "summary"), per_unit(doc));
     print_items(doc);
     if (json_array_size(json_object_get(doc, "stall_mix")) > 0) {
         printf("\nstall mix, B against A:\n");
         print_stall_mix(json_object_get(doc, "stall_mix"), 6);
     }
-    print_syncs(json_object_get(doc, "host_sync"));
+    print_syncs(json_object_get(doc, "host_sync"), json_object_get(doc, "launch_wait"));
     json_decref(doc);
     return 0;
 }

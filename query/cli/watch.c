@@ -30,14 +30,16 @@ show_stragglers(const struct rs_cli_options *o, const char *job)
     snprintf(path, sizeof path, "/v1/jobs/%s/stragglers", job);
     if (rs__cli_request(o, "GET", path, &doc) != 0)
         return;
-    printf("stragglers: %s\n", json_string_value(json_object_get(doc, "summary")));
+    printf("stragglers (newest %lld steps): %s\n", (long long)rs__cli_int(doc, "window_steps"),
+           json_string_value(json_object_get(doc, "summary")));
     json_array_foreach(json_object_get(doc, "stragglers"), i, v)
     {
         rs__cli_format_time(rs__cli_int(v, "detected_ns"), when, sizeof when);
-        printf("  rank %lld on %s: %+.1f%%, cause %s, impact %.1f%% of step time, action %s, "
-               "raised %s\n",
+        printf("  rank %lld on %s: %+.1f%%, slow since step %lld, cause %s, impact %.1f%% of step "
+               "time, action %s, raised %s\n",
                (long long)rs__cli_int(v, "rank"), json_string_value(json_object_get(v, "host")),
                100 * (rs__cli_real(v, "slowdown") - 1),
+               (long long)rs__cli_int(json_object_get(v, "onset"), "step"),
                json_string_value(json_object_get(v, "cause")), rs__cli_real(v, "impact_pct"),
                json_string_value(json_object_get(v, "action")), when);
     }
@@ -65,7 +67,7 @@ show_skew(const struct rs_cli_options *o, const char *job)
         if (!last || rs__cli_real(r, "last_frac") > rs__cli_real(last, "last_frac"))
             last = r;
     }
-    printf("NCCL wait skew: %lld instances, p50 %.3f ms, p95 %.3f ms, max %.3f ms",
+    printf("NCCL wait skew (whole job): %lld instances, p50 %.3f ms, p95 %.3f ms, max %.3f ms",
            (long long)rs__cli_int(doc, "instances"), rs__cli_real(skew, "p50"),
            rs__cli_real(skew, "p95"), rs__cli_real(skew, "max"));
     if (last)
@@ -85,8 +87,14 @@ show_top(const struct rs_cli_options *o, const char *job)
     snprintf(path, sizeof path, "/v1/jobs/%s/top?limit=5", job);
     if (rs__cli_request(o, "GET", path, &doc) != 0)
         return;
-    printf("top kernels, GPU ms per step of the mean rank (total %.2f):\n",
+    json_t *busy = json_object_get(doc, "gpu_busy_ms");
+    const char *unit = json_string_value(json_object_get(json_object_get(doc, "scope"), "unit"));
+    printf("top kernels, GPU ms %s of the mean rank (summed %.2f",
+           unit && strcmp(unit, "per_second") == 0 ? "per second" : "per step",
            rs__cli_real(doc, "total_ms"));
+    if (json_is_number(busy))
+        printf(", busy %.2f", json_number_value(busy));
+    printf("):\n");
     json_array_foreach(json_object_get(doc, "kernels"), i, k)
         printf("  %8.3f %5.1f%%  %.90s\n", rs__cli_real(k, "ms"), rs__cli_real(k, "share_pct"),
                json_string_value(json_object_get(k, "name")));

@@ -48,6 +48,24 @@ check "CLI top, compare, stalls print tables" sh -c "
     cli compare slow --rank 0 --with-rank 3 | grep -q 'long_scoreboard' &&
     cli stalls slow | grep -q 'rank 3 (the straggler) against its peers' &&
     cli top base --json | python3 -c 'import json,sys; json.load(sys.stdin)'"
+for pair in "0 1" "1 2" "0 2"; do
+    set -- $pair
+    cli compare base --rank "$1" --with-rank "$2" --limit 30 >>"$WORK/zero.txt"
+    curl -s "$HTTP/v1/jobs/base/compare?rank=$1&with_rank=$2&limit=30" >>"$WORK/zero.jsonl"
+    echo >>"$WORK/zero.jsonl"
+done
+check "compare prints no signed zero (-0.0%, +0.000, -0.0 pts); changes that round to 0 are marked" python3 -c '
+import json, re, sys
+docs = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+# the fault-free ranks have changes that round to zero at the printed precision: the check bites
+tiny = [it for d in docs for it in d["items"] if round(abs(it["change_ms"]), 3) == 0 and it["change_ms"] != 0]
+tiny_pts = [m for d in docs for m in d["stall_mix"] if round(abs(m["change_pts"]), 1) == 0]
+assert tiny and tiny_pts, (len(tiny), len(tiny_pts))
+text = open(sys.argv[1]).read()
+bad = [l for l in text.splitlines() if re.search(r"(?<![\d.])[+-]0\.0+(?![\d])", l)]
+assert not bad, bad
+assert len([l for l in text.splitlines() if " = " in l and " 0.000 " in l]) >= len(tiny), text' \
+    "$WORK/zero.txt" "$WORK/zero.jsonl"
 check "watch refreshes the verdict, skew and top kernels" sh -c "'$BIN/rankscope' --server '$HTTP' watch slow --iterations 2 --interval-s 0.2 >'$WORK/watch.out' && [ \$(grep -c '^rankscope watch slow' '$WORK/watch.out') = 2 ] && grep -q 'rank 3 on sim-node-000' '$WORK/watch.out' && grep -q 'NCCL wait skew' '$WORK/watch.out'"
 check "compare without a second side is 400 with what to give" sh -c "curl -s '$HTTP/v1/jobs/base/compare' | grep -q 'with=JOB, with_rank=R'"
 check "a rank without data is 404 that says so; exit code 3" sh -c "

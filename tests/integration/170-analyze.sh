@@ -28,6 +28,34 @@ for f in files:
     assert f["collectives"] == len(nccl) == 80, f
     assert f["rejected_events"] == 0 and f["world_size"] == 2, f
 assert sorted(f["rank"] for f in files) == [0, 1]' "$WORK/slow.json"
+check "rank0slow top: GPU time summed and GPU busy (union per rank) = the traces' kernels, counted with python" python3 -c '
+import gzip, json, sys
+d = json.load(open(sys.argv[1]))
+top, scope = d["top"], d["top"]["scope"]
+t0, t1, total, busy = None, None, 0.0, 0.0
+for f in d["files"]:
+    ev = json.load(gzip.open(f["path"]))["traceEvents"]
+    gpu = [(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    t0 = min([t0] + [a for a, b in gpu] if t0 is not None else [a for a, b in gpu])
+    t1 = max([t1] + [b for a, b in gpu] if t1 is not None else [b for a, b in gpu])
+    runs = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel")
+    total += sum(b - a for a, b in runs)
+    cs, ce = runs[0]
+    for a, b in runs[1:]:
+        if a > ce:
+            busy += ce - cs
+            cs, ce = a, b
+        else:
+            ce = max(ce, b)
+    busy += ce - cs
+# per second of the span of every GPU record (us), times the ranks: the mean rank
+per = (t1 - t0) / 1e6 * 2
+assert scope["unit"] == "per_second" and scope["rank_steps"] == 0 and scope["inferred_rank_steps"] == 38, scope
+assert abs((scope["until_ns"] - scope["since_ns"]) / 1e3 - (t1 - t0)) < 2, (scope, t1 - t0)
+assert abs(top["total_ms"] - total / 1e3 / per) < 1e-3 * top["total_ms"], (top["total_ms"], total / 1e3 / per)
+assert abs(top["gpu_busy_ms"] - busy / 1e3 / per) < 1e-3 * top["gpu_busy_ms"], (top["gpu_busy_ms"], busy / 1e3 / per)
+assert top["total_ms"] > 1000 > top["gpu_busy_ms"], top  # streams overlap: the sum exceeds wall time, the union does not
+assert top["launch_wait"] is None and top["host_sync"] == [], top' "$WORK/slow.json"
 check "rank0slow: rank 0 is the straggler, cause extra_work, with its impact" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -56,6 +84,12 @@ for r in d["ranks"]:
     >"$WORK/kept1.txt" 2>&1
 "$BIN/rankscope" analyze --data "$WORK/kept" --job kept "$FIX"/fixture_rank0slow_rank*.json.gz \
     --json >"$WORK/kept2.json" 2>"$WORK/kept2.err"
+check "the report's top says what its rank-steps count (the steps table shows 19 inferred per rank)" \
+    grep -q "no step markers (38 rank-steps inferred from NCCL, not used to divide): per second" \
+    "$WORK/kept1.txt"
+check "straggler evidence: no '+0.00 ms per step' lines, no signed zero" bash -c '
+grep -q "cause: extra_work" "$1" && grep -q "ms per step" "$1" &&
+! grep -E "[+-]0\.00 ms per step" "$1" && ! grep -E "(^|[^0-9.])[+-]0\.0+([^0-9]|$)" "$1"' _ "$WORK/kept1.txt"
 check "--data keeps the store; importing the same files again adds nothing" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -29,6 +29,19 @@ d = json.load(urllib.request.urlopen(sys.argv[1] + "/v1/jobs/fixture_rank0slow/s
 assert v["rank"] == 0 and v["cause"] == "extra_work", v' "$HTTP"
 "$BIN/rankscope" --server "$HTTP" stragglers fixture_rank0slow --window 9 >"$WORK/cli.txt" 2>&1
 check "the CLI asks for short windows with --window" grep -q "cause: extra_work" "$WORK/cli.txt"
+# import's suggested next command, as printed: windows fitted to the 19-step trace, a verdict
+"$BIN/rankscope" --server "$HTTP" stragglers fixture_rank0slow >"$WORK/next.txt" 2>&1
+rc=$?
+check "after import, 'rankscope stragglers JOB' gives a verdict (windows fitted to the trace), exit 0" \
+    bash -c '[ "$1" = 0 ] && grep -q "^rank 0$" "$2" && grep -q "cause: extra_work" "$2" &&
+    grep -q "1 straggler(s) (windows of 9 steps: the job has 19 steps per rank" "$2"' _ "$rc" \
+    "$WORK/next.txt"
+"$BIN/rankscope" --server "$HTTP" import "$FIX"/fixture_baseline_rank0.json.gz --job lone \
+    >/dev/null 2>&1
+"$BIN/rankscope" --server "$HTTP" stragglers lone >"$WORK/lone.txt" 2>&1
+rc=$?
+check "a job with too little data (one rank) says 'not enough data' and exits 4" \
+    bash -c '[ "$1" = 4 ] && grep -q "not enough data: 1 ranks" "$2"' _ "$rc" "$WORK/lone.txt"
 
 # export -> import round trip, through a store kept by analyze
 "$BIN/rankscope" analyze --data "$WORK/a" --job rt "$FIX"/fixture_rank0slow_rank*.json.gz \
@@ -99,7 +112,7 @@ for line in text.splitlines():
     m = re.match(r"(rankscope_\w+)(\{[^}]*\})? (\S+)$", line)
     assert m, line
     series[m.group(1) + (m.group(2) or "")] = float(m.group(3))
-assert series["rankscope_jobs"] == 2 and series["rankscope_ranks"] == 6, series
+assert series["rankscope_jobs"] == 3 and series["rankscope_ranks"] == 7, series
 assert series["rankscope_batches_duplicate_total"] >= 2 and series["rankscope_batches_committed_total"] >= 3
 assert 1.1 < series["rankscope_straggler_slowdown{job=\"live\",rank=\"3\"}"] < 1.25, series
 assert series["rankscope_stragglers_active"] >= 1

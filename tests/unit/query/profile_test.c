@@ -139,6 +139,76 @@ stalls(rs_store_read *r)
     json_decref(d);
 }
 
+/* GPU busy time and launch waits per second, against values worked out by hand: one rank without
+ * steps; from T1, 10 kernels of 100 ms back to back on stream 7 and, inside each, one of 50 ms on
+ * stream 8 (stored after them: out of start order), so 1,500 ms of kernels in 1,000 ms busy; and a
+ * start-up before them — a 1 ms copy at T0 - 1 ms, then the GPU idle for 3 s until the host queued
+ * the first kernel (one launch wait [T0, T1), and another process sending as the same rank waited
+ * [T0 + 1 s, T1)). Every figure is per second of the span of all records, 4.001 s: launch waits
+ * 3,000 / 4.001 ms/s (their union), not 3,000 or 5,000 per second of the kernels' span; busy
+ * 1,000 / 4.001; and the launch waits are apart from the host's syncs. */
+static void
+busy_and_launch_waits(void)
+{
+    char dir[] = "/tmp/rs-busy-XXXXXX";
+    const uint64_t MS = 1000 * US, T1 = T0 + 3000 * MS;
+    struct rs_kernel_record k[20];
+    /* the second launch wait overlaps the first: another process sending as the same rank */
+    struct rs_memcpy_record m[4] = {{T0 - MS, T0, 4096, RS_COPY_HTOD, 7},
+                                    {T0, T1, 0, RS_LAUNCH_WAIT, 7},
+                                    {T0 + 1000 * MS, T1, 0, RS_LAUNCH_WAIT, 9},
+                                    {T1 + 990 * MS, T1 + 995 * MS, 0, RS_SYNC_STREAM, 7}};
+    rs_store *st = t_store_open(dir, NULL);
+    rs_store_read *r;
+    json_t *d = NULL;
+
+    for (uint32_t i = 0; i < 10; i++) {
+        k[i] = (struct rs_kernel_record){T1 + i * 100 * MS, T1 + (i + 1) * 100 * MS, 0, 7, 0, 0};
+        k[10 + i] = (struct rs_kernel_record){
+            T1 + i * 100 * MS + 25 * MS, T1 + i * 100 * MS + 75 * MS, 1, 8, 0, 0};
+    }
+    struct rs_rank_batch rb = {.identity = {"lw", 0, 0, 1, "node", "GPU-x", 1},
+                               .clock = {T0, T0},
+                               .strings = names,
+                               .n_strings = 2,
+                               .kernels = k,
+                               .n_kernels = 20,
+                               .memcpys = m,
+                               .n_memcpys = 4};
+    t_store_put(st, &rb, 1);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    struct rs_profile_scope all = {"lw", RS_PROFILE_ALL_RANKS, false, 0, 0};
+    T_EQ(rs_query_top(r, &all, 10, &d), 0);
+    json_t *scope = json_object_get(d, "scope"), *lw = json_object_get(d, "launch_wait");
+    double span_s = 4.001;
+    T_CHECK(strcmp(str(scope, "unit"), "per_second") == 0);
+    T_EQ(json_integer_value(json_object_get(scope, "since_ns")), (json_int_t)(T0 - MS));
+    T_EQ(json_integer_value(json_object_get(scope, "until_ns")), (json_int_t)(T1 + 1000 * MS));
+    T_CHECK(fabs(num(d, "total_ms") - 1500 / span_s) < 1e-6);
+    T_CHECK(fabs(num(d, "gpu_busy_ms") - 1000 / span_s) < 1e-6);
+    T_CHECK(json_is_object(lw) && fabs(num(lw, "ms") - 3000 / span_s) < 1e-6 &&
+            fabs(num(lw, "calls") - 2 / span_s) < 1e-9 && num(lw, "ms") <= 1000);
+    json_t *sync = json_object_get(d, "host_sync");
+    T_CHECK(json_array_size(sync) == 1 &&
+            strcmp(str(json_array_get(sync, 0), "name"), "Stream Sync") == 0);
+    json_decref(d);
+    /* compare carries both, each in its own field */
+    struct rs_profile_scope later = all;
+    later.since_ns = T1;
+    char side;
+    T_EQ(rs_query_compare(r, &all, &later, 10, &side, &d), 0);
+    lw = json_object_get(d, "launch_wait");
+    T_CHECK(json_is_object(lw) && fabs(num(lw, "a_ms") - 3000 / span_s) < 1e-6 &&
+            num(lw, "b_ms") == 0);
+    T_CHECK(json_array_size(json_object_get(d, "host_sync")) == 1);
+    json_t *busy = json_object_get(d, "gpu_busy");
+    T_CHECK(fabs(num(busy, "a_ms") - 1000 / span_s) < 1e-6 &&
+            fabs(num(busy, "b_ms") - 1000) < 1e-6);
+    json_decref(d);
+    rs_store_read_end(r);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
@@ -149,6 +219,7 @@ main(void)
     T_RUN_ARG(top, r);
     T_RUN_ARG(compare, r);
     T_RUN_ARG(stalls, r);
+    T_RUN(busy_and_launch_waits);
     /* the same totals when the kernels are rolled up into windows (compare's 5 ms windows are
      * finer than the 60 s rollups: not asked again) */
     rs_store_read_end(r);

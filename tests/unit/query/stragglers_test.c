@@ -21,8 +21,9 @@ static const char *const names[] = {"gemm", "allreduce"};
 
 enum fault { NONE, SLOW_GPU, LATE_HOST };
 
+/* The fault from step `onset` on (0: from the start). */
 static void
-put_job(rs_store *st, const char *job, enum fault fault, uint32_t bad_rank)
+put_job_from(rs_store *st, const char *job, enum fault job_fault, uint32_t bad_rank, uint32_t onset)
 {
     static struct rs_kernel_record k[STEPS * 2];
     static struct rs_collective_record c[STEPS];
@@ -33,6 +34,7 @@ put_job(rs_store *st, const char *job, enum fault fault, uint32_t bad_rank)
 
     for (uint32_t r = 0; r < RANKS; r++) {
         for (uint32_t i = 0; i < STEPS; i++) {
+            enum fault fault = i >= onset ? job_fault : NONE;
             uint64_t t = (uint64_t)i * 1000 * US + 1000000 * US; /* steps of 1 ms */
             uint64_t gap = 10 * US, work = 250 * US, slowest = work + 10 * US;
             if (fault == SLOW_GPU && r == bad_rank) {
@@ -65,13 +67,20 @@ put_job(rs_store *st, const char *job, enum fault fault, uint32_t bad_rank)
                                    .steps = s,
                                    .n_steps = STEPS,
                                    .memcpys = lw,
-                                   .n_memcpys = fault == LATE_HOST ? STEPS : 0};
+                                   .n_memcpys = job_fault == LATE_HOST ? STEPS : 0};
         struct rs_agent_batch b = {
-            1, 1, (uint64_t)fault * 100 + r + 1, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+            1, 1, (uint64_t)job_fault * 100 + onset * 1000 + r + 1, {1, 1, "h", "v", {0, 0}}, &rb,
+            1, 0};
         T_EQ(rs_store_write_begin(st, &w), 0);
         T_EQ(rs_store_write_batch(w, &b, &dup), 0);
         T_EQ(rs_store_write_commit(w), 0);
     }
+}
+
+static void
+put_job(rs_store *st, const char *job, enum fault fault, uint32_t bad_rank)
+{
+    put_job_from(st, job, fault, bad_rank, 0);
 }
 
 static json_t *
@@ -97,6 +106,7 @@ rule(void)
     put_job(st, "gpu", SLOW_GPU, 2);
     put_job(st, "host", LATE_HOST, 1);
     put_job(st, "clean", NONE, 0);
+    put_job_from(st, "onset", SLOW_GPU, 2, 37);
     T_EQ(rs_store_read_begin(st, &r), 0);
 
     d = verdicts(r, "gpu");
@@ -131,6 +141,31 @@ rule(void)
     d = verdicts(r, "clean");
     T_EQ(json_array_size(json_object_get(d, "stragglers")), 0);
     T_CHECK(strncmp(json_string_value(json_object_get(d, "summary")), "no straggler", 12) == 0);
+    json_decref(d);
+
+    /* slow from step 37: the rule holds from window 30..59 (23 slow steps of 30), the onset is
+     * found per step, over windows 0..29 and 30..59; the windows are named */
+    d = verdicts(r, "onset");
+    v = json_array_get(json_object_get(d, "stragglers"), 0);
+    T_EQ(json_array_size(json_object_get(d, "stragglers")), 1);
+    T_EQ(json_integer_value(json_object_get(v, "since_step")), 30);
+    json_t *o = json_object_get(v, "onset");
+    T_EQ(json_integer_value(json_object_get(o, "step")), 37);
+    T_EQ(json_integer_value(json_object_get(o, "searched_from_step")), 0);
+    T_EQ(json_integer_value(json_object_get(o, "searched_to_step")), 59);
+    T_EQ(json_integer_value(json_object_get(o, "steps_disagreeing")), 0);
+    T_CHECK(json_is_false(json_object_get(o, "before_search")));
+    T_EQ(json_integer_value(json_object_get(json_object_get(d, "window"), "first_step")), 60);
+    T_EQ(json_integer_value(json_object_get(json_object_get(d, "window"), "last_step")), 89);
+    T_EQ(json_integer_value(json_object_get(v, "instances")), 30);
+    T_EQ(json_integer_value(json_object_get(json_object_get(v, "impact_window"), "first_step")),
+         30);
+    json_decref(d);
+    /* a fault from the first step: the onset may be older than what was searched */
+    d = verdicts(r, "gpu");
+    o = json_object_get(json_array_get(json_object_get(d, "stragglers"), 0), "onset");
+    T_EQ(json_integer_value(json_object_get(o, "step")), 0);
+    T_CHECK(json_is_true(json_object_get(o, "before_search")));
     json_decref(d);
 
     T_EQ(rs_query_stragglers(r, "nope", NULL, &d), RS_E_NOT_FOUND);
