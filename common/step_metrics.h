@@ -1,7 +1,7 @@
-/* Step metrics from kernel intervals (DESIGN.md "Steps"): the one definition of compute_time,
- * comm_time, exposed_comm, idle_time and host_gap, shared by the server's queries (which measure
- * steps from stored kernels) and the agent (which measures them before it summarizes kernels away).
- * Not thread-safe: one owner per interval set. */
+/* Step metrics from kernel intervals (docs/analysis.md "Step metrics"): the one definition of
+ * compute_time, comm_time, exposed_comm, idle_time and host_gap, shared by the server's queries
+ * (which measure steps from stored kernels) and the agent (which measures them before it summarizes
+ * kernels away). Not thread-safe: one owner per interval set. */
 #ifndef RS_COMMON_STEP_METRICS_H
 #define RS_COMMON_STEP_METRICS_H
 

@@ -4,12 +4,13 @@
  * `ProfilerStep#N` ranges. Everything else (CPU ops, runtime calls, flows, metadata) is counted and
  * skipped. Streams: memory is bounded by one batch whatever the file size.
  *
- * Accepted conventions (../shared/notes/trace-import.md): timestamps in µs (3 decimals), absolute
- * epoch µs or relative to `baseTimeNanoseconds`; current lowercase categories ("kernel",
- * "gpu_memcpy", "gpu_memset", "user_annotation", "cpu_op") and the old capitalised ones ("Kernel",
- * "Memcpy", "Memset", "Operator"); NCCL kernels recognised by name or by their "Collective name"
- * argument, communicator from "Process Group Name", sequence from "Seq" when present (else counted
- * per process group, op and stream in trace order); rank and world size from `distributedInfo`.
+ * Accepted conventions (docs/platform-facts.md "PyTorch profiler (Kineto) traces"): timestamps in
+ * µs (3 decimals), absolute epoch µs or relative to `baseTimeNanoseconds`; current lowercase
+ * categories ("kernel", "gpu_memcpy", "gpu_memset", "user_annotation", "cpu_op") and the old
+ * capitalised ones ("Kernel", "Memcpy", "Memset", "Operator"); NCCL kernels recognised by name or
+ * by their "Collective name" argument, communicator from "Process Group Name", sequence from "Seq"
+ * when present (else counted per process group, op and stream in trace order); rank and world size
+ * from `distributedInfo`.
  */
 #ifndef RS_IMPORT_KINETO_H
 #define RS_IMPORT_KINETO_H

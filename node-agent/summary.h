@@ -1,8 +1,8 @@
 /* An agent's summary of one rank (agent --summarize): instead of each kernel and copy, the server
  * gets per-window totals per kernel name and copy kind, and each step with its metrics measured
- * here (DESIGN.md "Steps", common/step_metrics.h) — the per (rank, window, step) aggregation of
- * DESIGN.md. NCCL kernels (collective records) and stall counts still go as they are: collectives
- * are matched across ranks one by one.
+ * here (docs/analysis.md "Step metrics", common/step_metrics.h) — the per (rank, window, step)
+ * aggregation the agent does (docs/architecture.md). NCCL kernels (collective records) and stall
+ * counts still go as they are: collectives are matched across ranks one by one.
  *
  * Records are absorbed as they come; what is ready is emitted at each flush:
  *  - a window [start, start + window_ns) once the rank's records reach RS_SUMMARY_SETTLE_NS past

@@ -90,8 +90,8 @@ enum rs_collector_flag {
 
 /* comm_hash of a collective whose communicator is unknown (no NCCL profiler plugin, no process
  * group name in an imported trace): the instance is named by its NCCL stream and op,
- * RS_WIRE_STREAM_COMM_TAG | stream, and numbered in order on that stream (DESIGN.md "Collective
- * matching"). */
+ * RS_WIRE_STREAM_COMM_TAG | stream, and numbered in order on that stream (docs/analysis.md
+ * "Collective matching"). */
 #define RS_WIRE_STREAM_COMM_TAG 0x5354524d00000000ull /* "STRM" */
 
 /* "AllReduce", ... ; "Unknown" for out-of-range values. */

@@ -1,4 +1,4 @@
-/* Comparison (DESIGN.md "Comparison"): two scopes — two jobs, two windows of one job, or two ranks
+/* Comparison (docs/analysis.md "Comparison"): two scopes — two jobs, two windows, or two ranks
  * — aligned by kernel name and NCCL collective op. Per item: time and calls per step on each side
  * and the change, largest change first; the items beyond `limit` are summed in "other", so the
  * changes add up to the change of the total. When both sides have PC samples, the stall-reason mix

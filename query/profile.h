@@ -2,7 +2,7 @@
  * per kernel name and per NCCL collective op, its PC-sampling stall counts per (kernel, reason),
  * how long its host threads waited for the GPU in synchronizations, per kind, and how long its
  * GPUs waited for the host to queue work (launch waits). The common ground
- * of `top`, `compare` and `stalls` (DESIGN.md "Comparison", "Stall reasons"): built by one pass
+ * of `top`, `compare` and `stalls` (docs/analysis.md "Comparison", "Stall reasons"): one pass
  * over the scope's kernel, collective, step and stall records. Pure function over a storage read
  * handle. */
 #ifndef RS_QUERY_PROFILE_H

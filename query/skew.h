@@ -1,4 +1,4 @@
-/* NCCL wait skew (DESIGN.md "NCCL wait skew"): collective instances matched across ranks by
+/* NCCL wait skew (docs/analysis.md "NCCL wait skew"): collective instances matched across ranks by
  * (communicator, op, sequence); per instance, with NCCL kernel durations d_r,
  *   wait_r = d_r - min d,  skew = max d - min d,  last arriver = argmin d
  * (clock-free: the last rank to arrive waits least); and, from start times, the arrival spread

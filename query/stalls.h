@@ -1,4 +1,4 @@
-/* Stall reasons (DESIGN.md "Stall reasons"): the PC-sampling breakdown of a job or one rank —
+/* Stall reasons (docs/analysis.md "Stall reasons"): PC-sampling breakdown of a job or one rank —
  * samples per reason, and per kernel with its reason mix — and the difference between one rank and
  * its peers: the rank asked for, or else the job's straggler when there is one. That difference is
  * a comparison (compare.h) of the peers (A) with the rank (B): kernel time per step and stall mix.

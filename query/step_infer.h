@@ -1,4 +1,4 @@
-/* Steps inferred from NCCL collectives (DESIGN.md "Steps": "otherwise inferred from the periodic
+/* Steps inferred from NCCL collectives (docs/analysis.md "Steps": "inferred from the periodic
  * pattern of NCCL collectives"), for ranks whose job marks no steps. A training step issues the
  * same collectives in the same order every time, and one gap between collectives per step is
  * consistently the longest (optimizer, forward pass, early backward):

@@ -1,4 +1,4 @@
-/* Per rank and step (DESIGN.md "Steps"): step_time, compute_time (union of non-NCCL kernel
+/* Per rank and step (docs/analysis.md "Steps"): step_time, compute_time (union of non-NCCL kernel
  * intervals), comm_time (union of NCCL kernel intervals), exposed_comm (NCCL time not overlapped by
  * compute), idle_time (no kernel running) and host_gap (from the step's start to its first kernel).
  * Steps come from the step records (NVTX markers or the simulator), each lasting until the next

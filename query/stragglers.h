@@ -1,14 +1,14 @@
-/* Stragglers (DESIGN.md "Straggler"), batch evaluation over the job's most recent windows of
+/* Stragglers (docs/analysis.md "Straggler"), batch evaluation over the job's most recent windows of
  * `window_steps` steps, or of 60 s when that is fewer steps (aligned by step number, newest
  * first). Per window and rank:
  *   slowdown_r  = median over steps of (compute + host_gap) / median over the other ranks of the
- *                 same (DESIGN.md says "over ranks"; for 2 ranks that median is their mean and
+ *                 same (not over all ranks: for 2 ranks that median is their mean and
  *                 would halve the slowdown, so peers are used — the same for many ranks)
  *   last_frac_r = fraction of the window's collective instances where r arrived last
  * A rank is a straggler when slowdown - 1 >= threshold and last_frac >= min_last_frac in each of
  * the newest `windows_required` windows. Each verdict carries: impact — job time lost, i.e. the
  * rank's per-step excess of compute + host gap over the median rank, times the steps of the run
- * (the job runs at its pace), and that as % of wall time — and peer_wait_s, DESIGN.md's sum over
+ * (the job runs at its pace), and that as % of wall time — and peer_wait_s, the sum over
  * the instances where it arrived last of the median wait of the other ranks (it counts every
  * gradient bucket, so it exceeds the time lost);
  * cause (gpu_slow / extra_work / host_side, or unknown) with evidence, since (start of the oldest
@@ -38,7 +38,7 @@
 
 struct rs_straggler_options {
     size_t window_steps;       /* 30 */
-    double window_s;           /* 60: fewer steps when 30 of them take longer (DESIGN.md: "the
+    double window_s;           /* 60: fewer steps when 30 steps take longer (docs/analysis.md: "the
                                   last 30 steps or 60 s"), at least 4; 0 = window_steps as is */
     unsigned windows_required; /* 2 */
     double threshold;          /* 0.03 */

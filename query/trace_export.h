@@ -1,5 +1,5 @@
 /* Export of a job's window as Chrome trace JSON, one file per rank (<dir>/<job>_rank<R>.json), in
- * the shape PyTorch's profiler writes (../shared/notes/trace-import.md): `distributedInfo` with the
+ * the shape PyTorch's profiler writes (docs/platform-facts.md): `distributedInfo` with the
  * rank and world size, one `baseTimeNanoseconds` shared by every rank's file so that their
  * timelines align, kernels ("kernel"), copies ("gpu_memcpy", "gpu_memset"), NCCL kernels with
  * "Collective name", "Process Group Name" and "Seq" args, and steps as `ProfilerStep#N` user

@@ -1,4 +1,4 @@
-/* Streaming straggler evaluation (DESIGN.md "Straggler", issue: "the server re-evaluates running
+/* Straggler evaluation (docs/analysis.md "Straggler", issue: "the server re-evaluates running
  * jobs continuously, not only on request"). Every `period_ms` the server evaluates, in the libuv
  * thread pool, every job that received data in the last `active_s` seconds, and keeps per job the
  * history of its verdicts on the loop thread:

@@ -177,7 +177,7 @@ enum rs_kwin_kind {
     RS_KWIN_AGENT_MEMCPY = 0x12,
 };
 
-/* Values below overflow-page size stay in leaf pages (see ../shared/notes/lmdb.md). */
+/* Values below overflow-page size stay in leaf pages (docs/platform-facts.md "LMDB"). */
 #define RS_STORE_CHUNK_BYTES 1900u
 
 #define RS_VALUE_VERSION 1u

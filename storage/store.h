@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Metrics of one step of one rank (DESIGN.md "Steps"; computed by query/steps.h). */
+/* Metrics of one step of one rank (docs/analysis.md "Step metrics"; computed by query/steps.h). */
 struct rs_step_summary {
     uint64_t step, start_ns, end_ns;
     uint64_t step_ns, compute_ns, comm_ns, exposed_comm_ns, idle_ns, host_gap_ns;

@@ -1,4 +1,4 @@
-/* Who this training process is, from its environment (DESIGN.md "Identity"): job from
+/* Who this training process is, from its environment (docs/analysis.md "Identity"): job from
  * RANKSCOPE_JOB_ID, else SLURM_JOB_ID, TORCHELASTIC_RUN_ID, a hash of MASTER_ADDR:MASTER_PORT,
  * else "unknown-<host>-<pid>"; rank, local rank and world size from the launcher's variables
  * (torchrun, Open MPI, PMI/MPICH, Slurm). Unknown identity is still an identity, never a reason to

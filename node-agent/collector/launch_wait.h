@@ -1,5 +1,5 @@
-/* Launch waits: GPU time lost because the host had not yet queued the work (DESIGN.md
- * "Straggler", cause host_side). A device is idle in [g0, g1) when no kernel, copy or memset of
+/* Launch waits: GPU time lost because the host had not yet queued the work (docs/analysis.md
+ * "Launch waits", cause host_side). A device is idle in [g0, g1) when no kernel, copy or memset of
  * the process runs on it; the work that ends the gap was queued by the host at q (CUPTI's latency
  * timestamp). When q > g0 the GPU waited for the host from g0 to min(q, g1): that part is a launch
  * wait (a data loader, Python, a host synchronization, a slow launch path). The rest of the gap,

@@ -1,5 +1,5 @@
 /* The simulator's step template: one training step of a real data-parallel job, kernel by kernel,
- * measured from the PyTorch profiler traces in ../shared/data/kineto-h200x2 (DDP, 4 x
+ * measured from the PyTorch profiler traces in tests/fixtures/kineto-h200x2 (DDP, 4 x
  * Linear(8192, 8192) + GELU, batch 1024, SGD, 2 x H200, NCCL 2.28.9; baseline rank 0, one step).
  * Durations are the traced medians; names are the traced kernel names. */
 #ifndef RS_SIM_PROFILE_H

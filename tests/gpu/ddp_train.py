@@ -1,8 +1,9 @@
 """A small PyTorch DDP training job for tests/gpu/ and tests/bench/ (run under torchrun).
 
-Model and sizes follow the fixtures in ../shared/data (Linear + GELU layers, SGD). Options add a
-GPU straggler (extra matmuls on one rank), DataLoader worker processes (fork), and torch.profiler
-running in the same process. Rank 0 prints one JSON line with per-step times (CUDA events).
+The model follows the fixtures in tests/fixtures/kineto-h200x2 (Linear + GELU layers, SGD; their
+job had layers of 8192, --size 8192). Options add a GPU straggler (extra matmuls on one rank),
+DataLoader worker processes (fork), and torch.profiler running in the same process. Rank 0 prints
+one JSON line with per-step times (CUDA events).
 """
 import argparse
 import json
