@@ -11,9 +11,9 @@ static void
 key_at(struct rs_key_awin *k, const uint8_t *rank_key, uint32_t block, int kind, uint64_t start,
        uint16_t part)
 {
-    memcpy(k->job_id, rank_key, 8);
+    memcpy(k->job_id, rank_key, RS_KEY_JOB_PREFIX);
     rs__be32_put(k->block, block);
-    memcpy(k->rank, rank_key + 8, 4);
+    memcpy(k->rank, rank_key + RS_KEY_JOB_PREFIX, sizeof k->rank);
     k->kind[0] = 0;
     k->kind[1] = (uint8_t)kind;
     rs__be64_put(k->start_ns, start);
@@ -38,9 +38,10 @@ rs__awin_key(struct rs_key_awin *k, const uint8_t *rank_key, int kind, uint64_t 
 static bool
 walk_has(const struct rs__awin_walk *w, const struct rs_key_awin *k)
 {
-    return memcmp(k->job_id, w->rank_key, 8) == 0 && rs__be32_get(k->block) == w->block &&
-           memcmp(k->rank, w->rank_key + 8, 4) == 0 && k->kind[0] == 0 &&
-           k->kind[1] == (uint8_t)w->kind;
+    return memcmp(k->job_id, w->rank_key, RS_KEY_JOB_PREFIX) == 0 &&
+           rs__be32_get(k->block) == w->block &&
+           memcmp(k->rank, w->rank_key + RS_KEY_JOB_PREFIX, sizeof k->rank) == 0 &&
+           k->kind[0] == 0 && k->kind[1] == (uint8_t)w->kind;
 }
 
 int
@@ -76,7 +77,7 @@ rs__awin_next(struct rs__awin_walk *w, MDB_val *k, MDB_val *v)
         if (k->mv_size != sizeof at)
             return RS_E_CORRUPT;
         const struct rs_key_awin *got = k->mv_data;
-        if (memcmp(got->job_id, w->rank_key, 8) != 0)
+        if (memcmp(got->job_id, w->rank_key, RS_KEY_JOB_PREFIX) != 0)
             return MDB_NOTFOUND; /* past the job's last block */
         if (walk_has(w, got))
             goto found;

@@ -136,8 +136,8 @@ seek(MDB_cursor *c, const uint8_t *job_id, const uint8_t *comm_op, uint64_t bloc
     struct rs_key_coll key;
 
     memset(&key, 0, sizeof key);
-    memcpy(key.job_id, job_id, 8);
-    memcpy(key.comm_hash, comm_op, 9); /* comm_hash[8] and op[1] are adjacent */
+    memcpy(key.job_id, job_id, RS_KEY_JOB_PREFIX);
+    memcpy(key.comm_hash, comm_op, RS_COLL_COMM_OP); /* comm_hash and op are adjacent */
     rs__be64_put(key.block, block);
     *k = (MDB_val){sizeof key, &key};
     int rc = mdb_cursor_get(c, k, v, MDB_SET_RANGE);
@@ -151,7 +151,8 @@ static bool
 in_group(const MDB_val *k, const uint8_t *job_id, const uint8_t *comm_op)
 {
     const struct rs_key_coll *key = k->mv_data;
-    return memcmp(key->job_id, job_id, 8) == 0 && memcmp(key->comm_hash, comm_op, 9) == 0;
+    return memcmp(key->job_id, job_id, RS_KEY_JOB_PREFIX) == 0 &&
+           memcmp(key->comm_hash, comm_op, RS_COLL_COMM_OP) == 0;
 }
 
 /* The first block of the group whose first record starts at or after t (or past the group). */
@@ -186,7 +187,7 @@ first_block_at(MDB_cursor *c, const uint8_t *job_id, const uint8_t *comm_op, uin
 static int
 scan(rs_store_read *r, const char *job, struct walk proto)
 {
-    uint8_t job_id[8], comm_op[9];
+    uint8_t job_id[RS_KEY_JOB_PREFIX], comm_op[RS_COLL_COMM_OP];
     struct block b = {0};
     MDB_cursor *c;
     MDB_val k, v;
@@ -201,9 +202,9 @@ scan(rs_store_read *r, const char *job, struct walk proto)
         if ((rc = seek(c, job_id, comm_op, 0, &k, &v)) != 0)
             break;
         const struct rs_key_coll *key = k.mv_data;
-        if (memcmp(key->job_id, job_id, 8) != 0)
+        if (memcmp(key->job_id, job_id, sizeof job_id) != 0)
             break;
-        memcpy(comm_op, key->comm_hash, 9);
+        memcpy(comm_op, key->comm_hash, sizeof comm_op);
         uint64_t start = rs__be64_get(key->block);
         if (proto.ranged) {
             if ((rc = first_block_at(c, job_id, comm_op, start, UINT64_MAX, proto.from, &start)) !=
@@ -223,8 +224,8 @@ scan(rs_store_read *r, const char *job, struct walk proto)
         }
         if (rc != 0 && rc != MDB_NOTFOUND)
             break;
-        /* next group: (comm, op) + 1 as a 9-byte big-endian number */
-        int i = 8;
+        /* next group: (comm, op) + 1 as a big-endian number */
+        int i = (int)sizeof comm_op - 1;
         while (i >= 0 && ++comm_op[i] == 0)
             i--;
         if (i < 0) {

@@ -6,13 +6,14 @@
 
 #include <string.h>
 
-/* Deletes up to *budget entries whose key starts with the 8-byte job id; returns 0 with *budget
+/* Deletes up to *budget entries whose key starts with the job id (RS_KEY_JOB_PREFIX bytes);
+ * returns 0 with *budget
  * reduced by what was deleted, or an LMDB error. */
 static int
 delete_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *job_id, size_t *budget, uint64_t *deleted)
 {
     MDB_cursor *c;
-    MDB_val k = {8, (void *)job_id}, v;
+    MDB_val k = {RS_KEY_JOB_PREFIX, (void *)job_id}, v;
     int rc = mdb_cursor_open(txn, dbi, &c);
 
     if (rc != 0)
@@ -20,10 +21,10 @@ delete_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *job_id, size_t *budget, 
     /* Seek the prefix again after each delete: a cursor's position after deleting the last
      * entry of a database is not one to read from (LMDB answers EINVAL). */
     while (*budget > 0) {
-        k = (MDB_val){8, (void *)job_id};
+        k = (MDB_val){RS_KEY_JOB_PREFIX, (void *)job_id};
         if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) != 0)
             break;
-        if (k.mv_size < 8 || memcmp(k.mv_data, job_id, 8) != 0)
+        if (k.mv_size < RS_KEY_JOB_PREFIX || memcmp(k.mv_data, job_id, RS_KEY_JOB_PREFIX) != 0)
             break;
         if ((rc = mdb_cursor_del(c, 0)) != 0)
             break;
@@ -41,7 +42,7 @@ rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint
     rs_store *s = w->store;
     MDB_val jk = {strlen(job), (void *)job}, jv;
     MDB_dbi dbis[] = {s->series, s->kwin, s->awin, s->steps, s->stepsum, s->colls, s->ranks};
-    uint8_t job_id[8];
+    uint8_t job_id[RS_KEY_JOB_PREFIX];
     size_t budget = max_entries;
     int rc;
 

@@ -162,11 +162,11 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
 {
     struct rs__kwin_sums sums = {NULL, 0, 0};
     uint64_t windows = 0, now = b->clock.realtime_ns ? b->clock.realtime_ns : UINT64_MAX;
-    uint8_t rank_key[12];
+    uint8_t rank_key[RS_KEY_RANK_PREFIX];
     int rc = 0;
 
     rs__be64_put(rank_key, job_id);
-    rs__be32_put(rank_key + 8, b->identity.rank);
+    rs__be32_put(rank_key + RS_KEY_JOB_PREFIX, b->identity.rank);
     for (uint32_t i = 0; i < b->n_kernel_totals && rc == 0; i++) {
         const struct rs_kernel_total *t = &b->kernel_totals[i];
         struct rs__kwin_sum x = {t->window_start_ns,

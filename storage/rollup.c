@@ -17,6 +17,9 @@
 
 _Static_assert(sizeof(struct rs_kernel_value) == sizeof(struct rs_memcpy_value),
                "one chunk buffer serves both kinds");
+_Static_assert(sizeof(((struct rs_store_rollup *)0)->resume) == RS_KEY_RANK_PREFIX &&
+                   sizeof(((struct rs_store_rollup *)0)->job_id) == RS_KEY_JOB_PREFIX,
+               "store.h's rollup state holds a rank key and a job id");
 
 /* The contribution of one raw value of `kind` (kernel or memcpy, same size) to its window. */
 static struct rs__kwin_sum
@@ -35,7 +38,8 @@ record_sum(int kind, const struct rs_kernel_value *raw, uint64_t window_ns)
     return x;
 }
 
-/* The first entry of one (job, rank, kind) — the 14 bytes `from` starts with — in c's database,
+/* The first entry of one (job, rank, kind) — the RS_KEY_KIND_PREFIX bytes `from` starts with — in
+ * c's database,
  * whose keys are `key_size` bytes: 0 (k, v set), MDB_NOTFOUND (none left) or an LMDB error.
  * Entries are taken from the front and deleted, so each call seeks again (a cursor's position
  * after a delete is not one to read from). */
@@ -44,7 +48,7 @@ first_of_kind(MDB_cursor *c, const void *from, size_t key_size, MDB_val *k, MDB_
 {
     *k = (MDB_val){key_size, (void *)from};
     int rc = mdb_cursor_get(c, k, v, MDB_SET_RANGE);
-    if (rc == 0 && (k->mv_size != key_size || memcmp(k->mv_data, from, 14) != 0))
+    if (rc == 0 && (k->mv_size != key_size || memcmp(k->mv_data, from, RS_KEY_KIND_PREFIX) != 0))
         rc = MDB_NOTFOUND;
     return rc;
 }
@@ -63,8 +67,7 @@ rollup_series(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank
 
     *more = false;
     memset(&from, 0, sizeof from);
-    memcpy(from.job_id, rank_key, 8);
-    memcpy(from.rank, rank_key + 8, 4);
+    memcpy(&from, rank_key, RS_KEY_RANK_PREFIX); /* job_id, rank */
     from.kind[1] = (uint8_t)kind;
     if ((rc = mdb_cursor_open(w->txn, w->store->series, &c)) != 0)
         return rs__store_err(rc);
@@ -172,7 +175,7 @@ coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8
     *more = false;
     memset(&a, 0, sizeof a);
     a.walk = (struct rs__awin_walk){NULL, rank_key, kind, 0, horizon, 0, false};
-    memcpy(a.from.job_id, rank_key, 12);
+    memcpy(&a.from, rank_key, RS_KEY_RANK_PREFIX); /* job_id, rank */
     a.from.kind[1] = (uint8_t)kind;
     if ((rc = mdb_cursor_open(w->txn, w->store->kwin, &a.kwin)) != 0)
         return rs__store_err(rc);
