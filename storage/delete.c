@@ -7,8 +7,7 @@
 #include <string.h>
 
 /* Deletes up to *budget entries whose key starts with the job id (RS_KEY_JOB_PREFIX bytes);
- * returns 0 with *budget
- * reduced by what was deleted, or an LMDB error. */
+ * returns 0 with *budget reduced by what was deleted, or a storage error. */
 static int
 delete_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *job_id, size_t *budget, uint64_t *deleted)
 {
@@ -17,7 +16,7 @@ delete_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *job_id, size_t *budget, 
     int rc = mdb_cursor_open(txn, dbi, &c);
 
     if (rc != 0)
-        return rc;
+        return rs__store_err(rc);
     /* Seek the prefix again after each delete: a cursor's position after deleting the last
      * entry of a database is not one to read from (LMDB answers EINVAL). */
     while (*budget > 0) {
@@ -32,7 +31,7 @@ delete_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *job_id, size_t *budget, 
         (*deleted)++;
     }
     mdb_cursor_close(c);
-    return rc == MDB_NOTFOUND || rc == 0 ? 0 : rc;
+    return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
 }
 
 int
@@ -54,7 +53,7 @@ rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint
     rs__be64_put(job_id, rs__store_job_id(job));
     for (size_t i = 0; i < sizeof dbis / sizeof dbis[0]; i++)
         if ((rc = delete_prefix(w->txn, dbis[i], job_id, &budget, deleted)) != 0)
-            return rs__store_err(rc);
+            return rc;
     if (budget == 0)
         return 0; /* more may be left: the caller commits and calls again */
     /* Everything else is gone: the job entry goes last, so a crash never leaves data of a job

@@ -412,7 +412,7 @@ awin_scan(rs_store_read *r, const uint8_t *rank_key, uint64_t t0, struct windows
         if ((rc = visit_window(ctx, rs__be64_get(key->start_ns), walk.kind, &v)) != 0)
             goto out; /* (the callback's own value) */
     }
-    rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+    rc = rc == RS_E_NOT_FOUND ? 0 : rc;
 out:
     mdb_cursor_close(c);
     return rc;

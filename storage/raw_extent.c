@@ -49,10 +49,10 @@ rs__store_step_at_or_after(MDB_cursor *c, const uint8_t *rank_key, uint64_t from
     memcpy(&key, rank_key, RS_KEY_RANK_PREFIX);
     rs__be64_put(key.step, from);
     if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) != 0)
-        return rc;
+        return rs__store_err(rc);
     if (k.mv_size != sizeof key || memcmp(k.mv_data, rank_key, RS_KEY_RANK_PREFIX) != 0 ||
         v.mv_size < sizeof *sv)
-        return MDB_NOTFOUND; /* (measured steps' values start with the same times) */
+        return RS_E_NOT_FOUND; /* (measured steps' values start with the same times) */
     *num = rs__be64_get(((const struct rs_key_step *)k.mv_data)->step);
     memcpy(sv, v.mv_data, sizeof *sv);
     return 0;
@@ -77,7 +77,7 @@ rs__store_step_holding(MDB_txn *txn, const rs_store *s, const uint8_t *rank_key,
     hi = UINT64_MAX;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2 + 1;
-        if ((rc = rs__store_step_at_or_after(c, rank_key, mid, &num, &sv)) == MDB_NOTFOUND ||
+        if ((rc = rs__store_step_at_or_after(c, rank_key, mid, &num, &sv)) == RS_E_NOT_FOUND ||
             (rc == 0 && sv.start_ns > t)) {
             hi = mid - 1;
             rc = 0;
@@ -91,7 +91,7 @@ rs__store_step_holding(MDB_txn *txn, const rs_store *s, const uint8_t *rank_key,
     *found = true;
 out:
     mdb_cursor_close(c);
-    return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+    return rc == RS_E_NOT_FOUND ? 0 : rc;
 }
 
 int

@@ -39,18 +39,17 @@ record_sum(int kind, const struct rs_kernel_value *raw, uint64_t window_ns)
 }
 
 /* The first entry of one (job, rank, kind) — the RS_KEY_KIND_PREFIX bytes `from` starts with — in
- * c's database,
- * whose keys are `key_size` bytes: 0 (k, v set), MDB_NOTFOUND (none left) or an LMDB error.
- * Entries are taken from the front and deleted, so each call seeks again (a cursor's position
- * after a delete is not one to read from). */
+ * c's database, whose keys are `key_size` bytes: 0 (k, v set), RS_E_NOT_FOUND (none left) or a
+ * storage error. Entries are taken from the front and deleted, so each call seeks again (a
+ * cursor's position after a delete is not one to read from). */
 static int
 first_of_kind(MDB_cursor *c, const void *from, size_t key_size, MDB_val *k, MDB_val *v)
 {
     *k = (MDB_val){key_size, (void *)from};
     int rc = mdb_cursor_get(c, k, v, MDB_SET_RANGE);
     if (rc == 0 && (k->mv_size != key_size || memcmp(k->mv_data, from, RS_KEY_KIND_PREFIX) != 0))
-        rc = MDB_NOTFOUND;
-    return rc;
+        return RS_E_NOT_FOUND;
+    return rs__store_err(rc);
 }
 
 /* Rolls up one rank's raw chunks of `kind` that start before `horizon`, within *budget records.
@@ -73,7 +72,7 @@ rollup_series(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank
         return rs__store_err(rc);
     for (;;) {
         if ((rc = first_of_kind(c, &from, sizeof from, &k, &v)) != 0) {
-            rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+            rc = rc == RS_E_NOT_FOUND ? 0 : rc;
             break;
         }
         const struct rs_key_series *key = k.mv_data;
@@ -106,12 +105,10 @@ rollup_series(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank
         }
         if (rc != 0)
             goto out;
-        if ((rc = mdb_cursor_del(c, 0)) != 0 ||
-            (n_keep > 0 && (rc = rs__store_put_chunk(w, &from, keep_start, keep,
-                                                     n_keep * sizeof keep[0])) != 0)) {
-            rc = rs__store_err(rc);
+        if ((rc = rs__store_err(mdb_cursor_del(c, 0))) != 0 ||
+            (n_keep > 0 &&
+             (rc = rs__store_put_chunk(w, &from, keep_start, keep, n_keep * sizeof keep[0])) != 0))
             goto out;
-        }
         ru->chunks++;
     }
     if (rc != 0)
@@ -132,7 +129,7 @@ struct agent_windows {
 };
 
 /* The first agent window that remains (kwin's first): 0 with k, v, *start and *part set and the
- * cursor *c on it, MDB_NOTFOUND when none starts before the walk's `until`, or an error. */
+ * cursor *c on it, RS_E_NOT_FOUND when none starts before the walk's `until`, or an error. */
 static int
 first_agent_window(struct agent_windows *a, MDB_cursor **c, MDB_val *k, MDB_val *v, uint64_t *start,
                    uint16_t *part)
@@ -146,7 +143,7 @@ first_agent_window(struct agent_windows *a, MDB_cursor **c, MDB_val *k, MDB_val 
         *part = rs__be16_get(key->part);
         if (*start < a->walk.until)
             return 0;
-    } else if (rc != MDB_NOTFOUND) {
+    } else if (rc != RS_E_NOT_FOUND) {
         return rc;
     }
     a->walk.on = false; /* (the window before was deleted) */
@@ -189,7 +186,7 @@ coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8
         uint64_t start, window_ns = 0;
         uint16_t part; /* (read before the delete) */
         if ((rc = first_agent_window(&a, &c, &k, &v, &start, &part)) != 0) {
-            rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+            rc = rc == RS_E_NOT_FOUND ? 0 : rc;
             break;
         }
         if (*budget == 0 && part == 0) {
@@ -207,10 +204,8 @@ coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8
             for (size_t i = before; i < sums.n; i++)
                 sums.v[i].window_ns = start + window_ns - co.window;
         *budget -= sums.n - before < *budget ? sums.n - before : *budget;
-        if ((rc = mdb_cursor_del(c, 0)) != 0) {
-            rc = rs__store_err(rc);
+        if ((rc = rs__store_err(mdb_cursor_del(c, 0))) != 0)
             break;
-        }
         ru->agent_windows += part == 0;
     }
     if (rc == 0 && sums.n > 0)

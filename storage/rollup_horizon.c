@@ -81,7 +81,7 @@ cap_at_unsummarized(rs_store_write *w, const uint8_t *rank_key, uint64_t from_ns
         MDB_val k = {sizeof key, &key}, v;
         memcpy(&key, rank_key, RS_KEY_RANK_PREFIX); /* job_id, rank */
         rs__be64_put(key.step, num);
-        if ((rc = mdb_get(w->txn, w->store->stepsum, &k, &v)) == MDB_NOTFOUND) {
+        if ((rc = rs__store_err(mdb_get(w->txn, w->store->stepsum, &k, &v))) == RS_E_NOT_FOUND) {
             *horizon = sv.start_ns;
             rc = 0;
             break;
@@ -91,7 +91,7 @@ cap_at_unsummarized(rs_store_write *w, const uint8_t *rank_key, uint64_t from_ns
         num++;
     }
     mdb_cursor_close(c);
-    return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+    return rc == RS_E_NOT_FOUND ? 0 : rc;
 }
 
 int

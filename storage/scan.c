@@ -257,7 +257,7 @@ series_scan(rs_store_read *r, const char *job, uint32_t rank, int kind, uint64_t
     from.kind[1] = (uint8_t)kind;
     rs__be64_put(from.start_ns, t0);
     if (!(ctx->names = calloc(1, sizeof *ctx->names)))
-        return -12;
+        return -ENOMEM;
     rc = rs__store_prefix_scan(r, r->store->series, &from, RS_KEY_KIND_PREFIX, &from, sizeof from,
                                visit, ctx);
     rs__name_cache_fini(ctx->names);
