@@ -9,6 +9,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/util/platform.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -226,7 +227,7 @@ rs_forward_push(rs_forward *f, uint64_t seq, uint8_t *data, size_t len, int from
     if (!it) {
         free(data);
         f->stats.dropped_batches++;
-        return -12;
+        return -ENOMEM;
     }
     if (f->opts.spool && !from_spool && (rc = rs_spool_put(f->opts.spool, seq, data, len))) {
         rs_log_limited(30, RS_LOG_ERROR, "RS-AGENT-SPOOL", "cannot spool batch %llu: %s",
@@ -263,7 +264,7 @@ rs_forward_start(uv_loop_t *loop, const struct rs_forward_options *opts, rs_forw
     int rv;
 
     if (!f)
-        return -12;
+        return -ENOMEM;
     f->loop = loop;
     f->opts = *opts;
     if (f->opts.window == 0)

@@ -8,6 +8,7 @@
 #include "common/utf8.h"
 #include "rankscope.pb-c.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,7 +294,7 @@ rank_to_pb(struct arena *a, const struct rs_rank_batch *b, Rankscope__V1__RankBa
         !ARENA_ARRAY(a, sp, s, b->n_steps) || !ARENA_ARRAY(a, xp, x, b->n_stalls) ||
         !(sm = arena_alloc(a, b->n_steps, sizeof *sm)) ||
         !ARENA_ARRAY(a, ktp, kt, b->n_kernel_totals) || !ARENA_ARRAY(a, ctp, ct, b->n_copy_totals))
-        return -12; /* -ENOMEM */
+        return -ENOMEM;
     base = batch_base(b);
     rankscope__v1__rank_batch__init(pb);
     rankscope__v1__rank_identity__init(id);
@@ -456,7 +457,7 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
     kt = arena_alloc(a, pb->n_kernel_totals, sizeof *kt);
     ct = arena_alloc(a, pb->n_copy_totals, sizeof *ct);
     if (!k || !m || !c || !s || !x || !kt || !ct)
-        return -12;
+        return -ENOMEM;
     b->identity.job = pb->identity->job;
     b->identity.rank = pb->identity->rank;
     b->identity.local_rank = pb->identity->local_rank;
@@ -616,7 +617,7 @@ rs_wire_rank_frame_decode(const uint8_t *buf, size_t len, size_t max_len, rs_wir
         return RS_E_TOO_BIG;
     f = calloc(1, sizeof *f);
     if (!f)
-        return -12;
+        return -ENOMEM;
     ProtobufCAllocator alloc = arena_allocator(&f->arena);
     f->pb = rankscope__v1__rank_batch__unpack(&alloc, len, buf);
     if (!f->pb) {
@@ -716,7 +717,7 @@ rs_wire_agent_batch_encode(const struct rs_agent_batch *b, uint8_t **out, size_t
     rankscope__v1__agent_hello__init(&hello);
     rankscope__v1__clock_pair__init(&clock);
     if (!ARENA_ARRAY(&a, rp, r, b->n_ranks)) {
-        rc = -12;
+        rc = -ENOMEM;
         goto out;
     }
     for (uint32_t i = 0; i < b->n_ranks; i++) {
@@ -747,7 +748,7 @@ rs_wire_agent_batch_encode(const struct rs_agent_batch *b, uint8_t **out, size_t
     }
     buf = malloc(n ? n : 1);
     if (!buf) {
-        rc = -12;
+        rc = -ENOMEM;
         goto out;
     }
     *out_len = rankscope__v1__agent_batch__pack(&pb, buf);
@@ -765,7 +766,7 @@ hash_strings(struct arena *a, struct rs_rank_batch *b)
     uint64_t *h = arena_alloc(a, b->n_strings, sizeof *h);
 
     if (!h)
-        return -12;
+        return -ENOMEM;
     for (uint32_t i = 0; i < b->n_strings; i++)
         h[i] = b->strings[i] ? rs_hash_fnv1a64(b->strings[i], strlen(b->strings[i])) : 0;
     b->string_hashes = h;
@@ -784,7 +785,7 @@ rs_wire_agent_batch_decode(const uint8_t *buf, size_t len, rs_wire_agent_batch *
         return RS_E_TOO_BIG;
     w = calloc(1, sizeof *w);
     if (!w)
-        return -12;
+        return -ENOMEM;
     ProtobufCAllocator alloc = arena_allocator(&w->arena);
     w->pb = rankscope__v1__agent_batch__unpack(&alloc, len, buf);
     pb = w->pb;
@@ -808,7 +809,7 @@ rs_wire_agent_batch_decode(const uint8_t *buf, size_t len, rs_wire_agent_batch *
     }
     ranks = arena_alloc(&w->arena, pb->n_ranks, sizeof *ranks);
     if (!ranks) {
-        rc = -12;
+        rc = -ENOMEM;
         goto fail;
     }
     for (size_t i = 0; i < pb->n_ranks; i++)

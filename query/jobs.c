@@ -3,6 +3,8 @@
 
 #include "common/error.h"
 
+#include <errno.h>
+
 static json_t *
 job_json(const struct rs_job_info *j)
 {
@@ -25,7 +27,7 @@ add_job(void *arg, const struct rs_job_info *job)
     json_t *j = job_json(job);
 
     if (!j || json_array_append_new(ctx->list, j) != 0)
-        return -12;
+        return -ENOMEM;
     return ctx->limit && json_array_size(ctx->list) >= ctx->limit ? 1 : 0;
 }
 
@@ -36,14 +38,14 @@ rs_query_jobs(rs_store_read *r, size_t limit, json_t **out)
     int rc;
 
     if (!ctx.list)
-        return -12;
+        return -ENOMEM;
     rc = rs_store_jobs_scan(r, add_job, &ctx);
     if (rc < 0) {
         json_decref(ctx.list);
         return rc;
     }
     *out = json_pack("{s:o}", "jobs", ctx.list);
-    return *out ? 0 : -12;
+    return *out ? 0 : -ENOMEM;
 }
 
 static double
@@ -88,7 +90,7 @@ add_rank(void *arg, const struct rs_rank_info *r)
 
     if (!j || json_object_set_new(j, "collector", collector_json(r)) != 0 ||
         json_array_append_new(list, j) != 0)
-        return -12;
+        return -ENOMEM;
     return 0;
 }
 
@@ -102,11 +104,11 @@ rs_query_ranks(rs_store_read *r, const char *job, json_t **out)
     if (rc != 0)
         return rc;
     if (!(list = json_array()))
-        return -12;
+        return -ENOMEM;
     if ((rc = rs_store_ranks_scan(r, job, add_rank, list)) != 0) {
         json_decref(list);
         return rc;
     }
     *out = json_pack("{s:o, s:o}", "job", job_json(&info), "ranks", list);
-    return *out ? 0 : -12;
+    return *out ? 0 : -ENOMEM;
 }

@@ -4,6 +4,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -455,7 +456,7 @@ rs_http_start(uv_loop_t *loop, const struct rs_http_options *opts, rs_http_handl
     rs_http *h = calloc(1, sizeof *h);
 
     if (!h)
-        return -12;
+        return -ENOMEM;
     h->loop = loop;
     h->opts = *opts;
     h->handler = handler;

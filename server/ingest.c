@@ -8,6 +8,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/supplemental/util/platform.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,7 +231,7 @@ rs_ingest_start(uv_loop_t *loop, const struct rs_ingest_options *opts, rs_writer
     int rv;
 
     if (!ing)
-        return -12;
+        return -ENOMEM;
     ing->loop = loop;
     ing->writer = writer;
     ing->counters = counters;

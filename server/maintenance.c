@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "server/server_int.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -126,7 +127,7 @@ rs_maintenance_start(struct rs_server *srv, const struct rs_maintenance_options 
     if (o->raw_retention_s && o->rollup_window_s == 0)
         return -22; /* EINVAL */
     if (!(m = calloc(1, sizeof *m)))
-        return -12;
+        return -ENOMEM;
     m->srv = srv;
     m->o = *o;
     uv_timer_init(&srv->loop, &m->timer);

@@ -1,6 +1,7 @@
 /* Cross-thread calls onto the loop (see post.h). */
 #include "server/post.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -44,7 +45,7 @@ rs_post_new(uv_loop_t *loop, rs_post **out)
     rs_post *p = calloc(1, sizeof *p);
 
     if (!p)
-        return -12;
+        return -ENOMEM;
     pthread_mutex_init(&p->lock, NULL);
     p->tail = &p->head;
     uv_async_init(loop, &p->async, on_async);
@@ -70,7 +71,7 @@ rs_post_call(rs_post *p, void (*fn)(void *), void *arg)
     struct rs_post_node *n = malloc(sizeof *n);
 
     if (!n)
-        return -12;
+        return -ENOMEM;
     *n = (struct rs_post_node){NULL, fn, arg, 1};
     enqueue(p, n);
     return 0;

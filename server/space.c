@@ -6,6 +6,7 @@
 #include "server/job_delete.h"
 #include "server/server_int.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,7 +119,7 @@ rs_space_start(struct rs_server *srv, uint64_t budget_bytes, unsigned check_ms, 
     rs_space *s = calloc(1, sizeof *s);
 
     if (!s)
-        return -12;
+        return -ENOMEM;
     s->srv = srv;
     s->budget_bytes = budget_bytes;
     uv_timer_init(&srv->loop, &s->timer);

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/log.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -188,7 +189,7 @@ rs_writer_start(rs_store *store, const struct rs_writer_options *opts, struct rs
     int rc;
 
     if (!w)
-        return -12;
+        return -ENOMEM;
     w->store = store;
     w->counters = counters;
     w->opts = *opts;
@@ -223,7 +224,7 @@ rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn don
     else if (w->queued >= w->opts.max_queue)
         rc = RS_E_FULL;
     else if (!(it = malloc(sizeof *it)))
-        rc = -12;
+        rc = -ENOMEM;
     if (rc == 0) {
         *it = (struct item){NULL, batch, done, arg};
         *w->tail = it;
@@ -243,7 +244,7 @@ rs_writer_submit_task(rs_writer *w, rs_writer_step_fn step, rs_writer_task_done_
     int rc = 0;
 
     if (!t)
-        return -12;
+        return -ENOMEM;
     *t = (struct task){NULL, step, done, arg};
     pthread_mutex_lock(&w->lock);
     if (w->stopping)

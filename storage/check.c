@@ -239,8 +239,8 @@ visit_awin(struct check *c, const MDB_val *k, const MDB_val *v)
     if (!window_sizes_ok(c, "awin", k, sizeof *key, v))
         return;
     struct rs_key_rank rk;
-    memcpy(rk.job_id, key->job_id, 8);
-    memcpy(rk.rank, key->rank, 4);
+    memcpy(rk.job_id, key->job_id, sizeof rk.job_id);
+    memcpy(rk.rank, key->rank, sizeof rk.rank);
     if (!c->awin_rank_known || memcmp(&rk, &c->awin_rank, sizeof rk) != 0) {
         MDB_val rkv = {sizeof rk, &rk}, rv;
         struct rs_rank_value rank;

@@ -41,7 +41,8 @@ valid_entry(const MDB_val *k, const MDB_val *v)
 }
 
 /* Reads the block whose first entry the cursor holds in (k, v), leaving (k, v) at the entry after
- * it. Returns 0 (rc_next: that entry's MDB code), RS_E_CORRUPT or -ENOMEM. */
+ * it. Returns 0 (*rc_next: that entry's code: 0, RS_E_NOT_FOUND past the last, or a storage error),
+ * RS_E_CORRUPT or -ENOMEM. */
 static int
 block_read(MDB_cursor *c, MDB_val *k, MDB_val *v, struct block *b, int *rc_next)
 {
@@ -79,7 +80,7 @@ block_read(MDB_cursor *c, MDB_val *k, MDB_val *v, struct block *b, int *rc_next)
         start[s] += start[s - 1];
     for (size_t i = 0; i < b->n; i++)
         b->sorted[start[b->v[i].seq_in_block]++] = b->v[i];
-    *rc_next = rc;
+    *rc_next = rs__store_err(rc);
     return 0;
 }
 
@@ -128,7 +129,8 @@ block_emit(const struct block *b, struct walk *w)
     return 0;
 }
 
-/* Positions c at the first key >= (job, comm, op, block) and reads it. */
+/* Positions c at the first key >= (job, comm, op, block) and reads it: 0, RS_E_NOT_FOUND (no such
+ * key), RS_E_CORRUPT or a storage error. */
 static int
 seek(MDB_cursor *c, const uint8_t *job_id, const uint8_t *comm_op, uint64_t block, MDB_val *k,
      MDB_val *v)
@@ -136,14 +138,14 @@ seek(MDB_cursor *c, const uint8_t *job_id, const uint8_t *comm_op, uint64_t bloc
     struct rs_key_coll key;
 
     memset(&key, 0, sizeof key);
-    memcpy(key.job_id, job_id, 8);
-    memcpy(key.comm_hash, comm_op, 9); /* comm_hash[8] and op[1] are adjacent */
+    memcpy(key.job_id, job_id, RS_KEY_JOB_PREFIX);
+    memcpy(key.comm_hash, comm_op, RS_COLL_COMM_OP); /* comm_hash and op are adjacent */
     rs__be64_put(key.block, block);
     *k = (MDB_val){sizeof key, &key};
     int rc = mdb_cursor_get(c, k, v, MDB_SET_RANGE);
     if (rc == 0 && !valid_entry(k, v))
         return RS_E_CORRUPT;
-    return rc;
+    return rs__store_err(rc);
 }
 
 /* Whether k is in (job, comm, op). */
@@ -151,7 +153,8 @@ static bool
 in_group(const MDB_val *k, const uint8_t *job_id, const uint8_t *comm_op)
 {
     const struct rs_key_coll *key = k->mv_data;
-    return memcmp(key->job_id, job_id, 8) == 0 && memcmp(key->comm_hash, comm_op, 9) == 0;
+    return memcmp(key->job_id, job_id, RS_KEY_JOB_PREFIX) == 0 &&
+           memcmp(key->comm_hash, comm_op, RS_COLL_COMM_OP) == 0;
 }
 
 /* The first block of the group whose first record starts at or after t (or past the group). */
@@ -164,9 +167,9 @@ first_block_at(MDB_cursor *c, const uint8_t *job_id, const uint8_t *comm_op, uin
 
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if ((rc = seek(c, job_id, comm_op, mid, &k, &v)) != 0 && rc != MDB_NOTFOUND)
+        if ((rc = seek(c, job_id, comm_op, mid, &k, &v)) != 0 && rc != RS_E_NOT_FOUND)
             return rc;
-        if (rc == MDB_NOTFOUND || !in_group(&k, job_id, comm_op)) {
+        if (rc == RS_E_NOT_FOUND || !in_group(&k, job_id, comm_op)) {
             hi = mid;
             continue;
         }
@@ -186,7 +189,7 @@ first_block_at(MDB_cursor *c, const uint8_t *job_id, const uint8_t *comm_op, uin
 static int
 scan(rs_store_read *r, const char *job, struct walk proto)
 {
-    uint8_t job_id[8], comm_op[9];
+    uint8_t job_id[RS_KEY_JOB_PREFIX], comm_op[RS_COLL_COMM_OP];
     struct block b = {0};
     MDB_cursor *c;
     MDB_val k, v;
@@ -201,9 +204,9 @@ scan(rs_store_read *r, const char *job, struct walk proto)
         if ((rc = seek(c, job_id, comm_op, 0, &k, &v)) != 0)
             break;
         const struct rs_key_coll *key = k.mv_data;
-        if (memcmp(key->job_id, job_id, 8) != 0)
+        if (memcmp(key->job_id, job_id, sizeof job_id) != 0)
             break;
-        memcpy(comm_op, key->comm_hash, 9);
+        memcpy(comm_op, key->comm_hash, sizeof comm_op);
         uint64_t start = rs__be64_get(key->block);
         if (proto.ranged) {
             if ((rc = first_block_at(c, job_id, comm_op, start, UINT64_MAX, proto.from, &start)) !=
@@ -221,14 +224,14 @@ scan(rs_store_read *r, const char *job, struct walk proto)
                 goto out;
             rc = rc_next;
         }
-        if (rc != 0 && rc != MDB_NOTFOUND)
+        if (rc != 0 && rc != RS_E_NOT_FOUND)
             break;
-        /* next group: (comm, op) + 1 as a 9-byte big-endian number */
-        int i = 8;
+        /* next group: (comm, op) + 1 as a big-endian number */
+        int i = (int)sizeof comm_op - 1;
         while (i >= 0 && ++comm_op[i] == 0)
             i--;
         if (i < 0) {
-            rc = MDB_NOTFOUND;
+            rc = RS_E_NOT_FOUND;
             break;
         }
     }
@@ -237,7 +240,7 @@ out:
     block_fini(&b);
     if (cb_rc != 0)
         return cb_rc;
-    return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+    return rc == RS_E_NOT_FOUND ? 0 : rc;
 }
 
 int

@@ -6,24 +6,24 @@
 
 #include <string.h>
 
-/* Deletes up to *budget entries whose key starts with the 8-byte job id; returns 0 with *budget
- * reduced by what was deleted, or an LMDB error. */
+/* Deletes up to *budget entries whose key starts with the job id (RS_KEY_JOB_PREFIX bytes);
+ * returns 0 with *budget reduced by what was deleted, or a storage error. */
 static int
 delete_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *job_id, size_t *budget, uint64_t *deleted)
 {
     MDB_cursor *c;
-    MDB_val k = {8, (void *)job_id}, v;
+    MDB_val k = {RS_KEY_JOB_PREFIX, (void *)job_id}, v;
     int rc = mdb_cursor_open(txn, dbi, &c);
 
     if (rc != 0)
-        return rc;
+        return rs__store_err(rc);
     /* Seek the prefix again after each delete: a cursor's position after deleting the last
      * entry of a database is not one to read from (LMDB answers EINVAL). */
     while (*budget > 0) {
-        k = (MDB_val){8, (void *)job_id};
+        k = (MDB_val){RS_KEY_JOB_PREFIX, (void *)job_id};
         if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) != 0)
             break;
-        if (k.mv_size < 8 || memcmp(k.mv_data, job_id, 8) != 0)
+        if (k.mv_size < RS_KEY_JOB_PREFIX || memcmp(k.mv_data, job_id, RS_KEY_JOB_PREFIX) != 0)
             break;
         if ((rc = mdb_cursor_del(c, 0)) != 0)
             break;
@@ -31,7 +31,7 @@ delete_prefix(MDB_txn *txn, MDB_dbi dbi, const uint8_t *job_id, size_t *budget, 
         (*deleted)++;
     }
     mdb_cursor_close(c);
-    return rc == MDB_NOTFOUND || rc == 0 ? 0 : rc;
+    return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
 }
 
 int
@@ -41,7 +41,7 @@ rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint
     rs_store *s = w->store;
     MDB_val jk = {strlen(job), (void *)job}, jv;
     MDB_dbi dbis[] = {s->series, s->kwin, s->awin, s->steps, s->stepsum, s->colls, s->ranks};
-    uint8_t job_id[8];
+    uint8_t job_id[RS_KEY_JOB_PREFIX];
     size_t budget = max_entries;
     int rc;
 
@@ -53,7 +53,7 @@ rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint
     rs__be64_put(job_id, rs__store_job_id(job));
     for (size_t i = 0; i < sizeof dbis / sizeof dbis[0]; i++)
         if ((rc = delete_prefix(w->txn, dbis[i], job_id, &budget, deleted)) != 0)
-            return rs__store_err(rc);
+            return rc;
     if (budget == 0)
         return 0; /* more may be left: the caller commits and calls again */
     /* Everything else is gone: the job entry goes last, so a crash never leaves data of a job

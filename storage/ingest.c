@@ -14,28 +14,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Puts one entry: 0, -EEXIST (MDB_NOOVERWRITE and the key is there) or a storage error. */
 static int
 put(rs_store_write *w, MDB_dbi dbi, const void *key, size_t klen, const void *val, size_t vlen,
     unsigned flags)
 {
     MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
-    return mdb_put(w->txn, dbi, &k, &v, flags);
+    return rs__store_err(mdb_put(w->txn, dbi, &k, &v, flags));
 }
 
-/* Reads a fixed-size value; MDB_NOTFOUND leaves *out zeroed, a wrong size is corruption. */
+/* Reads a fixed-size value; RS_E_NOT_FOUND leaves *out zeroed, a wrong size is corruption. */
 static int
 get_fixed(rs_store_write *w, MDB_dbi dbi, const void *key, size_t klen, void *out, size_t size)
 {
     MDB_val k = {klen, (void *)key}, v;
-    int rc = mdb_get(w->txn, dbi, &k, &v);
+    int rc = rs__store_err(mdb_get(w->txn, dbi, &k, &v));
 
     memset(out, 0, size);
-    if (rc == MDB_NOTFOUND)
-        return MDB_NOTFOUND;
     if (rc != 0)
         return rc;
     if (v.mv_size != size)
-        return MDB_CORRUPTED;
+        return RS_E_CORRUPT;
     memcpy(out, v.mv_data, size);
     return 0;
 }
@@ -90,7 +89,7 @@ rs__store_put_chunk(rs_store_write *w, const struct rs_key_series *series, uint6
     do { /* chunks that start at the same nanosecond differ in uniq */
         rs__be32_put(key.uniq, w->uniq++);
         rc = put(w, w->store->series, &key, sizeof key, values, len, MDB_NOOVERWRITE);
-    } while (rc == MDB_KEYEXIST);
+    } while (rc == -EEXIST);
     return rc;
 }
 
@@ -119,10 +118,10 @@ write_strings(rs_store_write *w, const struct rs_rank_batch *b, uint64_t *hashes
         size_t len = strlen(b->strings[i]);
         rs__be64_put(key.hash, hashes[i]);
         rc = put(w, w->store->strings, &key, sizeof key, b->strings[i], len, MDB_NOOVERWRITE);
-        if (rc != 0 && rc != MDB_KEYEXIST)
+        if (rc != 0 && rc != -EEXIST)
             return rc;
-        if (rs__write_note_string(w, hashes[i]) != 0)
-            return ENOMEM;
+        if ((rc = rs__write_note_string(w, hashes[i])) != 0)
+            return rc;
     }
     return 0;
 }
@@ -162,11 +161,11 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
 {
     struct rs__kwin_sums sums = {NULL, 0, 0};
     uint64_t windows = 0, now = b->clock.realtime_ns ? b->clock.realtime_ns : UINT64_MAX;
-    uint8_t rank_key[12];
+    uint8_t rank_key[RS_KEY_RANK_PREFIX];
     int rc = 0;
 
     rs__be64_put(rank_key, job_id);
-    rs__be32_put(rank_key + 8, b->identity.rank);
+    rs__be32_put(rank_key + RS_KEY_JOB_PREFIX, b->identity.rank);
     for (uint32_t i = 0; i < b->n_kernel_totals && rc == 0; i++) {
         const struct rs_kernel_total *t = &b->kernel_totals[i];
         struct rs__kwin_sum x = {t->window_start_ns,
@@ -212,7 +211,7 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         most = b->n_stalls;
     buf = calloc(most ? most : 1, sizeof(struct rs_stall_value)); /* the largest value type */
     if (!buf)
-        return ENOMEM;
+        return -ENOMEM;
 
     struct rs_kernel_value *kv = buf;
     for (uint32_t i = 0; i < b->n_kernels; i++) {
@@ -257,15 +256,10 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         rs__be32_put(key.rank, rank);
         key.kind[0] = 0;
         key.kind[1] = RS_SERIES_STALL;
-        rs__be64_put(key.start_ns, b->clock.realtime_ns);
         for (size_t i = 0; i < b->n_stalls; i += per_chunk) {
             size_t cnt = b->n_stalls - i < per_chunk ? b->n_stalls - i : per_chunk;
-            do {
-                rs__be32_put(key.uniq, w->uniq++);
-                rc = put(w, w->store->series, &key, sizeof key, xv + i, cnt * sizeof *xv,
-                         MDB_NOOVERWRITE);
-            } while (rc == MDB_KEYEXIST);
-            if (rc != 0)
+            if ((rc = rs__store_put_chunk(w, &key, b->clock.realtime_ns, xv + i,
+                                          cnt * sizeof *xv)) != 0)
                 goto out;
         }
     }
@@ -300,7 +294,7 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         if (rc == 0) {
             rv->n_steps++;
             rv->step_ns += s->end_ns - s->start_ns;
-        } else if (rc != MDB_KEYEXIST ||
+        } else if (rc != -EEXIST ||
                    (rc = put(w, w->store->steps, &key, sizeof key, &v, len, 0)) != 0)
             goto out;
         span_add(sp, s->start_ns, s->end_ns);
@@ -327,7 +321,7 @@ put_job_update(rs_store_write *w, struct job_update *u)
     if (!u->job)
         return 0;
     rc = get_fixed(w, w->store->jobs, u->job, strlen(u->job), &jv, sizeof jv);
-    if (rc != 0 && rc != MDB_NOTFOUND)
+    if (rc != 0 && rc != RS_E_NOT_FOUND)
         return rc;
     jv.version = RS_VALUE_VERSION;
     jv.received_ns = rs_clock_realtime_ns();
@@ -356,13 +350,13 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_up
 
     hashes = calloc(b->n_strings ? b->n_strings : 1, sizeof *hashes);
     if (!hashes)
-        return ENOMEM;
+        return -ENOMEM;
     rs__be64_put(rkey.job_id, job_id);
     rs__be32_put(rkey.rank, b->identity.rank);
     rc = get_fixed(w, w->store->ranks, &rkey, sizeof rkey, &rv, sizeof rv);
-    if (rc != 0 && rc != MDB_NOTFOUND)
+    if (rc != 0 && rc != RS_E_NOT_FOUND)
         goto out;
-    new_rank = rc == MDB_NOTFOUND;
+    new_rank = rc == RS_E_NOT_FOUND;
     if ((rc = write_strings(w, b, hashes)) || (rc = write_records(w, job_id, b, hashes, &rv, &sp)))
         goto out;
 
@@ -411,19 +405,19 @@ rs_store_write_batch(rs_store_write *w, const struct rs_agent_batch *b, bool *du
     rs__be64_put(key.agent_id, b->agent_id);
     rs__be64_put(key.batch_seq, b->batch_seq);
     rc = put(w, w->store->dedup, &key, sizeof key, &now, sizeof now, MDB_NOOVERWRITE);
-    if (rc == MDB_KEYEXIST) {
+    if (rc == -EEXIST) {
         *duplicate = true;
         return 0;
     }
     if (rc != 0)
-        return rs__store_err(rc);
+        return rc;
     w->uniq = (uint32_t)rs_hash_fnv1a64(&key, sizeof key);
     struct job_update job = {NULL, 0, 0, {0, 0}};
     for (uint32_t i = 0; i < b->n_ranks; i++)
         if ((rc = write_rank_batch(w, &b->ranks[i], &job)) != 0)
-            return rs__store_err(rc);
+            return rc;
     if ((rc = put_job_update(w, &job)) != 0)
-        return rs__store_err(rc);
+        return rc;
     *duplicate = false;
     return 0;
 }

@@ -4,6 +4,7 @@
 #ifndef RS_STORAGE_KEYS_H
 #define RS_STORAGE_KEYS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -71,17 +72,37 @@ struct rs_key_dedup {
 };
 _Static_assert(sizeof(struct rs_key_dedup) == 16, "dedup key layout");
 
+/* The bytes of a key up to and including field f of key struct `type`. */
+#define RS__KEY_END(type, f) (offsetof(type, f) + sizeof(((type *)0)->f))
+
 /* ranks: (job_id, rank) -> struct rs_rank_value. job_id = FNV-1a 64 of the job name. */
 struct rs_key_rank {
     uint8_t job_id[8], rank[4];
 };
 _Static_assert(sizeof(struct rs_key_rank) == 12, "rank key layout");
 
+/* Key prefixes, named by what they select (the leading bytes a seek or prefix scan compares):
+ * - RS_KEY_JOB_PREFIX, the job id: every per-job key (ranks, series, steps, stepsum, coll_blocks,
+ *   kwin, awin) starts with it; what deleting a job walks.
+ * - RS_KEY_RANK_PREFIX, (job_id, rank): a whole ranks key, and the start of series, steps, stepsum
+ *   and kwin keys — the `rank_key` storage functions take (awin keys put the block in between).
+ * - RS_KEY_KIND_PREFIX (below), (job_id, rank, kind): the start of series and kwin keys.
+ * The asserts next to each layout tie its fields to these. */
+#define RS_KEY_JOB_PREFIX RS__KEY_END(struct rs_key_rank, job_id)
+#define RS_KEY_RANK_PREFIX RS__KEY_END(struct rs_key_rank, rank)
+_Static_assert(RS_KEY_JOB_PREFIX == 8 && RS_KEY_RANK_PREFIX == 12, "job and rank prefixes");
+_Static_assert(RS_KEY_RANK_PREFIX == sizeof(struct rs_key_rank), "a rank key is its prefix");
+
 /* series: (job_id, rank, kind, chunk start ns, uniq) -> packed records (<= RS_STORE_CHUNK_BYTES) */
 struct rs_key_series {
     uint8_t job_id[8], rank[4], kind[2], start_ns[8], uniq[4];
 };
 _Static_assert(sizeof(struct rs_key_series) == 26, "series key layout");
+#define RS_KEY_KIND_PREFIX RS__KEY_END(struct rs_key_series, kind)
+_Static_assert(RS_KEY_KIND_PREFIX == 14, "(job, rank, kind) prefix");
+_Static_assert(RS__KEY_END(struct rs_key_series, job_id) == RS_KEY_JOB_PREFIX &&
+                   RS__KEY_END(struct rs_key_series, rank) == RS_KEY_RANK_PREFIX,
+               "series keys start with (job_id, rank)");
 
 enum rs_series_kind { RS_SERIES_KERNEL = 1, RS_SERIES_MEMCPY = 2, RS_SERIES_STALL = 3 };
 
@@ -90,6 +111,9 @@ struct rs_key_step {
     uint8_t job_id[8], rank[4], step[8];
 };
 _Static_assert(sizeof(struct rs_key_step) == 20, "step key layout");
+_Static_assert(RS__KEY_END(struct rs_key_step, job_id) == RS_KEY_JOB_PREFIX &&
+                   RS__KEY_END(struct rs_key_step, rank) == RS_KEY_RANK_PREFIX,
+               "step keys start with (job_id, rank)");
 
 /* stepsum: (job_id, rank, step) -> struct rs_stepsum_value (the same key layout as steps) */
 
@@ -104,8 +128,17 @@ struct rs_key_coll {
     uint8_t job_id[8], comm_hash[8], op[1], block[8], rank[4], seq_in_block[1];
 };
 _Static_assert(sizeof(struct rs_key_coll) == 30, "collective key layout");
+_Static_assert(RS__KEY_END(struct rs_key_coll, job_id) == RS_KEY_JOB_PREFIX,
+               "collective keys start with the job id");
+/* The bytes after the job id that name one (communicator, op): comm_hash and op, adjacent (a
+ * 9-byte big-endian number when stepping to the next one). */
+#define RS_COLL_COMM_OP                                                                            \
+    (RS__KEY_END(struct rs_key_coll, op) - offsetof(struct rs_key_coll, comm_hash))
+_Static_assert(offsetof(struct rs_key_coll, comm_hash) == RS_KEY_JOB_PREFIX && RS_COLL_COMM_OP == 9,
+               "(comm_hash, op) follows the job id");
 /* The bytes that name one block: (job_id, comm_hash, op, block). */
-#define RS_COLL_BLOCK_PREFIX 25
+#define RS_COLL_BLOCK_PREFIX RS__KEY_END(struct rs_key_coll, block)
+_Static_assert(RS_COLL_BLOCK_PREFIX == 25, "collective block prefix");
 
 static inline void
 rs__coll_key(struct rs_key_coll *k, uint64_t job_id, uint64_t comm_hash, uint8_t op, uint64_t seq,
@@ -156,6 +189,10 @@ struct rs_key_kwin {
     uint8_t job_id[8], rank[4], kind[2], start_ns[8], part[2];
 };
 _Static_assert(sizeof(struct rs_key_kwin) == 24, "kernel window key layout");
+_Static_assert(RS__KEY_END(struct rs_key_kwin, job_id) == RS_KEY_JOB_PREFIX &&
+                   RS__KEY_END(struct rs_key_kwin, rank) == RS_KEY_RANK_PREFIX &&
+                   RS__KEY_END(struct rs_key_kwin, kind) == RS_KEY_KIND_PREFIX,
+               "kernel window keys start with (job_id, rank, kind)");
 
 /* awin: (job_id, block, rank, kind, window start ns, part) -> the same values as kwin: the windows
  * agents send (kinds RS_KWIN_AGENT_*), keyed by time block before rank, so that the windows one
@@ -167,6 +204,10 @@ struct rs_key_awin {
     uint8_t job_id[8], block[4], rank[4], kind[2], start_ns[8], part[2];
 };
 _Static_assert(sizeof(struct rs_key_awin) == 28, "agent window key layout");
+_Static_assert(RS__KEY_END(struct rs_key_awin, job_id) == RS_KEY_JOB_PREFIX &&
+                   sizeof(((struct rs_key_awin *)0)->rank) ==
+                       RS_KEY_RANK_PREFIX - RS_KEY_JOB_PREFIX,
+               "agent window keys: the job id first, the rank of a rank key after the block");
 
 enum rs_kwin_kind {
     RS_KWIN_KERNEL =

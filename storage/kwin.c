@@ -60,8 +60,7 @@ sums_fold(struct rs__kwin_sums *s)
 static void
 kwin_key(struct rs_key_kwin *k, const uint8_t *rank_key, int kind, uint64_t start, uint16_t part)
 {
-    memcpy(k->job_id, rank_key, 8);
-    memcpy(k->rank, rank_key + 8, 4);
+    memcpy(k, rank_key, RS_KEY_RANK_PREFIX); /* job_id, rank */
     k->kind[0] = 0;
     k->kind[1] = (uint8_t)kind;
     rs__be64_put(k->start_ns, start);
@@ -413,7 +412,7 @@ awin_scan(rs_store_read *r, const uint8_t *rank_key, uint64_t t0, struct windows
         if ((rc = visit_window(ctx, rs__be64_get(key->start_ns), walk.kind, &v)) != 0)
             goto out; /* (the callback's own value) */
     }
-    rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+    rc = rc == RS_E_NOT_FOUND ? 0 : rc;
 out:
     mdb_cursor_close(c);
     return rc;
@@ -425,11 +424,11 @@ static int
 windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, struct windows_ctx *ctx)
 {
     struct rs_key_kwin from;
-    uint8_t rank_key[12];
+    uint8_t rank_key[RS_KEY_RANK_PREFIX];
     int rc = 0;
 
     rs__be64_put(rank_key, rs__store_job_id(job));
-    rs__be32_put(rank_key + 8, rank);
+    rs__be32_put(rank_key + RS_KEY_JOB_PREFIX, rank);
     if (!(ctx->names = calloc(1, sizeof *ctx->names)) ||
         !(ctx->numbers = calloc(1, sizeof *ctx->numbers))) {
         free(ctx->names);
@@ -439,7 +438,7 @@ windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, stru
     ctx->numbers->store = r->store;
     for (int pass = 0; pass < 2 && (rc == 0 || rc == 1); pass++) {
         kwin_key(&from, rank_key, pass == 0 ? ctx->kind : agent_kind_of(ctx->kind), t0, 0);
-        rc = rs__store_prefix_scan(r, r->store->kwin, &from, 14, &from, sizeof from,
+        rc = rs__store_prefix_scan(r, r->store->kwin, &from, RS_KEY_KIND_PREFIX, &from, sizeof from,
                                    visit_kwin_window, ctx);
     }
     if (rc == 0 || rc == 1)

@@ -16,13 +16,15 @@ move_chunk(rs_store *s, MDB_txn *txn, MDB_dbi old, uint64_t *moved, bool *left)
 {
     MDB_cursor *c;
     MDB_val k, v;
-    int rc = mdb_cursor_open(txn, old, &c);
+    int rc = rs__store_err(mdb_cursor_open(txn, old, &c));
 
     if (rc != 0)
         return rc;
     size_t n = 0;
-    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < RS_STORE_MIGRATE_CHUNK;
-         rc = mdb_cursor_get(c, &k, &v, MDB_FIRST), n++) {
+    /* (each record is deleted once moved: the next one is the first) */
+    for (rc = rs__store_err(mdb_cursor_get(c, &k, &v, MDB_FIRST));
+         rc == 0 && n < RS_STORE_MIGRATE_CHUNK;
+         rc = rs__store_err(mdb_cursor_get(c, &k, &v, MDB_FIRST)), n++) {
         const struct rs_key_coll_v1 *o = k.mv_data;
         struct rs_key_coll key;
         if (k.mv_size != sizeof *o || v.mv_size != sizeof(struct rs_coll_value)) {
@@ -32,13 +34,14 @@ move_chunk(rs_store *s, MDB_txn *txn, MDB_dbi old, uint64_t *moved, bool *left)
         rs__coll_key(&key, rs__be64_get(o->job_id), rs__be64_get(o->comm_hash), o->op[0],
                      rs__be64_get(o->seq), rs__be32_get(o->rank));
         MDB_val nk = {sizeof key, &key};
-        if ((rc = mdb_put(txn, s->colls, &nk, &v, 0)) != 0 || (rc = mdb_cursor_del(c, 0)) != 0)
+        if ((rc = rs__store_err(mdb_put(txn, s->colls, &nk, &v, 0))) != 0 ||
+            (rc = rs__store_err(mdb_cursor_del(c, 0))) != 0)
             break;
     }
     mdb_cursor_close(c);
     *moved += n;
     *left = rc == 0;
-    return rc == MDB_NOTFOUND ? 0 : rc;
+    return rc == RS_E_NOT_FOUND ? 0 : rc;
 }
 
 int
@@ -54,24 +57,24 @@ rs__store_migrate_1(rs_store *s, const struct rs_store_options *o)
     while (left) {
         if ((rc = mdb_txn_begin(s->env, NULL, 0, &txn)) != 0)
             return rs__store_err(rc);
-        rc = mdb_dbi_open(txn, "colls", 0, &old);
-        if (rc == MDB_NOTFOUND) { /* a format-1 store without collectives */
+        rc = rs__store_err(mdb_dbi_open(txn, "colls", 0, &old));
+        if (rc == RS_E_NOT_FOUND) { /* a format-1 store without collectives */
             left = false;
             rc = 0;
         } else if (rc == 0) {
-            if (total == 0 && (rc = mdb_stat(txn, old, &st)) == 0)
+            if (total == 0 && (rc = rs__store_err(mdb_stat(txn, old, &st))) == 0)
                 total = st.ms_entries;
             if (rc == 0)
                 rc = move_chunk(s, txn, old, &moved, &left);
             if (rc == 0 && !left)
-                rc = mdb_drop(txn, old, 1);
+                rc = rs__store_err(mdb_drop(txn, old, 1));
         }
         MDB_val k = {5, "format"}, v = {sizeof RS_STORE_FORMAT - 1, RS_STORE_FORMAT};
         if (rc == 0 && !left)
-            rc = mdb_put(txn, s->meta, &k, &v, 0);
+            rc = rs__store_err(mdb_put(txn, s->meta, &k, &v, 0));
         if (rc != 0) {
             mdb_txn_abort(txn);
-            return rs__store_err(rc);
+            return rc;
         }
         if ((rc = mdb_txn_commit(txn)) != 0)
             return rs__store_err(rc);

@@ -82,7 +82,7 @@ load(rs_store_write *w)
     rs__numbers_fini(m);
     if ((rc = mdb_cursor_open(w->txn, w->store->names, &c)) != 0)
         return rs__store_err(rc);
-    while ((rc = mdb_cursor_get(c, &k, &v, m->n == 0 ? MDB_FIRST : MDB_NEXT)) == 0) {
+    while ((rc = rs__store_err(mdb_cursor_get(c, &k, &v, m->n == 0 ? MDB_FIRST : MDB_NEXT))) == 0) {
         if (k.mv_size != sizeof(struct rs_key_name_number) || v.mv_size != 8 ||
             rs__be32_get(k.mv_data) != m->n) {
             rc = RS_E_CORRUPT; /* not dense from 0 */
@@ -92,11 +92,11 @@ load(rs_store_write *w)
             break;
     }
     mdb_cursor_close(c);
-    if (rc == MDB_NOTFOUND)
+    if (rc == RS_E_NOT_FOUND)
         rc = 0;
     if (rc != 0) {
         rs__numbers_fini(m);
-        return rs__store_err(rc);
+        return rc;
     }
     m->loaded = true;
     return 0;
@@ -149,7 +149,7 @@ rs__numbers_number(rs_store_write *w, uint64_t hash, uint32_t *number)
     rs__be64_put(val, hash);
     MDB_val mk = {sizeof key, &key}, mv = {sizeof val, val};
     if ((rc = mdb_put(w->txn, w->store->names, &mk, &mv, MDB_NOOVERWRITE)) != 0)
-        return rs__store_err(rc == MDB_KEYEXIST ? RS_E_CORRUPT : rc);
+        return rc == MDB_KEYEXIST ? RS_E_CORRUPT : rs__store_err(rc); /* (not dense) */
     w->new_numbers[w->n_new_numbers++] = hash;
     *number = k;
     return 0;

@@ -22,10 +22,11 @@ rs__store_oldest_raw(MDB_txn *txn, const rs_store *s, const uint8_t *rank_key, u
         struct rs_key_series from;
         MDB_val k = {sizeof from, &from}, v;
         memset(&from, 0, sizeof from);
-        memcpy(from.job_id, rank_key, 12); /* job_id, rank */
+        memcpy(&from, rank_key, RS_KEY_RANK_PREFIX); /* job_id, rank */
         from.kind[1] = (uint8_t)kinds[i];
         rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-        if (rc == 0 && k.mv_size == sizeof from && memcmp(k.mv_data, &from, 14) == 0) {
+        if (rc == 0 && k.mv_size == sizeof from &&
+            memcmp(k.mv_data, &from, RS_KEY_KIND_PREFIX) == 0) {
             uint64_t t = rs__be64_get(((const struct rs_key_series *)k.mv_data)->start_ns);
             *out = t < *out ? t : *out;
         } else if (rc != 0 && rc != MDB_NOTFOUND) {
@@ -45,12 +46,13 @@ rs__store_step_at_or_after(MDB_cursor *c, const uint8_t *rank_key, uint64_t from
     MDB_val k = {sizeof key, &key}, v;
     int rc;
 
-    memcpy(key.job_id, rank_key, 12);
+    memcpy(&key, rank_key, RS_KEY_RANK_PREFIX);
     rs__be64_put(key.step, from);
     if ((rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) != 0)
-        return rc;
-    if (k.mv_size != sizeof key || memcmp(k.mv_data, rank_key, 12) != 0 || v.mv_size < sizeof *sv)
-        return MDB_NOTFOUND; /* (measured steps' values start with the same times) */
+        return rs__store_err(rc);
+    if (k.mv_size != sizeof key || memcmp(k.mv_data, rank_key, RS_KEY_RANK_PREFIX) != 0 ||
+        v.mv_size < sizeof *sv)
+        return RS_E_NOT_FOUND; /* (measured steps' values start with the same times) */
     *num = rs__be64_get(((const struct rs_key_step *)k.mv_data)->step);
     memcpy(sv, v.mv_data, sizeof *sv);
     return 0;
@@ -75,7 +77,7 @@ rs__store_step_holding(MDB_txn *txn, const rs_store *s, const uint8_t *rank_key,
     hi = UINT64_MAX;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2 + 1;
-        if ((rc = rs__store_step_at_or_after(c, rank_key, mid, &num, &sv)) == MDB_NOTFOUND ||
+        if ((rc = rs__store_step_at_or_after(c, rank_key, mid, &num, &sv)) == RS_E_NOT_FOUND ||
             (rc == 0 && sv.start_ns > t)) {
             hi = mid - 1;
             rc = 0;
@@ -89,20 +91,20 @@ rs__store_step_holding(MDB_txn *txn, const rs_store *s, const uint8_t *rank_key,
     *found = true;
 out:
     mdb_cursor_close(c);
-    return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+    return rc == RS_E_NOT_FOUND ? 0 : rc;
 }
 
 int
 rs_store_oldest_raw_step(rs_store_read *r, const char *job, uint32_t rank, uint64_t *step,
                          bool *found)
 {
-    uint8_t rank_key[12];
+    uint8_t rank_key[RS_KEY_RANK_PREFIX];
     uint64_t t;
     int rc;
 
     *found = false;
     rs__be64_put(rank_key, rs__store_job_id(job));
-    rs__be32_put(rank_key + 8, rank);
+    rs__be32_put(rank_key + RS_KEY_JOB_PREFIX, rank);
     if ((rc = rs__store_oldest_raw(r->txn, r->store, rank_key, &t)) != 0 || t == UINT64_MAX)
         return rc;
     return rs__store_step_holding(r->txn, r->store, rank_key, t, step, found);

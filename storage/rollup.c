@@ -17,6 +17,9 @@
 
 _Static_assert(sizeof(struct rs_kernel_value) == sizeof(struct rs_memcpy_value),
                "one chunk buffer serves both kinds");
+_Static_assert(sizeof(((struct rs_store_rollup *)0)->resume) == RS_KEY_RANK_PREFIX &&
+                   sizeof(((struct rs_store_rollup *)0)->job_id) == RS_KEY_JOB_PREFIX,
+               "store.h's rollup state holds a rank key and a job id");
 
 /* The contribution of one raw value of `kind` (kernel or memcpy, same size) to its window. */
 static struct rs__kwin_sum
@@ -35,18 +38,18 @@ record_sum(int kind, const struct rs_kernel_value *raw, uint64_t window_ns)
     return x;
 }
 
-/* The first entry of one (job, rank, kind) — the 14 bytes `from` starts with — in c's database,
- * whose keys are `key_size` bytes: 0 (k, v set), MDB_NOTFOUND (none left) or an LMDB error.
- * Entries are taken from the front and deleted, so each call seeks again (a cursor's position
- * after a delete is not one to read from). */
+/* The first entry of one (job, rank, kind) — the RS_KEY_KIND_PREFIX bytes `from` starts with — in
+ * c's database, whose keys are `key_size` bytes: 0 (k, v set), RS_E_NOT_FOUND (none left) or a
+ * storage error. Entries are taken from the front and deleted, so each call seeks again (a
+ * cursor's position after a delete is not one to read from). */
 static int
 first_of_kind(MDB_cursor *c, const void *from, size_t key_size, MDB_val *k, MDB_val *v)
 {
     *k = (MDB_val){key_size, (void *)from};
     int rc = mdb_cursor_get(c, k, v, MDB_SET_RANGE);
-    if (rc == 0 && (k->mv_size != key_size || memcmp(k->mv_data, from, 14) != 0))
-        rc = MDB_NOTFOUND;
-    return rc;
+    if (rc == 0 && (k->mv_size != key_size || memcmp(k->mv_data, from, RS_KEY_KIND_PREFIX) != 0))
+        return RS_E_NOT_FOUND;
+    return rs__store_err(rc);
 }
 
 /* Rolls up one rank's raw chunks of `kind` that start before `horizon`, within *budget records.
@@ -63,14 +66,13 @@ rollup_series(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank
 
     *more = false;
     memset(&from, 0, sizeof from);
-    memcpy(from.job_id, rank_key, 8);
-    memcpy(from.rank, rank_key + 8, 4);
+    memcpy(&from, rank_key, RS_KEY_RANK_PREFIX); /* job_id, rank */
     from.kind[1] = (uint8_t)kind;
     if ((rc = mdb_cursor_open(w->txn, w->store->series, &c)) != 0)
         return rs__store_err(rc);
     for (;;) {
         if ((rc = first_of_kind(c, &from, sizeof from, &k, &v)) != 0) {
-            rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+            rc = rc == RS_E_NOT_FOUND ? 0 : rc;
             break;
         }
         const struct rs_key_series *key = k.mv_data;
@@ -103,12 +105,10 @@ rollup_series(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank
         }
         if (rc != 0)
             goto out;
-        if ((rc = mdb_cursor_del(c, 0)) != 0 ||
-            (n_keep > 0 && (rc = rs__store_put_chunk(w, &from, keep_start, keep,
-                                                     n_keep * sizeof keep[0])) != 0)) {
-            rc = rs__store_err(rc);
+        if ((rc = rs__store_err(mdb_cursor_del(c, 0))) != 0 ||
+            (n_keep > 0 &&
+             (rc = rs__store_put_chunk(w, &from, keep_start, keep, n_keep * sizeof keep[0])) != 0))
             goto out;
-        }
         ru->chunks++;
     }
     if (rc != 0)
@@ -129,7 +129,7 @@ struct agent_windows {
 };
 
 /* The first agent window that remains (kwin's first): 0 with k, v, *start and *part set and the
- * cursor *c on it, MDB_NOTFOUND when none starts before the walk's `until`, or an error. */
+ * cursor *c on it, RS_E_NOT_FOUND when none starts before the walk's `until`, or an error. */
 static int
 first_agent_window(struct agent_windows *a, MDB_cursor **c, MDB_val *k, MDB_val *v, uint64_t *start,
                    uint16_t *part)
@@ -143,7 +143,7 @@ first_agent_window(struct agent_windows *a, MDB_cursor **c, MDB_val *k, MDB_val 
         *part = rs__be16_get(key->part);
         if (*start < a->walk.until)
             return 0;
-    } else if (rc != MDB_NOTFOUND) {
+    } else if (rc != RS_E_NOT_FOUND) {
         return rc;
     }
     a->walk.on = false; /* (the window before was deleted) */
@@ -172,7 +172,7 @@ coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8
     *more = false;
     memset(&a, 0, sizeof a);
     a.walk = (struct rs__awin_walk){NULL, rank_key, kind, 0, horizon, 0, false};
-    memcpy(a.from.job_id, rank_key, 12);
+    memcpy(&a.from, rank_key, RS_KEY_RANK_PREFIX); /* job_id, rank */
     a.from.kind[1] = (uint8_t)kind;
     if ((rc = mdb_cursor_open(w->txn, w->store->kwin, &a.kwin)) != 0)
         return rs__store_err(rc);
@@ -186,7 +186,7 @@ coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8
         uint64_t start, window_ns = 0;
         uint16_t part; /* (read before the delete) */
         if ((rc = first_agent_window(&a, &c, &k, &v, &start, &part)) != 0) {
-            rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+            rc = rc == RS_E_NOT_FOUND ? 0 : rc;
             break;
         }
         if (*budget == 0 && part == 0) {
@@ -204,10 +204,8 @@ coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8
             for (size_t i = before; i < sums.n; i++)
                 sums.v[i].window_ns = start + window_ns - co.window;
         *budget -= sums.n - before < *budget ? sums.n - before : *budget;
-        if ((rc = mdb_cursor_del(c, 0)) != 0) {
-            rc = rs__store_err(rc);
+        if ((rc = rs__store_err(mdb_cursor_del(c, 0))) != 0)
             break;
-        }
         ru->agent_windows += part == 0;
     }
     if (rc == 0 && sums.n > 0)

@@ -20,7 +20,7 @@ job_idle(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key,
     MDB_val k, v;
     int rc, op = MDB_FIRST;
 
-    if (ru->job_known && memcmp(ru->job_id, rank_key, 8) == 0) {
+    if (ru->job_known && memcmp(ru->job_id, rank_key, RS_KEY_JOB_PREFIX) == 0) {
         *idle = ru->job_idle;
         return 0;
     }
@@ -30,7 +30,7 @@ job_idle(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key,
     *idle = false;
     while ((rc = mdb_cursor_get(c, &k, &v, op)) == 0) {
         struct rs_job_value jv;
-        uint8_t id[8];
+        uint8_t id[RS_KEY_JOB_PREFIX];
         op = MDB_NEXT;
         if (v.mv_size != sizeof jv)
             continue; /* the consistency check reports it */
@@ -40,7 +40,7 @@ job_idle(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key,
         memcpy(name, k.mv_data, k.mv_size);
         name[k.mv_size] = '\0';
         rs__be64_put(id, rs__store_job_id(name));
-        if (memcmp(id, rank_key, 8) != 0)
+        if (memcmp(id, rank_key, sizeof id) != 0)
             continue;
         memcpy(&jv, v.mv_data, sizeof jv);
         *idle = jv.received_ns + ru->raw_ns <= ru->now_ns;
@@ -49,7 +49,7 @@ job_idle(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key,
     mdb_cursor_close(c);
     if (rc != 0 && rc != MDB_NOTFOUND)
         return rs__store_err(rc);
-    memcpy(ru->job_id, rank_key, 8);
+    memcpy(ru->job_id, rank_key, RS_KEY_JOB_PREFIX);
     ru->job_idle = *idle;
     ru->job_known = true;
     return 0;
@@ -79,9 +79,9 @@ cap_at_unsummarized(rs_store_write *w, const uint8_t *rank_key, uint64_t from_ns
             break;
         struct rs_key_step key;
         MDB_val k = {sizeof key, &key}, v;
-        memcpy(key.job_id, rank_key, 12);
+        memcpy(&key, rank_key, RS_KEY_RANK_PREFIX); /* job_id, rank */
         rs__be64_put(key.step, num);
-        if ((rc = mdb_get(w->txn, w->store->stepsum, &k, &v)) == MDB_NOTFOUND) {
+        if ((rc = rs__store_err(mdb_get(w->txn, w->store->stepsum, &k, &v))) == RS_E_NOT_FOUND) {
             *horizon = sv.start_ns;
             rc = 0;
             break;
@@ -91,7 +91,7 @@ cap_at_unsummarized(rs_store_write *w, const uint8_t *rank_key, uint64_t from_ns
         num++;
     }
     mdb_cursor_close(c);
-    return rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
+    return rc == RS_E_NOT_FOUND ? 0 : rc;
 }
 
 int

@@ -140,7 +140,7 @@ rs_store_ranks_scan(rs_store_read *r, const char *job, rs_store_rank_cb cb, void
 {
     struct rs_job_info info;
     struct ranks_ctx ctx = {cb, arg};
-    uint8_t prefix[8];
+    uint8_t prefix[RS_KEY_JOB_PREFIX];
     int rc = rs_store_job_get(r, job, &info);
 
     if (rc != 0)
@@ -257,8 +257,9 @@ series_scan(rs_store_read *r, const char *job, uint32_t rank, int kind, uint64_t
     from.kind[1] = (uint8_t)kind;
     rs__be64_put(from.start_ns, t0);
     if (!(ctx->names = calloc(1, sizeof *ctx->names)))
-        return -12;
-    rc = rs__store_prefix_scan(r, r->store->series, &from, 14, &from, sizeof from, visit, ctx);
+        return -ENOMEM;
+    rc = rs__store_prefix_scan(r, r->store->series, &from, RS_KEY_KIND_PREFIX, &from, sizeof from,
+                               visit, ctx);
     rs__name_cache_fini(ctx->names);
     free(ctx->names);
     free(ctx->reason.s);
@@ -414,8 +415,8 @@ rs_store_steps_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t f
     rs__be64_put(from.job_id, rs__store_job_id(job));
     rs__be32_put(from.rank, rank);
     rs__be64_put(from.step, from_step);
-    return rs__store_prefix_scan(r, r->store->steps, &from, 12, &from, sizeof from, visit_step,
-                                 &ctx);
+    return rs__store_prefix_scan(r, r->store->steps, &from, RS_KEY_RANK_PREFIX, &from, sizeof from,
+                                 visit_step, &ctx);
 }
 
 int

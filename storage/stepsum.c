@@ -70,8 +70,8 @@ rs_store_step_summaries_scan(rs_store_read *r, const char *job, uint32_t rank, u
     rs__be64_put(from.job_id, rs__store_job_id(job));
     rs__be32_put(from.rank, rank);
     rs__be64_put(from.step, from_step);
-    return rs__store_prefix_scan(r, r->store->stepsum, &from, 12, &from, sizeof from, visit_summary,
-                                 &ctx);
+    return rs__store_prefix_scan(r, r->store->stepsum, &from, RS_KEY_RANK_PREFIX, &from,
+                                 sizeof from, visit_summary, &ctx);
 }
 
 int
@@ -93,7 +93,7 @@ rs_store_last_step(rs_store_read *r, const char *job, uint32_t rank, uint64_t *o
         goto out;
     }
     rc = mdb_cursor_get(c, &k, &v, rc == 0 ? MDB_PREV : MDB_LAST);
-    if (rc == 0 && (k.mv_size != sizeof past || memcmp(k.mv_data, &past, 12) != 0))
+    if (rc == 0 && (k.mv_size != sizeof past || memcmp(k.mv_data, &past, RS_KEY_RANK_PREFIX) != 0))
         rc = MDB_NOTFOUND; /* the entry before belongs to another rank or job */
     if (rc == 0)
         *out = rs__be64_get(((const struct rs_key_step *)k.mv_data)->step);

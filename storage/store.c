@@ -14,13 +14,15 @@
 #include <sys/stat.h>
 
 int
-rs__store_err(int rc)
+rs__store_err(int mdb_rc)
 {
-    switch (rc) {
+    switch (mdb_rc) {
     case MDB_SUCCESS:
         return 0;
     case MDB_NOTFOUND:
         return RS_E_NOT_FOUND;
+    case MDB_KEYEXIST:
+        return -EEXIST;
     case MDB_MAP_FULL:
     case MDB_TXN_FULL:
     case MDB_READERS_FULL:
@@ -32,12 +34,8 @@ rs__store_err(int rc)
     case MDB_INCOMPATIBLE:
     case MDB_BAD_VALSIZE:
         return RS_E_CORRUPT;
-    default:
-        if (rc > 0 && rc < 4096)
-            return -rc; /* LMDB passes errno values through */
-        if ((rc > RS_E_BASE && rc < RS_E_LAST) || (rc < 0 && rc > -4096))
-            return rc; /* ours already (helpers that return rankscope codes) */
-        return RS_E_STORE;
+    default: /* LMDB passes system errors through as positive errno values */
+        return mdb_rc > 0 && mdb_rc < 4096 ? -mdb_rc : RS_E_STORE;
     }
 }
 
@@ -61,33 +59,33 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
     static const char format[] = RS_STORE_FORMAT;
     MDB_txn *txn;
     MDB_val k = {5, "format"}, v;
-    int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    int rc = rs__store_err(mdb_txn_begin(s->env, NULL, 0, &txn));
 
     if (rc != 0)
-        return rs__store_err(rc);
-    if ((rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) != 0)
+        return rc;
+    if ((rc = rs__store_err(mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta))) != 0)
         goto out;
-    rc = mdb_get(txn, s->meta, &k, &v);
-    if (rc == MDB_NOTFOUND) {
+    rc = rs__store_err(mdb_get(txn, s->meta, &k, &v));
+    if (rc == RS_E_NOT_FOUND) {
         /* A new store must be empty; an LMDB env of someone else's has other databases. */
         MDB_cursor *c;
         MDB_val mk, mv;
         MDB_dbi main_db;
-        if ((rc = mdb_dbi_open(txn, NULL, 0, &main_db)) != 0)
+        if ((rc = rs__store_err(mdb_dbi_open(txn, NULL, 0, &main_db))) != 0 ||
+            (rc = rs__store_err(mdb_cursor_open(txn, main_db, &c))) != 0)
             goto out;
-        if ((rc = mdb_cursor_open(txn, main_db, &c)) != 0)
-            goto out;
-        while ((rc = mdb_cursor_get(c, &mk, &mv, rc == 0 ? MDB_NEXT : MDB_FIRST)) == 0) {
+        /* (the first MDB_NEXT of a cursor not yet positioned reads the first entry) */
+        while (mdb_cursor_get(c, &mk, &mv, MDB_NEXT) == 0) {
             if (!(mk.mv_size == 4 && memcmp(mk.mv_data, "meta", 4) == 0)) {
                 mdb_cursor_close(c);
-                rc = MDB_INCOMPATIBLE;
+                rc = RS_E_CORRUPT; /* someone else's */
                 goto out;
             }
         }
         mdb_cursor_close(c);
         v.mv_size = sizeof format - 1;
         v.mv_data = (void *)format;
-        if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0)
+        if ((rc = rs__store_err(mdb_put(txn, s->meta, &k, &v, 0))) != 0)
             goto out;
     } else if (rc != 0) {
         goto out;
@@ -104,10 +102,10 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
          * empty kwin_names and awin below are no change to it) */
         v.mv_size = sizeof format - 1;
         v.mv_data = (void *)format;
-        if (!keep_format && (rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0)
+        if (!keep_format && (rc = rs__store_err(mdb_put(txn, s->meta, &k, &v, 0))) != 0)
             goto out;
     } else if (!format_is(&v, RS_STORE_FORMAT)) {
-        rc = MDB_INCOMPATIBLE;
+        rc = RS_E_CORRUPT; /* another format: a newer one, or not ours */
         goto out;
     }
     if ((rc = mdb_dbi_open(txn, "dedup", MDB_CREATE, &s->dedup)) ||
@@ -120,12 +118,14 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         (rc = mdb_dbi_open(txn, "stepsum", MDB_CREATE, &s->stepsum)) ||
         (rc = mdb_dbi_open(txn, "kwin", MDB_CREATE, &s->kwin)) ||
         (rc = mdb_dbi_open(txn, "kwin_names", MDB_CREATE, &s->names)) ||
-        (rc = mdb_dbi_open(txn, "awin", MDB_CREATE, &s->awin)))
+        (rc = mdb_dbi_open(txn, "awin", MDB_CREATE, &s->awin))) {
+        rc = rs__store_err(rc);
         goto out;
+    }
     return rs__store_err(mdb_txn_commit(txn));
 out:
     mdb_txn_abort(txn);
-    return rs__store_err(rc);
+    return rc;
 }
 
 int

@@ -116,7 +116,8 @@ int rs_store_rollup_step(rs_store_write *w, struct rs_store_rollup *ru, size_t m
  * many. Safe at any time. */
 int rs_store_reader_check(rs_store *s, int *cleared);
 
-/* Commits and frees `w`. Returns 0, RS_E_FULL or RS_E_STORE; on error nothing was committed. */
+/* Commits and frees `w`. Returns 0, RS_E_FULL, -errno (the disk's: -EIO, -ENOSPC) or RS_E_STORE;
+ * on error nothing was committed. */
 int rs_store_write_commit(rs_store_write *w);
 
 /* Abandons and frees `w`. NULL is fine. */

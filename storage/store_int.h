@@ -1,4 +1,9 @@
-/* Internals shared by the files of storage/ (not part of the public API). */
+/* Internals shared by the files of storage/ (not part of the public API).
+ *
+ * Errors: every function of storage/ returns 0, a negative errno or an RS_E_* code (common/error.h)
+ * — "a storage error" below is any of those. What an mdb_* call returns (MDB_* codes, positive
+ * errno) goes through rs__store_err in the function that made the call and never leaves it as it
+ * is. Scans pass a callback's non-zero value on unchanged. */
 #ifndef RS_STORAGE_STORE_INT_H
 #define RS_STORAGE_STORE_INT_H
 
@@ -50,8 +55,8 @@ struct rs_store_write {
 };
 
 /* The number of the kernel name with hash h (given one, and put into kwin_names, when it has
- * none). Returns 0, RS_E_CORRUPT (kwin_names is not dense from 0), RS_E_TOO_BIG, -ENOMEM or an
- * LMDB error. */
+ * none). Returns 0, RS_E_CORRUPT (kwin_names is not dense from 0), RS_E_TOO_BIG, -ENOMEM or a
+ * storage error. */
 int rs__numbers_number(rs_store_write *w, uint64_t hash, uint32_t *number);
 /* The hash of a name number, in a write transaction (arg: the rs_store_write) through the map, or
  * in any transaction through the store and a per-scan cache (arg: a struct rs__number_cache,
@@ -85,7 +90,11 @@ struct rs_store_read {
 /* migrate.c: converts a format-1 store (RS_STORE_FORMAT_1) into the current format. */
 int rs__store_migrate_1(rs_store *s, const struct rs_store_options *o);
 
-/* Maps an LMDB return code to a rankscope code; rankscope codes and -errno pass through. */
+/* Maps what an mdb_* function returned to the store's convention: 0; RS_E_NOT_FOUND
+ * (MDB_NOTFOUND); -EEXIST (MDB_KEYEXIST); RS_E_FULL (map, transaction or reader table full);
+ * RS_E_CORRUPT (not an LMDB file of this build, or damaged); -errno (LMDB passes system errors
+ * through as positive errno values); RS_E_STORE (any other MDB_* code). For mdb_* results only:
+ * an RS_E_* code or -errno given to it is not passed through. */
 int rs__store_err(int mdb_rc);
 
 /* Walks the keys from `from` on (flen bytes) while they start with prefix[plen], calling visit
@@ -118,14 +127,14 @@ void rs__name_cache_fini(struct rs__name_cache *c);
 
 /* ingest.c: puts `len` bytes of packed records as one chunk of the series (job, rank, kind) of
  * `series` starting at `start` (a fresh uniq when another chunk starts at the same ns). Returns
- * 0 or an LMDB error. */
+ * 0 or a storage error (RS_E_FULL when the map is full). */
 struct rs_key_series;
 int rs__store_put_chunk(rs_store_write *w, const struct rs_key_series *series, uint64_t start,
                         const void *values, size_t len);
 
 /* raw_extent.c — with rank_key = (job_id, rank) as in the ranks DB: the start of the rank's
  * oldest raw kernel or memcpy chunk (UINT64_MAX when none); the first step numbered `from` or
- * higher (0, MDB_NOTFOUND or an LMDB error); the last step that starts at or before t, or the
+ * higher (0, RS_E_NOT_FOUND or a storage error); the last step that starts at or before t, or the
  * first (*found false when the rank has no steps). */
 struct rs_step_value;
 int rs__store_oldest_raw(MDB_txn *txn, const rs_store *s, const uint8_t *rank_key, uint64_t *out);
@@ -191,7 +200,7 @@ int rs__kwin_gather_entry(void *arg, const struct rs__kwin_entry *e);
  * (rank_key = job_id, rank; kind: enum rs_kwin_kind) — rollup kinds in kwin, agent kinds in awin
  * (what a format-3 store keeps of a window in kwin stays there) — in the open transaction;
  * *windows counts the windows written. A window takes the longest length it was given. Returns 0,
- * RS_E_CORRUPT, RS_E_TOO_BIG, -ENOMEM or an LMDB error (rs__store_err). */
+ * RS_E_CORRUPT, RS_E_TOO_BIG, -ENOMEM or a storage error. */
 int rs__kwin_merge(rs_store_write *w, const uint8_t *rank_key, int kind, struct rs__kwin_sums *sums,
                    uint64_t *windows);
 
@@ -215,8 +224,8 @@ struct rs__awin_walk {
     uint32_t block; /* where the walk is (set by the first call) */
     bool on;        /* the cursor is on the last window returned */
 };
-/* The walk's next window: 0 with k and v set (the cursor on it), MDB_NOTFOUND at the end,
- * RS_E_CORRUPT for a key of another size, or an LMDB error. */
+/* The walk's next window: 0 with k and v set (the cursor on it), RS_E_NOT_FOUND at the end,
+ * RS_E_CORRUPT for a key of another size, or a storage error. */
 int rs__awin_next(struct rs__awin_walk *w, MDB_val *k, MDB_val *v);
 
 /* scan.c — reads a steps-DB value (struct rs_step_value or rs_step_measured_value) into rec's

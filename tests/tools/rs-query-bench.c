@@ -13,6 +13,7 @@
 #include "query/stragglers.h"
 #include "query/stats.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ generate(rs_store *st, uint32_t ranks, uint64_t steps)
     int rc = 0;
 
     if (!k || !c || !s)
-        return -12;
+        return -ENOMEM;
     for (uint64_t first = 0; first < steps && rc == 0; first += CHUNK_STEPS) {
         rs_store_write *w;
         if ((rc = rs_store_write_begin(st, &w)) != 0)

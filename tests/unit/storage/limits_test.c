@@ -1,6 +1,7 @@
 /* Unit tests of storage limits and key encoding: a full map is an error the writer can answer
- * (RETRY), never a crash, and the store stays readable; reader-slot exhaustion is an error, not a
- * hang; encoded key order equals tuple order (property test over random tuples). */
+ * (RETRY: RS_E_FULL, whichever write path meets it), never a crash, and the store stays readable;
+ * reader-slot exhaustion is an error, not a hang; encoded key order equals tuple order (property
+ * test over random tuples). */
 #include "common/error.h"
 #include "storage/keys.h"
 #include "storage/store.h"
@@ -13,6 +14,23 @@
 
 static const char *const names[] = {"kernel"};
 
+/* Writes b in a transaction of its own: 0 or the first error (the transaction then aborted). */
+static int
+commit_batch(rs_store *st, const struct rs_agent_batch *b)
+{
+    rs_store_write *w;
+    bool dup;
+    int rc;
+
+    if ((rc = rs_store_write_begin(st, &w)) != 0)
+        return rc;
+    if ((rc = rs_store_write_batch(w, b, &dup)) != 0) {
+        rs_store_write_abort(w);
+        return rc;
+    }
+    return rs_store_write_commit(w);
+}
+
 static int
 write_batch(rs_store *st, uint64_t seq)
 {
@@ -23,20 +41,11 @@ write_batch(rs_store *st, uint64_t seq)
                                .kernels = k,
                                .n_kernels = 2000};
     struct rs_agent_batch b = {1, 1, seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
-    rs_store_write *w;
-    bool dup;
-    int rc;
 
     for (int i = 0; i < 2000; i++)
         k[i] =
             (struct rs_kernel_record){seq * 100000 + i * 10, seq * 100000 + i * 10 + 5, 0, 7, 0, 0};
-    if ((rc = rs_store_write_begin(st, &w)) != 0)
-        return rc;
-    if ((rc = rs_store_write_batch(w, &b, &dup)) != 0) {
-        rs_store_write_abort(w);
-        return rc;
-    }
-    return rs_store_write_commit(w);
+    return commit_batch(st, &b);
 }
 
 static void
@@ -57,6 +66,136 @@ map_full_is_an_error(void)
     T_EQ(write_batch(st, seq + 1), RS_E_FULL); /* and it stays an error, not a crash */
     T_EQ(rs_store_check(st, &rep), 0);         /* what was committed is intact */
     T_EQ(rep.batches, seq - 1);
+    t_store_remove(st, dir);
+}
+
+/* The write paths of an agent batch: each puts into other databases, through other helpers. */
+enum write_path {
+    PATH_KERNELS,
+    PATH_MEMCPYS,
+    PATH_STALLS,
+    PATH_COLLECTIVES,
+    PATH_STEPS,
+    PATH_KERNEL_TOTALS,
+    PATH_COPY_TOTALS,
+    PATH_STRINGS,
+    PATH_MERGED_TOTALS, /* new names in the same windows: stored windows read, merged, rewritten */
+    PATH_COUNT
+};
+
+#define PATH_RECORDS 1000
+
+/* Writes batch `seq` holding PATH_RECORDS records of one path only (new ones each time). */
+static int
+write_path_batch(rs_store *st, enum write_path p, uint64_t seq)
+{
+    static struct rs_memcpy_record m[PATH_RECORDS];
+    static struct rs_stall_record x[PATH_RECORDS];
+    static struct rs_collective_record c[PATH_RECORDS];
+    static struct rs_step_record s[PATH_RECORDS];
+    static struct rs_kernel_total kt[PATH_RECORDS];
+    static struct rs_copy_total ct[PATH_RECORDS];
+    static char text[PATH_RECORDS][64];
+    static const char *strs[PATH_RECORDS];
+    const bool merged = p == PATH_MERGED_TOTALS, many_names = p == PATH_STRINGS || merged;
+
+    if (p == PATH_KERNELS)
+        return write_batch(st, seq); /* 2,000 kernels */
+    for (uint64_t i = 0; i < PATH_RECORDS; i++) {
+        uint64_t t = seq * 1000000000000ull + i * 1000000000ull; /* a second apart */
+        m[i] = (struct rs_memcpy_record){t, t + 5, 4096, RS_COPY_HTOD, 7};
+        x[i] = (struct rs_stall_record){i, 3, 0, 0, 1};
+        c[i] = (struct rs_collective_record){
+            t, t + 5, 64, 77, seq * PATH_RECORDS + i, RS_COLL_ALLREDUCE, 0, 1, true};
+        s[i] =
+            (struct rs_step_record){.step = seq * PATH_RECORDS + i, .start_ns = t, .end_ns = t + 5};
+        /* merged: each batch adds its new names to the same ten windows */
+        kt[i] = (struct rs_kernel_total){merged ? (i % 10) * 1000000000ull : t,
+                                         1000000000ull,
+                                         merged ? (uint32_t)i : 0,
+                                         2,
+                                         10,
+                                         6};
+        ct[i] = (struct rs_copy_total){t, 1000000000ull, RS_COPY_HTOD, 2, 10, 6, 8192};
+        snprintf(text[i], sizeof text[i], "kernel_%llu_%llu_with_a_long_name",
+                 (unsigned long long)seq, (unsigned long long)i);
+        strs[i] = text[i];
+    }
+#define N_OF(path) (p == (path) ? PATH_RECORDS : 0)
+    struct rs_rank_batch rb = {.identity = {"full", 0, 0, 1, "h", "GPU", 1},
+                               .clock = {seq * 1000000000000ull, seq * 1000000000000ull},
+                               .strings = many_names ? strs : names,
+                               .n_strings = many_names ? PATH_RECORDS : 1,
+                               .memcpys = m,
+                               .n_memcpys = N_OF(PATH_MEMCPYS),
+                               .stalls = x,
+                               .n_stalls = N_OF(PATH_STALLS),
+                               .collectives = c,
+                               .n_collectives = N_OF(PATH_COLLECTIVES),
+                               .steps = s,
+                               .n_steps = N_OF(PATH_STEPS),
+                               .kernel_totals = kt,
+                               .n_kernel_totals =
+                                   N_OF(PATH_KERNEL_TOTALS) + N_OF(PATH_MERGED_TOTALS),
+                               .copy_totals = ct,
+                               .n_copy_totals = N_OF(PATH_COPY_TOTALS)};
+#undef N_OF
+    struct rs_agent_batch b = {2, 1, seq, {2, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    return commit_batch(st, &b);
+}
+
+/* Whichever put, cursor or commit finds the map full, the caller gets RS_E_FULL (what the writer
+ * answers RETRY to) — not an LMDB code, a positive errno or RS_E_STORE — and the store stays
+ * consistent. */
+static void
+map_full_on_every_write_path(void)
+{
+    for (int p = 0; p < PATH_COUNT; p++) {
+        char dir[] = "/tmp/rs-full-path-XXXXXX";
+        struct rs_store_options opts = {.map_size = 1u << 20};
+        struct rs_store_check_report rep;
+        rs_store *st = t_store_open(dir, &opts);
+        uint64_t seq;
+        int rc = 0;
+
+        for (seq = 1; seq < 1000 && (rc = write_path_batch(st, p, seq)) == 0; seq++)
+            ;
+        if (rc != RS_E_FULL)
+            fprintf(stderr, "  path %d: %d (%s)\n", p, rc, rs_strerror(rc));
+        T_EQ(rc, RS_E_FULL);
+        T_CHECK(seq > 2);
+        T_EQ(write_path_batch(st, p, seq + 1), RS_E_FULL);
+        T_EQ(rs_store_check(st, &rep), 0);
+        T_EQ(rep.batches, seq - 1);
+        t_store_remove(st, dir);
+    }
+}
+
+/* Step summaries (the evaluator's writes) on a full map: RS_E_FULL too. */
+static void
+map_full_step_summaries(void)
+{
+    char dir[] = "/tmp/rs-full-sum-XXXXXX";
+    struct rs_store_options opts = {.map_size = 1u << 20};
+    static struct rs_step_summary v[PATH_RECORDS];
+    rs_store *st = t_store_open(dir, &opts);
+    uint64_t round;
+    int rc = 0;
+
+    T_EQ(write_path_batch(st, PATH_STEPS, 1), 0); /* the job */
+    for (round = 0; round < 1000 && rc == 0; round++) {
+        rs_store_write *w;
+        for (uint64_t i = 0; i < PATH_RECORDS; i++)
+            v[i] = (struct rs_step_summary){
+                .step = round * PATH_RECORDS + i, .start_ns = i, .end_ns = i + 1, .step_ns = 1};
+        T_EQ(rs_store_write_begin(st, &w), 0);
+        if ((rc = rs_store_step_summaries_put(w, "full", 0, v, PATH_RECORDS)) == 0)
+            rc = rs_store_write_commit(w);
+        else
+            rs_store_write_abort(w);
+    }
+    T_EQ(rc, RS_E_FULL);
+    T_CHECK(round > 2);
     t_store_remove(st, dir);
 }
 
@@ -147,6 +286,8 @@ int
 main(void)
 {
     T_RUN(map_full_is_an_error);
+    T_RUN(map_full_on_every_write_path);
+    T_RUN(map_full_step_summaries);
     T_RUN(reader_slots_exhausted);
     T_RUN(key_order_is_tuple_order);
     return T_DONE("storage/limits");

@@ -1,9 +1,13 @@
-/* Unit tests of storage/: put/scan, deduplication, summaries, foreign data dirs. */
+/* Unit tests of storage/: put/scan, deduplication, summaries, foreign data dirs, and the error
+ * convention (LMDB's codes become negative errno or RS_E_* codes where LMDB is called). */
 #include "common/error.h"
 #include "storage/store.h"
+#include "storage/store_int.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
 
+#include <errno.h>
+#include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,14 +171,91 @@ refuses_foreign_dirs(void)
     f = fopen(path, "w");
     fprintf(f, "this is not an LMDB file, but it is long enough to be read as one... %0500d", 0);
     fclose(f);
-    T_CHECK(rs_store_open(dir, NULL, &st) != 0);
+    T_EQ(rs_store_open(dir, NULL, &st), RS_E_CORRUPT);
     T_CHECK(st == NULL);
     unlink(path);
     snprintf(path, sizeof path, "%s/file", dir);
     f = fopen(path, "w");
     fclose(f);
-    T_EQ(rs_store_open(path, NULL, &st), -20 /* -ENOTDIR */);
+    T_EQ(rs_store_open(path, NULL, &st), -ENOTDIR);
+    T_CHECK(st == NULL);
     t_dir_remove(dir); /* (with the lock file the refused open left) */
+}
+
+/* An LMDB environment of someone else's (a database that is not ours, no format marker) is
+ * refused as RS_E_CORRUPT, and left as it was. */
+static void
+refuses_foreign_lmdb(void)
+{
+    char dir[] = "/tmp/rs-store-test-XXXXXX";
+    rs_store *st = NULL;
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_val k = {3, "key"}, v = {5, "value"};
+
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_EQ(mdb_env_create(&env), 0);
+    T_EQ(mdb_env_set_maxdbs(env, 4), 0);
+    T_EQ(mdb_env_open(env, dir, 0, 0644), 0);
+    T_EQ(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    T_EQ(mdb_dbi_open(txn, "theirs", MDB_CREATE, &dbi), 0);
+    T_EQ(mdb_put(txn, dbi, &k, &v, 0), 0);
+    T_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+    T_EQ(rs_store_open(dir, NULL, &st), RS_E_CORRUPT);
+    T_CHECK(st == NULL);
+    T_EQ(mdb_env_create(&env), 0);
+    T_EQ(mdb_env_set_maxdbs(env, 4), 0);
+    T_EQ(mdb_env_open(env, dir, MDB_RDONLY, 0644), 0);
+    T_EQ(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+    T_EQ(mdb_dbi_open(txn, "meta", 0, &dbi), MDB_NOTFOUND); /* nothing written */
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    t_dir_remove(dir);
+}
+
+/* Every code of an mdb_* call becomes 0 or a negative code that rs_strerror names: the one
+ * conversion storage/ applies where it calls LMDB. */
+static void
+lmdb_codes_become_project_codes(void)
+{
+    static const struct {
+        int mdb, want;
+    } map[] = {
+        {MDB_SUCCESS, 0},
+        {MDB_NOTFOUND, RS_E_NOT_FOUND},
+        {MDB_KEYEXIST, -EEXIST},
+        {MDB_MAP_FULL, RS_E_FULL},
+        {MDB_TXN_FULL, RS_E_FULL},
+        {MDB_READERS_FULL, RS_E_FULL},
+        {MDB_INVALID, RS_E_CORRUPT},
+        {MDB_VERSION_MISMATCH, RS_E_CORRUPT},
+        {MDB_CORRUPTED, RS_E_CORRUPT},
+        {MDB_PAGE_NOTFOUND, RS_E_CORRUPT},
+        {MDB_INCOMPATIBLE, RS_E_CORRUPT},
+        {MDB_BAD_VALSIZE, RS_E_CORRUPT},
+        {MDB_PANIC, RS_E_STORE},
+        {MDB_MAP_RESIZED, RS_E_STORE},
+        {MDB_BAD_TXN, RS_E_STORE},
+        {MDB_DBS_FULL, RS_E_STORE},
+        {ENOMEM, -ENOMEM}, /* LMDB passes system errors through as positive errno */
+        {ENOSPC, -ENOSPC},
+        {EIO, -EIO},
+        {EACCES, -EACCES},
+        {EINVAL, -EINVAL},
+    };
+
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        int got = rs__store_err(map[i].mdb);
+        T_EQ(got, map[i].want);
+        T_CHECK(got <= 0);
+        T_CHECK(strcmp(rs_strerror(got), "unknown error") != 0);
+    }
+    for (int mdb = MDB_KEYEXIST; mdb <= MDB_LAST_ERRCODE; mdb++) { /* every MDB_* code */
+        int got = rs__store_err(mdb);
+        T_CHECK(got < 0 && strcmp(rs_strerror(got), "unknown error") != 0);
+    }
 }
 
 int
@@ -182,5 +263,7 @@ main(void)
 {
     T_RUN(put_scan_dedup);
     T_RUN(refuses_foreign_dirs);
+    T_RUN(refuses_foreign_lmdb);
+    T_RUN(lmdb_codes_become_project_codes);
     return T_DONE("storage/store");
 }
