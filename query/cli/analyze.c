@@ -69,24 +69,6 @@ sink_batch(void *arg, const struct rs_rank_batch *b)
     return 0;
 }
 
-/* The per-rank windows of the straggler rule, fitted to a short trace: two windows of half its
- * steps when it has fewer than two default windows (at least 4 steps each). */
-static void
-straggler_options_for(const struct rs_rank_steps *ranks, size_t n_ranks,
-                      struct rs_straggler_options *o)
-{
-    size_t fewest = SIZE_MAX;
-
-    rs_straggler_options_default(o);
-    for (size_t i = 0; i < n_ranks; i++)
-        if (ranks[i].n < fewest)
-            fewest = ranks[i].n;
-    if (n_ranks > 0 && fewest < 2 * o->window_steps) {
-        o->window_steps = fewest / 2 < 4 ? 4 : fewest / 2;
-        o->window_s = 0;
-    }
-}
-
 /* Each rank's newest `keep` steps, as rs_query_job_steps(keep) would have loaded them (views into
  * `ranks`; free only the array). */
 static struct rs_rank_steps *
@@ -137,10 +119,10 @@ report_build(rs_store *store, const char *job, struct report *rep, char *err, si
         return rc;
     }
     rs_straggler_options_default(&so);
+    so.fit_short = true; /* a trace is short: windows fitted to its steps, as the REST answer's */
     const char *what = "steps";
     if ((rc = rs_query_job_steps(r, job, rs_straggler_steps_needed(&so), &ranks, &n_ranks)) != 0)
         goto out;
-    straggler_options_for(ranks, n_ranks, &so);
     rc = -ENOMEM;
     if (!(rep->steps = rs_steps_json(job, ranks, n_ranks, STEPS_SHOWN)) ||
         !(newest = newest_steps(ranks, n_ranks, rs_straggler_steps_needed(&so))))
