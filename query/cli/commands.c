@@ -8,21 +8,12 @@
 #include <string.h>
 #include <time.h>
 
-int
-rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv)
+static int
+render_jobs(const char *unused, json_t *doc)
 {
-    json_t *doc, *job;
+    json_t *job;
     size_t i;
-    int rc;
 
-    if (argc != 0) {
-        fprintf(stderr, "rankscope: 'jobs' takes no arguments\n");
-        return 2;
-    }
-    if ((rc = rs__cli_request(o, "GET", "/v1/jobs", &doc)) != 0)
-        return rc;
-    if (o->json)
-        return rs__cli_print_json(doc);
     json_t *jobs = json_object_get(doc, "jobs");
     if (json_array_size(jobs) == 0)
         printf("no jobs yet (collectors send data through rankscope-agent)\n");
@@ -39,7 +30,23 @@ rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv)
                (long long)rs__cli_int(job, "ranks_seen"), (long long)rs__cli_int(job, "world_size"),
                first, last, rs__cli_real(job, "span_s"));
     }
-    json_decref(doc);
+    return 0;
+}
+
+int
+rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv)
+{
+    if (argc != 0) {
+        fprintf(stderr, "rankscope: 'jobs' takes no arguments\n");
+        return 2;
+    }
+    return rs__cli_show(o, "GET", "", "/v1/jobs", render_jobs, NULL);
+}
+
+static int
+render_deleted(const char *job, json_t *doc)
+{
+    printf("deleted job %s (%lld entries)\n", job, (long long)rs__cli_int(doc, "entries_deleted"));
     return 0;
 }
 
@@ -47,20 +54,12 @@ int
 rs_cli_delete(const struct rs_cli_options *o, int argc, char **argv)
 {
     char path[512];
-    json_t *doc;
     int rc;
 
     if ((rc = rs__cli_job_arg("rankscope delete JOB", argc, argv)) != 0)
         return rc;
     snprintf(path, sizeof path, "/v1/jobs/%s", argv[0]);
-    if ((rc = rs__cli_request(o, "DELETE", path, &doc)) != 0)
-        return rc;
-    if (o->json)
-        return rs__cli_print_json(doc);
-    printf("deleted job %s (%lld entries)\n", argv[0],
-           (long long)rs__cli_int(doc, "entries_deleted"));
-    json_decref(doc);
-    return 0;
+    return rs__cli_show(o, "DELETE", argv[0], path, render_deleted, NULL);
 }
 
 int
@@ -95,19 +94,12 @@ int
 rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv)
 {
     char path[512];
-    json_t *doc;
     int rc;
 
     if ((rc = rs__cli_job_arg("rankscope ranks JOB", argc, argv)) != 0)
         return rc;
     snprintf(path, sizeof path, "/v1/jobs/%s/ranks", argv[0]);
-    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
-        return rc;
-    if (o->json)
-        return rs__cli_print_json(doc);
-    rc = rs__cli_render_ranks(argv[0], doc);
-    json_decref(doc);
-    return rc;
+    return rs__cli_show(o, "GET", argv[0], path, rs__cli_render_ranks, NULL);
 }
 
 static int
@@ -181,19 +173,12 @@ int
 rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv)
 {
     char path[512];
-    json_t *doc;
     int rc;
 
     if ((rc = rs__cli_job_arg("rankscope skew JOB", argc, argv)) != 0)
         return rc;
     snprintf(path, sizeof path, "/v1/jobs/%s/skew", argv[0]);
-    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
-        return rc;
-    if (o->json)
-        return rs__cli_print_json(doc);
-    rc = rs__cli_render_skew(argv[0], doc);
-    json_decref(doc);
-    return rc;
+    return rs__cli_show(o, "GET", argv[0], path, rs__cli_render_skew, NULL);
 }
 
 int
@@ -231,19 +216,12 @@ int
 rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv)
 {
     char path[512];
-    json_t *doc;
     int rc;
 
     if ((rc = rs__cli_job_arg("rankscope steps JOB", argc, argv)) != 0)
         return rc;
     snprintf(path, sizeof path, "/v1/jobs/%s/steps?last=30", argv[0]);
-    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
-        return rc;
-    if (o->json)
-        return rs__cli_print_json(doc);
-    rc = rs__cli_render_steps(argv[0], doc);
-    json_decref(doc);
-    return rc;
+    return rs__cli_show(o, "GET", argv[0], path, rs__cli_render_steps, NULL);
 }
 
 /* "steps A..B (1.02 s from T0)" of a window object {first_step, last_step, since_ns, until_ns}. */
@@ -326,11 +304,17 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
     return 0;
 }
 
+/* "not enough data" is an answer, but not a verdict: exit 4 (commands.h) */
+static int
+stragglers_exit(json_t *doc)
+{
+    return json_is_false(json_object_get(doc, "enough_data")) ? RS_CLI_EXIT_NOT_ENOUGH_DATA : 0;
+}
+
 int
 rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv)
 {
     char path[512];
-    json_t *doc;
     int rc;
 
     if ((rc = rs__cli_job_arg("rankscope stragglers JOB", argc, argv)) != 0)
@@ -342,15 +326,5 @@ rs_cli_stragglers(const struct rs_cli_options *o, int argc, char **argv)
     if (o->window > 0)
         snprintf(path + strlen(path), sizeof path - strlen(path), "%cwindow=%lld",
                  strchr(path, '?') ? '&' : '?', (long long)o->window);
-    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
-        return rc;
-    /* "not enough data" is an answer, but not a verdict: exit 4 (commands.h) */
-    bool enough = !json_is_false(json_object_get(doc, "enough_data"));
-    if (o->json)
-        rc = rs__cli_print_json(doc);
-    else {
-        rc = rs__cli_render_stragglers(argv[0], doc);
-        json_decref(doc);
-    }
-    return rc == 0 && !enough ? RS_CLI_EXIT_NOT_ENOUGH_DATA : rc;
+    return rs__cli_show(o, "GET", argv[0], path, rs__cli_render_stragglers, stragglers_exit);
 }

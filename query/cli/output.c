@@ -63,6 +63,23 @@ rs__cli_request(const struct rs_cli_options *o, const char *method, const char *
 }
 
 int
+rs__cli_show(const struct rs_cli_options *o, const char *method, const char *job, const char *path,
+             int (*render)(const char *job, json_t *doc), int (*exit_code)(json_t *doc))
+{
+    json_t *doc;
+    int rc, code;
+
+    if ((rc = rs__cli_request(o, method, path, &doc)) != 0)
+        return rc;
+    code = exit_code ? exit_code(doc) : 0;
+    if (o->json)
+        return rs__cli_print_json(doc) ?: code;
+    rc = render(job, doc);
+    json_decref(doc);
+    return rc ?: code;
+}
+
+int
 rs__cli_api_error(long status, json_t *doc)
 {
     json_t *message = json_object_get(json_object_get(doc, "error"), "message");

@@ -19,6 +19,13 @@ int rs__cli_request(const struct rs_cli_options *o, const char *method, const ch
  * exists. Returns false when everything named exists (the server's own message then stands). */
 bool rs__cli_explain_not_found(const struct rs_cli_options *o, const char *path);
 
+/* What most commands do: `method` `path`, then the answer as is (--json) or through
+ * render(job, doc); `exit_code` (NULL = none) may turn a successful answer into another exit code
+ * (stragglers: 4 when there is not enough data). Returns the exit code. */
+int rs__cli_show(const struct rs_cli_options *o, const char *method, const char *job,
+                 const char *path, int (*render)(const char *job, json_t *doc),
+                 int (*exit_code)(json_t *doc));
+
 /* Prints an API error answer's message (doc may be NULL: not JSON) on stderr. Returns the exit
  * code: 3 for 404, else 1. */
 int rs__cli_api_error(long status, json_t *doc);

@@ -128,20 +128,13 @@ int
 rs_cli_top(const struct rs_cli_options *o, int argc, char **argv)
 {
     char path[1024];
-    json_t *doc;
     int rc;
 
     if ((rc = rs__cli_job_arg("rankscope top JOB [--rank R] [--limit N]", argc, argv)) != 0)
         return rc;
     snprintf(path, sizeof path, "/v1/jobs/%s/top", argv[0]);
     scope_query(o, path, sizeof path, false);
-    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
-        return rc;
-    if (o->json)
-        return rs__cli_print_json(doc);
-    rc = rs__cli_render_top(argv[0], doc);
-    json_decref(doc);
-    return rc;
+    return rs__cli_show(o, "GET", argv[0], path, rs__cli_render_top, NULL);
 }
 
 static void
@@ -230,26 +223,15 @@ print_syncs(json_t *rows, json_t *lw)
     }
 }
 
-int
-rs_cli_stalls(const struct rs_cli_options *o, int argc, char **argv)
+static int
+render_stalls(const char *job, json_t *doc)
 {
-    char path[1024];
-    json_t *doc, *k, *r;
+    json_t *k, *r;
     size_t i, j;
-    int rc;
 
-    if ((rc = rs__cli_job_arg("rankscope stalls JOB [--rank R] [--limit N]", argc, argv)) != 0)
-        return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s/stalls", argv[0]);
-    scope_query(o, path, sizeof path, false);
-    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
-        return rc;
-    if (o->json)
-        return rs__cli_print_json(doc);
     print_scope("", json_object_get(doc, "scope"));
     if (rs__cli_int(doc, "samples") == 0) {
         printf("%s\n", str_of(doc, "note"));
-        json_decref(doc);
         return 0;
     }
     printf("%lld PC samples; stall reasons:", (long long)rs__cli_int(doc, "samples"));
@@ -280,30 +262,25 @@ rs_cli_stalls(const struct rs_cli_options *o, int argc, char **argv)
         printf("\nkernel time %s, peers (A) and rank (B):\n", per_unit(cmp));
         print_items(cmp);
     }
-    json_decref(doc);
     return 0;
 }
 
 int
-rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv)
+rs_cli_stalls(const struct rs_cli_options *o, int argc, char **argv)
 {
     char path[1024];
-    json_t *doc;
     int rc;
 
-    static const char usage[] = "rankscope compare JOB [JOB_B] [--rank R --with-rank R2] "
-                                "[--since-ns/--until-ns --with-since-ns/--with-until-ns]";
-    if ((rc = rs__cli_job_arg(usage, argc == 2 ? 1 : argc, argv)) != 0 ||
-        (argc == 2 && (rc = rs__cli_job_arg(usage, 1, argv + 1)) != 0))
+    if ((rc = rs__cli_job_arg("rankscope stalls JOB [--rank R] [--limit N]", argc, argv)) != 0)
         return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s/compare", argv[0]);
-    if (argc == 2)
-        snprintf(path + strlen(path), sizeof path - strlen(path), "?with=%s", argv[1]);
-    scope_query(o, path, sizeof path, true);
-    if ((rc = rs__cli_request(o, "GET", path, &doc)) != 0)
-        return rc;
-    if (o->json)
-        return rs__cli_print_json(doc);
+    snprintf(path, sizeof path, "/v1/jobs/%s/stalls", argv[0]);
+    scope_query(o, path, sizeof path, false);
+    return rs__cli_show(o, "GET", argv[0], path, render_stalls, NULL);
+}
+
+static int
+render_compare(const char *job, json_t *doc)
+{
     print_scope("A: ", json_object_get(doc, "a"));
     print_scope("B: ", json_object_get(doc, "b"));
     printf("%s\n\nGPU time %s (summed over kernels):\n", str_of(doc, "summary"), per_unit(doc));
@@ -313,6 +290,23 @@ rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv)
         print_stall_mix(json_object_get(doc, "stall_mix"), 6);
     }
     print_syncs(json_object_get(doc, "host_sync"), json_object_get(doc, "launch_wait"));
-    json_decref(doc);
     return 0;
+}
+
+int
+rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv)
+{
+    char path[1024];
+    int rc;
+
+    static const char usage[] = "rankscope compare JOB [JOB_B] [--rank R --with-rank R2] "
+                                "[--since/--until --with-since/--with-until]";
+    if ((rc = rs__cli_job_arg(usage, argc == 2 ? 1 : argc, argv)) != 0 ||
+        (argc == 2 && (rc = rs__cli_job_arg(usage, 1, argv + 1)) != 0))
+        return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%s/compare", argv[0]);
+    if (argc == 2)
+        snprintf(path + strlen(path), sizeof path - strlen(path), "?with=%s", argv[1]);
+    scope_query(o, path, sizeof path, true);
+    return rs__cli_show(o, "GET", argv[0], path, render_compare, NULL);
 }
