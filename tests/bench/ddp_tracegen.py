@@ -875,6 +875,9 @@ class Sim:
             if f['onset'] < S:
                 d['onset_gpu_ts_us'] = {str(r): round(self.ranks[r].ts0 + self.ranks[r].stats[f['onset']]['gpu_first'], 3)
                                         for r in f['ranks']}
+                d['onset_profiler_step'] = f['onset'] + a.first_step
+                d['onset_host_ts_us'] = {str(r): round(self.ranks[r].ts0 + self.ranks[r].stats[f['onset']]['host_start'], 3)
+                                         for r in f['ranks']}
                 d['onset_gpu_ts_us_unskewed'] = {
                     str(r): round(self.ts0 + self.ranks[r].stats[f['onset']]['gpu_first'], 3) for r in f['ranks']}
             if typ == 'spikes':
@@ -933,35 +936,40 @@ class Sim:
         }
 
 
+class Fmt(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    pass
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(
         description='Write multi-rank PyTorch-profiler (Kineto) traces of a simulated DDP job plus truth.json.',
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split('\n\n', 1)[1])
+        formatter_class=Fmt, epilog=__doc__.split('\n\n', 1)[1])
     g = p.add_argument_group('job')
     g.add_argument('-o', '--outdir', required=True, help='output directory (created)')
-    g.add_argument('--name', default='ddp', help='file prefix: <name>_rank<R>.json.gz (default ddp)')
-    g.add_argument('--ranks', type=int, default=8, help='world size (default 8)')
-    g.add_argument('--steps', type=int, default=40, help='profiled steps (default 40)')
-    g.add_argument('--seed', type=int, default=1)
-    g.add_argument('--layers', type=int, default=4, help='Linear+GELU layers (default 4, as the fixture)')
+    g.add_argument('--name', default='ddp', help='file prefix: <name>_rank<R>.json.gz')
+    g.add_argument('--ranks', type=int, default=8, help='world size')
+    g.add_argument('--steps', type=int, default=40, help='profiled steps')
+    g.add_argument('--seed', type=int, default=1, help='everything is deterministic given the seed')
+    g.add_argument('--layers', type=int, default=4, help='Linear+GELU layers')
     g.add_argument('--hidden', type=int, default=8192,
-                   help='layer width; GEMMs scale with (hidden/8192)^2, activations with hidden/8192 (default 8192)')
-    g.add_argument('--bucket-cap-mb', type=float, default=25.0, help='DDP bucket cap (default 25)')
+                   help='layer width; GEMMs scale with (hidden/8192)^2, activations with hidden/8192')
+    g.add_argument('--bucket-cap-mb', type=float, default=25.0, help='DDP bucket cap')
     g.add_argument('--bucket-mode', choices=['interleaved', 'after'], default='interleaved',
                    help='AllReduce each bucket as its grads are ready (interleaved) or all after backward')
     g.add_argument('--sync', choices=['step', 'none'], default='step',
                    help="'step': loss.item() each step (cudaStreamSynchronize); 'none': host runs ahead")
     g.add_argument('--queue-depth', type=int, default=1024,
-                   help='outstanding GPU ops before a launch blocks the host (default 1024)')
-    g.add_argument('--gpus-per-node', type=int, default=8)
-    g.add_argument('--first-step', type=int, default=5, help='number of the first ProfilerStep#N (default 5)')
+                   help='outstanding GPU ops before a launch blocks the host')
+    g.add_argument('--gpus-per-node', type=int, default=8, help='GPU pid/device = rank modulo this')
+    g.add_argument('--first-step', type=int, default=5, help='number of the first ProfilerStep#N')
     g = p.add_argument_group('physics and noise')
-    g.add_argument('--busbw-gbps', type=float, default=300.0, help='AllReduce bus bandwidth (default 300)')
-    g.add_argument('--nccl-latency-us', type=float, default=15.0)
+    g.add_argument('--busbw-gbps', type=float, default=300.0, help='AllReduce bus bandwidth')
+    g.add_argument('--nccl-latency-us', type=float, default=15.0,
+                   help='collective latency; x (1 + log2(ranks)/4)')
     g.add_argument('--nccl-noise', type=float, default=0.01, help='lognormal sigma of transfer time')
     g.add_argument('--nccl-end-jitter-us', type=float, default=2.0, help='per-rank spread of a collective end')
     g.add_argument('--interference', type=float, default=0.25,
-                   help='compute kernels are stretched by this x their overlap with NCCL kernels (default 0.25)')
+                   help='compute kernels are stretched by this x their overlap with NCCL kernels')
     g.add_argument('--kernel-noise', type=float, default=0.01, help='lognormal sigma per kernel')
     g.add_argument('--gpu-noise', type=float, default=0.005, help='lognormal sigma of a constant per-GPU speed')
     g.add_argument('--step-noise', type=float, default=0.005, help='lognormal sigma per rank and step')
@@ -971,13 +979,13 @@ def main(argv=None):
     g.add_argument('--fault', action='append', metavar='TYPE[:k=v,...]', help='see below; repeatable')
     g = p.add_argument_group('format')
     g.add_argument('--fixture', default=FIXTURE_DEFAULT, help='real trace to take kernel names/durations from')
-    g.add_argument('--ts0', type=float, default=None, help='job start ts in µs (default: the fixture\'s)')
+    g.add_argument('--ts0', type=float, default=None, help='job start ts in µs; None: the fixture\'s first ts')
     g.add_argument('--no-step-markers', action='store_true', help='omit ProfilerStep#N annotations')
     g.add_argument('--no-distributed-info', action='store_true', help='omit distributedInfo')
     g.add_argument('--nccl-seq', action='store_true', help='add a "Seq" arg to NCCL kernels (fixtures lack it)')
     g.add_argument('--plain', action='store_true', help='write plain .json instead of .json.gz')
-    g.add_argument('--compresslevel', type=int, default=1, help='gzip level (default 1)')
-    g.add_argument('-q', '--quiet', action='store_true')
+    g.add_argument('--compresslevel', type=int, default=1, help='gzip level')
+    g.add_argument('-q', '--quiet', action='store_true', help='no summary line')
     a = p.parse_args(argv)
     if a.ranks < 2 or a.steps < 2 or a.layers < 1:
         p.error('need --ranks >= 2, --steps >= 2, --layers >= 1')

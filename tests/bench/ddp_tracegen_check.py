@@ -168,7 +168,7 @@ def check_format(rep, gen, fix, truth):
            'ac2g flows: %d launch->GPU pairs for %d GPU ops, %d inconsistent' % (pairs, len(gpu), bad))
 
 
-def check_physics(rep, traces, truth, tol_us):
+def check_physics(rep, paths, truth, tol_us):
     n = truth['world_size']
     off = [r['clock_offset_us'] for r in truth['ranks']]
     nccl = []
@@ -176,8 +176,8 @@ def check_physics(rep, traces, truth, tol_us):
     serial_bad = 0
     sync_bad = sync_n = 0
     psteps = []
-    for r, d in enumerate(traces):
-        ev = d['traceEvents']
+    for r, path in enumerate(paths):       # one rank at a time: memory stays small
+        ev = load(path)['traceEvents']
         rt = {}
         streams = collections.defaultdict(list)
         for e in ev:
@@ -296,17 +296,20 @@ def check_truth(rep, nccl, truth):
                    % (p['factor'], after[len(after) // 2], before[len(before) // 2]))
 
 
+def check_dir(rep, d, truth, fixture, tol):
+    paths = [os.path.join(d, f) for f in truth['files']]
+    check_format(rep, load(paths[0]), load(fixture), truth)
+    nccl = check_physics(rep, paths, truth, tol)
+    check_truth(rep, nccl, truth)
+
+
 def run_one(name, gen_args, outdir, fixture, tol, keep):
     rep = Report()
     d = os.path.join(outdir, name)
     cmd = [sys.executable, GEN, '-o', d, '-q', '--name', name] + gen_args
     subprocess.run(cmd, check=True)
     truth = json.load(open(os.path.join(d, 'truth.json')))
-    traces = [load(os.path.join(d, f)) for f in truth['files']]
-    fix = load(fixture)
-    check_format(rep, traces[0], fix, truth)
-    nccl = check_physics(rep, traces, truth, tol)
-    check_truth(rep, nccl, truth)
+    check_dir(rep, d, truth, fixture, tol)
     print('== %s: %s (%d ranks x %d steps, %s, sync %s; %.1f MB, %.2f s)'
           % (name, ' '.join(gen_args), truth['world_size'], truth['steps'], truth['bucket_mode'], truth['sync'],
              truth['generation']['mb_on_disk'], truth['generation']['seconds']))
@@ -325,7 +328,17 @@ def main():
     p.add_argument('--tol-us', type=float, default=5.0, help='tolerance of "end together" (default 5 µs)')
     p.add_argument('--outdir', help='where to generate (default: a temporary directory)')
     p.add_argument('--keep', action='store_true', help='keep the generated traces')
+    p.add_argument('--dir', help='check this existing generator output (with its truth.json) instead')
     a = p.parse_args()
+    if a.dir:
+        rep = Report()
+        truth = json.load(open(os.path.join(a.dir, 'truth.json')))
+        check_dir(rep, a.dir, truth, a.fixture, a.tol_us)
+        print('== %s (%d ranks x %d steps)' % (a.dir, truth['world_size'], truth['steps']))
+        for l in rep.lines:
+            print('   ' + l)
+        print('\n%d failure(s)' % len(rep.fails))
+        return 1 if rep.fails else 0
     out = a.outdir or tempfile.mkdtemp(prefix='tracegen_check_')
     fails = []
     for name, args in SETTINGS:
