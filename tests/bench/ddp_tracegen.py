@@ -680,9 +680,10 @@ class Sim:
             b['bytes'] = b['nelems'] * 4
             for l in b['layers']:
                 self.bucket_of_layer[l] = i
-        # SGD: torch._foreach_add_ over ~20.6M-element chunks (13 kernels for 4 x 67M params)
+        # SGD: torch._foreach_add_ in ~21M-element chunks (the fixture: 13 kernels for 4 x 67M params,
+        # the last one ~0.78 of the others)
         P = a.layers * (H * H + H)
-        chunk = 20.65e6
+        chunk = 21.0e6
         self.n_sgd = max(1, int(math.ceil(P / chunk)))
         self.sgd_share = [min(1.0, (P - i * chunk) / chunk) for i in range(self.n_sgd)]
         self.pg_args = '[' + ', '.join(str(i) for i in range(self.world)) + ']'
@@ -922,6 +923,10 @@ class Sim:
             'world_size': n, 'steps': S, 'first_step_number': a.first_step, 'layers': a.layers,
             'hidden': a.hidden, 'bucket_mode': a.bucket_mode, 'sync': a.sync,
             'step_markers': not a.no_step_markers, 'distributed_info': not a.no_distributed_info,
+            'model': {k: getattr(a, k) for k in (
+                'busbw_gbps', 'nccl_latency_us', 'nccl_noise', 'nccl_end_jitter_us', 'interference', 'kernel_noise',
+                'gpu_noise', 'step_noise', 'host_scale', 'clock_skew_us', 'queue_depth', 'bucket_cap_mb',
+                'gpus_per_node')},
             'buckets': [{'index': i, 'layers': b['layers'], 'nelems': b['nelems'], 'bytes': b['bytes']}
                         for i, b in enumerate(self.buckets)],
             'collectives_per_step': len(self.buckets), 'collectives_total': len(self.coll_log),
@@ -967,7 +972,9 @@ def main(argv=None):
     g.add_argument('--nccl-latency-us', type=float, default=15.0,
                    help='collective latency; x (1 + log2(ranks)/4)')
     g.add_argument('--nccl-noise', type=float, default=0.01, help='lognormal sigma of transfer time')
-    g.add_argument('--nccl-end-jitter-us', type=float, default=2.0, help='per-rank spread of a collective end')
+    g.add_argument('--nccl-end-jitter-us', type=float, default=20.0,
+                   help='a collective ends on each rank at the common end + U(0, this): the fixtures show '
+                        'ends up to ~20-26 µs apart on one host')
     g.add_argument('--interference', type=float, default=0.25,
                    help='compute kernels are stretched by this x their overlap with NCCL kernels')
     g.add_argument('--kernel-noise', type=float, default=0.01, help='lognormal sigma per kernel')
