@@ -536,12 +536,16 @@ class Rank:
             yield from self.bwd_fn('AddmmBackward0', ops)
             yield from self.bwd_fn('torch::autograd::AccumulateGrad',
                                    [('aten::mul', 'aunary', tpl['aunary']['by_size']['small'], 'kernel', None)])
-            yield from self.bwd_fn('torch::autograd::AccumulateGrad',
-                                   [('aten::mul', 'aunary', tpl['aunary']['by_size']['big'] * ps, 'kernel', None)])
+            yield from self.bwd_fn('TBackward0', [])
             b = sim.bucket_of_layer[l]
-            if sim.buckets[b]['layers'][-1] == l:          # the bucket's last gradient is ready
-                if a.bucket_mode == 'interleaved':
-                    launched.append((b, (yield from self.allreduce(W, s, b))))
+            tail = None
+            if sim.buckets[b]['layers'][-1] == l and a.bucket_mode == 'interleaved':
+                # the bucket's last gradient is ready: DDP's hook launches its AllReduce from inside
+                # the AccumulateGrad function (as in the fixture)
+                tail = (W, s, b, launched)
+            yield from self.bwd_fn('torch::autograd::AccumulateGrad',
+                                   [('aten::mul', 'aunary', tpl['aunary']['by_size']['big'] * ps, 'kernel', None)],
+                                   tail)
         if a.bucket_mode == 'after':
             for b in range(len(sim.buckets)):
                 launched.append((b, (yield from self.allreduce(W, s, b))))
@@ -607,7 +611,7 @@ class Rank:
         cur['host_end'] = self.h
         del cur['kernels']
 
-    def bwd_fn(self, fn, ops):
+    def bwd_fn(self, fn, ops, allreduce=None):
         """autograd::engine::evaluate_function: fn > fn > (aten op > launch)*"""
         W = self.bwd_tid
         s0 = self.h
@@ -626,6 +630,10 @@ class Rank:
                                    kind=kind, nbytes=nb)
         self.h += self.hcost(3)
         self.cpu_op(W, fn, s1, e1, extra=seqno)
+        if allreduce is not None:
+            tid, step, b, launched = allreduce
+            self.h += self.hcost(6)
+            launched.append((b, (yield from self.allreduce(tid, step, b))))
         self.h += self.hcost(3)
         self.cpu_op(W, 'autograd::engine::evaluate_function: ' + fn, s0, e0, extra=seqno)
 

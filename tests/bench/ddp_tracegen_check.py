@@ -85,6 +85,24 @@ def decimals(x):
     return len(s.split('.')[1]) if '.' in s and 'e' not in s else 0
 
 
+def nesting_errors(d, eps=0.005):
+    by = collections.defaultdict(list)
+    for e in d['traceEvents']:
+        if e.get('ph') == 'X' and e.get('cat') in ('cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver'):
+            by[(e['pid'], e['tid'])].append((e['ts'], -e['dur'], e['ts'] + e['dur']))
+    bad = 0
+    for evs in by.values():
+        evs.sort()
+        stack = []
+        for ts, _, end in evs:
+            while stack and stack[-1] <= ts + eps:
+                stack.pop()
+            if stack and end > stack[-1] + eps:
+                bad += 1
+            stack.append(end)
+    return bad
+
+
 def check_format(rep, gen, fix, truth):
     gk, fk = set(gen.keys()), set(fix.keys())
     if not truth['distributed_info']:
@@ -141,6 +159,9 @@ def check_format(rep, gen, fix, truth):
             and e['pid'] >= 0}
     rep.ok(used <= named and {p for p, _ in used} <= procs,
            'every (pid, tid) with events has thread_name and process_labels metadata (%d threads/streams)' % len(used))
+    # CPU events on a thread nest (contained or disjoint), as in a real trace
+    rep.ok(nesting_errors(gen) == 0, 'CPU events of each thread nest properly (fixture: %d errors, generated: %d)'
+           % (nesting_errors(fix), nesting_errors(gen)))
     # flows: s at a launch, f at the GPU op with the op's ts
     gpu = {}
     launch = {}
