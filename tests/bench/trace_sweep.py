@@ -44,7 +44,7 @@ def run_setting(a, ranks, fault, layout, markers, seed):
     out = os.path.join(a.work, "job")
     shutil.rmtree(out, ignore_errors=True)
     slow = ranks // 2 - 1 if ranks > 2 else 1
-    onset = a.steps // 3
+    onset = a.steps // 8  # the rule needs its 2 newest windows (30 steps each) slow
     fault_args = []
     for f in FAULTS[fault]:
         fault_args += ["--fault", f.format(r=slow, r2="%d/%d" % (slow, ranks - 1), o=onset)]
