@@ -58,7 +58,8 @@ check)
     if [ "$(id -u)" = 0 ] || command -v sudo >/dev/null 2>&1; then
         echo "run \`make $target\` (as root, or with sudo) to install them" >&2
     else
-        echo "as root, run:  apt-get update && apt-get install -y --no-install-recommends $missing" >&2
+        echo "to install them, as root run \`make $target\` here, or:" >&2
+        echo "    apt-get update && apt-get install -y --no-install-recommends $missing" >&2
     fi
     exit 1
     ;;
@@ -75,14 +76,16 @@ install)
         echo "$target: missing packages: $missing" >&2
         echo "$target: installing them needs root, and there is no sudo here; as root, run:" >&2
         echo "    apt-get update && apt-get install -y --no-install-recommends $missing" >&2
-        echo "then run \`make $target\` again (it installs nothing more)" >&2
+        echo "then run make again (as yourself: nothing more needs root)" >&2
         exit 1
     fi
     if ! command -v apt-get >/dev/null 2>&1; then
         echo "$target: missing packages: $missing; there is no apt-get here (Debian 12 expected)" >&2
         exit 1
     fi
-    mkdir -p "$(dirname "$LOG")"
+    logdir=$(dirname "$LOG")
+    [ -d "$logdir" ] || made_logdir=1
+    mkdir -p "$logdir"
     echo "$target: installing $missing"
     echo "$target: (apt-get's output goes to $LOG)"
     start=$(date +%s)
@@ -93,6 +96,11 @@ install)
         $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
     } >>"$LOG" 2>&1
     rc=$?
+    # root in someone else's tree (su -c 'make deps'): leave build/ theirs, or their make fails
+    if [ "$(id -u)" = 0 ]; then
+        [ -n "${made_logdir:-}" ] && chown --reference=. "$logdir" 2>/dev/null
+        chown --reference=. "$LOG" 2>/dev/null
+    fi
     if [ $rc != 0 ]; then
         echo "$target: apt-get failed (exit $rc); the end of $LOG:" >&2
         tail -n +"$((seen + 1))" "$LOG" | tail -n 20 | sed 's/^/    /' >&2
