@@ -6,7 +6,10 @@
 # A package counts as present when dpkg has it installed, or when the command it is needed for is
 # already on PATH from elsewhere (e.g. a nodejs+npm from NodeSource, which Debian's npm package
 # conflicts with; a compiler that is not from build-essential).
+# For tests only: RS_DEPS_UID stands for `id -u`, RS_DEPS_NO_SUDO=1 hides sudo.
 set -u
+uid=${RS_DEPS_UID:-$(id -u)}
+have_sudo() { [ -z "${RS_DEPS_NO_SUDO:-}" ] && command -v sudo >/dev/null 2>&1; }
 mode=$1
 target=$2
 shift 2
@@ -55,7 +58,7 @@ case $mode in
 check)
     [ -z "$missing" ] && exit 0
     echo "missing: $missing" >&2
-    if [ "$(id -u)" = 0 ] || command -v sudo >/dev/null 2>&1; then
+    if [ "$uid" = 0 ] || have_sudo; then
         echo "run \`make $target\` (as root, or with sudo) to install them" >&2
     else
         echo "to install them, as root run \`make $target\` here, or:" >&2
@@ -68,9 +71,9 @@ install)
         echo "$target: all packages present"
         exit 0
     fi
-    if [ "$(id -u)" = 0 ]; then
+    if [ "$uid" = 0 ]; then
         SUDO=""
-    elif command -v sudo >/dev/null 2>&1; then
+    elif have_sudo; then
         SUDO="sudo"
     else
         echo "$target: missing packages: $missing" >&2
