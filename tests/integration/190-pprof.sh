@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pprof export end to end: simulated jobs with and without PC sampling, exported by the CLI from
 # the server (GET /v1/jobs/{job}/pprof) and from the store directory, read back by an independent
-# Python decoder (pprof_read.py) and by `go tool pprof` itself (golang-go, installed by make test-deps),
+# Python decoder (pprof_read.py) and by `go tool pprof` itself (golang-go, from make test-deps),
 # with totals checked against the REST API; then the errors people get.
 . "$(dirname "$0")/common.sh"
 start_server
