@@ -81,7 +81,8 @@ rs__store_unmake(rs_store *s)
         if (s->made_lock_mdb && path_in(s, "lock.mdb", path, sizeof path) == 0)
             unlink(path);
         /* unlinked while still locked: nobody can have locked this file meanwhile */
-        if (s->made_writer_lock && s->lock_fd >= 0 && path_in(s, WRITER_LOCK, path, sizeof path) == 0)
+        if (s->made_writer_lock && s->lock_fd >= 0 &&
+            path_in(s, WRITER_LOCK, path, sizeof path) == 0)
             unlink(path);
     }
     if (s->lock_fd >= 0)

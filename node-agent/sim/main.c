@@ -261,12 +261,11 @@ run_sim(const struct sim_config *cfg)
          * script must not go on as if it were not (exit 3, after the summary above) */
         uint64_t sent = total.kernels + total.memcpys + total.syncs + total.collectives +
                         total.steps + total.stalls;
-        const char *why = total.connects == 0
-                              ? "no rankscope-agent was listening there (never connected)"
-                          : total.frames_dropped
-                              ? "the agent's socket was full or closed (is the agent running? "
-                                "--max-rate slows the simulator down)"
-                              : "the collector's buffer overflowed between flushes";
+        const char *why =
+            total.connects == 0    ? "no rankscope-agent was listening there (never connected)"
+            : total.frames_dropped ? "the agent's socket was full or closed (is the agent running? "
+                                     "--max-rate slows the simulator down)"
+                                   : "the collector's buffer overflowed between flushes";
         rs_log(RS_LOG_ERROR, "RS-SIM-DROPPED",
                "%llu of %llu records dropped (%llu of %llu frames not delivered to %s): %s",
                (unsigned long long)total.dropped, (unsigned long long)(sent + total.dropped),
