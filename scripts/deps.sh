@@ -35,7 +35,9 @@ command_of() {
 
 missing_packages() {
     installed=""
+    dpkg=""
     if command -v dpkg-query >/dev/null 2>&1; then
+        dpkg=1
         installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "$@" 2>/dev/null |
                     sed -n 's/ installed$//p')
     fi
@@ -45,6 +47,10 @@ missing_packages() {
             continue
         fi
         if printf '%s\n' "$installed" | grep -qx "$p"; then
+            continue
+        fi
+        # not Debian: libraries may come from anywhere; leave them to the compiler
+        if [ -z "$dpkg" ] && [ -z "$cmd" ]; then
             continue
         fi
         printf '%s ' "$p"
