@@ -10,9 +10,15 @@ PREFIX    ?= /usr/local
 VERSION   := 0.1.0
 comma     := ,
 
-DEB_PACKAGES := build-essential pkg-config libnng-dev libuv1-dev liblmdb-dev libprotobuf-c-dev \
-                protobuf-c-compiler libjansson-dev libcurl4-openssl-dev node-llhttp zlib1g-dev \
-                python3 python3-yaml curl clang-format golang-go
+# Debian packages (docs/dependencies.md says why each): to build and run, and make demo (make
+# deps); what make test needs on top (make test-deps, which make test runs); development tools
+# (make dev-deps: make format, make fuzz-*, pprof's web UI). scripts/deps.sh installs the missing.
+BUILD_DEB_PACKAGES := build-essential pkg-config libnng-dev libuv1-dev liblmdb-dev \
+                      libprotobuf-c-dev protobuf-c-compiler libjansson-dev libcurl4-openssl-dev \
+                      node-llhttp zlib1g-dev
+DEB_PACKAGES      := $(BUILD_DEB_PACKAGES) python3
+TEST_DEB_PACKAGES := python3-yaml curl golang-go prometheus nodejs npm
+DEV_DEB_PACKAGES  := clang-format clang graphviz golang-go
 
 # pkg-config where the .pc exists; Debian's libnng-dev ships none, so fall back to plain -l.
 pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
@@ -89,7 +95,7 @@ TOOL_BINS := $(addprefix $(BUILD)/tests/tools/,rs-nng-send make-corpus rs-store-
                                               rs-window-bench)
 
 
-.PHONY: all deps test asan tsan demo clean format bench collector
+.PHONY: all deps test-deps dev-deps build-check test asan tsan demo clean format bench collector
 .SECONDARY:
 all: $(BINS) collector
 
@@ -137,7 +143,11 @@ $(CUPTI_FLOOR_SO): tests/bench/cupti_floor.c
 	  $(addprefix -Wl$(comma)-rpath$(comma),$(CUPTI_LIBDIRS)) -lcupti
 
 # ---- generated code --------------------------------------------------------------------------
-$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
+# Before anything is compiled: are the build's tools and headers there? (else: say what to do)
+build-check:
+	@DEPS_LOG=$(BUILD)/deps.log scripts/deps.sh check deps $(BUILD_DEB_PACKAGES)
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto | build-check
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen -Iproto $<
 
@@ -150,7 +160,7 @@ $(BUILD)/obj/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(CC) $(CFLAGS_ALL) -w -c $< -o $@
 
 # llhttp is built from Debian's node-llhttp sources (see docs/dependencies.md); not our code.
-$(BUILD)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
+$(BUILD)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c | build-check
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -w -I$(LLHTTP_INC) -c $< -o $@
 
@@ -233,13 +243,13 @@ $(BUILD)/tests/tools/powerloss.so: tests/tools/powerloss.c
 test-build: $(BINS) $(UNIT_BINS) $(FUZZ_BINS) $(TOOL_BINS) $(BUILD)/tests/tools/powerloss.so
 .PHONY: test-build
 
-test: deps lint-tools
+test: test-deps lint-tools
 	@$(MAKE) --no-print-directory test-build collector
 	@BUILD=$(BUILD) tests/run.sh
 
 # The linters tests/integration/006-lint.sh runs: Redocly CLI, pinned in tests/tools/lint, with
 # npm ci (again only when its package-lock.json changes); promtool is Debian's (prometheus).
-lint-tools: deps
+lint-tools: test-deps
 	@tests/tools/lint-tools.sh
 .PHONY: lint-tools
 
@@ -251,13 +261,14 @@ asan:
 # server they talk to.
 TSAN_TESTS := unit/collector unit/node-agent integration/010- integration/020- integration/060- \
               integration/210-
-tsan: deps
+tsan: test-deps
 	@$(MAKE) --no-print-directory BUILD=build-tsan SAN=thread test-build collector
 	@BUILD=build-tsan RS_TESTS="$(TSAN_TESTS)" tests/run.sh
 
 # libFuzzer builds of the fuzz targets (clang): make fuzz-wire (or fuzz-http_request,
 # fuzz-config), then run build-fuzz/<name>_fuzz tests/fuzz/corpus/<name>.
 fuzz-%: $(PB_H)
+	@scripts/deps.sh check dev-deps clang
 	@mkdir -p build-fuzz
 	clang -std=c11 -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' -g -O1 \
 	  -fsanitize=fuzzer,address,undefined -I. -I$(BUILD)/gen -I$(LLHTTP_INC) $(DEP_CFLAGS) \
@@ -272,23 +283,21 @@ demo: deps
 bench: all test-build
 	@BUILD=$(BUILD) tests/bench/run.sh
 
-# Installs only what is missing; safe to run again; needs root (or sudo) only when something is missing.
+# Install only what is missing; safe to run again; need root (or sudo) only when something is
+# missing, and say what to run as root where there is neither. apt-get's output: $(BUILD)/deps.log.
 deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "deps: installing$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	@DEPS_LOG=$(BUILD)/deps.log scripts/deps.sh install deps $(DEB_PACKAGES)
+test-deps:
+	@DEPS_LOG=$(BUILD)/deps.log scripts/deps.sh install test-deps $(DEB_PACKAGES) $(TEST_DEB_PACKAGES)
+dev-deps:
+	@DEPS_LOG=$(BUILD)/deps.log scripts/deps.sh install dev-deps $(DEV_DEB_PACKAGES)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 
 format:
+	@scripts/deps.sh check dev-deps clang-format
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:

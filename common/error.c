@@ -27,6 +27,8 @@ rs_strerror(int code)
         return "storage engine error";
     case RS_E_CLOSED:
         return "shutting down";
+    case RS_E_LOCKED:
+        return "in use by another process";
     default:
         break;
     }

@@ -17,6 +17,7 @@ enum {
     RS_E_CORRUPT,   /* stored data is inconsistent or foreign */
     RS_E_STORE,     /* storage engine error not covered above */
     RS_E_CLOSED,    /* the object is shutting down */
+    RS_E_LOCKED,    /* held by another process (e.g. a store another server writes) */
     RS_E_LAST
 };
 

@@ -49,25 +49,54 @@ out:
 }
 
 int
-rs_fs_mkdir_p(const char *path)
+rs_fs_mkdir_p_made(const char *path, char **first_made)
 {
     char buf[PATH_MAX];
     size_t len = strlen(path);
+    char *made = NULL;
+    int rc = 0;
 
     if (len == 0 || len >= sizeof buf)
         return -ENAMETOOLONG;
     memcpy(buf, path, len + 1);
-    for (char *s = buf + 1; *s; s++) {
-        if (*s != '/')
+    for (char *s = buf + 1;; s++) {
+        if (*s != '/' && *s != '\0')
             continue;
+        char c = *s;
         *s = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -errno;
-        *s = '/';
+        if (mkdir(buf, 0755) == 0) {
+            if (!made && !(made = strdup(buf))) {
+                rmdir(buf);
+                rc = -ENOMEM;
+                goto out;
+            }
+        } else if (errno != EEXIST) {
+            rc = -errno;
+            goto out;
+        }
+        *s = c;
+        if (c == '\0')
+            break;
     }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        return -errno;
-    return 0;
+out:
+    if (rc != 0 && made) { /* only directories, all empty and all ours */
+        rs_fs_remove_tree(made);
+        free(made);
+        made = NULL;
+    }
+    if (rc == 0)
+        *first_made = made;
+    return rc;
+}
+
+int
+rs_fs_mkdir_p(const char *path)
+{
+    char *made = NULL;
+    int rc = rs_fs_mkdir_p_made(path, &made);
+
+    free(made);
+    return rc;
 }
 
 int

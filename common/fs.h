@@ -12,6 +12,11 @@ int rs_fs_write_atomic(const char *path, const void *data, size_t len);
 /* mkdir -p with mode 0755. Returns 0 (also when it exists) or -errno. */
 int rs_fs_mkdir_p(const char *path);
 
+/* mkdir -p that says what it made: on success *first_made is the topmost directory it created
+ * (a new string, caller frees; removing it undoes the call) or NULL when `path` existed. On
+ * failure it removes the directories it created and returns -errno (-ENOMEM too). */
+int rs_fs_mkdir_p_made(const char *path, char **first_made);
+
 /* Reads all of `path` into a new NUL-terminated buffer (caller frees). Fails with RS_E_TOO_BIG
  * past `max_len` bytes, or -errno. *out and *out_len are written only on success. */
 int rs_fs_read_all(const char *path, size_t max_len, char **out, size_t *out_len);

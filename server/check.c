@@ -16,6 +16,7 @@ open_existing(const struct rs_server_config *cfg, const char *what)
 {
     struct rs_store_options opts = rs__server_store_options(cfg);
     opts.keep_format = true; /* an older server may be serving it: never convert it from here */
+    opts.exclusive = false;  /* a reader: safe beside the server that writes it */
     char path[PATH_MAX];
     struct stat st;
     rs_store *store;

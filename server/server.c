@@ -95,7 +95,28 @@ rs__server_store_options(const struct rs_server_config *cfg)
     return (struct rs_store_options){.map_size =
                                          (uint64_t)(cfg->map_size_gb * (double)(1ull << 30)),
                                      .sync_metadata = cfg->sync_metadata,
-                                     .migrating = log_migration};
+                                     .migrating = log_migration,
+                                     .exclusive = true};
+}
+
+/* What holds the store, for RS-STORE-LOCKED: another server, or (say) `rankscope analyze`. */
+static const char *
+process_name(long pid, char *buf, size_t len)
+{
+    char path[64], comm[32] = "";
+    FILE *f;
+
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    if ((f = fopen(path, "r")) != NULL) {
+        if (!fgets(comm, sizeof comm, f))
+            comm[0] = '\0';
+        fclose(f);
+    }
+    comm[strcspn(comm, "\n")] = '\0';
+    if (strncmp(comm, "rankscope-serv", 14) == 0) /* comm keeps 15 characters */
+        return "another rankscope-server";
+    snprintf(buf, len, "another process%s%s", comm[0] ? ", " : "", comm);
+    return buf;
 }
 
 int
@@ -128,8 +149,21 @@ rs_server_run(const struct rs_server_config *cfg)
                                      (unsigned)cfg->http_idle_timeout_ms,
                                      (unsigned)cfg->http_max_connections};
     if ((rc = rs_store_open(cfg->data, &sopts, &srv->store)) != 0) {
-        rs_log(RS_LOG_ERROR, "RS-STORE-OPEN", "cannot open store in '%s': %s", cfg->data,
-               rs_strerror(rc));
+        long pid = rc == RS_E_LOCKED ? rs_store_locked_by(cfg->data) : 0;
+        char who[64];
+        if (rc == RS_E_LOCKED && pid > 0)
+            rs_log(RS_LOG_ERROR, "RS-STORE-LOCKED",
+                   "the store in '%s' is in use by %s (pid %ld): stop it first, or give this one "
+                   "another --data",
+                   cfg->data, process_name(pid, who, sizeof who), pid);
+        else if (rc == RS_E_LOCKED)
+            rs_log(RS_LOG_ERROR, "RS-STORE-LOCKED",
+                   "the store in '%s' is in use by another process (%s/writer.lock is locked): "
+                   "stop it first, or give this one another --data",
+                   cfg->data, cfg->data);
+        else
+            rs_log(RS_LOG_ERROR, "RS-STORE-OPEN", "cannot open store in '%s': %s", cfg->data,
+                   rs_strerror(rc));
         return 1;
     }
     uv_loop_init(&srv->loop);
@@ -190,7 +224,12 @@ out:
     rs_ingest_free(run.ingest);
     rs_http_free(run.http);
     uv_loop_close(&srv->loop);
-    rs_store_close(srv->store);
+    /* a server that did not start leaves no new store (or directory) behind — unless it
+     * acknowledged a batch in the moment its listener was up (a ready file that failed) */
+    if (status != 0 && RS_COUNT_GET(&srv->counters, batches_committed) == 0)
+        rs_store_close_discard(srv->store);
+    else
+        rs_store_close(srv->store);
     if (cfg->ready_file[0])
         unlink(cfg->ready_file);
     rs_log(RS_LOG_INFO, "RS-SERVER-EXIT", "stopped (%llu batches committed)",

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int
 rs__store_err(int mdb_rc)
@@ -128,26 +129,48 @@ out:
     return rc;
 }
 
+static void
+store_free(rs_store *s)
+{
+    rs__known_fini(&s->known_strings);
+    rs__numbers_fini(&s->numbers);
+    free(s->made_dir);
+    free(s->dir);
+    free(s);
+}
+
 int
 rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **out)
 {
     struct rs_store_options o = opts ? *opts : (struct rs_store_options){0};
     struct stat st;
     rs_store *s;
-    int rc, dead;
+    int rc;
 
-    if ((rc = rs_fs_mkdir_p(dir)) != 0)
-        return rc;
-    if (stat(dir, &st) != 0)
-        return -errno;
-    if (!S_ISDIR(st.st_mode))
-        return -ENOTDIR;
     s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
-    if ((rc = mdb_env_create(&s->env)) != 0) {
+    s->lock_fd = -1;
+    if (!(s->dir = strdup(dir))) {
         free(s);
-        return rs__store_err(rc);
+        return -ENOMEM;
+    }
+    rs__store_note_files(s);
+    if ((rc = rs_fs_mkdir_p_made(dir, &s->made_dir)) != 0) {
+        store_free(s);
+        return rc;
+    }
+    if (stat(dir, &st) != 0)
+        rc = -errno;
+    else if (!S_ISDIR(st.st_mode))
+        rc = -ENOTDIR;
+    else if (o.exclusive)
+        rc = rs__store_lock(s); /* before LMDB creates or touches anything */
+    if (rc != 0)
+        goto fail_unmake;
+    if ((rc = mdb_env_create(&s->env)) != 0) {
+        rc = rs__store_err(rc);
+        goto fail_unmake;
     }
     s->map_bytes = o.map_size ? o.map_size : 256ull << 30;
     mdb_env_set_mapsize(s->env, (size_t)((double)s->map_bytes * RS_STORE_HEADROOM));
@@ -158,6 +181,7 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
         rc = rs__store_err(rc);
         goto fail;
     }
+    int dead;
     mdb_reader_check(s->env, &dead);
     bool old_format = false;
     if ((rc = open_dbs(s, o.keep_format, &old_format)) != 0)
@@ -168,9 +192,9 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
     return 0;
 fail:
     mdb_env_close(s->env);
-    rs__known_fini(&s->known_strings);
-    rs__numbers_fini(&s->numbers);
-    free(s);
+fail_unmake:
+    rs__store_unmake(s);
+    store_free(s);
     return rc;
 }
 
@@ -180,9 +204,19 @@ rs_store_close(rs_store *s)
     if (!s)
         return;
     mdb_env_close(s->env);
-    rs__known_fini(&s->known_strings);
-    rs__numbers_fini(&s->numbers);
-    free(s);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
+    store_free(s);
+}
+
+void
+rs_store_close_discard(rs_store *s)
+{
+    if (!s)
+        return;
+    mdb_env_close(s->env);
+    rs__store_unmake(s);
+    store_free(s);
 }
 
 int

@@ -41,16 +41,36 @@ struct rs_store_options {
     /* Refuse a store of an older format (RS_E_VERSION) instead of converting it: for tools that
      * must not write to a store an older server may be serving (--check, --compact-to). */
     bool keep_format;
+    /* Take the store's writer lock: an exclusive flock(2) on DIR/writer.lock (which then holds
+     * this process's pid), held until rs_store_close. For every process that writes into the store
+     * (the server, `rankscope analyze --data`); readers (exports, --check) do not take it. LMDB's
+     * own lock.mdb lets several processes write in turn, so without it two servers would share a
+     * store without a word. */
+    bool exclusive;
 };
 
 /* Opens (creating when absent) the store in directory `dir`, converting a store of an older format
  * first. Returns 0, -errno (e.g. -ENOTDIR, -EACCES), RS_E_CORRUPT when `dir` holds something
- * that is not a rankscope store (or one of a newer format), or RS_E_VERSION for an older one with
- * keep_format. Clears reader slots left by dead processes. */
+ * that is not a rankscope store (or one of a newer format), RS_E_VERSION for an older one with
+ * keep_format, or RS_E_LOCKED with exclusive when another process holds the writer lock
+ * (rs_store_locked_by says which). Clears reader slots left by dead processes. A failed open
+ * leaves nothing it created behind (directories, store files). */
 int rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **out);
 
-/* Closes the store. All read and write handles must be finished. NULL is fine. */
+/* Closes the store (releasing the writer lock). All read and write handles must be finished.
+ * NULL is fine. */
 void rs_store_close(rs_store *s);
+
+/* Closes the store like rs_store_close, then removes what the rs_store_open that opened it
+ * created: the directories it made, or, in a directory that existed, the store files that were
+ * not there before (so a new store goes, an existing one stays whole). For a process that fails
+ * to start after opening the store; nothing may have been committed that must stay. NULL is
+ * fine. */
+void rs_store_close_discard(rs_store *s);
+
+/* The pid written in DIR/writer.lock by the process holding (or that last held) the writer
+ * lock, 0 when unknown. For messages after RS_E_LOCKED. */
+long rs_store_locked_by(const char *dir);
 
 /* --- writes (one writer thread) ------------------------------------------------------------- */
 

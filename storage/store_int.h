@@ -39,7 +39,19 @@ struct rs_store {
     struct rs__numbers numbers;
     uint64_t map_bytes; /* the map asked for; LMDB's is RS_STORE_HEADROOM larger */
     MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum, kwin, names, awin;
+    /* what rs_store_open found and made, for rs_store_close_discard (writer_lock.c) */
+    int lock_fd;    /* DIR/writer.lock, flock'd (exclusive), or -1 */
+    char *dir;      /* as given to rs_store_open */
+    char *made_dir; /* the topmost directory rs_store_open created, NULL when DIR existed */
+    bool made_data, made_lock_mdb, made_writer_lock; /* files that were absent before */
 };
+
+/* writer_lock.c — records which of the store's files exist before the open (made_*), and takes
+ * the writer lock: 0, RS_E_LOCKED or -errno. */
+void rs__store_note_files(rs_store *s);
+int rs__store_lock(rs_store *s);
+/* Removes what the open made (see rs_store_close_discard) and releases the lock; s stays. */
+void rs__store_unmake(rs_store *s);
 
 struct rs_store_write {
     rs_store *store;

@@ -77,7 +77,9 @@ static const struct rs_config_spec spec = {
     "--onset-step K] [--recover-step K] [--host-stall R --stall-ms X] [--seed N] --agent PATH",
     "Simulates the ranks of a data-parallel PyTorch job (kernel names and durations from real\n"
     "H200 traces; AllReduce kernels wait for the slowest rank) and sends their records to a\n"
-    "rankscope-agent, one collector connection per rank. Prints a JSON summary on stdout.",
+    "rankscope-agent, one collector connection per rank. Prints a JSON summary on stdout.\n"
+    "Exits 3 when records were dropped (no agent listening, or it could not keep up): the\n"
+    "summary's dropped_records says how many, the log says why.",
     options,
     sizeof options / sizeof options[0],
     false,
@@ -240,6 +242,7 @@ run_sim(const struct sim_config *cfg)
         total.dropped += st.dropped;
         total.frames_sent += st.frames_sent;
         total.frames_dropped += st.frames_dropped;
+        total.connects += st.connects;
     }
     printf("{\"job\":\"%s\",\"ranks\":%u,\"steps\":%llu,\"sim_seconds\":%.3f,\"start_ns\":%llu,"
            "\"onset_ns\":%llu,"
@@ -254,19 +257,31 @@ run_sim(const struct sim_config *cfg)
            (unsigned long long)total.dropped, (unsigned long long)total.frames_sent,
            (unsigned long long)total.frames_dropped);
     fflush(stdout);
-    if (total.frames_dropped)
-        rs_log(RS_LOG_WARN, "RS-SIM-DROPPED",
-               "%llu frames (%llu records) could not be sent: is "
-               "rankscope-agent listening on %s?",
-               (unsigned long long)total.frames_dropped, (unsigned long long)total.dropped,
-               cfg->agent);
+    if (total.dropped) {
+        /* nothing, or not all, reached the agent: a run to check against a server is void, and a
+         * script must not go on as if it were not (exit 3, after the summary above) */
+        uint64_t sent = total.kernels + total.memcpys + total.syncs + total.collectives +
+                        total.steps + total.stalls;
+        const char *why =
+            total.connects == 0    ? "no rankscope-agent was listening there (never connected)"
+            : total.frames_dropped ? "the agent's socket was full or closed (is the agent running? "
+                                     "--max-rate slows the simulator down)"
+                                   : "the collector's buffer overflowed between flushes";
+        rs_log(RS_LOG_ERROR, "RS-SIM-DROPPED",
+               "%llu of %llu records dropped (%llu of %llu frames not delivered to %s): %s",
+               (unsigned long long)total.dropped, (unsigned long long)(sent + total.dropped),
+               (unsigned long long)total.frames_dropped,
+               (unsigned long long)(total.frames_sent + total.frames_dropped), cfg->agent, why);
+        rc = 3;
+        goto out;
+    }
     rc = 0;
 out:
     sim_model_free(m);
     for (uint32_t r = 0; r < p.ranks; r++)
         rs_collector_free(run.collectors[r]);
     free(run.collectors);
-    return rc == 0 ? 0 : 1;
+    return rc == 0 || rc == 3 ? rc : 1;
 }
 
 /* Checks that the options make sense together; prints why not. */

@@ -186,8 +186,22 @@ rs_cli_analyze(const struct rs_cli_options *o, int argc, char **argv)
         rc = make_temp_dir(dir, sizeof dir);
     else
         rc = snprintf(dir, sizeof dir, "%s", o->data_dir) < 0 ? -EINVAL : 0;
+    /* it writes: the writer lock keeps it off a store a server is writing (docs/operations.md) */
+    struct rs_store_options so = {.exclusive = true};
     if (rc == 0)
-        rc = rs_store_open(dir, NULL, &sink.store);
+        rc = rs_store_open(dir, &so, &sink.store);
+    if (rc == RS_E_LOCKED) {
+        long pid = rs_store_locked_by(dir);
+        char who[64] = "another process";
+        if (pid > 0)
+            snprintf(who, sizeof who, "another process, pid %ld", pid);
+        fprintf(stderr,
+                "rankscope: the store in %s is in use by %s (a rankscope-server?); analyze "
+                "writes into its store: give it another --data, or send the traces to that "
+                "server with `rankscope import`\n",
+                dir, who);
+        goto done;
+    }
     if (rc != 0) {
         fprintf(stderr, "rankscope: cannot open a store in %s: %s\n", dir, rs_strerror(rc));
         goto done;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pprof export end to end: simulated jobs with and without PC sampling, exported by the CLI from
 # the server (GET /v1/jobs/{job}/pprof) and from the store directory, read back by an independent
-# Python decoder (pprof_read.py) and by `go tool pprof` itself (golang-go, installed by make deps),
+# Python decoder (pprof_read.py) and by `go tool pprof` itself (golang-go, from make test-deps),
 # with totals checked against the REST API; then the errors people get.
 . "$(dirname "$0")/common.sh"
 start_server
@@ -52,6 +52,8 @@ check "go tool pprof reads it: -top ranks the reasons, -tagfocus picks a rank" s
     grep -q '^ *rank 3$' '$WORK/traces.out' && ! grep -q '^ *rank 0$' '$WORK/traces.out'"
 check "go tool pprof fetches the profile straight from the server URL" sh -c "
     go tool pprof -top '$HTTP/v1/jobs/slow/pprof?rank=3' 2>'$WORK/url.err' | grep -q 'long_scoreboard'"
+check "... and keeps its copy in \$WORK (PPROF_TMPDIR), not in ~/pprof" sh -c "
+    ls '$WORK'/pprof/*.pb.gz"
 check "time profile from the store directory: launches per rank = the server's kernels + NCCL + copies" sh -c "
     '$BIN/rankscope' export nopc --format pprof --data '$WORK/data' --out '$WORK' 2>'$WORK/time.err' >/dev/null &&
     grep -q 'time profile: 4 ranks' '$WORK/time.err' &&

@@ -11,6 +11,9 @@ WORK=$(mktemp -d /tmp/rankscope-it.XXXXXX)
 PASSED=0
 FAILED=0
 trap 'stop_all; rm -rf "$WORK"' EXIT
+# Tests write nothing outside $WORK: `go tool pprof` keeps a copy of every profile it fetches
+# from a URL in $PPROF_TMPDIR (default ~/pprof).
+export PPROF_TMPDIR=$WORK/pprof
 
 check() {
     local what=$1; shift
