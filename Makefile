@@ -17,7 +17,7 @@ BUILD_DEB_PACKAGES := build-essential pkg-config libnng-dev libuv1-dev liblmdb-d
                       libprotobuf-c-dev protobuf-c-compiler libjansson-dev libcurl4-openssl-dev \
                       node-llhttp zlib1g-dev
 DEB_PACKAGES      := $(BUILD_DEB_PACKAGES) python3
-TEST_DEB_PACKAGES := python3-yaml curl golang-go prometheus nodejs npm
+TEST_DEB_PACKAGES := python3-yaml curl golang-go nodejs npm
 DEV_DEB_PACKAGES  := clang-format clang graphviz golang-go
 
 # pkg-config where the .pc exists; Debian's libnng-dev ships none, so fall back to plain -l.

@@ -24,7 +24,7 @@ redocly_installed() {
 # redocly_clean FILE: Redocly's recommended rules, with redocly.yaml, find no error and no
 # warning (warnings, such as a missing operationId, would not fail redocly lint itself).
 redocly_clean() {
-    "$LINT/node_modules/.bin/redocly" lint --config redocly.yaml --lint-config error \
+    HOME="$WORK" "$LINT/node_modules/.bin/redocly" lint --config redocly.yaml --lint-config error \
         --format json "$1" >"$WORK/redocly.json" 2>"$WORK/redocly.err" || true
     python3 -c '
 import json, sys
@@ -62,9 +62,11 @@ check "/metrics holds data: stored kernels and a straggler series" sh -c "
 grep -Eq '^rankscope_kernels_stored [1-9]' '$WORK/metrics.txt' &&
 grep -q '^rankscope_straggler_slowdown{job=\"lint\",rank=\"3\"}' '$WORK/metrics.txt'"
 
+PATH=$PATH:$ROOT/tests/tools/lint/bin # where lint-tools.sh puts promtool when none is on PATH
 promtool_clean() {
     if ! command -v promtool >/dev/null; then
-        echo "promtool not found: make test installs it (Debian 12's prometheus package, 2.42)"
+        echo "promtool not found: make test installs it (tests/tools/lint-tools.sh takes it out of"\
+             "Debian 12's prometheus package, 2.42)"
         return 1
     fi
     # it prints one line per problem and exits non-zero; any output at all is a problem
