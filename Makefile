@@ -63,6 +63,8 @@ QUERY_SRC   := $(call lib_srcs,query)
 SERVER_SRC  := $(call lib_srcs,server)
 AGENT_SRC   := $(call lib_srcs,node-agent)
 IMPORT_SRC  := $(call lib_srcs,import)
+CLI_SRC     := $(call lib_srcs,cli)
+SIM_SRC     := $(call lib_srcs,sim)
 PROTOS      := rankscope pprof
 PB_C        := $(patsubst %,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
 PB_H        := $(patsubst %,$(BUILD)/gen/%.pb-c.h,$(PROTOS))
@@ -75,11 +77,26 @@ LIBQUERY   := $(BUILD)/libquery.a
 LIBSERVER  := $(BUILD)/libserver.a
 LIBAGENT   := $(BUILD)/libnode-agent.a
 LIBIMPORT  := $(BUILD)/libimport.a
+LIBCLI     := $(BUILD)/libcli.a
+LIBSIM     := $(BUILD)/libsim.a
 LIBLLHTTP  := $(BUILD)/libllhttp.a
 
-SERVER_LIBS := $(LIBSERVER) $(LIBQUERY) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON) $(LIBLLHTTP)
-AGENT_LIBS  := $(LIBAGENT) $(LIBPROTO) $(LIBCOMMON)
-CLI_LIBS    := $(LIBQUERY) $(LIBIMPORT) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON)
+# Each folder with what it may use, itself first: the layers (STYLE.md) as link lines. Binaries and
+# unit tests link these and nothing more, so code that reaches up a layer does not link.
+LAYER_common     := $(LIBCOMMON)
+LAYER_proto      := $(LIBPROTO) $(LAYER_common)
+LAYER_storage    := $(LIBSTORAGE) $(LAYER_proto)
+LAYER_import     := $(LIBIMPORT) $(LAYER_proto)
+LAYER_query      := $(LIBQUERY) $(LAYER_storage)
+LAYER_server     := $(LIBSERVER) $(LAYER_query) $(LIBLLHTTP)
+LAYER_node-agent := $(LIBAGENT) $(LAYER_proto)
+LAYER_sim        := $(LIBSIM) $(LAYER_node-agent)
+LAYER_cli        := $(LIBCLI) $(LIBQUERY) $(LIBIMPORT) $(LAYER_storage)
+layer_of = $(LAYER_$(firstword $(subst /, ,$(1))))
+SERVER_LIBS := $(LAYER_server)
+AGENT_LIBS  := $(LAYER_node-agent)
+SIM_LIBS    := $(LAYER_sim)
+CLI_LIBS    := $(LAYER_cli)
 EXT_LIBS    := $(LIB_NNG) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_CURL) -lz -lstdc++ \
                -lpthread -lm
 
@@ -172,6 +189,8 @@ $(LIBQUERY):   $(call obj,$(QUERY_SRC))
 $(LIBSERVER):  $(call obj,$(SERVER_SRC))
 $(LIBAGENT):   $(call obj,$(AGENT_SRC))
 $(LIBIMPORT):  $(call obj,$(IMPORT_SRC))
+$(LIBCLI):     $(call obj,$(CLI_SRC))
+$(LIBSIM):     $(call obj,$(SIM_SRC))
 $(LIBLLHTTP):  $(BUILD)/obj/llhttp/llhttp.o $(BUILD)/obj/llhttp/api.o $(BUILD)/obj/llhttp/http.o
 $(BUILD)/lib%.a:
 	@rm -f $@
@@ -187,19 +206,24 @@ $(BUILD)/bin/rankscope-server: $(BUILD)/obj/server/main.o $(SERVER_LIBS)
 $(BUILD)/bin/rankscope-agent: $(BUILD)/obj/node-agent/main.o $(AGENT_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
-$(BUILD)/bin/rankscope-sim: $(BUILD)/obj/node-agent/sim/main.o $(AGENT_LIBS)
+$(BUILD)/bin/rankscope-sim: $(BUILD)/obj/sim/main.o $(SIM_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
-$(BUILD)/bin/rankscope: $(BUILD)/obj/query/cli/main.o $(CLI_LIBS)
+$(BUILD)/bin/rankscope: $(BUILD)/obj/cli/main.o $(CLI_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
 
 # ---- tests -----------------------------------------------------------------------------------
-ALL_LIBS := $(LIBSERVER) $(LIBAGENT) $(LIBQUERY) $(LIBIMPORT) $(LIBSTORAGE) $(LIBPROTO) $(LIBCOMMON) $(LIBLLHTTP)
-$(BUILD)/tests/unit/%_test: $(BUILD)/obj/tests/unit/%_test.o $(ALL_LIBS)
+# Fuzz replays and test tools link everything; a unit test links its folder's layer only
+# (tests/unit/<folder>/...; the collector's tests add the collector to the agent's).
+ALL_LIBS := $(LIBCLI) $(LIBSIM) $(LIBSERVER) $(LIBAGENT) $(LIBQUERY) $(LIBIMPORT) $(LIBSTORAGE) \
+            $(LIBPROTO) $(LIBCOMMON) $(LIBLLHTTP)
+.SECONDEXPANSION:
+$(BUILD)/tests/unit/%_test: $(BUILD)/obj/tests/unit/%_test.o $$(call layer_of,$$*)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
-$(BUILD)/tests/unit/collector/%_test: $(BUILD)/obj/tests/unit/collector/%_test.o $(LIBCOLLECTOR) $(ALL_LIBS)
+$(BUILD)/tests/unit/collector/%_test: $(BUILD)/obj/tests/unit/collector/%_test.o $(LIBCOLLECTOR) \
+                                       $(AGENT_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
 $(BUILD)/obj/tests/unit/collector/%.o: CFLAGS_ALL += -I$(CUPTI_INC)

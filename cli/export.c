@@ -6,12 +6,12 @@
  *  --format pprof (pprof-stalls, pprof-time): one pprof profile (query/pprof_export.h; from the
  *    server, GET /v1/jobs/{job}/pprof), written to --out FILE.
  */
-#include "query/cli/commands.h"
+#include "cli/commands.h"
 
 #include "common/error.h"
 #include "common/fs.h"
-#include "query/cli/http.h"
-#include "query/cli/output.h"
+#include "cli/http.h"
+#include "cli/output.h"
 #include "query/pprof_export.h"
 #include "query/profile.h"
 #include "query/trace_export.h"

@@ -1,9 +1,9 @@
 /* What a 404 means to a person (see output.h): which job or rank is missing, the near name, and the
  * command that lists what exists — found by asking the server, not by reading its message. */
-#include "query/cli/output.h"
+#include "cli/output.h"
 
 #include "common/suggest.h"
-#include "query/cli/http.h"
+#include "cli/http.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* Synthetic PC-sampling stall counts (see stalls.h). */
-#include "node-agent/sim/stalls.h"
+#include "sim/stalls.h"
 
-#include "node-agent/sim/profile.h"
+#include "sim/profile.h"
 
 #include <errno.h>
 #include <stdbool.h>

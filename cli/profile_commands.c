@@ -1,8 +1,8 @@
 /* `rankscope top`, `stalls` and `compare` (see commands.h): where GPU time goes, why kernels stall,
  * and what changed between two jobs, ranks or windows. */
-#include "query/cli/commands.h"
+#include "cli/commands.h"
 
-#include "query/cli/output.h"
+#include "cli/output.h"
 
 #include <stdio.h>
 #include <string.h>

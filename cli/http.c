@@ -1,5 +1,5 @@
 /* libcurl request + jansson parse for the CLI (see http.h). */
-#include "query/cli/http.h"
+#include "cli/http.h"
 
 #include <curl/curl.h>
 #include <stdio.h>

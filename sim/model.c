@@ -1,7 +1,7 @@
 /* Lockstep multi-rank step simulation (see model.h). */
-#include "node-agent/sim/model.h"
+#include "sim/model.h"
 
-#include "node-agent/sim/profile.h"
+#include "sim/profile.h"
 
 #include <errno.h>
 #include <math.h>

@@ -2,8 +2,8 @@
  * the API's JSON (--json) for scripts. Exit codes: 0 ok, 1 server/API error, 2 usage error,
  * 3 not found, 4 not enough data (`stragglers`: the answer says why, "enough_data": false — too
  * few ranks or steps for a verdict; the table or JSON is printed all the same). */
-#ifndef RS_QUERY_CLI_COMMANDS_H
-#define RS_QUERY_CLI_COMMANDS_H
+#ifndef RS_CLI_COMMANDS_H
+#define RS_CLI_COMMANDS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* Helpers shared by the CLI's commands (see output.h). */
-#include "query/cli/output.h"
+#include "cli/output.h"
 
 #include "common/utf8.h"
-#include "query/cli/http.h"
+#include "cli/http.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "node-agent/collector_client.h"
-#include "node-agent/sim/model.h"
-#include "node-agent/sim/profile.h"
+#include "sim/model.h"
+#include "sim/profile.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -59,7 +59,7 @@ static const struct rs_config_option options[] = {
     OPT("no-step-markers", RS_CONFIG_BOOL, "false", no_step_markers,
         "send no step records, as a job without NVTX step ranges (the server infers steps)", 0, 0),
     OPT("pc-sampling", RS_CONFIG_BOOL, "false", pc_sampling,
-        "also send synthetic PC-sampling stall counts (see node-agent/sim/stalls.h)", 0, 0),
+        "also send synthetic PC-sampling stall counts (see sim/stalls.h)", 0, 0),
     OPT("seed", RS_CONFIG_INT, "1", seed, "random seed (runs are deterministic per seed)", 0,
         (double)INT64_MAX),
     OPT("speed", RS_CONFIG_DOUBLE, "1", speed,

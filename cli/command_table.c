@@ -1,5 +1,5 @@
 /* The CLI's command table and the help built from it (see command_table.h). */
-#include "query/cli/command_table.h"
+#include "cli/command_table.h"
 
 #include "common/suggest.h"
 

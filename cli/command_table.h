@@ -1,11 +1,11 @@
 /* The CLI's commands as one table: name, arguments, the options that apply, a one-line summary and
  * the text of `rankscope COMMAND --help`. main.c dispatches through it and builds the global help
- * from it. Internal to query/cli/. */
-#ifndef RS_QUERY_CLI_COMMAND_TABLE_H
-#define RS_QUERY_CLI_COMMAND_TABLE_H
+ * from it. Internal to cli/. */
+#ifndef RS_CLI_COMMAND_TABLE_H
+#define RS_CLI_COMMAND_TABLE_H
 
 #include "common/config.h"
-#include "query/cli/commands.h"
+#include "cli/commands.h"
 
 #include <stddef.h>
 

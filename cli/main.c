@@ -1,9 +1,9 @@
 /* rankscope: the command-line client of the REST API. Parses global options and dispatches to a
- * command (query/cli/commands.h). */
+ * command (cli/commands.h). */
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/time_arg.h"
-#include "query/cli/command_table.h"
+#include "cli/command_table.h"
 
 #include <curl/curl.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
 /* What every CLI command does the same way: one REST request with API errors printed for people
  * and mapped to exit codes, --json output, time formatting, JSON field access, argument checks.
- * Internal to query/cli/. */
-#ifndef RS_QUERY_CLI_OUTPUT_H
-#define RS_QUERY_CLI_OUTPUT_H
+ * Internal to cli/. */
+#ifndef RS_CLI_OUTPUT_H
+#define RS_CLI_OUTPUT_H
 
-#include "query/cli/commands.h"
+#include "cli/commands.h"
 
 #include <jansson.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* Trace-file arguments of `analyze` and `import` (see trace_args.h). */
-#include "query/cli/trace_args.h"
+#include "cli/trace_args.h"
 
 #include "common/clock.h"
 #include "common/error.h"

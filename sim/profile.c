@@ -1,5 +1,5 @@
 /* The traced step template (see profile.h). */
-#include "node-agent/sim/profile.h"
+#include "sim/profile.h"
 
 #define GEMM_TN                                                                                    \
     "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_"   \

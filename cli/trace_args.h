@@ -1,12 +1,12 @@
 /* What `analyze` and `import` share: their trace-file arguments expanded (files, directories,
  * globs), the job name (--job, or the files' common name without the rank), each file imported in
  * turn with progress and a summary line on stderr, and the files' import statistics as JSON.
- * Internal to query/cli/. */
-#ifndef RS_QUERY_CLI_TRACE_ARGS_H
-#define RS_QUERY_CLI_TRACE_ARGS_H
+ * Internal to cli/. */
+#ifndef RS_CLI_TRACE_ARGS_H
+#define RS_CLI_TRACE_ARGS_H
 
 #include "import/kineto.h"
-#include "query/cli/commands.h"
+#include "cli/commands.h"
 
 #include <jansson.h>
 #include <stddef.h>

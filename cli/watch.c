@@ -1,9 +1,9 @@
 /* `rankscope watch JOB` (see commands.h): a live view for an operator's terminal — the straggler
  * verdict with its history, NCCL wait skew and the top kernels, refreshed every --interval-s until
  * Ctrl-C (or --iterations N times). */
-#include "query/cli/commands.h"
+#include "cli/commands.h"
 
-#include "query/cli/output.h"
+#include "cli/output.h"
 
 #include <signal.h>
 #include <stdio.h>

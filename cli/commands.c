@@ -1,7 +1,7 @@
 /* `rankscope jobs` and `rankscope ranks JOB` (see commands.h). */
-#include "query/cli/commands.h"
+#include "cli/commands.h"
 
-#include "query/cli/output.h"
+#include "cli/output.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* Unit tests of the simulator's job model: lockstep through AllReduce, the straggler arrives last
  * and waits least, host stalls delay arrival, noise-free runs are exact, seeds are deterministic.
  */
-#include "node-agent/sim/model.h"
-#include "node-agent/sim/profile.h"
+#include "sim/model.h"
+#include "sim/profile.h"
 #include "tests/t.h"
 
 #include <math.h>
@@ -152,5 +152,5 @@ main(void)
     T_RUN(gpu_straggler_waits_least);
     T_RUN(host_stall_arrives_late);
     T_RUN(onset_and_determinism);
-    return T_DONE("node-agent/sim/model");
+    return T_DONE("sim/model");
 }

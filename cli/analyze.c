@@ -1,13 +1,13 @@
 /* `rankscope analyze FILE...`: imports PyTorch profiler traces into an embedded store (a temporary
  * one, or --data DIR) and prints the cross-rank report with the same analyses and tables the server
  * and the other commands use — no server needed. */
-#include "query/cli/commands.h"
+#include "cli/commands.h"
 
 #include "common/error.h"
 #include "common/fs.h"
 #include "import/trace_file.h"
-#include "query/cli/output.h"
-#include "query/cli/trace_args.h"
+#include "cli/output.h"
+#include "cli/trace_args.h"
 #include "query/jobs.h"
 #include "query/skew.h"
 #include "query/steps.h"

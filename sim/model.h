@@ -8,7 +8,7 @@
 #ifndef RS_SIM_MODEL_H
 #define RS_SIM_MODEL_H
 
-#include "node-agent/sim/stalls.h"
+#include "sim/stalls.h"
 #include "proto/wire.h"
 
 #include <stdint.h>

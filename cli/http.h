@@ -1,8 +1,8 @@
 /* The CLI's HTTP client (libcurl): one request returning a parsed JSON document (or, for
  * downloads, the body's bytes), with errors a person can act on (server unreachable, non-JSON
  * answer, API error message). */
-#ifndef RS_QUERY_CLI_HTTP_H
-#define RS_QUERY_CLI_HTTP_H
+#ifndef RS_CLI_HTTP_H
+#define RS_CLI_HTTP_H
 
 #include <jansson.h>
 #include <stddef.h>

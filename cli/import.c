@@ -1,12 +1,12 @@
 /* `rankscope import FILE... [--job NAME]`: imports PyTorch profiler traces into a running server
  * through POST /v1/import, one AgentBatch per request, each acknowledged after its commit and
  * resent while the server answers "busy", so imported and live jobs can be compared. */
-#include "query/cli/commands.h"
+#include "cli/commands.h"
 
 #include "common/error.h"
-#include "query/cli/http.h"
-#include "query/cli/output.h"
-#include "query/cli/trace_args.h"
+#include "cli/http.h"
+#include "cli/output.h"
+#include "cli/trace_args.h"
 
 #include <stdio.h>
 #include <stdlib.h>
