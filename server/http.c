@@ -360,8 +360,15 @@ feed(rs_http_conn *c, const char *data, size_t len)
         c->state = CONN_READING; /* first bytes of a request: the request timeout starts */
         arm_timer(c, c->http->opts.request_timeout_ms);
     }
-    if (rc == RS_HTTP_NEED_MORE)
+    if (rc == RS_HTTP_NEED_MORE) {
+        if (c->parser.continue_due) { /* the client waits for this before it sends the body */
+            static const char go_on[] = "HTTP/1.1 100 Continue\r\n\r\n";
+            uv_buf_t b = uv_buf_init((char *)go_on, sizeof go_on - 1);
+            c->parser.continue_due = false;
+            uv_try_write((uv_stream_t *)&c->tcp, &b, 1); /* a lost one: the client sends anyway */
+        }
         return;
+    }
     uv_read_stop((uv_stream_t *)&c->tcp);
     if (rc != RS_HTTP_COMPLETE) {
         fail_request(c, rc);

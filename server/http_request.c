@@ -1,10 +1,13 @@
 /* Incremental, limited HTTP request parsing on llhttp (see http_request.h). */
 #include "server/http_request.h"
 
+#include "common/utf8.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static struct rs_http_parser *
 parser_of(llhttp_t *l)
@@ -37,6 +40,9 @@ on_message_begin(llhttp_t *l)
     p->header_name_len = p->if_none_match_len = 0;
     p->header_name[0] = p->if_none_match[0] = '\0';
     p->in_if_none_match = 0;
+    p->in_expect = p->continue_due = false;
+    p->expect_len = 0;
+    p->expect[0] = '\0';
     return 0;
 }
 
@@ -75,6 +81,9 @@ on_header_field_complete(llhttp_t *l)
     p->in_if_none_match = strcmp(p->header_name, "if-none-match") == 0;
     if (p->in_if_none_match)
         p->if_none_match_len = 0;
+    p->in_expect = strcmp(p->header_name, "expect") == 0;
+    if (p->in_expect)
+        p->expect_len = 0;
     p->header_name_len = 0;
     p->header_name[0] = '\0';
     return 0;
@@ -89,7 +98,24 @@ on_header_value(llhttp_t *l, const char *at, size_t len)
         for (size_t i = 0; i < len && p->if_none_match_len + 1 < sizeof p->if_none_match; i++)
             p->if_none_match[p->if_none_match_len++] = at[i];
     p->if_none_match[p->if_none_match_len] = '\0';
+    if (p->in_expect)
+        for (size_t i = 0; i < len && p->expect_len + 1 < sizeof p->expect; i++)
+            p->expect[p->expect_len++] = at[i];
+    p->expect[p->expect_len] = '\0';
     return limit_headers(p, len + 2);
+}
+
+static int
+on_headers_complete(llhttp_t *l)
+{
+    struct rs_http_parser *p = parser_of(l);
+
+    if ((l->flags & F_CONTENT_LENGTH) && l->content_length > p->max_body_bytes) {
+        p->error_status = 413; /* said now, not after the client sent it all */
+        return -1;
+    }
+    p->continue_due = strcasecmp(p->expect, "100-continue") == 0;
+    return 0;
 }
 
 static int
@@ -131,6 +157,7 @@ rs_http_parser_init(struct rs_http_parser *p, size_t max_header_bytes, size_t ma
     p->settings.on_header_field = on_header_field;
     p->settings.on_header_field_complete = on_header_field_complete;
     p->settings.on_header_value = on_header_value;
+    p->settings.on_headers_complete = on_headers_complete;
     p->settings.on_body = on_body;
     p->settings.on_message_complete = on_message_complete;
     llhttp_init(&p->llhttp, HTTP_REQUEST, &p->settings);
@@ -172,28 +199,47 @@ hex_value(char ch)
     return -1;
 }
 
+/* Percent-decodes s into out (at most out_len - 1 bytes and a NUL). Returns the length, or -1
+ * for a bad escape, an escaped NUL, or (no_slash) an escaped '/'. */
+static long
+percent_decode(const char *s, char *out, size_t out_len, bool no_slash)
+{
+    size_t w = 0;
+
+    for (const char *r = s; *r && w + 1 < out_len; r++) {
+        if (*r != '%') {
+            out[w++] = *r;
+            continue;
+        }
+        int hi = hex_value(r[1]), lo = hi < 0 ? -1 : hex_value(r[2]);
+        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0) || (no_slash && hi == 2 && lo == 0xF))
+            return -1;
+        out[w++] = (char)(hi << 4 | lo);
+        r += 2;
+    }
+    out[w] = '\0';
+    return (long)w;
+}
+
 int
 rs_http_parser_request(struct rs_http_parser *p, struct rs_http_request *out)
 {
-    char *q = strchr(p->url, '?'), *r, *w;
+    char *q = strchr(p->url, '?'), decoded[RS_HTTP_URL_MAX];
     const char *query = "";
+    long n;
 
     if (q) {
         *q = '\0';
         query = q + 1;
+        /* '+' is a space in a query: it cannot make bytes invalid, so only escapes are checked */
+        if ((n = percent_decode(query, decoded, sizeof decoded, false)) < 0 ||
+            !rs_utf8_valid(decoded, (size_t)n))
+            return 400;
     }
-    for (r = w = p->url; *r; r++, w++) {
-        if (*r != '%') {
-            *w = *r;
-            continue;
-        }
-        int hi = hex_value(r[1]), lo = hi < 0 ? -1 : hex_value(r[2]);
-        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-            return 400; /* a bad escape, or one that decodes to NUL */
-        *w = (char)(hi << 4 | lo);
-        r += 2;
-    }
-    *w = '\0';
+    if ((n = percent_decode(p->url, decoded, sizeof decoded, true)) < 0 ||
+        !rs_utf8_valid(decoded, (size_t)n))
+        return 400;
+    memcpy(p->url, decoded, (size_t)n + 1);
     *out = (struct rs_http_request){p->method,   p->url,          query, p->body ? p->body : "",
                                     p->body_len, p->if_none_match};
     return 0;

@@ -39,12 +39,19 @@ struct rs_http_parser {
     char *body;
     size_t body_len;
     char method[16];
-    /* headers we act on: If-None-Match (ETag revalidation) */
+    /* headers we act on: If-None-Match (ETag revalidation), Expect (100-continue) */
     char header_name[32];
     size_t header_name_len;
     int in_if_none_match;
     char if_none_match[96];
     size_t if_none_match_len;
+    bool in_expect;
+    char expect[24];
+    size_t expect_len;
+    /* The headers asked for "Expect: 100-continue" and the body has not come yet: the caller
+     * sends "HTTP/1.1 100 Continue" once and clears it. A body over the limit is refused (413)
+     * when its Content-Length arrives, before anything is sent. */
+    bool continue_due;
 };
 
 void rs_http_parser_init(struct rs_http_parser *p, size_t max_header_bytes, size_t max_body_bytes);
@@ -55,7 +62,9 @@ void rs_http_parser_fini(struct rs_http_parser *p);
 int rs_http_parser_feed(struct rs_http_parser *p, const char *data, size_t len, size_t *used);
 
 /* After RS_HTTP_COMPLETE: the request (pointers into the parser, valid until the next call).
- * Returns 0, or 400 when the path has a bad percent-escape. */
+ * Returns 0, or 400 when the path has a bad percent-escape, an escaped '/' (%2F would otherwise
+ * become a path separator a route did not see), or is not UTF-8 once decoded, or when the query
+ * holds a bad escape, an escaped NUL or bytes that are not UTF-8 once decoded. */
 int rs_http_parser_request(struct rs_http_parser *p, struct rs_http_request *out);
 
 /* Whether the connection may stay open after this request (HTTP/1.1 default, Connection:). */

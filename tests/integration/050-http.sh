@@ -18,5 +18,20 @@ check "malformed request is 400" python3 "$(dirname "$0")/http_probe.py" "$HTTP_
 check "slowloris request is cut off with 408" python3 "$(dirname "$0")/http_probe.py" "$HTTP_HOST" "$HTTP_PORT" slowloris
 check "idle keep-alive connection is closed" python3 "$(dirname "$0")/http_probe.py" "$HTTP_HOST" "$HTTP_PORT" idle
 check "two requests on one keep-alive connection" python3 "$(dirname "$0")/http_probe.py" "$HTTP_HOST" "$HTTP_PORT" keepalive
+check "an escaped '/' in the path is 400, not a path separator" sh -c "
+[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/a%2Fb/ranks') = 400 ]"
+check "bytes that are not UTF-8 in the path or query are 400 (they were 500)" sh -c "
+[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/%ff/ranks') = 400 ] &&
+[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/x/top?rank=%c3%28') = 400 ]"
+check "Expect: 100-continue is answered before the body, then the request" sh -c "
+curl -sv -o '$WORK/b4' -w '%{http_code}' -X POST -H 'Expect: 100-continue' --expect100-timeout 5 \
+    -H 'Content-Type: application/x-protobuf' --data-binary 'garbage' '$HTTP/v1/import' \
+    2>'$WORK/b4.err' >'$WORK/b4.code' &&
+grep -q '< HTTP/1.1 100 Continue' '$WORK/b4.err' && [ \$(cat '$WORK/b4.code') = 400 ]"
+check "a body over the limit is refused on its Content-Length, no 100 Continue" sh -c "
+head -c 20000000 /dev/zero > '$WORK/big.bin' &&
+curl -sv -o /dev/null -w '%{http_code}' -X POST -H 'Expect: 100-continue' \
+    --data-binary @'$WORK/big.bin' '$HTTP/v1/import' 2>'$WORK/b5.err' >'$WORK/b5.code';
+[ \$(cat '$WORK/b5.code') = 413 ] && ! grep -q '100 Continue' '$WORK/b5.err'"
 check "timeouts are counted" sh -c "curl -s '$HTTP/healthz' | python3 -c 'import json,sys; assert json.load(sys.stdin)[\"counters\"][\"http_timeouts\"] >= 2'"
 finish

@@ -126,6 +126,70 @@ if_none_match_header(void)
     rs_http_parser_fini(&p);
 }
 
+/* The status rs_http_parser_request gives the request line `line`. */
+static int
+request_status(const char *line)
+{
+    char req[512];
+    struct rs_http_parser p;
+    struct rs_http_request r;
+    size_t used = 0;
+    int rc;
+
+    snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", line);
+    rs_http_parser_init(&p, 16384, 1024);
+    rc = feed_all(&p, req, &used);
+    if (rc == RS_HTTP_COMPLETE)
+        rc = rs_http_parser_request(&p, &r);
+    rs_http_parser_fini(&p);
+    return rc;
+}
+
+/* URLs a route must never see: an escaped '/' (it would become a separator after decoding),
+ * bytes that are not UTF-8 (they reached JSON and became a 500), escaped NULs. */
+static void
+url_hygiene(void)
+{
+    T_EQ(request_status("/v1/jobs/a%2Fb/ranks"), 400);
+    T_EQ(request_status("/v1/jobs/a%2fb/ranks"), 400);
+    T_EQ(request_status("/v1/jobs/%ff/ranks"), 400);
+    T_EQ(request_status("/v1/jobs/%c3%28/ranks"), 400);
+    T_EQ(request_status("/v1/jobs/x/top?rank=%ff"), 400);
+    T_EQ(request_status("/v1/jobs/x/top?rank=%00"), 400);
+    T_EQ(request_status("/v1/jobs/x/top?rank=%zz"), 400);
+    T_EQ(request_status("/v1/jobs/caf%c3%a9/ranks"), 0);      /* UTF-8 is fine */
+    T_EQ(request_status("/v1/jobs/x/compare?with=a%2Fb"), 0); /* '/' in a query value is data */
+}
+
+/* Expect: 100-continue: due once the headers are in, not when the body came with them; a body
+ * over the limit is refused on its Content-Length, before the client sends it. */
+static void
+expect_continue(void)
+{
+    static const char head[] = "POST /v1/import HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\n"
+                               "Content-Length: 3\r\n\r\n";
+    static const char big[] = "POST /v1/import HTTP/1.1\r\nExpect: 100-continue\r\n"
+                              "Content-Length: 5000\r\n\r\n";
+    struct rs_http_parser p;
+    size_t used = 0;
+
+    rs_http_parser_init(&p, 16384, 1024);
+    T_EQ(feed_all(&p, head, &used), RS_HTTP_NEED_MORE);
+    T_CHECK(p.continue_due);
+    p.continue_due = false; /* the caller answered it */
+    T_EQ(feed_all(&p, "abc", &used), RS_HTTP_COMPLETE);
+    T_CHECK(!p.continue_due);
+    rs_http_parser_fini(&p);
+    rs_http_parser_init(&p, 16384, 1024);
+    T_EQ(feed_all(&p, big, &used), 413);
+    T_CHECK(!p.continue_due);
+    rs_http_parser_fini(&p);
+    rs_http_parser_init(&p, 16384, 1024);
+    T_EQ(feed_all(&p, "POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\n", &used), RS_HTTP_NEED_MORE);
+    T_CHECK(!p.continue_due); /* not asked for */
+    rs_http_parser_fini(&p);
+}
+
 int
 main(void)
 {
@@ -134,5 +198,7 @@ main(void)
     T_RUN(pipelined_with_body);
     T_RUN(limits);
     T_RUN(malformed);
+    T_RUN(url_hygiene);
+    T_RUN(expect_continue);
     return T_DONE("server/http_request");
 }
