@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int
-rs_fs_write_atomic(const char *path, const void *data, size_t len)
+static int
+write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
     char tmp[PATH_MAX];
     const char *p = data;
@@ -22,7 +22,7 @@ rs_fs_write_atomic(const char *path, const void *data, size_t len)
 
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp)
         return -ENAMETOOLONG;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0)
         return -errno;
     while (len > 0) {
@@ -49,7 +49,19 @@ out:
 }
 
 int
-rs_fs_mkdir_p_made(const char *path, char **first_made)
+rs_fs_write_atomic(const char *path, const void *data, size_t len)
+{
+    return write_atomic(path, data, len, 0644);
+}
+
+int
+rs_fs_write_private(const char *path, const void *data, size_t len)
+{
+    return write_atomic(path, data, len, 0600);
+}
+
+int
+rs_fs_mkdir_p_made(const char *path, mode_t leaf_mode, char **first_made)
 {
     char buf[PATH_MAX];
     size_t len = strlen(path);
@@ -64,7 +76,7 @@ rs_fs_mkdir_p_made(const char *path, char **first_made)
             continue;
         char c = *s;
         *s = '\0';
-        if (mkdir(buf, 0755) == 0) {
+        if (mkdir(buf, c == '\0' ? leaf_mode : 0755) == 0) {
             if (!made && !(made = strdup(buf))) {
                 rmdir(buf);
                 rc = -ENOMEM;
@@ -93,7 +105,17 @@ int
 rs_fs_mkdir_p(const char *path)
 {
     char *made = NULL;
-    int rc = rs_fs_mkdir_p_made(path, &made);
+    int rc = rs_fs_mkdir_p_made(path, 0755, &made);
+
+    free(made);
+    return rc;
+}
+
+int
+rs_fs_mkdir_p_private(const char *path)
+{
+    char *made = NULL;
+    int rc = rs_fs_mkdir_p_made(path, 0700, &made);
 
     free(made);
     return rc;

@@ -48,7 +48,7 @@ write_u64_file(const struct rs_spool *s, const char *name, uint64_t v)
     int n = snprintf(text, sizeof text, "%016" PRIx64 "\n", v);
 
     path_of(s, name, path, sizeof path);
-    return rs_fs_write_atomic(path, text, (size_t)n);
+    return rs_fs_write_private(path, text, (size_t)n);
 }
 
 int
@@ -71,7 +71,7 @@ rs_spool_open(struct rs_spool *s, const char *dir, uint64_t *agent_id, uint64_t 
     int rc;
 
     memset(s, 0, sizeof *s);
-    if ((rc = rs_fs_mkdir_p(dir)) != 0)
+    if ((rc = rs_fs_mkdir_p_private(dir)) != 0)
         return rc;
     if (!(s->dir = strdup(dir)))
         return -ENOMEM;
@@ -107,7 +107,7 @@ rs_spool_put(struct rs_spool *s, uint64_t seq, const void *data, size_t len)
 
     snprintf(name, sizeof name, "%020" PRIu64 ".batch", seq);
     path_of(s, name, path, sizeof path);
-    return rs_fs_write_atomic(path, data, len);
+    return rs_fs_write_private(path, data, len);
 }
 
 void

@@ -156,7 +156,7 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
         return -ENOMEM;
     }
     rs__store_note_files(s);
-    if ((rc = rs_fs_mkdir_p_made(dir, &s->made_dir)) != 0) {
+    if ((rc = rs_fs_mkdir_p_made(dir, 0700, &s->made_dir)) != 0) {
         store_free(s);
         return rc;
     }
@@ -176,7 +176,7 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
     mdb_env_set_mapsize(s->env, (size_t)((double)s->map_bytes * RS_STORE_HEADROOM));
     mdb_env_set_maxdbs(s->env, 16);
     mdb_env_set_maxreaders(s->env, o.max_readers ? o.max_readers : 126);
-    rc = mdb_env_open(s->env, dir, MDB_NOTLS | (o.sync_metadata ? 0 : MDB_NOMETASYNC), 0644);
+    rc = mdb_env_open(s->env, dir, MDB_NOTLS | (o.sync_metadata ? 0 : MDB_NOMETASYNC), 0600);
     if (rc != 0) {
         rc = rs__store_err(rc);
         goto fail;
@@ -269,7 +269,7 @@ rs_store_compact(rs_store *s, const char *dest_dir)
     struct stat st;
     int rc;
 
-    if ((rc = rs_fs_mkdir_p(dest_dir)) != 0)
+    if ((rc = rs_fs_mkdir_p_private(dest_dir)) != 0)
         return rc;
     snprintf(path, sizeof path, "%s/data.mdb", dest_dir);
     if (stat(path, &st) == 0)

@@ -49,7 +49,7 @@ rs__store_lock(rs_store *s)
         return rc;
     /* O_EXCL first, so that made_writer_lock is true only for a file this open created: a
      * failed start must never unlink the lock file of the process that holds it */
-    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0)
         s->made_writer_lock = true;
     else if (errno == EEXIST)

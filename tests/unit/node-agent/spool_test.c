@@ -98,10 +98,19 @@ identity_and_sequence_survive(void)
     struct rs_spool_load_stats st;
 
     T_CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/spool", dir); /* made by the spool: 0700 */
+    T_OK(rs_spool_open(&s, path, &id1, &seq1));
+    rs_spool_close(&s);
+    struct stat sb;
+    T_CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0700);
+    snprintf(path, sizeof path, "%s/spool/agent.id", dir); /* the dedup identity: 0600 */
+    T_CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600);
     T_OK(rs_spool_open(&s, dir, &id1, &seq1));
     T_CHECK(id1 != 0);
     T_EQ(seq1, 1); /* a new spool starts at 1 */
     put_batch(&s, id1, seq1 + 2);
+    snprintf(path, sizeof path, "%s/%020llu.batch", dir, (unsigned long long)(seq1 + 2));
+    T_CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600); /* jobs' data: 0600 */
     put_batch(&s, id1, seq1);
     put_batch(&s, id1, seq1 + 1);
     rs_spool_remove(&s, seq1 + 1);

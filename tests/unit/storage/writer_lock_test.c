@@ -110,13 +110,34 @@ failed_open_leaves_nothing(void)
 
     char *made = NULL;
     snprintf(dir, sizeof dir, "%s/x/y", base);
-    T_EQ(rs_fs_mkdir_p_made(dir, &made), 0);
+    T_EQ(rs_fs_mkdir_p_made(dir, 0755, &made), 0);
     T_CHECK(made != NULL && strlen(made) == strlen(base) + 2); /* base/x, the topmost made */
     free(made);
-    T_EQ(rs_fs_mkdir_p_made(dir, &made), 0);
+    T_EQ(rs_fs_mkdir_p_made(dir, 0755, &made), 0);
     T_CHECK(made == NULL); /* it existed */
     snprintf(dir, sizeof dir, "%s/x", base);
     rs_fs_remove_tree(dir);
+}
+
+/* What a store holds is for its owner only: a directory it creates is 0700, its files 0600
+ * (whatever the umask allows beyond that); a directory that existed keeps its mode. */
+static void
+private_modes(void)
+{
+    char dir[600], path[700];
+    struct stat st;
+    rs_store *s = NULL;
+
+    umask(022);
+    snprintf(dir, sizeof dir, "%s/private/store", base);
+    T_OK(rs_store_open(dir, NULL, &s));
+    T_CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    T_CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+    snprintf(path, sizeof path, "%s/private", base);
+    T_CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0755); /* the parent made on the way */
+    rs_store_close(s);
+    rs_fs_remove_tree(path);
 }
 
 int
@@ -126,6 +147,7 @@ main(void)
     T_RUN(second_writer_refused);
     T_RUN(discard_removes_only_what_it_made);
     T_RUN(failed_open_leaves_nothing);
+    T_RUN(private_modes);
     rs_fs_remove_tree(base);
     return T_DONE("storage/writer_lock");
 }
