@@ -128,11 +128,17 @@ on_body(llhttp_t *l, const char *at, size_t len)
         p->error_status = 413;
         return -1;
     }
-    if (!(nb = realloc(p->body, p->body_len + len + 1))) {
-        p->error_status = 500;
-        return -1;
+    if (p->body_len + len + 1 > p->body_cap) { /* doubling: a body in many pieces is copied O(n) */
+        size_t cap = p->body_cap ? p->body_cap : 4096;
+        while (cap < p->body_len + len + 1)
+            cap *= 2;
+        if (!(nb = realloc(p->body, cap))) {
+            p->error_status = 500;
+            return -1;
+        }
+        p->body = nb;
+        p->body_cap = cap;
     }
-    p->body = nb;
     memcpy(p->body + p->body_len, at, len);
     p->body_len += len;
     p->body[p->body_len] = '\0';
@@ -254,6 +260,9 @@ rs_http_parser_keep_alive(const struct rs_http_parser *p)
 void
 rs_http_parser_next(struct rs_http_parser *p)
 {
+    free(p->body);
+    p->body = NULL;
+    p->body_len = p->body_cap = 0;
     p->in_message = false;
     llhttp_resume(&p->llhttp);
 }

@@ -36,8 +36,8 @@ struct rs_http_parser {
     char url[RS_HTTP_URL_MAX];
     size_t url_len;
     size_t header_bytes;
-    char *body;
-    size_t body_len;
+    char *body;              /* the request's body; freed when the next request starts, so an */
+    size_t body_len, body_cap; /* idle keep-alive connection holds none (it held up to 16 MiB) */
     char method[16];
     /* headers we act on: If-None-Match (ETag revalidation), Expect (100-continue) */
     char header_name[32];
@@ -70,7 +70,7 @@ int rs_http_parser_request(struct rs_http_parser *p, struct rs_http_request *out
 /* Whether the connection may stay open after this request (HTTP/1.1 default, Connection:). */
 bool rs_http_parser_keep_alive(const struct rs_http_parser *p);
 
-/* Readies the parser for the next request on the same connection. */
+/* Readies the parser for the next request on the same connection; frees the last body. */
 void rs_http_parser_next(struct rs_http_parser *p);
 
 /* A short reason for the last protocol error (for 400 messages). */

@@ -179,6 +179,9 @@ expect_continue(void)
     p.continue_due = false; /* the caller answered it */
     T_EQ(feed_all(&p, "abc", &used), RS_HTTP_COMPLETE);
     T_CHECK(!p.continue_due);
+    T_CHECK(p.body && p.body_len == 3);
+    rs_http_parser_next(&p); /* an idle keep-alive connection holds no body */
+    T_CHECK(p.body == NULL && p.body_cap == 0);
     rs_http_parser_fini(&p);
     rs_http_parser_init(&p, 16384, 1024);
     T_EQ(feed_all(&p, big, &used), 413);
