@@ -9,6 +9,7 @@
 
 #include "storage/store.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,8 +33,7 @@ static inline void
 t_store_put(rs_store *st, const struct rs_rank_batch *rb, uint32_t n)
 {
     static uint64_t seq;
-    struct rs_agent_batch b = {
-        T_STORE_AGENT, 1, ++seq, {T_STORE_AGENT, 1, "h", "v", {0, 0}}, rb, n, 0};
+    struct rs_agent_batch b = t_agent_batch(T_STORE_AGENT, ++seq, rb, n);
     rs_store_write *w;
     bool dup = true;
 

@@ -50,7 +50,13 @@ main(int argc, char **argv)
     if (argc == 5 && strcmp(argv[2], "--valid") == 0) {
         static const char *const names[] = {"k"};
         struct rs_kernel_record k = {1000, 2000, 0, 7, 0, 0};
-        struct rs_rank_batch rb = {.identity = {argv[3], 0, 0, 1, "h", "GPU-x", 1},
+        struct rs_rank_batch rb = {.identity = {.job = argv[3],
+                                                .rank = 0,
+                                                .local_rank = 0,
+                                                .world_size = 1,
+                                                .host = "h",
+                                                .gpu_uuid = "GPU-x",
+                                                .pid = 1},
                                    .strings = names,
                                    .n_strings = 1,
                                    .kernels = &k,

@@ -82,7 +82,13 @@ generate(rs_store *st, uint32_t ranks, uint64_t steps)
                                                             false};
                 s[ns++] = (struct rs_step_record){.step = i, .start_ns = t, .end_ns = t + STEP_NS};
             }
-            struct rs_rank_batch rb = {.identity = {"bench", r, r % 8, ranks, "node", "GPU-b", 1},
+            struct rs_rank_batch rb = {.identity = {.job = "bench",
+                                                    .rank = r,
+                                                    .local_rank = r % 8,
+                                                    .world_size = ranks,
+                                                    .host = "node",
+                                                    .gpu_uuid = "GPU-b",
+                                                    .pid = 1},
                                        .clock = {T0, T0},
                                        .strings = names,
                                        .n_strings = KERNELS + 1,

@@ -102,19 +102,24 @@ fill_rank(struct rs_rank_batch *rb, uint32_t rank, uint64_t w, struct rs_kernel_
             .measured = true,
             .metrics = {compute, comm, comm, S - compute - comm, 10000, KERNEL_NAMES * 9 + COLLS}};
     }
-    *rb = (struct rs_rank_batch){
-        .identity = {"summary-bench", rank, rank % 8, ranks, "node", "GPU-bench", 1000 + rank},
-        .clock = {t0 + (w + per_rank) * S, t0 + (w + per_rank) * S},
-        .strings = name_ptrs,
-        .n_strings = KERNEL_NAMES + 1,
-        .collectives = c,
-        .n_collectives = COLLS * per_rank,
-        .steps = st,
-        .n_steps = per_rank,
-        .kernel_totals = kt,
-        .n_kernel_totals = KERNEL_NAMES * per_rank,
-        .copy_totals = ct,
-        .n_copy_totals = 2 * per_rank};
+    *rb = (struct rs_rank_batch){.identity = {.job = "summary-bench",
+                                              .rank = rank,
+                                              .local_rank = rank % 8,
+                                              .world_size = ranks,
+                                              .host = "node",
+                                              .gpu_uuid = "GPU-bench",
+                                              .pid = 1000 + rank},
+                                 .clock = {t0 + (w + per_rank) * S, t0 + (w + per_rank) * S},
+                                 .strings = name_ptrs,
+                                 .n_strings = KERNEL_NAMES + 1,
+                                 .collectives = c,
+                                 .n_collectives = COLLS * per_rank,
+                                 .steps = st,
+                                 .n_steps = per_rank,
+                                 .kernel_totals = kt,
+                                 .n_kernel_totals = KERNEL_NAMES * per_rank,
+                                 .copy_totals = ct,
+                                 .n_copy_totals = 2 * per_rank};
 }
 
 static void *

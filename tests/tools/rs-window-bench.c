@@ -40,7 +40,13 @@ generate(rs_store *st, const char *const *names, uint32_t ranks, uint64_t second
             bool dup;
             uint32_t m = 0;
             for (uint32_t r = node * NODE; r < ranks && m < NODE; r++, m++)
-                rb[m] = (struct rs_rank_batch){.identity = {"bench", r, m, ranks, "h", "GPU-1", 1},
+                rb[m] = (struct rs_rank_batch){.identity = {.job = "bench",
+                                                            .rank = r,
+                                                            .local_rank = m,
+                                                            .world_size = ranks,
+                                                            .host = "h",
+                                                            .gpu_uuid = "GPU-1",
+                                                            .pid = 1},
                                                .clock = {sent, sent},
                                                .strings = names,
                                                .n_strings = NAMES,

@@ -3,6 +3,7 @@
 #include "common/hash.h"
 #include "proto/wire.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,13 @@ static struct rs_rank_batch
 sample_rank(void)
 {
     struct rs_rank_batch b = {
-        .identity = {"job-1", 3, 1, 8, "node7", "GPU-abc", 1234},
+        .identity = {.job = "job-1",
+                     .rank = 3,
+                     .local_rank = 1,
+                     .world_size = 8,
+                     .host = "node7",
+                     .gpu_uuid = "GPU-abc",
+                     .pid = 1234},
         .clock = {111, 222},
         .strings = names,
         .n_strings = 2,
@@ -274,7 +281,7 @@ rejects_wrong_version(void)
      * dropping the totals unseen), all others as version 1 */
     struct rs_step_record st;
     struct rs_rank_batch plain = sample_rank(), summary = summary_rank(&st);
-    struct rs_agent_batch env = {7, 1, 1, {7, 1, "h", "v", {0, 0}}, &plain, 1, 0};
+    struct rs_agent_batch env = t_agent_batch(7, 1, &plain, 1);
     uint8_t *buf = NULL;
     size_t len = 0;
     T_OK(rs_wire_agent_batch_encode(&env, &buf, &len));

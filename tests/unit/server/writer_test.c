@@ -7,6 +7,7 @@
 #include "server/writer.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -90,13 +91,19 @@ tasks_get_their_share(void)
     struct rs_kernel_record k[KERNELS];
     for (int i = 0; i < KERNELS; i++)
         k[i] = (struct rs_kernel_record){1000 + i * 10, 1005 + i * 10, 0, 7, 0, 0};
-    struct rs_rank_batch rb = {.identity = {"job-w", 0, 0, 1, "h", "GPU-1", 1},
+    struct rs_rank_batch rb = {.identity = {.job = "job-w",
+                                            .rank = 0,
+                                            .local_rank = 0,
+                                            .world_size = 1,
+                                            .host = "h",
+                                            .gpu_uuid = "GPU-1",
+                                            .pid = 1},
                                .clock = {1, 1},
                                .strings = names,
                                .n_strings = 1,
                                .kernels = k,
                                .n_kernels = KERNELS};
-    struct rs_agent_batch ab = {7, 1, 1, {7, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    struct rs_agent_batch ab = t_agent_batch(7, 1, &rb, 1);
     struct feeder f = {0};
     uint8_t *bytes;
     rs_writer *w;

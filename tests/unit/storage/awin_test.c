@@ -53,7 +53,13 @@ put_windows(rs_store *st, const char *job, uint32_t rank, const struct window *w
     for (uint32_t j = 1; j < NAMES; j++) /* the 10th window: every name */
         kt[n++] = (struct rs_kernel_total){w[10].start, w[10].len, j, 1, 1000 + j, 1000 + j};
     struct rs_rank_batch rb = {
-        .identity = {job, rank, rank, RANKS, "h", "GPU-1", 1},
+        .identity = {.job = job,
+                     .rank = rank,
+                     .local_rank = rank,
+                     .world_size = RANKS,
+                     .host = "h",
+                     .gpu_uuid = "GPU-1",
+                     .pid = 1},
         .clock = {w[WINDOWS - 1].start + 10 * S, w[WINDOWS - 1].start + 10 * S},
         .strings = names,
         .n_strings = NAMES,

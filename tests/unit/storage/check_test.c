@@ -6,6 +6,7 @@
 #include "storage/store_int.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,14 +19,20 @@ store_with_one_batch(char *dir)
 {
     struct rs_kernel_record k = {100, 200, 0, 7, 0, 0};
     struct rs_step_record s = {.step = 1, .start_ns = 50, .end_ns = 300};
-    struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU", 1},
+    struct rs_rank_batch rb = {.identity = {.job = "job",
+                                            .rank = 0,
+                                            .local_rank = 0,
+                                            .world_size = 1,
+                                            .host = "h",
+                                            .gpu_uuid = "GPU",
+                                            .pid = 1},
                                .strings = names,
                                .n_strings = 1,
                                .kernels = &k,
                                .n_kernels = 1,
                                .steps = &s,
                                .n_steps = 1};
-    struct rs_agent_batch b = {1, 1, 1, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    struct rs_agent_batch b = t_agent_batch(1, 1, &rb, 1);
     rs_store *st = NULL;
     rs_store_write *w;
     bool dup;
@@ -124,7 +131,13 @@ window_longer_than_its_ranks_longest(void)
     struct rs_store_check_report rep;
     rs_store *st = store_with_one_batch(dir);
     struct rs_kernel_total kt = {1000000000, 5000000000, 0, 1, 10, 10}; /* a 5 s window */
-    struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU", 1},
+    struct rs_rank_batch rb = {.identity = {.job = "job",
+                                            .rank = 0,
+                                            .local_rank = 0,
+                                            .world_size = 1,
+                                            .host = "h",
+                                            .gpu_uuid = "GPU",
+                                            .pid = 1},
                                .clock = {6000000000, 6000000000},
                                .strings = names,
                                .n_strings = 1,

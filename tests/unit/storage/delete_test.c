@@ -5,6 +5,7 @@
 #include "storage/store.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,13 @@ put_job(rs_store *st, const char *job, uint64_t seq)
             .step = (uint64_t)i, .start_ns = 100 * i, .end_ns = 100 * i + 50};
     }
     for (uint32_t rank = 0; rank < 4; rank++) {
-        struct rs_rank_batch rb = {.identity = {job, rank, rank, 4, "h", "GPU", 1},
+        struct rs_rank_batch rb = {.identity = {.job = job,
+                                                .rank = rank,
+                                                .local_rank = rank,
+                                                .world_size = 4,
+                                                .host = "h",
+                                                .gpu_uuid = "GPU",
+                                                .pid = 1},
                                    .strings = names,
                                    .n_strings = 2,
                                    .kernels = k,
@@ -39,7 +46,7 @@ put_job(rs_store *st, const char *job, uint64_t seq)
                                    .n_collectives = 20,
                                    .steps = s,
                                    .n_steps = 20};
-        struct rs_agent_batch b = {9, 1, seq * 10 + rank, {9, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+        struct rs_agent_batch b = t_agent_batch(9, seq * 10 + rank, &rb, 1);
         T_EQ(rs_store_write_begin(st, &w), 0);
         T_EQ(rs_store_write_batch(w, &b, &dup), 0);
         T_EQ(rs_store_write_commit(w), 0);

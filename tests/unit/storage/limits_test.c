@@ -7,6 +7,7 @@
 #include "storage/store.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,12 +36,18 @@ static int
 write_batch(rs_store *st, uint64_t seq)
 {
     static struct rs_kernel_record k[2000];
-    struct rs_rank_batch rb = {.identity = {"full", 0, 0, 1, "h", "GPU", 1},
+    struct rs_rank_batch rb = {.identity = {.job = "full",
+                                            .rank = 0,
+                                            .local_rank = 0,
+                                            .world_size = 1,
+                                            .host = "h",
+                                            .gpu_uuid = "GPU",
+                                            .pid = 1},
                                .strings = names,
                                .n_strings = 1,
                                .kernels = k,
                                .n_kernels = 2000};
-    struct rs_agent_batch b = {1, 1, seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    struct rs_agent_batch b = t_agent_batch(1, seq, &rb, 1);
 
     for (int i = 0; i < 2000; i++)
         k[i] =
@@ -122,7 +129,13 @@ write_path_batch(rs_store *st, enum write_path p, uint64_t seq)
         strs[i] = text[i];
     }
 #define N_OF(path) (p == (path) ? PATH_RECORDS : 0)
-    struct rs_rank_batch rb = {.identity = {"full", 0, 0, 1, "h", "GPU", 1},
+    struct rs_rank_batch rb = {.identity = {.job = "full",
+                                            .rank = 0,
+                                            .local_rank = 0,
+                                            .world_size = 1,
+                                            .host = "h",
+                                            .gpu_uuid = "GPU",
+                                            .pid = 1},
                                .clock = {seq * 1000000000000ull, seq * 1000000000000ull},
                                .strings = many_names ? strs : names,
                                .n_strings = many_names ? PATH_RECORDS : 1,
@@ -140,7 +153,7 @@ write_path_batch(rs_store *st, enum write_path p, uint64_t seq)
                                .copy_totals = ct,
                                .n_copy_totals = N_OF(PATH_COPY_TOTALS)};
 #undef N_OF
-    struct rs_agent_batch b = {2, 1, seq, {2, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    struct rs_agent_batch b = t_agent_batch(2, seq, &rb, 1);
     return commit_batch(st, &b);
 }
 

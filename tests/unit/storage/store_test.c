@@ -5,6 +5,7 @@
 #include "storage/store_int.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <errno.h>
 #include <lmdb.h>
@@ -28,7 +29,13 @@ batch(uint64_t seq, uint32_t rank, struct rs_rank_batch *rb, struct rs_kernel_re
         seq * 1000000, seq * 1000000 + 2000, 64, 77, seq, RS_COLL_ALLREDUCE, 1, 17, false};
     *s = (struct rs_step_record){
         .step = seq, .start_ns = seq * 1000000, .end_ns = seq * 1000000 + 900000};
-    *rb = (struct rs_rank_batch){.identity = {"job-a", rank, rank, 2, "h", "GPU-1", 1},
+    *rb = (struct rs_rank_batch){.identity = {.job = "job-a",
+                                              .rank = rank,
+                                              .local_rank = rank,
+                                              .world_size = 2,
+                                              .host = "h",
+                                              .gpu_uuid = "GPU-1",
+                                              .pid = 1},
                                  .clock = {1000, 1500},
                                  .collector_flags = RS_COLLECTOR_CLOCK_REPLACED,
                                  .collector_status = "clock",
@@ -42,7 +49,7 @@ batch(uint64_t seq, uint32_t rank, struct rs_rank_batch *rb, struct rs_kernel_re
                                  .n_steps = 1,
                                  .memcpys = copies,
                                  .n_memcpys = seq == 1 ? 2 : 0};
-    return (struct rs_agent_batch){1, 1, seq, {1, 1, "h", "v", {0, 0}}, rb, 1, 0};
+    return t_agent_batch(1, seq, rb, 1);
 }
 
 static int

@@ -7,6 +7,7 @@
 #include "storage/store_int.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,13 @@ static void
 put(rs_store *st, const struct rs_kernel_total *kt, uint32_t n_kt, const struct rs_copy_total *ct,
     uint32_t n_ct, const struct rs_step_record *steps, uint32_t n_steps)
 {
-    struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU-1", 1},
+    struct rs_rank_batch rb = {.identity = {.job = "job",
+                                            .rank = 0,
+                                            .local_rank = 0,
+                                            .world_size = 1,
+                                            .host = "h",
+                                            .gpu_uuid = "GPU-1",
+                                            .pid = 1},
                                .clock = {T0 + 60 * S, T0 + 60 * S},
                                .strings = names,
                                .n_strings = 2,
@@ -259,13 +266,19 @@ aborted_names_are_written_again(void)
 
     st = t_store_open(dir, NULL);
     const struct rs_kernel_total kt = {T0, 5 * S, 0, 1, 10, 10};
-    struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU-1", 1},
+    struct rs_rank_batch rb = {.identity = {.job = "job",
+                                            .rank = 0,
+                                            .local_rank = 0,
+                                            .world_size = 1,
+                                            .host = "h",
+                                            .gpu_uuid = "GPU-1",
+                                            .pid = 1},
                                .clock = {T0, T0},
                                .strings = names,
                                .n_strings = 1,
                                .kernel_totals = &kt,
                                .n_kernel_totals = 1};
-    struct rs_agent_batch b = {2, 1, 1, {2, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    struct rs_agent_batch b = t_agent_batch(2, 1, &rb, 1);
     T_EQ(rs_store_write_begin(st, &w), 0);
     T_EQ(rs_store_write_batch(w, &b, &dup), 0);
     rs_store_write_abort(w);
@@ -309,14 +322,20 @@ put_names(rs_store *st, const char *const *batch_names, uint32_t n_names, uint64
     struct rs_kernel_total kt[3];
     for (uint32_t i = 0; i < n_names; i++)
         kt[i] = (struct rs_kernel_total){start, 5 * S, i, 1, 10, 10};
-    struct rs_rank_batch rb = {.identity = {"job", 0, 0, 1, "h", "GPU-1", 1},
+    struct rs_rank_batch rb = {.identity = {.job = "job",
+                                            .rank = 0,
+                                            .local_rank = 0,
+                                            .world_size = 1,
+                                            .host = "h",
+                                            .gpu_uuid = "GPU-1",
+                                            .pid = 1},
                                .clock = {start, start},
                                .strings = batch_names,
                                .n_strings = n_names,
                                .kernel_totals = kt,
                                .n_kernel_totals = n_names};
     static uint64_t seq = 100;
-    struct rs_agent_batch b = {3, 1, seq++, {3, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+    struct rs_agent_batch b = t_agent_batch(3, seq++, &rb, 1);
     rs_store_write *w;
     bool dup;
     T_EQ(rs_store_write_begin(st, &w), 0);
