@@ -108,7 +108,20 @@ visit_job(struct check *c, const MDB_val *k, const MDB_val *v)
         return;
     }
     c->jobs = j;
-    c->jobs[c->n_jobs++] = (struct job_ref){rs_hash_fnv1a64(name, k->mv_size), jv.n_ranks, 0};
+    uint64_t id = 0;
+    int rc = rs__store_job_key(c->r->txn, c->r->store, name, &id);
+    if (rc != 0) {
+        problem(c, "jobs: no key for job '%.128s': %s", name, rs_strerror(rc));
+        return;
+    }
+    /* the way back: job_ids names this job (a store of format 4, read as it is, has none) */
+    uint8_t be[RS_KEY_JOB_PREFIX];
+    MDB_val ik = {sizeof be, be}, iv;
+    rs__be64_put(be, id);
+    if (mdb_get(c->r->txn, c->r->store->job_ids, &ik, &iv) == 0 &&
+        !(iv.mv_size == k->mv_size && memcmp(iv.mv_data, name, iv.mv_size) == 0))
+        problem(c, "job_ids: the key of job '%.128s' names another job", name);
+    c->jobs[c->n_jobs++] = (struct job_ref){id, jv.n_ranks, 0};
 }
 
 static void
@@ -365,10 +378,11 @@ db_sizes(struct check *c, struct rs_store_check_report *out)
         const char *name;
         MDB_dbi dbi;
     } dbs[RS_STORE_DBS] = {
-        {"series", s->series},    {"kwin", s->kwin},       {"coll_blocks", s->colls},
-        {"steps", s->steps},      {"stepsum", s->stepsum}, {"strings", s->strings},
-        {"ranks", s->ranks},      {"jobs", s->jobs},       {"dedup", s->dedup},
-        {"kwin_names", s->names}, {"meta", s->meta},       {"awin", s->awin}};
+        {"series", s->series},     {"kwin", s->kwin},       {"coll_blocks", s->colls},
+        {"steps", s->steps},       {"stepsum", s->stepsum}, {"strings", s->strings},
+        {"ranks", s->ranks},       {"jobs", s->jobs},       {"dedup", s->dedup},
+        {"kwin_names", s->names},  {"meta", s->meta},       {"awin", s->awin},
+        {"job_keys", s->job_keys}, {"job_ids", s->job_ids}};
     MDB_stat st;
     int rc;
 

@@ -193,9 +193,12 @@ scan(rs_store_read *r, const char *job, struct walk proto)
     struct block b = {0};
     MDB_cursor *c;
     MDB_val k, v;
+    uint64_t id;
     int rc, cb_rc = 0;
 
-    rs__be64_put(job_id, rs__store_job_id(job));
+    if ((rc = rs__store_job_key(r->txn, r->store, job, &id)) != 0)
+        return rc == RS_E_NOT_FOUND ? 0 : rc; /* an unknown job has no collectives */
+    rs__be64_put(job_id, id);
     memset(comm_op, 0, sizeof comm_op);
     if ((rc = mdb_cursor_open(r->txn, r->store->colls, &c)) != 0)
         return rs__store_err(rc);

@@ -50,7 +50,10 @@ rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint
         return RS_E_NOT_FOUND;
     if ((rc = mdb_get(w->txn, s->jobs, &jk, &jv)) != 0)
         return rs__store_err(rc);
-    rs__be64_put(job_id, rs__store_job_id(job));
+    uint64_t id;
+    if ((rc = rs__store_job_key(w->txn, s, job, &id)) != 0)
+        return rc;
+    rs__be64_put(job_id, id);
     for (size_t i = 0; i < sizeof dbis / sizeof dbis[0]; i++)
         if ((rc = delete_prefix(w->txn, dbis[i], job_id, &budget, deleted)) != 0)
             return rc;
@@ -58,7 +61,8 @@ rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint
         return 0; /* more may be left: the caller commits and calls again */
     /* Everything else is gone: the job entry goes last, so a crash never leaves data of a job
      * that no longer exists (the check would flag it). */
-    if ((rc = mdb_del(w->txn, s->jobs, &jk, NULL)) != 0)
+    if ((rc = mdb_del(w->txn, s->jobs, &jk, NULL)) != 0 ||
+        (rc = rs__store_job_forget(w->txn, s, job)) != 0)
         return rs__store_err(rc);
     (*deleted)++;
     *done = true;

@@ -341,13 +341,15 @@ static int
 write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_update *u)
 {
     const char *job = b->identity.job;
-    const uint64_t job_id = rs__store_job_id(job);
+    uint64_t job_id;
     struct rs_rank_value rv;
     struct rs_key_rank rkey;
     struct span sp = {0, 0};
     uint64_t *hashes;
     int rc, new_rank;
 
+    if ((rc = rs__store_job_intern(w->txn, w->store, job, &job_id)) != 0)
+        return rc;
     hashes = calloc(b->n_strings ? b->n_strings : 1, sizeof *hashes);
     if (!hashes)
         return -ENOMEM;

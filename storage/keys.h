@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define RS_STORE_FORMAT "rankscope-store 4"
+#define RS_STORE_FORMAT "rankscope-store 5"
 /* Format 1 (before the collective blocks, see rs_key_coll) is migrated when opened (migrate.c). */
 #define RS_STORE_FORMAT_1 "rankscope-store 1"
 /* Format 2 (before kernel windows named kernels by number, RS_KWIN_VERSION_NUMBERED) is read as it
@@ -19,6 +19,10 @@
  * stay in kwin, where readers, rollups and job deletes still find them; new ones go to awin. A
  * server (not --check or --compact-to) moves the marker of a format-2 or format-3 store to 4. */
 #define RS_STORE_FORMAT_3 "rankscope-store 3"
+/* Format 4 (before job keys, store_int.h "Job keys": a job's key prefix was the hash of its name
+ * alone) is read as it is, each job's prefix its hash; a writer records every job's key and moves
+ * the marker to 5 (older servers then refuse the store: they would hash new names again). */
+#define RS_STORE_FORMAT_4 "rankscope-store 4"
 #define RS_STORE_MIGRATE_CHUNK 100000 /* records converted per transaction */
 
 static inline void
@@ -222,6 +226,9 @@ enum rs_kwin_kind {
 #define RS_STORE_CHUNK_BYTES 1900u
 
 #define RS_VALUE_VERSION 1u
+
+/* job_keys: job name (1..128 bytes) -> the job's key prefix (8 bytes, big-endian); job_ids: that
+ * prefix -> the name. Every key below that starts with job_id uses it (store_int.h "Job keys"). */
 
 /* jobs: job name (key, 1..128 bytes) -> rs_job_value */
 struct rs_job_value {

@@ -425,9 +425,12 @@ windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, stru
 {
     struct rs_key_kwin from;
     uint8_t rank_key[RS_KEY_RANK_PREFIX];
-    int rc = 0;
+    uint64_t id;
+    int rc;
 
-    rs__be64_put(rank_key, rs__store_job_id(job));
+    if ((rc = rs__store_job_key(r->txn, r->store, job, &id)) != 0)
+        return rc == RS_E_NOT_FOUND ? 0 : rc; /* an unknown job has no windows */
+    rs__be64_put(rank_key, id);
     rs__be32_put(rank_key + RS_KEY_JOB_PREFIX, rank);
     if (!(ctx->names = calloc(1, sizeof *ctx->names)) ||
         !(ctx->numbers = calloc(1, sizeof *ctx->numbers))) {

@@ -103,7 +103,9 @@ rs_store_oldest_raw_step(rs_store_read *r, const char *job, uint32_t rank, uint6
     int rc;
 
     *found = false;
-    rs__be64_put(rank_key, rs__store_job_id(job));
+    if ((rc = rs__store_job_key(r->txn, r->store, job, &t)) != 0)
+        return rc == RS_E_NOT_FOUND ? 0 : rc; /* not found */
+    rs__be64_put(rank_key, t);
     rs__be32_put(rank_key + RS_KEY_JOB_PREFIX, rank);
     if ((rc = rs__store_oldest_raw(r->txn, r->store, rank_key, &t)) != 0 || t == UINT64_MAX)
         return rc;

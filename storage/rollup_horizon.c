@@ -16,39 +16,25 @@
 static int
 job_idle(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key, bool *idle)
 {
-    MDB_cursor *c;
-    MDB_val k, v;
-    int rc, op = MDB_FIRST;
+    MDB_val k = {RS_KEY_JOB_PREFIX, (void *)rank_key}, name, v;
+    struct rs_job_value jv;
+    int rc;
 
     if (ru->job_known && memcmp(ru->job_id, rank_key, RS_KEY_JOB_PREFIX) == 0) {
         *idle = ru->job_idle;
         return 0;
     }
-    /* jobs are keyed by name: find the one with this id (a store holds few jobs) */
-    if ((rc = mdb_cursor_open(w->txn, w->store->jobs, &c)) != 0)
-        return rs__store_err(rc);
     *idle = false;
-    while ((rc = mdb_cursor_get(c, &k, &v, op)) == 0) {
-        struct rs_job_value jv;
-        uint8_t id[RS_KEY_JOB_PREFIX];
-        op = MDB_NEXT;
-        if (v.mv_size != sizeof jv)
-            continue; /* the consistency check reports it */
-        char name[RS_WIRE_MAX_JOB_LEN + 1];
-        if (k.mv_size == 0 || k.mv_size > RS_WIRE_MAX_JOB_LEN)
-            continue;
-        memcpy(name, k.mv_data, k.mv_size);
-        name[k.mv_size] = '\0';
-        rs__be64_put(id, rs__store_job_id(name));
-        if (memcmp(id, rank_key, sizeof id) != 0)
-            continue;
+    /* the job whose key this is (job_ids; a writer has recorded every job's, store.c) */
+    rc = rs__store_err(mdb_get(w->txn, w->store->job_ids, &k, &name));
+    if (rc == 0)
+        rc = rs__store_err(mdb_get(w->txn, w->store->jobs, &name, &v));
+    if (rc != 0 && rc != RS_E_NOT_FOUND)
+        return rc;
+    if (rc == 0 && v.mv_size == sizeof jv) { /* else the consistency check reports it */
         memcpy(&jv, v.mv_data, sizeof jv);
         *idle = jv.received_ns + ru->raw_ns <= ru->now_ns;
-        break;
     }
-    mdb_cursor_close(c);
-    if (rc != 0 && rc != MDB_NOTFOUND)
-        return rs__store_err(rc);
     memcpy(ru->job_id, rank_key, RS_KEY_JOB_PREFIX);
     ru->job_idle = *idle;
     ru->job_known = true;

@@ -143,9 +143,10 @@ rs_store_ranks_scan(rs_store_read *r, const char *job, rs_store_rank_cb cb, void
     uint8_t prefix[RS_KEY_JOB_PREFIX];
     int rc = rs_store_job_get(r, job, &info);
 
-    if (rc != 0)
+    uint64_t id;
+    if (rc != 0 || (rc = rs__store_job_key(r->txn, r->store, job, &id)) != 0)
         return rc;
-    rs__be64_put(prefix, rs__store_job_id(job));
+    rs__be64_put(prefix, id);
     return rs__store_prefix_scan(r, r->store->ranks, prefix, sizeof prefix, prefix, sizeof prefix,
                                  visit_rank, &ctx);
 }
@@ -249,10 +250,13 @@ series_scan(rs_store_read *r, const char *job, uint32_t rank, int kind, uint64_t
             struct series_ctx *ctx, int (*visit)(void *ctx, const MDB_val *k, const MDB_val *v))
 {
     struct rs_key_series from;
+    uint64_t id;
     int rc;
 
+    if ((rc = rs__store_job_key(r->txn, r->store, job, &id)) != 0)
+        return rc == RS_E_NOT_FOUND ? 0 : rc; /* an unknown job has no records */
     memset(&from, 0, sizeof from);
-    rs__be64_put(from.job_id, rs__store_job_id(job));
+    rs__be64_put(from.job_id, id);
     rs__be32_put(from.rank, rank);
     from.kind[1] = (uint8_t)kind;
     rs__be64_put(from.start_ns, t0);
@@ -411,8 +415,12 @@ rs_store_steps_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t f
 {
     struct steps_ctx ctx = {cb, arg};
     struct rs_key_step from;
+    uint64_t id;
+    int rc;
 
-    rs__be64_put(from.job_id, rs__store_job_id(job));
+    if ((rc = rs__store_job_key(r->txn, r->store, job, &id)) != 0)
+        return rc == RS_E_NOT_FOUND ? 0 : rc; /* an unknown job has no steps */
+    rs__be64_put(from.job_id, id);
     rs__be32_put(from.rank, rank);
     rs__be64_put(from.step, from_step);
     return rs__store_prefix_scan(r, r->store->steps, &from, RS_KEY_RANK_PREFIX, &from, sizeof from,

@@ -12,13 +12,15 @@ rs_store_step_summaries_put(rs_store_write *w, const char *job, uint32_t rank,
                             const struct rs_step_summary *v, size_t n)
 {
     MDB_val jk = {strlen(job), (void *)job}, jv;
-    uint64_t job_id = rs__store_job_id(job);
+    uint64_t job_id;
     int rc;
 
     if (jk.mv_size == 0 || jk.mv_size > RS_WIRE_MAX_JOB_LEN)
         return RS_E_NOT_FOUND;
     if ((rc = mdb_get(w->txn, w->store->jobs, &jk, &jv)) != 0) /* no orphans of a deleted job */
         return rs__store_err(rc);
+    if ((rc = rs__store_job_key(w->txn, w->store, job, &job_id)) != 0)
+        return rc;
     for (size_t i = 0; i < n; i++) {
         struct rs_key_step key;
         struct rs_stepsum_value sv = {RS_VALUE_VERSION,     v[i].kernels,       v[i].start_ns,
@@ -66,8 +68,12 @@ rs_store_step_summaries_scan(rs_store_read *r, const char *job, uint32_t rank, u
 {
     struct summaries_ctx ctx = {cb, arg};
     struct rs_key_step from;
+    uint64_t id;
+    int rc;
 
-    rs__be64_put(from.job_id, rs__store_job_id(job));
+    if ((rc = rs__store_job_key(r->txn, r->store, job, &id)) != 0)
+        return rc == RS_E_NOT_FOUND ? 0 : rc; /* an unknown job has no summaries */
+    rs__be64_put(from.job_id, id);
     rs__be32_put(from.rank, rank);
     rs__be64_put(from.step, from_step);
     return rs__store_prefix_scan(r, r->store->stepsum, &from, RS_KEY_RANK_PREFIX, &from,
@@ -80,9 +86,12 @@ rs_store_last_step(rs_store_read *r, const char *job, uint32_t rank, uint64_t *o
     struct rs_key_step past; /* (job, rank, UINT64_MAX): at or after the rank's last step */
     MDB_cursor *c;
     MDB_val k = {sizeof past, &past}, v;
+    uint64_t id;
     int rc;
 
-    rs__be64_put(past.job_id, rs__store_job_id(job));
+    if ((rc = rs__store_job_key(r->txn, r->store, job, &id)) != 0)
+        return rc;
+    rs__be64_put(past.job_id, id);
     rs__be32_put(past.rank, rank);
     rs__be64_put(past.step, UINT64_MAX);
     if ((rc = mdb_cursor_open(r->txn, r->store->steps, &c)) != 0)

@@ -40,16 +40,26 @@ rs__store_err(int mdb_rc)
     }
 }
 
-uint64_t
-rs__store_job_id(const char *job)
-{
-    return rs_hash_fnv1a64(job, strlen(job));
-}
-
 static bool
 format_is(const MDB_val *v, const char *format)
 {
     return v->mv_size == strlen(format) && memcmp(v->mv_data, format, v->mv_size) == 0;
+}
+
+/* A writer records the key of every job that has none yet (a store of format 4 or older). */
+static int
+index_jobs(rs_store *s)
+{
+    MDB_txn *txn;
+    int rc = rs__store_err(mdb_txn_begin(s->env, NULL, 0, &txn));
+
+    if (rc != 0)
+        return rc;
+    if ((rc = rs__store_index_jobs(txn, s)) != 0) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    return rs__store_err(mdb_txn_commit(txn));
 }
 
 /* Creates the named databases and checks (or writes) the format marker; *old_format is set for a
@@ -96,11 +106,13 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
             rc = RS_E_VERSION;
             goto out;
         }
-    } else if (format_is(&v, RS_STORE_FORMAT_2) || format_is(&v, RS_STORE_FORMAT_3)) {
-        /* formats 2 and 3 read as they are; a writer marks the store 4, since windows name kernels
-         * by number and agent windows go to awin from now on (keys.h) — but not keep_format
-         * (--check, --compact-to), while an older server may still be serving the store (the
-         * empty kwin_names and awin below are no change to it) */
+    } else if (format_is(&v, RS_STORE_FORMAT_2) || format_is(&v, RS_STORE_FORMAT_3) ||
+               format_is(&v, RS_STORE_FORMAT_4)) {
+        /* formats 2 - 4 read as they are; a writer marks the store 5, since windows name kernels
+         * by number, agent windows go to awin and jobs have recorded keys from now on (keys.h) —
+         * but not keep_format (--check, --compact-to), while an older server may still be
+         * serving the store (the empty kwin_names, awin, job_keys and job_ids below are no change
+         * to it) */
         v.mv_size = sizeof format - 1;
         v.mv_data = (void *)format;
         if (!keep_format && (rc = rs__store_err(mdb_put(txn, s->meta, &k, &v, 0))) != 0)
@@ -119,7 +131,9 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         (rc = mdb_dbi_open(txn, "stepsum", MDB_CREATE, &s->stepsum)) ||
         (rc = mdb_dbi_open(txn, "kwin", MDB_CREATE, &s->kwin)) ||
         (rc = mdb_dbi_open(txn, "kwin_names", MDB_CREATE, &s->names)) ||
-        (rc = mdb_dbi_open(txn, "awin", MDB_CREATE, &s->awin))) {
+        (rc = mdb_dbi_open(txn, "awin", MDB_CREATE, &s->awin)) ||
+        (rc = mdb_dbi_open(txn, "job_keys", MDB_CREATE, &s->job_keys)) ||
+        (rc = mdb_dbi_open(txn, "job_ids", MDB_CREATE, &s->job_ids))) {
         rc = rs__store_err(rc);
         goto out;
     }
@@ -187,6 +201,8 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
     if ((rc = open_dbs(s, o.keep_format, &old_format)) != 0)
         goto fail;
     if (old_format && (rc = rs__store_migrate_1(s, &o)) != 0)
+        goto fail;
+    if (!o.keep_format && (rc = index_jobs(s)) != 0)
         goto fail;
     *out = s;
     return 0;

@@ -281,7 +281,7 @@ int rs_store_step_summaries_scan(rs_store_read *r, const char *job, uint32_t ran
 
 /* --- consistency ------------------------------------------------------------------------- */
 
-#define RS_STORE_DBS 12 /* databases of the layout (docs/storage.md) */
+#define RS_STORE_DBS 14 /* databases of the layout (docs/storage.md) */
 
 struct rs_store_check_report {
     uint64_t jobs, ranks, series_chunks, kernel_windows, steps, collectives, strings, batches,

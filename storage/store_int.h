@@ -39,6 +39,7 @@ struct rs_store {
     struct rs__numbers numbers;
     uint64_t map_bytes; /* the map asked for; LMDB's is RS_STORE_HEADROOM larger */
     MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum, kwin, names, awin;
+    MDB_dbi job_keys, job_ids; /* job name <-> the job's key prefix (job_keys.c) */
     /* what rs_store_open found and made, for rs_store_close_discard (writer_lock.c) */
     int lock_fd;    /* DIR/writer.lock, flock'd (exclusive), or -1 */
     char *dir;      /* as given to rs_store_open */
@@ -246,6 +247,19 @@ struct rs_step_record;
 bool rs__step_value_read(const MDB_val *v, struct rs_step_record *rec);
 
 /* FNV-1a 64 of a job name: the job's id inside keys. */
-uint64_t rs__store_job_id(const char *job);
+/* Job keys (job_keys.c). Every key of a job starts with its 8-byte id: the FNV-1a hash of its
+ * name when that is free, else the next free candidate — two names can never share one (hashes
+ * alone once let one job overwrite another's ranks and a delete wipe both). job_keys maps the name
+ * to the id, job_ids the id back to the name. Jobs of stores written before (format 4 and older)
+ * have the hash as id; a writer opening such a store records them (rs__store_index_jobs).
+ * rs__store_job_key: the id of an existing job (RS_E_NOT_FOUND for none — never a hash of an
+ * unknown name, which could be another job's); rs__store_job_intern: the same, giving a new job
+ * its id; rs__store_job_forget: removes the maps (the job's deletion, last); rs__store_job_hash:
+ * the first candidate. All return 0 or a storage error. */
+int rs__store_job_key(MDB_txn *txn, const rs_store *s, const char *job, uint64_t *id);
+int rs__store_job_intern(MDB_txn *txn, const rs_store *s, const char *job, uint64_t *id);
+int rs__store_job_forget(MDB_txn *txn, const rs_store *s, const char *job);
+int rs__store_index_jobs(MDB_txn *txn, const rs_store *s);
+uint64_t rs__store_job_hash(const char *job, size_t len);
 
 #endif

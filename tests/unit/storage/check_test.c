@@ -97,7 +97,12 @@ planted_problems_found(void)
     if (!st)
         return;
     memset(&sk, 0, sizeof sk);
-    rs__be64_put(sk.job_id, rs__store_job_id("job"));
+    uint64_t id = 0;
+    rs_store_read *r;
+    T_OK(rs_store_read_begin(st, &r));
+    T_OK(rs__store_job_key(r->txn, st, "job", &id));
+    rs_store_read_end(r);
+    rs__be64_put(sk.job_id, id);
     plant(st, st->steps, &sk, sizeof sk, "short", 5); /* wrong value size */
     T_EQ(rs_store_check(st, &rep), RS_E_CORRUPT);
     T_CHECK(strstr(rep.first_problem, "steps") != NULL);
@@ -107,7 +112,7 @@ planted_problems_found(void)
     memset(&rk, 0, sizeof rk);
     memset(&rv, 0, sizeof rv);
     rv.version = RS_VALUE_VERSION;
-    rs__be64_put(rk.job_id, rs__store_job_id("no-such-job"));
+    rs__be64_put(rk.job_id, rs__store_job_hash("no-such-job", 11));
     plant(st, st->ranks, &rk, sizeof rk, &rv, sizeof rv); /* a rank of no job */
     T_EQ(rs_store_check(st, &rep), RS_E_CORRUPT);
     T_CHECK(strstr(rep.first_problem, "does not exist") != NULL);
@@ -153,7 +158,7 @@ window_longer_than_its_ranks_longest(void)
         return;
     t_store_put(st, &rb, 1);
     T_EQ(rs_store_check(st, &rep), 0);
-    rs__be64_put(rk.job_id, rs__store_job_id("job"));
+    rs__be64_put(rk.job_id, rs__store_job_hash("job", 3));
     rs__be32_put(rk.rank, 0);
     T_EQ(mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn), 0);
     T_EQ(mdb_get(txn, st->ranks, &k, &v), 0);

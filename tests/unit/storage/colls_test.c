@@ -321,7 +321,7 @@ refuses_a_newer_format(void)
     char dir[] = "/tmp/rs-colls-test-XXXXXX";
     rs_store *st;
 
-    store_marked(dir, "rankscope-store 5");
+    store_marked(dir, "rankscope-store 6");
     T_EQ(rs_store_open(dir, NULL, &st), RS_E_CORRUPT);
     t_dir_remove(dir);
 }
@@ -352,7 +352,7 @@ marked(const char *dir, const char *format)
  * serving it; a server marks it format 4, so that an older server then refuses it instead of
  * misreading new windows or missing those in awin. */
 static void
-older_format_moves_to_4(const char *format)
+older_format_moves_to_current(const char *format)
 {
     char dir[] = "/tmp/rs-colls-test-XXXXXX";
     struct rs_store_options keep = {.keep_format = true};
@@ -375,7 +375,8 @@ main(void)
     T_RUN_ARG(converts_format_1, 0);
     T_RUN_ARG(converts_format_1, 3); /* a conversion cut short: a third moved already */
     T_RUN(refuses_a_newer_format);
-    T_RUN_ARG(older_format_moves_to_4, RS_STORE_FORMAT_2);
-    T_RUN_ARG(older_format_moves_to_4, RS_STORE_FORMAT_3);
+    T_RUN_ARG(older_format_moves_to_current, RS_STORE_FORMAT_2);
+    T_RUN_ARG(older_format_moves_to_current, RS_STORE_FORMAT_3);
+    T_RUN_ARG(older_format_moves_to_current, RS_STORE_FORMAT_4);
     return T_DONE("storage/colls");
 }
