@@ -105,22 +105,39 @@ memcpy_start(const void *p)
     return ((const struct rs_memcpy_value *)p)->start_ns;
 }
 
+/* The id of name s[0..len) (hash `h` first): where `strings` holds it, or the first free
+ * candidate after h (a name whose hash another name holds gets the next one instead of being
+ * shown as that name). Stores it and notes it (rs__write_note_string). */
+static int
+intern_string(rs_store_write *w, const char *s, size_t len, uint64_t h, uint64_t *id)
+{
+    for (unsigned tries = 0; tries < RS_KEY_PROBES; tries++, h += RS_KEY_PROBE_STEP) {
+        struct rs_key_string key;
+        MDB_val k = {sizeof key, &key}, v;
+        rs__be64_put(key.hash, h);
+        int rc = rs__store_err(mdb_get(w->txn, w->store->strings, &k, &v));
+        if (rc == 0 && !(v.mv_size == len && memcmp(v.mv_data, s, len) == 0))
+            continue; /* another name's */
+        if (rc != 0 && rc != RS_E_NOT_FOUND)
+            return rc;
+        if (rc == RS_E_NOT_FOUND &&
+            (rc = put(w, w->store->strings, &key, sizeof key, s, len, MDB_NOOVERWRITE)) != 0)
+            return rc;
+        *id = h;
+        return rs__write_note_string(w, h);
+    }
+    return RS_E_FULL; /* RS_KEY_PROBES names on one chain: not short of an attack on the hash */
+}
+
 static int
 write_strings(rs_store_write *w, const struct rs_rank_batch *b, uint64_t *hashes)
 {
     for (uint32_t i = 0; i < b->n_strings; i++) {
-        struct rs_key_string key;
-        int rc;
-        hashes[i] = b->string_hashes ? b->string_hashes[i]
-                                     : rs_hash_fnv1a64(b->strings[i], strlen(b->strings[i]));
-        if (rs__known_has(&w->store->known_strings, hashes[i]))
-            continue; /* committed before: names are never deleted */
         size_t len = strlen(b->strings[i]);
-        rs__be64_put(key.hash, hashes[i]);
-        rc = put(w, w->store->strings, &key, sizeof key, b->strings[i], len, MDB_NOOVERWRITE);
-        if (rc != 0 && rc != -EEXIST)
-            return rc;
-        if ((rc = rs__write_note_string(w, hashes[i])) != 0)
+        uint64_t h = b->string_hashes ? b->string_hashes[i] : rs_hash_fnv1a64(b->strings[i], len);
+        int rc;
+        /* the cache says the hash is taken (names are never deleted), not by which name */
+        if ((rc = intern_string(w, b->strings[i], len, h, &hashes[i])) != 0)
             return rc;
     }
     return 0;

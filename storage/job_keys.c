@@ -17,13 +17,6 @@ rs__store_job_hash(const char *job, size_t len)
     return rs_hash_fnv1a64(job, len);
 }
 
-/* The next candidate after a taken one (an odd step visits every value before repeating). */
-static uint64_t
-next_candidate(uint64_t id)
-{
-    return id + 0x9e3779b97f4a7c15ull;
-}
-
 int
 rs__store_job_key(MDB_txn *txn, const rs_store *s, const char *job, uint64_t *id)
 {
@@ -101,12 +94,12 @@ rs__store_job_intern(MDB_txn *txn, const rs_store *s, const char *job, uint64_t 
     if (rc != RS_E_NOT_FOUND)
         return rc;
     for (unsigned tries = 0; other; tries++) {
-        if (tries == 64)
+        if (tries == RS_KEY_PROBES)
             return RS_E_FULL; /* not reachable short of 2^64 jobs: a guard, not a plan */
         if ((rc = taken(txn, s, cand, job, &other)) != 0)
             return rc;
         if (other)
-            cand = next_candidate(cand);
+            cand += RS_KEY_PROBE_STEP;
     }
     if ((rc = record(txn, s, job, cand)) == 0)
         *id = cand;

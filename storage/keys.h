@@ -227,6 +227,12 @@ enum rs_kwin_kind {
 
 #define RS_VALUE_VERSION 1u
 
+/* Names are keyed by their FNV-1a 64 hash when no other name holds it, else by the next free of
+ * hash + i * RS_KEY_PROBE_STEP (i < RS_KEY_PROBES): two names never share an id (job_keys.c for
+ * jobs, ingest.c for kernel and other names). An odd step visits every value before repeating. */
+#define RS_KEY_PROBE_STEP 0x9e3779b97f4a7c15ull
+#define RS_KEY_PROBES 64u
+
 /* job_keys: job name (1..128 bytes) -> the job's key prefix (8 bytes, big-endian); job_ids: that
  * prefix -> the name. Every key below that starts with job_id uses it (store_int.h "Job keys"). */
 

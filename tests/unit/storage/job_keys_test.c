@@ -1,8 +1,9 @@
-/* Unit tests of storage/job_keys: two job names whose hashes collide keep their data apart (a
- * collision once let one job overwrite the other's ranks and a delete wipe both); keys survive a
- * restart; a store written before job keys (format 4: no maps, hashes as keys) is read as it is
- * and indexed by the next writer. The hash is replaced here so that names collide on purpose
- * (storage/job_keys.c: rs__store_job_hash is weak); a real FNV-1a collision takes a search. */
+/* Unit tests of storage/job_keys and of the names' ids (storage/ingest.c): two job names whose
+ * hashes collide keep their data apart (a collision once let one job overwrite the other's ranks
+ * and a delete wipe both), and so do two kernel names; keys survive a restart; a store written
+ * before job keys (format 4: no maps, hashes as keys) is read as it is and indexed by the next
+ * writer. The hash is replaced here so that names collide on purpose (storage/job_keys.c:
+ * rs__store_job_hash is weak); a real FNV-1a collision takes a search. */
 #include "common/error.h"
 #include "common/hash.h"
 #include "storage/keys.h"
@@ -155,10 +156,64 @@ format_4_read_then_indexed(void)
     t_store_remove(st, dir);
 }
 
+struct seen {
+    int gemm, conv, other;
+};
+
+static int
+count_names(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t hash)
+{
+    struct seen *s = arg;
+    if (strcmp(name, "gemm") == 0)
+        s->gemm++;
+    else if (strcmp(name, "conv") == 0)
+        s->conv++;
+    else
+        s->other++;
+    return 0;
+}
+
+/* Kernel names whose hashes collide (as an agent sends them, string_hashes) keep their own names:
+ * the second name gets the next free id instead of being shown as the first. */
+static void
+colliding_kernel_names(void)
+{
+    char dir[] = "/tmp/rs-job-keys-XXXXXX";
+    static const char *const two[] = {"gemm", "conv"};
+    static const uint64_t same[] = {0xabcdefull, 0xabcdefull};
+    struct rs_kernel_record k[4];
+    struct seen seen = {0};
+    rs_store_read *r;
+    rs_store *st = t_store_open(dir, NULL);
+
+    for (int i = 0; i < 4; i++)
+        k[i] = (struct rs_kernel_record){.start_ns = 1000 + 10 * (uint64_t)i,
+                                         .end_ns = 1005 + 10 * (uint64_t)i,
+                                         .name_id = (uint32_t)(i % 2)};
+    struct rs_rank_batch rb = {
+        .identity = {.job = "names", .world_size = 1, .host = "h", .gpu_uuid = "G", .pid = 1},
+        .strings = two,
+        .string_hashes = same,
+        .n_strings = 2,
+        .kernels = k,
+        .n_kernels = 4};
+    t_store_put(st, &rb, 1);
+    t_store_put(st, &rb, 1); /* again: the same ids, nothing new */
+    T_OK(rs_store_read_begin(st, &r));
+    T_OK(rs_store_kernels_scan(r, "names", 0, 0, UINT64_MAX, count_names, &seen));
+    rs_store_read_end(r);
+    T_EQ(seen.gemm, 4);
+    T_EQ(seen.conv, 4);
+    T_EQ(seen.other, 0);
+    /* (no --check here: it recomputes each name's FNV hash, which these fake ones are not) */
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
     T_RUN(colliding_names_stay_apart);
     T_RUN(format_4_read_then_indexed);
+    T_RUN(colliding_kernel_names);
     return T_DONE("storage/job_keys");
 }
