@@ -111,6 +111,10 @@ memcpy_start(const void *p)
 static int
 intern_string(rs_store_write *w, const char *s, size_t len, uint64_t h, uint64_t *id)
 {
+    uint64_t fp = rs__known_fp(&w->store->known_strings, s, len);
+
+    if (rs__known_get(&w->store->known_strings, fp, id))
+        return 0; /* committed before: names are never deleted */
     for (unsigned tries = 0; tries < RS_KEY_PROBES; tries++, h += RS_KEY_PROBE_STEP) {
         struct rs_key_string key;
         MDB_val k = {sizeof key, &key}, v;
@@ -124,7 +128,7 @@ intern_string(rs_store_write *w, const char *s, size_t len, uint64_t h, uint64_t
             (rc = put(w, w->store->strings, &key, sizeof key, s, len, MDB_NOOVERWRITE)) != 0)
             return rc;
         *id = h;
-        return rs__write_note_string(w, h);
+        return rs__write_note_string(w, fp, h);
     }
     return RS_E_FULL; /* RS_KEY_PROBES names on one chain: not short of an attack on the hash */
 }
@@ -136,7 +140,6 @@ write_strings(rs_store_write *w, const struct rs_rank_batch *b, uint64_t *hashes
         size_t len = strlen(b->strings[i]);
         uint64_t h = b->string_hashes ? b->string_hashes[i] : rs_hash_fnv1a64(b->strings[i], len);
         int rc;
-        /* the cache says the hash is taken (names are never deleted), not by which name */
         if ((rc = intern_string(w, b->strings[i], len, h, &hashes[i])) != 0)
             return rc;
     }

@@ -1,62 +1,79 @@
-/* The string hashes the store is known to hold (see store_int.h): names are never deleted from the
- * string table, so once a commit has written one, every later batch that carries it can skip its
- * put — an agent's batch repeats the same few hundred kernel names for every rank. */
+/* The names the string table is known to hold, with their ids (see store_int.h): names are never
+ * deleted from the string table, so once a commit has written one, every later batch that carries
+ * it can skip its lookup and put — an agent's batch repeats the same few hundred kernel names for
+ * every rank. */
 #include "storage/store_int.h"
 
 #include "common/array.h"
+#include "common/hash.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-/* At most this many hashes are remembered (8 MiB); beyond, names are put as before. */
+/* At most this many names are remembered (16 MiB); beyond, names are looked up as before. */
 #define KNOWN_MAX_SLOTS (1u << 20)
 
-static size_t
-slot_of(uint64_t h, size_t cap)
+uint64_t
+rs__known_fp(const struct rs__known *k, const char *s, size_t len)
 {
-    return (size_t)(h ^ h >> 29) & (cap - 1);
+    /* FNV-1a from an offset basis only this process knows */
+    uint64_t h = 0xcbf29ce484222325ull ^ k->secret;
+
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+    return h ? h : 1;
+}
+
+static size_t
+slot_of(uint64_t fp, size_t cap)
+{
+    return (size_t)(fp ^ fp >> 29) & (cap - 1);
 }
 
 bool
-rs__known_has(const struct rs__known *k, uint64_t h)
+rs__known_get(const struct rs__known *k, uint64_t fp, uint64_t *id)
 {
-    if (k->cap == 0 || h == 0)
+    if (k->cap == 0)
         return false;
-    for (size_t i = slot_of(h, k->cap); k->slots[i]; i = (i + 1) & (k->cap - 1))
-        if (k->slots[i] == h)
+    for (size_t i = slot_of(fp, k->cap); k->slots[i].fp; i = (i + 1) & (k->cap - 1))
+        if (k->slots[i].fp == fp) {
+            *id = k->slots[i].id;
             return true;
+        }
     return false;
 }
 
 static void
-insert(uint64_t *slots, size_t cap, uint64_t h)
+insert(struct rs__known_slot *slots, size_t cap, struct rs__known_slot x)
 {
-    size_t i = slot_of(h, cap);
-    while (slots[i] && slots[i] != h)
+    size_t i = slot_of(x.fp, cap);
+    while (slots[i].fp && slots[i].fp != x.fp)
         i = (i + 1) & (cap - 1);
-    slots[i] = h;
+    slots[i] = x;
 }
 
 void
-rs__known_add(struct rs__known *k, uint64_t h)
+rs__known_add(struct rs__known *k, uint64_t fp, uint64_t id)
 {
-    if (h == 0 || rs__known_has(k, h))
+    uint64_t have;
+
+    if (fp == 0 || rs__known_get(k, fp, &have))
         return;
     if ((k->n + 1) * 2 > k->cap) {
         size_t cap = k->cap ? k->cap * 2 : 4096;
         if (cap > KNOWN_MAX_SLOTS)
             return; /* full: a cache, not the truth */
-        uint64_t *slots = calloc(cap, sizeof *slots);
+        struct rs__known_slot *slots = calloc(cap, sizeof *slots);
         if (!slots)
             return;
         for (size_t i = 0; i < k->cap; i++)
-            if (k->slots[i])
+            if (k->slots[i].fp)
                 insert(slots, cap, k->slots[i]);
         free(k->slots);
         k->slots = slots;
         k->cap = cap;
     }
-    insert(k->slots, k->cap, h);
+    insert(k->slots, k->cap, (struct rs__known_slot){id, fp});
     k->n++;
 }
 
@@ -68,10 +85,10 @@ rs__known_fini(struct rs__known *k)
 }
 
 int
-rs__write_note_string(rs_store_write *w, uint64_t h)
+rs__write_note_string(rs_store_write *w, uint64_t fp, uint64_t id)
 {
     if (RS_ARRAY_RESERVE(w->fresh, w->cap_fresh, w->n_fresh, 1) != 0)
         return -ENOMEM;
-    w->fresh[w->n_fresh++] = h;
+    w->fresh[w->n_fresh++] = (struct rs__known_slot){id, fp};
     return 0;
 }

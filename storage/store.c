@@ -165,6 +165,7 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
     if (!s)
         return -ENOMEM;
     s->lock_fd = -1;
+    s->known_strings.secret = rs_random_u64(); /* fingerprints no name can be crafted against */
     if (!(s->dir = strdup(dir))) {
         free(s);
         return -ENOMEM;
@@ -258,7 +259,7 @@ rs_store_write_commit(rs_store_write *w)
     int rc = mdb_txn_commit(w->txn);
 
     for (size_t i = 0; rc == 0 && i < w->n_fresh; i++)
-        rs__known_add(&w->store->known_strings, w->fresh[i]);
+        rs__known_add(&w->store->known_strings, w->fresh[i].fp, w->fresh[i].id);
     if (rc == 0)
         rs__numbers_committed(w);
     free(w->fresh);

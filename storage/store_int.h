@@ -11,14 +11,23 @@
 
 #include <lmdb.h>
 
-/* known_strings.c — hashes of names the string table holds (committed), so that ingest skips
- * their puts. Used by the one writer only. */
-struct rs__known {
-    uint64_t *slots; /* open addressing, 0 = empty */
-    size_t cap, n;
+/* known_strings.c — names the string table holds (committed) with their ids, so that ingest skips
+ * their lookups and puts. A name is remembered by its id and a fingerprint (a hash of the name
+ * keyed by a secret chosen at open): two names that share a hash — and so an id chain — are never
+ * taken for one another (a fingerprint an attacker cannot aim at). Used by the one writer only. */
+struct rs__known_slot {
+    uint64_t id, fp; /* fp 0 = empty */
 };
-bool rs__known_has(const struct rs__known *k, uint64_t h);
-void rs__known_add(struct rs__known *k, uint64_t h); /* best effort: a cache */
+struct rs__known {
+    struct rs__known_slot *slots; /* open addressing by fp */
+    size_t cap, n;
+    uint64_t secret;
+};
+/* The fingerprint of name s[0..len) (never 0). */
+uint64_t rs__known_fp(const struct rs__known *k, const char *s, size_t len);
+/* The id of the name with fingerprint fp when known (true), else false. */
+bool rs__known_get(const struct rs__known *k, uint64_t fp, uint64_t *id);
+void rs__known_add(struct rs__known *k, uint64_t fp, uint64_t id); /* best effort: a cache */
 void rs__known_fini(struct rs__known *k);
 
 /* name_numbers.c — the numbers kernel windows name kernels by (keys.h kwin_names), as the writer
@@ -57,8 +66,8 @@ void rs__store_unmake(rs_store *s);
 struct rs_store_write {
     rs_store *store;
     MDB_txn *txn;
-    uint32_t uniq;   /* distinguishes chunks that start at the same nanosecond */
-    uint64_t *fresh; /* names this transaction put: known once it commits */
+    uint32_t uniq;                /* distinguishes chunks that start at the same nanosecond */
+    struct rs__known_slot *fresh; /* names this transaction put: known once it commits */
     size_t n_fresh, cap_fresh;
     /* hashes this transaction gave numbers, in number order after the committed ones: moved into
      * the store's map when it commits, forgotten when it aborts */
@@ -87,8 +96,9 @@ int rs__numbers_hash_in_read(void *arg, uint32_t number, uint64_t *hash);
 /* After a commit: the transaction's numbers join the map. */
 void rs__numbers_committed(rs_store_write *w);
 
-/* Notes that the transaction put the name with hash h (known_strings.c). 0 or -ENOMEM. */
-int rs__write_note_string(rs_store_write *w, uint64_t h);
+/* Notes that the transaction gave the name with fingerprint fp the id `id` (known_strings.c).
+ * 0 or -ENOMEM. */
+int rs__write_note_string(rs_store_write *w, uint64_t fp, uint64_t id);
 
 struct rs_store_read {
     rs_store *store;
