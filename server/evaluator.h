@@ -15,20 +15,15 @@
  * predecessor's duration after that one ended, so evaluations take at most 1 /
  * RS_EVALUATOR_SHARE_DIVISOR of one core however large the jobs are; ingest, which must not fall
  * behind, keeps the rest. Small jobs are still evaluated every period_ms; the verdicts of a very
- * large one come less often (docs/BENCHMARKS.md "Rank-window summaries": 17 – 19 evaluations of a
- * 20,480-rank job in 300 s, the last 3.1 – 4.3 s, on 2 cores shared with 20,000 summaries/s of
- * ingest; with a sixth of a core instead of a third, that ingest was 7% faster by the median of
- * three runs each).
+ * large one come less often (measured: docs/BENCHMARKS.md "Rank-window summaries").
  *
  * Kept steps: per running job the evaluator keeps the final steps (summary stored, or being
  * stored) of its last load in memory, so that the next evaluation reads only the steps that came
- * since (rs_query_job_steps_kept; every 16th load reads all of them again). That is the 120
- * newest steps per rank at most, 96 bytes each: 236 MB for a 20,480-rank job (arithmetic), freed
- * when the job stops sending (active_s) or is deleted.
+ * since (rs_query_job_steps_kept; every 16th load reads all of them again): the 120 newest steps
+ * per rank at most, freed when the job stops sending (active_s) or is deleted.
  *
- * Settled step metrics are stored through one writer task at a time: while it is queued (the
- * writer gives tasks a share of its time under load, writer.h), evaluations give verdicts only and
- * queue no more — else each would queue the same unsummarized steps again. */
+ * The steps an evaluation loads also feed the step summaries (step_summaries.h): while the list
+ * of one evaluation is with the writer, evaluations give verdicts only and collect no more. */
 #ifndef RS_SERVER_EVALUATOR_H
 #define RS_SERVER_EVALUATOR_H
 
