@@ -454,27 +454,26 @@ time_or_null(uint64_t ns)
 }
 
 int
-rs_evaluator_annotate(const rs_evaluator *e, const char *job, uint64_t since_ns, json_t *doc)
+rs_evaluator_annotate(const rs_evaluator *e, const char *job, uint64_t since_ns,
+                      const struct rs_straggler_report *rep, json_t *doc)
 {
     struct job_state *j = e ? find_job(e, job) : NULL;
-    json_t *verdicts = json_object_get(doc, "stragglers"), *cleared = json_array(), *v;
+    json_t *verdicts = json_object_get(doc, "stragglers"), *cleared = json_array();
     uint64_t events_ns = 0;
-    size_t i;
+    size_t i = 0; /* the verdict's place in doc: the ones removed go */
 
     if (!cleared)
         return -ENOMEM;
-    for (i = 0; i < json_array_size(verdicts);) {
-        v = json_array_get(verdicts, i);
-        struct verdict_state *st =
-            j ? active_verdict(j, (uint32_t)json_integer_value(json_object_get(v, "rank"))) : NULL;
+    for (size_t k = 0; k < rep->n_verdicts; k++) {
+        const struct rs_straggler_verdict *v = &rep->verdicts[k];
+        struct verdict_state *st = j ? active_verdict(j, v->rank) : NULL;
         uint64_t detected = st ? st->detected_ns : 0;
-        uint64_t when =
-            detected ? detected : (uint64_t)json_integer_value(json_object_get(v, "since_ns"));
+        uint64_t when = detected ? detected : v->since_ns;
         if (since_ns && when <= since_ns) {
             json_array_remove(verdicts, i);
             continue;
         }
-        json_object_set_new(v, "detected_ns", time_or_null(detected));
+        json_object_set_new(json_array_get(verdicts, i), "detected_ns", time_or_null(detected));
         i++;
     }
     for (size_t k = 0; j && k < j->n; k++) {

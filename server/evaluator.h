@@ -27,6 +27,8 @@
 #ifndef RS_SERVER_EVALUATOR_H
 #define RS_SERVER_EVALUATOR_H
 
+#include "query/stragglers.h"
+
 #include <jansson.h>
 #include <stdint.h>
 
@@ -48,14 +50,16 @@ int rs_evaluator_start(struct rs_server *srv, const struct rs_evaluator_options 
  * NULL is fine. */
 void rs_evaluator_close(rs_evaluator *e);
 
-/* Loop thread. Adds the streaming history of `job` to `doc`, a stragglers answer
- * (rs_query_stragglers): "detected_ns" on each verdict (null when no streaming evaluation has
+/* Loop thread. Adds the streaming history of `job` to `doc`, the stragglers answer of `rep`
+ * (rs_straggler_report_json(rep): its "stragglers" in rep's order; rep is read only):
+ * "detected_ns" on each verdict (null when no streaming evaluation has
  * raised it yet), "cleared" (ranks whose verdict was cleared: rank, detected_ns, cleared_ns), and
  * "events_ns" (time of the newest raise or clear; pass it back as since_ns). With since_ns > 0 only
  * verdicts raised after since_ns (by detected_ns, or by their data time `since_ns` when no
  * streaming evaluation has seen them) and clears after since_ns are kept. e may be NULL (no
  * history). Returns 0 or -ENOMEM. */
-int rs_evaluator_annotate(const rs_evaluator *e, const char *job, uint64_t since_ns, json_t *doc);
+int rs_evaluator_annotate(const rs_evaluator *e, const char *job, uint64_t since_ns,
+                          const struct rs_straggler_report *rep, json_t *doc);
 
 /* Loop thread: forgets the history of `job` (it was deleted). NULL is fine. */
 void rs_evaluator_forget(rs_evaluator *e, const char *job);

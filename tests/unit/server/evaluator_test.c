@@ -98,14 +98,17 @@ active(const struct fixture *f)
 static json_t *
 answer(struct fixture *f, uint64_t since_ns)
 {
+    struct rs_straggler_report rep = {0};
     rs_store_read *r;
-    json_t *doc = NULL;
+    json_t *doc;
 
     T_EQ(rs_store_read_begin(f->srv.store, &r), 0);
-    T_EQ(rs_query_stragglers(r, "job", NULL, &doc), 0);
+    T_EQ(rs_stragglers_evaluate_job(r, "job", NULL, &rep), 0);
     rs_store_read_end(r);
+    doc = rs_straggler_report_json(&rep);
     T_CHECK(doc != NULL);
-    T_EQ(rs_evaluator_annotate(f->e, "job", since_ns, doc), 0);
+    T_EQ(rs_evaluator_annotate(f->e, "job", since_ns, &rep, doc), 0);
+    rs_straggler_report_fini(&rep);
     return doc;
 }
 
@@ -221,15 +224,19 @@ history(void)
 static void
 no_evaluator(void)
 {
-    json_t *doc = json_pack("{s:[{s:i, s:I}]}", "stragglers", "rank", 1, "since_ns", 5);
+    struct rs_straggler_verdict v = {.rank = 1, .since_ns = 5};
+    struct rs_straggler_report rep = {
+        .job = (char *)"job", .steps_source = "markers", .verdicts = &v, .n_verdicts = 1};
+    json_t *doc = rs_straggler_report_json(&rep);
 
-    T_EQ(rs_evaluator_annotate(NULL, "job", 0, doc), 0);
+    T_CHECK(doc != NULL);
+    T_EQ(rs_evaluator_annotate(NULL, "job", 0, &rep, doc), 0);
     T_CHECK(json_is_null(json_object_get(json_array_get(json_object_get(doc, "stragglers"), 0),
                                          "detected_ns")));
     T_CHECK(json_is_false(json_object_get(doc, "streaming")));
     T_CHECK(json_is_null(json_object_get(doc, "events_ns")));
     /* since_ns filters by the data time when no evaluation has seen the verdict */
-    T_EQ(rs_evaluator_annotate(NULL, "job", 5, doc), 0);
+    T_EQ(rs_evaluator_annotate(NULL, "job", 5, &rep, doc), 0);
     T_EQ(json_array_size(json_object_get(doc, "stragglers")), 0);
     json_decref(doc);
 }
