@@ -21,8 +21,8 @@
 void
 rs_straggler_options_default(struct rs_straggler_options *o)
 {
-    *o = (struct rs_straggler_options){30,    60.0,       2, 0.03, 0.5, 10, UINT64_MAX, false,
-                                       RS_STRAGGLER_CAUSE_GPU_SLOW, 5.0};
+    *o = (struct rs_straggler_options){
+        30, 60.0, 2, 0.03, 0.5, 10, UINT64_MAX, false, RS_STRAGGLER_CAUSE_GPU_SLOW, 5.0};
 }
 
 const char *
@@ -480,8 +480,8 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
             rc = -ENOMEM;
             break;
         }
-        v->kernels[v->n_kernels++] = (struct rs_straggler_kernel_evidence){
-            name, top[e].ratio, top[e].extra_ms_per_step};
+        v->kernels[v->n_kernels++] =
+            (struct rs_straggler_kernel_evidence){name, top[e].ratio, top[e].extra_ms_per_step};
     }
     for (size_t i = 0; i < c->n_ranks; i++)
         names_free(&all[i]);
@@ -690,8 +690,8 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
         cause = RS_STRAGGLER_CAUSE_EXTRA_WORK;
     double impact_pct = wall_ns > 0 ? 100.0 * lost_ms * 1e6 / wall_ns : 0;
     double margin = (rw->slowdown - 1.0) / (2 * c->o->threshold);
-    double confidence = (margin < 1 ? margin : 1) * rw->last_frac *
-                        (run >= 2 * c->o->windows_required ? 1.0 : 0.8);
+    double confidence =
+        (margin < 1 ? margin : 1) * rw->last_frac * (run >= 2 * c->o->windows_required ? 1.0 : 0.8);
     if ((rc = onset_find(c, idx, run, &v->onset)) != 0)
         return rc;
     v->rank = c->ranks[idx].rank;
@@ -716,9 +716,8 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
     v->action = verdict_action(c->o, cause, impact_pct);
     /* the windows these figures cover: last_frac over the rank's instances of window 0, impact
      * over the run's windows */
-    v->impact_window = (struct rs_straggler_span){c->w[run - 1].first_step,
-                                                  c->w[0].first_step + c->W - 1, c->w[run - 1].t0,
-                                                  c->w[0].t1};
+    v->impact_window = (struct rs_straggler_span){
+        c->w[run - 1].first_step, c->w[0].first_step + c->W - 1, c->w[run - 1].t0, c->w[0].t1};
     return 0;
 }
 
@@ -883,9 +882,9 @@ evidence_json(const struct rs_straggler_verdict *v)
         return list;
     }
     for (size_t e = 0; list && e < v->n_kernels; e++)
-        if (json_array_append_new(list, json_pack("{s:s, s:f, s:f}", "kernel",
-                                                  v->kernels[e].kernel, "ratio_to_peers",
-                                                  v->kernels[e].ratio_to_peers, "extra_ms_per_step",
+        if (json_array_append_new(list, json_pack("{s:s, s:f, s:f}", "kernel", v->kernels[e].kernel,
+                                                  "ratio_to_peers", v->kernels[e].ratio_to_peers,
+                                                  "extra_ms_per_step",
                                                   v->kernels[e].extra_ms_per_step)) != 0) {
             json_decref(list);
             return NULL;
@@ -928,15 +927,14 @@ rs_straggler_report_json(const struct rs_straggler_report *rep)
                                                    rep->ranks[i].slowdown, "last_frac",
                                                    rep->ranks[i].last_frac)) != 0)
             goto out;
-    out = json_pack("{s:s, s:s, s:I, s:s, s:I, s:o, s:f, s:s, s:b, s:s, s:O, s:O}", "job",
-                    rep->job, "action", rs_straggler_action_name(rep->action), "window_steps",
-                    (json_int_t)rep->window_steps, "window_choice",
-                    rs_straggler_window_choice_name(rep->window_choice), "windows_evaluated",
-                    (json_int_t)rep->windows_evaluated, "window",
-                    rep->has_window ? span_json(&rep->window) : json_null(), "threshold",
-                    rep->threshold, "steps_source", rep->steps_source, "enough_data",
-                    rep->enough_data, "summary", rep->summary, "stragglers", verdicts, "ranks",
-                    ranks);
+    out = json_pack(
+        "{s:s, s:s, s:I, s:s, s:I, s:o, s:f, s:s, s:b, s:s, s:O, s:O}", "job", rep->job, "action",
+        rs_straggler_action_name(rep->action), "window_steps", (json_int_t)rep->window_steps,
+        "window_choice", rs_straggler_window_choice_name(rep->window_choice), "windows_evaluated",
+        (json_int_t)rep->windows_evaluated, "window",
+        rep->has_window ? span_json(&rep->window) : json_null(), "threshold", rep->threshold,
+        "steps_source", rep->steps_source, "enough_data", rep->enough_data, "summary", rep->summary,
+        "stragglers", verdicts, "ranks", ranks);
 out:
     json_decref(verdicts);
     json_decref(ranks);
@@ -951,8 +949,7 @@ rs_straggler_steps_needed(const struct rs_straggler_options *o)
 
 int
 rs_stragglers_evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *opts,
-                       struct rs_rank_steps *ranks, size_t n_ranks,
-                       struct rs_straggler_report *out)
+                       struct rs_rank_steps *ranks, size_t n_ranks, struct rs_straggler_report *out)
 {
     struct rs_straggler_options defaults;
     struct rs_straggler_report rep = {0};

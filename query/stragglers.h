@@ -97,7 +97,8 @@ struct rs_straggler_span {
  * peers' the most. */
 struct rs_straggler_kernel_evidence {
     char *kernel; /* owned by the report */
-    double ratio_to_peers;    /* the rank's mean duration over the peers' median (0: peers lack it) */
+    /* the rank's mean duration over the peers' median (0: the peers lack it) */
+    double ratio_to_peers;
     double extra_ms_per_step; /* the larger of its slower-time and extra-time excess */
 };
 
@@ -120,12 +121,15 @@ struct rs_straggler_onset {
 /* One straggler: the figures of the newest window, and of the run of windows that met the rule. */
 struct rs_straggler_verdict {
     uint32_t rank;
-    char host[RS_STORE_HOST_MAX], gpu_uuid[RS_STORE_UUID_MAX]; /* "" when unknown */
-    double slowdown, last_frac; /* newest window */
-    uint64_t instances;         /* its collective instances in the newest window */
+    /* who it is ("" when unknown) */
+    char host[RS_STORE_HOST_MAX], gpu_uuid[RS_STORE_UUID_MAX];
+    /* the rule's figures in the newest window, over its collective instances there */
+    double slowdown, last_frac;
+    uint64_t instances;
+    /* job time lost (s, and % of wall time) over impact_window; the peers' wait for it (s) */
     double impact_s, impact_pct, peer_wait_s;
     enum rs_straggler_cause cause;
-    /* evidence: host_side has `host` (one entry), the others `kernels` (0 .. MAX_EVIDENCE) */
+    /* evidence: host_side has host_evidence, the others kernels[0 .. n_kernels) */
     struct rs_straggler_kernel_evidence kernels[RS_STRAGGLER_MAX_EVIDENCE];
     size_t n_kernels;
     struct rs_straggler_host_evidence host_evidence;
@@ -147,7 +151,7 @@ struct rs_straggler_rank {
 
 /* The rule's answer for one job (docs/openapi.yaml, /v1/jobs/{job}/stragglers). */
 struct rs_straggler_report {
-    char *job; /* owned */
+    char *job;                       /* owned */
     enum rs_straggler_action action; /* the strongest of the verdicts' */
     size_t window_steps;
     enum rs_straggler_window_choice window_choice;

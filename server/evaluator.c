@@ -1,5 +1,5 @@
-/* Streaming straggler evaluation on a timer, verdict history per job (see evaluator.h); the steps it
- * loads also feed the step summaries (step_summaries.h). */
+/* Streaming straggler evaluation on a timer, verdict history per job (see evaluator.h); the steps
+ * it loads also feed the step summaries (step_summaries.h). */
 #include "server/evaluator.h"
 
 #include "common/array.h"
@@ -49,7 +49,7 @@ kept_free(struct kept_steps *k)
 struct job_state {
     char name[RS_WIRE_MAX_JOB_LEN + 1];
     uint64_t evaluated_ns;
-    uint64_t catchup_next; /* steps below it are summarized or had their turn (see catch_up) */
+    uint64_t catchup_next; /* steps below it are summarized or had their turn (the catch-up) */
     struct kept_steps kept;
     struct verdict_state *v;
     size_t n, cap;
@@ -60,8 +60,8 @@ struct job_result {
     char name[RS_WIRE_MAX_JOB_LEN + 1];
     bool evaluated;                    /* report holds the evaluation's answer */
     struct rs_straggler_report report; /* owned */
-    uint64_t first_ns;      /* the job's first record time */
-    uint64_t catchup_next;  /* the job's next catch-up step, for job_state */
+    uint64_t first_ns;                 /* the job's first record time */
+    uint64_t catchup_next;             /* the job's next catch-up step, for job_state */
     struct kept_steps kept; /* the evaluator's kept steps at the start, then the new ones */
 };
 
@@ -82,7 +82,7 @@ struct run {
     struct job_start *known; /* the evaluator's jobs, as of the start */
     size_t n_known;
     rs_step_summaries *to_store; /* NULL: verdicts only (see rs_evaluator.storing) */
-    uint64_t catchup_steps; /* rank-steps the catch-ups loaded */
+    uint64_t catchup_steps;      /* rank-steps the catch-ups loaded */
     int rc;
 };
 
@@ -137,7 +137,7 @@ collect_job(void *arg, const struct rs_job_info *job)
     *res = (struct job_result){0};
     memcpy(res->name, job->name, sizeof job->name);
     res->first_ns = job->first_ns;
-    res->catchup_next = UINT64_MAX; /* not seen since the start: catch_up finds it */
+    res->catchup_next = UINT64_MAX; /* not seen since the start: the catch-up finds it */
     res->kept = (struct kept_steps){0};
     for (size_t i = 0; i < run->n_known; i++)
         if (strcmp(run->known[i].name, job->name) == 0) {

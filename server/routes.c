@@ -59,7 +59,8 @@ struct query_work {
     char job[RS_WIRE_MAX_JOB_LEN + 1];
     struct query_params p;
     json_t *result;
-    struct rs_straggler_report stragglers; /* Q_STRAGGLERS: the verdicts the result shows */
+    /* Q_STRAGGLERS: the verdicts the result shows, for the evaluator's history */
+    struct rs_straggler_report stragglers;
     uint8_t *bytes; /* pprof, trace: the answer's body instead of a result */
     size_t n_bytes;
     const char *content_type;

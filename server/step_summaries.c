@@ -156,15 +156,14 @@ rs__step_summaries_catch_up(struct rs_step_summaries *s, rs_store_read *r, const
     for (size_t i = 0; i < n_ranks; i++)
         if (ranks[i].n > 0 && ranks[i].steps[0].step < window_first)
             window_first = ranks[i].steps[0].step;
-    if (window_first == UINT64_MAX ||
-        strcmp(rs_steps_source(ranks, n_ranks), "markers") != 0)
+    if (window_first == UINT64_MAX || strcmp(rs_steps_source(ranks, n_ranks), "markers") != 0)
         return 0;
     if (next == UINT64_MAX) { /* first seen since the server started: from what is still raw */
         for (size_t i = 0; i < n_ranks; i++) {
             uint64_t step;
             bool found;
-            if (rs_store_oldest_raw_step(r, job, ranks[i].rank, &step, &found) == 0 &&
-                found && step < next)
+            if (rs_store_oldest_raw_step(r, job, ranks[i].rank, &step, &found) == 0 && found &&
+                step < next)
                 next = step;
         }
     }
@@ -184,7 +183,6 @@ rs__step_summaries_catch_up(struct rs_step_summaries *s, rs_store_read *r, const
         *next_io = until + 1 < window_first ? until + 1 : first_open_step(ranks, n_ranks);
     return rc;
 }
-
 
 struct rs_step_summaries *
 rs__step_summaries_new(struct rs_server *srv, void (*finished)(void *arg), void *arg)

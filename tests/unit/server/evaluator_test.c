@@ -231,8 +231,8 @@ no_evaluator(void)
 
     T_CHECK(doc != NULL);
     T_EQ(rs_evaluator_annotate(NULL, "job", 0, &rep, doc), 0);
-    T_CHECK(json_is_null(json_object_get(json_array_get(json_object_get(doc, "stragglers"), 0),
-                                         "detected_ns")));
+    T_CHECK(json_is_null(
+        json_object_get(json_array_get(json_object_get(doc, "stragglers"), 0), "detected_ns")));
     T_CHECK(json_is_false(json_object_get(doc, "streaming")));
     T_CHECK(json_is_null(json_object_get(doc, "events_ns")));
     /* since_ns filters by the data time when no evaluation has seen the verdict */
