@@ -172,7 +172,8 @@ struct rs_straggler_report {
  * rs_query_job_steps_until(r, job, rs_straggler_steps_needed(o), o->until_step, ...) (`ranks` is
  * borrowed; opts NULL = the defaults). Fills *out (caller-allocated), to be released with
  * rs_straggler_report_fini, only on success. Returns 0, -ENOMEM, or a storage error. A job without
- * enough steps gets no verdicts, enough_data false and a summary saying why. */
+ * enough steps gets no verdicts, enough_data false and a summary saying why. No shared state:
+ * calls on distinct read transactions and reports may run on any threads at once. */
 int rs_stragglers_evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
                            struct rs_rank_steps *ranks, size_t n_ranks,
                            struct rs_straggler_report *out);
