@@ -143,7 +143,8 @@ busy_compact(struct busy *u, uint64_t upto)
         u->counted_to = re;
         keep = i;
     }
-    memmove(u->iv.v, u->iv.v + keep, (u->iv.n - keep) * sizeof *u->iv.v);
+    if (keep > 0) /* (nothing counted yet: iv.v may be NULL, which memmove must not get) */
+        memmove(u->iv.v, u->iv.v + keep, (u->iv.n - keep) * sizeof *u->iv.v);
     u->iv.n -= keep;
     u->compact_at = 2 * u->iv.n > BUSY_COMPACT_MIN ? 2 * u->iv.n : BUSY_COMPACT_MIN;
 }
