@@ -1,6 +1,8 @@
 /* libcurl request + jansson parse for the CLI (see http.h). */
 #include "cli/http.h"
 
+#include "common/array.h"
+
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +12,7 @@
 
 struct body {
     char *data;
-    size_t len;
+    size_t len, cap;
 };
 
 static size_t
@@ -18,11 +20,9 @@ on_data(char *ptr, size_t size, size_t n, void *arg)
 {
     struct body *b = arg;
     size_t add = size * n;
-    char *nd;
 
-    if (b->len + add > MAX_RESPONSE || !(nd = realloc(b->data, b->len + add + 1)))
+    if (b->len + add > MAX_RESPONSE || RS_ARRAY_RESERVE(b->data, b->cap, b->len, add + 1) != 0)
         return 0; /* aborts the transfer */
-    b->data = nd;
     memcpy(b->data + b->len, ptr, add);
     b->len += add;
     b->data[b->len] = '\0';
@@ -91,7 +91,7 @@ rs_cli_http_body(const char *method, const char *base_url, const char *path,
                  const char *content_type, const void *body, size_t len, long *status, json_t **doc,
                  char *err, size_t err_len)
 {
-    struct body b = {NULL, 0};
+    struct body b = {NULL, 0, 0};
     json_error_t jerr;
     int rc = perform(method, base_url, path, content_type, body, len, status, &b, err, err_len);
 
@@ -108,7 +108,7 @@ int
 rs_cli_http_get_bytes(const char *base_url, const char *path, long *status, char **out, size_t *len,
                       char *err, size_t err_len)
 {
-    struct body b = {NULL, 0};
+    struct body b = {NULL, 0, 0};
     int rc = perform("GET", base_url, path, NULL, NULL, 0, status, &b, err, err_len);
 
     if (rc != 0) {

@@ -1,6 +1,8 @@
 /* Grouping collective records into cross-rank instances (see instances.h). */
 #include "query/instances.h"
 
+#include "common/array.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -60,15 +62,9 @@ on_record(void *arg, uint32_t rank, const struct rs_collective_record *c)
         g->cur.op = c->op;
         g->cur.seq = c->seq;
     }
-    if (g->cur.n == g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 64;
-        struct rs_instance_member *m = realloc(g->members, cap * sizeof *m);
-        if (!m) {
-            g->error = -ENOMEM;
-            return 1;
-        }
-        g->members = m;
-        g->cap = cap;
+    if (RS_ARRAY_RESERVE(g->members, g->cap, g->cur.n, 1) != 0) {
+        g->error = -ENOMEM;
+        return 1;
     }
     g->members[g->cur.n++] =
         (struct rs_instance_member){rank, c->start_ns, c->end_ns - c->start_ns};

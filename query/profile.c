@@ -1,6 +1,7 @@
 /* Building a scope's profile from its records (see profile.h). */
 #include "query/profile.h"
 
+#include "common/array.h"
 #include "common/pos_index.h"
 #include "query/step_infer.h"
 
@@ -54,16 +55,15 @@ rs_profile_find(const struct rs_profile *p, enum rs_profile_kind kind, const cha
 static struct rs_profile_item *
 item_get(struct rs_profile *p, enum rs_profile_kind kind, const char *name)
 {
-    struct rs_profile_item *it = (struct rs_profile_item *)rs_profile_find(p, kind, name), *v;
+    struct rs_profile_item *it = (struct rs_profile_item *)rs_profile_find(p, kind, name);
 
     if (it)
         return it;
     if (rs_pos_index_grow(&p->item_index, &p->item_slots, p->n_items, p->items, sizeof *p->items,
                           item_hash) != 0 ||
-        !(v = realloc(p->items, (p->n_items + 1) * sizeof *v)))
+        RS_ARRAY_RESERVE(p->items, p->cap_items, p->n_items, 1) != 0)
         return NULL;
-    p->items = v;
-    it = &v[p->n_items];
+    it = &p->items[p->n_items];
     if (!(it->name = strdup(name)))
         return NULL;
     it->kind = kind;
@@ -75,7 +75,7 @@ item_get(struct rs_profile *p, enum rs_profile_kind kind, const char *name)
 static struct rs_profile_stall *
 stall_get(struct rs_profile *p, const char *kernel, const char *reason)
 {
-    struct rs_profile_stall *st, *v;
+    struct rs_profile_stall *st;
 
     if (p->stall_slots)
         for (size_t s = key_hash(kernel, reason, 0) & (p->stall_slots - 1); p->stall_index[s];
@@ -86,10 +86,9 @@ stall_get(struct rs_profile *p, const char *kernel, const char *reason)
         }
     if (rs_pos_index_grow(&p->stall_index, &p->stall_slots, p->n_stalls, p->stalls,
                           sizeof *p->stalls, stall_hash) != 0 ||
-        !(v = realloc(p->stalls, (p->n_stalls + 1) * sizeof *v)))
+        RS_ARRAY_RESERVE(p->stalls, p->cap_stalls, p->n_stalls, 1) != 0)
         return NULL;
-    p->stalls = v;
-    st = &v[p->n_stalls];
+    st = &p->stalls[p->n_stalls];
     st->kernel = strdup(kernel);
     st->reason = strdup(reason);
     st->samples = 0;
@@ -144,7 +143,8 @@ busy_compact(struct busy *u, uint64_t upto)
         u->counted_to = re;
         keep = i;
     }
-    memmove(u->iv.v, u->iv.v + keep, (u->iv.n - keep) * sizeof *u->iv.v);
+    if (keep > 0) /* (nothing counted yet: iv.v may be NULL, which memmove must not get) */
+        memmove(u->iv.v, u->iv.v + keep, (u->iv.n - keep) * sizeof *u->iv.v);
     u->iv.n -= keep;
     u->compact_at = 2 * u->iv.n > BUSY_COMPACT_MIN ? 2 * u->iv.n : BUSY_COMPACT_MIN;
 }
@@ -253,14 +253,8 @@ on_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
         b->too_many_colls = true;
         return 0;
     }
-    if (b->n_colls == b->cap_colls) {
-        size_t cap = b->cap_colls ? 2 * b->cap_colls : 1024;
-        struct coll *v = realloc(b->colls, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        b->colls = v;
-        b->cap_colls = cap;
-    }
+    if (RS_ARRAY_RESERVE(b->colls, b->cap_colls, b->n_colls, 1) != 0)
+        return -ENOMEM;
     b->colls[b->n_colls++] = (struct coll){rank, *c};
     return 0;
 }

@@ -76,6 +76,7 @@ struct rs_profile {
     /* private: hash indexes into items[] and stalls[] (position + 1; 0 = empty slot) */
     uint32_t *item_index, *stall_index;
     size_t item_slots, stall_slots;
+    size_t cap_items, cap_stalls; /* private: room in items[] and stalls[] */
 };
 
 /* Builds the profile of `scope` into *out (caller frees with rs_profile_fini). Returns 0,

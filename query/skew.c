@@ -1,6 +1,7 @@
 /* NCCL wait skew over the collective instances (see skew.h, instances.h). */
 #include "query/skew.h"
 
+#include "common/array.h"
 #include "common/error.h"
 #include "query/instances.h"
 #include "query/stats.h"
@@ -34,7 +35,8 @@ struct skew {
     struct rank_total *ranks; /* indexed by rank */
     uint32_t n_ranks;
     struct group *groups;
-    size_t n_groups;
+    size_t n_groups, cap_groups;
+    size_t cap_ranks; /* of ranks (n_ranks are in use) */
 };
 
 static struct group *
@@ -43,11 +45,9 @@ group_of(struct skew *s, uint64_t comm, uint32_t op)
     for (size_t i = 0; i < s->n_groups; i++)
         if (s->groups[i].comm == comm && s->groups[i].op == op)
             return &s->groups[i];
-    struct group *g = realloc(s->groups, (s->n_groups + 1) * sizeof *g);
-    if (!g)
+    if (RS_ARRAY_RESERVE(s->groups, s->cap_groups, s->n_groups, 1) != 0)
         return NULL;
-    s->groups = g;
-    g = &s->groups[s->n_groups++];
+    struct group *g = &s->groups[s->n_groups++];
     memset(g, 0, sizeof *g);
     g->comm = comm;
     g->op = op;
@@ -61,11 +61,9 @@ grow_ranks(struct skew *s, uint32_t rank)
         return 0;
     if (rank >= (1u << 24))
         return RS_E_CORRUPT; /* no job has 16 M ranks: refuse to allocate for it */
-    struct rank_total *r = realloc(s->ranks, (rank + 1) * sizeof *r);
-    if (!r)
+    if (RS_ARRAY_RESERVE(s->ranks, s->cap_ranks, s->n_ranks, rank + 1 - s->n_ranks) != 0)
         return -ENOMEM;
-    memset(r + s->n_ranks, 0, (rank + 1 - s->n_ranks) * sizeof *r);
-    s->ranks = r;
+    memset(s->ranks + s->n_ranks, 0, (rank + 1 - s->n_ranks) * sizeof *s->ranks);
     s->n_ranks = rank + 1;
     return 0;
 }

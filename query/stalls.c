@@ -97,7 +97,7 @@ kernels_json(const struct rs_profile *p, size_t limit)
 static int
 pick_rank(rs_store_read *r, const struct rs_profile_scope *scope, uint64_t *rank, const char **why)
 {
-    json_t *doc = NULL, *v;
+    struct rs_straggler_report rep;
     int rc;
 
     if (scope->rank != RS_PROFILE_ALL_RANKS) {
@@ -106,13 +106,13 @@ pick_rank(rs_store_read *r, const struct rs_profile_scope *scope, uint64_t *rank
         return 0;
     }
     *rank = RS_PROFILE_ALL_RANKS;
-    if ((rc = rs_query_stragglers(r, scope->job, NULL, &doc)) != 0)
+    if ((rc = rs_stragglers_evaluate_job(r, scope->job, NULL, &rep)) != 0)
         return rc;
-    if ((v = json_array_get(json_object_get(doc, "stragglers"), 0))) {
-        *rank = (uint64_t)json_integer_value(json_object_get(v, "rank"));
+    if (rep.n_verdicts > 0) {
+        *rank = rep.verdicts[0].rank;
         *why = "straggler";
     }
-    json_decref(doc);
+    rs_straggler_report_fini(&rep);
     return 0;
 }
 

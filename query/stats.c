@@ -1,6 +1,8 @@
 /* Quantiles and sample arrays (see stats.h). */
 #include "query/stats.h"
 
+#include "common/array.h"
+
 #include <errno.h>
 #include <stdlib.h>
 
@@ -115,14 +117,8 @@ rs_lower_bound(const double *sorted, size_t n, double x)
 int
 rs_samples_add(struct rs_samples *s, double x)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 256;
-        double *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (RS_ARRAY_RESERVE(s->v, s->cap, s->n, 1) != 0)
+        return -ENOMEM;
     s->v[s->n++] = x;
     return 0;
 }

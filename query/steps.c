@@ -34,7 +34,7 @@ set_metrics(struct rs_step_summary *st, const struct rs_step_metrics *m)
 struct steps_ctx {
     struct rs_step_summary *v;
     bool *measured; /* parallel to v */
-    size_t n, cap;
+    size_t n, cap, cap_measured;
     uint64_t until_step; /* the last step wanted */
 };
 
@@ -47,18 +47,9 @@ on_step(void *arg, const struct rs_step_record *st)
         return 1; /* in step order: done */
     if (st->end_ns <= st->start_ns)
         return 0;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 256;
-        struct rs_step_summary *v = realloc(c->v, cap * sizeof *v);
-        if (v)
-            c->v = v;
-        bool *m = realloc(c->measured, cap * sizeof *m);
-        if (m)
-            c->measured = m;
-        if (!v || !m)
-            return -ENOMEM;
-        c->cap = cap;
-    }
+    if (RS_ARRAY_RESERVE(c->v, c->cap, c->n, 1) != 0 ||
+        RS_ARRAY_RESERVE(c->measured, c->cap_measured, c->n, 1) != 0)
+        return -ENOMEM;
     memset(&c->v[c->n], 0, sizeof c->v[0]);
     c->v[c->n].step = st->step;
     c->v[c->n].start_ns = st->start_ns;
@@ -154,13 +145,8 @@ on_instance(void *arg, const struct rs_instance *in)
     size_t i = rank_pos(x->ranks, x->n_ranks, in->members[in->last].rank);
     if (i == SIZE_MAX || !(st = open_step_at(x, i, in->min_start_ns)))
         return 0;
-    if (in->n > x->waits_cap) {
-        double *w = realloc(x->waits, in->n * sizeof *w);
-        if (!w)
-            return -ENOMEM;
-        x->waits = w;
-        x->waits_cap = in->n;
-    }
+    if (RS_ARRAY_RESERVE(x->waits, x->waits_cap, 0, in->n) != 0)
+        return -ENOMEM;
     size_t n = 0;
     for (size_t m = 0; m < in->n; m++)
         if (m != in->last)
@@ -173,20 +159,15 @@ on_instance(void *arg, const struct rs_instance *in)
 struct rank_list {
     uint32_t *v;
     uint64_t *last_ns; /* latest record time of each rank */
-    size_t n;
+    size_t n, cap_v, cap_last;
 };
 
 static int
 on_rank(void *arg, const struct rs_rank_info *info)
 {
     struct rank_list *l = arg;
-    uint32_t *v = realloc(l->v, (l->n + 1) * sizeof *v);
-    if (v)
-        l->v = v;
-    uint64_t *t = realloc(l->last_ns, (l->n + 1) * sizeof *t);
-    if (t)
-        l->last_ns = t;
-    if (!v || !t)
+    if (RS_ARRAY_RESERVE(l->v, l->cap_v, l->n, 1) != 0 ||
+        RS_ARRAY_RESERVE(l->last_ns, l->cap_last, l->n, 1) != 0)
         return -ENOMEM;
     l->v[l->n] = info->rank;
     l->last_ns[l->n++] = info->last_ns;
@@ -251,7 +232,7 @@ take_kept(const struct rs_rank_steps *kept, uint64_t from, uint64_t last, struct
     memcpy(sc->v, kept->steps + first, n * sizeof *sc->v);
     if (kept->measured)
         memcpy(sc->measured, kept->measured + first, n * sizeof *sc->measured);
-    sc->n = sc->cap = n;
+    sc->n = sc->cap = sc->cap_measured = n;
     return kept->steps[kept->n - 1].step;
 }
 
@@ -262,7 +243,7 @@ static int
 read_rank_steps(rs_store_read *r, const char *job, size_t last_steps, uint64_t until_step,
                 const struct rs_rank_steps *kept, struct rs_rank_steps *rk, size_t *n_kept)
 {
-    struct steps_ctx sc = {NULL, NULL, 0, 0, until_step};
+    struct steps_ctx sc = {NULL, NULL, 0, 0, 0, until_step};
     uint64_t last = 0, from = 0;
     int rc = rs_store_last_step(r, job, rk->rank, &last);
 
@@ -318,14 +299,8 @@ on_infer_record(void *arg, uint32_t rank, const struct rs_collective_record *c)
 
     if (lo == SIZE_MAX || x->ranks[lo].n > 0)
         return 0; /* not a rank of the job, or one with step records */
-    if (x->n[lo] == x->cap[lo]) {
-        size_t cap = x->cap[lo] ? 2 * x->cap[lo] : 256;
-        struct rs_collective_record *v = realloc(x->v[lo], cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        x->v[lo] = v;
-        x->cap[lo] = cap;
-    }
+    if (RS_ARRAY_RESERVE(x->v[lo], x->cap[lo], x->n[lo], 1) != 0)
+        return -ENOMEM;
     x->v[lo][x->n[lo]++] = *c;
     return 0;
 }
@@ -492,7 +467,7 @@ rs_query_job_steps_kept(rs_store_read *r, const char *job, size_t last_steps, ui
                         const struct rs_rank_steps *kept, size_t n_kept_ranks,
                         struct rs_rank_steps **out, size_t *n_ranks)
 {
-    struct rank_list list = {NULL, NULL, 0};
+    struct rank_list list = {NULL, NULL, 0, 0, 0};
     struct rs_rank_steps *ranks = NULL;
     struct rs_intervals *colls = NULL, kernels = {0};
     bool **done = NULL, *measure = NULL;

@@ -1,6 +1,7 @@
 /* The straggler rule with cause and impact (see stragglers.h). */
 #include "query/stragglers.h"
 
+#include "common/array.h"
 #include "common/error.h"
 #include "common/hash.h"
 #include "query/profile.h"
@@ -14,13 +15,70 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_EVIDENCE 3
+#define MAX_EVIDENCE RS_STRAGGLER_MAX_EVIDENCE
 #define CAUSE_PEERS 16 /* peers whose kernels are compared with a straggler's */
 
 void
 rs_straggler_options_default(struct rs_straggler_options *o)
 {
-    *o = (struct rs_straggler_options){30, 60.0, 2, 0.03, 0.5, 10, UINT64_MAX, false};
+    *o = (struct rs_straggler_options){
+        30, 60.0, 2, 0.03, 0.5, 10, UINT64_MAX, false, RS_STRAGGLER_CAUSE_GPU_SLOW, 5.0};
+}
+
+const char *
+rs_straggler_cause_name(enum rs_straggler_cause c)
+{
+    switch (c) {
+    case RS_STRAGGLER_CAUSE_GPU_SLOW:
+        return "gpu_slow";
+    case RS_STRAGGLER_CAUSE_EXTRA_WORK:
+        return "extra_work";
+    case RS_STRAGGLER_CAUSE_HOST_SIDE:
+        return "host_side";
+    case RS_STRAGGLER_CAUSE_UNKNOWN:
+        break;
+    }
+    return "unknown";
+}
+
+const char *
+rs_straggler_action_name(enum rs_straggler_action a)
+{
+    switch (a) {
+    case RS_STRAGGLER_ACTION_OBSERVE:
+        return "observe";
+    case RS_STRAGGLER_ACTION_DRAIN_CANDIDATE:
+        return "drain-candidate";
+    case RS_STRAGGLER_ACTION_NONE:
+        break;
+    }
+    return "none";
+}
+
+const char *
+rs_straggler_window_choice_name(enum rs_straggler_window_choice w)
+{
+    switch (w) {
+    case RS_STRAGGLER_WINDOW_TIME:
+        return "time";
+    case RS_STRAGGLER_WINDOW_GIVEN:
+        return "given";
+    case RS_STRAGGLER_WINDOW_SHORT_JOB:
+        return "short_job";
+    case RS_STRAGGLER_WINDOW_DEFAULT:
+        break;
+    }
+    return "default";
+}
+
+/* The action policy (the options' drain_*): the one place that decides it. */
+static enum rs_straggler_action
+verdict_action(const struct rs_straggler_options *o, enum rs_straggler_cause cause,
+               double impact_pct)
+{
+    return cause == o->drain_cause && impact_pct >= o->drain_min_impact_pct
+               ? RS_STRAGGLER_ACTION_DRAIN_CANDIDATE
+               : RS_STRAGGLER_ACTION_OBSERVE;
 }
 
 struct rank_window {
@@ -31,6 +89,9 @@ struct rank_window {
     uint64_t instances; /* collective instances (across ranks) that started in its steps */
     uint64_t last;      /* instances it arrived last at */
     double impact_ns;   /* others' median wait at those instances */
+    /* the rule's two figures, computed once (build_windows) */
+    double slowdown;  /* work_ms / peers_ms (1 without peers' time) */
+    double last_frac; /* last / instances (0 without instances) */
 };
 
 struct window {
@@ -169,7 +230,10 @@ build_windows(struct ctx *c)
         rs_quantile(refs, c->n_ranks, 0.5);
         for (size_t i = 0; i < c->n_ranks; i++) {
             size_t k = rs_lower_bound(refs, c->n_ranks, w->r[i].work_ms);
-            w->r[i].peers_ms = rs_quantile_sorted_without(refs, c->n_ranks, k, 0.5);
+            struct rank_window *rw = &w->r[i];
+            rw->peers_ms = rs_quantile_sorted_without(refs, c->n_ranks, k, 0.5);
+            rw->slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
+            rw->last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
         }
         c->n_w = j + 1;
     }
@@ -189,7 +253,7 @@ struct name_total {
 
 struct names {
     struct name_total *v;
-    size_t n;
+    size_t n, cap;
     uint64_t t0, t1;
     uint64_t first_ns, last_ns; /* the rank's records: where a window's launches can be */
     uint64_t windows_end;       /* the latest end of a kernel window read */
@@ -203,10 +267,8 @@ add_name(struct names *ns, uint64_t h, const char *name, double count, double to
     for (i = 0; i < ns->n && ns->v[i].hash != h; i++)
         ;
     if (i == ns->n) {
-        struct name_total *v = realloc(ns->v, (ns->n + 1) * sizeof *v);
-        if (!v || !(name = strdup(name)))
+        if (RS_ARRAY_RESERVE(ns->v, ns->cap, ns->n, 1) != 0 || !(name = strdup(name)))
             return -ENOMEM;
-        ns->v = v;
         ns->v[ns->n++] = (struct name_total){h, (char *)name, 0, 0};
     }
     ns->v[i].count += count;
@@ -268,6 +330,14 @@ struct evidence {
     double ratio, extra_ms_per_step;
 };
 
+static void
+kernel_evidence_clear(struct rs_straggler_verdict *v)
+{
+    for (size_t e = 0; e < v->n_kernels; e++)
+        free(v->kernels[e].kernel);
+    v->n_kernels = 0;
+}
+
 /* Compares rank `idx` with its peers, kernel name by kernel name, in window 0: time lost to the
  * same kernels running slower (gpu_slow), and time in kernels the peers do not run as often
  * (extra_work), in ms per step; the top kernels of the larger one as evidence. */
@@ -285,17 +355,16 @@ struct identity {
 
 struct identities {
     struct identity *v; /* rank order */
-    size_t n;
+    size_t n, cap;
 };
 
 static int
 on_rank_info(void *arg, const struct rs_rank_info *info)
 {
     struct identities *ids = arg;
-    struct identity *v = realloc(ids->v, (ids->n + 1) * sizeof *v);
-    if (!v)
+    if (RS_ARRAY_RESERVE(ids->v, ids->cap, ids->n, 1) != 0)
         return -ENOMEM;
-    ids->v = v;
+    struct identity *v = ids->v;
     v[ids->n].rank = info->rank;
     snprintf(v[ids->n].host, sizeof v[ids->n].host, "%s", info->host);
     snprintf(v[ids->n].gpu, sizeof v[ids->n].gpu, "%s", info->gpu_uuid);
@@ -335,8 +404,8 @@ windows_pending(const struct ctx *c, const struct window *w, size_t i, const str
  * (windows_pending): then it tells nothing. */
 static int
 kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_t j,
-             const struct identities *ids, double *slow_ms, double *extra_ms, json_t **evidence,
-             bool *pending)
+             const struct identities *ids, double *slow_ms, double *extra_ms,
+             struct rs_straggler_verdict *v, bool *pending)
 {
     struct window *w = &c->w[j];
     struct names *all = calloc(c->n_ranks, sizeof *all);
@@ -401,13 +470,19 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
         rs_samples_fini(&mean);
         rs_samples_fini(&count);
     }
-    json_t *list = json_array();
-    for (size_t e = 0; list && e < MAX_EVIDENCE && top[e].name; e++)
-        if (top[e].extra_ms_per_step > 0)
-            json_array_append_new(list, json_pack("{s:s, s:f, s:f}", "kernel", top[e].name,
-                                                  "ratio_to_peers", top[e].ratio,
-                                                  "extra_ms_per_step", top[e].extra_ms_per_step));
-    *evidence = list;
+    /* the evidence: the top kernels with an excess (the names copied: `all` goes now) */
+    kernel_evidence_clear(v);
+    for (size_t e = 0; rc == 0 && e < MAX_EVIDENCE && top[e].name; e++) {
+        if (top[e].extra_ms_per_step <= 0)
+            continue;
+        char *name = strdup(top[e].name);
+        if (!name) {
+            rc = -ENOMEM;
+            break;
+        }
+        v->kernels[v->n_kernels++] =
+            (struct rs_straggler_kernel_evidence){name, top[e].ratio, top[e].extra_ms_per_step};
+    }
     for (size_t i = 0; i < c->n_ranks; i++)
         names_free(&all[i]);
     free(all);
@@ -435,21 +510,16 @@ launch_wait_ms(struct ctx *c, rs_store_read *r, const char *job, size_t idx, boo
 
 /* host_side evidence: the rank's host gap against its peers', and — when collectors recorded
  * launch waits — how long its GPU waited for its host per step against its peers' GPUs. */
-static json_t *
+static void
 host_side_evidence(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_t j,
-                   double host_gap_ms, double peers_host_gap_ms)
+                   double host_gap_ms, double peers_host_gap_ms,
+                   struct rs_straggler_host_evidence *e)
 {
     bool seen = false;
     double own = launch_wait_ms(c, r, job, idx, false, j, &seen),
            peers = launch_wait_ms(c, r, job, idx, true, j, &seen);
-    json_t *e =
-        json_pack("{s:f, s:f}", "host_gap_ms", host_gap_ms, "peers_host_gap_ms", peers_host_gap_ms);
 
-    if (e && seen) {
-        json_object_set_new(e, "launch_wait_ms", json_real(own));
-        json_object_set_new(e, "peers_launch_wait_ms", json_real(peers));
-    }
-    return json_pack("[o]", e);
+    *e = (struct rs_straggler_host_evidence){host_gap_ms, peers_host_gap_ms, seen, own, peers};
 }
 
 static double
@@ -486,10 +556,10 @@ work_ms(const struct rs_step_summary *s)
 }
 
 /* The onset of rank idx's run of `run` qualifying windows (see stragglers.h): searched over the
- * steps of window run - 1 and of window run (the one before it) when there is one. JSON null when
- * no step could be compared; NULL without memory. */
-static json_t *
-onset_json(const struct ctx *c, size_t idx, size_t run)
+ * steps of window run - 1 and of window run (the one before it) when there is one. out->known is
+ * false when no step could be compared. Returns 0 or -ENOMEM. */
+static int
+onset_find(const struct ctx *c, size_t idx, size_t run, struct rs_straggler_onset *out)
 {
     const struct rs_rank_steps *rk = &c->ranks[idx];
     const struct window *oldest = &c->w[run - 1];
@@ -501,10 +571,13 @@ onset_json(const struct ctx *c, size_t idx, size_t run)
     uint64_t *steps = calloc(span ? span : 1, sizeof *steps);
     uint64_t *starts = calloc(span ? span : 1, sizeof *starts);
     double *peers = malloc((c->n_ranks ? c->n_ranks : 1) * sizeof *peers);
-    json_t *out = NULL;
+    int rc = 0;
 
-    if (!slow || !steps || !starts || !peers)
+    *out = (struct rs_straggler_onset){0};
+    if (!slow || !steps || !starts || !peers) {
+        rc = -ENOMEM;
         goto done;
+    }
     for (uint64_t s = from; s <= to; s++) {
         const struct rs_step_summary *mine = step_of(rk, s);
         size_t np = 0;
@@ -522,10 +595,8 @@ onset_json(const struct ctx *c, size_t idx, size_t run)
         steps[n] = s;
         starts[n++] = mine->start_ns;
     }
-    if (n == 0) { /* no step of the rank with peers at the same step: nothing to say */
-        out = json_null();
+    if (n == 0) /* no step of the rank with peers at the same step: nothing to say */
         goto done;
-    }
     /* The split k (onset = steps[k]) with the fewest steps on the wrong side: slow before it, or
      * not slow from it on. One pass: wrong(k) = slow in [0, k) + not slow in [k, n). */
     size_t not_slow_after = 0, slow_before = 0, best_k = 0, best = SIZE_MAX;
@@ -539,43 +610,42 @@ onset_json(const struct ctx *c, size_t idx, size_t run)
         slow_before += slow[k];
         not_slow_after -= !slow[k];
     }
-    out = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:s}", "step", (json_int_t)steps[best_k],
-                    "start_ns", (json_int_t)starts[best_k], "searched_from_step",
-                    (json_int_t)steps[0], "searched_to_step", (json_int_t)steps[n - 1],
-                    "steps_searched", (json_int_t)n, "steps_disagreeing", (json_int_t)best,
-                    "before_search", before && best_k == 0, "method",
-                    "per step: compute + host gap >= threshold above the peers' median at the same "
-                    "step; the split into not slow / slow with the fewest steps on the wrong side");
+    *out = (struct rs_straggler_onset){.known = true,
+                                       .step = steps[best_k],
+                                       .start_ns = starts[best_k],
+                                       .searched_from_step = steps[0],
+                                       .searched_to_step = steps[n - 1],
+                                       .steps_searched = n,
+                                       .steps_disagreeing = best,
+                                       .before_search = before && best_k == 0};
 done:
     free(slow);
     free(steps);
     free(starts);
     free(peers);
-    return out;
+    return rc;
 }
 
 static bool
 qualifies(const struct ctx *c, size_t j, size_t i)
 {
     const struct rank_window *rw = &c->w[j].r[i];
-    double slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
-    double last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
-    return slowdown - 1.0 >= c->o->threshold && last_frac >= c->o->min_last_frac;
+    return rw->slowdown - 1.0 >= c->o->threshold && rw->last_frac >= c->o->min_last_frac;
 }
 
-static json_t *
+/* Rank idx's verdict over its run of `run` qualifying windows into *v (zeroed by the caller;
+ * its kernel names are v's even on failure). Returns 0, -ENOMEM or a storage error. */
+static int
 verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const struct identities *ids,
-        size_t run)
+        size_t run, struct rs_straggler_verdict *v)
 {
     const struct rank_window *rw = &c->w[0].r[idx];
-    double slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
-    double last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
     double impact_ns = 0, wall_ns = 0, best = rw->work_ms, min_work = rw->work_ms;
     double slow_ms, extra_ms;
     bool pending;
-    json_t *evidence = NULL;
-    const char *cause = "unknown";
+    enum rs_straggler_cause cause = RS_STRAGGLER_CAUSE_UNKNOWN;
     const struct identity *id = NULL;
+    int rc;
 
     double lost_ms = 0;
     for (size_t j = 0; j < run; j++) {
@@ -598,82 +668,112 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
      * while no window in the lookback has them all */
     size_t j = 0;
     for (;; j++) {
-        if (kernel_cause(c, r, job, idx, j, ids, &slow_ms, &extra_ms, &evidence, &pending) != 0)
-            return NULL;
+        if ((rc = kernel_cause(c, r, job, idx, j, ids, &slow_ms, &extra_ms, v, &pending)) != 0)
+            return rc;
         if (!pending || j + 1 == c->n_w)
             break;
-        json_decref(evidence);
     }
     double host_gap_ms = c->w[j].r[idx].host_gap_ms,
            host_ms =
                host_gap_ms - peer_median(c, j, idx, offsetof(struct rank_window, host_gap_ms));
     if (pending) {
         slow_ms = extra_ms = host_ms = 0;
-        json_array_clear(evidence);
+        kernel_evidence_clear(v);
     } else if (host_ms >= slow_ms && host_ms >= extra_ms && host_ms > 0) {
-        cause = "host_side";
-        json_decref(evidence);
-        evidence = host_side_evidence(c, r, job, idx, j, host_gap_ms, host_gap_ms - host_ms);
+        cause = RS_STRAGGLER_CAUSE_HOST_SIDE;
+        kernel_evidence_clear(v);
+        host_side_evidence(c, r, job, idx, j, host_gap_ms, host_gap_ms - host_ms,
+                           &v->host_evidence);
     } else if (slow_ms >= extra_ms && slow_ms > 0)
-        cause = "gpu_slow";
+        cause = RS_STRAGGLER_CAUSE_GPU_SLOW;
     else if (extra_ms > 0)
-        cause = "extra_work";
+        cause = RS_STRAGGLER_CAUSE_EXTRA_WORK;
     double impact_pct = wall_ns > 0 ? 100.0 * lost_ms * 1e6 / wall_ns : 0;
-    double margin = (slowdown - 1.0) / (2 * c->o->threshold);
+    double margin = (rw->slowdown - 1.0) / (2 * c->o->threshold);
     double confidence =
-        (margin < 1 ? margin : 1) * last_frac * (run >= 2 * c->o->windows_required ? 1.0 : 0.8);
-    const char *action =
-        strcmp(cause, "gpu_slow") == 0 && impact_pct >= 5 ? "drain-candidate" : "observe";
-    json_t *onset = onset_json(c, idx, run);
-    if (!onset) {
-        json_decref(evidence);
-        return NULL;
-    }
-    json_t *v = json_pack(
-        "{s:I, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:o, s:{s:f, s:f, s:f}, s:I, s:I, s:I, "
-        "s:f, s:{s:f, s:f}, s:s}",
-        "rank", (json_int_t)c->ranks[idx].rank, "host", id ? id->host : "", "gpu_uuid",
-        id ? id->gpu : "", "slowdown", slowdown, "last_frac", last_frac, "impact_s", lost_ms / 1e3,
-        "impact_pct", impact_pct, "peer_wait_s", impact_ns / 1e9, "cause", cause, "evidence",
-        evidence ? evidence : json_array(), "excess_ms_per_step", "gpu_slow", slow_ms, "extra_work",
-        extra_ms, "host_side", host_ms, "since_step", (json_int_t)c->w[run - 1].first_step,
-        "since_ns", (json_int_t)c->w[run - 1].t0, "windows", (json_int_t)run, "confidence",
-        confidence < 0 ? 0.0 : confidence, "scores", "relative", min_work / rw->work_ms,
-        "individual", best / rw->work_ms, "action", action);
+        (margin < 1 ? margin : 1) * rw->last_frac * (run >= 2 * c->o->windows_required ? 1.0 : 0.8);
+    if ((rc = onset_find(c, idx, run, &v->onset)) != 0)
+        return rc;
+    v->rank = c->ranks[idx].rank;
+    snprintf(v->host, sizeof v->host, "%s", id ? id->host : "");
+    snprintf(v->gpu_uuid, sizeof v->gpu_uuid, "%s", id ? id->gpu : "");
+    v->slowdown = rw->slowdown;
+    v->last_frac = rw->last_frac;
+    v->instances = rw->instances;
+    v->impact_s = lost_ms / 1e3;
+    v->impact_pct = impact_pct;
+    v->peer_wait_s = impact_ns / 1e9;
+    v->cause = cause;
+    v->excess_gpu_slow_ms = slow_ms;
+    v->excess_extra_work_ms = extra_ms;
+    v->excess_host_side_ms = host_ms;
+    v->since_step = c->w[run - 1].first_step;
+    v->since_ns = c->w[run - 1].t0;
+    v->windows = run;
+    v->confidence = confidence < 0 ? 0.0 : confidence;
+    v->score_relative = min_work / rw->work_ms;
+    v->score_individual = best / rw->work_ms;
+    v->action = verdict_action(c->o, cause, impact_pct);
     /* the windows these figures cover: last_frac over the rank's instances of window 0, impact
      * over the run's windows */
-    if (!v || json_object_set_new(v, "onset", onset) != 0 ||
-        json_object_set_new(v, "instances", json_integer((json_int_t)rw->instances)) != 0 ||
-        json_object_set_new(
-            v, "impact_window",
-            json_pack("{s:I, s:I, s:I, s:I}", "first_step", (json_int_t)c->w[run - 1].first_step,
-                      "last_step", (json_int_t)(c->w[0].first_step + c->W - 1), "since_ns",
-                      (json_int_t)c->w[run - 1].t0, "until_ns", (json_int_t)c->w[0].t1)) != 0) {
-        json_decref(v);
-        return NULL;
-    }
-    return v;
+    v->impact_window = (struct rs_straggler_span){
+        c->w[run - 1].first_step, c->w[0].first_step + c->W - 1, c->w[run - 1].t0, c->w[0].t1};
+    return 0;
 }
 
-/* The rule over the ranks' steps (borrowed). */
+static void
+verdict_fini(struct rs_straggler_verdict *v)
+{
+    kernel_evidence_clear(v);
+}
+
+void
+rs_straggler_report_fini(struct rs_straggler_report *rep)
+{
+    for (size_t i = 0; i < rep->n_verdicts; i++)
+        verdict_fini(&rep->verdicts[i]);
+    free(rep->verdicts);
+    free(rep->ranks);
+    free(rep->job);
+    *rep = (struct rs_straggler_report){0};
+}
+
+/* The summary line of a job with enough data. */
+static void
+summarize(const struct ctx *c, struct rs_straggler_report *rep, const char *fitted)
+{
+    double lo = 1e300, hi = 0;
+
+    for (size_t i = 0; i < rep->n_ranks; i++) {
+        lo = rep->ranks[i].slowdown < lo ? rep->ranks[i].slowdown : lo;
+        hi = rep->ranks[i].slowdown > hi ? rep->ranks[i].slowdown : hi;
+    }
+    if (rep->n_verdicts == 0)
+        snprintf(rep->summary, sizeof rep->summary,
+                 "no straggler: per-rank compute + host gap within %.1f%% .. %+.1f%% of the "
+                 "median over the last %zu steps%s",
+                 100 * (lo - 1), 100 * (hi - 1), c->W, fitted);
+    else
+        snprintf(rep->summary, sizeof rep->summary, "%zu straggler(s)%s", rep->n_verdicts, fitted);
+}
+
+/* The rule over the ranks' steps (borrowed) into rep (zeroed by the caller). */
 static int
 evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
-         struct rs_rank_steps *steps, size_t n_ranks, json_t **out)
+         struct rs_rank_steps *steps, size_t n_ranks, struct rs_straggler_report *rep)
 {
     struct ctx c = {o, o->window_steps, 0, false, steps, n_ranks, NULL, 0};
-    struct identities ids = {NULL, 0};
-    json_t *verdicts = json_array(), *ranks = json_array();
-    char summary[256];
+    struct identities ids = {NULL, 0, 0};
     int rc;
 
-    if (!verdicts || !ranks) {
+    if (!(rep->job = strdup(job))) {
         rc = -ENOMEM;
         goto out;
     }
     if ((rc = rs_store_ranks_scan(r, job, on_rank_info, &ids)) ||
         (rc = (c.W = window_for_time(&c), fit_to_short_job(&c), build_windows(&c))))
         goto out;
-    bool enough = true;
+    rep->enough_data = true;
     char fitted[160] = "";
     if (c.fitted)
         snprintf(fitted, sizeof fitted,
@@ -681,83 +781,164 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
                  "%zu)",
                  c.W, c.fewest, o->windows_required, o->window_steps);
     if (c.n_ranks >= 2 && strcmp(rs_steps_source(c.ranks, c.n_ranks), "none") == 0) {
-        enough = false;
-        snprintf(summary, sizeof summary,
+        rep->enough_data = false;
+        snprintf(rep->summary, sizeof rep->summary,
                  "not enough data: no steps — the job marks none (NVTX ProfilerStep#N or "
                  "RANKSCOPE_STEP_RANGE) and its NCCL collectives show no periodic pattern");
     } else if (c.n_ranks < 2 || c.n_w < o->windows_required) {
-        enough = false;
-        snprintf(summary, sizeof summary,
+        rep->enough_data = false;
+        snprintf(rep->summary, sizeof rep->summary,
                  "not enough data: %zu ranks, %zu complete windows of %zu steps (need 2 ranks and "
                  "%u windows)",
                  c.n_ranks, c.n_w, c.W, o->windows_required);
     } else {
-        double lo = 1e300, hi = 0;
+        if (RS_ARRAY_RESERVE(rep->ranks, rep->cap_ranks, 0, c.n_ranks) != 0) {
+            rc = -ENOMEM;
+            goto out;
+        }
         for (size_t i = 0; i < c.n_ranks; i++) {
             const struct rank_window *rw = &c.w[0].r[i];
-            double slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
-            double last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
             size_t run = 0;
-            lo = slowdown < lo ? slowdown : lo;
-            hi = slowdown > hi ? slowdown : hi;
-            json_array_append_new(ranks,
-                                  json_pack("{s:I, s:f, s:f}", "rank", (json_int_t)c.ranks[i].rank,
-                                            "slowdown", slowdown, "last_frac", last_frac));
+            rep->ranks[rep->n_ranks++] =
+                (struct rs_straggler_rank){c.ranks[i].rank, rw->slowdown, rw->last_frac};
             while (run < c.n_w && qualifies(&c, run, i))
                 run++;
-            if (run >= o->windows_required) {
-                json_t *v = verdict(&c, r, job, i, &ids, run);
-                if (!v) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                json_array_append_new(verdicts, v);
+            if (run < o->windows_required)
+                continue;
+            if (RS_ARRAY_RESERVE(rep->verdicts, rep->cap_verdicts, rep->n_verdicts, 1) != 0) {
+                rc = -ENOMEM;
+                goto out;
             }
+            struct rs_straggler_verdict *v = &rep->verdicts[rep->n_verdicts++];
+            *v = (struct rs_straggler_verdict){0};
+            if ((rc = verdict(&c, r, job, i, &ids, run, v)) != 0)
+                goto out;
+            /* the strongest recommendation, for schedulers that read one field */
+            rep->action = v->action > rep->action ? v->action : rep->action;
         }
-        if (json_array_size(verdicts) == 0)
-            snprintf(summary, sizeof summary,
-                     "no straggler: per-rank compute + host gap within %.1f%% .. %+.1f%% of the "
-                     "median over the last %zu steps%s",
-                     100 * (lo - 1), 100 * (hi - 1), c.W, fitted);
-        else
-            snprintf(summary, sizeof summary, "%zu straggler(s)%s", json_array_size(verdicts),
-                     fitted);
+        summarize(&c, rep, fitted);
     }
-    /* the strongest recommendation, for schedulers that read one field */
-    const char *action = "none";
-    size_t vi;
-    json_t *vj;
-    json_array_foreach(verdicts, vi, vj)
-    {
-        const char *a = json_string_value(json_object_get(vj, "action"));
-        if (a && (strcmp(a, "drain-candidate") == 0 || strcmp(action, "none") == 0))
-            action = strcmp(a, "drain-candidate") == 0 ? "drain-candidate" : "observe";
-    }
-    /* the newest window: what slowdown and last_frac of "ranks" and of the verdicts cover */
-    json_t *window =
-        c.n_w ? json_pack("{s:I, s:I, s:I, s:I}", "first_step", (json_int_t)c.w[0].first_step,
-                          "last_step", (json_int_t)(c.w[0].first_step + c.W - 1), "since_ns",
-                          (json_int_t)c.w[0].t0, "until_ns", (json_int_t)c.w[0].t1)
-              : json_null();
-    const char *choice = c.fitted                 ? "short_job"
-                         : c.W != o->window_steps ? "time"
-                         : o->window_s <= 0       ? "given"
-                                                  : "default";
-    *out =
-        json_pack("{s:s, s:s, s:I, s:s, s:I, s:o, s:f, s:s, s:b, s:s, s:O, s:O}", "job", job,
-                  "action", action, "window_steps", (json_int_t)c.W, "window_choice", choice,
-                  "windows_evaluated", (json_int_t)c.n_w, "window", window, "threshold",
-                  o->threshold, "steps_source", rs_steps_source(c.ranks, c.n_ranks), "enough_data",
-                  enough, "summary", summary, "stragglers", verdicts, "ranks", ranks);
-    rc = *out ? 0 : -ENOMEM;
+    if (c.n_w) /* the newest window: what slowdown and last_frac of ranks and verdicts cover */
+        rep->window = (struct rs_straggler_span){c.w[0].first_step, c.w[0].first_step + c.W - 1,
+                                                 c.w[0].t0, c.w[0].t1};
+    rep->has_window = c.n_w > 0;
+    rep->window_steps = c.W;
+    rep->window_choice = c.fitted                 ? RS_STRAGGLER_WINDOW_SHORT_JOB
+                         : c.W != o->window_steps ? RS_STRAGGLER_WINDOW_TIME
+                         : o->window_s <= 0       ? RS_STRAGGLER_WINDOW_GIVEN
+                                                  : RS_STRAGGLER_WINDOW_DEFAULT;
+    rep->windows_evaluated = c.n_w;
+    rep->threshold = o->threshold;
+    rep->steps_source = rs_steps_source(c.ranks, c.n_ranks);
 out:
-    json_decref(verdicts);
-    json_decref(ranks);
     for (size_t j = 0; c.w && j < o->lookback_windows; j++)
         free(c.w[j].r);
     free(c.w);
     free(ids.v);
     return rc;
+}
+
+static json_t *
+span_json(const struct rs_straggler_span *s)
+{
+    return json_pack("{s:I, s:I, s:I, s:I}", "first_step", (json_int_t)s->first_step, "last_step",
+                     (json_int_t)s->last_step, "since_ns", (json_int_t)s->since_ns, "until_ns",
+                     (json_int_t)s->until_ns);
+}
+
+static json_t *
+onset_json(const struct rs_straggler_onset *o)
+{
+    if (!o->known)
+        return json_null();
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:s}", "step", (json_int_t)o->step,
+                     "start_ns", (json_int_t)o->start_ns, "searched_from_step",
+                     (json_int_t)o->searched_from_step, "searched_to_step",
+                     (json_int_t)o->searched_to_step, "steps_searched",
+                     (json_int_t)o->steps_searched, "steps_disagreeing",
+                     (json_int_t)o->steps_disagreeing, "before_search", o->before_search, "method",
+                     "per step: compute + host gap >= threshold above the peers' median at the "
+                     "same step; the split into not slow / slow with the fewest steps on the "
+                     "wrong side");
+}
+
+static json_t *
+evidence_json(const struct rs_straggler_verdict *v)
+{
+    json_t *list = json_array();
+
+    if (list && v->cause == RS_STRAGGLER_CAUSE_HOST_SIDE) {
+        const struct rs_straggler_host_evidence *h = &v->host_evidence;
+        json_t *e = json_pack("{s:f, s:f}", "host_gap_ms", h->host_gap_ms, "peers_host_gap_ms",
+                              h->peers_host_gap_ms);
+        if (e && h->has_launch_wait) {
+            json_object_set_new(e, "launch_wait_ms", json_real(h->launch_wait_ms));
+            json_object_set_new(e, "peers_launch_wait_ms", json_real(h->peers_launch_wait_ms));
+        }
+        if (!e || json_array_append_new(list, e) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+        return list;
+    }
+    for (size_t e = 0; list && e < v->n_kernels; e++)
+        if (json_array_append_new(list, json_pack("{s:s, s:f, s:f}", "kernel", v->kernels[e].kernel,
+                                                  "ratio_to_peers", v->kernels[e].ratio_to_peers,
+                                                  "extra_ms_per_step",
+                                                  v->kernels[e].extra_ms_per_step)) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+    return list;
+}
+
+static json_t *
+verdict_json(const struct rs_straggler_verdict *v)
+{
+    json_t *j = json_pack(
+        "{s:I, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:o, s:{s:f, s:f, s:f}, s:I, s:I, s:I, "
+        "s:f, s:{s:f, s:f}, s:s, s:o, s:I, s:o}",
+        "rank", (json_int_t)v->rank, "host", v->host, "gpu_uuid", v->gpu_uuid, "slowdown",
+        v->slowdown, "last_frac", v->last_frac, "impact_s", v->impact_s, "impact_pct",
+        v->impact_pct, "peer_wait_s", v->peer_wait_s, "cause", rs_straggler_cause_name(v->cause),
+        "evidence", evidence_json(v), "excess_ms_per_step", "gpu_slow", v->excess_gpu_slow_ms,
+        "extra_work", v->excess_extra_work_ms, "host_side", v->excess_host_side_ms, "since_step",
+        (json_int_t)v->since_step, "since_ns", (json_int_t)v->since_ns, "windows",
+        (json_int_t)v->windows, "confidence", v->confidence, "scores", "relative",
+        v->score_relative, "individual", v->score_individual, "action",
+        rs_straggler_action_name(v->action), "onset", onset_json(&v->onset), "instances",
+        (json_int_t)v->instances, "impact_window", span_json(&v->impact_window));
+    return j;
+}
+
+json_t *
+rs_straggler_report_json(const struct rs_straggler_report *rep)
+{
+    json_t *verdicts = json_array(), *ranks = json_array(), *out = NULL;
+
+    if (!verdicts || !ranks)
+        goto out;
+    for (size_t i = 0; i < rep->n_verdicts; i++)
+        if (json_array_append_new(verdicts, verdict_json(&rep->verdicts[i])) != 0)
+            goto out;
+    for (size_t i = 0; i < rep->n_ranks; i++)
+        if (json_array_append_new(ranks, json_pack("{s:I, s:f, s:f}", "rank",
+                                                   (json_int_t)rep->ranks[i].rank, "slowdown",
+                                                   rep->ranks[i].slowdown, "last_frac",
+                                                   rep->ranks[i].last_frac)) != 0)
+            goto out;
+    out = json_pack(
+        "{s:s, s:s, s:I, s:s, s:I, s:o, s:f, s:s, s:b, s:s, s:O, s:O}", "job", rep->job, "action",
+        rs_straggler_action_name(rep->action), "window_steps", (json_int_t)rep->window_steps,
+        "window_choice", rs_straggler_window_choice_name(rep->window_choice), "windows_evaluated",
+        (json_int_t)rep->windows_evaluated, "window",
+        rep->has_window ? span_json(&rep->window) : json_null(), "threshold", rep->threshold,
+        "steps_source", rep->steps_source, "enough_data", rep->enough_data, "summary", rep->summary,
+        "stragglers", verdicts, "ranks", ranks);
+out:
+    json_decref(verdicts);
+    json_decref(ranks);
+    return out;
 }
 
 size_t
@@ -767,18 +948,26 @@ rs_straggler_steps_needed(const struct rs_straggler_options *o)
 }
 
 int
-rs_query_stragglers_on(rs_store_read *r, const char *job, const struct rs_straggler_options *opts,
-                       struct rs_rank_steps *ranks, size_t n_ranks, json_t **out)
+rs_stragglers_evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *opts,
+                       struct rs_rank_steps *ranks, size_t n_ranks, struct rs_straggler_report *out)
 {
     struct rs_straggler_options defaults;
+    struct rs_straggler_report rep = {0};
+
     if (!opts)
         rs_straggler_options_default(&defaults);
-    return evaluate(r, job, opts ? opts : &defaults, ranks, n_ranks, out);
+    int rc = evaluate(r, job, opts ? opts : &defaults, ranks, n_ranks, &rep);
+    if (rc != 0) {
+        rs_straggler_report_fini(&rep);
+        return rc;
+    }
+    *out = rep;
+    return 0;
 }
 
 int
-rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler_options *opts,
-                    json_t **out)
+rs_stragglers_evaluate_job(rs_store_read *r, const char *job,
+                           const struct rs_straggler_options *opts, struct rs_straggler_report *out)
 {
     struct rs_straggler_options defaults;
     const struct rs_straggler_options *o = opts;
@@ -792,7 +981,40 @@ rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler
         rs_query_job_steps_until(r, job, rs_straggler_steps_needed(o), o->until_step, &ranks, &n);
     if (rc != 0)
         return rc;
-    rc = evaluate(r, job, o, ranks, n, out);
+    rc = rs_stragglers_evaluate(r, job, o, ranks, n, out);
     rs_job_steps_free(ranks, n);
     return rc;
+}
+
+/* The report as JSON, and released. */
+static int
+report_to_json(struct rs_straggler_report *rep, json_t **out)
+{
+    json_t *doc = rs_straggler_report_json(rep);
+
+    rs_straggler_report_fini(rep);
+    if (!doc)
+        return -ENOMEM;
+    *out = doc;
+    return 0;
+}
+
+int
+rs_query_stragglers_on(rs_store_read *r, const char *job, const struct rs_straggler_options *opts,
+                       struct rs_rank_steps *ranks, size_t n_ranks, json_t **out)
+{
+    struct rs_straggler_report rep;
+    int rc = rs_stragglers_evaluate(r, job, opts, ranks, n_ranks, &rep);
+
+    return rc != 0 ? rc : report_to_json(&rep, out);
+}
+
+int
+rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler_options *opts,
+                    json_t **out)
+{
+    struct rs_straggler_report rep;
+    int rc = rs_stragglers_evaluate_job(r, job, opts, &rep);
+
+    return rc != 0 ? rc : report_to_json(&rep, out);
 }

@@ -36,6 +36,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a verdict says the slowness comes from (stragglers.c "cause"). */
+enum rs_straggler_cause {
+    RS_STRAGGLER_CAUSE_UNKNOWN,    /* "unknown": no excess, or the kernels not all stored yet */
+    RS_STRAGGLER_CAUSE_GPU_SLOW,   /* "gpu_slow": the same kernels run slower than the peers' */
+    RS_STRAGGLER_CAUSE_EXTRA_WORK, /* "extra_work": kernels the peers do not run as often */
+    RS_STRAGGLER_CAUSE_HOST_SIDE,  /* "host_side": the host gap between steps' kernels is longer */
+};
+
+/* The recommendation, weakest first (a report's action is its verdicts' strongest). */
+enum rs_straggler_action {
+    RS_STRAGGLER_ACTION_NONE,            /* "none": no verdict (a report only) */
+    RS_STRAGGLER_ACTION_OBSERVE,         /* "observe" */
+    RS_STRAGGLER_ACTION_DRAIN_CANDIDATE, /* "drain-candidate": see the options' drain_* policy */
+};
+
+/* How the window's steps were chosen (the answer's "window_choice"). */
+enum rs_straggler_window_choice {
+    RS_STRAGGLER_WINDOW_DEFAULT,   /* "default": window_steps, which took under window_s */
+    RS_STRAGGLER_WINDOW_TIME,      /* "time": fewer steps, as window_steps took over window_s */
+    RS_STRAGGLER_WINDOW_GIVEN,     /* "given": window_steps as is (window_s 0) */
+    RS_STRAGGLER_WINDOW_SHORT_JOB, /* "short_job": fitted to a short trace (fit_short) */
+};
+
+/* The JSON names of the enums above (static strings). */
+const char *rs_straggler_cause_name(enum rs_straggler_cause c);
+const char *rs_straggler_action_name(enum rs_straggler_action a);
+const char *rs_straggler_window_choice_name(enum rs_straggler_window_choice w);
+
 struct rs_straggler_options {
     size_t window_steps;       /* 30 */
     double window_s;           /* 60: fewer steps when 30 steps take longer (docs/analysis.md: "the
@@ -49,24 +77,128 @@ struct rs_straggler_options {
     bool fit_short;            /* false; true: when the rank with the fewest steps has fewer than
                                   windows_required windows of them, windows of its steps divided by
                                   windows_required (at least 4) — a short trace — and say so */
+    /* The action policy: a verdict is a drain candidate when its cause is drain_cause and its
+     * impact_pct is at least drain_min_impact_pct; every other verdict is to observe. */
+    enum rs_straggler_cause drain_cause; /* RS_STRAGGLER_CAUSE_GPU_SLOW */
+    double drain_min_impact_pct;         /* 5 */
 };
 
 /* Fills the defaults above. */
 void rs_straggler_options_default(struct rs_straggler_options *o);
 
-/* The verdicts for `job` as JSON (opts NULL = the defaults) (docs/openapi.yaml,
- * /v1/jobs/{job}/stragglers). Returns 0, RS_E_NOT_FOUND, or a storage error. A job without enough
- * steps gets an empty verdict list, "enough_data": false and a summary saying why. */
+/* Steps (first_step .. last_step) and their time span [since_ns, until_ns). */
+struct rs_straggler_span {
+    uint64_t first_step, last_step, since_ns, until_ns;
+};
+
+#define RS_STRAGGLER_MAX_EVIDENCE 3
+
+/* Kernel evidence (causes gpu_slow, extra_work, unknown): a kernel whose time per step exceeds the
+ * peers' the most. */
+struct rs_straggler_kernel_evidence {
+    char *kernel; /* owned by the report */
+    /* the rank's mean duration over the peers' median (0: the peers lack it) */
+    double ratio_to_peers;
+    double extra_ms_per_step; /* the larger of its slower-time and extra-time excess */
+};
+
+/* Host evidence (cause host_side): medians of the host gap per step, and — when collectors recorded
+ * launch waits (has_launch_wait) — the GPU's wait for its host per step. */
+struct rs_straggler_host_evidence {
+    double host_gap_ms, peers_host_gap_ms;
+    bool has_launch_wait;
+    double launch_wait_ms, peers_launch_wait_ms;
+};
+
+/* The onset (see above); known is false (JSON null) when no step of the rank could be compared. */
+struct rs_straggler_onset {
+    bool known;
+    uint64_t step, start_ns, searched_from_step, searched_to_step;
+    size_t steps_searched, steps_disagreeing;
+    bool before_search;
+};
+
+/* One straggler: the figures of the newest window, and of the run of windows that met the rule. */
+struct rs_straggler_verdict {
+    uint32_t rank;
+    /* who it is ("" when unknown) */
+    char host[RS_STORE_HOST_MAX], gpu_uuid[RS_STORE_UUID_MAX];
+    /* the rule's figures in the newest window, over its collective instances there */
+    double slowdown, last_frac;
+    uint64_t instances;
+    /* job time lost (s, and % of wall time) over impact_window; the peers' wait for it (s) */
+    double impact_s, impact_pct, peer_wait_s;
+    enum rs_straggler_cause cause;
+    /* evidence: host_side has host_evidence, the others kernels[0 .. n_kernels) */
+    struct rs_straggler_kernel_evidence kernels[RS_STRAGGLER_MAX_EVIDENCE];
+    size_t n_kernels;
+    struct rs_straggler_host_evidence host_evidence;
+    double excess_gpu_slow_ms, excess_extra_work_ms, excess_host_side_ms; /* per step */
+    uint64_t since_step, since_ns; /* the oldest window of the run */
+    size_t windows;                /* of the run */
+    double confidence;
+    double score_relative, score_individual;
+    enum rs_straggler_action action;
+    struct rs_straggler_onset onset;
+    struct rs_straggler_span impact_window;
+};
+
+/* Every rank's figures in the newest window. */
+struct rs_straggler_rank {
+    uint32_t rank;
+    double slowdown, last_frac;
+};
+
+/* The rule's answer for one job (docs/openapi.yaml, /v1/jobs/{job}/stragglers). */
+struct rs_straggler_report {
+    char *job;                       /* owned */
+    enum rs_straggler_action action; /* the strongest of the verdicts' */
+    size_t window_steps;
+    enum rs_straggler_window_choice window_choice;
+    size_t windows_evaluated;
+    bool has_window; /* window is the newest window (JSON null without one) */
+    struct rs_straggler_span window;
+    double threshold;
+    const char *steps_source; /* static (rs_steps_source) */
+    bool enough_data;
+    char summary[256];
+    struct rs_straggler_verdict *verdicts; /* rank order */
+    size_t n_verdicts, cap_verdicts;
+    struct rs_straggler_rank *ranks; /* empty without enough data */
+    size_t n_ranks, cap_ranks;
+};
+
+/* The rule over steps the caller loaded already with
+ * rs_query_job_steps_until(r, job, rs_straggler_steps_needed(o), o->until_step, ...) (`ranks` is
+ * borrowed; opts NULL = the defaults). Fills *out (caller-allocated), to be released with
+ * rs_straggler_report_fini, only on success. Returns 0, -ENOMEM, or a storage error. A job without
+ * enough steps gets no verdicts, enough_data false and a summary saying why. No shared state:
+ * calls on distinct read transactions and reports may run on any threads at once. */
+int rs_stragglers_evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
+                           struct rs_rank_steps *ranks, size_t n_ranks,
+                           struct rs_straggler_report *out);
+
+/* rs_stragglers_evaluate over the job's steps, which it loads. Returns 0, RS_E_NOT_FOUND, or an
+ * error as above. */
+int rs_stragglers_evaluate_job(rs_store_read *r, const char *job,
+                               const struct rs_straggler_options *o,
+                               struct rs_straggler_report *out);
+
+/* The report as the REST API answers it (docs/openapi.yaml), or NULL without memory. */
+json_t *rs_straggler_report_json(const struct rs_straggler_report *rep);
+
+/* Frees what the report holds (not the struct). Idempotent; a zeroed report is fine. */
+void rs_straggler_report_fini(struct rs_straggler_report *rep);
+
+/* The verdicts for `job` as JSON (opts NULL = the defaults): rs_stragglers_evaluate_job, then
+ * rs_straggler_report_json. Returns 0, RS_E_NOT_FOUND, or a storage error. */
 int rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
                         json_t **out);
 
 /* Steps each rank needs for the rule with options `o`: the lookback windows. */
 size_t rs_straggler_steps_needed(const struct rs_straggler_options *o);
 
-/* rs_query_stragglers over steps the caller loaded already with
- * rs_query_job_steps_until(r, job, rs_straggler_steps_needed(o), o->until_step, ...) — for a
- * caller that needs those steps too (the server's evaluator stores their summaries). `ranks` is
- * borrowed. */
+/* rs_query_stragglers over steps the caller loaded already (as rs_stragglers_evaluate). */
 int rs_query_stragglers_on(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
                            struct rs_rank_steps *ranks, size_t n_ranks, json_t **out);
 

@@ -1,12 +1,15 @@
-/* Streaming straggler evaluation on a timer, verdict history per job (see evaluator.h). */
+/* Streaming straggler evaluation on a timer, verdict history per job (see evaluator.h); the steps
+ * it loads also feed the step summaries (step_summaries.h). */
 #include "server/evaluator.h"
 
+#include "common/array.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "query/steps.h"
 #include "query/stragglers.h"
 #include "server/server_int.h"
+#include "server/step_summaries.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,14 +19,13 @@
 
 #define MAX_JOBS 4096         /* job histories kept; the least recently evaluated goes first */
 #define MAX_EVENTS_PER_JOB 64 /* raised/cleared entries kept per job; cleared ones go first */
-#define CAUSE_LEN 16          /* the longest cause ("extra_work", "host_side") and more */
 
 /* One verdict's life: raised at detected_ns, cleared at cleared_ns (0 while active). */
 struct verdict_state {
     uint32_t rank;
     uint64_t detected_ns, cleared_ns;
-    double slowdown;       /* of the newest evaluation that found it */
-    char cause[CAUSE_LEN]; /* as last logged: at the raise, or the last one other than unknown */
+    double slowdown;               /* of the newest evaluation that found it */
+    enum rs_straggler_cause cause; /* as last logged: at the raise, or the last one not unknown */
 };
 
 /* The final steps of a job's last load, which the next one takes from memory instead of reading
@@ -47,18 +49,19 @@ kept_free(struct kept_steps *k)
 struct job_state {
     char name[RS_WIRE_MAX_JOB_LEN + 1];
     uint64_t evaluated_ns;
-    uint64_t catchup_next; /* steps below it are summarized or had their turn (see catch_up) */
+    uint64_t catchup_next; /* steps below it are summarized or had their turn (the catch-up) */
     struct kept_steps kept;
     struct verdict_state *v;
-    size_t n;
+    size_t n, cap;
 };
 
 /* What one evaluation found for one job (filled in the thread pool). */
 struct job_result {
     char name[RS_WIRE_MAX_JOB_LEN + 1];
-    json_t *verdicts;       /* the "stragglers" array of the answer */
-    uint64_t first_ns;      /* the job's first record time */
-    uint64_t catchup_next;  /* the job's next catch-up step, for job_state */
+    bool evaluated;                    /* report holds the evaluation's answer */
+    struct rs_straggler_report report; /* owned */
+    uint64_t first_ns;                 /* the job's first record time */
+    uint64_t catchup_next;             /* the job's next catch-up step, for job_state */
     struct kept_steps kept; /* the evaluator's kept steps at the start, then the new ones */
 };
 
@@ -67,21 +70,6 @@ struct job_start {
     char name[RS_WIRE_MAX_JOB_LEN + 1];
     uint64_t next;
     struct kept_steps kept;
-};
-
-/* Settled step metrics of one rank, to be stored (a writer task takes the list). */
-struct rank_summaries {
-    char job[RS_WIRE_MAX_JOB_LEN + 1];
-    uint32_t rank;
-    struct rs_step_summary *v;
-    size_t n;
-};
-
-struct summaries {
-    struct rank_summaries *v;
-    size_t n, cap, next;        /* next: the first not stored yet */
-    rs_evaluator *e;            /* alive until summaries_finished (maybe_free waits for it) */
-    struct rs_post_node stored; /* back to the loop once the writer is done with them */
 };
 
 struct run {
@@ -93,8 +81,8 @@ struct run {
     size_t n, cap;
     struct job_start *known; /* the evaluator's jobs, as of the start */
     size_t n_known;
-    struct summaries *to_store;
-    uint64_t catchup_steps; /* rank-steps the catch-ups loaded */
+    rs_step_summaries *to_store; /* NULL: verdicts only (see rs_evaluator.storing) */
+    uint64_t catchup_steps;      /* rank-steps the catch-ups loaded */
     int rc;
 };
 
@@ -104,7 +92,7 @@ struct rs_evaluator {
     struct rs_evaluator_options o;
     bool running; /* an evaluation is in the thread pool */
     /* Summaries are with the writer: evaluations collect no more until they are stored, or they
-     * would queue the same steps again behind them (see store_summaries). */
+     * would queue the same steps again behind them (step_summaries.h). */
     bool storing;
     bool closed;
     uint64_t next_start_mono_ns; /* the share limit: no evaluation starts before this */
@@ -126,6 +114,16 @@ maybe_free(rs_evaluator *e)
     free(e);
 }
 
+/* The step summaries of an evaluation are stored (loop thread). */
+static void
+summaries_finished(void *arg)
+{
+    rs_evaluator *e = arg;
+
+    e->storing = false;
+    maybe_free(e);
+}
+
 static int
 collect_job(void *arg, const struct rs_job_info *job)
 {
@@ -133,19 +131,13 @@ collect_job(void *arg, const struct rs_job_info *job)
 
     if (job->received_ns < run->active_after_ns || job->n_ranks < 2)
         return 0;
-    if (run->n == run->cap) {
-        size_t cap = run->cap ? 2 * run->cap : 16;
-        struct job_result *v = realloc(run->jobs, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        run->jobs = v;
-        run->cap = cap;
-    }
-    memcpy(run->jobs[run->n].name, job->name, sizeof job->name);
+    if (RS_ARRAY_RESERVE(run->jobs, run->cap, run->n, 1) != 0)
+        return -ENOMEM;
     struct job_result *res = &run->jobs[run->n];
-    res->verdicts = NULL;
+    *res = (struct job_result){0};
+    memcpy(res->name, job->name, sizeof job->name);
     res->first_ns = job->first_ns;
-    res->catchup_next = UINT64_MAX; /* not seen since the start: catch_up finds it */
+    res->catchup_next = UINT64_MAX; /* not seen since the start: the catch-up finds it */
     res->kept = (struct kept_steps){0};
     for (size_t i = 0; i < run->n_known; i++)
         if (strcmp(run->known[i].name, job->name) == 0) {
@@ -157,166 +149,6 @@ collect_job(void *arg, const struct rs_job_info *job)
         }
     run->n++;
     return 0;
-}
-
-static void
-summaries_free(struct summaries *s)
-{
-    for (size_t i = 0; s && i < s->n; i++)
-        free(s->v[i].v);
-    if (s)
-        free(s->v);
-    free(s);
-}
-
-/* Keeps the metrics of a job's steps that were computed from kernels and are settled. */
-static int
-collect_summaries(struct summaries *s, const char *job, const struct rs_rank_steps *ranks,
-                  size_t n_ranks)
-{
-    for (size_t i = 0; i < n_ranks; i++) {
-        const struct rs_rank_steps *rk = &ranks[i];
-        if (rk->n_to_store == 0)
-            continue;
-        if (s->n == s->cap) {
-            size_t cap = s->cap ? 2 * s->cap : 64;
-            struct rank_summaries *v = realloc(s->v, cap * sizeof *v);
-            if (!v)
-                return -ENOMEM;
-            s->v = v;
-            s->cap = cap;
-        }
-        struct rank_summaries *rs = &s->v[s->n];
-        if (!(rs->v = malloc(rk->n_to_store * sizeof *rs->v)))
-            return -ENOMEM;
-        snprintf(rs->job, sizeof rs->job, "%s", job);
-        rs->rank = rk->rank;
-        rs->n = 0;
-        for (size_t k = 0; k < rk->n; k++)
-            if (rk->to_store[k])
-                rs->v[rs->n++] = rk->steps[k];
-        s->n++;
-    }
-    return 0;
-}
-
-/* Writer task: stores the summaries, a few thousand per transaction. */
-#define SUMMARIES_PER_TXN 4096
-
-static int
-store_summaries(rs_store_write *txn, void *arg, bool *done)
-{
-    struct summaries *s = arg;
-    size_t budget = SUMMARIES_PER_TXN;
-
-    for (; s->next < s->n && budget > 0; s->next++) {
-        const struct rank_summaries *rs = &s->v[s->next];
-        int rc = rs_store_step_summaries_put(txn, rs->job, rs->rank, rs->v, rs->n);
-        if (rc == RS_E_NOT_FOUND) /* the job was deleted meanwhile */
-            continue;
-        if (rc != 0)
-            return rc;
-        RS_COUNT_ADD(&s->e->srv->counters, step_summaries, rs->n);
-        budget = rs->n < budget ? budget - rs->n : 0;
-    }
-    *done = s->next == s->n;
-    return 0;
-}
-
-static void
-summaries_finished(void *arg) /* loop */
-{
-    struct summaries *s = arg;
-    rs_evaluator *e = s->e;
-
-    summaries_free(s);
-    e->storing = false;
-    maybe_free(e);
-}
-
-static void
-summaries_stored(void *arg, int status) /* writer thread */
-{
-    struct summaries *s = arg;
-
-    if (status != 0 && status != RS_E_CLOSED)
-        rs_log_limited(60, RS_LOG_WARN, "RS-EVALUATE-SUMMARIES", "storing step summaries: %s",
-                       rs_strerror(status));
-    rs_post_node_call(s->e->srv->post, &s->stored, summaries_finished, s);
-}
-
-/* Steps of a job loaded per evaluation to summarize those the newest windows no longer reach. */
-#define CATCHUP_STEPS 300
-
-/* The first step of the loaded ones that has no stored summary and is not being stored by this
- * evaluation (the oldest over the ranks), or the step after the newest when there is none: where
- * the next evaluation's catch-up starts. */
-static uint64_t
-first_open_step(const struct rs_rank_steps *ranks, size_t n_ranks)
-{
-    uint64_t open = UINT64_MAX, after = 0;
-
-    for (size_t i = 0; i < n_ranks; i++) {
-        const struct rs_rank_steps *rk = &ranks[i];
-        for (size_t k = 0; k < rk->n; k++)
-            if (!rs_step_is_final(rk, k, true)) {
-                open = rk->steps[k].step < open ? rk->steps[k].step : open;
-                break;
-            }
-        if (rk->n > 0 && rk->steps[rk->n - 1].step + 1 > after)
-            after = rk->steps[rk->n - 1].step + 1;
-    }
-    return open != UINT64_MAX ? open : after;
-}
-
-/* Steps arrive faster than the evaluations when data comes in bulk (an agent's spool after an
- * outage, a job sent faster than real time): the newest windows then skip steps, which would
- * never be summarized — and rollups keep the records of steps without a summary for good. So each
- * evaluation also loads the steps from the job's catch-up position up to its newest windows, at
- * most CATCHUP_STEPS of them, and stores the summaries of those that lack one. The position then
- * moves to the windows' first step that is neither summarized nor being stored (first_open_step):
- * at a steady pace the windows summarize every step as it settles, and the catch-up loads nothing.
- * A job first seen since the server started begins at its oldest step with raw records (older
- * ones are rolled up, hence summarized). Jobs with step markers only (inferred steps are numbered
- * per load). */
-static int
-catch_up(rs_store_read *r, struct run *run, struct job_result *job,
-         const struct rs_rank_steps *ranks, size_t n_ranks)
-{
-    uint64_t next = job->catchup_next, window_first = UINT64_MAX; /* as collect_job found it */
-    struct rs_rank_steps *older;
-    size_t n_older;
-
-    for (size_t i = 0; i < n_ranks; i++)
-        if (ranks[i].n > 0 && ranks[i].steps[0].step < window_first)
-            window_first = ranks[i].steps[0].step;
-    if (!run->to_store || window_first == UINT64_MAX ||
-        strcmp(rs_steps_source(ranks, n_ranks), "markers") != 0)
-        return 0;
-    if (next == UINT64_MAX) { /* first seen since the server started: from what is still raw */
-        for (size_t i = 0; i < n_ranks; i++) {
-            uint64_t step;
-            bool found;
-            if (rs_store_oldest_raw_step(r, job->name, ranks[i].rank, &step, &found) == 0 &&
-                found && step < next)
-                next = step;
-        }
-    }
-    if (next >= window_first) {
-        job->catchup_next = first_open_step(ranks, n_ranks); /* the windows cover the rest */
-        return 0;
-    }
-    uint64_t until =
-        window_first - next > CATCHUP_STEPS ? next + CATCHUP_STEPS - 1 : window_first - 1;
-    if (rs_query_job_steps_until(r, job->name, until - next + 1, until, &older, &n_older) != 0)
-        return 0; /* the next evaluation tries again */
-    int rc = collect_summaries(run->to_store, job->name, older, n_older);
-    for (size_t i = 0; i < n_older; i++)
-        run->catchup_steps += older[i].n;
-    rs_job_steps_free(older, n_older);
-    if (rc == 0)
-        job->catchup_next = until + 1 < window_first ? until + 1 : first_open_step(ranks, n_ranks);
-    return rc;
 }
 
 static void
@@ -338,7 +170,6 @@ evaluate(uv_work_t *req) /* thread pool */
     run->rc = rs_store_jobs_scan(r, collect_job, run);
     for (size_t i = 0; run->rc == 0 && i < run->n; i++) {
         struct job_result *job = &run->jobs[i];
-        json_t *doc = NULL;
         struct rs_rank_steps *ranks;
         size_t n_ranks;
         /* one load of the steps serves the verdict and the summaries: settled steps computed
@@ -348,11 +179,12 @@ evaluate(uv_work_t *req) /* thread pool */
         int rc = rs_query_job_steps_kept(r, job->name, rs_straggler_steps_needed(&o), o.until_step,
                                          job->kept.v, job->kept.n, &ranks, &n_ranks);
         if (rc == 0) {
-            if ((run->to_store &&
-                 collect_summaries(run->to_store, job->name, ranks, n_ranks) != 0) ||
-                catch_up(r, run, job, ranks, n_ranks) != 0)
+            if (run->to_store &&
+                (rs__step_summaries_collect(run->to_store, job->name, ranks, n_ranks) != 0 ||
+                 rs__step_summaries_catch_up(run->to_store, r, job->name, ranks, n_ranks,
+                                             &job->catchup_next, &run->catchup_steps) != 0))
                 run->rc = -ENOMEM;
-            rc = rs_query_stragglers_on(r, job->name, &o, ranks, n_ranks, &doc);
+            rc = rs_stragglers_evaluate(r, job->name, &o, ranks, n_ranks, &job->report);
             unsigned loads = job->kept.loads; /* 0 after a full load */
             kept_free(&job->kept);
             rs_job_steps_keep_final(ranks, n_ranks, run->to_store != NULL);
@@ -364,8 +196,7 @@ evaluate(uv_work_t *req) /* thread pool */
             run->rc = rc;
             break;
         }
-        run->jobs[i].verdicts = json_incref(json_object_get(doc, "stragglers"));
-        json_decref(doc);
+        job->evaluated = true;
     }
     rs_store_read_end(r);
 }
@@ -421,44 +252,37 @@ add_verdict(struct job_state *j, uint32_t rank, uint64_t now_ns)
         memmove(&j->v[drop], &j->v[drop + 1], (j->n - drop - 1) * sizeof j->v[0]);
         j->n--;
     }
-    struct verdict_state *v = realloc(j->v, (j->n + 1) * sizeof *v);
-    if (!v)
+    if (RS_ARRAY_RESERVE(j->v, j->cap, j->n, 1) != 0)
         return -ENOMEM;
-    j->v = v;
     j->v[j->n++] = (struct verdict_state){.rank = rank, .detected_ns = now_ns};
     return 0;
 }
 
 static bool
-in_verdicts(json_t *verdicts, uint32_t rank)
+in_verdicts(const struct rs_straggler_report *rep, uint32_t rank)
 {
-    size_t i;
-    json_t *v;
-    json_array_foreach(verdicts, i, v)
-    {
-        if (json_integer_value(json_object_get(v, "rank")) == (json_int_t)rank)
+    for (size_t i = 0; i < rep->n_verdicts; i++)
+        if (rep->verdicts[i].rank == rank)
             return true;
-    }
     return false;
 }
 
 /* Logs a verdict: raised, or its cause changed (a summarized job's first verdicts may say
  * "unknown" until the agents' kernel windows of its steps arrive). */
 static void
-log_verdict(const char *job, json_t *v, const char *was)
+log_verdict(const char *job, const struct rs_straggler_verdict *v, const char *was)
 {
-    uint32_t rank = (uint32_t)json_integer_value(json_object_get(v, "rank"));
-    const char *cause = json_string_value(json_object_get(v, "cause"));
-    double slower = 100 * (json_real_value(json_object_get(v, "slowdown")) - 1);
-    double impact = json_real_value(json_object_get(v, "impact_pct"));
-    const char *action = json_string_value(json_object_get(v, "action"));
+    uint32_t rank = v->rank;
+    const char *cause = rs_straggler_cause_name(v->cause);
+    double slower = 100 * (v->slowdown - 1);
+    double impact = v->impact_pct;
+    const char *action = rs_straggler_action_name(v->action);
 
     if (!was)
         rs_log(RS_LOG_WARN, "RS-STRAGGLER-RAISED",
                "job %s: rank %u on %s (GPU %s) is a straggler: %+.1f%% slower, cause %s, "
                "impact %.1f%% of step time, action %s",
-               job, rank, json_string_value(json_object_get(v, "host")),
-               json_string_value(json_object_get(v, "gpu_uuid")), slower, cause, impact, action);
+               job, rank, v->host, v->gpu_uuid, slower, cause, impact, action);
     else
         rs_log(RS_LOG_WARN, "RS-STRAGGLER-CAUSE",
                "job %s: rank %u: cause %s (was %s): %+.1f%% slower, impact %.1f%% of step time, "
@@ -472,8 +296,6 @@ static void
 merge_job(rs_evaluator *e, struct job_result *res, uint64_t now_ns)
 {
     struct job_state *j = find_job(e, res->name);
-    size_t i;
-    json_t *v;
 
     if (!j && !(j = add_job(e, res->name)))
         return;
@@ -483,26 +305,25 @@ merge_job(rs_evaluator *e, struct job_result *res, uint64_t now_ns)
     j->kept = res->kept; /* the job's now */
     res->kept = (struct kept_steps){0};
     e->stats.jobs_evaluated++;
-    json_array_foreach(res->verdicts, i, v)
-    {
-        uint32_t rank = (uint32_t)json_integer_value(json_object_get(v, "rank"));
-        const char *cause = json_string_value(json_object_get(v, "cause"));
-        struct verdict_state *known = active_verdict(j, rank);
+    for (size_t i = 0; i < res->report.n_verdicts; i++) {
+        const struct rs_straggler_verdict *v = &res->report.verdicts[i];
+        struct verdict_state *known = active_verdict(j, v->rank);
         if (!known) {
-            if (add_verdict(j, rank, now_ns) != 0)
+            if (add_verdict(j, v->rank, now_ns) != 0)
                 continue;
             known = &j->v[j->n - 1];
             e->stats.raised++;
             log_verdict(res->name, v, NULL);
-            snprintf(known->cause, sizeof known->cause, "%s", cause ? cause : "");
-        } else if (cause && strcmp(cause, "unknown") != 0 && strcmp(known->cause, cause) != 0) {
-            log_verdict(res->name, v, known->cause); /* ("unknown" again tells nothing new) */
-            snprintf(known->cause, sizeof known->cause, "%s", cause);
+            known->cause = v->cause;
+        } else if (v->cause != RS_STRAGGLER_CAUSE_UNKNOWN && known->cause != v->cause) {
+            /* ("unknown" again tells nothing new) */
+            log_verdict(res->name, v, rs_straggler_cause_name(known->cause));
+            known->cause = v->cause;
         }
-        known->slowdown = json_real_value(json_object_get(v, "slowdown"));
+        known->slowdown = v->slowdown;
     }
     for (size_t k = 0; k < j->n; k++) {
-        if (j->v[k].cleared_ns || in_verdicts(res->verdicts, j->v[k].rank))
+        if (j->v[k].cleared_ns || in_verdicts(&res->report, j->v[k].rank))
             continue;
         j->v[k].cleared_ns = now_ns;
         e->stats.cleared++;
@@ -527,9 +348,9 @@ evaluated(uv_work_t *req, int status) /* loop */
                        rs_strerror(run->rc));
     }
     for (size_t i = 0; i < run->n; i++) {
-        if (status == 0 && !e->closed && run->jobs[i].verdicts)
+        if (status == 0 && !e->closed && run->jobs[i].evaluated)
             merge_job(e, &run->jobs[i], run->now_ns);
-        json_decref(run->jobs[i].verdicts);
+        rs_straggler_report_fini(&run->jobs[i].report);
         kept_free(&run->jobs[i].kept);
     }
     e->stats.evaluations++;
@@ -538,13 +359,11 @@ evaluated(uv_work_t *req, int status) /* loop */
     for (size_t i = 0; i < e->n_jobs; i++)
         for (size_t k = 0; k < e->jobs[i].n; k++)
             e->stats.active_stragglers += e->jobs[i].v[k].cleared_ns == 0;
-    if (run->to_store && run->to_store->n > 0 && !e->closed &&
-        rs_writer_submit_task(e->srv->writer, store_summaries, summaries_stored, run->to_store) ==
-            0) {
-        run->to_store = NULL; /* the task owns it now */
+    if (run->to_store && !e->closed && rs__step_summaries_submit(run->to_store) == 0) {
+        run->to_store = NULL; /* the writer's task owns it now */
         e->storing = true;
     }
-    summaries_free(run->to_store);
+    rs__step_summaries_free(run->to_store);
     free(run->jobs);
     for (size_t i = 0; i < run->n_known; i++) /* jobs no longer running: nothing to keep */
         kept_free(&run->known[i].kept);
@@ -562,11 +381,10 @@ on_tick(uv_timer_t *t)
     if (e->running || rs_clock_mono_ns() < e->next_start_mono_ns || !(run = calloc(1, sizeof *run)))
         return;        /* the previous evaluation is still going, or took long: skip this tick */
     if (!e->storing) { /* else the verdicts only: the steps stay unsummarized until next time */
-        if (!(run->to_store = calloc(1, sizeof *run->to_store))) {
+        if (!(run->to_store = rs__step_summaries_new(e->srv, summaries_finished, e))) {
             free(run);
             return;
         }
-        run->to_store->e = e;
     }
     if (e->n_jobs && (run->known = calloc(e->n_jobs, sizeof *run->known))) {
         for (size_t i = 0; i < e->n_jobs; i++) {
@@ -583,7 +401,7 @@ on_tick(uv_timer_t *t)
     run->active_after_ns = run->now_ns - (uint64_t)e->o.active_s * 1000000000ull;
     run->req.data = run;
     if (uv_queue_work(&e->srv->loop, &run->req, evaluate, evaluated) != 0) {
-        summaries_free(run->to_store);
+        rs__step_summaries_free(run->to_store);
         for (size_t i = 0; i < run->n_known; i++) /* the next evaluation reads everything */
             kept_free(&run->known[i].kept);
         free(run->known);
@@ -636,27 +454,26 @@ time_or_null(uint64_t ns)
 }
 
 int
-rs_evaluator_annotate(const rs_evaluator *e, const char *job, uint64_t since_ns, json_t *doc)
+rs_evaluator_annotate(const rs_evaluator *e, const char *job, uint64_t since_ns,
+                      const struct rs_straggler_report *rep, json_t *doc)
 {
     struct job_state *j = e ? find_job(e, job) : NULL;
-    json_t *verdicts = json_object_get(doc, "stragglers"), *cleared = json_array(), *v;
+    json_t *verdicts = json_object_get(doc, "stragglers"), *cleared = json_array();
     uint64_t events_ns = 0;
-    size_t i;
+    size_t i = 0; /* the verdict's place in doc: the ones removed go */
 
     if (!cleared)
         return -ENOMEM;
-    for (i = 0; i < json_array_size(verdicts);) {
-        v = json_array_get(verdicts, i);
-        struct verdict_state *st =
-            j ? active_verdict(j, (uint32_t)json_integer_value(json_object_get(v, "rank"))) : NULL;
+    for (size_t k = 0; k < rep->n_verdicts; k++) {
+        const struct rs_straggler_verdict *v = &rep->verdicts[k];
+        struct verdict_state *st = j ? active_verdict(j, v->rank) : NULL;
         uint64_t detected = st ? st->detected_ns : 0;
-        uint64_t when =
-            detected ? detected : (uint64_t)json_integer_value(json_object_get(v, "since_ns"));
+        uint64_t when = detected ? detected : v->since_ns;
         if (since_ns && when <= since_ns) {
             json_array_remove(verdicts, i);
             continue;
         }
-        json_object_set_new(v, "detected_ns", time_or_null(detected));
+        json_object_set_new(json_array_get(verdicts, i), "detected_ns", time_or_null(detected));
         i++;
     }
     for (size_t k = 0; j && k < j->n; k++) {

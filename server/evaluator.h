@@ -15,22 +15,19 @@
  * predecessor's duration after that one ended, so evaluations take at most 1 /
  * RS_EVALUATOR_SHARE_DIVISOR of one core however large the jobs are; ingest, which must not fall
  * behind, keeps the rest. Small jobs are still evaluated every period_ms; the verdicts of a very
- * large one come less often (docs/BENCHMARKS.md "Rank-window summaries": 17 – 19 evaluations of a
- * 20,480-rank job in 300 s, the last 3.1 – 4.3 s, on 2 cores shared with 20,000 summaries/s of
- * ingest; with a sixth of a core instead of a third, that ingest was 7% faster by the median of
- * three runs each).
+ * large one come less often (measured: docs/BENCHMARKS.md "Rank-window summaries").
  *
  * Kept steps: per running job the evaluator keeps the final steps (summary stored, or being
  * stored) of its last load in memory, so that the next evaluation reads only the steps that came
- * since (rs_query_job_steps_kept; every 16th load reads all of them again). That is the 120
- * newest steps per rank at most, 96 bytes each: 236 MB for a 20,480-rank job (arithmetic), freed
- * when the job stops sending (active_s) or is deleted.
+ * since (rs_query_job_steps_kept; every 16th load reads all of them again): the 120 newest steps
+ * per rank at most, freed when the job stops sending (active_s) or is deleted.
  *
- * Settled step metrics are stored through one writer task at a time: while it is queued (the
- * writer gives tasks a share of its time under load, writer.h), evaluations give verdicts only and
- * queue no more — else each would queue the same unsummarized steps again. */
+ * The steps an evaluation loads also feed the step summaries (step_summaries.h): while the list
+ * of one evaluation is with the writer, evaluations give verdicts only and collect no more. */
 #ifndef RS_SERVER_EVALUATOR_H
 #define RS_SERVER_EVALUATOR_H
+
+#include "query/stragglers.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -53,14 +50,16 @@ int rs_evaluator_start(struct rs_server *srv, const struct rs_evaluator_options 
  * NULL is fine. */
 void rs_evaluator_close(rs_evaluator *e);
 
-/* Loop thread. Adds the streaming history of `job` to `doc`, a stragglers answer
- * (rs_query_stragglers): "detected_ns" on each verdict (null when no streaming evaluation has
+/* Loop thread. Adds the streaming history of `job` to `doc`, the stragglers answer of `rep`
+ * (rs_straggler_report_json(rep): its "stragglers" in rep's order; rep is read only):
+ * "detected_ns" on each verdict (null when no streaming evaluation has
  * raised it yet), "cleared" (ranks whose verdict was cleared: rank, detected_ns, cleared_ns), and
  * "events_ns" (time of the newest raise or clear; pass it back as since_ns). With since_ns > 0 only
  * verdicts raised after since_ns (by detected_ns, or by their data time `since_ns` when no
  * streaming evaluation has seen them) and clears after since_ns are kept. e may be NULL (no
  * history). Returns 0 or -ENOMEM. */
-int rs_evaluator_annotate(const rs_evaluator *e, const char *job, uint64_t since_ns, json_t *doc);
+int rs_evaluator_annotate(const rs_evaluator *e, const char *job, uint64_t since_ns,
+                          const struct rs_straggler_report *rep, json_t *doc);
 
 /* Loop thread: forgets the history of `job` (it was deleted). NULL is fine. */
 void rs_evaluator_forget(rs_evaluator *e, const char *job);

@@ -59,6 +59,8 @@ struct query_work {
     char job[RS_WIRE_MAX_JOB_LEN + 1];
     struct query_params p;
     json_t *result;
+    /* Q_STRAGGLERS: the verdicts the result shows, for the evaluator's history */
+    struct rs_straggler_report stragglers;
     uint8_t *bytes; /* pprof, trace: the answer's body instead of a result */
     size_t n_bytes;
     const char *content_type;
@@ -170,7 +172,9 @@ run_query(uv_work_t *req)
             o.fit_short = true;
         }
         o.until_step = q->p.until_step;
-        q->rc = rs_query_stragglers(r, q->job, &o, &q->result);
+        q->rc = rs_stragglers_evaluate_job(r, q->job, &o, &q->stragglers);
+        if (q->rc == 0 && !(q->result = rs_straggler_report_json(&q->stragglers)))
+            q->rc = -ENOMEM;
         break;
     }
     case Q_TOP: {
@@ -216,7 +220,8 @@ query_done(uv_work_t *req, int status)
     struct query_work *q = req->data;
 
     if (status == 0 && q->rc == 0 && q->kind == Q_STRAGGLERS &&
-        rs_evaluator_annotate(q->srv->evaluator, q->job, q->p.since_ns, q->result) != 0)
+        rs_evaluator_annotate(q->srv->evaluator, q->job, q->p.since_ns, &q->stragglers,
+                              q->result) != 0)
         q->rc = -ENOMEM;
     if (status == 0 && q->rc == 0 && q->bytes)
         rs_http_respond(q->conn, 200, q->content_type, (const char *)q->bytes, q->n_bytes);
@@ -248,6 +253,7 @@ query_done(uv_work_t *req, int status)
     } else
         rs_http_respond_error(q->conn, 500, "storage read failed: %s", rs_strerror(q->rc));
     free(q->bytes);
+    rs_straggler_report_fini(&q->stragglers);
     free(q);
 }
 

@@ -1,84 +1,28 @@
-/* Unit tests of the straggler rule on synthetic jobs built record by record: 3 ranks, 90 steps;
- * a rank whose kernels run 10% longer (gpu_slow), a rank that starts its kernels 100 us late every
- * step (host_side; its collectors also recorded launch waits: 100 us before the late rank's
- * first kernel, 5 us before the others'), and a job without a fault (no verdict). Each rank's
- * AllReduce ends when the slowest rank's compute is done, as in NCCL, so the late rank waits
- * least. */
+/* Unit tests of the straggler rule on synthetic jobs (tests/straggler_fixture.h): 3 ranks, 90
+ * steps; a rank whose kernels run 10% longer (gpu_slow), a rank that starts its kernels 100 us late
+ * every step (host_side), and a job without a fault (no verdict); the typed report, its JSON and
+ * the action policy of the options. */
 #include "common/error.h"
 #include "query/stragglers.h"
 #include "tests/store_fixture.h"
+#include "tests/straggler_fixture.h"
 #include "tests/t.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define RANKS 3
 #define STEPS 90
-#define US 1000ull
-
-static const char *const names[] = {"gemm", "allreduce"};
-
-enum fault { NONE, SLOW_GPU, LATE_HOST };
 
 /* The fault from step `onset` on (0: from the start). */
 static void
-put_job_from(rs_store *st, const char *job, enum fault job_fault, uint32_t bad_rank, uint32_t onset)
+put_job_from(rs_store *st, const char *job, enum t_fault fault, uint32_t bad_rank, uint32_t onset)
 {
-    static struct rs_kernel_record k[STEPS * 2];
-    static struct rs_collective_record c[STEPS];
-    static struct rs_step_record s[STEPS];
-    static struct rs_memcpy_record lw[STEPS];
-    rs_store_write *w;
-    bool dup;
-
-    for (uint32_t r = 0; r < RANKS; r++) {
-        for (uint32_t i = 0; i < STEPS; i++) {
-            enum fault fault = i >= onset ? job_fault : NONE;
-            uint64_t t = (uint64_t)i * 1000 * US + 1000000 * US; /* steps of 1 ms */
-            uint64_t gap = 10 * US, work = 250 * US, slowest = work + 10 * US;
-            if (fault == SLOW_GPU && r == bad_rank) {
-                work = work * 11 / 10;
-            }
-            if (fault == LATE_HOST && r == bad_rank)
-                gap = 110 * US;
-            if (fault == SLOW_GPU)
-                slowest = 10 * US + 250 * US * 11 / 10 * 2 + 10 * US;
-            else if (fault == LATE_HOST)
-                slowest = 110 * US + 2 * 250 * US + 10 * US;
-            else
-                slowest = 10 * US + 2 * 250 * US + 10 * US;
-            uint64_t k0 = t + gap, k1 = k0 + work, k2 = k1 + work;
-            k[2 * i] = (struct rs_kernel_record){k0, k1, 0, 7, 0, 0};
-            k[2 * i + 1] = (struct rs_kernel_record){k1, k2, 0, 7, 0, 0};
-            c[i] = (struct rs_collective_record){
-                k2, t + slowest + 50 * US, 8, 1, i, RS_COLL_ALLREDUCE, 1, 17, false};
-            s[i] = (struct rs_step_record){.step = i, .start_ns = t, .end_ns = t + 900 * US};
-            uint64_t wait = fault == LATE_HOST && r == bad_rank ? 100 * US : 5 * US;
-            lw[i] = (struct rs_memcpy_record){k0 - wait, k0, 0, RS_LAUNCH_WAIT, 7};
-        }
-        struct rs_rank_batch rb = {.identity = {job, r, r, RANKS, "node", "GPU-x", 1},
-                                   .strings = names,
-                                   .n_strings = 2,
-                                   .kernels = k,
-                                   .n_kernels = STEPS * 2,
-                                   .collectives = c,
-                                   .n_collectives = STEPS,
-                                   .steps = s,
-                                   .n_steps = STEPS,
-                                   .memcpys = lw,
-                                   .n_memcpys = job_fault == LATE_HOST ? STEPS : 0};
-        struct rs_agent_batch b = {
-            1, 1, (uint64_t)job_fault * 100 + onset * 1000 + r + 1, {1, 1, "h", "v", {0, 0}}, &rb,
-            1, 0};
-        T_EQ(rs_store_write_begin(st, &w), 0);
-        T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-        T_EQ(rs_store_write_commit(w), 0);
-    }
+    t_straggler_put(st, job, fault, bad_rank, onset, 0, STEPS);
 }
 
 static void
-put_job(rs_store *st, const char *job, enum fault fault, uint32_t bad_rank)
+put_job(rs_store *st, const char *job, enum t_fault fault, uint32_t bad_rank)
 {
     put_job_from(st, job, fault, bad_rank, 0);
 }
@@ -103,10 +47,10 @@ rule(void)
     json_t *d, *v;
 
     st = t_store_open(dir, NULL);
-    put_job(st, "gpu", SLOW_GPU, 2);
-    put_job(st, "host", LATE_HOST, 1);
-    put_job(st, "clean", NONE, 0);
-    put_job_from(st, "onset", SLOW_GPU, 2, 37);
+    put_job(st, "gpu", T_SLOW_GPU, 2);
+    put_job(st, "host", T_LATE_HOST, 1);
+    put_job(st, "clean", T_NO_FAULT, 0);
+    put_job_from(st, "onset", T_SLOW_GPU, 2, 37);
     T_EQ(rs_store_read_begin(st, &r), 0);
 
     d = verdicts(r, "gpu");
@@ -173,9 +117,89 @@ rule(void)
     t_store_remove(st, dir);
 }
 
+/* The action of job's one verdict, and of the report, under a drain policy. */
+static void
+policy(rs_store_read *r, const char *job, enum rs_straggler_cause drain_cause, double min_pct,
+       enum rs_straggler_action want)
+{
+    struct rs_straggler_options o;
+    struct rs_straggler_report rep;
+
+    rs_straggler_options_default(&o);
+    o.drain_cause = drain_cause;
+    o.drain_min_impact_pct = min_pct;
+    T_OK(rs_stragglers_evaluate_job(r, job, &o, &rep));
+    T_EQ(rep.n_verdicts, 1);
+    T_EQ(rep.n_verdicts ? rep.verdicts[0].action : RS_STRAGGLER_ACTION_NONE, want);
+    T_EQ(rep.action, want);
+    rs_straggler_report_fini(&rep);
+}
+
+/* The typed report: its figures, its JSON (the answer rs_query_stragglers gives), and the action
+ * policy named in the options. */
+static void
+typed(void)
+{
+    char dir[] = "/tmp/rs-straggle-XXXXXX";
+    rs_store *st = t_store_open(dir, NULL);
+    struct rs_straggler_options o;
+    struct rs_straggler_report rep;
+    rs_store_read *r;
+    json_t *doc = NULL, *built;
+
+    put_job(st, "gpu", T_SLOW_GPU, 2);
+    put_job(st, "host", T_LATE_HOST, 1);
+    put_job(st, "clean", T_NO_FAULT, 0);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    rs_straggler_options_default(&o);
+    T_EQ(o.drain_cause, RS_STRAGGLER_CAUSE_GPU_SLOW);
+    T_CHECK(o.drain_min_impact_pct == 5);
+
+    T_EQ(rs_stragglers_evaluate_job(r, "gpu", &o, &rep), 0);
+    T_EQ(rep.n_verdicts, 1);
+    T_EQ(rep.n_ranks, T_STRAGGLER_RANKS);
+    T_CHECK(rep.enough_data && rep.has_window && rep.window_steps == 30);
+    T_EQ(rep.window_choice, RS_STRAGGLER_WINDOW_DEFAULT);
+    const struct rs_straggler_verdict *v = rep.n_verdicts ? &rep.verdicts[0] : NULL;
+    T_CHECK(v && v->rank == 2 && v->cause == RS_STRAGGLER_CAUSE_GPU_SLOW);
+    T_CHECK(v && v->slowdown > 1.09 && v->slowdown < 1.11 && v->last_frac == 1.0);
+    T_CHECK(v && v->slowdown == rep.ranks[2].slowdown && v->last_frac == rep.ranks[2].last_frac);
+    T_CHECK(v && v->n_kernels > 0 && strcmp(v->kernels[0].kernel, "gemm") == 0);
+    T_CHECK(v && v->onset.known && v->onset.before_search && v->windows == 3);
+    /* the JSON at the edge is the answer of rs_query_stragglers, figure for figure */
+    T_EQ(rs_query_stragglers(r, "gpu", &o, &doc), 0);
+    built = rs_straggler_report_json(&rep);
+    T_CHECK(built && doc && json_equal(built, doc));
+    json_t *jv = json_array_get(json_object_get(built, "stragglers"), 0);
+    T_CHECK(v && json_real_value(json_object_get(jv, "slowdown")) == v->slowdown);
+    T_CHECK(v && strcmp(json_string_value(json_object_get(jv, "action")),
+                        rs_straggler_action_name(v->action)) == 0);
+    json_decref(built);
+    json_decref(doc);
+    rs_straggler_report_fini(&rep);
+    rs_straggler_report_fini(&rep); /* idempotent */
+
+    T_EQ(rs_stragglers_evaluate_job(r, "clean", &o, &rep), 0);
+    T_CHECK(rep.n_verdicts == 0 && rep.action == RS_STRAGGLER_ACTION_NONE);
+    T_CHECK(strcmp(rs_straggler_action_name(rep.action), "none") == 0);
+    rs_straggler_report_fini(&rep);
+
+    /* the policy: drain_cause and drain_min_impact_pct decide, in one place */
+    policy(r, "gpu", RS_STRAGGLER_CAUSE_GPU_SLOW, 0, RS_STRAGGLER_ACTION_DRAIN_CANDIDATE);
+    policy(r, "gpu", RS_STRAGGLER_CAUSE_GPU_SLOW, 1e9, RS_STRAGGLER_ACTION_OBSERVE);
+    policy(r, "gpu", RS_STRAGGLER_CAUSE_HOST_SIDE, 0, RS_STRAGGLER_ACTION_OBSERVE);
+    policy(r, "host", RS_STRAGGLER_CAUSE_HOST_SIDE, 0, RS_STRAGGLER_ACTION_DRAIN_CANDIDATE);
+    policy(r, "host", RS_STRAGGLER_CAUSE_GPU_SLOW, 0, RS_STRAGGLER_ACTION_OBSERVE);
+
+    T_EQ(rs_stragglers_evaluate_job(r, "nope", &o, &rep), RS_E_NOT_FOUND);
+    rs_store_read_end(r);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
     T_RUN(rule);
+    T_RUN(typed);
     return T_DONE("query/stragglers");
 }
