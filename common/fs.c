@@ -101,24 +101,26 @@ out:
     return rc;
 }
 
-int
-rs_fs_mkdir_p(const char *path)
+static int
+mkdir_p(const char *path, mode_t leaf_mode)
 {
     char *made = NULL;
-    int rc = rs_fs_mkdir_p_made(path, 0755, &made);
+    int rc = rs_fs_mkdir_p_made(path, leaf_mode, &made);
 
     free(made);
     return rc;
 }
 
 int
+rs_fs_mkdir_p(const char *path)
+{
+    return mkdir_p(path, 0755);
+}
+
+int
 rs_fs_mkdir_p_private(const char *path)
 {
-    char *made = NULL;
-    int rc = rs_fs_mkdir_p_made(path, 0700, &made);
-
-    free(made);
-    return rc;
+    return mkdir_p(path, 0700);
 }
 
 int

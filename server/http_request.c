@@ -89,19 +89,24 @@ on_header_field_complete(llhttp_t *l)
     return 0;
 }
 
+/* Appends a piece of a header value to buf (cap bytes, NUL-terminated; the rest is cut). */
+static void
+capture(char *buf, size_t cap, size_t *n, const char *at, size_t len)
+{
+    for (size_t i = 0; i < len && *n + 1 < cap; i++)
+        buf[(*n)++] = at[i];
+    buf[*n] = '\0';
+}
+
 static int
 on_header_value(llhttp_t *l, const char *at, size_t len)
 {
     struct rs_http_parser *p = parser_of(l);
 
     if (p->in_if_none_match)
-        for (size_t i = 0; i < len && p->if_none_match_len + 1 < sizeof p->if_none_match; i++)
-            p->if_none_match[p->if_none_match_len++] = at[i];
-    p->if_none_match[p->if_none_match_len] = '\0';
+        capture(p->if_none_match, sizeof p->if_none_match, &p->if_none_match_len, at, len);
     if (p->in_expect)
-        for (size_t i = 0; i < len && p->expect_len + 1 < sizeof p->expect; i++)
-            p->expect[p->expect_len++] = at[i];
-    p->expect[p->expect_len] = '\0';
+        capture(p->expect, sizeof p->expect, &p->expect_len, at, len);
     return limit_headers(p, len + 2);
 }
 

@@ -1,12 +1,27 @@
-/* Agent batches for tests, built with designated initialisers so that a field added to the wire
- * structs (proto/wire.h) cannot shift a fixture's values silently: t_agent_batch wraps rank
- * batches as agent `agent`'s batch number `seq` (boot id 1, host "h"). */
+/* Agent batches and rank identities for tests, built with designated initialisers so that a field
+ * added to the wire structs (proto/wire.h) cannot shift a fixture's values silently:
+ * t_agent_batch wraps rank batches as agent `agent`'s batch number `seq` (boot id 1, host "h");
+ * T_IDENTITY is a rank's identity. */
 #ifndef RS_TESTS_T_BATCH_H
 #define RS_TESTS_T_BATCH_H
 
 #include "proto/wire.h"
 
 #include <stdint.h>
+
+/* The identity of rank `rank` (local rank the same) of a `world`-rank job on host "h", pid 1. */
+#define T_IDENTITY(job_, rank_, world_, gpu_)                                                      \
+    {                                                                                              \
+        .job = (job_), .rank = (rank_), .local_rank = (rank_), .world_size = (world_),             \
+        .host = "h", .gpu_uuid = (gpu_), .pid = 1                                                  \
+    }
+
+/* Any rank identity, field by field in the struct's order. */
+#define T_IDENTITY_OF(job_, rank_, local_, world_, host_, gpu_, pid_)                              \
+    {                                                                                              \
+        .job = (job_), .rank = (rank_), .local_rank = (local_), .world_size = (world_),            \
+        .host = (host_), .gpu_uuid = (gpu_), .pid = (pid_)                                         \
+    }
 
 static inline struct rs_agent_batch
 t_agent_batch(uint64_t agent, uint64_t seq, const struct rs_rank_batch *rb, uint32_t n)

@@ -1,6 +1,7 @@
 /* Writes the seed corpus of tests/fuzz/corpus/wire/ (valid requests, frames and replies); run by
  * hand when the schema changes: build/tests/tools/make-corpus tests/fuzz/corpus/wire */
 #include "proto/wire.h"
+#include "tests/t_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,13 +35,7 @@ main(int argc, char **argv)
     struct rs_stall_record x = {16, 5, 0, 2, 1234};
     struct rs_kernel_total kt = {0, 10000, 0, 3, 2500, 1000};
     struct rs_copy_total ct = {10000, 10000, RS_COPY_DTOH, 2, 300, 200, 4096};
-    struct rs_rank_batch rb = {.identity = {.job = "job",
-                                            .rank = 1,
-                                            .local_rank = 1,
-                                            .world_size = 2,
-                                            .host = "host",
-                                            .gpu_uuid = "GPU-1",
-                                            .pid = 42},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY_OF("job", 1, 1, 2, "host", "GPU-1", 42),
                                .clock = {1, 2},
                                .strings = names,
                                .n_strings = 3,

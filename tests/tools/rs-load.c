@@ -4,6 +4,7 @@
  * file. usage: rs-load URL BATCHES KERNELS ACKED_FILE */
 #include "common/clock.h"
 #include "proto/wire.h"
+#include "tests/t_batch.h"
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -46,13 +47,7 @@ main(int argc, char **argv)
                                              7,
                                              0,
                                              (uint32_t)i};
-        struct rs_rank_batch rb = {.identity = {.job = "crash",
-                                                .rank = 0,
-                                                .local_rank = 0,
-                                                .world_size = 1,
-                                                .host = "h",
-                                                .gpu_uuid = "GPU-x",
-                                                .pid = 1},
+        struct rs_rank_batch rb = {.identity = T_IDENTITY("crash", 0, 1, "GPU-x"),
                                    .strings = names,
                                    .n_strings = 1,
                                    .kernels = k,

@@ -2,6 +2,7 @@
  * "status=N seq=N error=...". The request is either raw bytes from a file (--raw FILE: garbage,
  * truncated or hostile input) or a small valid AgentBatch (--valid JOB SEQ). */
 #include "proto/wire.h"
+#include "tests/t_batch.h"
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -50,13 +51,7 @@ main(int argc, char **argv)
     if (argc == 5 && strcmp(argv[2], "--valid") == 0) {
         static const char *const names[] = {"k"};
         struct rs_kernel_record k = {1000, 2000, 0, 7, 0, 0};
-        struct rs_rank_batch rb = {.identity = {.job = argv[3],
-                                                .rank = 0,
-                                                .local_rank = 0,
-                                                .world_size = 1,
-                                                .host = "h",
-                                                .gpu_uuid = "GPU-x",
-                                                .pid = 1},
+        struct rs_rank_batch rb = {.identity = T_IDENTITY(argv[3], 0, 1, "GPU-x"),
                                    .strings = names,
                                    .n_strings = 1,
                                    .kernels = &k,

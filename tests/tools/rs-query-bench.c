@@ -12,6 +12,7 @@
 #include "query/steps.h"
 #include "query/stragglers.h"
 #include "query/stats.h"
+#include "tests/t_batch.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -82,22 +83,17 @@ generate(rs_store *st, uint32_t ranks, uint64_t steps)
                                                             false};
                 s[ns++] = (struct rs_step_record){.step = i, .start_ns = t, .end_ns = t + STEP_NS};
             }
-            struct rs_rank_batch rb = {.identity = {.job = "bench",
-                                                    .rank = r,
-                                                    .local_rank = r % 8,
-                                                    .world_size = ranks,
-                                                    .host = "node",
-                                                    .gpu_uuid = "GPU-b",
-                                                    .pid = 1},
-                                       .clock = {T0, T0},
-                                       .strings = names,
-                                       .n_strings = KERNELS + 1,
-                                       .kernels = k,
-                                       .n_kernels = (uint32_t)nk,
-                                       .collectives = c,
-                                       .n_collectives = (uint32_t)nc,
-                                       .steps = s,
-                                       .n_steps = (uint32_t)ns};
+            struct rs_rank_batch rb = {
+                .identity = T_IDENTITY_OF("bench", r, r % 8, ranks, "node", "GPU-b", 1),
+                .clock = {T0, T0},
+                .strings = names,
+                .n_strings = KERNELS + 1,
+                .kernels = k,
+                .n_kernels = (uint32_t)nk,
+                .collectives = c,
+                .n_collectives = (uint32_t)nc,
+                .steps = s,
+                .n_steps = (uint32_t)ns};
             struct rs_agent_batch b = {1, 7, ++seq, {7, 1, "h", "v", {0, 0}}, &rb, 1, 0};
             bool dup;
             rc = rs_store_write_batch(w, &b, &dup);

@@ -17,6 +17,7 @@
  *        [OFFERED] */
 #include "common/clock.h"
 #include "proto/wire.h"
+#include "tests/t_batch.h"
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -102,13 +103,8 @@ fill_rank(struct rs_rank_batch *rb, uint32_t rank, uint64_t w, struct rs_kernel_
             .measured = true,
             .metrics = {compute, comm, comm, S - compute - comm, 10000, KERNEL_NAMES * 9 + COLLS}};
     }
-    *rb = (struct rs_rank_batch){.identity = {.job = "summary-bench",
-                                              .rank = rank,
-                                              .local_rank = rank % 8,
-                                              .world_size = ranks,
-                                              .host = "node",
-                                              .gpu_uuid = "GPU-bench",
-                                              .pid = 1000 + rank},
+    *rb = (struct rs_rank_batch){.identity = T_IDENTITY_OF("summary-bench", rank, rank % 8, ranks,
+                                                           "node", "GPU-bench", 1000 + rank),
                                  .clock = {t0 + (w + per_rank) * S, t0 + (w + per_rank) * S},
                                  .strings = name_ptrs,
                                  .n_strings = KERNEL_NAMES + 1,

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "query/stats.h"
 #include "storage/store.h"
+#include "tests/t_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,18 +41,13 @@ generate(rs_store *st, const char *const *names, uint32_t ranks, uint64_t second
             bool dup;
             uint32_t m = 0;
             for (uint32_t r = node * NODE; r < ranks && m < NODE; r++, m++)
-                rb[m] = (struct rs_rank_batch){.identity = {.job = "bench",
-                                                            .rank = r,
-                                                            .local_rank = m,
-                                                            .world_size = ranks,
-                                                            .host = "h",
-                                                            .gpu_uuid = "GPU-1",
-                                                            .pid = 1},
-                                               .clock = {sent, sent},
-                                               .strings = names,
-                                               .n_strings = NAMES,
-                                               .kernel_totals = kt,
-                                               .n_kernel_totals = n};
+                rb[m] = (struct rs_rank_batch){
+                    .identity = T_IDENTITY_OF("bench", r, m, ranks, "h", "GPU-1", 1),
+                    .clock = {sent, sent},
+                    .strings = names,
+                    .n_strings = NAMES,
+                    .kernel_totals = kt,
+                    .n_kernel_totals = n};
             struct rs_agent_batch b = {
                 1000 + node, 1, ++seq, {1000 + node, 1, "h", "bench", {0, 0}}, rb, m, 0};
             if ((rc = rs_store_write_begin(st, &w)) != 0)

@@ -5,6 +5,7 @@
 #include "node-agent/aggregate.h"
 #include "node-agent/summary.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +13,7 @@
 static struct rs_rank_batch
 frame(const char *const *names, uint32_t n_names, uint32_t rank, struct rs_kernel_record *k)
 {
-    return (struct rs_rank_batch){.identity = {.job = "job",
-                                               .rank = rank,
-                                               .local_rank = rank,
-                                               .world_size = 4,
-                                               .host = "h",
-                                               .gpu_uuid = "GPU",
-                                               .pid = 1},
+    return (struct rs_rank_batch){.identity = T_IDENTITY("job", rank, 4, "GPU"),
                                   .strings = names,
                                   .n_strings = n_names,
                                   .kernels = k,
@@ -105,13 +100,7 @@ many_ranks(void)
     T_OK(rs_aggregate_new(&a));
     for (uint32_t j = 0; j < 2; j++)
         for (uint32_t r = 0; r < 20; r++) {
-            struct rs_rank_batch f = {.identity = {.job = jobs[j],
-                                                   .rank = r,
-                                                   .local_rank = r,
-                                                   .world_size = 20,
-                                                   .host = "h",
-                                                   .gpu_uuid = "GPU",
-                                                   .pid = 1},
+            struct rs_rank_batch f = {.identity = T_IDENTITY(jobs[j], r, 20, "GPU"),
                                       .strings = n1,
                                       .n_strings = 1,
                                       .kernels = &k,
@@ -202,13 +191,7 @@ first_records_wait_for_a_marker(void)
     T_OK(rs_aggregate_new(&a));
     rs_aggregate_set_summary(a, 1000 * ms);
     for (uint32_t r = 0; r < 2; r++) { /* rank 0 marks its steps, rank 1 never does */
-        struct rs_rank_batch f = {.identity = {.job = "job",
-                                               .rank = r,
-                                               .local_rank = r,
-                                               .world_size = 2,
-                                               .host = "h",
-                                               .gpu_uuid = "GPU",
-                                               .pid = 1},
+        struct rs_rank_batch f = {.identity = T_IDENTITY("job", r, 2, "GPU"),
                                   .strings = n1,
                                   .n_strings = 1,
                                   .kernels = early,
@@ -216,13 +199,7 @@ first_records_wait_for_a_marker(void)
         T_OK(rs_aggregate_add(a, &f));
     }
     T_EQ(flush_decoded(a, &d), RS_E_NOT_FOUND); /* both wait */
-    struct rs_rank_batch marked = {.identity = {.job = "job",
-                                                .rank = 0,
-                                                .local_rank = 0,
-                                                .world_size = 2,
-                                                .host = "h",
-                                                .gpu_uuid = "GPU",
-                                                .pid = 1},
+    struct rs_rank_batch marked = {.identity = T_IDENTITY("job", 0, 2, "GPU"),
                                    .strings = n1,
                                    .n_strings = 1,
                                    .kernels = &later,
@@ -254,13 +231,7 @@ first_records_wait_for_a_marker(void)
     }
     rs_wire_agent_batch_free(d);
     /* rank 1's next records wait again: a marker may still come */
-    struct rs_rank_batch more = {.identity = {.job = "job",
-                                              .rank = 1,
-                                              .local_rank = 1,
-                                              .world_size = 2,
-                                              .host = "h",
-                                              .gpu_uuid = "GPU",
-                                              .pid = 1},
+    struct rs_rank_batch more = {.identity = T_IDENTITY("job", 1, 2, "GPU"),
                                  .strings = n1,
                                  .n_strings = 1,
                                  .kernels = &later,

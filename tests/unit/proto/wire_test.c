@@ -21,13 +21,7 @@ static struct rs_rank_batch
 sample_rank(void)
 {
     struct rs_rank_batch b = {
-        .identity = {.job = "job-1",
-                     .rank = 3,
-                     .local_rank = 1,
-                     .world_size = 8,
-                     .host = "node7",
-                     .gpu_uuid = "GPU-abc",
-                     .pid = 1234},
+        .identity = T_IDENTITY_OF("job-1", 3, 1, 8, "node7", "GPU-abc", 1234),
         .clock = {111, 222},
         .strings = names,
         .n_strings = 2,

@@ -11,6 +11,7 @@
 #include "storage/store.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +50,7 @@ put_rank_of(rs_store *st, const char *job, uint32_t rank, bool with_stalls)
         s[i] = (struct rs_step_record){.step = i, .start_ns = t, .end_ns = t + 1000 * US};
         y[i] = (struct rs_memcpy_record){t + 830 * US, t + 1030 * US, 0, RS_SYNC_STREAM, 17};
     }
-    struct rs_rank_batch rb = {.identity = {.job = job,
-                                            .rank = rank,
-                                            .local_rank = rank,
-                                            .world_size = 2,
-                                            .host = "node",
-                                            .gpu_uuid = "GPU-x",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY_OF(job, rank, rank, 2, "node", "GPU-x", 1),
                                .clock = {T0 + 5000 * US, T0 + 5000 * US},
                                .strings = names,
                                .n_strings = 6,

@@ -6,6 +6,7 @@
 #include "query/top.h"
 #include "tests/t.h"
 #include "tests/unit/query/profile_fixture.h"
+#include "tests/t_batch.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -167,13 +168,7 @@ busy_and_launch_waits(void)
         k[10 + i] = (struct rs_kernel_record){
             T1 + i * 100 * MS + 25 * MS, T1 + i * 100 * MS + 75 * MS, 1, 8, 0, 0};
     }
-    struct rs_rank_batch rb = {.identity = {.job = "lw",
-                                            .rank = 0,
-                                            .local_rank = 0,
-                                            .world_size = 1,
-                                            .host = "node",
-                                            .gpu_uuid = "GPU-x",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY_OF("lw", 0, 0, 1, "node", "GPU-x", 1),
                                .clock = {T0, T0},
                                .strings = names,
                                .n_strings = 2,

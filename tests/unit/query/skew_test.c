@@ -5,6 +5,7 @@
 #include "query/skew.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,13 +36,7 @@ put_rank(rs_store *st, uint32_t rank, uint64_t offset_us, const struct coll *c, 
                                                0,
                                                17,
                                                false};
-    struct rs_rank_batch rb = {.identity = {.job = "j",
-                                            .rank = rank,
-                                            .local_rank = rank,
-                                            .world_size = 4,
-                                            .host = "h",
-                                            .gpu_uuid = "GPU",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("j", rank, 4, "GPU"),
                                .strings = names,
                                .n_strings = 1,
                                .collectives = rec,

@@ -5,6 +5,7 @@
 #include "query/steps.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,13 +53,7 @@ known_step(void)
     rs_store_write *w;
     size_t n = 0;
 
-    struct rs_rank_batch rb[2] = {{.identity = {.job = "j",
-                                                .rank = 0,
-                                                .local_rank = 0,
-                                                .world_size = 2,
-                                                .host = "h",
-                                                .gpu_uuid = "G",
-                                                .pid = 1},
+    struct rs_rank_batch rb[2] = {{.identity = T_IDENTITY("j", 0, 2, "G"),
                                    .strings = names,
                                    .n_strings = 2,
                                    .kernels = k,
@@ -67,13 +62,7 @@ known_step(void)
                                    .n_collectives = 2,
                                    .steps = s,
                                    .n_steps = 2},
-                                  {.identity = {.job = "j",
-                                                .rank = 1,
-                                                .local_rank = 1,
-                                                .world_size = 2,
-                                                .host = "h",
-                                                .gpu_uuid = "G",
-                                                .pid = 1},
+                                  {.identity = T_IDENTITY("j", 1, 2, "G"),
                                    .strings = names,
                                    .n_strings = 2,
                                    .kernels = k1,
@@ -154,39 +143,21 @@ last_arrivals(void)
     struct rs_collective_record c2[] = {{2 * MS, 5 * MS, 8, 9, 0, RS_COLL_ALLREDUCE, 1, 17, false},
                                         {6 * MS, 7 * MS, 8, 9, 1, RS_COLL_ALLREDUCE, 1, 17, false}};
     struct rs_step_record s[] = {{.step = 1, .start_ns = 0, .end_ns = 10 * MS}};
-    struct rs_rank_batch rb[3] = {{.identity = {.job = "j",
-                                                .rank = 0,
-                                                .local_rank = 0,
-                                                .world_size = 3,
-                                                .host = "h",
-                                                .gpu_uuid = "G",
-                                                .pid = 1},
+    struct rs_rank_batch rb[3] = {{.identity = T_IDENTITY("j", 0, 3, "G"),
                                    .strings = names,
                                    .n_strings = 2,
                                    .collectives = c0,
                                    .n_collectives = 3,
                                    .steps = s,
                                    .n_steps = 1},
-                                  {.identity = {.job = "j",
-                                                .rank = 1,
-                                                .local_rank = 1,
-                                                .world_size = 3,
-                                                .host = "h",
-                                                .gpu_uuid = "G",
-                                                .pid = 1},
+                                  {.identity = T_IDENTITY("j", 1, 3, "G"),
                                    .strings = names,
                                    .n_strings = 2,
                                    .collectives = c1,
                                    .n_collectives = 2,
                                    .steps = s,
                                    .n_steps = 1},
-                                  {.identity = {.job = "j",
-                                                .rank = 2,
-                                                .local_rank = 2,
-                                                .world_size = 3,
-                                                .host = "h",
-                                                .gpu_uuid = "G",
-                                                .pid = 1},
+                                  {.identity = T_IDENTITY("j", 2, 3, "G"),
                                    .strings = names,
                                    .n_strings = 2,
                                    .collectives = c2,
@@ -223,13 +194,7 @@ steps_last_until_the_next(void)
     struct rs_kernel_record k[] = {{5 * MS, 9 * MS, 0, 7, 0, 0}};
     struct rs_step_record s[] = {{.step = 1, .start_ns = 0 + 1, .end_ns = 2 * MS},
                                  {.step = 2, .start_ns = 10 * MS, .end_ns = 12 * MS}};
-    struct rs_rank_batch rb = {.identity = {.job = "j",
-                                            .rank = 0,
-                                            .local_rank = 0,
-                                            .world_size = 1,
-                                            .host = "h",
-                                            .gpu_uuid = "G",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("j", 0, 1, "G"),
                                .strings = names,
                                .n_strings = 2,
                                .kernels = k,
@@ -276,13 +241,7 @@ put_steps(rs_store *st, uint32_t n_ranks, uint64_t k0, uint64_t k1)
             c[r * n + i] = (struct rs_collective_record){
                 t + (60 + 2 * r) * MS, t + 80 * MS, 8, 1, k0 + i, RS_COLL_ALLREDUCE, 1, 17, false};
         }
-        rb[r] = (struct rs_rank_batch){.identity = {.job = "j",
-                                                    .rank = r,
-                                                    .local_rank = r,
-                                                    .world_size = n_ranks,
-                                                    .host = "h",
-                                                    .gpu_uuid = "G",
-                                                    .pid = 1},
+        rb[r] = (struct rs_rank_batch){.identity = T_IDENTITY("j", r, n_ranks, "G"),
                                        .strings = names,
                                        .n_strings = 2,
                                        .kernels = k + r * n,

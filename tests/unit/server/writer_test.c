@@ -91,13 +91,7 @@ tasks_get_their_share(void)
     struct rs_kernel_record k[KERNELS];
     for (int i = 0; i < KERNELS; i++)
         k[i] = (struct rs_kernel_record){1000 + i * 10, 1005 + i * 10, 0, 7, 0, 0};
-    struct rs_rank_batch rb = {.identity = {.job = "job-w",
-                                            .rank = 0,
-                                            .local_rank = 0,
-                                            .world_size = 1,
-                                            .host = "h",
-                                            .gpu_uuid = "GPU-1",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("job-w", 0, 1, "GPU-1"),
                                .clock = {1, 1},
                                .strings = names,
                                .n_strings = 1,

@@ -7,6 +7,7 @@
 #include "storage/store.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,13 +54,7 @@ put_windows(rs_store *st, const char *job, uint32_t rank, const struct window *w
     for (uint32_t j = 1; j < NAMES; j++) /* the 10th window: every name */
         kt[n++] = (struct rs_kernel_total){w[10].start, w[10].len, j, 1, 1000 + j, 1000 + j};
     struct rs_rank_batch rb = {
-        .identity = {.job = job,
-                     .rank = rank,
-                     .local_rank = rank,
-                     .world_size = RANKS,
-                     .host = "h",
-                     .gpu_uuid = "GPU-1",
-                     .pid = 1},
+        .identity = T_IDENTITY(job, rank, RANKS, "GPU-1"),
         .clock = {w[WINDOWS - 1].start + 10 * S, w[WINDOWS - 1].start + 10 * S},
         .strings = names,
         .n_strings = NAMES,

@@ -19,13 +19,7 @@ store_with_one_batch(char *dir)
 {
     struct rs_kernel_record k = {100, 200, 0, 7, 0, 0};
     struct rs_step_record s = {.step = 1, .start_ns = 50, .end_ns = 300};
-    struct rs_rank_batch rb = {.identity = {.job = "job",
-                                            .rank = 0,
-                                            .local_rank = 0,
-                                            .world_size = 1,
-                                            .host = "h",
-                                            .gpu_uuid = "GPU",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("job", 0, 1, "GPU"),
                                .strings = names,
                                .n_strings = 1,
                                .kernels = &k,
@@ -136,13 +130,7 @@ window_longer_than_its_ranks_longest(void)
     struct rs_store_check_report rep;
     rs_store *st = store_with_one_batch(dir);
     struct rs_kernel_total kt = {1000000000, 5000000000, 0, 1, 10, 10}; /* a 5 s window */
-    struct rs_rank_batch rb = {.identity = {.job = "job",
-                                            .rank = 0,
-                                            .local_rank = 0,
-                                            .world_size = 1,
-                                            .host = "h",
-                                            .gpu_uuid = "GPU",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("job", 0, 1, "GPU"),
                                .clock = {6000000000, 6000000000},
                                .strings = names,
                                .n_strings = 1,

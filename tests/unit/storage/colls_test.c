@@ -7,6 +7,7 @@
 #include "storage/store.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <lmdb.h>
 #include <stdio.h>
@@ -58,18 +59,13 @@ fill(rs_store *st, uint32_t ranks, uint64_t seqs, uint64_t per_batch, unsigned s
                         c[n++] = (struct rs_collective_record){
                             s, s + 5000, 1024, 0xc0de0000u + comm, seq, op, 0, 7, true};
                     }
-            struct rs_rank_batch rb = {.identity = {.job = "job-c",
-                                                    .rank = rank,
-                                                    .local_rank = rank % 8,
-                                                    .world_size = ranks,
-                                                    .host = "h",
-                                                    .gpu_uuid = "GPU-1",
-                                                    .pid = 1},
-                                       .clock = {1, 1},
-                                       .strings = names,
-                                       .n_strings = 1,
-                                       .collectives = c,
-                                       .n_collectives = (uint32_t)n};
+            struct rs_rank_batch rb = {
+                .identity = T_IDENTITY_OF("job-c", rank, rank % 8, ranks, "h", "GPU-1", 1),
+                .clock = {1, 1},
+                .strings = names,
+                .n_strings = 1,
+                .collectives = c,
+                .n_collectives = (uint32_t)n};
             t_store_put(st, &rb, 1);
         }
     }

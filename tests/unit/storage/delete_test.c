@@ -31,13 +31,7 @@ put_job(rs_store *st, const char *job, uint64_t seq)
             .step = (uint64_t)i, .start_ns = 100 * i, .end_ns = 100 * i + 50};
     }
     for (uint32_t rank = 0; rank < 4; rank++) {
-        struct rs_rank_batch rb = {.identity = {.job = job,
-                                                .rank = rank,
-                                                .local_rank = rank,
-                                                .world_size = 4,
-                                                .host = "h",
-                                                .gpu_uuid = "GPU",
-                                                .pid = 1},
+        struct rs_rank_batch rb = {.identity = T_IDENTITY(job, rank, 4, "GPU"),
                                    .strings = names,
                                    .n_strings = 2,
                                    .kernels = k,

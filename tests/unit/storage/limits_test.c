@@ -36,13 +36,7 @@ static int
 write_batch(rs_store *st, uint64_t seq)
 {
     static struct rs_kernel_record k[2000];
-    struct rs_rank_batch rb = {.identity = {.job = "full",
-                                            .rank = 0,
-                                            .local_rank = 0,
-                                            .world_size = 1,
-                                            .host = "h",
-                                            .gpu_uuid = "GPU",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("full", 0, 1, "GPU"),
                                .strings = names,
                                .n_strings = 1,
                                .kernels = k,
@@ -129,13 +123,7 @@ write_path_batch(rs_store *st, enum write_path p, uint64_t seq)
         strs[i] = text[i];
     }
 #define N_OF(path) (p == (path) ? PATH_RECORDS : 0)
-    struct rs_rank_batch rb = {.identity = {.job = "full",
-                                            .rank = 0,
-                                            .local_rank = 0,
-                                            .world_size = 1,
-                                            .host = "h",
-                                            .gpu_uuid = "GPU",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("full", 0, 1, "GPU"),
                                .clock = {seq * 1000000000000ull, seq * 1000000000000ull},
                                .strings = many_names ? strs : names,
                                .n_strings = many_names ? PATH_RECORDS : 1,

@@ -35,13 +35,7 @@ put(rs_store *st, uint32_t rank, uint64_t t, uint32_t n, uint32_t n_names)
             t + i * 1000000ull, t + i * 1000000ull + (1 + i % 7) * 1000, i % n_names, 7, 0, 0};
     struct rs_memcpy_record m[2] = {{t + 500000, t + 502000, 4096, RS_COPY_HTOD, 7},
                                     {t + 1500000, t + 1501000, 64, RS_COPY_MEMSET, 7}};
-    struct rs_rank_batch rb = {.identity = {.job = "job",
-                                            .rank = rank,
-                                            .local_rank = rank,
-                                            .world_size = 2,
-                                            .host = "h",
-                                            .gpu_uuid = "GPU-1",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("job", rank, 2, "GPU-1"),
                                .clock = {t, t},
                                .strings = names,
                                .n_strings = NAMES,
@@ -275,13 +269,7 @@ put_steps(rs_store *st, uint32_t rank, uint64_t t, unsigned summarized)
             sum[n_sum++] = (struct rs_step_summary){
                 .step = i, .start_ns = steps[i].start_ns, .end_ns = steps[i].end_ns};
     }
-    struct rs_rank_batch rb = {.identity = {.job = "job",
-                                            .rank = rank,
-                                            .local_rank = rank,
-                                            .world_size = 8,
-                                            .host = "h",
-                                            .gpu_uuid = "GPU-1",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("job", rank, 8, "GPU-1"),
                                .clock = {t, t},
                                .steps = steps,
                                .n_steps = 5};
@@ -371,13 +359,7 @@ put_agent_windows(rs_store *st, uint64_t from_s, uint32_t n, uint64_t len_s)
         ct[i] = (struct rs_copy_total){start, len_s * S, RS_COPY_HTOD, 1, 900, 900, 4096};
     }
     uint64_t end = T0 + (from_s + n * len_s) * S;
-    struct rs_rank_batch rb = {.identity = {.job = "sum",
-                                            .rank = 0,
-                                            .local_rank = 0,
-                                            .world_size = 1,
-                                            .host = "h",
-                                            .gpu_uuid = "GPU-1",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("sum", 0, 1, "GPU-1"),
                                .clock = {end, end},
                                .strings = names,
                                .n_strings = NAMES,

@@ -6,6 +6,7 @@
 #include "storage/store.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,13 +37,7 @@ put_job(rs_store *st)
         for (uint64_t k = 0; k < 50; k++)
             s[k] = (struct rs_step_record){
                 .step = k * 2 + 10, .start_ns = T0 + k * 80 * MS, .end_ns = T0 + (k + 1) * 80 * MS};
-        struct rs_rank_batch rb = {.identity = {.job = "job",
-                                                .rank = r,
-                                                .local_rank = r,
-                                                .world_size = RANKS,
-                                                .host = "h",
-                                                .gpu_uuid = "G",
-                                                .pid = 1},
+        struct rs_rank_batch rb = {.identity = T_IDENTITY("job", r, RANKS, "G"),
                                    .strings = names,
                                    .n_strings = 1,
                                    .collectives = c,

@@ -29,13 +29,7 @@ batch(uint64_t seq, uint32_t rank, struct rs_rank_batch *rb, struct rs_kernel_re
         seq * 1000000, seq * 1000000 + 2000, 64, 77, seq, RS_COLL_ALLREDUCE, 1, 17, false};
     *s = (struct rs_step_record){
         .step = seq, .start_ns = seq * 1000000, .end_ns = seq * 1000000 + 900000};
-    *rb = (struct rs_rank_batch){.identity = {.job = "job-a",
-                                              .rank = rank,
-                                              .local_rank = rank,
-                                              .world_size = 2,
-                                              .host = "h",
-                                              .gpu_uuid = "GPU-1",
-                                              .pid = 1},
+    *rb = (struct rs_rank_batch){.identity = T_IDENTITY("job-a", rank, 2, "GPU-1"),
                                  .clock = {1000, 1500},
                                  .collector_flags = RS_COLLECTOR_CLOCK_REPLACED,
                                  .collector_status = "clock",

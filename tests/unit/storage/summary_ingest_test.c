@@ -22,13 +22,7 @@ static void
 put(rs_store *st, const struct rs_kernel_total *kt, uint32_t n_kt, const struct rs_copy_total *ct,
     uint32_t n_ct, const struct rs_step_record *steps, uint32_t n_steps)
 {
-    struct rs_rank_batch rb = {.identity = {.job = "job",
-                                            .rank = 0,
-                                            .local_rank = 0,
-                                            .world_size = 1,
-                                            .host = "h",
-                                            .gpu_uuid = "GPU-1",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("job", 0, 1, "GPU-1"),
                                .clock = {T0 + 60 * S, T0 + 60 * S},
                                .strings = names,
                                .n_strings = 2,
@@ -266,13 +260,7 @@ aborted_names_are_written_again(void)
 
     st = t_store_open(dir, NULL);
     const struct rs_kernel_total kt = {T0, 5 * S, 0, 1, 10, 10};
-    struct rs_rank_batch rb = {.identity = {.job = "job",
-                                            .rank = 0,
-                                            .local_rank = 0,
-                                            .world_size = 1,
-                                            .host = "h",
-                                            .gpu_uuid = "GPU-1",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("job", 0, 1, "GPU-1"),
                                .clock = {T0, T0},
                                .strings = names,
                                .n_strings = 1,
@@ -322,13 +310,7 @@ put_names(rs_store *st, const char *const *batch_names, uint32_t n_names, uint64
     struct rs_kernel_total kt[3];
     for (uint32_t i = 0; i < n_names; i++)
         kt[i] = (struct rs_kernel_total){start, 5 * S, i, 1, 10, 10};
-    struct rs_rank_batch rb = {.identity = {.job = "job",
-                                            .rank = 0,
-                                            .local_rank = 0,
-                                            .world_size = 1,
-                                            .host = "h",
-                                            .gpu_uuid = "GPU-1",
-                                            .pid = 1},
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("job", 0, 1, "GPU-1"),
                                .clock = {start, start},
                                .strings = batch_names,
                                .n_strings = n_names,
