@@ -285,7 +285,8 @@ rs_http_respond_json(rs_http_conn *c, int status, json_t *doc)
     /* Pollers (schedulers) revalidate with If-None-Match and get 304 while nothing changed. */
     char etag[40];
     snprintf(etag, sizeof etag, "\"%016llx\"", (unsigned long long)rs_hash_fnv1a64(text, len));
-    if (c->parser.if_none_match[0] && strstr(c->parser.if_none_match, etag))
+    const char *inm = c->parser.headers[RS_HTTP_IF_NONE_MATCH].value;
+    if (inm[0] && strstr(inm, etag))
         respond(c, 304, "application/json", etag, "", 0);
     else
         respond(c, 200, "application/json", etag, text, len);

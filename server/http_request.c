@@ -37,12 +37,14 @@ on_message_begin(llhttp_t *l)
     p->header_bytes = 0;
     p->body_len = 0;
     p->error_status = 0;
-    p->header_name_len = p->if_none_match_len = 0;
-    p->header_name[0] = p->if_none_match[0] = '\0';
-    p->in_if_none_match = 0;
-    p->in_expect = p->continue_due = false;
-    p->expect_len = 0;
-    p->expect[0] = '\0';
+    p->header_name_len = 0;
+    p->header_name[0] = '\0';
+    for (int i = 0; i < RS_HTTP_HEADERS; i++) {
+        p->headers[i].len = 0;
+        p->headers[i].value[0] = '\0';
+    }
+    p->capturing = -1;
+    p->continue_due = false;
     return 0;
 }
 
@@ -78,12 +80,13 @@ on_header_field_complete(llhttp_t *l)
 {
     struct rs_http_parser *p = parser_of(l);
 
-    p->in_if_none_match = strcmp(p->header_name, "if-none-match") == 0;
-    if (p->in_if_none_match)
-        p->if_none_match_len = 0;
-    p->in_expect = strcmp(p->header_name, "expect") == 0;
-    if (p->in_expect)
-        p->expect_len = 0;
+    static const char *const names[RS_HTTP_HEADERS] = {"if-none-match", "expect", "host", "origin",
+                                                       "content-type"};
+
+    p->capturing = -1;
+    for (int i = 0; i < RS_HTTP_HEADERS; i++)
+        if (strcmp(p->header_name, names[i]) == 0)
+            p->capturing = i;
     p->header_name_len = 0;
     p->header_name[0] = '\0';
     return 0;
@@ -103,10 +106,10 @@ on_header_value(llhttp_t *l, const char *at, size_t len)
 {
     struct rs_http_parser *p = parser_of(l);
 
-    if (p->in_if_none_match)
-        capture(p->if_none_match, sizeof p->if_none_match, &p->if_none_match_len, at, len);
-    if (p->in_expect)
-        capture(p->expect, sizeof p->expect, &p->expect_len, at, len);
+    if (p->capturing >= 0) {
+        struct rs_http_header *h = &p->headers[p->capturing];
+        capture(h->value, sizeof h->value, &h->len, at, len);
+    }
     return limit_headers(p, len + 2);
 }
 
@@ -119,7 +122,7 @@ on_headers_complete(llhttp_t *l)
         p->error_status = 413; /* said now, not after the client sent it all */
         return -1;
     }
-    p->continue_due = strcasecmp(p->expect, "100-continue") == 0;
+    p->continue_due = strcasecmp(p->headers[RS_HTTP_EXPECT].value, "100-continue") == 0;
     return 0;
 }
 
@@ -251,8 +254,17 @@ rs_http_parser_request(struct rs_http_parser *p, struct rs_http_request *out)
         !rs_utf8_valid(decoded, (size_t)n))
         return 400;
     memcpy(p->url, decoded, (size_t)n + 1);
-    *out = (struct rs_http_request){p->method,   p->url,          query, p->body ? p->body : "",
-                                    p->body_len, p->if_none_match};
+    *out = (struct rs_http_request){
+        .method = p->method,
+        .path = p->url,
+        .query = query,
+        .body = p->body ? p->body : "",
+        .body_len = p->body_len,
+        .if_none_match = p->headers[RS_HTTP_IF_NONE_MATCH].value,
+        .host = p->headers[RS_HTTP_HOST].value,
+        .origin = p->headers[RS_HTTP_ORIGIN].value,
+        .content_type = p->headers[RS_HTTP_CONTENT_TYPE].value,
+    };
     return 0;
 }
 

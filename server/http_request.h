@@ -18,13 +18,24 @@ struct rs_http_request {
     const char *query;  /* raw query string without '?', "" when none */
     const char *body;
     size_t body_len;
-    const char *if_none_match; /* the If-None-Match header, "" when absent */
+    const char *if_none_match;                /* the If-None-Match header, "" when absent */
+    const char *host, *origin, *content_type; /* "" when absent */
 };
 
 enum {
     RS_HTTP_NEED_MORE = 0, /* everything consumed; the request is not complete yet */
     RS_HTTP_COMPLETE = 1,  /* a whole request is ready (rs_http_parser_request) */
     /* otherwise: an HTTP error status (400, 413, 414, 431) — answer it and close */
+};
+
+/* The headers a request's fields carry (rs_http_request). */
+enum rs_http_header_id {
+    RS_HTTP_IF_NONE_MATCH,
+    RS_HTTP_EXPECT,
+    RS_HTTP_HOST,
+    RS_HTTP_ORIGIN,
+    RS_HTTP_CONTENT_TYPE,
+    RS_HTTP_HEADERS
 };
 
 struct rs_http_parser {
@@ -36,18 +47,19 @@ struct rs_http_parser {
     char url[RS_HTTP_URL_MAX];
     size_t url_len;
     size_t header_bytes;
-    char *body;              /* the request's body; freed when the next request starts, so an */
+    char *body;                /* the request's body; freed when the next request starts, so an */
     size_t body_len, body_cap; /* idle keep-alive connection holds none (it held up to 16 MiB) */
     char method[16];
-    /* headers we act on: If-None-Match (ETag revalidation), Expect (100-continue) */
+    /* headers we act on (the first bytes of each; a repeated header's values are joined):
+     * If-None-Match (ETag revalidation), Expect (100-continue), and for browser safety Host,
+     * Origin and Content-Type */
     char header_name[32];
     size_t header_name_len;
-    int in_if_none_match;
-    char if_none_match[96];
-    size_t if_none_match_len;
-    bool in_expect;
-    char expect[24];
-    size_t expect_len;
+    struct rs_http_header {
+        char value[160];
+        size_t len;
+    } headers[RS_HTTP_HEADERS];
+    int capturing; /* the header whose value arrives now (enum rs_http_header_id), or -1 */
     /* The headers asked for "Expect: 100-continue" and the body has not come yet: the caller
      * sends "HTTP/1.1 100 Continue" once and clears it. A body over the limit is refused (413)
      * when its Content-Length arrives, before anything is sent. */

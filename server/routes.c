@@ -519,6 +519,8 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
     struct rs_server *srv = server;
     const char *path = req->path;
 
+    if (rs__server_browser_refused(srv, c, req))
+        return;
     if (strcmp(path, "/healthz") == 0) {
         if (expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
             rs_http_respond_json(c, 200, health_json(srv));

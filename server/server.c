@@ -135,6 +135,7 @@ rs_server_run(const struct rs_server_config *cfg)
 
     memset(&run, 0, sizeof run);
     srv->cfg = cfg;
+    srv->http_loopback = rs__server_http_loopback(cfg->http);
     srv->start_ns = rs_clock_mono_ns();
     signal(SIGPIPE, SIG_IGN);
     if (parse_host_port(cfg->http, host, sizeof host, &http_port) != 0) {

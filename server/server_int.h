@@ -14,6 +14,7 @@
 
 struct rs_server {
     const struct rs_server_config *cfg;
+    bool http_loopback; /* the REST API listens on loopback (browser_rules.c) */
     uv_loop_t loop;
     uv_signal_t sigint, sigterm;
     rs_store *store;
@@ -30,6 +31,17 @@ struct rs_store_options rs__server_store_options(const struct rs_server_config *
 
 /* The HTTP handler: routes a request to its endpoint (routes.c). */
 void rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *req);
+
+/* Browser rules (browser_rules.c): what a web page could make a browser on an operator's machine
+ * send. rs__server_browser_refused answers and returns true for: a Host that is not a loopback
+ * name when the REST API listens on loopback (DNS rebinding), a request that changes data with an
+ * Origin other than its Host (CSRF), a POST /v1/import whose Content-Type is not
+ * application/x-protobuf (a form's text/plain needs no preflight) — 403, 403, 415. Requests
+ * without Host or Origin (clients, scripts, HTTP/1.0) pass. rs__server_http_loopback: whether an
+ * HTTP listen address ("127.0.0.1:7070") is a loopback one. */
+bool rs__server_browser_refused(struct rs_server *srv, rs_http_conn *c,
+                                const struct rs_http_request *req);
+bool rs__server_http_loopback(const char *http_address);
 
 /* POST /v1/import: one AgentBatch protobuf in the body, answered after its commit
  * (bulk_import.c). */

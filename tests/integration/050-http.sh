@@ -33,5 +33,16 @@ head -c 20000000 /dev/zero > '$WORK/big.bin' &&
 curl -sv -o /dev/null -w '%{http_code}' -X POST -H 'Expect: 100-continue' \
     --data-binary @'$WORK/big.bin' '$HTTP/v1/import' 2>'$WORK/b5.err' >'$WORK/b5.code';
 [ \$(cat '$WORK/b5.code') = 413 ] && ! grep -q '100 Continue' '$WORK/b5.err'"
+check "DNS rebinding: a Host that is not a loopback name is 403 on a loopback server" sh -c "
+[ \$(curl -s -o '$WORK/h1' -w '%{http_code}' -H 'Host: evil.example' '$HTTP/v1/jobs') = 403 ] &&
+grep -q 'is not this server' '$WORK/h1' &&
+[ \$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: localhost:$HTTP_PORT' '$HTTP/v1/jobs') = 200 ]"
+check "CSRF: a text/plain POST /v1/import (what a form sends) is 415" sh -c "
+[ \$(curl -s -o '$WORK/h2' -w '%{http_code}' -X POST -H 'Content-Type: text/plain' --data-binary 'x' \
+    '$HTTP/v1/import') = 415 ] && grep -q 'application/x-protobuf' '$WORK/h2'"
+check "CSRF: a DELETE with another Origin is 403; the same origin goes through (404: no such job)" sh -c "
+[ \$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H 'Origin: http://evil.example' \
+    '$HTTP/v1/jobs/nope') = 403 ] &&
+[ \$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H 'Origin: $HTTP' '$HTTP/v1/jobs/nope') = 404 ]"
 check "timeouts are counted" sh -c "curl -s '$HTTP/healthz' | python3 -c 'import json,sys; assert json.load(sys.stdin)[\"counters\"][\"http_timeouts\"] >= 2'"
 finish

@@ -31,7 +31,7 @@ if probe == "garbage":
     assert r.startswith(b"HTTP/1.1 400"), r[:80]
 elif probe == "slowloris":
     s = connect()
-    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
     time.sleep(0.3)
     s.sendall(b"X-Slow: 1\r\n")  # still not finished; the 500 ms request timeout fires
     t0 = time.time()
@@ -45,7 +45,7 @@ elif probe == "idle":
     assert r == b"" and 1.5 < time.time() - t0 < 4.5, (r, time.time() - t0)
 elif probe == "keepalive":
     s = connect()
-    req = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    req = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
     s.sendall(req + req)  # pipelined
     time.sleep(0.3)
     s.settimeout(0.5)
@@ -53,12 +53,12 @@ elif probe == "keepalive":
     assert r.count(b"HTTP/1.1 200") == 2, r
 elif probe == "bigheader":
     s = connect()
-    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n")
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n")
     r = read_all(s)
     assert r.startswith(b"HTTP/1.1 431"), r[:80]
 elif probe == "bigbody":
     s = connect()
-    s.sendall(b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n")
+    s.sendall(b"POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2000000\r\n\r\n")
     try:
         for _ in range(40):
             s.sendall(b"{" * 50000)

@@ -193,6 +193,31 @@ expect_continue(void)
     rs_http_parser_fini(&p);
 }
 
+/* The headers browser rules read arrive in the request, and are not carried to the next. */
+static void
+browser_headers(void)
+{
+    static const char req[] = "POST /v1/import HTTP/1.1\r\nHost: 127.0.0.1:7070\r\n"
+                              "Origin: http://evil.example\r\nContent-Type: text/plain\r\n"
+                              "Content-Length: 1\r\n\r\nx"
+                              "GET /healthz HTTP/1.1\r\n\r\n";
+    struct rs_http_parser p;
+    struct rs_http_request r;
+    size_t used = 0;
+
+    rs_http_parser_init(&p, 16384, 1024);
+    T_EQ(feed_all(&p, req, &used), RS_HTTP_COMPLETE);
+    T_OK(rs_http_parser_request(&p, &r));
+    T_CHECK(strcmp(r.host, "127.0.0.1:7070") == 0);
+    T_CHECK(strcmp(r.origin, "http://evil.example") == 0);
+    T_CHECK(strcmp(r.content_type, "text/plain") == 0);
+    rs_http_parser_next(&p);
+    T_EQ(rs_http_parser_feed(&p, req + used, sizeof req - 1 - used, &used), RS_HTTP_COMPLETE);
+    T_OK(rs_http_parser_request(&p, &r));
+    T_CHECK(r.host[0] == '\0' && r.origin[0] == '\0' && r.content_type[0] == '\0');
+    rs_http_parser_fini(&p);
+}
+
 int
 main(void)
 {
@@ -203,5 +228,6 @@ main(void)
     T_RUN(malformed);
     T_RUN(url_hygiene);
     T_RUN(expect_continue);
+    T_RUN(browser_headers);
     return T_DONE("server/http_request");
 }
