@@ -89,9 +89,11 @@ struct rank_window {
     uint64_t instances; /* collective instances (across ranks) that started in its steps */
     uint64_t last;      /* instances it arrived last at */
     double impact_ns;   /* others' median wait at those instances */
-    /* the rule's two figures, computed once (build_windows) */
-    double slowdown;  /* work_ms / peers_ms (1 without peers' time) */
-    double last_frac; /* last / instances (0 without instances) */
+    /* the rule's figures, computed once (build_windows) */
+    double slowdown;     /* work_ms / peers_ms (1 without peers' time) */
+    double last_frac;    /* last / instances (0 without instances) */
+    double wait_share;   /* impact_ns / the window's sum of every rank's impact_ns */
+    double share_needed; /* the wait_share the rule asks: min_last_frac / ranks slow together */
 };
 
 struct window {
@@ -228,12 +230,25 @@ build_windows(struct ctx *c)
          * which would halve a straggler's apparent slowdown (measured: a 5% straggler among 2
          * ranks went unseen). For many ranks the two are the same. One sort serves every rank. */
         rs_quantile(refs, c->n_ranks, 0.5);
+        double waits = 0;
+        size_t slow = 0;
         for (size_t i = 0; i < c->n_ranks; i++) {
             size_t k = rs_lower_bound(refs, c->n_ranks, w->r[i].work_ms);
             struct rank_window *rw = &w->r[i];
             rw->peers_ms = rs_quantile_sorted_without(refs, c->n_ranks, k, 0.5);
             rw->slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
             rw->last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
+            waits += rw->impact_ns;
+            slow += rw->slowdown - 1.0 >= c->o->threshold;
+        }
+        /* The share of the others' waiting each rank caused (docs/analysis.md "Straggler"):
+         * collectives launched back to back after the same compute show the late rank only at
+         * the first of them — the rest start together and cost nobody a wait — so a count of
+         * last arrivals hides it and the wait it caused does not; ranks late together split it. */
+        for (size_t i = 0; i < c->n_ranks; i++) {
+            struct rank_window *rw = &w->r[i];
+            rw->wait_share = waits > 0 ? rw->impact_ns / waits : 0;
+            rw->share_needed = c->o->min_last_frac / (double)(slow > 1 ? slow : 1);
         }
         c->n_w = j + 1;
     }
@@ -630,7 +645,8 @@ static bool
 qualifies(const struct ctx *c, size_t j, size_t i)
 {
     const struct rank_window *rw = &c->w[j].r[i];
-    return rw->slowdown - 1.0 >= c->o->threshold && rw->last_frac >= c->o->min_last_frac;
+    return rw->slowdown - 1.0 >= c->o->threshold &&
+           (rw->last_frac >= c->o->min_last_frac || rw->wait_share >= rw->share_needed);
 }
 
 /* Rank idx's verdict over its run of `run` qualifying windows into *v (zeroed by the caller;
@@ -699,6 +715,7 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
     snprintf(v->gpu_uuid, sizeof v->gpu_uuid, "%s", id ? id->gpu : "");
     v->slowdown = rw->slowdown;
     v->last_frac = rw->last_frac;
+    v->wait_share = rw->wait_share;
     v->instances = rw->instances;
     v->impact_s = lost_ms / 1e3;
     v->impact_pct = impact_pct;
@@ -907,7 +924,8 @@ verdict_json(const struct rs_straggler_verdict *v)
         (json_int_t)v->windows, "confidence", v->confidence, "scores", "relative",
         v->score_relative, "individual", v->score_individual, "action",
         rs_straggler_action_name(v->action), "onset", onset_json(&v->onset), "instances",
-        (json_int_t)v->instances, "impact_window", span_json(&v->impact_window));
+        (json_int_t)v->instances, "impact_window", span_json(&v->impact_window), "wait_share",
+        v->wait_share);
     return j;
 }
 

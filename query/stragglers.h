@@ -5,7 +5,10 @@
  *                 same (not over all ranks: for 2 ranks that median is their mean and
  *                 would halve the slowdown, so peers are used — the same for many ranks)
  *   last_frac_r = fraction of the window's collective instances where r arrived last
- * A rank is a straggler when slowdown - 1 >= threshold and last_frac >= min_last_frac in each of
+ *   wait_share_r = the waits it caused (the others' median wait at the instances where r arrived
+ *                 last) / the waits every rank caused, in the window
+ * A rank is a straggler when slowdown - 1 >= threshold and either last_frac >= min_last_frac or
+ * wait_share >= min_last_frac / (ranks whose slowdown passes the threshold) in each of
  * the newest `windows_required` windows. Each verdict carries: impact — job time lost, i.e. the
  * rank's per-step excess of compute + host gap over the median rank, times the steps of the run
  * (the job runs at its pace), and that as % of wall time — and peer_wait_s, the sum over
@@ -123,8 +126,9 @@ struct rs_straggler_verdict {
     uint32_t rank;
     /* who it is ("" when unknown) */
     char host[RS_STORE_HOST_MAX], gpu_uuid[RS_STORE_UUID_MAX];
-    /* the rule's figures in the newest window, over its collective instances there */
-    double slowdown, last_frac;
+    /* the rule's figures in the newest window, over its collective instances there; wait_share:
+     * the share of the others' waiting at collectives that this rank caused */
+    double slowdown, last_frac, wait_share;
     uint64_t instances;
     /* job time lost (s, and % of wall time) over impact_window; the peers' wait for it (s) */
     double impact_s, impact_pct, peer_wait_s;

@@ -7,6 +7,7 @@
 #include "tests/store_fixture.h"
 #include "tests/straggler_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,10 +197,98 @@ typed(void)
     t_store_remove(st, dir);
 }
 
+/* Step summaries of a job whose buckets go back to back after the backward pass, built by hand:
+ * 8 ranks, 60 steps of 4 collectives; ranks in `slow` (a bit mask) compute 8% longer. Per step the
+ * slow ranks (taking turns when there are two) arrive last at the first collective only, where the
+ * others wait 2.4 ms; the other three start together and cost 5 us of waiting, spread round-robin
+ * over all ranks. Returns the ranks (caller frees the steps). */
+#define BTB_RANKS 8
+#define BTB_STEPS 60
+static struct rs_rank_steps *
+back_to_back(unsigned slow)
+{
+    struct rs_rank_steps *rk = calloc(BTB_RANKS, sizeof *rk);
+    unsigned n_slow = (unsigned)__builtin_popcount(slow), turn = 0;
+
+    for (uint32_t r = 0; rk && r < BTB_RANKS; r++) {
+        rk[r].rank = r;
+        rk[r].n = BTB_STEPS;
+        rk[r].steps = calloc(BTB_STEPS, sizeof *rk[r].steps);
+    }
+    for (uint32_t i = 0; rk && i < BTB_STEPS; i++) {
+        uint32_t first_last = 0; /* the rank last at the group's first collective */
+        if (n_slow) {
+            unsigned k = turn++ % n_slow;
+            for (uint32_t r = 0; r < BTB_RANKS; r++)
+                if ((slow >> r & 1) && k-- == 0)
+                    first_last = r;
+        } else
+            first_last = i % BTB_RANKS;
+        for (uint32_t r = 0; r < BTB_RANKS; r++) {
+            struct rs_step_summary *st = &rk[r].steps[i];
+            uint64_t work = (slow >> r & 1) ? 32400 * T_US : 30000 * T_US;
+            *st = (struct rs_step_summary){.step = i,
+                                           .start_ns = i * 40000000ull,
+                                           .end_ns = i * 40000000ull + 39000000ull,
+                                           .step_ns = 39000000ull,
+                                           .compute_ns = work,
+                                           .instances = 4};
+            if (r == first_last) {
+                st->last_arrivals++;
+                st->peer_wait_ns += 2400 * T_US;
+            }
+            for (uint32_t c = 1; c < 4; c++)
+                if ((i * 3 + c) % BTB_RANKS == r) {
+                    st->last_arrivals++;
+                    st->peer_wait_ns += 5 * T_US;
+                }
+        }
+    }
+    return rk;
+}
+
+/* The share of the others' waiting a rank caused names it where the share of last arrivals
+ * cannot: back-to-back buckets, one slow rank or two late together; nobody in a fault-free job. */
+static void
+back_to_back_buckets(void)
+{
+    struct rs_straggler_options o;
+    static const unsigned cases[] = {1u << 5, 1u << 2 | 1u << 6, 0};
+    char dir[] = "/tmp/rs-stragglers-btb-XXXXXX";
+    rs_store *st = t_store_open(dir, NULL);
+    rs_store_read *r;
+
+    rs_straggler_options_default(&o);
+    for (uint32_t i = 0; i < BTB_RANKS; i++) { /* the job and its ranks exist; no records */
+        struct rs_rank_batch rb = {.identity = T_IDENTITY("btb", i, BTB_RANKS, "GPU")};
+        t_store_put(st, &rb, 1);
+    }
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct rs_rank_steps *rk = back_to_back(cases[k]);
+        struct rs_straggler_report rep = {0};
+        T_OK(rs_store_read_begin(st, &r));
+        T_OK(rs_stragglers_evaluate(r, "btb", &o, rk, BTB_RANKS, &rep));
+        rs_store_read_end(r);
+        unsigned named = 0;
+        for (size_t v = 0; v < rep.n_verdicts; v++) {
+            named |= 1u << rep.verdicts[v].rank;
+            T_CHECK(rep.verdicts[v].last_frac < 0.5); /* last at 1 of 4, or fewer */
+            T_CHECK(rep.verdicts[v].wait_share > 0.4);
+        }
+        T_EQ(named, cases[k]);
+        rs_straggler_report_fini(&rep);
+        for (uint32_t i = 0; i < BTB_RANKS; i++)
+            free(rk[i].steps);
+        free(rk);
+    }
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
     T_RUN(rule);
     T_RUN(typed);
+    T_RUN(back_to_back_buckets);
     return T_DONE("query/stragglers");
 }
