@@ -53,13 +53,8 @@ render_deleted(const char *job, json_t *doc)
 int
 rs_cli_delete(const struct rs_cli_options *o, int argc, char **argv)
 {
-    char path[512];
-    int rc;
-
-    if ((rc = rs__cli_job_arg("rankscope delete JOB", argc, argv)) != 0)
-        return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s", argv[0]);
-    return rs__cli_show(o, "DELETE", argv[0], path, render_deleted, NULL);
+    return rs__cli_show_job(o, argc, argv, "rankscope delete JOB", "DELETE", "", false,
+                            render_deleted);
 }
 
 int
@@ -93,13 +88,8 @@ rs__cli_render_ranks(const char *job, json_t *doc)
 int
 rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv)
 {
-    char path[512];
-    int rc;
-
-    if ((rc = rs__cli_job_arg("rankscope ranks JOB", argc, argv)) != 0)
-        return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s/ranks", argv[0]);
-    return rs__cli_show(o, "GET", argv[0], path, rs__cli_render_ranks, NULL);
+    return rs__cli_show_job(o, argc, argv, "rankscope ranks JOB", "GET", "/ranks", false,
+                            rs__cli_render_ranks);
 }
 
 static int
@@ -172,13 +162,8 @@ rs__cli_render_skew(const char *job, json_t *doc)
 int
 rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv)
 {
-    char path[512];
-    int rc;
-
-    if ((rc = rs__cli_job_arg("rankscope skew JOB", argc, argv)) != 0)
-        return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s/skew", argv[0]);
-    return rs__cli_show(o, "GET", argv[0], path, rs__cli_render_skew, NULL);
+    return rs__cli_show_job(o, argc, argv, "rankscope skew JOB", "GET", "/skew", false,
+                            rs__cli_render_skew);
 }
 
 int
@@ -215,13 +200,8 @@ rs__cli_render_steps(const char *job, json_t *doc)
 int
 rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv)
 {
-    char path[512];
-    int rc;
-
-    if ((rc = rs__cli_job_arg("rankscope steps JOB", argc, argv)) != 0)
-        return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s/steps?last=30", argv[0]);
-    return rs__cli_show(o, "GET", argv[0], path, rs__cli_render_steps, NULL);
+    return rs__cli_show_job(o, argc, argv, "rankscope steps JOB", "GET", "/steps?last=30", false,
+                            rs__cli_render_steps);
 }
 
 /* "steps A..B (1.02 s from T0)" of a window object {first_step, last_step, since_ns, until_ns}. */

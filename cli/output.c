@@ -80,6 +80,46 @@ rs__cli_show(const struct rs_cli_options *o, const char *method, const char *job
 }
 
 int
+rs__cli_show_job(const struct rs_cli_options *o, int argc, char **argv, const char *usage,
+                 const char *method, const char *suffix, bool scoped,
+                 int (*render)(const char *job, json_t *doc))
+{
+    char path[1024];
+    int rc;
+
+    if ((rc = rs__cli_job_arg(usage, argc, argv)) != 0)
+        return rc;
+    snprintf(path, sizeof path, "/v1/jobs/%s%s", argv[0], suffix);
+    if (scoped)
+        rs__cli_scope_query(o, path, sizeof path, false);
+    return rs__cli_show(o, method, argv[0], path, render, NULL);
+}
+
+void
+rs__cli_scope_query(const struct rs_cli_options *o, char *q, size_t len, bool compare)
+{
+    const struct {
+        const char *key;
+        int64_t v;
+        bool only_compare;
+    } opts[] = {
+        {"rank", o->rank, false},
+        {"since_ns", o->since_ns, false},
+        {"until_ns", o->until_ns, false},
+        {"limit", o->limit, false},
+        {"with_rank", o->with_rank, true},
+        {"with_since_ns", o->with_since_ns, true},
+        {"with_until_ns", o->with_until_ns, true},
+    };
+    size_t n = strlen(q);
+
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0] && n < len; i++)
+        if (opts[i].v >= 0 && (compare || !opts[i].only_compare))
+            n += (size_t)snprintf(q + n, len - n, "%c%s=%lld", strchr(q, '?') ? '&' : '?',
+                                  opts[i].key, (long long)opts[i].v);
+}
+
+int
 rs__cli_api_error(long status, json_t *doc)
 {
     json_t *message = json_object_get(json_object_get(doc, "error"), "message");

@@ -26,6 +26,16 @@ int rs__cli_show(const struct rs_cli_options *o, const char *method, const char 
                  const char *path, int (*render)(const char *job, json_t *doc),
                  int (*exit_code)(json_t *doc));
 
+/* What the commands about one job's resource share: checks that argv is one job name (printing
+ * `usage` otherwise), then shows /v1/jobs/JOB<suffix> — with the scope options (--rank, --since,
+ * --until, --limit) when `scoped` — through rs__cli_show. Returns the exit code. */
+int rs__cli_show_job(const struct rs_cli_options *o, int argc, char **argv, const char *usage,
+                     const char *method, const char *suffix, bool scoped,
+                     int (*render)(const char *job, json_t *doc));
+
+/* Appends "?key=value&..." for each scope option given (compare: side B's too) to q. */
+void rs__cli_scope_query(const struct rs_cli_options *o, char *q, size_t len, bool compare);
+
 /* Prints an API error answer's message (doc may be NULL: not JSON) on stderr. Returns the exit
  * code: 3 for 404, else 1. */
 int rs__cli_api_error(long status, json_t *doc);

@@ -9,31 +9,6 @@
 
 #define NAME_WIDTH 90 /* kernel names run to hundreds of characters; tables show the start */
 
-/* Appends "&key=value" for each scope option that was given. */
-static void
-scope_query(const struct rs_cli_options *o, char *q, size_t len, bool compare)
-{
-    const struct {
-        const char *key;
-        int64_t v;
-        bool only_compare;
-    } opts[] = {
-        {"rank", o->rank, false},
-        {"since_ns", o->since_ns, false},
-        {"until_ns", o->until_ns, false},
-        {"limit", o->limit, false},
-        {"with_rank", o->with_rank, true},
-        {"with_since_ns", o->with_since_ns, true},
-        {"with_until_ns", o->with_until_ns, true},
-    };
-    size_t n = strlen(q);
-
-    for (size_t i = 0; i < sizeof opts / sizeof opts[0] && n < len; i++)
-        if (opts[i].v >= 0 && (compare || !opts[i].only_compare))
-            n += (size_t)snprintf(q + n, len - n, "%c%s=%lld", strchr(q, '?') ? '&' : '?',
-                                  opts[i].key, (long long)opts[i].v);
-}
-
 static const char *
 str_of(json_t *o, const char *key)
 {
@@ -127,14 +102,8 @@ rs__cli_render_top(const char *job, json_t *doc)
 int
 rs_cli_top(const struct rs_cli_options *o, int argc, char **argv)
 {
-    char path[1024];
-    int rc;
-
-    if ((rc = rs__cli_job_arg("rankscope top JOB [--rank R] [--limit N]", argc, argv)) != 0)
-        return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s/top", argv[0]);
-    scope_query(o, path, sizeof path, false);
-    return rs__cli_show(o, "GET", argv[0], path, rs__cli_render_top, NULL);
+    return rs__cli_show_job(o, argc, argv, "rankscope top JOB [--rank R] [--limit N]", "GET",
+                            "/top", true, rs__cli_render_top);
 }
 
 static void
@@ -268,14 +237,8 @@ render_stalls(const char *job, json_t *doc)
 int
 rs_cli_stalls(const struct rs_cli_options *o, int argc, char **argv)
 {
-    char path[1024];
-    int rc;
-
-    if ((rc = rs__cli_job_arg("rankscope stalls JOB [--rank R] [--limit N]", argc, argv)) != 0)
-        return rc;
-    snprintf(path, sizeof path, "/v1/jobs/%s/stalls", argv[0]);
-    scope_query(o, path, sizeof path, false);
-    return rs__cli_show(o, "GET", argv[0], path, render_stalls, NULL);
+    return rs__cli_show_job(o, argc, argv, "rankscope stalls JOB [--rank R] [--limit N]", "GET",
+                            "/stalls", true, render_stalls);
 }
 
 static int
@@ -307,6 +270,6 @@ rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv)
     snprintf(path, sizeof path, "/v1/jobs/%s/compare", argv[0]);
     if (argc == 2)
         snprintf(path + strlen(path), sizeof path - strlen(path), "?with=%s", argv[1]);
-    scope_query(o, path, sizeof path, true);
+    rs__cli_scope_query(o, path, sizeof path, true);
     return rs__cli_show(o, "GET", argv[0], path, render_compare, NULL);
 }
