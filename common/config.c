@@ -373,3 +373,16 @@ rs_config_main(const struct rs_config_spec *spec, void *cfg, int argc, char **ar
     rs_config_free(spec, cfg);
     return rc == RS_CONFIG_EXIT ? 0 : 2;
 }
+
+int
+rs_config_run(const struct rs_config_spec *spec, void *cfg, int argc, char **argv,
+              int (*run)(void *cfg))
+{
+    int rc = rs_config_main(spec, cfg, argc, argv, NULL, 0, NULL);
+
+    if (rc >= 0)
+        return rc;
+    rc = run(cfg);
+    rs_config_free(spec, cfg);
+    return rc;
+}

@@ -78,6 +78,11 @@ void rs_config_print_options(const struct rs_config_spec *spec, const char *keys
 int rs_config_main(const struct rs_config_spec *spec, void *cfg, int argc, char **argv,
                    char **positional, int max_positional, int *n_positional);
 
+/* The whole main() of a binary without positional arguments: rs_config_main, then run(cfg) when
+ * the program should go on, then rs_config_free. Returns the status main() should return. */
+int rs_config_run(const struct rs_config_spec *spec, void *cfg, int argc, char **argv,
+                  int (*run)(void *cfg));
+
 /* Frees the strings the config owns. Idempotent. */
 void rs_config_free(const struct rs_config_spec *spec, void *cfg);
 

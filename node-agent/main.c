@@ -66,16 +66,18 @@ static const struct rs_config_spec spec = {
     "RANKSCOPE_AGENT_",
 };
 
+static int
+run(void *cfg)
+{
+    return rs_agent_run(cfg);
+}
+
 int
 main(int argc, char **argv)
 {
     struct rs_agent_config cfg = {0};
-    int rc = rs_config_main(&spec, &cfg, argc, argv, NULL, 0, NULL);
+    int rc = rs_config_run(&spec, &cfg, argc, argv, run);
 
-    if (rc >= 0)
-        return rc;
-    rc = rs_agent_run(&cfg);
-    rs_config_free(&spec, &cfg);
     /* NNG frees closed sockets' contexts on its reaper thread; without this, the request an
      * agent had in flight at exit could still be held there when the process ends, and leak
      * checkers (make asan) report it (seen now and then in tests/integration/030 and 210). */

@@ -81,17 +81,20 @@ static const struct rs_config_spec spec = {
     "RANKSCOPE_SERVER_",
 };
 
+static int
+run(void *arg)
+{
+    struct rs_server_config *cfg = arg;
+
+    return cfg->check           ? rs_server_check(cfg)
+           : cfg->compact_to[0] ? rs_server_compact(cfg)
+                                : rs_server_run(cfg);
+}
+
 int
 main(int argc, char **argv)
 {
     struct rs_server_config cfg = {0};
-    int rc = rs_config_main(&spec, &cfg, argc, argv, NULL, 0, NULL);
 
-    if (rc >= 0)
-        return rc;
-    rc = cfg.check           ? rs_server_check(&cfg)
-         : cfg.compact_to[0] ? rs_server_compact(&cfg)
-                             : rs_server_run(&cfg);
-    rs_config_free(&spec, &cfg);
-    return rc;
+    return rs_config_run(&spec, &cfg, argc, argv, run);
 }

@@ -308,15 +308,16 @@ options_consistent(const struct sim_config *cfg)
     return true;
 }
 
+static int
+run(void *cfg)
+{
+    return options_consistent(cfg) ? run_sim(cfg) : 2;
+}
+
 int
 main(int argc, char **argv)
 {
     struct sim_config cfg = {0};
-    int rc = rs_config_main(&spec, &cfg, argc, argv, NULL, 0, NULL);
 
-    if (rc >= 0)
-        return rc;
-    rc = options_consistent(&cfg) ? run_sim(&cfg) : 2;
-    rs_config_free(&spec, &cfg);
-    return rc;
+    return rs_config_run(&spec, &cfg, argc, argv, run);
 }
