@@ -15,7 +15,9 @@
 #include "server/space.h"
 #include "server/writer.h"
 
+#include <limits.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +121,24 @@ process_name(long pid, char *buf, size_t len)
     return buf;
 }
 
+/* Raises the soft limit of open files to the hard one: every agent and HTTP client is a
+ * descriptor, and the default soft limit (1,024) let some 20,000 idle agent sockets take REST and
+ * ingest down. Returns the limit in force. */
+static unsigned long
+raise_fd_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 0;
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit up = {rl.rlim_max, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+            rl = up;
+    }
+    return rl.rlim_cur == RLIM_INFINITY ? ULONG_MAX : (unsigned long)rl.rlim_cur;
+}
+
 int
 rs_server_run(const struct rs_server_config *cfg)
 {
@@ -134,6 +154,7 @@ rs_server_run(const struct rs_server_config *cfg)
     int rc, http_port, status = 1;
 
     memset(&run, 0, sizeof run);
+    unsigned long fds = raise_fd_limit();
     srv->cfg = cfg;
     srv->http_loopback = rs__server_http_loopback(cfg->http);
     srv->start_ns = rs_clock_mono_ns();
@@ -205,8 +226,9 @@ rs_server_run(const struct rs_server_config *cfg)
         uv_run(&srv->loop, UV_RUN_DEFAULT);
         goto out;
     }
-    rs_log(RS_LOG_INFO, "RS-SERVER-START", "rankscope-server %s: http %s:%d, agents %s, data %s",
-           RS_VERSION, host, rs_http_port(run.http), rs_ingest_url(run.ingest), cfg->data);
+    rs_log(RS_LOG_INFO, "RS-SERVER-START",
+           "rankscope-server %s: http %s:%d, agents %s, data %s, %lu file descriptors", RS_VERSION,
+           host, rs_http_port(run.http), rs_ingest_url(run.ingest), cfg->data, fds);
     uv_run(&srv->loop, UV_RUN_DEFAULT);
     status = 0;
 out:

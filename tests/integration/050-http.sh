@@ -44,5 +44,12 @@ check "CSRF: a DELETE with another Origin is 403; the same origin goes through (
 [ \$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H 'Origin: http://evil.example' \
     '$HTTP/v1/jobs/nope') = 403 ] &&
 [ \$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H 'Origin: $HTTP' '$HTTP/v1/jobs/nope') = 404 ]"
+start fdsrv sh -c "ulimit -Sn 256; exec '$BIN/rankscope-server' --data '$WORK/fd-data' \
+    --http 127.0.0.1:0 --listen tcp://127.0.0.1:0 --ready-file '$WORK/fd.ready'"
+wait_file "$WORK/fd.ready"
+check "the server raises its open-file limit to the hard one (a soft 256 let idle sockets win)" \
+    sh -c "pid=\$(sed -n 's/^pid=//p' '$WORK/fd.ready'); [ -n \"\$pid\" ] &&
+    awk '/Max open files/ { exit !(\$4 == \$5 && \$4 != 256) }' /proc/\$pid/limits &&
+    grep -q 'file descriptors' '$WORK/fdsrv.log'"
 check "timeouts are counted" sh -c "curl -s '$HTTP/healthz' | python3 -c 'import json,sys; assert json.load(sys.stdin)[\"counters\"][\"http_timeouts\"] >= 2'"
 finish
