@@ -216,7 +216,7 @@ rs_cli_analyze(const struct rs_cli_options *o, int argc, char **argv)
         goto done;
     }
     if ((rc = report_build(sink.store, set.job, &rep, err, sizeof err)) != 0) {
-        fprintf(stderr, "rankscope: %s\n", err);
+        fprintf(stderr, "rankscope: %s\n", rs__cli_escaped(err));
         goto done;
     }
     if (o->json) {

@@ -20,7 +20,7 @@ const struct rs_cli_command rs_cli_commands[] = {
      "The straggler verdicts of the newest window (or as of --until-step): per slow rank its "
      "slowdown against the median rank,\nhow often it arrives last at collectives, the job time "
      "lost, since when, the cause with its evidence, and the\nrecommended action. The rule and "
-     "its defaults are in docs/architecture.md."},
+     "its defaults are in docs/analysis.md."},
     {"steps", rs_cli_steps, "JOB", "",
      "per-rank step time, compute, NCCL, exposed NCCL, idle, host gap",
      "Medians over each rank's last 30 steps. Steps come from step markers (ProfilerStep, NVTX) "

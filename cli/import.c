@@ -42,7 +42,7 @@ post_batch(void *arg, const struct rs_rank_batch *b)
         long status = 0;
         if (rs_cli_http_body("POST", s->server, "/v1/import", "application/x-protobuf", body, len,
                              &status, &doc, err, sizeof err) != 0) {
-            fprintf(stderr, "rankscope: %s\n", err);
+            fprintf(stderr, "rankscope: %s\n", rs__cli_escaped(err));
             rc = RS_E_CLOSED;
             break;
         }

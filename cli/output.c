@@ -10,6 +10,17 @@
 #include <string.h>
 #include <time.h>
 
+const char *
+rs__cli_escaped(const char *s)
+{
+    static char bufs[4][4096];
+    static unsigned next;
+    char *out = bufs[next++ % 4];
+
+    rs_utf8_escape(s ? s : "", s ? strlen(s) : 0, out, sizeof bufs[0]);
+    return out;
+}
+
 void
 rs__cli_escape_doc(json_t *doc)
 {

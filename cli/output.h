@@ -45,6 +45,11 @@ int rs__cli_api_error(long status, json_t *doc);
  * must not drive the terminal. --json output needs none of it (JSON escapes them itself). */
 void rs__cli_escape_doc(json_t *doc);
 
+/* s with control characters and bytes that are not UTF-8 shown as \xNN (rs_utf8_escape), for
+ * messages that name what came from outside (a trace file's path, the importer's error): valid
+ * until the 4th call after (rotating buffers; the CLI is single-threaded). */
+const char *rs__cli_escaped(const char *s);
+
 /* Prints doc indented on stdout and drops the reference. Returns the exit code. */
 int rs__cli_print_json(json_t *doc);
 

@@ -1,6 +1,8 @@
 /* Trace-file arguments of `analyze` and `import` (see trace_args.h). */
 #include "cli/trace_args.h"
 
+#include "cli/output.h"
+
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/hash.h"
@@ -80,7 +82,7 @@ rs__cli_trace_set_open(const struct rs_cli_options *o, const char *usage, int ar
         return 2;
     }
     if (rs_trace_expand(argv, (size_t)argc, &set->paths, &set->n_paths, err, sizeof err) != 0) {
-        fprintf(stderr, "rankscope: %s\n", err);
+        fprintf(stderr, "rankscope: %s\n", rs__cli_escaped(err));
         return 2;
     }
     if (set->rank >= 0 && set->n_paths != 1) {
@@ -126,8 +128,8 @@ show_progress(void *arg, uint64_t done, uint64_t total)
     p->shown = true;
     double s = (double)(now - p->t0) / 1e9, mb = (double)done / 1e6;
     fprintf(stderr, "%simporting %s: %.0f%% (%.0f of %.0f MB, %.0f MB/s)%s", p->tty ? "\r" : "",
-            p->path, total ? 100.0 * (double)done / (double)total : 0.0, mb, (double)total / 1e6,
-            mb / s, p->tty ? "" : "\n");
+            rs__cli_escaped(p->path), total ? 100.0 * (double)done / (double)total : 0.0, mb,
+            (double)total / 1e6, mb / s, p->tty ? "" : "\n");
 }
 
 static json_t *
@@ -173,20 +175,21 @@ rs__cli_trace_set_import(const struct rs_trace_set *set, rs_kineto_sink_fn sink,
         if (p.shown && p.tty)
             fprintf(stderr, "\n");
         if (rc != 0 && st.not_a_trace && set->n_paths > 1) {
-            fprintf(stderr, "rankscope: warning: skipped %s: %s\n", path, err);
+            fprintf(stderr, "rankscope: warning: skipped %s: %s\n", rs__cli_escaped(path),
+                    rs__cli_escaped(err));
             skipped++;
             rc = 0;
             continue;
         }
         if (rc != 0) {
-            fprintf(stderr, "rankscope: %s\n", err);
+            fprintf(stderr, "rankscope: %s\n", rs__cli_escaped(err));
             rc = 1;
             goto done;
         }
         for (size_t k = 0; k < i; k++)
             if (ranks[k] == st.rank + 1) { /* 0: a file skipped */
-                fprintf(stderr, "rankscope: %s and %s are both rank %u of job %s\n", set->paths[k],
-                        path, st.rank, set->job);
+                fprintf(stderr, "rankscope: %s and %s are both rank %u of job %s\n",
+                        rs__cli_escaped(set->paths[k]), rs__cli_escaped(path), st.rank, set->job);
                 rc = 1;
                 goto done;
             }
@@ -195,14 +198,14 @@ rs__cli_trace_set_import(const struct rs_trace_set *set, rs_kineto_sink_fn sink,
             fprintf(stderr,
                     "rankscope: %s says no rank (no distributedInfo, no rank in its name): taken "
                     "as rank 0 of a one-rank job\n",
-                    path);
+                    rs__cli_escaped(path));
         double s = (double)(rs_clock_mono_ns() - p.t0) / 1e9;
         fprintf(stderr,
                 "imported %s: rank %u, %llu kernels, %llu NCCL kernels, %llu memcpy/memset, %llu "
                 "host synchronizations, %llu steps (%.1f MB in %.2f s)%s\n",
-                path, st.rank, (unsigned long long)st.kernels, (unsigned long long)st.collectives,
-                (unsigned long long)st.memcpys, (unsigned long long)st.syncs,
-                (unsigned long long)st.steps, (double)bytes / 1e6, s,
+                rs__cli_escaped(path), st.rank, (unsigned long long)st.kernels,
+                (unsigned long long)st.collectives, (unsigned long long)st.memcpys,
+                (unsigned long long)st.syncs, (unsigned long long)st.steps, (double)bytes / 1e6, s,
                 st.rejected ? " — some GPU events had no usable time and were skipped" : "");
         json_array_append_new(list, file_json(path, &st, bytes, s));
     }

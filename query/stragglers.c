@@ -914,7 +914,7 @@ verdict_json(const struct rs_straggler_verdict *v)
 {
     json_t *j = json_pack(
         "{s:I, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:o, s:{s:f, s:f, s:f}, s:I, s:I, s:I, "
-        "s:f, s:{s:f, s:f}, s:s, s:o, s:I, s:o}",
+        "s:f, s:{s:f, s:f}, s:s, s:o, s:I, s:o, s:f}",
         "rank", (json_int_t)v->rank, "host", v->host, "gpu_uuid", v->gpu_uuid, "slowdown",
         v->slowdown, "last_frac", v->last_frac, "impact_s", v->impact_s, "impact_pct",
         v->impact_pct, "peer_wait_s", v->peer_wait_s, "cause", rs_straggler_cause_name(v->cause),

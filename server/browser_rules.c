@@ -1,24 +1,48 @@
 /* What a browser could be made to do to the server, refused (see server_int.h "Browser rules"). */
 #include "server/server_int.h"
 
+#include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-/* The host part of "host:port", "[v6]:port" or "host" into out. */
-static void
+/* The host of "host", "host:port", "[v6]" or "[v6]:port" into out; false when the text is none of
+ * these (a port that is not digits, "@", anything after "]" but a port). */
+static bool
 host_part(const char *hostport, char *out, size_t len)
 {
-    size_t n = hostport[0] == '[' ? strcspn(hostport, "]") + 1 : strcspn(hostport, ":");
-    snprintf(out, len, "%.*s", (int)n, hostport);
+    const char *end;
+
+    if (hostport[0] == '[') {
+        const char *close = strchr(hostport, ']');
+        if (!close)
+            return false;
+        end = close + 1;
+    } else
+        end = hostport + strcspn(hostport, ":");
+    if (*end == ':') {
+        if (!end[1] || strspn(end + 1, "0123456789") != strlen(end + 1))
+            return false;
+    } else if (*end)
+        return false;
+    if ((size_t)(end - hostport) >= len || strchr(hostport, '@'))
+        return false;
+    snprintf(out, len, "%.*s", (int)(end - hostport), hostport);
+    return true;
 }
 
+/* localhost, [::1], or an IPv4 literal in 127.0.0.0/8 — exactly, so that 127.0.0.1.evil.example
+ * (a name an attacker can point anywhere) is none. */
 static bool
 is_loopback_name(const char *host)
 {
-    return strcasecmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0 ||
-           strcmp(host, "::1") == 0 || strncmp(host, "127.", 4) == 0;
+    struct in_addr a;
+
+    if (strcasecmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0 ||
+        strcmp(host, "::1") == 0)
+        return true;
+    return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
 bool
@@ -26,8 +50,7 @@ rs__server_http_loopback(const char *http_address)
 {
     char host[256];
 
-    host_part(http_address, host, sizeof host);
-    return is_loopback_name(host);
+    return host_part(http_address, host, sizeof host) && is_loopback_name(host);
 }
 
 /* Origin "scheme://host[:port]" names the same host and port as the Host header. */
@@ -45,10 +68,10 @@ rs__server_browser_refused(struct rs_server *srv, rs_http_conn *c,
     char host[256];
     bool changes = strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0;
 
-    host_part(req->host, host, sizeof host);
     /* DNS rebinding: a page of evil.example whose name now points at 127.0.0.1 sends
      * "Host: evil.example" — a server on loopback answers loopback names only */
-    if (srv->http_loopback && req->host[0] && !is_loopback_name(host)) {
+    if (srv->http_loopback && req->host[0] &&
+        !(host_part(req->host, host, sizeof host) && is_loopback_name(host))) {
         rs_http_respond_error(c, 403,
                               "Host '%.100s' is not this server: it listens on loopback and "
                               "answers 127.0.0.1, localhost or [::1]",

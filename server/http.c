@@ -58,6 +58,8 @@ reason_phrase(int status)
         return "Not Modified";
     case 400:
         return "Bad Request";
+    case 403:
+        return "Forbidden";
     case 404:
         return "Not Found";
     case 405:
@@ -68,6 +70,8 @@ reason_phrase(int status)
         return "Payload Too Large";
     case 414:
         return "URI Too Long";
+    case 415:
+        return "Unsupported Media Type";
     case 431:
         return "Request Header Fields Too Large";
     case 500:

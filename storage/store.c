@@ -291,7 +291,10 @@ rs_store_compact(rs_store *s, const char *dest_dir)
     snprintf(path, sizeof path, "%s/data.mdb", dest_dir);
     if (stat(path, &st) == 0)
         return -EEXIST;
-    return rs__store_err(mdb_env_copy2(s->env, dest_dir, MDB_CP_COMPACT));
+    if ((rc = rs__store_err(mdb_env_copy2(s->env, dest_dir, MDB_CP_COMPACT))) != 0)
+        return rc;
+    /* LMDB creates the copy 0644 (less the umask): the store's data is its owner's (security.md) */
+    return chmod(path, 0600) == 0 ? 0 : -errno;
 }
 
 int

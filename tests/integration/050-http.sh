@@ -36,7 +36,11 @@ curl -sv -o /dev/null -w '%{http_code}' -X POST -H 'Expect: 100-continue' \
 check "DNS rebinding: a Host that is not a loopback name is 403 on a loopback server" sh -c "
 [ \$(curl -s -o '$WORK/h1' -w '%{http_code}' -H 'Host: evil.example' '$HTTP/v1/jobs') = 403 ] &&
 grep -q 'is not this server' '$WORK/h1' &&
-[ \$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: localhost:$HTTP_PORT' '$HTTP/v1/jobs') = 200 ]"
+[ \$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: localhost:$HTTP_PORT' '$HTTP/v1/jobs') = 200 ] &&
+for h in 127.0.0.1.evil.example 127.evil.example:1 '[::1]evil' '127.0.0.1:1@evil.example'; do
+    [ \$(curl -s -o /dev/null -w '%{http_code}' -H \"Host: \$h\" '$HTTP/v1/jobs') = 403 ] ||
+        { echo \"\$h was let in\"; exit 1; }
+done"
 check "CSRF: a text/plain POST /v1/import (what a form sends) is 415" sh -c "
 [ \$(curl -s -o '$WORK/h2' -w '%{http_code}' -X POST -H 'Content-Type: text/plain' --data-binary 'x' \
     '$HTTP/v1/import') = 415 ] && grep -q 'application/x-protobuf' '$WORK/h2'"

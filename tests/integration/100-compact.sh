@@ -12,6 +12,7 @@ wait_for_records big "$WORK/big.json"
 wait_for_records small "$WORK/small.json"
 curl -s -X DELETE "$HTTP/v1/jobs/big" >/dev/null
 check "compacting while the server runs works" "$BIN/rankscope-server" --data "$WORK/data" --compact-to "$WORK/compact"
+check "the compacted copy is its owner's only (0700 directory, 0600 data.mdb)" sh -c "[ \$(stat -c %a '$WORK/compact') = 700 ] && [ \$(stat -c %a '$WORK/compact/data.mdb') = 600 ]"
 check "the copy is smaller" sh -c "[ \$(du -k '$WORK/compact/data.mdb' | cut -f1) -lt \$(du -k '$WORK/data/data.mdb' | cut -f1) ]"
 check "the copy is consistent" "$BIN/rankscope-server" --check --data "$WORK/compact"
 check "an existing store is never overwritten" sh -c "! '$BIN/rankscope-server' --data '$WORK/data' --compact-to '$WORK/compact'"

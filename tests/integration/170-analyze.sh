@@ -180,4 +180,11 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert any(k[\"name\"].startswith(\"\x1b[2J\") for k in d[\"top\"][\"kernels\"]), d[\"top\"][\"kernels\"][:2]" "$1.json"' \
     _ "$WORK/evil"
+# A trace file's name reaches the terminal escaped too (analyze's progress and summary lines).
+mkdir -p "$WORK/evil-name"
+cp "$FIX/fixture_baseline_rank0.json.gz" "$WORK/evil-name/"$'ev\x1b[31mil\nRS-FAKE'"_rank0.json.gz"
+"$BIN/rankscope" analyze "$WORK"/evil-name/*.json.gz >/dev/null 2>"$WORK/evil-name.err"
+check "a hostile file name is shown escaped on stderr, on one line" bash -c '
+! grep -q $'"'"'\x1b'"'"' "$1" && grep -q "ev\\\\x1b\[31mil\\\\x0aRS-FAKE_rank0.json.gz: rank 0" "$1" &&
+! grep -q "^RS-FAKE" "$1"' _ "$WORK/evil-name.err"
 finish

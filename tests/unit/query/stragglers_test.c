@@ -276,6 +276,10 @@ back_to_back_buckets(void)
             T_CHECK(rep.verdicts[v].wait_share > 0.4);
         }
         T_EQ(named, cases[k]);
+        json_t *doc = rs_straggler_report_json(&rep); /* and it is in the API's answer */
+        json_t *first = json_array_get(json_object_get(doc, "stragglers"), 0);
+        T_CHECK(doc && (!first || json_is_real(json_object_get(first, "wait_share"))));
+        json_decref(doc);
         rs_straggler_report_fini(&rep);
         for (uint32_t i = 0; i < BTB_RANKS; i++)
             free(rk[i].steps);
