@@ -59,6 +59,7 @@ perform(const char *method, const char *base_url, const char *path, const char *
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 60000L);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https"); /* not file://, ftp://, ... */
     if (body) {
         char header[128];
         snprintf(header, sizeof header, "Content-Type: %s", content_type);

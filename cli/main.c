@@ -189,6 +189,49 @@ resolve_times(struct cli_config *cfg)
     return 0;
 }
 
+/* Whether `key` is one of the space-separated words of `list`. */
+static bool
+listed(const char *list, const char *key, size_t n)
+{
+    for (const char *p = list; (p = strstr(p, key)) != NULL; p++)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* Refuses, on the command line, options the command does not use (they were ignored silently),
+ * an empty time range and --limit 0 (the environment's RANKSCOPE_CLI_* settings may hold options
+ * for other commands). Returns 0 or 2. */
+static int
+options_apply(const struct rs_cli_command *c, const struct cli_config *cfg, int argc, char **argv)
+{
+    static const char global[] = "server json config help";
+
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--", 2) != 0)
+            continue;
+        const char *key = argv[i] + 2;
+        size_t n = strcspn(key, "=");
+        if (listed(global, key, n) || listed(c->options, key, n))
+            continue;
+        /* the ns forms go with their option */
+        if (n > 3 && strncmp(key + n - 3, "-ns", 3) == 0 && listed(c->options, key, n - 3))
+            continue;
+        fprintf(stderr, "rankscope: --%.*s does not apply to '%s' (rankscope %s --help)\n", (int)n,
+                key, c->name, c->name);
+        return 2;
+    }
+    if (cfg->since_ns >= 0 && cfg->until_ns >= 0 && cfg->since_ns >= cfg->until_ns) {
+        fprintf(stderr, "rankscope: the time range is empty: --since is not before --until\n");
+        return 2;
+    }
+    if (cfg->limit == 0) {
+        fprintf(stderr, "rankscope: --limit 0 shows nothing: give 1 or more (-1: the default)\n");
+        return 2;
+    }
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -222,7 +265,7 @@ main(int argc, char **argv)
         rc = 2;
         goto done;
     }
-    if ((rc = resolve_times(&cfg)) != 0)
+    if ((rc = resolve_times(&cfg)) != 0 || (rc = options_apply(c, &cfg, argc, argv)) != 0)
         goto done;
     struct rs_cli_options o = {
         cfg.server,     cfg.json,       cfg.rank,          cfg.with_rank,     cfg.limit,

@@ -2,6 +2,7 @@
 #include "cli/output.h"
 
 #include "common/utf8.h"
+#include "proto/wire.h"
 #include "cli/http.h"
 
 #include <math.h>
@@ -199,7 +200,7 @@ rs__cli_signed(double x, int decimals, char *out, size_t len)
     return out;
 }
 
-/* Accepts only names the API accepts, so the path needs no escaping. */
+/* Accepts only names the API accepts (rs_wire_job_valid), so the path needs no escaping. */
 int
 rs__cli_job_arg(const char *usage, int argc, char **argv)
 {
@@ -207,8 +208,9 @@ rs__cli_job_arg(const char *usage, int argc, char **argv)
         fprintf(stderr, "rankscope: usage: %s\n", usage);
         return 2;
     }
-    if (strlen(argv[0]) > 128 || strpbrk(argv[0], "/?#% ")) {
-        fprintf(stderr, "rankscope: '%s' is not a job name\n", argv[0]);
+    if (!rs_wire_job_valid(argv[0])) {
+        fprintf(stderr, "rankscope: '%s' is not a job name (1-%u of A-Z a-z 0-9 . _ : @ + = -)\n",
+                rs__cli_escaped(argv[0]), RS_WIRE_MAX_JOB_LEN);
         return 2;
     }
     return 0;

@@ -321,7 +321,9 @@ dispatch(rs_http_conn *c)
     c->keep_alive = rs_http_parser_keep_alive(&c->parser);
     c->state = CONN_BUSY;
     if (rs_http_parser_request(&c->parser, &req) != 0) {
-        rs_http_respond_error(c, 400, "malformed percent-escape in the path");
+        rs_http_respond_error(c, 400,
+                              "bad URL: a malformed escape, an escaped '/' in the path, an "
+                              "escaped NUL, or bytes that are not UTF-8 once decoded");
         return;
     }
     c->http->handler(c->http->arg, c, &req);

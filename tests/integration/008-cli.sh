@@ -75,4 +75,17 @@ check "--since and --since-ns together are refused (exit 2)" sh -c "
 check "--last and --since together are refused (exit 2)" sh -c "
     '$BIN/rankscope' --server '$HTTP' top llama-7b --since 10m --last 5m 2>'$WORK/e'
     test \$? = 2 && grep -q 'give one' '$WORK/e'"
+check "an option the command does not use is refused, not ignored (exit 2)" sh -c "
+    '$BIN/rankscope' --server '$HTTP' skew llama-7b --last 1s 2>'$WORK/e'; test \$? = 2 &&
+    grep -q \"does not apply to 'skew'\" '$WORK/e' &&
+    '$BIN/rankscope' --server '$HTTP' stragglers llama-7b --until 5 2>/dev/null; test \$? = 2"
+check "options for other commands in the environment are left alone" sh -c "
+    RANKSCOPE_CLI_SINCE=10m '$BIN/rankscope' --server '$HTTP' jobs >/dev/null"
+check "an empty time range and --limit 0 are usage errors (exit 2)" sh -c "
+    '$BIN/rankscope' --server '$HTTP' top llama-7b --since 1h --until 2h 2>'$WORK/e'; test \$? = 2 &&
+    grep -q 'time range is empty' '$WORK/e' &&
+    '$BIN/rankscope' --server '$HTTP' top llama-7b --limit 0 2>/dev/null; test \$? = 2"
+check "a name the API refuses is not a job name, said before asking the server (exit 2)" sh -c "
+    '$BIN/rankscope' --server http://127.0.0.1:1 ranks \$(printf 'a\\033b') 2>'$WORK/e'; test \$? = 2 &&
+    grep -q 'is not a job name' '$WORK/e' && ! grep -q \$(printf '\\033') '$WORK/e'"
 finish
