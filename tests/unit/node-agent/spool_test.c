@@ -29,6 +29,17 @@ on_batch(void *arg, uint64_t seq, uint8_t *data, size_t len)
     free(data);
 }
 
+/* Closes the spool and removes its directory. */
+static void
+close_and_remove(struct rs_spool *s, const char *dir)
+{
+    char cmd[128];
+
+    rs_spool_close(s);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_EQ(system(cmd), 0);
+}
+
 /* Spools a well-formed (empty) batch of agent `id` as `seq`. */
 static void
 put_batch(struct rs_spool *s, uint64_t id, uint64_t seq)
@@ -83,15 +94,13 @@ foreign_and_corrupt_quarantined(void)
     T_OK(rs_spool_load(&s, on_batch, &l, &st));
     T_EQ(l.n, 1);
     T_EQ(st.quarantined, 0);
-    rs_spool_close(&s);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    close_and_remove(&s, dir);
 }
 
 static void
 identity_and_sequence_survive(void)
 {
-    char dir[] = "/tmp/rs-spool-test-XXXXXX", cmd[128], path[128];
+    char dir[] = "/tmp/rs-spool-test-XXXXXX", path[128];
     struct rs_spool s;
     struct loaded l = {0};
     uint64_t id1, id2, seq1, seq2;
@@ -131,9 +140,7 @@ identity_and_sequence_survive(void)
     T_EQ(l.seqs[0], 1); /* sequence order: 1, 3, 7 */
     T_EQ(l.seqs[1], 3);
     T_EQ(l.seqs[2], 7);
-    rs_spool_close(&s);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    T_EQ(system(cmd), 0);
+    close_and_remove(&s, dir);
 }
 
 static void

@@ -11,6 +11,17 @@ feed_all(struct rs_http_parser *p, const char *s, size_t *used)
     return rs_http_parser_feed(p, s, strlen(s), used);
 }
 
+/* Feeds req one byte at a time until the request is complete (or an error). */
+static int
+feed_bytewise(struct rs_http_parser *p, const char *req, size_t len, size_t *used)
+{
+    int rc = RS_HTTP_NEED_MORE;
+
+    for (size_t i = 0; i < len && rc == RS_HTTP_NEED_MORE; i++)
+        rc = rs_http_parser_feed(p, req + i, 1, used);
+    return rc;
+}
+
 static void
 simple_and_split(void)
 {
@@ -18,11 +29,10 @@ simple_and_split(void)
     struct rs_http_parser p;
     struct rs_http_request r;
     size_t used = 0;
-    int rc = RS_HTTP_NEED_MORE;
+    int rc;
 
     rs_http_parser_init(&p, 16384, 1024);
-    for (size_t i = 0; i < sizeof req - 1 && rc == RS_HTTP_NEED_MORE; i++)
-        rc = rs_http_parser_feed(&p, req + i, 1, &used); /* one byte at a time */
+    rc = feed_bytewise(&p, req, sizeof req - 1, &used); /* one byte at a time */
     T_EQ(rc, RS_HTTP_COMPLETE);
     T_EQ(rs_http_parser_request(&p, &r), 0);
     T_CHECK(strcmp(r.method, "GET") == 0);
@@ -111,11 +121,10 @@ if_none_match_header(void)
     struct rs_http_parser p;
     struct rs_http_request r;
     size_t used = 0;
-    int rc = RS_HTTP_NEED_MORE;
+    int rc;
 
     rs_http_parser_init(&p, 4096, 16);
-    for (size_t i = 0; i < sizeof req - 1 && rc == RS_HTTP_NEED_MORE; i++)
-        rc = rs_http_parser_feed(&p, req + i, 1, &used); /* split everywhere */
+    rc = feed_bytewise(&p, req, sizeof req - 1, &used); /* split everywhere */
     T_EQ(rc, RS_HTTP_COMPLETE);
     T_EQ(rs_http_parser_request(&p, &r), 0);
     T_CHECK(strcmp(r.if_none_match, "\"abc\"") == 0);
