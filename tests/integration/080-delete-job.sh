@@ -4,12 +4,8 @@
 . "$(dirname "$0")/common.sh"
 start_server
 start_agent
-"$BIN/rankscope-sim" --job doomed --ranks 4 --steps 20 --speed 0 --agent "$WORK/agent.sock" \
-    --log-level warn >"$WORK/a.json"
-"$BIN/rankscope-sim" --job kept --ranks 2 --steps 20 --speed 0 --agent "$WORK/agent.sock" \
-    --log-level warn >"$WORK/b.json"
-wait_for_records doomed "$WORK/a.json"
-wait_for_records kept "$WORK/b.json"
+sim_job doomed 4 20
+sim_job kept 2 20
 check "DELETE /v1/jobs/doomed is 200" sh -c "[ \$(curl -s -o '$WORK/del' -w '%{http_code}' -X DELETE '$HTTP/v1/jobs/doomed') = 200 ] && grep -q '\"deleted\":true' '$WORK/del'"
 check "the job is gone" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/doomed/ranks') = 404 ]"
 check "deleting it again is 404" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' -X DELETE '$HTTP/v1/jobs/doomed') = 404 ]"

@@ -4,12 +4,8 @@
 . "$(dirname "$0")/common.sh"
 start_server
 start_agent
-"$BIN/rankscope-sim" --job big --ranks 8 --steps 100 --speed 0 --agent "$WORK/agent.sock" \
-    --log-level warn >"$WORK/big.json"
-"$BIN/rankscope-sim" --job small --ranks 2 --steps 10 --speed 0 --agent "$WORK/agent.sock" \
-    --log-level warn >"$WORK/small.json"
-wait_for_records big "$WORK/big.json"
-wait_for_records small "$WORK/small.json"
+sim_job big 8 100
+sim_job small 2 10
 curl -s -X DELETE "$HTTP/v1/jobs/big" >/dev/null
 check "compacting while the server runs works" "$BIN/rankscope-server" --data "$WORK/data" --compact-to "$WORK/compact"
 check "the compacted copy is its owner's only (0700 directory, 0600 data.mdb)" sh -c "[ \$(stat -c %a '$WORK/compact') = 700 ] && [ \$(stat -c %a '$WORK/compact/data.mdb') = 600 ]"

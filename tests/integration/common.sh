@@ -104,6 +104,14 @@ wait_for_records() {
     return 0 # the check that follows reports the difference
 }
 
+# sim_job JOB RANKS STEPS: a simulated job of RANKS x STEPS through the agent as fast as it goes,
+# its summary in $WORK/JOB.json; returns when the server holds every record (wait_for_records).
+sim_job() {
+    "$BIN/rankscope-sim" --job "$1" --ranks "$2" --steps "$3" --speed 0 --agent "$WORK/agent.sock" \
+        --log-level warn >"$WORK/$1.json"
+    wait_for_records "$1" "$WORK/$1.json"
+}
+
 # "batches kernels": committed batches and the kernels of job "crash", from the store itself (its
 # server down). For the crash and power-loss tests (rs-load's job).
 store_counts() {
