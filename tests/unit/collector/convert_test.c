@@ -22,6 +22,23 @@ fake_demangle(const char *mangled)
     return strcmp(mangled, "_Z4gemmv") == 0 ? strdup("gemm()") : NULL;
 }
 
+/* A host-to-device copy on device 1. */
+static CUpti_ActivityMemcpy6
+htod_copy(uint64_t start, uint64_t end, uint64_t bytes, uint32_t stream)
+{
+    CUpti_ActivityMemcpy6 cp;
+
+    memset(&cp, 0, sizeof cp);
+    cp.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    cp.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    cp.start = start;
+    cp.end = end;
+    cp.bytes = bytes;
+    cp.deviceId = 1;
+    cp.streamId = stream;
+    return cp;
+}
+
 static CUpti_ActivityKernel10
 kernel(const char *name, uint64_t start, uint64_t end, uint32_t stream)
 {
@@ -132,13 +149,7 @@ records_to_frames(void)
     rs_convert_record(c, (CUpti_Activity *)&a2);
     rs_convert_record(c, (CUpti_Activity *)&a3);
     rs_convert_record(c, (CUpti_Activity *)&untimed);
-    memset(&cp, 0, sizeof cp);
-    cp.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-    cp.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-    cp.bytes = 4096;
-    cp.start = 3000;
-    cp.end = 3500;
-    cp.deviceId = 1;
+    cp = htod_copy(3000, 3500, 4096, 0);
     rs_convert_record(c, (CUpti_Activity *)&cp);
     memset(&ms, 0, sizeof ms);
     ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
@@ -320,14 +331,7 @@ launch_waits_to_frames(void)
     k[3].correlationId = 42; /* late, behind a copy: its launch call (below) waits [1800, 2700) */
     k[4].queued = 4000;      /* on another device: no work before it there */
     k[4].deviceId = 2;
-    CUpti_ActivityMemcpy6 cp;
-    memset(&cp, 0, sizeof cp);
-    cp.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-    cp.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-    cp.start = 1700;
-    cp.end = 1800;
-    cp.deviceId = 1;
-    cp.streamId = 7;
+    CUpti_ActivityMemcpy6 cp = htod_copy(1700, 1800, 0, 7);
     rs_convert_record(c, (CUpti_Activity *)&k[3]); /* out of order */
     rs_convert_record(c, (CUpti_Activity *)&k[1]);
     rs_convert_record(c, (CUpti_Activity *)&k[0]);
