@@ -21,10 +21,7 @@ struct cli_config {
     char *since, *until, *with_since, *with_until, *last;
 };
 
-#define OPT(key, type, def, field, help, lo, hi)                                                   \
-    {                                                                                              \
-        key, type, def, offsetof(struct cli_config, field), help, lo, hi                           \
-    }
+#define OPT(...) RS_CONFIG_OPT(struct cli_config, __VA_ARGS__)
 
 static const struct rs_config_option options[] = {
     {"server", RS_CONFIG_STRING, "http://127.0.0.1:7070", offsetof(struct cli_config, server),

@@ -27,6 +27,13 @@ struct rs_config_option {
     double min, max;
 };
 
+/* One row of a binary's option table for a field of config struct `conf` (a struct type):
+ * RS_CONFIG_OPT(struct x_config, "key", RS_CONFIG_INT, "5", field, "help", 1, 10). */
+#define RS_CONFIG_OPT(conf, key, type, def, field, help, lo, hi)                                   \
+    {                                                                                              \
+        key, type, def, offsetof(conf, field), help, lo, hi                                        \
+    }
+
 struct rs_config_spec {
     const char *program; /* "rankscope-server" */
     const char *usage;   /* one line after "usage: " */

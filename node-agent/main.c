@@ -5,10 +5,7 @@
 #include <nng/nng.h>
 #include <stddef.h>
 
-#define OPT(key, type, def, field, help, lo, hi)                                                   \
-    {                                                                                              \
-        key, type, def, offsetof(struct rs_agent_config, field), help, lo, hi                      \
-    }
+#define OPT(...) RS_CONFIG_OPT(struct rs_agent_config, __VA_ARGS__)
 
 static const struct rs_config_option options[] = {
     OPT("server", RS_CONFIG_STRING, "tcp://127.0.0.1:7071", server, "NNG URL of rankscope-server",

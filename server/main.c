@@ -4,10 +4,7 @@
 
 #include <stddef.h>
 
-#define OPT(key, type, def, field, help, lo, hi)                                                   \
-    {                                                                                              \
-        key, type, def, offsetof(struct rs_server_config, field), help, lo, hi                     \
-    }
+#define OPT(...) RS_CONFIG_OPT(struct rs_server_config, __VA_ARGS__)
 
 static const struct rs_config_option options[] = {
     OPT("data", RS_CONFIG_STRING, "./rankscope-data", data, "store directory (created if absent)",

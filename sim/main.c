@@ -25,10 +25,7 @@ struct sim_config {
     double step_ms, slowdown, stall_ms, noise, speed, duration_s, max_rate;
 };
 
-#define OPT(key, type, def, field, help, lo, hi)                                                   \
-    {                                                                                              \
-        key, type, def, offsetof(struct sim_config, field), help, lo, hi                           \
-    }
+#define OPT(...) RS_CONFIG_OPT(struct sim_config, __VA_ARGS__)
 
 static const struct rs_config_option options[] = {
     OPT("job", RS_CONFIG_STRING, "sim", job, "job name (letters, digits, ._:@+=-)", 0, 0),
