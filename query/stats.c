@@ -114,6 +114,20 @@ rs_lower_bound(const double *sorted, size_t n, double x)
     return lo;
 }
 
+size_t
+rs_lower_bound_by(const void *v, size_t n, size_t size, uint64_t (*key)(const void *), uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (key((const char *)v + mid * size) < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 int
 rs_samples_add(struct rs_samples *s, double x)
 {

@@ -4,6 +4,7 @@
 #define RS_QUERY_STATS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The q-quantile (0 <= q <= 1) of v[0..n); sorts v in place. 0 when n == 0. */
 double rs_quantile(double *v, size_t n, double q);
@@ -18,6 +19,12 @@ double rs_quantile_sorted_without(const double *sorted, size_t n, size_t k, doub
 
 /* The index of the first element >= x in sorted[0..n) (n when none). */
 size_t rs_lower_bound(const double *sorted, size_t n, double x);
+
+/* The index of the first of n elements of `size` bytes from v, sorted by key(element), whose key
+ * is >= x (n when none): the one binary search for arrays of structs (steps by number, identities
+ * by rank). */
+size_t rs_lower_bound_by(const void *v, size_t n, size_t size, uint64_t (*key)(const void *),
+                         uint64_t x);
 
 /* A growable array of doubles. */
 struct rs_samples {

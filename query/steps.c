@@ -90,18 +90,23 @@ struct coll_ctx {
 };
 
 /* The index of `rank` in ranks[0..n) (rank order), or SIZE_MAX. */
+static uint64_t
+rank_key(const void *p)
+{
+    return ((const struct rs_rank_steps *)p)->rank;
+}
+
+static uint64_t
+start_key(const void *p)
+{
+    return ((const struct rs_step_summary *)p)->start_ns;
+}
+
 static size_t
 rank_pos(const struct rs_rank_steps *ranks, size_t n, uint32_t rank)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (ranks[mid].rank < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && ranks[lo].rank == rank ? lo : SIZE_MAX;
+    size_t i = rs_lower_bound_by(ranks, n, sizeof *ranks, rank_key, rank);
+    return i < n && ranks[i].rank == rank ? i : SIZE_MAX;
 }
 
 /* The step of ranks[i] that contains t, when it has no summary yet; NULL otherwise. */
@@ -109,14 +114,10 @@ static struct rs_step_summary *
 open_step_at(const struct coll_ctx *x, size_t i, uint64_t t)
 {
     const struct rs_rank_steps *rk = &x->ranks[i];
-    size_t lo = 0, hi = rk->n;
-    while (lo < hi) { /* the last step that starts at or before t */
-        size_t mid = (lo + hi) / 2;
-        if (rk->steps[mid].start_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    /* lo - 1: the last step that starts at or before t */
+    size_t lo = t == UINT64_MAX
+                    ? rk->n
+                    : rs_lower_bound_by(rk->steps, rk->n, sizeof *rk->steps, start_key, t + 1);
     if (lo == 0 || t >= rk->steps[lo - 1].end_ns || x->done[i][lo - 1])
         return NULL;
     return &rk->steps[lo - 1];

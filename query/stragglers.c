@@ -112,22 +112,20 @@ struct ctx {
     size_t n_w;
 };
 
+static uint64_t
+step_key(const void *p)
+{
+    return ((const struct rs_step_summary *)p)->step;
+}
+
 /* Fills rw from the rank's steps numbered (hi - W, hi] (steps are in step order). */
 static void
 rank_window_fill(const struct rs_rank_steps *rk, uint64_t hi, size_t W, struct rank_window *rw,
                  double *scratch, uint64_t *t0, uint64_t *t1)
 {
     uint64_t lo_step = hi + 1 >= W ? hi + 1 - W : 0;
-    size_t a = 0, b = rk->n;
-
-    while (a < b) { /* the first step >= lo_step */
-        size_t mid = (a + b) / 2;
-        if (rk->steps[mid].step < lo_step)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    size_t first = a, end = a;
+    size_t first = rs_lower_bound_by(rk->steps, rk->n, sizeof *rk->steps, step_key, lo_step);
+    size_t end = first;
     while (end < rk->n && rk->steps[end].step <= hi)
         end++;
     rw->steps = end - first;
@@ -390,18 +388,17 @@ on_rank_info(void *arg, const struct rs_rank_info *info)
 }
 
 /* The identity of `rank` (binary search: rank order), or NULL. */
+static uint64_t
+identity_key(const void *p)
+{
+    return ((const struct identity *)p)->rank;
+}
+
 static const struct identity *
 find_identity(const struct identities *ids, uint32_t rank)
 {
-    size_t lo = 0, hi = ids->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (ids->v[mid].rank < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < ids->n && ids->v[lo].rank == rank ? &ids->v[lo] : NULL;
+    size_t i = rs_lower_bound_by(ids->v, ids->n, sizeof *ids->v, identity_key, rank);
+    return i < ids->n && ids->v[i].rank == rank ? &ids->v[i] : NULL;
 }
 
 /* Whether the kernels of ranks[i]'s steps in window w are not all stored yet: its agent measured
@@ -553,15 +550,8 @@ peer_median(struct ctx *c, size_t j, size_t idx, size_t offset)
 static const struct rs_step_summary *
 step_of(const struct rs_rank_steps *rk, uint64_t step)
 {
-    size_t lo = 0, hi = rk->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (rk->steps[mid].step < step)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < rk->n && rk->steps[lo].step == step ? &rk->steps[lo] : NULL;
+    size_t i = rs_lower_bound_by(rk->steps, rk->n, sizeof *rk->steps, step_key, step);
+    return i < rk->n && rk->steps[i].step == step ? &rk->steps[i] : NULL;
 }
 
 static double
