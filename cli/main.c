@@ -91,30 +91,11 @@ static struct rs_config_spec spec = {
     true,        "RANKSCOPE_CLI_",
 };
 
-/* The index of the command word in argv (the first argument that is neither an option nor an
- * option's value), or argc. */
-static int
-command_index(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] != '-' || argv[i][1] == '\0')
-            return i;
-        if (argv[i][1] != '-' || strchr(argv[i], '=')) /* -h, --key=value */
-            continue;
-        for (size_t k = 0; k < spec.n_options; k++)
-            if (strcmp(argv[i] + 2, options[k].key) == 0 && options[k].type != RS_CONFIG_BOOL)
-                i++; /* its value */
-        if (strcmp(argv[i], "--config") == 0)
-            i++;
-    }
-    return argc;
-}
-
 /* `rankscope COMMAND --help`, `rankscope help [COMMAND]`: prints and returns true when asked. */
 static bool
 command_help(int argc, char **argv, int *rc)
 {
-    int at = command_index(argc, argv);
+    int at = rs_config_first_positional(&spec, argc, argv);
     bool asked = false;
 
     if (at >= argc)

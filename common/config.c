@@ -386,3 +386,22 @@ rs_config_run(const struct rs_config_spec *spec, void *cfg, int argc, char **arg
     rs_config_free(spec, cfg);
     return rc;
 }
+
+int
+rs_config_first_positional(const struct rs_config_spec *spec, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            if (arg[0] != '-' || arg[1] == '\0')
+                return i;
+            continue; /* -h */
+        }
+        if (strchr(arg, '='))
+            continue;
+        const struct rs_config_option *o = find_option(spec, arg + 2, strlen(arg + 2));
+        if ((o && o->type != RS_CONFIG_BOOL) || strcmp(arg, "--config") == 0)
+            i++; /* its value */
+    }
+    return argc;
+}

@@ -90,6 +90,10 @@ int rs_config_main(const struct rs_config_spec *spec, void *cfg, int argc, char 
 int rs_config_run(const struct rs_config_spec *spec, void *cfg, int argc, char **argv,
                   int (*run)(void *cfg));
 
+/* The index in argv of the first argument that is neither an option nor an option's value, as
+ * rs_config_parse reads them (a command word, before parsing: to answer `CMD --help`), or argc. */
+int rs_config_first_positional(const struct rs_config_spec *spec, int argc, char **argv);
+
 /* Frees the strings the config owns. Idempotent. */
 void rs_config_free(const struct rs_config_spec *spec, void *cfg);
 

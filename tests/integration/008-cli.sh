@@ -31,6 +31,8 @@ check "a mistyped command: exit 2 and did you mean" sh -c "
 check "a command far from any: exit 2, no suggestion, where the list is" sh -c "
     '$BIN/rankscope' frobnicate 2>'$WORK/e'; test \$? = 2 && ! grep -q 'did you mean' '$WORK/e' &&
     grep -q 'rankscope --help lists the commands' '$WORK/e'"
+check "--help with an option missing its value at the end is the global help (it crashed)" sh -c "
+    '$BIN/rankscope' --help --server | grep -q '^Commands'"
 check "help for an unknown command: exit 2 with did you mean" sh -c "
     '$BIN/rankscope' help anlayze 2>'$WORK/e'; test \$? = 2 && grep -q \"did you mean 'analyze'\" '$WORK/e'"
 

@@ -150,6 +150,20 @@ env_prefix(void)
     unsetenv("RANKSCOPE_AGENT_NAME");
 }
 
+/* The command word before parsing: options and their values are skipped, a value-taking option at
+ * the end reads nothing past argv. */
+static void
+first_positional(void)
+{
+    char *a[] = {"t", "--name", "x", "--flag", "--count=3", "-h", "ranks", "job"};
+    char *b[] = {"t", "--flag", "--name"};
+    char *c[] = {"t", "--config", "f", "--name"};
+
+    T_EQ(rs_config_first_positional(&spec, 8, a), 6);
+    T_EQ(rs_config_first_positional(&spec, 3, b), 3);
+    T_EQ(rs_config_first_positional(&spec, 4, c), 4);
+}
+
 int
 main(void)
 {
@@ -158,5 +172,6 @@ main(void)
     T_RUN(rejects_bad_values);
     T_RUN(precedence_file_env_argv);
     T_RUN(positionals);
+    T_RUN(first_positional);
     return T_DONE("common/config");
 }
