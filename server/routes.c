@@ -124,18 +124,16 @@ static char
 what_is_missing(rs_store_read *r, const struct query_work *q)
 {
     struct rs_profile_scope s = q->side == 'b' ? scope_b(q) : scope_a(q);
-    json_t *doc = NULL, *rank;
-    size_t i;
-    char missing = 'r';
+    struct rs_rank_info *ranks = NULL;
+    size_t n = 0;
+    char missing = s.rank == ALL_RANKS ? 0 : 'r';
 
-    if (rs_query_ranks(r, s.job, &doc) != 0)
+    if (rs_store_ranks_get(r, s.job, &ranks, &n) != 0)
         return 'j';
-    if (s.rank == ALL_RANKS)
-        missing = 0;
-    json_array_foreach(json_object_get(doc, "ranks"), i,
-                       rank) if ((uint64_t)json_integer_value(json_object_get(rank, "rank")) ==
-                                 s.rank) missing = 0;
-    json_decref(doc);
+    for (size_t i = 0; i < n; i++)
+        if (ranks[i].rank == s.rank)
+            missing = 0;
+    free(ranks);
     return missing;
 }
 

@@ -122,8 +122,8 @@ process_name(long pid, char *buf, size_t len)
 }
 
 /* Raises the soft limit of open files to the hard one: every agent and HTTP client is a
- * descriptor, and the default soft limit (1,024) let some 20,000 idle agent sockets take REST and
- * ingest down. Returns the limit in force. */
+ * descriptor, and with the default soft limit (1,024) idle agent sockets took REST and ingest
+ * down (issue 23's review; not measured here). Returns the limit in force. */
 static unsigned long
 raise_fd_limit(void)
 {

@@ -9,19 +9,16 @@
 
 #include <stdint.h>
 
-/* The identity of rank `rank` (local rank the same) of a `world`-rank job on host "h", pid 1. */
-#define T_IDENTITY(job_, rank_, world_, gpu_)                                                      \
-    {                                                                                              \
-        .job = (job_), .rank = (rank_), .local_rank = (rank_), .world_size = (world_),             \
-        .host = "h", .gpu_uuid = (gpu_), .pid = 1                                                  \
-    }
-
 /* Any rank identity, field by field in the struct's order. */
 #define T_IDENTITY_OF(job_, rank_, local_, world_, host_, gpu_, pid_)                              \
     {                                                                                              \
         .job = (job_), .rank = (rank_), .local_rank = (local_), .world_size = (world_),            \
         .host = (host_), .gpu_uuid = (gpu_), .pid = (pid_)                                         \
     }
+
+/* The identity of rank `rank` (local rank the same) of a `world`-rank job on host "h", pid 1. */
+#define T_IDENTITY(job_, rank_, world_, gpu_)                                                      \
+    T_IDENTITY_OF(job_, rank_, rank_, world_, "h", gpu_, 1)
 
 static inline struct rs_agent_batch
 t_agent_batch(uint64_t agent, uint64_t seq, const struct rs_rank_batch *rb, uint32_t n)
