@@ -22,7 +22,7 @@ step() { # step NAME CMD...: runs CMD, logs to $LOG/NAME.log, prints rc and seco
     s=$(date +%s.%N)
     "$@" >"$LOG/$name.log" 2>&1
     rc=$?
-    printf '%-28s rc=%d %6.1f s\n' "$name" "$rc" "$(echo "$(date +%s.%N) - $s" | bc)"
+    printf '%-28s rc=%d %6.1f s\n' "$name" "$rc" "$(awk -v s="$s" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')"
     return $rc
 }
 
@@ -30,6 +30,11 @@ step debootstrap debootstrap --variant=minbase bookworm "$F" http://deb.debian.o
 mount -t proc proc "$F/proc"; mount --rbind /sys "$F/sys"; mount --make-rslave "$F/sys"
 mount --bind /dev "$F/dev"; mount --bind /dev/pts "$F/dev/pts"
 cp /etc/resolv.conf "$F/etc/resolv.conf"
+# A network that reaches the npm registry through an intercepting proxy names its CA in
+# NODE_EXTRA_CA_CERTS: the chroot needs the file too (the variable passes through chroot).
+if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
+    mkdir -p "$F$(dirname "$NODE_EXTRA_CA_CERTS")" && cp "$NODE_EXTRA_CA_CERTS" "$F$NODE_EXTRA_CA_CERTS"
+fi
 printf '%s\n' 'deb http://deb.debian.org/debian bookworm main' \
     'deb http://deb.debian.org/debian bookworm-updates main' \
     'deb http://deb.debian.org/debian-security bookworm-security main' >"$F/etc/apt/sources.list"
