@@ -31,9 +31,11 @@ mount -t proc proc "$F/proc"; mount --rbind /sys "$F/sys"; mount --make-rslave "
 mount --bind /dev "$F/dev"; mount --bind /dev/pts "$F/dev/pts"
 cp /etc/resolv.conf "$F/etc/resolv.conf"
 # A network that reaches the npm registry through an intercepting proxy names its CA in
-# NODE_EXTRA_CA_CERTS: the chroot needs the file too (the variable passes through chroot).
+# NODE_EXTRA_CA_CERTS: the chroot gets a copy of its own (a path under /etc/ssl would be replaced
+# when ca-certificates is installed) and the variable points there.
 if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
-    mkdir -p "$F$(dirname "$NODE_EXTRA_CA_CERTS")" && cp "$NODE_EXTRA_CA_CERTS" "$F$NODE_EXTRA_CA_CERTS"
+    cp "$NODE_EXTRA_CA_CERTS" "$F/root/extra-ca.crt" && chmod 644 "$F/root/extra-ca.crt"
+    export NODE_EXTRA_CA_CERTS=/root/extra-ca.crt
 fi
 printf '%s\n' 'deb http://deb.debian.org/debian bookworm main' \
     'deb http://deb.debian.org/debian bookworm-updates main' \
