@@ -17,7 +17,7 @@ BUILD_DEB_PACKAGES := build-essential pkg-config libnng-dev libuv1-dev liblmdb-d
                       libprotobuf-c-dev protobuf-c-compiler libjansson-dev libcurl4-openssl-dev \
                       node-llhttp zlib1g-dev
 DEB_PACKAGES      := $(BUILD_DEB_PACKAGES) python3
-TEST_DEB_PACKAGES := python3-yaml curl golang-go nodejs npm
+TEST_DEB_PACKAGES := python3-yaml curl golang-go nodejs npm chromium
 DEV_DEB_PACKAGES  := clang-format clang graphviz golang-go
 
 # pkg-config where the .pc exists; Debian's libnng-dev ships none, so fall back to plain -l.
@@ -186,7 +186,7 @@ $(LIBCOMMON):  $(call obj,$(COMMON_SRC))
 $(LIBPROTO):   $(call obj,$(PROTO_SRC)) $(patsubst %,$(BUILD)/obj/gen/%.pb-c.o,$(PROTOS))
 $(LIBSTORAGE): $(call obj,$(STORAGE_SRC))
 $(LIBQUERY):   $(call obj,$(QUERY_SRC))
-$(LIBSERVER):  $(call obj,$(SERVER_SRC))
+$(LIBSERVER):  $(call obj,$(SERVER_SRC)) $(BUILD)/obj/gen/web_assets.o
 $(LIBAGENT):   $(call obj,$(AGENT_SRC))
 $(LIBIMPORT):  $(call obj,$(IMPORT_SRC))
 $(LIBCLI):     $(call obj,$(CLI_SRC))
@@ -198,6 +198,28 @@ $(BUILD)/lib%.a:
 
 $(BUILD)/obj/server/%.o: CFLAGS_ALL += -I$(LLHTTP_INC)
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -I$(LLHTTP_INC)
+
+# ---- the dashboard (docs/dashboard.md) ---------------------------------------------------------
+# web/ bundled by esbuild (web/build.sh: npm ci once per package-lock.json, then node build.mjs)
+# into $(BUILD)/web/dist, which scripts/embed_assets.sh turns into C data linked into
+# rankscope-server. Without node and npm the server carries web/fallback/ instead: a page saying
+# how to build the dashboard.
+WEB_INPUTS := $(shell find web/src -type f 2>/dev/null) web/index.html web/build.mjs web/build.sh \
+              web/package.json web/package-lock.json
+ifeq ($(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo yes),yes)
+WEB_DIST := $(BUILD)/web/dist
+$(WEB_DIST)/index.html: $(WEB_INPUTS)
+	@web/build.sh $(abspath $(WEB_DIST))
+else
+WEB_DIST := web/fallback
+$(info dashboard: node/npm not found: rankscope-server will serve a page saying how to build the dashboard (apt-get install nodejs npm, then make))
+endif
+$(BUILD)/gen/web_assets.c: $(WEB_DIST)/index.html scripts/embed_assets.sh
+	@mkdir -p $(dir $@)
+	scripts/embed_assets.sh $(WEB_DIST) >$@.tmp && mv $@.tmp $@
+$(BUILD)/obj/gen/web_assets.o: $(BUILD)/gen/web_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 # ---- binaries --------------------------------------------------------------------------------
 $(BUILD)/bin/rankscope-server: $(BUILD)/obj/server/main.o $(SERVER_LIBS)

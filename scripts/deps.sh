@@ -30,6 +30,7 @@ command_of() {
     clang) echo clang ;;
     clang-format) echo clang-format ;;
     graphviz) echo dot ;;
+    chromium) echo chromium ;;
     esac
 }
 

@@ -219,12 +219,13 @@ on_written(uv_write_t *req, int status)
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 
-/* Writes the response; `etag` adds an ETag header (NULL: none). */
+/* Writes the response; `etag` adds an ETag header (NULL: none), `extra` more header lines, each
+ * ending in CRLF (NULL: none). */
 static void
-respond(rs_http_conn *c, int status, const char *content_type, const char *etag, const char *body,
-        size_t len)
+respond_with(rs_http_conn *c, int status, const char *content_type, const char *etag,
+             const char *extra, const char *body, size_t len)
 {
-    char head[640], tag[64] = "";
+    char head[1280], tag[64] = "";
     struct write_req *w;
     uv_buf_t buf;
     int n;
@@ -244,10 +245,14 @@ respond(rs_http_conn *c, int status, const char *content_type, const char *etag,
     if (etag)
         snprintf(tag, sizeof tag, "ETag: %s\r\n", etag);
     n = snprintf(head, sizeof head,
-                 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+                 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s"
                  "Cache-Control: no-cache\r\nConnection: %s\r\n\r\n",
-                 status, reason_phrase(status), content_type, len, tag,
+                 status, reason_phrase(status), content_type, len, tag, extra ? extra : "",
                  c->keep_alive ? "keep-alive" : "close");
+    if (n < 0 || (size_t)n >= sizeof head) { /* a programmer's error: extra headers too long */
+        conn_close(c);
+        return;
+    }
     w = malloc(sizeof *w + (size_t)n + len);
     if (!w) {
         conn_close(c);
@@ -261,6 +266,25 @@ respond(rs_http_conn *c, int status, const char *content_type, const char *etag,
         free(w);
         conn_close(c);
     }
+}
+
+static void
+respond(rs_http_conn *c, int status, const char *content_type, const char *etag, const char *body,
+        size_t len)
+{
+    respond_with(c, status, content_type, etag, NULL, body, len);
+}
+
+void
+rs_http_respond_static(rs_http_conn *c, const char *content_type, const char *etag,
+                       const char *extra_headers, const void *body, size_t len)
+{
+    const char *inm = c->parser.headers[RS_HTTP_IF_NONE_MATCH].value;
+
+    if (inm[0] && strstr(inm, etag))
+        respond_with(c, 304, content_type, etag, extra_headers, "", 0);
+    else
+        respond_with(c, 200, content_type, etag, extra_headers, body, len);
 }
 
 void

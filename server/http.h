@@ -39,6 +39,12 @@ int rs_http_port(const rs_http *h);
 void rs_http_respond(rs_http_conn *c, int status, const char *content_type, const char *body,
                      size_t len);
 
+/* Answers 200 with a fixed body (a built-in asset) and its ETag (a quoted string), or 304 Not
+ * Modified without a body when the request's If-None-Match holds that ETag. `extra_headers` are
+ * more header lines, each ending in "\r\n", at most ~600 bytes (NULL: none); `body` is copied. */
+void rs_http_respond_static(rs_http_conn *c, const char *content_type, const char *etag,
+                            const char *extra_headers, const void *body, size_t len);
+
 /* Answers with a JSON document; takes the reference to `doc`. A 200 answer carries an ETag (a hash
  * of the body) and becomes 304 Not Modified, without a body, when the request's If-None-Match
  * holds that ETag. */

@@ -1,11 +1,13 @@
 /* REST endpoints of the server (docs/openapi.yaml): /healthz, /metrics, /v1/import, /v1/jobs,
- * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare}, the downloads
+ * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare,heatmap}, the downloads
  * /v1/jobs/{job}/pprof[/stalls|/time] and /v1/jobs/{job}/trace?rank=R, DELETE /v1/jobs/{job}.
- * Storage reads run in the libuv thread pool; the loop thread only routes and writes. */
+ * Storage reads run in the libuv thread pool; the loop thread only routes and writes. The
+ * dashboard's files (/, /assets/...) are answered by dashboard.c. */
 #include "common/clock.h"
 #include "common/error.h"
 #include "proto/wire.h"
 #include "query/compare.h"
+#include "query/heatmap.h"
 #include "query/jobs.h"
 #include "query/pprof_export.h"
 #include "query/skew.h"
@@ -35,7 +37,8 @@ enum query_kind {
     Q_PPROF,
     Q_PPROF_STALLS,
     Q_PPROF_TIME,
-    Q_TRACE
+    Q_TRACE,
+    Q_HEATMAP
 };
 
 /* GET /v1/jobs/{job}/trace: events per answer (one rank's document is built in memory). */
@@ -49,6 +52,7 @@ struct query_params {
     uint64_t limit, since_ns, until_ns, rank, until_step;
     char with[RS_WIRE_MAX_JOB_LEN + 1]; /* compare: side B */
     uint64_t with_rank, with_since_ns, with_until_ns;
+    uint64_t metric, columns; /* heatmap: enum rs_heatmap_metric, at most this many columns */
 };
 
 struct query_work {
@@ -205,6 +209,10 @@ run_query(uv_work_t *req)
     case Q_TRACE:
         q->rc = trace_document(r, q);
         q->content_type = "application/json";
+        break;
+    case Q_HEATMAP:
+        q->rc = rs_query_heatmap(r, q->job, (size_t)q->p.limit, (int)q->p.metric,
+                                 (size_t)q->p.columns, &q->result);
         break;
     }
     if (q->rc == RS_E_NOT_FOUND)
@@ -373,9 +381,10 @@ expect_no_query(rs_http_conn *c, const struct rs_http_request *req)
     return -1;
 }
 
-/* An endpoint's query parameters: each is an unsigned integer within [min, max] or a job name,
- * stored at `offset` in struct query_params; `def` applies when it is absent. */
-enum param_type { P_UINT, P_JOB };
+/* An endpoint's query parameters: each is an unsigned integer within [min, max], a job name, or a
+ * heatmap metric's name (stored as its number), at `offset` in struct query_params; `def` applies
+ * when it is absent. */
+enum param_type { P_UINT, P_JOB, P_METRIC };
 
 struct param {
     const char *name;
@@ -392,6 +401,10 @@ struct param {
 #define JOB(name, field)                                                                           \
     {                                                                                              \
         name, P_JOB, offsetof(struct query_params, field), 0, 0, 0                                 \
+    }
+#define METRIC(name, field)                                                                        \
+    {                                                                                              \
+        name, P_METRIC, offsetof(struct query_params, field), RS_HEATMAP_STEP, 0, 0                \
     }
 #define MAX_RANK 16777215u
 #define RANGE(prefix)                                                                              \
@@ -432,6 +445,10 @@ static const struct job_endpoint job_endpoints[] = {
     {"/pprof/stalls", Q_PPROF_STALLS, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
+    {"/heatmap",
+     Q_HEATMAP,
+     {METRIC("metric", metric), UINT("columns", columns, 200, 1, 2000),
+      UINT("last", limit, 1000, 1, 100000)}},
 };
 
 /* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an
@@ -444,7 +461,7 @@ parse_params(rs_http_conn *c, const char *query, const struct job_endpoint *e,
     const struct param *d;
 
     for (d = e->params; d->name; d++)
-        if (d->type == P_UINT)
+        if (d->type == P_UINT || d->type == P_METRIC)
             *(uint64_t *)((char *)p + d->offset) = d->def;
     if (strlen(query) >= sizeof buf) {
         rs_http_respond_error(c, 400, "query string too long");
@@ -467,6 +484,18 @@ parse_params(rs_http_conn *c, const char *query, const struct job_endpoint *e,
                 return -1;
             }
             snprintf((char *)p + d->offset, RS_WIRE_MAX_JOB_LEN + 1, "%s", val);
+            continue;
+        }
+        if (d->type == P_METRIC) {
+            int m = rs_heatmap_metric_of(val);
+            if (m < 0) {
+                rs_http_respond_error(c, 400,
+                                      "%s: '%s' is not one of step_ms, compute_ms, comm_ms, "
+                                      "exposed_comm_ms, idle_ms, host_gap_ms",
+                                      pair, val);
+                return -1;
+            }
+            *(uint64_t *)((char *)p + d->offset) = (uint64_t)m;
             continue;
         }
         errno = 0;
@@ -518,6 +547,8 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
     const char *path = req->path;
 
     if (rs__server_browser_refused(srv, c, req))
+        return;
+    if (rs__server_dashboard(c, req))
         return;
     if (strcmp(path, "/healthz") == 0) {
         if (expect_get(c, req) == 0 && expect_no_query(c, req) == 0)

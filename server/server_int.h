@@ -32,6 +32,10 @@ struct rs_store_options rs__server_store_options(const struct rs_server_config *
 /* The HTTP handler: routes a request to its endpoint (routes.c). */
 void rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *req);
 
+/* The dashboard (dashboard.c): answers GET /, /index.html and /assets/... from the files built
+ * into the server and returns true; false (nothing answered) for any other path. */
+bool rs__server_dashboard(rs_http_conn *c, const struct rs_http_request *req);
+
 /* Browser rules (browser_rules.c): what a web page could make a browser on an operator's machine
  * send. rs__server_browser_refused answers and returns true for: a Host that is not a loopback
  * name when the REST API listens on loopback (DNS rebinding), a request that changes data with an

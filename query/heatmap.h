@@ -1,0 +1,46 @@
+/* The dashboard's rank x step heatmap (GET /v1/jobs/{job}/heatmap, docs/openapi.yaml): a job's
+ * newest steps of every rank binned into at most N columns of consecutive steps, one value per
+ * rank and column (the mean of a step metric over the rank's steps in the column), with each
+ * column's median over the ranks and its slowest rank — so that a browser draws a 1,024-rank job
+ * from a few hundred thousand numbers instead of every step of every rank. Pure functions over a
+ * storage read handle (query/steps.h loads the steps). */
+#ifndef RS_QUERY_HEATMAP_H
+#define RS_QUERY_HEATMAP_H
+
+#include "query/steps.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* The step metrics a heatmap can show, as named in the API ("step_ms", ...). */
+enum rs_heatmap_metric {
+    RS_HEATMAP_STEP,
+    RS_HEATMAP_COMPUTE,
+    RS_HEATMAP_COMM,
+    RS_HEATMAP_EXPOSED_COMM,
+    RS_HEATMAP_IDLE,
+    RS_HEATMAP_HOST_GAP,
+    RS_HEATMAP_METRICS
+};
+
+/* The metric called `name` ("step_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "idle_ms",
+ * "host_gap_ms"), or -1 for any other text. */
+int rs_heatmap_metric_of(const char *name);
+/* The API name of metric m (a valid enum rs_heatmap_metric). */
+const char *rs_heatmap_metric_name(int m);
+
+/* Bins loaded steps (rs_query_job_steps; only read) into at most `columns` (>= 1) columns of
+ * equally many consecutive step numbers, spanning the lowest to the highest step of any rank.
+ * Shape (docs/openapi.yaml): {job, metric, steps_source, first_step, last_step, steps_per_column,
+ * columns:[{first_step, last_step, start_ns, median_ms, max_ms, max_rank}], ranks:[rank...],
+ * values:[[ms or null per column] per rank]}; a rank without a step in a column has null there, a
+ * column without any step has null figures. NULL when out of memory. */
+json_t *rs_heatmap_json(const char *job, const struct rs_rank_steps *ranks, size_t n_ranks,
+                        int metric, size_t columns);
+
+/* Loads the newest `last_steps` steps of every rank of `job` and bins them as rs_heatmap_json.
+ * Returns 0 with *out set, RS_E_NOT_FOUND (no such job), -ENOMEM or a storage error. */
+int rs_query_heatmap(rs_store_read *r, const char *job, size_t last_steps, int metric,
+                     size_t columns, json_t **out);
+
+#endif

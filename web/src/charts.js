@@ -1,0 +1,42 @@
+// The charts: Apache ECharts (docs/dependencies.md), only the parts the dashboard draws, on canvas.
+// Tooltips are drawn in the canvas too (renderMode 'richText'): names from the wire never become
+// HTML. The palette is Okabe-Ito (readable with colour-vision deficiency), and ARIA decals add a
+// pattern per series as a second cue.
+import * as echarts from 'echarts/core';
+import { BarChart, CustomChart, HeatmapChart, LineChart } from 'echarts/charts';
+import {
+    AriaComponent, DataZoomComponent, GridComponent, LegendComponent, MarkAreaComponent,
+    MarkLineComponent, TooltipComponent, VisualMapComponent,
+} from 'echarts/components';
+import { CanvasRenderer } from 'echarts/renderers';
+
+echarts.use([BarChart, CustomChart, HeatmapChart, LineChart, AriaComponent, DataZoomComponent,
+    GridComponent, LegendComponent, MarkAreaComponent, MarkLineComponent, TooltipComponent,
+    VisualMapComponent, CanvasRenderer]);
+
+export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];
+// Diverging blue - white - vermillion (Okabe-Ito ends): distinct for deuteranopia and protanopia.
+export const DIVERGING = ['#0072B2', '#9cc7e4', '#f7f7f7', '#f3b27a', '#D55E00'];
+
+const live = new Set();
+
+// A chart in el (a sized container); disposed by disposeAll when the view changes.
+export function chart(el, option) {
+    const c = echarts.init(el, null, { renderer: 'canvas' });
+    c.setOption({
+        color: PALETTE,
+        aria: { enabled: true, decal: { show: true } },
+        animation: false,
+        tooltip: { renderMode: 'richText', confine: true },
+        ...option,
+    });
+    live.add(c);
+    return c;
+}
+
+export function disposeAll() {
+    for (const c of live) c.dispose();
+    live.clear();
+}
+
+window.addEventListener('resize', () => { for (const c of live) c.resize(); });

@@ -1,0 +1,47 @@
+// The dashboard's entry: reads the route from the URL, shows its view (each view fetches through
+// api.js and refreshes in place through a Poller), and the per-job navigation.
+import { fill, h } from './dom.js';
+import { disposeAll } from './charts.js';
+import { Poller } from './live.js';
+import { askToken } from './token.js';
+import { href, parse } from './route.js';
+import { mountJobs } from './views/jobs.js';
+import { mountOverview } from './views/overview.js';
+import { mountNccl } from './views/nccl.js';
+import { mountKernels } from './views/kernels.js';
+import { mountStalls } from './views/stalls.js';
+import { mountTimeline } from './views/timeline.js';
+
+const MOUNT = { jobs: mountJobs, overview: mountOverview, nccl: mountNccl, kernels: mountKernels, stalls: mountStalls, timeline: mountTimeline };
+const TITLES = { overview: 'Overview', nccl: 'NCCL', kernels: 'Kernels', stalls: 'Stall reasons', timeline: 'Timeline' };
+
+let poller = null;
+
+function nav(route) {
+    const items = [h('a', { href: '#/jobs', 'aria-current': route.view === 'jobs' ? 'page' : null }, 'Jobs')];
+    if (route.job) {
+        const keep = route.params.rank !== undefined ? { rank: route.params.rank } : {};
+        for (const [view, title] of Object.entries(TITLES)) {
+            items.push(h('a', { href: href({ view, job: route.job, params: keep }), 'aria-current': route.view === view ? 'page' : null }, title));
+        }
+    }
+    fill(document.getElementById('nav'), items);
+}
+
+function show() {
+    const route = parse(location.hash);
+    const main = document.getElementById('main');
+    const status = document.getElementById('status');
+    if (poller) poller.stop();
+    disposeAll();
+    status.textContent = '';
+    main.dataset.view = route.view;
+    poller = new Poller((e, path) => { status.textContent = `${path}: ${e.message}`; });
+    nav(route);
+    document.title = route.job ? `${route.job} · ${TITLES[route.view]} · rankscope` : 'rankscope';
+    MOUNT[route.view](main, route, poller);
+}
+
+window.addEventListener('hashchange', show);
+document.getElementById('token-button').addEventListener('click', () => askToken().then(show));
+show();

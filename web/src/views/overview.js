@@ -1,0 +1,186 @@
+// The job overview: the verdict banner, the rank x step heatmap (server-binned, GET
+// /v1/jobs/{job}/heatmap), step time over time (median, slowest rank, selected rank) with the
+// verdict history on the same step axis, and the selected rank's details. Clicking a heatmap cell
+// (or choosing a rank in the list, by keyboard) selects that rank and step in the URL.
+import { apiGet, jobPath } from '../api.js';
+import { fill, h } from '../dom.js';
+import { ms, pct, slower, time } from '../format.js';
+import { chart, DIVERGING } from '../charts.js';
+import { go, href } from '../route.js';
+
+export const METRICS = {
+    step_ms: 'step time', compute_ms: 'compute', comm_ms: 'NCCL (all)',
+    exposed_comm_ms: 'exposed NCCL', idle_ms: 'idle', host_gap_ms: 'host gap',
+};
+const COLUMNS = 200;
+// The heatmap's grid, in pixels (data-grid tells tests where the cells are).
+const GRID = { left: 70, right: 90, top: 10, bottom: 40 };
+// The colour scale: each cell against its column's median, clamped at ±10%, so that a rank 3% off
+// its peers is clearly tinted whatever the step time.
+const SCALE_PCT = 10;
+
+function banner(v, ranksInfo) {
+    if (!v) return h('div', { class: 'banner pending' }, 'Evaluating…');
+    if (!v.stragglers?.length) {
+        const s = (v.ranks || []).map((r) => r.slowdown);
+        const spread = s.length ? `${((Math.min(...s) - 1) * 100).toFixed(1)}% to +${((Math.max(...s) - 1) * 100).toFixed(1)}%` : 'no ranks';
+        return h('div', { class: 'banner ok', id: 'verdict' },
+            h('strong', null, '✓ No straggler'), ` — ranks' spread against their peers: ${spread} (threshold ${pct(v.threshold * 100)}). ${v.summary || ''}`);
+    }
+    return h('div', { class: 'banner bad', id: 'verdict', role: 'alert' }, v.stragglers.map((s) => {
+        const info = ranksInfo.get(s.rank) || {};
+        return h('div', { class: 'verdict', 'data-rank': s.rank, 'data-cause': s.cause },
+            h('strong', null, `⚠ Straggler: rank ${s.rank}`), ' → ', h('span', { class: 'host' }, s.host || info.host || '?'),
+            ' → ', h('span', { class: 'gpu' }, s.gpu_uuid || info.gpu_uuid || '?'),
+            h('ul', null,
+                h('li', null, 'cause: ', h('strong', { class: 'cause' }, s.cause)),
+                h('li', null, `slowdown: ${slower(s.slowdown)} than its peers`),
+                h('li', null, `since: step ${s.onset?.step ?? s.since_step} (${time(s.onset?.start_ns || s.since_ns)})`),
+                h('li', null, `impact: ${pct(s.impact_pct)} of the job's time (${s.impact_s.toFixed(2)} s; peers waited ${s.peer_wait_s.toFixed(2)} s)`),
+                h('li', null, `confidence: ${(s.confidence * 100).toFixed(0)}%`),
+                h('li', null, 'action: ', h('strong', null, s.action)),
+                s.evidence?.length ? h('li', null, 'evidence: ', h('span', { class: 'kernel-name' }, s.evidence[0].kernel || ''),
+                    s.evidence[0].ratio_to_peers ? ` ×${s.evidence[0].ratio_to_peers.toFixed(3)} of peers` : '') : null),
+            h('a', { href: href({ view: 'overview', job: v.job, params: { rank: s.rank } }) }, `select rank ${s.rank}`), ' · ',
+            h('a', { href: href({ view: 'kernels', job: v.job, params: { rank: s.rank } }) }, 'its kernels against its peers'));
+    }));
+}
+
+function heatmapOption(hm, marked) {
+    const data = [];
+    hm.values.forEach((row, y) => row.forEach((v, x) => {
+        const med = hm.columns[x].median_ms;
+        if (v !== null && med) data.push([x, y, (v / med - 1) * 100, v]);
+    }));
+    const rankLabel = (i) => `${marked.has(hm.ranks[i]) ? '⚠ ' : ''}${hm.ranks[i]}`;
+    return {
+        grid: GRID,
+        xAxis: { type: 'category', name: 'step', nameLocation: 'middle', nameGap: 25, data: hm.columns.map((c) => c.first_step), splitArea: { show: false } },
+        yAxis: { type: 'category', name: 'rank', inverse: true, data: hm.ranks.map((_, i) => rankLabel(i)),
+            axisLabel: { fontWeight: (v) => (v.startsWith('⚠') ? 'bold' : 'normal') } },
+        visualMap: { type: 'continuous', min: -SCALE_PCT, max: SCALE_PCT, dimension: 2, calculable: false, orient: 'vertical',
+            right: 0, top: 'middle', text: [`+${SCALE_PCT}%`, `-${SCALE_PCT}%`], inRange: { color: DIVERGING } },
+        tooltip: { renderMode: 'richText', formatter: (p) => {
+            const c = hm.columns[p.value[0]];
+            return `rank ${hm.ranks[p.value[1]]}, steps ${c.first_step}–${c.last_step}\n${METRICS[hm.metric]}: ${ms(p.value[3])}\n` +
+                `column median ${ms(c.median_ms)} (${p.value[2] >= 0 ? '+' : ''}${p.value[2].toFixed(1)}%)`;
+        } },
+        series: [{ type: 'heatmap', data, progressive: 0, emphasis: { itemStyle: { borderColor: '#000', borderWidth: 1 } } }],
+    };
+}
+
+function stepsOption(hm, selected, verdict) {
+    const x = hm.columns.map((c) => c.first_step);
+    const row = selected !== null ? hm.ranks.indexOf(selected) : -1;
+    const lines = [];
+    const areas = [];
+    for (const s of verdict?.stragglers || []) {
+        const since = s.onset?.step ?? s.since_step;
+        lines.push({ xAxis: String(nearest(hm, since)), name: `rank ${s.rank} slow`, label: { formatter: `rank ${s.rank} slow since ${since}` } });
+        areas.push([{ xAxis: String(nearest(hm, since)) }, { xAxis: String(x[x.length - 1]) }]);
+    }
+    for (const c of verdict?.cleared || []) {
+        const col = hm.columns.findIndex((k) => k.start_ns !== null && k.start_ns >= c.cleared_ns);
+        if (col >= 0) lines.push({ xAxis: String(x[col]), label: { formatter: `rank ${c.rank} cleared` } });
+    }
+    const series = [
+        { name: 'median rank', type: 'line', showSymbol: false, data: hm.columns.map((c) => c.median_ms),
+            markLine: { symbol: 'none', data: lines, lineStyle: { type: 'dashed', color: '#D55E00' } },
+            markArea: { data: areas, itemStyle: { color: 'rgba(213,94,0,0.08)' } } },
+        { name: 'slowest rank', type: 'line', showSymbol: false, lineStyle: { type: 'dotted' }, data: hm.columns.map((c) => c.max_ms) },
+    ];
+    if (row >= 0) series.push({ name: `rank ${selected}`, type: 'line', showSymbol: true, symbol: 'triangle', data: hm.values[row] });
+    return {
+        grid: { left: 70, right: 30, top: 40, bottom: 40 },
+        legend: { top: 0 },
+        xAxis: { type: 'category', name: 'step', nameLocation: 'middle', nameGap: 25, data: x.map(String) },
+        yAxis: { type: 'value', name: METRICS[hm.metric] + ' (ms)', scale: true },
+        tooltip: { trigger: 'axis', renderMode: 'richText' },
+        series,
+    };
+}
+
+function nearest(hm, step) {
+    const c = hm.columns.find((k) => step >= k.first_step && step <= k.last_step) || hm.columns[0];
+    return c ? c.first_step : 0;
+}
+
+function rankDetails(job, rank, step, info, hm) {
+    if (rank === null) return h('p', null, 'Select a rank: click a heatmap cell, or choose one in the list.');
+    const i = info.get(rank) || {};
+    const row = hm ? hm.ranks.indexOf(rank) : -1;
+    const col = hm && step !== null ? hm.columns.findIndex((c) => step >= c.first_step && step <= c.last_step) : -1;
+    const win = col >= 0 && hm.columns[col].start_ns ? { since_ns: hm.columns[col].start_ns } : {};
+    return h('section', { id: 'rank-details', 'data-rank': rank, 'aria-label': `rank ${rank}` },
+        h('h2', null, `Rank ${rank}`, step !== null ? `, step ${step}` : ''),
+        h('dl', null,
+            h('dt', null, 'host'), h('dd', null, i.host || '?'),
+            h('dt', null, 'GPU'), h('dd', null, i.gpu_uuid || '?'),
+            h('dt', null, 'median step time'), h('dd', null, ms(i.step_time_ms)),
+            col >= 0 && row >= 0 ? [h('dt', null, `${METRICS[hm.metric]} at steps ${hm.columns[col].first_step}–${hm.columns[col].last_step}`),
+                h('dd', null, `${ms(hm.values[row][col])} (column median ${ms(hm.columns[col].median_ms)})`)] : null),
+        h('p', null,
+            h('a', { href: href({ view: 'kernels', job, params: { rank } }) }, 'kernels against peers'), ' · ',
+            h('a', { href: href({ view: 'stalls', job, params: { rank } }) }, 'stall reasons'), ' · ',
+            h('a', { href: href({ view: 'timeline', job, params: { rank, ...win } }) }, 'timeline')));
+}
+
+export function mountOverview(main, route, poller) {
+    const { job } = route;
+    const metric = METRICS[route.params.metric] ? route.params.metric : 'step_ms';
+    const selected = route.params.rank !== undefined ? Number(route.params.rank) : null;
+    const step = route.params.step !== undefined ? Number(route.params.step) : null;
+    const set = (p) => go({ view: 'overview', job, params: { ...route.params, ...p } });
+    const select = h('select', { id: 'metric', 'aria-label': 'heatmap metric' },
+        Object.entries(METRICS).map(([k, t]) => h('option', { value: k, selected: k === metric }, t)));
+    select.addEventListener('change', () => set({ metric: select.value }));
+    const bannerEl = h('div', { id: 'banner' }, banner(null));
+    const heatEl = h('div', { id: 'heatmap', class: 'chart tall', 'data-grid': `${GRID.left},${GRID.top},${GRID.right},${GRID.bottom}` });
+    const stepsEl = h('div', { id: 'steps-chart', class: 'chart' });
+    const marksEl = h('p', { id: 'heatmap-marks' });
+    const detailsEl = h('div', null);
+    const rankList = h('select', { id: 'rank-select', 'aria-label': 'select a rank' });
+    rankList.addEventListener('change', () => set({ rank: rankList.value, step: undefined }));
+    const meta = h('p', { class: 'meta' });
+    fill(main, h('h1', null, `Job `, h('span', { class: 'job-name' }, job)), bannerEl,
+        h('h2', null, 'Ranks × steps'),
+        h('div', { class: 'controls' }, h('label', { for: 'metric' }, 'metric '), select,
+            h('label', { for: 'rank-select' }, ' rank '), rankList, meta),
+        heatEl, marksEl, h('h2', null, 'Step time and verdicts'), stepsEl, detailsEl);
+
+    let hm = null;
+    let verdict = null;
+    const info = new Map();
+    let heat = null;
+    let steps = null;
+    const marked = () => new Set((verdict?.stragglers || []).map((s) => s.rank));
+    const draw = () => {
+        fill(bannerEl, banner(verdict, info));
+        if (hm) {
+            heatEl.dataset.columns = hm.columns.length;
+            heatEl.dataset.ranks = hm.ranks.length;
+            heatEl.classList.toggle('tall', true);
+            heatEl.dataset.rows = hm.ranks.map((r) => (marked().has(r) ? `${r}*` : r)).join(',');
+            if (!heat) {
+                heat = chart(heatEl, heatmapOption(hm, marked()));
+                heat.on('click', (p) => {
+                    const rank = hm.ranks[p.value[1]];
+                    set({ rank, step: hm.columns[p.value[0]].first_step });
+                });
+            } else heat.setOption(heatmapOption(hm, marked()), { replaceMerge: ['series'] });
+            if (!steps) steps = chart(stepsEl, stepsOption(hm, selected, verdict));
+            else steps.setOption(stepsOption(hm, selected, verdict), { notMerge: true });
+            meta.textContent = ` steps ${hm.first_step ?? '–'}–${hm.last_step ?? '–'}, ${hm.steps_per_column} per column (steps: ${hm.steps_source})`;
+            fill(marksEl, [...marked()].map((r) => h('span', { class: 'mark', 'data-straggler-rank': r }, `⚠ rank ${r} is marked: the straggler`)),
+                ` Colour: each cell against its column's median (blue faster, vermillion slower, ±${SCALE_PCT}%).`);
+            const opts = hm.ranks.map((r) => h('option', { value: r, selected: r === selected }, `${marked().has(r) ? '⚠ ' : ''}rank ${r}`));
+            fill(rankList, h('option', { value: '' }, '—'), opts);
+        }
+        fill(detailsEl, rankDetails(job, selected, step, info, hm));
+    };
+    poller.watch(jobPath(job, 'ranks'), (d) => { for (const r of d.ranks) info.set(r.rank, r); draw(); });
+    poller.watch(jobPath(job, 'stragglers'), (d) => { verdict = d; draw(); }, (e) => {
+        fill(bannerEl, h('div', { class: 'banner pending', id: 'verdict' }, `No verdict: ${e.message}`));
+    });
+    poller.watch(jobPath(job, 'heatmap', { metric, columns: COLUMNS }), (d) => { hm = d; draw(); });
+}
