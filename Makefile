@@ -289,7 +289,7 @@ $(BUILD)/tests/tools/powerloss.so: tests/tools/powerloss.c
 test-build: $(BINS) $(UNIT_BINS) $(FUZZ_BINS) $(TOOL_BINS) $(BUILD)/tests/tools/powerloss.so
 .PHONY: test-build
 
-test: test-deps lint-tools
+test: test-deps lint-tools browser-tools
 	@$(MAKE) --no-print-directory test-build collector
 	@BUILD=$(BUILD) tests/run.sh
 
@@ -298,6 +298,12 @@ test: test-deps lint-tools
 lint-tools: test-deps
 	@tests/tools/lint-tools.sh
 .PHONY: lint-tools
+
+# puppeteer-core for the dashboard's browser test (tests/integration/220-dashboard.sh), pinned in
+# tests/browser; npm ci only when its package-lock.json changes.
+browser-tools: test-deps
+	@tests/browser/install.sh
+.PHONY: browser-tools
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 test

@@ -1,6 +1,7 @@
 /* Test tool: sends one request to a rankscope-server over NNG req and prints the reply as
  * "status=N seq=N error=...". The request is either raw bytes from a file (--raw FILE: garbage,
- * truncated or hostile input) or a small valid AgentBatch (--valid JOB SEQ). */
+ * truncated or hostile input) or a small valid AgentBatch (--valid JOB SEQ [HOST KERNEL]: with
+ * that host and kernel name, e.g. markup for the dashboard's test; default "h" and "k"). */
 #include "proto/wire.h"
 #include "tests/t_batch.h"
 
@@ -48,10 +49,11 @@ main(int argc, char **argv)
             fclose(f);
         return send_bytes(argv[1], buf, n);
     }
-    if (argc == 5 && strcmp(argv[2], "--valid") == 0) {
-        static const char *const names[] = {"k"};
+    if ((argc == 5 || argc == 7) && strcmp(argv[2], "--valid") == 0) {
+        const char *names[] = {argc == 7 ? argv[6] : "k"};
         struct rs_kernel_record k = {1000, 2000, 0, 7, 0, 0};
-        struct rs_rank_batch rb = {.identity = T_IDENTITY(argv[3], 0, 1, "GPU-x"),
+        struct rs_rank_batch rb = {.identity = T_IDENTITY_OF(argv[3], 0, 0, 1,
+                                                             argc == 7 ? argv[5] : "h", "GPU-x", 1),
                                    .strings = names,
                                    .n_strings = 1,
                                    .kernels = &k,
@@ -66,6 +68,6 @@ main(int argc, char **argv)
         free(data);
         return rc;
     }
-    fprintf(stderr, "usage: rs-nng-send URL --raw FILE | URL --valid JOB SEQ\n");
+    fprintf(stderr, "usage: rs-nng-send URL --raw FILE | URL --valid JOB SEQ [HOST KERNEL]\n");
     return 2;
 }

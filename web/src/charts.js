@@ -20,12 +20,13 @@ export const DIVERGING = ['#0072B2', '#9cc7e4', '#f7f7f7', '#f3b27a', '#D55E00']
 
 const live = new Set();
 
-// A chart in el (a sized container); disposed by disposeAll when the view changes.
-export function chart(el, option) {
+// A chart in el (a sized container); disposed by disposeAll when the view changes. `decals`
+// false for charts whose colour is a value scale (a heatmap), where patterns would hide it.
+export function chart(el, option, decals = true) {
     const c = echarts.init(el, null, { renderer: 'canvas' });
     c.setOption({
         color: PALETTE,
-        aria: { enabled: true, decal: { show: true } },
+        aria: { enabled: true, decal: { show: decals } },
         animation: false,
         tooltip: { renderMode: 'richText', confine: true },
         ...option,
@@ -35,8 +36,11 @@ export function chart(el, option) {
 }
 
 export function disposeAll() {
-    for (const c of live) c.dispose();
+    // later, not inside the event that changed the view: a chart disposed while zrender still
+    // dispatches that click's mouse events throws (its painter is gone)
+    const old = [...live];
     live.clear();
+    setTimeout(() => { for (const c of old) c.dispose(); }, 0);
 }
 
 window.addEventListener('resize', () => { for (const c of live) c.resize(); });

@@ -3,7 +3,7 @@
 import { apiGet, jobPath } from '../api.js';
 import { fill, h, table } from '../dom.js';
 import { seconds, time } from '../format.js';
-import { go, href } from '../route.js';
+import { go, href, parse } from '../route.js';
 
 const VERDICTS_SHOWN = 50; // verdicts fetched per list (one request each)
 
@@ -38,6 +38,7 @@ export function mountJobs(main, route, poller) {
             }), { class: 'jobs' }) : h('p', null, jobs.length ? 'No job matches.' : 'No jobs yet: send one (README tour).'));
     };
     const update = () => {
+        if (parse(location.hash).view !== 'jobs') return; // a change event on leaving the page
         go({ view: 'jobs', params: { q: search.value, stragglers: onlyBad.checked ? '1' : '' } });
         render();
     };

@@ -127,7 +127,9 @@ function rankDetails(job, rank, step, info, hm) {
 
 export function mountOverview(main, route, poller) {
     const { job } = route;
-    const metric = METRICS[route.params.metric] ? route.params.metric : 'step_ms';
+    // compute by default: in data-parallel training every rank's step takes as long as the slowest's
+    // (they wait for it in NCCL), so a slow GPU shows in compute time, not in step time
+    const metric = METRICS[route.params.metric] ? route.params.metric : 'compute_ms';
     const selected = route.params.rank !== undefined ? Number(route.params.rank) : null;
     const step = route.params.step !== undefined ? Number(route.params.step) : null;
     const set = (p) => go({ view: 'overview', job, params: { ...route.params, ...p } });
@@ -162,7 +164,7 @@ export function mountOverview(main, route, poller) {
             heatEl.classList.toggle('tall', true);
             heatEl.dataset.rows = hm.ranks.map((r) => (marked().has(r) ? `${r}*` : r)).join(',');
             if (!heat) {
-                heat = chart(heatEl, heatmapOption(hm, marked()));
+                heat = chart(heatEl, heatmapOption(hm, marked()), false);
                 heat.on('click', (p) => {
                     const rank = hm.ranks[p.value[1]];
                     set({ rank, step: hm.columns[p.value[0]].first_step });

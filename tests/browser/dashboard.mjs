@@ -1,0 +1,280 @@
+// The dashboard in a real browser (Debian's chromium, headless, driven by puppeteer-core) against
+// a real rankscope-server that tests/integration/220-dashboard.sh fed with the simulator:
+//   node dashboard.mjs BASE_URL OUT_DIR
+// Jobs it expects: "tour" (16 ranks, rank 5's GPU 10% slow from step 100), "pc" (PC sampling on),
+// "live" (running while the test runs), "evil" (kernel and host names that are markup).
+// Prints one line per check: "PASS what" or "FAIL what: why"; writes a screenshot of the view to
+// OUT_DIR/<check>.png when a check fails (RS_SCREENSHOTS=DIR: of every view, for docs/).
+import puppeteer from 'puppeteer-core';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [base, out] = process.argv.slice(2);
+const shotsDir = process.env.RS_SCREENSHOTS || '';
+const chromium = process.env.RS_CHROMIUM || '/usr/bin/chromium';
+mkdirSync(out, { recursive: true });
+
+const browser = await puppeteer.launch({
+    executablePath: chromium,
+    headless: true,
+    // --no-sandbox: the test may run as root (CI containers), where chromium's sandbox refuses
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+});
+let failures = 0;
+
+// A fresh page that records everything a view must not do: console errors and warnings (CSP
+// violations are console errors), uncaught exceptions, dialogs (alert from injected markup),
+// failed requests.
+async function newPage() {
+    const page = await browser.newPage();
+    await page.setViewport({ width: 1300, height: 1000 });
+    page.problems = [];
+    page.on('console', (m) => {
+        if (m.type() === 'error' || m.type() === 'warn') page.problems.push(`console ${m.type()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => page.problems.push(`exception: ${e.message}`));
+    page.on('dialog', async (d) => { page.problems.push(`dialog: ${d.message()}`); await d.dismiss(); });
+    // (requests still in flight when the test navigates away are aborted: not a failure)
+    page.on('requestfailed', (r) => {
+        if (r.failure()?.errorText !== 'net::ERR_ABORTED') page.problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
+    });
+    return page;
+}
+
+async function check(name, page, fn) {
+    const file = name.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '');
+    try {
+        await fn();
+        if (page.problems.length) throw new Error(page.problems.join('; '));
+        console.log(`PASS ${name}`);
+        if (shotsDir) await page.screenshot({ path: join(shotsDir, `${file}.png`) });
+    } catch (e) {
+        failures++;
+        console.log(`FAIL ${name}: ${String(e.message || e).replace(/\s+/g, ' ').slice(0, 800)}`);
+        await page.screenshot({ path: join(out, `${file}.png`), fullPage: true }).catch(() => {});
+    }
+    page.problems = [];
+}
+
+const open = (page, hash) => page.goto(`${base}/?poll_ms=500${hash}`, { waitUntil: "load" });
+const text = (page, sel) => page.$eval(sel, (e) => e.innerText);
+const until = (page, fn, ...args) => page.waitForFunction(fn, { timeout: 15000, polling: 100 }, ...args);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+function assert(cond, what) {
+    if (!cond) throw new Error(what);
+}
+
+// The colour of the heatmap cell of (rank row, column), read from the canvas ECharts drew.
+async function cellColour(page, row, col) {
+    return page.$eval('#heatmap', (el, row, col) => {
+        const [l, t, r, b] = el.dataset.grid.split(',').map(Number);
+        // ECharts may draw on more than one canvas (layers): the topmost pixel that is not clear
+        let px = { r: 0, g: 0, b: 0, a: 0 };
+        for (const canvas of el.querySelectorAll('canvas')) {
+            const k = canvas.width / canvas.clientWidth;
+            const w = (canvas.clientWidth - l - r) / Number(el.dataset.columns);
+            const h = (canvas.clientHeight - t - b) / Number(el.dataset.ranks);
+            const [R, G, B, A] = canvas.getContext('2d').getImageData(Math.round((l + (col + 0.5) * w) * k), Math.round((t + (row + 0.5) * h) * k), 1, 1).data;
+            if (A > 0) px = { r: R, g: G, b: B, a: A };
+        }
+        return px;
+    }, row, col);
+}
+
+// Where that cell is in the viewport (for a mouse click).
+async function cellCentre(page, row, col) {
+    return page.$eval('#heatmap', (el, row, col) => {
+        const [l, t, r, b] = el.dataset.grid.split(',').map(Number);
+        const rect = el.getBoundingClientRect();
+        const w = (rect.width - l - r) / Number(el.dataset.columns);
+        const h = (rect.height - t - b) / Number(el.dataset.ranks);
+        return { x: rect.left + l + (col + 0.5) * w, y: rect.top + t + (row + 0.5) * h };
+    }, row, col);
+}
+
+const page = await newPage();
+
+await check('jobs list: every job, the straggler badge of tour names rank 5 and gpu_slow', page, async () => {
+    await open(page, '#/jobs');
+    await until(page, () => document.querySelector('#jobs-table .badge.bad[data-straggler-rank="5"]'));
+    const t = await text(page, '#jobs-table');
+    assert(/tour\s+16\b/.test(t), `no row "tour 16" in: ${t}`);
+    assert(/rank 5: gpu_slow/.test(t), `badge text: ${t}`);
+    await page.type('#job-search', 'pc');
+    await until(page, () => !document.querySelector('#jobs-table').innerText.includes('tour'));
+});
+
+await check('live refresh: the overview of a running job picks up new steps in place', page, async () => {
+    await open(page, '#/job/live/overview?metric=step_ms');
+    await until(page, () => /steps 0–\d+/.test(document.querySelector('.meta')?.innerText || ''));
+    await page.evaluate(() => { window.__sameDocument = true; });
+    const last = async () => Number((await text(page, '.meta')).match(/steps 0–(\d+)/)[1]);
+    const first = await last();
+    await until(page, (n) => { const m = (document.querySelector('.meta')?.innerText || '').match(/steps 0–(\d+)/); return m && Number(m[1]) > n; }, first);
+    assert(await page.evaluate(() => window.__sameDocument === true), 'the page was reloaded');
+    assert((await last()) > first, 'no new steps');
+    dropApiRefusals(page); // a verdict is "not enough data" (4xx) while the job is young
+});
+
+await check('overview: the banner names rank 5, its host, GPU, cause gpu_slow, onset step 100', page, async () => {
+    await open(page, '#/job/tour/overview');
+    await until(page, () => document.querySelector('#verdict .verdict'));
+    const v = await page.$eval('#verdict .verdict', (e) => ({ rank: e.dataset.rank, cause: e.dataset.cause, text: e.innerText }));
+    assert(v.rank === '5' && v.cause === 'gpu_slow', JSON.stringify(v));
+    assert(v.text.includes('sim-node-000') && v.text.includes('GPU-5a110001-0000-4000-8000-000000000005'), v.text);
+    assert(/since: step 100\b/.test(v.text) && /action: drain-candidate/.test(v.text), v.text);
+});
+
+await check('overview: the heatmap marks rank 5, whose cells after step 100 are drawn vermillion, a peer\'s near white', page, async () => {
+    await until(page, () => document.querySelector('#heatmap canvas') && document.querySelector('#heatmap').dataset.columns);
+    const marks = await page.$$eval('#heatmap-marks [data-straggler-rank]', (e) => e.map((x) => x.dataset.straggler));
+    assert((await page.$('#heatmap-marks [data-straggler-rank="5"]')) !== null, `marks: ${marks}`);
+    const rows = await page.$eval('#heatmap', (e) => e.dataset.rows.split(','));
+    assert(rows.indexOf('5*') === 5 && rows.filter((r) => r.endsWith('*')).length === 1, `rows: ${rows}`);
+    await sleep(300);
+    const cols = Number(await page.$eval('#heatmap', (e) => e.dataset.columns));
+    const late = Math.floor(cols * 0.8);
+    const slow = await cellColour(page, 5, late);
+    const peer = await cellColour(page, 2, late);
+    const before = await cellColour(page, 5, Math.floor(cols * 0.1)); // steps 0..99: not slow yet
+    assert(slow.r > 180 && slow.r - slow.b > 100, `rank 5, late column: ${JSON.stringify(slow)}`);
+    assert(Math.abs(peer.r - peer.b) < 60 && peer.g > 180, `rank 2, late column: ${JSON.stringify(peer)}`);
+    assert(before.r - before.b < 60, `rank 5 before its onset: ${JSON.stringify(before)}`);
+    // the test's own pixel reads make chromium suggest willReadFrequently: not the page's doing
+    page.problems = page.problems.filter((x) => !/willReadFrequently/.test(x));
+});
+
+await check('overview: clicking a heatmap cell opens that rank and step', page, async () => {
+    const cols = Number(await page.$eval('#heatmap', (e) => e.dataset.columns));
+    await page.$eval('#heatmap', (e) => e.scrollIntoView());
+    const v = await cellCentre(page, 5, Math.floor(cols / 2));
+    await page.mouse.click(v.x, v.y);
+    await until(page, () => document.querySelector('#rank-details')?.dataset.rank === '5');
+    const hash = await page.evaluate(() => location.hash);
+    assert(/rank=5/.test(hash) && /step=\d+/.test(hash), hash);
+    const t = await text(page, '#rank-details');
+    assert(t.includes('GPU-5a110001-0000-4000-8000-000000000005') && /step \d+/.test(t), t);
+});
+
+await check('a deep link restores its view: overview with metric, rank and step', page, async () => {
+    const fresh = await newPage();
+    await open(fresh, '#/job/tour/overview?metric=comm_ms&rank=5&step=150');
+    await until(fresh, () => document.querySelector('#rank-details')?.dataset.rank === '5' && document.querySelector('#heatmap canvas'));
+    const m = await fresh.$eval('#metric', (e) => e.value);
+    const t = await text(fresh, '#rank-details');
+    assert(m === 'comm_ms' && /Rank 5, step 150/.test(t), `${m} ${t}`);
+    page.problems.push(...fresh.problems);
+    await fresh.close();
+});
+
+await check('NCCL view: communicators and ranks; rank 5 arrives last most often', page, async () => {
+    await open(page, '#/job/tour/nccl');
+    await until(page, () => document.querySelector('#communicators table') && document.querySelector('#skew-ranks canvas'));
+    const t = await text(page, '#skew-summary');
+    assert(/rank 5 arrives last most often/.test(t), t);
+    assert(/AllReduce/.test(await text(page, '#communicators')), 'no AllReduce row');
+});
+
+await check('kernels view (deep link): rank 5 against its peers, the compare answer drawn', page, async () => {
+    await open(page, '#/job/tour/kernels?rank=5');
+    await until(page, () => document.querySelector('#top-table table') && document.querySelector('#compare-chart canvas') &&
+        document.querySelector('#compare-summary').innerText.startsWith('B:'));
+    assert(/Rank 5 against its peers/.test(await text(page, 'main')), 'no comparison title');
+    assert(/cutlass/.test(await text(page, '#top-table')), 'no kernel names');
+});
+
+await check('stall reasons: the icicle renders with kernels and reasons, the straggler against its peers', page, async () => {
+    await open(page, '#/job/pc/stalls');
+    await until(page, () => document.querySelector('#icicle')?.dataset.nodes === 'drawn' && document.querySelector('#icicle canvas'));
+    await sleep(300);
+    const colours = await page.$eval('#icicle canvas', (canvas) => {
+        const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+        const seen = new Set();
+        for (let i = 0; i < d.length; i += 4 * 97) seen.add(`${d[i] >> 4},${d[i + 1] >> 4},${d[i + 2] >> 4}`);
+        return seen.size;
+    });
+    page.problems = page.problems.filter((x) => !/willReadFrequently/.test(x));
+    assert(colours >= 6, `only ${colours} colours drawn in the icicle`);
+    assert(/math_pipe_throttle/.test(await text(page, '#stall-reasons')), 'no reasons table');
+    assert(/rank 2 \(straggler\)/.test(await text(page, '#stall-peers')), await text(page, '#stall-peers'));
+});
+
+await check('timeline: tracks of rank 5 and a peer, and the Perfetto download of the same window', page, async () => {
+    await open(page, '#/job/tour/timeline?rank=5');
+    await until(page, () => Number(document.querySelector('#timeline')?.dataset.events) > 0 && document.querySelector('#timeline canvas'));
+    const hash = await page.evaluate(() => location.hash);
+    assert(/ranks=5%2C0|ranks=5,0/.test(hash) && /since_ns=\d+/.test(hash), hash);
+    const dir = join(out, 'download');
+    const cdp = await browser.target().createCDPSession();
+    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dir, eventsEnabled: true });
+    const done = new Promise((resolve) => cdp.on('Browser.downloadProgress', (e) => { if (e.state === 'completed') resolve(e); }));
+    await page.click('#download-trace');
+    await Promise.race([done, sleep(10000).then(() => { throw new Error('no download completed'); })]);
+    const doc = JSON.parse(readFileSync(join(dir, 'rankscope-tour-rank5.trace.json'), 'utf8'));
+    rmSync(dir, { recursive: true, force: true });
+    assert(doc.distributedInfo.rank === 5 && doc.traceEvents.length > 0, 'not rank 5\'s trace');
+    // the file's window starts where the page's does (the URL's since_ns; JS numbers round it)
+    const since = BigInt(new URLSearchParams(hash.split('?')[1]).get('since_ns'));
+    const base = BigInt(doc.baseTimeNanoseconds);
+    assert(base - since < 1000n && since - base < 1000n, `file starts at ${base}, the page at ${since}`);
+});
+
+// Chromium logs every 4xx answer as a console error; where a view asks for what does not exist
+// yet (a verdict of a job with too few steps), that is the API's answer, not the page's error.
+function dropApiRefusals(p) {
+    p.problems = p.problems.filter((x) => !/Failed to load resource: the server responded with a status of 4\d\d/.test(x));
+}
+
+await check('hostile names (markup in kernel and host names) are shown as text and run nothing', page, async () => {
+    for (const hash of ['#/jobs', '#/job/evil/overview', '#/job/evil/kernels', '#/job/evil/timeline?ranks=0', '#/job/evilhost/overview?rank=0', '#/job/evilhost/kernels']) {
+        await open(page, hash);
+        await sleep(1500);
+        const r = await page.evaluate(() => ({
+            imgs: document.querySelectorAll('img, svg:not(.ec), script:not([src])').length,
+            pwned: window.__pwned === true || document.title === 'pwned',
+            text: document.body.innerText,
+        }));
+        assert(r.imgs === 0 && !r.pwned, `${hash}: injected elements ${r.imgs}, pwned ${r.pwned}`);
+        if (hash.includes('evilhost/overview')) assert(r.text.includes('<img src=x onerror='), `${hash}: the host name is not shown as text`);
+        if (hash.endsWith('evil/kernels')) assert(r.text.includes('<img src=x onerror='), `${hash}: the kernel name is not shown as text`);
+    }
+    dropApiRefusals(page);
+});
+
+await check('API token: a 401 brings the token prompt; the token then goes with every request', page, async () => {
+    const fresh = await newPage();
+    await fresh.setRequestInterception(true);
+    const seen = [];
+    fresh.on('request', (r) => {
+        if (!r.url().includes('/v1/')) return r.continue();
+        const auth = r.headers().authorization || '';
+        seen.push(auth);
+        if (auth !== 'Bearer s3cret') {
+            return r.respond({ status: 401, contentType: 'application/json', body: '{"error":{"status":401,"message":"a bearer token is required"}}' });
+        }
+        return r.continue();
+    });
+    await open(fresh, '#/jobs');
+    await until(fresh, () => document.querySelector('#token-input'));
+    assert(/a bearer token is required/.test(await text(fresh, '.token-dialog')), 'the 401 message is not shown');
+    await fresh.type('#token-input', 's3cret');
+    await fresh.keyboard.press('Enter');
+    await until(fresh, () => document.querySelector('#jobs-table table'));
+    assert(seen.includes('Bearer s3cret'), `sent: ${seen}`);
+    fresh.problems = fresh.problems.filter((p) => !/401/.test(p)); // the 401s were the point
+    page.problems.push(...fresh.problems);
+    await fresh.close();
+});
+
+await check('keyboard: Tab reaches the views and Enter on the rank list selects a rank', page, async () => {
+    await open(page, '#/job/tour/overview');
+    await until(page, () => document.querySelectorAll('#rank-select option').length > 1);
+    await page.focus('#rank-select');
+    await page.keyboard.press('ArrowDown'); // chromium's select changes on arrow keys when closed
+    await until(page, () => document.querySelector('#rank-details')?.dataset.rank === '0');
+    const tabbable = await page.evaluate(() => [...document.querySelectorAll('nav a')].every((a) => a.tabIndex === 0));
+    assert(tabbable, 'nav links not reachable by Tab');
+});
+
+await browser.close();
+process.exit(failures ? 1 : 0);

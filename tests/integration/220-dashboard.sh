@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The dashboard (docs/dashboard.md): its files served from the binary with their security headers
+# and ETags; GET /v1/jobs/{job}/heatmap against the simulator's truth (rank 5's GPU 10% slow from
+# step 100); then every view in Debian's chromium, headless, driven by tests/browser/dashboard.mjs
+# (puppeteer-core): banner, heatmap colours, click, deep links, icicle, timeline download, live
+# refresh, markup in kernel and host names, the token prompt. The browser part is skipped, and says
+# so, where chromium or puppeteer-core is missing. On failure: a screenshot per failed check in
+# $RS_TEST_OUT (default build/test-out/220-dashboard).
+. "$(dirname "$0")/common.sh"
+OUT=${RS_TEST_OUT:-$ROOT/${BUILD:-build}/test-out/220-dashboard}
+start_server
+start_agent
+"$BIN/rankscope-sim" --job tour --ranks 16 --steps 300 --speed 0 --slow-rank 5 --slowdown 0.1 \
+    --onset-step 100 --agent "$WORK/agent.sock" --log-level warn >"$WORK/tour.json"
+"$BIN/rankscope-sim" --job pc --ranks 4 --steps 60 --speed 0 --slow-rank 2 --pc-sampling \
+    --agent "$WORK/agent.sock" --log-level warn >"$WORK/pc.json"
+for j in tour pc; do wait_for_records "$j" "$WORK/$j.json"; done
+
+headers() { curl -s -D - -o "$WORK/body" "$@" "$HTTP/" | tr -d '\r'; }
+headers >"$WORK/h"
+check "GET / is the dashboard page: 200, text/html, an ETag" bash -c '
+    grep -q "^HTTP/1.1 200" "$1" && grep -qi "^Content-Type: text/html; charset=utf-8" "$1" &&
+    grep -qi "^ETag: \"" "$1" && grep -q "<title>rankscope</title>" "$2"' _ "$WORK/h" "$WORK/body"
+check "its CSP allows only its own scripts (no inline script or style), nosniff, no framing" bash -c '
+    csp=$(sed -n "s/^Content-Security-Policy: //Ip" "$1")
+    case $csp in *"default-src '"'"'self'"'"'"*) ;; *) exit 1 ;; esac
+    case $csp in *unsafe*) exit 1 ;; esac
+    case $csp in *"script-src '"'"'self'"'"';"*) ;; *) exit 1 ;; esac
+    case $csp in *"frame-ancestors '"'"'none'"'"'"*) ;; *) exit 1 ;; esac
+    grep -qi "^X-Content-Type-Options: nosniff" "$1" && grep -qi "^X-Frame-Options: DENY" "$1"' _ "$WORK/h"
+check "the page has no inline script: every <script> loads /assets/" bash -c '
+    [ "$(grep -c "<script" "$1")" = "$(grep -c "<script defer src=\"/assets/" "$1")" ]' _ "$WORK/body"
+check "If-None-Match with its ETag: 304 without a body, still with the CSP" bash -c '
+    tag=$(sed -n "s/^ETag: //Ip" "$1")
+    curl -s -D "$2.h" -o "$2.b" -H "If-None-Match: $tag" "$3/" &&
+    grep -q "^HTTP/1.1 304" "$2.h" && [ ! -s "$2.b" ] && grep -qi "^Content-Security-Policy:" "$2.h"' \
+    _ "$WORK/h" "$WORK/r304" "$HTTP"
+check "/assets/app.js is JavaScript, /assets/style.css CSS (or the not-built page links none)" bash -c '
+    if grep -q "dashboard was not built" "$2"; then exit 0; fi
+    curl -s -D - -o /dev/null "$1/assets/app.js" | tr -d "\r" | grep -qi "^Content-Type: text/javascript" &&
+    curl -s -D - -o /dev/null "$1/assets/style.css" | tr -d "\r" | grep -qi "^Content-Type: text/css"' \
+    _ "$HTTP" "$WORK/body"
+check "an unknown asset is 404 JSON; POST / is 405; /assets/../healthz is not a way out" bash -c '
+    [ "$(curl -s -o "$2" -w "%{http_code}" "$1/assets/nope.js")" = 404 ] && grep -q "\"status\":404" "$2" &&
+    [ "$(curl -s -o /dev/null -w "%{http_code}" -X POST "$1/")" = 405 ] &&
+    [ "$(curl -s --path-as-is -o /dev/null -w "%{http_code}" "$1/assets/../v1/jobs")" != 200 ] &&
+    [ "$(curl -s --path-as-is -o /dev/null -w "%{http_code}" "$1/assets/%2e%2e/v1/jobs")" != 200 ]' \
+    _ "$HTTP" "$WORK/e"
+
+curl -s "$HTTP/v1/jobs/tour/heatmap?metric=compute_ms&columns=50" >"$WORK/hm.json"
+check "heatmap: 16 ranks x 50 columns of 6 steps, steps 0..299, each column's median and slowest" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["metric"] == "compute_ms" and d["steps_source"] == "markers", d["metric"]
+assert (d["first_step"], d["last_step"], d["steps_per_column"]) == (0, 299, 6), d
+assert d["ranks"] == list(range(16)) and len(d["columns"]) == 50, (d["ranks"], len(d["columns"]))
+assert all(len(row) == 50 and None not in row for row in d["values"])
+c = d["columns"][0]
+assert (c["first_step"], c["last_step"]) == (0, 5) and c["start_ns"] > 0, c' "$WORK/hm.json"
+check "heatmap: rank 5 is ~10% above the median from step 100 (the sim's truth), a peer is not" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for i, c in enumerate(d["columns"]):
+    r5, r2 = d["values"][5][i] / c["median_ms"], d["values"][2][i] / c["median_ms"]
+    assert abs(r2 - 1) < 0.03, (i, r2)
+    if c["first_step"] >= 100:
+        assert 1.07 < r5 < 1.13 and c["max_rank"] == 5 and c["max_ms"] == d["values"][5][i], (i, r5, c)
+    elif c["last_step"] < 100:
+        assert abs(r5 - 1) < 0.03, (i, r5)' "$WORK/hm.json"
+check "heatmap: one column per step when columns >= steps; last=N keeps the newest N" python3 -c '
+import json, sys, urllib.request
+get = lambda q: json.load(urllib.request.urlopen(sys.argv[1] + "/v1/jobs/tour/heatmap?" + q))
+d = get("columns=2000")
+assert d["steps_per_column"] == 1 and len(d["columns"]) == 300 and d["metric"] == "step_ms", d["steps_per_column"]
+# rank-steps by hand: the mean of a column is the mean of its steps (/steps gives every step)
+s = json.load(urllib.request.urlopen(sys.argv[1] + "/v1/jobs/tour/steps?last=300"))
+r3 = [x["idle_ms"] for x in s["ranks"][3]["steps"]]
+h = get("metric=idle_ms&columns=7")
+per = h["steps_per_column"]
+assert per == 43 and len(h["columns"]) == 7, per
+for i in range(7):
+    want = sum(r3[i * per:(i + 1) * per]) / len(r3[i * per:(i + 1) * per])
+    assert abs(h["values"][3][i] - want) < 1e-6, (i, h["values"][3][i], want)
+n = get("last=40&columns=4")
+assert (n["first_step"], n["last_step"], n["steps_per_column"]) == (260, 299, 10), n' "$HTTP"
+check "heatmap refuses a bad metric, 0 or too many columns, an unknown job" bash -c '
+    code() { curl -s -o "$2" -w "%{http_code}" "$1/v1/jobs/$3"; }
+    [ "$(code "$1" "$2" "tour/heatmap?metric=steps")" = 400 ] && grep -q "not one of step_ms" "$2" &&
+    [ "$(code "$1" "$2" "tour/heatmap?columns=0")" = 400 ] &&
+    [ "$(code "$1" "$2" "tour/heatmap?columns=2001")" = 400 ] &&
+    [ "$(code "$1" "$2" "tour/heatmap?metric=%3Cimg%3E")" = 400 ] && ! grep -q "<img>" "$2" &&
+    [ "$(code "$1" "$2" "nope/heatmap")" = 404 ]' _ "$HTTP" "$WORK/e"
+
+# ---- in the browser ----
+if [ ! -x "${RS_CHROMIUM:-/usr/bin/chromium}" ] || ! command -v node >/dev/null ||
+   [ ! -d tests/browser/node_modules/puppeteer-core ]; then
+    echo "$SUITE: browser checks skipped: needs chromium (make test-deps) and puppeteer-core (make browser-tools)"
+    finish
+fi
+if grep -q "dashboard was not built" "$WORK/body"; then
+    echo "$SUITE: browser checks skipped: this server was built without node/npm (see its / page)"
+    finish
+fi
+# markup where names come from outside: kernel names of an imported trace, a host and kernel name
+# on the wire
+PAYLOAD='<img src=x onerror="window.__pwned=true;alert(1)">'
+python3 - "$ROOT/tests/fixtures/kineto-h200x2" "$WORK" "$PAYLOAD" <<'PY'
+import collections, gzip, json, sys
+src, work, payload = sys.argv[1:]
+for r in (0, 1):
+    d = json.load(gzip.open("%s/fixture_rank0slow_rank%d.json.gz" % (src, r)))
+    names = collections.Counter(e["name"] for e in d["traceEvents"] if e.get("cat") == "kernel")
+    (a, _), (b, _) = names.most_common(2)  # the top kernels: shown in every view
+    evil = {a: payload, b: "<script>window.__pwned=true;alert(2)</script>"}
+    for e in d["traceEvents"]:
+        if e.get("cat") == "kernel" and e["name"] in evil:
+            e["name"] = evil[e["name"]]
+    json.dump(d, open("%s/evil_rank%d.json" % (work, r), "w"))
+PY
+"$BIN/rankscope" --server "$HTTP" import "$WORK/evil_rank0.json" "$WORK/evil_rank1.json" --job evil \
+    >"$WORK/evil.out" 2>&1
+"$TOOLS/rs-nng-send" "$LISTEN" --valid evilhost 1 "$PAYLOAD" "$PAYLOAD" >"$WORK/evilhost.out" 2>&1
+check "the hostile names are stored (the import and the batch were accepted)" bash -c '
+    curl -sf "$1/v1/jobs/evilhost/ranks" | grep -q "onerror" &&
+    curl -sf "$1/v1/jobs/evil/top?limit=50" | grep -q "onerror"' _ "$HTTP"
+# a job running while the browser watches it (up to 51 s of 34 ms steps; stopped when the browser is done)
+"$BIN/rankscope-sim" --job live --ranks 4 --steps 1500 --speed 1 --agent "$WORK/agent.sock" \
+    --log-level warn >"$WORK/live.json" &
+LIVE_SIM=$!
+sleep 3
+rm -rf "$OUT"
+timeout 240 node tests/browser/dashboard.mjs "$HTTP" "$OUT" >"$WORK/browser.out" 2>&1
+rc=$?
+kill "$LIVE_SIM" 2>/dev/null
+wait "$LIVE_SIM" 2>/dev/null
+while read -r verdict what; do
+    case $verdict in
+    PASS) check "browser: $what" true ;;
+    FAIL) check "browser: ${what%%: *}" sh -c 'echo "$1"; echo "screenshots: $2"; exit 1' _ "$what" "$OUT" ;;
+    esac
+done <"$WORK/browser.out"
+check "the browser run ended cleanly with every check reported (exit $rc)" bash -c '
+    [ "$1" = 0 ] && [ "$(grep -c "^PASS " "$2")" -ge 13 ] || { tail -5 "$2"; exit 1; }' _ "$rc" "$WORK/browser.out"
+finish
