@@ -203,10 +203,14 @@ $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -I$(LLHTTP_INC)
 # web/ bundled by esbuild (web/build.sh: npm ci once per package-lock.json, then node build.mjs)
 # into $(BUILD)/web/dist, which scripts/embed_assets.sh turns into C data linked into
 # rankscope-server. Without node and npm the server carries web/fallback/ instead: a page saying
-# how to build the dashboard.
+# how to build the dashboard; so does DASHBOARD=off.
 WEB_INPUTS := $(shell find web/src -type f 2>/dev/null) web/index.html web/build.mjs web/build.sh \
               web/package.json web/package-lock.json
-ifeq ($(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo yes),yes)
+DASHBOARD ?= auto
+ifeq ($(DASHBOARD),off)
+WEB_DIST := web/fallback
+$(info dashboard: DASHBOARD=off: rankscope-server will serve a page saying how to build the dashboard)
+else ifeq ($(shell command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo yes),yes)
 WEB_DIST := $(BUILD)/web/dist
 $(WEB_DIST)/index.html: $(WEB_INPUTS)
 	@web/build.sh $(abspath $(WEB_DIST))
