@@ -47,8 +47,8 @@ check "an unknown asset is 404 JSON; POST / is 405; /assets/../healthz is not a 
     [ "$(curl -s --path-as-is -o /dev/null -w "%{http_code}" "$1/assets/%2e%2e/v1/jobs")" != 200 ]' \
     _ "$HTTP" "$WORK/e"
 check "without node (DASHBOARD=off) make says so and embeds the how-to-build page, which compiles" bash -c '
-    make -n --no-print-directory DASHBOARD=off BUILD="$1/b" "$1/b/gen/web_assets.c" 2>&1 | tee "$1/make.out" |
-        grep -q "^dashboard: DASHBOARD=off: rankscope-server will serve a page saying how to build" &&
+    make -n --no-print-directory DASHBOARD=off BUILD="$1/b" "$1/b/gen/web_assets.c" >"$1/make.out" 2>&1 &&
+    grep -q "^dashboard: DASHBOARD=off: rankscope-server will serve a page saying how to build" "$1/make.out" &&
     grep -q "scripts/embed_assets.sh web/fallback" "$1/make.out" &&
     scripts/embed_assets.sh web/fallback >"$1/fallback.c" && cc -std=c11 -Wall -Werror -I. -c "$1/fallback.c" -o "$1/fallback.o" &&
     grep -q "\"/index.html\", \"text/html; charset=utf-8\"" "$1/fallback.c"' _ "$WORK"
