@@ -153,12 +153,25 @@ rs_query_heatmap(rs_store_read *r, const char *job, size_t last_steps, int metri
                  json_t **out)
 {
     struct rs_rank_steps *ranks;
+    struct rs_job_info info;
     size_t n;
-    int rc = rs_query_job_steps(r, job, last_steps, &ranks, &n);
+    int rc;
 
-    if (rc != 0)
+    if (last_steps == 0) {
+        if ((rc = rs_store_job_get(r, job, &info)) != 0)
+            return rc;
+        last_steps = RS_HEATMAP_AUTO_RANK_STEPS / (info.n_ranks ? info.n_ranks : 1);
+        last_steps = last_steps < RS_HEATMAP_AUTO_MIN_STEPS   ? RS_HEATMAP_AUTO_MIN_STEPS
+                     : last_steps > RS_HEATMAP_AUTO_MAX_STEPS ? RS_HEATMAP_AUTO_MAX_STEPS
+                                                              : last_steps;
+    }
+    if ((rc = rs_query_job_steps(r, job, last_steps, &ranks, &n)) != 0)
         return rc;
     *out = rs_heatmap_json(job, ranks, n, metric, columns);
     rs_job_steps_free(ranks, n);
+    if (*out && json_object_set_new(*out, "last_steps", json_integer((json_int_t)last_steps)) != 0) {
+        json_decref(*out);
+        *out = NULL;
+    }
     return *out ? 0 : -ENOMEM;
 }

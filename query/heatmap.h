@@ -38,8 +38,17 @@ const char *rs_heatmap_metric_name(int m);
 json_t *rs_heatmap_json(const char *job, const struct rs_rank_steps *ranks, size_t n_ranks,
                         int metric, size_t columns);
 
-/* Loads the newest `last_steps` steps of every rank of `job` and bins them as rs_heatmap_json.
- * Returns 0 with *out set, RS_E_NOT_FOUND (no such job), -ENOMEM or a storage error. */
+/* Rank-steps a heatmap reads when the caller leaves the step count to it: loading steps costs a
+ * few microseconds per rank-step (query/steps.h), so a 1,024-rank job shows its newest ~100 steps
+ * in about a third of a second (docs/BENCHMARKS.md "Dashboard"), a 16-rank job 1,000. */
+#define RS_HEATMAP_AUTO_RANK_STEPS 100000u
+#define RS_HEATMAP_AUTO_MIN_STEPS 30u
+#define RS_HEATMAP_AUTO_MAX_STEPS 1000u
+
+/* Loads the newest `last_steps` steps of every rank of `job` (0: RS_HEATMAP_AUTO_RANK_STEPS over
+ * the job's ranks, within [RS_HEATMAP_AUTO_MIN_STEPS, RS_HEATMAP_AUTO_MAX_STEPS]) and bins them as
+ * rs_heatmap_json, adding "last_steps": the count used. Returns 0 with *out set, RS_E_NOT_FOUND
+ * (no such job), -ENOMEM or a storage error. */
 int rs_query_heatmap(rs_store_read *r, const char *job, size_t last_steps, int metric,
                      size_t columns, json_t **out);
 

@@ -448,7 +448,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/heatmap",
      Q_HEATMAP,
      {METRIC("metric", metric), UINT("columns", columns, 200, 1, 2000),
-      UINT("last", limit, 1000, 1, 100000)}},
+      UINT("last", limit, 0, 1, 100000)}}, /* absent: chosen by the ranks (query/heatmap.h) */
 };
 
 /* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an

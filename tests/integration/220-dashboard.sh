@@ -59,6 +59,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["metric"] == "compute_ms" and d["steps_source"] == "markers", d["metric"]
 assert (d["first_step"], d["last_step"], d["steps_per_column"]) == (0, 299, 6), d
+assert d["last_steps"] == 1000, d["last_steps"]  # the default for 16 ranks: 100,000 / 16 > 1,000
 assert d["ranks"] == list(range(16)) and len(d["columns"]) == 50, (d["ranks"], len(d["columns"]))
 assert all(len(row) == 50 and None not in row for row in d["values"])
 c = d["columns"][0]

@@ -3,16 +3,16 @@
 // HTML. The palette is Okabe-Ito (readable with colour-vision deficiency), and ARIA decals add a
 // pattern per series as a second cue.
 import * as echarts from 'echarts/core';
-import { BarChart, CustomChart, HeatmapChart, LineChart } from 'echarts/charts';
+import { BarChart, CustomChart, LineChart } from 'echarts/charts';
 import {
-    AriaComponent, DataZoomComponent, GridComponent, LegendComponent, MarkAreaComponent,
-    MarkLineComponent, TooltipComponent, VisualMapComponent,
+    AriaComponent, DataZoomComponent, GraphicComponent, GridComponent, LegendComponent, MarkAreaComponent,
+    MarkLineComponent, TooltipComponent,
 } from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
 
-echarts.use([BarChart, CustomChart, HeatmapChart, LineChart, AriaComponent, DataZoomComponent,
-    GridComponent, LegendComponent, MarkAreaComponent, MarkLineComponent, TooltipComponent,
-    VisualMapComponent, CanvasRenderer]);
+echarts.use([BarChart, CustomChart, LineChart, AriaComponent, DataZoomComponent,
+    GraphicComponent, GridComponent, LegendComponent, MarkAreaComponent, MarkLineComponent, TooltipComponent,
+    CanvasRenderer]);
 
 export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];
 // Diverging blue - white - vermillion (Okabe-Ito ends): distinct for deuteranopia and protanopia.

@@ -46,27 +46,76 @@ function banner(v, ranksInfo) {
     }));
 }
 
-function heatmapOption(hm, marked) {
-    const data = [];
+// The cells are painted into one image (a canvas of the grid's size, a rectangle per cell) that
+// ECharts places in its grid, with its axes around it: a 1,024-rank heatmap has ~100,000 cells,
+// too many to draw as chart elements in well under a second (docs/BENCHMARKS.md "Dashboard").
+const LUT_SIZE = 256;
+let lut = null; // LUT_SIZE colours from -SCALE_PCT to +SCALE_PCT along DIVERGING
+
+export function colourOf(pctOff) {
+    if (!lut) {
+        const stops = DIVERGING.map((c) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)));
+        lut = Array.from({ length: LUT_SIZE }, (_, k) => {
+            const x = (k / (LUT_SIZE - 1)) * (stops.length - 1);
+            const i = Math.min(Math.floor(x), stops.length - 2);
+            const f = x - i;
+            return `rgb(${stops[i].map((v, j) => Math.round(v + (stops[i + 1][j] - v) * f)).join(',')})`;
+        });
+    }
+    const t = Math.max(-1, Math.min(1, pctOff / SCALE_PCT)); // -1 .. 1
+    return lut[Math.round(((t + 1) / 2) * (LUT_SIZE - 1))];
+}
+
+function paintCells(hm, width, height) {
+    const canvas = document.createElement('canvas');
+    canvas.width = Math.max(1, Math.round(width));
+    canvas.height = Math.max(1, Math.round(height));
+    const g = canvas.getContext('2d');
+    const w = canvas.width / Math.max(1, hm.columns.length);
+    const h = canvas.height / Math.max(1, hm.ranks.length);
     hm.values.forEach((row, y) => row.forEach((v, x) => {
         const med = hm.columns[x].median_ms;
-        if (v !== null && med) data.push([x, y, (v / med - 1) * 100, v]);
+        if (v === null || !med) return;
+        g.fillStyle = colourOf((v / med - 1) * 100);
+        g.fillRect(Math.floor(x * w), Math.floor(y * h), Math.ceil(w), Math.ceil(h));
     }));
+    return canvas;
+}
+
+function heatmapOption(hm, marked, el) {
+    const width = el.clientWidth - GRID.left - GRID.right;
+    const height = el.clientHeight - GRID.top - GRID.bottom;
     const rankLabel = (i) => `${marked.has(hm.ranks[i]) ? '⚠ ' : ''}${hm.ranks[i]}`;
     return {
         grid: GRID,
-        xAxis: { type: 'category', name: 'step', nameLocation: 'middle', nameGap: 25, data: hm.columns.map((c) => c.first_step), splitArea: { show: false } },
+        // a label every few ranks (ECharts measures every label to choose them itself: slow for
+        // 1,024); the straggler's always, through the marks below and the rank list
         yAxis: { type: 'category', name: 'rank', inverse: true, data: hm.ranks.map((_, i) => rankLabel(i)),
-            axisLabel: { fontWeight: (v) => (v.startsWith('⚠') ? 'bold' : 'normal') } },
-        visualMap: { type: 'continuous', min: -SCALE_PCT, max: SCALE_PCT, dimension: 2, calculable: false, orient: 'vertical',
-            right: 0, top: 'middle', text: [`+${SCALE_PCT}%`, `-${SCALE_PCT}%`], inRange: { color: DIVERGING } },
-        tooltip: { renderMode: 'richText', formatter: (p) => {
-            const c = hm.columns[p.value[0]];
-            return `rank ${hm.ranks[p.value[1]]}, steps ${c.first_step}–${c.last_step}\n${METRICS[hm.metric]}: ${ms(p.value[3])}\n` +
-                `column median ${ms(c.median_ms)} (${p.value[2] >= 0 ? '+' : ''}${p.value[2].toFixed(1)}%)`;
-        } },
-        series: [{ type: 'heatmap', data, progressive: 0, emphasis: { itemStyle: { borderColor: '#000', borderWidth: 1 } } }],
+            axisTick: { show: false }, axisLabel: { interval: (i, label) => hm.ranks.length <= 40 || label.startsWith('⚠') || i % Math.ceil(hm.ranks.length / 40) === 0 } },
+        xAxis: { type: 'category', name: 'step', nameLocation: 'middle', nameGap: 25, data: hm.columns.map((c) => c.first_step),
+            axisTick: { show: false }, axisLabel: { interval: (i) => hm.columns.length <= 20 || i % Math.ceil(hm.columns.length / 20) === 0 } },
+        graphic: [{ type: 'image', id: 'cells', x: GRID.left, y: GRID.top, silent: true,
+            style: { image: paintCells(hm, width, height), width, height } }],
+        series: [],
     };
+}
+
+// The cell under a point of the chart (zrender's offsetX/Y), or null.
+function cellAt(hm, el, x, y) {
+    const w = (el.clientWidth - GRID.left - GRID.right) / hm.columns.length;
+    const h = (el.clientHeight - GRID.top - GRID.bottom) / hm.ranks.length;
+    const col = Math.floor((x - GRID.left) / w);
+    const row = Math.floor((y - GRID.top) / h);
+    if (col < 0 || row < 0 || col >= hm.columns.length || row >= hm.ranks.length) return null;
+    return { col, row };
+}
+
+function cellText(hm, cell) {
+    const c = hm.columns[cell.col];
+    const v = hm.values[cell.row][cell.col];
+    const off = v !== null && c.median_ms ? (v / c.median_ms - 1) * 100 : null;
+    return `rank ${hm.ranks[cell.row]}, steps ${c.first_step}–${c.last_step}: ${METRICS[hm.metric]} ${ms(v)}` +
+        (off !== null ? `, column median ${ms(c.median_ms)} (${off >= 0 ? '+' : ''}${off.toFixed(1)}%)` : '');
 }
 
 function stepsOption(hm, selected, verdict) {
@@ -140,6 +189,7 @@ export function mountOverview(main, route, poller) {
     const heatEl = h('div', { id: 'heatmap', class: 'chart tall', 'data-grid': `${GRID.left},${GRID.top},${GRID.right},${GRID.bottom}` });
     const stepsEl = h('div', { id: 'steps-chart', class: 'chart' });
     const marksEl = h('p', { id: 'heatmap-marks' });
+    const hoverEl = h('p', { id: 'heatmap-hover', 'aria-live': 'polite' }, 'Point at a cell for its numbers; click it to select that rank and step.');
     const detailsEl = h('div', null);
     const rankList = h('select', { id: 'rank-select', 'aria-label': 'select a rank' });
     rankList.addEventListener('change', () => set({ rank: rankList.value, step: undefined }));
@@ -148,41 +198,56 @@ export function mountOverview(main, route, poller) {
         h('h2', null, 'Ranks × steps'),
         h('div', { class: 'controls' }, h('label', { for: 'metric' }, 'metric '), select,
             h('label', { for: 'rank-select' }, ' rank '), rankList, meta),
-        heatEl, marksEl, h('h2', null, 'Step time and verdicts'), stepsEl, detailsEl);
+        heatEl, h('div', { class: 'legend', 'aria-hidden': 'true' }, h('span', null, `−${SCALE_PCT}%`), h('span', { class: 'legend-bar' }), h('span', null, `+${SCALE_PCT}%`)),
+        hoverEl, marksEl, h('h2', null, 'Step time and verdicts'), stepsEl, detailsEl);
 
     let hm = null;
     let verdict = null;
     const info = new Map();
     let heat = null;
     let steps = null;
-    const marked = () => new Set((verdict?.stragglers || []).map((s) => s.rank));
+    let markedNow = new Set();
+    const marked = () => markedNow;
+    let drawnFor = null; // the heatmap answer and marks the heatmap shows
     const draw = () => {
+        const t0 = performance.now();
+        markedNow = new Set((verdict?.stragglers || []).map((s) => s.rank));
         fill(bannerEl, banner(verdict, info));
-        if (hm) {
+        const key = hm ? `${hm.last_step}|${[...markedNow]}|${hm.columns.length}` : null;
+        if (hm && key !== drawnFor) {
+            drawnFor = key;
             heatEl.dataset.columns = hm.columns.length;
             heatEl.dataset.ranks = hm.ranks.length;
             heatEl.classList.toggle('tall', true);
             heatEl.dataset.rows = hm.ranks.map((r) => (marked().has(r) ? `${r}*` : r)).join(',');
             if (!heat) {
-                heat = chart(heatEl, heatmapOption(hm, marked()), false);
-                heat.on('click', (p) => {
-                    const rank = hm.ranks[p.value[1]];
-                    set({ rank, step: hm.columns[p.value[0]].first_step });
+                heat = chart(heatEl, heatmapOption(hm, marked(), heatEl), false);
+                heat.getZr().on('mousemove', (e) => {
+                    const cell = cellAt(hm, heatEl, e.offsetX, e.offsetY);
+                    if (cell) hoverEl.textContent = cellText(hm, cell);
                 });
-            } else heat.setOption(heatmapOption(hm, marked()), { replaceMerge: ['series'] });
+                heat.getZr().on('click', (e) => {
+                    const cell = cellAt(hm, heatEl, e.offsetX, e.offsetY);
+                    if (cell) set({ rank: hm.ranks[cell.row], step: hm.columns[cell.col].first_step });
+                });
+            } else heat.setOption(heatmapOption(hm, marked(), heatEl), { replaceMerge: ['graphic'] });
             if (!steps) steps = chart(stepsEl, stepsOption(hm, selected, verdict));
             else steps.setOption(stepsOption(hm, selected, verdict), { notMerge: true });
             meta.textContent = ` steps ${hm.first_step ?? '–'}–${hm.last_step ?? '–'}, ${hm.steps_per_column} per column (steps: ${hm.steps_source})`;
             fill(marksEl, [...marked()].map((r) => h('span', { class: 'mark', 'data-straggler-rank': r }, `⚠ rank ${r} is marked: the straggler`)),
-                ` Colour: each cell against its column's median (blue faster, vermillion slower, ±${SCALE_PCT}%).`);
+                ` Colour: each cell against its column's median (blue faster, vermillion slower, ±${SCALE_PCT}%).` +
+                ` Showing each rank's newest ${hm.last_steps} steps.`);
             const opts = hm.ranks.map((r) => h('option', { value: r, selected: r === selected }, `${marked().has(r) ? '⚠ ' : ''}rank ${r}`));
             fill(rankList, h('option', { value: '' }, '—'), opts);
         }
         fill(detailsEl, rankDetails(job, selected, step, info, hm));
+        // User Timing for tests/bench/dashboard_overview.mjs: how long a redraw takes
+        performance.measure(`overview-draw${hm ? '-heatmap' : ''}`, { start: t0 });
     };
-    poller.watch(jobPath(job, 'ranks'), (d) => { for (const r of d.ranks) info.set(r.rank, r); draw(); });
+    // host and GPU of the selected rank (the answer is ~400 bytes a rank: only when one is chosen)
+    if (selected !== null) poller.watch(jobPath(job, 'ranks'), (d) => { for (const r of d.ranks) info.set(r.rank, r); draw(); });
     poller.watch(jobPath(job, 'stragglers'), (d) => { verdict = d; draw(); }, (e) => {
         fill(bannerEl, h('div', { class: 'banner pending', id: 'verdict' }, `No verdict: ${e.message}`));
     });
-    poller.watch(jobPath(job, 'heatmap', { metric, columns: COLUMNS }), (d) => { hm = d; draw(); });
+    poller.watch(jobPath(job, 'heatmap', { metric, columns: COLUMNS }), (d) => { hm = d; drawnFor = null; draw(); });
 }
