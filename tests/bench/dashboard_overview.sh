@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The dashboard's job overview for a 1,024-rank job (docs/BENCHMARKS.md "Dashboard"): a server fed
+# by rs-summary-load (1,024 ranks of one job, one summary per rank per 1 s window, each with its
+# step and measured metrics, as summarizing agents send them) for LOAD_S seconds, then RUNS fresh
+# chromium contexts open the overview (tests/bench/dashboard_overview.mjs): time to first render,
+# bytes transferred; and the heatmap endpoint's own time with curl.
+#   tests/bench/dashboard_overview.sh [LOAD_S] [RUNS]     (make all test-build browser-tools first)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+LOAD_S=${1:-420}
+RUNS=${2:-5}
+BIN=${BUILD:-build}/bin
+W=$(mktemp -d "${TMPDIR:-/tmp}/rs-dash-bench.XXXXXX")
+trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$W"' EXIT
+"$BIN/rankscope-server" --data "$W/data" --http 127.0.0.1:0 --listen tcp://127.0.0.1:0 \
+    --ready-file "$W/ready" --log-level warn >"$W/server.log" 2>&1 &
+SERVER=$!
+for _ in $(seq 100); do [ -s "$W/ready" ] && break; sleep 0.1; done
+LISTEN=$(sed -n 's/^listen=//p' "$W/ready")
+HTTP=http://$(sed -n 's/^http=//p' "$W/ready")
+"${BUILD:-build}/tests/tools/rs-summary-load" "$LISTEN" 1024 "$LOAD_S" 4 8 5 2>/dev/null
+curl -s "$HTTP/v1/jobs" | python3 -c '
+import json, sys
+(j,) = json.load(sys.stdin)["jobs"]
+print("job %s: %d ranks, %.0f s of 1 s windows" % (j["job"], j["ranks_seen"], j["span_s"]))'
+sleep 5 # the evaluator's first pass over the job
+for i in 1 2 3; do
+    curl -s -o /dev/null -w "heatmap endpoint: %{time_total} s, %{size_download} bytes\n" \
+        "$HTTP/v1/jobs/summary-bench/heatmap?metric=compute_ms&columns=200"
+done
+node tests/bench/dashboard_overview.mjs "$HTTP" summary-bench "$RUNS"
