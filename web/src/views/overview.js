@@ -2,7 +2,7 @@
 // /v1/jobs/{job}/heatmap), step time over time (median, slowest rank, selected rank) with the
 // verdict history on the same step axis, and the selected rank's details. Clicking a heatmap cell
 // (or choosing a rank in the list, by keyboard) selects that rank and step in the URL.
-import { apiGet, jobPath } from '../api.js';
+import { jobPath } from '../api.js';
 import { fill, h } from '../dom.js';
 import { ms, pct, slower, time } from '../format.js';
 import { chart, DIVERGING } from '../charts.js';

@@ -16,10 +16,10 @@ function laneOf(e) {
     return 3;
 }
 
-function option(tracks, since) {
+function option(tracks, since, windowMs) {
     const rows = [];
     const names = [];
-    tracks.forEach((t, i) => LANES.forEach((l, j) => names.push(`rank ${t.rank} ${l}`)));
+    tracks.forEach((t) => LANES.forEach((l) => names.push(`rank ${t.rank} ${l}`)));
     const data = [];
     tracks.forEach((t, i) => {
         const base = (t.doc.baseTimeNanoseconds - since) / 1e6;
@@ -34,7 +34,7 @@ function option(tracks, since) {
     return {
         grid: { left: 130, right: 30, top: 10, bottom: 70 },
         dataZoom: [{ type: 'inside', filterMode: 'weakFilter' }, { type: 'slider', filterMode: 'weakFilter', bottom: 10 }],
-        xAxis: { type: 'value', name: 'ms into the window', nameLocation: 'middle', nameGap: 25, min: 0 },
+        xAxis: { type: 'value', name: 'ms into the window', nameLocation: 'middle', nameGap: 25, min: 0, max: windowMs },
         yAxis: { type: 'category', data: names, inverse: true },
         tooltip: { renderMode: 'richText', formatter: (p) => `${rows[p.value[4]]}\n${(p.value[2] - p.value[1]).toFixed(3)} ms at ${p.value[1].toFixed(3)} ms` },
         series: [{
@@ -75,13 +75,13 @@ export function mountTimeline(main, route, poller) {
         if (!p.since_ns || !p.ranks) {
             history.replaceState(null, '', `#/job/${encodeURIComponent(job)}/timeline?${new URLSearchParams({ ...p, ranks: ranks.join(','), since_ns: since, window_ms: windowMs })}`);
         }
-        const window = { since_ns: String(BigInt(Math.round(since))), until_ns: String(BigInt(Math.round(until))) };
+        const range = { since_ns: String(BigInt(Math.round(since))), until_ns: String(BigInt(Math.round(until))) };
         const tracks = [];
-        for (const rank of ranks) tracks.push({ rank, doc: (await apiGet(jobPath(job, 'trace', { rank, ...window }))).data });
+        for (const rank of ranks) tracks.push({ rank, doc: (await apiGet(jobPath(job, 'trace', { rank, ...range }))).data });
         status.textContent = `ranks ${ranks.join(', ')}; ${windowMs} ms from ${new Date(since / 1e6).toISOString()} (scroll or drag the slider to zoom)`;
         el.dataset.events = tracks.reduce((n, t) => n + t.doc.traceEvents.length, 0);
-        chart(el, option(tracks, since));
-        button.addEventListener('click', () => apiDownload(jobPath(job, 'trace', { rank: ranks[0], ...window }),
+        chart(el, option(tracks, since, windowMs));
+        button.addEventListener('click', () => apiDownload(jobPath(job, 'trace', { rank: ranks[0], ...range }),
             `rankscope-${job}-rank${ranks[0]}.trace.json`).catch((e) => { status.textContent = `download failed: ${e.message}`; }));
     })().catch((e) => { status.textContent = `Cannot show the timeline: ${e.message}`; });
 }
