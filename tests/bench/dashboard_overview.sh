@@ -28,4 +28,6 @@ for i in 1 2 3; do
     curl -s -o /dev/null -w "heatmap endpoint: %{time_total} s, %{size_download} bytes\n" \
         "$HTTP/v1/jobs/summary-bench/heatmap?metric=compute_ms&columns=200"
 done
-node tests/bench/dashboard_overview.mjs "$HTTP" summary-bench "$RUNS"
+mkdir -p "$W/home" # chromium's crash-report settings and dconf cache, not in the real HOME
+HOME=$W/home XDG_CONFIG_HOME=$W/home/.config XDG_CACHE_HOME=$W/home/.cache \
+    node tests/bench/dashboard_overview.mjs "$HTTP" summary-bench "$RUNS"

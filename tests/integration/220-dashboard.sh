@@ -136,7 +136,10 @@ check "the hostile names are stored (the import and the batch were accepted)" ba
 LIVE_SIM=$!
 sleep 3
 rm -rf "$OUT"
-timeout 240 node tests/browser/dashboard.mjs "$HTTP" "$OUT" >"$WORK/browser.out" 2>&1
+# chromium writes its crash-report settings and dconf cache under HOME: keep them in $WORK
+mkdir -p "$WORK/home"
+HOME=$WORK/home XDG_CONFIG_HOME=$WORK/home/.config XDG_CACHE_HOME=$WORK/home/.cache \
+    timeout 240 node tests/browser/dashboard.mjs "$HTTP" "$OUT" >"$WORK/browser.out" 2>&1
 rc=$?
 kill "$LIVE_SIM" 2>/dev/null
 wait "$LIVE_SIM" 2>/dev/null
