@@ -183,6 +183,18 @@ await check('kernels view (deep link): rank 5 against its peers, the compare ans
     assert(/cutlass/.test(await text(page, '#top-table')), 'no kernel names');
 });
 
+await check('kernels view: two windows of rank 5 side by side, before and after its onset', page, async () => {
+    const cols = (await (await fetch(`${base}/v1/jobs/tour/heatmap?columns=300`)).json()).columns;
+    const at = (step) => cols.find((c) => c.first_step === step).start_ns;
+    // A: steps 20..89 (before the onset at 100), B: steps 150..219 — rank 5's GEMMs ~10% slower
+    await open(page, `#/job/tour/kernels?rank=5&since_ns=${at(20)}&until_ns=${at(90)}&with_since_ns=${at(150)}&with_until_ns=${at(220)}`);
+    await until(page, () => document.querySelector('#compare-chart canvas') && document.querySelector('#compare-summary').innerText.startsWith('B:'));
+    const t = await text(page, '#compare-summary');
+    const m = t.match(/^B: \+([0-9.]+) ms \(\+([0-9.]+)%\)/);
+    assert(m && Number(m[2]) > 3, `B should be slower: ${t}`);
+    assert(/Two windows of rank 5/.test(await text(page, 'main')), 'no two-window title');
+});
+
 await check('stall reasons: the icicle renders with kernels and reasons, the straggler against its peers', page, async () => {
     await open(page, '#/job/pc/stalls');
     await until(page, () => document.querySelector('#icicle')?.dataset.nodes === 'drawn' && document.querySelector('#icicle canvas'));

@@ -1,5 +1,6 @@
 // Kernels: the top kernels of the job or of one rank (GET /top), the rank against its peers and
-// two jobs or windows side by side (GET /compare), as bars of ms per step.
+// two jobs or two windows side by side (GET /compare; windows from the URL: since_ns, until_ns,
+// with_since_ns, with_until_ns), as bars of ms per step.
 import { jobPath } from '../api.js';
 import { fill, h, table } from '../dom.js';
 import { ms, pct } from '../format.js';
@@ -62,7 +63,13 @@ export function mountKernels(main, route, poller) {
     });
     let cmpParams = null;
     let names = null;
-    if (p.with) {
+    const windowB = p.with_since_ns || p.with_until_ns;
+    if (windowB) { // two windows of the job (or of the rank) side by side
+        cmpParams = { rank: rank ?? undefined, since_ns: p.since_ns, until_ns: p.until_ns,
+            with_since_ns: p.with_since_ns, with_until_ns: p.with_until_ns, limit: 15 };
+        names = ['window A', 'window B'];
+        cmpTitle.textContent = `Two windows${rank !== null ? ` of rank ${rank}` : ''}: A (since_ns/until_ns) against B (with_since_ns/with_until_ns)`;
+    } else if (p.with) {
         cmpParams = { with: p.with, rank: rank ?? undefined, with_rank: rank ?? undefined, limit: 15 };
         names = [job, p.with];
         cmpTitle.textContent = 'This job against another';
