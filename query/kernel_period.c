@@ -254,3 +254,93 @@ fail:
     work_free(&w);
     return rc;
 }
+
+/* The newest RS_KPERIOD_MAX_KERNELS kernels of the window, in a ring. */
+struct ring {
+    struct rs_kernel_record *v;
+    size_t n, head; /* head: the oldest when full */
+    uint64_t t0;
+};
+
+static int
+on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
+{
+    struct ring *g = arg;
+    (void)name;
+    if (k->start_ns < g->t0)
+        return 0;
+    struct rs_kernel_record rec = *k;
+    rec.name_id = (uint32_t)(name_hash ^ (name_hash >> 32)); /* equal names, equal ids */
+    if (g->n < RS_KPERIOD_MAX_KERNELS) {
+        g->v[g->n++] = rec;
+    } else {
+        g->v[g->head] = rec;
+        g->head = (g->head + 1) % RS_KPERIOD_MAX_KERNELS;
+    }
+    return 0;
+}
+
+static int
+by_start(const void *a, const void *b)
+{
+    uint64_t x = ((const struct rs_kernel_record *)a)->start_ns;
+    uint64_t y = ((const struct rs_kernel_record *)b)->start_ns;
+    return x < y ? -1 : x > y;
+}
+
+int
+rs_kernel_period_rank_steps(rs_store_read *r, const char *job, uint64_t last_ns,
+                            size_t last_steps, uint64_t until_step, struct rs_rank_steps *rk)
+{
+    struct ring g = {malloc(RS_KPERIOD_MAX_KERNELS * sizeof *g.v), 0, 0,
+                     last_ns > RS_KPERIOD_WINDOW_NS ? last_ns - RS_KPERIOD_WINDOW_NS : 0};
+    struct rs_step_record *st = NULL;
+    struct rs_kernel_period kp;
+    size_t n = 0;
+    int rc;
+
+    if (!g.v)
+        return -ENOMEM;
+    rc = rs_store_kernels_scan(r, job, rk->rank, rs_store_kernel_scan_from(g.t0), last_ns + 1,
+                               on_kernel, &g);
+    if (rc == 0) {
+        /* the ring in time order: chunks are scanned in order, records within them too, but
+         * streams interleave */
+        if (g.head) {
+            struct rs_kernel_record *lin = malloc(g.n * sizeof *lin);
+            if (!lin) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            memcpy(lin, g.v + g.head, (g.n - g.head) * sizeof *lin);
+            memcpy(lin + (g.n - g.head), g.v, g.head * sizeof *lin);
+            free(g.v);
+            g.v = lin;
+        }
+        qsort(g.v, g.n, sizeof *g.v, by_start);
+        rc = rs_kernel_period_steps(g.v, g.n, &st, &n, &kp);
+    }
+    if (rc != 0)
+        goto out;
+    while (n > 0 && st[n - 1].step > until_step)
+        n--;
+    size_t keep = last_steps && n > last_steps ? last_steps : n;
+    struct rs_step_summary *v = keep ? calloc(keep, sizeof *v) : NULL;
+    if (keep && !v) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t k = 0; k < keep; k++) {
+        const struct rs_step_record *sr = &st[n - keep + k];
+        v[k] = (struct rs_step_summary){
+            .step = sr->step, .start_ns = sr->start_ns, .end_ns = sr->end_ns};
+    }
+    rk->steps = v;
+    rk->n = keep;
+    rk->inferred_period = keep ? kp.kernels_per_step : 0;
+    rk->kernel_period = keep > 0;
+out:
+    free(st);
+    free(g.v);
+    return rc;
+}

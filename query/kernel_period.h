@@ -22,6 +22,8 @@
 #define RS_QUERY_KERNEL_PERIOD_H
 
 #include "proto/wire.h"
+#include "query/steps.h"
+#include "storage/store.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -44,5 +46,18 @@ struct rs_kernel_period {
  * (kernels_per_step 0 and no steps when none). Returns 0 or -ENOMEM (nothing written then). */
 int rs_kernel_period_steps(const struct rs_kernel_record *k, size_t n, struct rs_step_record **steps,
                            size_t *n_steps, struct rs_kernel_period *out);
+
+/* Kernels read for one rank's inference: those of the job's last RS_KPERIOD_WINDOW_NS, the newest
+ * RS_KPERIOD_MAX_KERNELS of them. */
+#define RS_KPERIOD_WINDOW_NS 10000000000ull
+#define RS_KPERIOD_MAX_KERNELS 262144u
+
+/* Fills rk (its rank set, no steps yet) with the steps inferred from the kernels of rank rk->rank
+ * of `job` in the window ending at last_ns (the job's newest record): the newest last_steps of
+ * them (all when 0) numbered up to until_step at most; rk->inferred_period is the kernels per
+ * step and rk->kernel_period is set. A rank without a period keeps n = 0. Returns 0, -ENOMEM or
+ * a storage error (rk unchanged then). */
+int rs_kernel_period_rank_steps(rs_store_read *r, const char *job, uint64_t last_ns,
+                                size_t last_steps, uint64_t until_step, struct rs_rank_steps *rk);
 
 #endif
