@@ -10,6 +10,7 @@
 
 #define MAX_SAMPLES 65536 /* positions compared per candidate period (strided beyond) */
 #define MAX_K 4           /* occurrences of one name per step considered for candidates */
+#define SHIFT_IDLE_NS 5000 /* an idle near the expected first kernel must exceed 2x its + this */
 
 struct occ {
     uint32_t name, idx;
@@ -221,8 +222,9 @@ rs_kernel_period_steps(const struct rs_kernel_record *k, size_t n, struct rs_ste
         if ((have && idx - last < p / 2) || f >= n)
             continue;
         size_t lo = f >= 2 ? f - 2 : 0, hi = f + 2 < n ? f + 2 : n - 1;
-        for (size_t i = lo; i <= hi; i++)
-            if (w.idle[i] > w.idle[f])
+        size_t at_f = f;
+        for (size_t i = lo; i <= hi; i++) /* clearly longer: a kernel inserted or dropped */
+            if (w.idle[i] > 2 * w.idle[at_f] + SHIFT_IDLE_NS && w.idle[i] > w.idle[f])
                 f = i;
         if (have && w.bound[f] > prev) {
             v[m] = (struct rs_step_record){.step = m + 1, .start_ns = prev, .end_ns = w.bound[f]};
@@ -255,6 +257,9 @@ fail:
     return rc;
 }
 
+/* Names of copies by kind (on_copy): hashes no kernel name is likely to have. */
+#define COPY_NAME_BASE 0xc0b1e5c0b1e50000ull
+
 /* The newest RS_KPERIOD_MAX_KERNELS kernels of the window, in a ring. */
 struct ring {
     struct rs_kernel_record *v;
@@ -280,6 +285,17 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
     return 0;
 }
 
+/* GPU copies and memsets take part as kernels of their kind: they repeat every step too, and
+ * the GPU is busy while they run (host-side records are left out). */
+static int
+on_copy(void *arg, const struct rs_memcpy_record *m)
+{
+    if (rs_copy_kind_is_host_side(m->kind))
+        return 0;
+    struct rs_kernel_record k = {m->start_ns, m->end_ns, 0, m->stream, 0, 0};
+    return on_kernel(arg, &k, "", COPY_NAME_BASE + m->kind);
+}
+
 static int
 by_start(const void *a, const void *b)
 {
@@ -303,6 +319,9 @@ rs_kernel_period_rank_steps(rs_store_read *r, const char *job, uint64_t last_ns,
         return -ENOMEM;
     rc = rs_store_kernels_scan(r, job, rk->rank, rs_store_kernel_scan_from(g.t0), last_ns + 1,
                                on_kernel, &g);
+    if (rc == 0)
+        rc = rs_store_memcpys_scan(r, job, rk->rank, rs_store_kernel_scan_from(g.t0), last_ns + 1,
+                                   on_copy, &g);
     if (rc == 0) {
         /* the ring in time order: chunks are scanned in order, records within them too, but
          * streams interleave */

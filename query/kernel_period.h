@@ -10,7 +10,8 @@
  *   anchor     a name seen once per period, P kernels apart (median);
  *   first      the step's first kernel is the one at the offset from the anchor (0..P-1) after
  *              the longest median GPU idle: where the GPU waits between steps (input, optimizer
- *              end); per occurrence the longest idle within 2 kernels of that offset decides;
+ *              end); per occurrence a clearly longer idle (over 2x + 5 us) within 2 kernels of
+ *              that offset moves it (a kernel inserted or dropped before it);
  *   a step     starts when the GPU finished everything launched before its first kernel and
  *              lasts until the next step's start (the idle before a step's first kernel is that
  *              step's host gap, as with markers);
@@ -52,7 +53,8 @@ int rs_kernel_period_steps(const struct rs_kernel_record *k, size_t n, struct rs
 #define RS_KPERIOD_WINDOW_NS 10000000000ull
 #define RS_KPERIOD_MAX_KERNELS 262144u
 
-/* Fills rk (its rank set, no steps yet) with the steps inferred from the kernels of rank rk->rank
+/* Fills rk (its rank set, no steps yet) with the steps inferred from the kernels (and GPU copies
+ * and memsets, named by their kind) of rank rk->rank
  * of `job` in the window ending at last_ns (the job's newest record): the newest last_steps of
  * them (all when 0) numbered up to until_step at most; rk->inferred_period is the kernels per
  * step and rk->kernel_period is set. A rank without a period keeps n = 0. Returns 0, -ENOMEM or

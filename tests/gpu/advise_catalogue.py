@@ -4,6 +4,7 @@ markers (no schedule, no prof.step(): the steps must be inferred), gzipped, and 
 time of the planted version against the fixed one (the change the advisor recommends).
 
     python3 tests/gpu/advise_catalogue.py OUTDIR [JOB ...]
+    python3 tests/gpu/advise_catalogue.py --live STEPS JOB   (no profiler: for the collector)
 
 OUTDIR gets advise_<job>.json.gz (traces) and catalogue.json: per job the profiled step count,
 the profiled wall time per step (the period the step inference must find), and the timed rounds
@@ -41,16 +42,24 @@ def tanh_gelu_unfused(x):
     return 0.5 * x * (1.0 + torch.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
 
 
+def host_work(seconds):
+    """Python work on the host (a logger formatting the value it read, say)."""
+    t = time.perf_counter()
+    while time.perf_counter() - t < seconds:
+        pass
+
+
 class Mlp:
     """Linear layers with an activation, mse loss, fused AdamW: the step every job varies."""
 
-    def __init__(self, d, layers, batch, dtype, act=None, stats=None):
+    def __init__(self, d, layers, batch, dtype, act=None, stats=None, host_s=0.0):
         self.ls = linears(d, layers, dtype)
         self.opt = torch.optim.AdamW(params(self.ls), lr=1e-5, fused=True)
         self.x = torch.randn(batch, d, device=DEV, dtype=dtype)
         self.y = torch.randn(batch, d, device=DEV, dtype=dtype)
         self.act = act or (lambda h: F.gelu(h))
         self.stats = stats  # None, "item" (host reads a value per layer) or "tensor"
+        self.host_s = host_s  # host work after each statistic (read or not)
 
     def forward(self, x):
         h = x
@@ -61,6 +70,8 @@ class Mlp:
                 kept.append(h.detach().abs().mean().item())
             elif self.stats == "tensor":
                 kept.append(h.detach().abs().mean())
+            if self.stats:
+                host_work(self.host_s)
         return h
 
     def step(self, x=None):
@@ -71,6 +82,8 @@ class Mlp:
         self.opt.zero_grad(set_to_none=True)
         if self.stats == "item":
             loss.item()
+        if self.stats:
+            host_work(self.host_s)
 
 
 def job_clean(fixed):
@@ -86,9 +99,11 @@ def job_launch_bound(fixed):
 
 
 def job_host_sync(fixed):
-    # a statistic read on the host after every layer (.item()) and the loss read every step;
-    # fixed: the statistics stay on the GPU
-    m = Mlp(2048, 8, 4096, torch.bfloat16, stats="tensor" if fixed else "item")
+    # a statistic read on the host after every layer (.item()) and the loss read every step, each
+    # followed by 0.3 ms of host work (logging it); fixed: the statistics stay on the GPU (the
+    # host work stays, but the host no longer waits for the GPU first). The GPU work (~5 ms) is
+    # longer than the host's, so without the reads the host runs ahead.
+    m = Mlp(4096, 4, 8192, torch.bfloat16, stats="tensor" if fixed else "item", host_s=3e-4)
     return m.step
 
 
@@ -240,7 +255,19 @@ def run_job(name, outdir):
     return res
 
 
+def live(steps, name):
+    """The job alone, no profiler, for the collector: prints its ms per step."""
+    set_tf32(False)
+    step = JOBS[name][0](False)
+    for _ in range(WARMUP):
+        step()
+    print(json.dumps({"job": name, "live_ms_per_step": timed(step, steps)}), flush=True)
+
+
 def main():
+    if sys.argv[1] == "--live":
+        live(int(sys.argv[2]), sys.argv[3])
+        return
     outdir = sys.argv[1]
     names = sys.argv[2:] or list(JOBS)
     os.makedirs(outdir, exist_ok=True)
