@@ -103,8 +103,10 @@ rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_
         a->ranks_with_steps++;
         a->steps_analysed += rk->n;
         step[m++] = median_field(rk, offsetof(struct rs_step_summary, step_ns), scratch);
-        if ((rc = rs__advice_rank(r, job, rk, per, &a->stalls_seen)) != 0)
+        bool no_kernels = false;
+        if ((rc = rs__advice_rank(r, job, rk, per, &a->stalls_seen, &no_kernels)) != 0)
             goto fail;
+        a->ranks_without_kernels += no_kernels;
         for (int k = 0; k < RS_ADVICE_KIND_COUNT; k++) {
             if (!above_noise(&per[k])) {
                 a->below_threshold += per[k].cost_ns > 0;

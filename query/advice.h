@@ -59,6 +59,8 @@ struct rs_advice {
     size_t steps_analysed;              /* summed over ranks */
     size_t below_threshold;             /* findings dropped as noise */
     bool stalls_seen;                   /* PC-sampling samples in the window */
+    size_t ranks_without_kernels;       /* ranks whose steps have no kernel records (summarized or
+                                           rolled up): no timeline findings there */
 };
 
 /* The findings of `job` over each rank's last `last_steps` steps (RS_ADVICE_STEPS when 0). A job

@@ -43,9 +43,11 @@ void rs__advice_short_name(const char *name, char *out, size_t len);
 
 /* The findings one rank shows over its steps rk->steps[0..n): out[kind] for every kind the rank
  * can tell (cost_ns 0 where it sees nothing); exposed communication from the step metrics; load
- * imbalance is the job's (advice.c). *stalls_seen is set when PC-sampling samples exist. Returns 0,
- * -ENOMEM or a storage error. */
+ * imbalance is the job's (advice.c). The timeline's findings come from the steps that have kernel
+ * records; *no_kernels is set when none has (an agent that summarizes, records rolled up).
+ * *stalls_seen is set when PC-sampling samples exist. Returns 0, -ENOMEM or a storage error. */
 int rs__advice_rank(rs_store_read *r, const char *job, const struct rs_rank_steps *rk,
-                    struct rs_advice_finding out[RS_ADVICE_KIND_COUNT], bool *stalls_seen);
+                    struct rs_advice_finding out[RS_ADVICE_KIND_COUNT], bool *stalls_seen,
+                    bool *no_kernels);
 
 #endif

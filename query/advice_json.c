@@ -138,6 +138,14 @@ rs_advice_json(const char *job, const struct rs_advice *a)
         json_array_append_new(skipped,
                               json_pack("{s:s, s:s}", "kind", "batch_size", "why",
                                         "no GPU memory telemetry is stored for this job"));
+    if (skipped && a->ranks_without_kernels > 0) {
+        char why[200];
+        snprintf(why, sizeof why,
+                 "%zu rank(s) have no kernel records in their steps (an agent that summarizes, or "
+                 "records rolled up): the idle, copy and kernel findings are not checked there",
+                 a->ranks_without_kernels);
+        json_array_append_new(skipped, json_pack("{s:s, s:s}", "kind", "timeline", "why", why));
+    }
     if (skipped && a->ranks < 2)
         json_array_append_new(skipped, json_pack("{s:s, s:s}", "kind", "load_imbalance", "why",
                                                  "one rank"));

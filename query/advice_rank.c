@@ -48,6 +48,7 @@ struct rank_data {
     uint64_t *sync_end; /* sorted */
     size_t n_syncs, cap_syncs;
     struct step_tally *tally;
+    size_t n_valid; /* tallies of steps with kernels, moved to the front after the walk */
     struct chain_sig *sigs;
     size_t n_sigs, cap_sigs;
     uint64_t stall_total, stall_memory;
@@ -250,11 +251,11 @@ walk(struct rank_data *d)
     return 0;
 }
 
-/* The median over the steps of one tally field (scratch holds rk->n doubles). */
+/* The median over the steps with kernels of one tally field (scratch holds rk->n doubles). */
 static double
 median_of(const struct rank_data *d, size_t offset, bool count, double *scratch)
 {
-    size_t n = d->rk->n;
+    size_t n = d->n_valid;
     for (size_t i = 0; i < n; i++) {
         const char *p = (const char *)&d->tally[i] + offset;
         scratch[i] = count ? (double)*(const uint32_t *)p : (double)*(const uint64_t *)p;
@@ -274,19 +275,26 @@ set_names_from(struct rank_data *d, struct rs_advice_finding *f, size_t first, s
                               RS_ADVICE_NAME_LEN);
 }
 
+/* Exposed communication, from the step metrics (kernels or their summaries). */
+static void
+exposed_comm(const struct rs_rank_steps *rk, struct rs_advice_finding *f, double *scratch)
+{
+    for (size_t i = 0; i < rk->n; i++)
+        scratch[i] = (double)rk->steps[i].exposed_comm_ns;
+    double exposed = rs_median(scratch, rk->n);
+    for (size_t i = 0; i < rk->n; i++)
+        scratch[i] = (double)rk->steps[i].comm_ns;
+    f->cost_ns = (uint64_t)exposed;
+    f->seen[0] = exposed / 1e6;
+    f->seen[1] = rs_median(scratch, rk->n) / 1e6;
+}
+
+/* The timeline's findings, over the steps with kernels (n = d->n_valid >= 1). */
 static void
 findings(struct rank_data *d, struct rs_advice_finding *out, double *scratch)
 {
-    const struct rs_rank_steps *rk = d->rk;
-    size_t n = rk->n;
-    double step = 0;
-
-    for (size_t i = 0; i < n; i++)
-        scratch[i] = (double)(rk->steps[i].end_ns - rk->steps[i].start_ns);
-    step = rs_median(scratch, n);
-    for (int k = 0; k < RS_ADVICE_KIND_COUNT; k++)
-        out[k] = (struct rs_advice_finding){
-            .kind = (enum rs_advice_kind)k, .rank = rk->rank, .step_ns = (uint64_t)step};
+    size_t n = d->n_valid;
+    double step = (double)out[0].step_ns;
     double ms = 1e-6;
 
     /* input pipeline: idle at the step's start */
@@ -380,16 +388,6 @@ findings(struct rank_data *d, struct rs_advice_finding *out, double *scratch)
     if (worst)
         set_names_from(d, &out[RS_ADVICE_UNFUSED], worst->first, worst->len);
 
-    /* exposed communication: from the step metrics */
-    for (size_t i = 0; i < n; i++)
-        scratch[i] = (double)rk->steps[i].exposed_comm_ns;
-    double exposed = rs_median(scratch, n);
-    for (size_t i = 0; i < n; i++)
-        scratch[i] = (double)rk->steps[i].comm_ns;
-    out[RS_ADVICE_EXPOSED_COMM].cost_ns = (uint64_t)exposed;
-    out[RS_ADVICE_EXPOSED_COMM].seen[0] = exposed * ms;
-    out[RS_ADVICE_EXPOSED_COMM].seen[1] = rs_median(scratch, n) * ms;
-
     /* memory-bound: the share of PC samples stalled on memory, of the GPU's busy time */
     if (d->stall_total > 0) {
         double share = (double)d->stall_memory / (double)d->stall_total;
@@ -402,12 +400,15 @@ findings(struct rank_data *d, struct rs_advice_finding *out, double *scratch)
 
 int
 rs__advice_rank(rs_store_read *r, const char *job, const struct rs_rank_steps *rk,
-                struct rs_advice_finding out[RS_ADVICE_KIND_COUNT], bool *stalls_seen)
+                struct rs_advice_finding out[RS_ADVICE_KIND_COUNT], bool *stalls_seen,
+                bool *no_kernels)
 {
     struct rank_data d = {.rk = rk};
     double *scratch = NULL;
     int rc = 0;
 
+    for (int k = 0; k < RS_ADVICE_KIND_COUNT; k++)
+        out[k] = (struct rs_advice_finding){.kind = (enum rs_advice_kind)k, .rank = rk->rank};
     if (rk->n == 0)
         return 0;
     d.t0 = rk->steps[0].start_ns;
@@ -433,7 +434,22 @@ rs__advice_rank(rs_store_read *r, const char *job, const struct rs_rank_steps *r
     }
     if ((rc = walk(&d)) != 0)
         goto out;
-    findings(&d, out, scratch);
+    for (size_t i = 0; i < rk->n; i++)
+        scratch[i] = (double)(rk->steps[i].end_ns - rk->steps[i].start_ns);
+    uint64_t step = (uint64_t)rs_median(scratch, rk->n);
+    for (int k = 0; k < RS_ADVICE_KIND_COUNT; k++)
+        out[k] = (struct rs_advice_finding){
+            .kind = (enum rs_advice_kind)k, .rank = rk->rank, .step_ns = step};
+    exposed_comm(rk, &out[RS_ADVICE_EXPOSED_COMM], scratch);
+    /* steps without kernel records (an agent that summarizes, records rolled up) say nothing
+     * about idle: left out; a rank with none of them gets no timeline findings */
+    for (size_t i = 0; i < rk->n; i++)
+        if (d.tally[i].kernels > 0)
+            d.tally[d.n_valid++] = d.tally[i];
+    if (d.n_valid > 0)
+        findings(&d, out, scratch);
+    else
+        *no_kernels = true;
     *stalls_seen |= d.stall_total > 0;
     rc = 0;
 out:

@@ -62,6 +62,7 @@ struct job_spec {
     bool markers;
     bool clean;     /* kernels back to back, nothing else */
     bool extra;     /* a 150 us kernel X at the step's start (load imbalance) */
+    bool no_kernels; /* step records alone (an agent that summarizes sends windows instead) */
 };
 
 static void
@@ -76,6 +77,8 @@ put_job(rs_store *st, const struct job_spec *j)
         uint64_t t = T0 + i * STEP_US * US;
 #define K(name, a, b) (k[nk++] = (struct rs_kernel_record){t + (a)*US, t + (b)*US, name, 7, 0, 0})
         s[i] = (struct rs_step_record){.step = i + 1, .start_ns = t, .end_ns = t + STEP_US * US};
+        if (j->no_kernels)
+            continue;
         if (j->clean) {
             K(A, 0, 500);
             K(B, 500, 1000);
@@ -163,7 +166,7 @@ with_markers(void)
     rs_store_read *r;
     struct rs_advice *a;
 
-    put_job(st, &(struct job_spec){"adv", 0, 1, true, false, false});
+    put_job(st, &(struct job_spec){"adv", 0, 1, true, false, false, false});
     T_OK(rs_store_read_begin(st, &r));
     T_OK(rs_query_advice(r, "adv", 0, &a));
     T_CHECK(strcmp(a->steps_source, "markers") == 0);
@@ -191,7 +194,7 @@ from_kernel_period(void)
     rs_store_read *r;
     struct rs_advice *a;
 
-    put_job(st, &(struct job_spec){"adv", 0, 1, false, false, false});
+    put_job(st, &(struct job_spec){"adv", 0, 1, false, false, false, false});
     T_OK(rs_store_read_begin(st, &r));
     T_OK(rs_query_advice(r, "adv", 0, &a));
     T_CHECK(strcmp(a->steps_source, "kernel_period") == 0);
@@ -211,11 +214,38 @@ clean(void)
     rs_store_read *r;
     struct rs_advice *a;
 
-    put_job(st, &(struct job_spec){"clean", 0, 1, true, true, false});
+    put_job(st, &(struct job_spec){"clean", 0, 1, true, true, false, false});
     T_OK(rs_store_read_begin(st, &r));
     T_OK(rs_query_advice(r, "clean", 0, &a));
     T_EQ(a->n, 0);
     T_EQ(a->below_threshold, 0);
+    rs_advice_free(a);
+    rs_store_read_end(r);
+    t_store_remove(st, dir);
+}
+
+/* Steps without kernel records say nothing about idle: no finding, and the answer says so. */
+static void
+without_kernels(void)
+{
+    char dir[] = "/tmp/rs-advice-XXXXXX";
+    rs_store *st = t_store_open(dir, NULL);
+    rs_store_read *r;
+    struct rs_advice *a;
+
+    put_job(st, &(struct job_spec){"bare", 0, 1, true, false, false, true});
+    T_OK(rs_store_read_begin(st, &r));
+    T_OK(rs_query_advice(r, "bare", 0, &a));
+    T_EQ(a->n, 0);
+    T_EQ(a->ranks_without_kernels, 1);
+    json_t *doc = rs_advice_json("bare", a);
+    json_t *sk = json_object_get(doc, "skipped"), *x;
+    size_t i;
+    bool said = false;
+    json_array_foreach(sk, i, x) said |= strcmp(json_string_value(json_object_get(x, "kind")),
+                                                "timeline") == 0;
+    T_CHECK(said);
+    json_decref(doc);
     rs_advice_free(a);
     rs_store_read_end(r);
     t_store_remove(st, dir);
@@ -230,8 +260,8 @@ imbalance(void)
     struct rs_advice *a;
     const struct rs_advice_finding *f;
 
-    put_job(st, &(struct job_spec){"two", 0, 2, true, false, false});
-    put_job(st, &(struct job_spec){"two", 1, 2, true, false, true});
+    put_job(st, &(struct job_spec){"two", 0, 2, true, false, false, false});
+    put_job(st, &(struct job_spec){"two", 1, 2, true, false, true, false});
     T_OK(rs_store_read_begin(st, &r));
     T_OK(rs_query_advice(r, "two", 0, &a));
     T_CHECK((f = find(a, RS_ADVICE_LOAD_IMBALANCE)) && f->rank == 1 && near(f->cost_ns, 150));
@@ -279,6 +309,7 @@ main(void)
     T_RUN(with_markers);
     T_RUN(from_kernel_period);
     T_RUN(clean);
+    T_RUN(without_kernels);
     T_RUN(imbalance);
     T_RUN(kernel_classes);
     return T_DONE("advice");
