@@ -424,8 +424,10 @@ rs__advice_rank(rs_store_read *r, const char *job, const struct rs_rank_steps *r
     if (!(d.tally = calloc(rk->n, sizeof *d.tally)) ||
         !(scratch = malloc((rk->n + d.n_acts + 1) * sizeof *scratch)))
         goto out;
-    qsort(d.acts, d.n_acts, sizeof *d.acts, by_act_start);
-    qsort(d.sync_end, d.n_syncs, sizeof *d.sync_end, by_u64);
+    if (d.n_acts) /* qsort's array may not be NULL, even empty */
+        qsort(d.acts, d.n_acts, sizeof *d.acts, by_act_start);
+    if (d.n_syncs)
+        qsort(d.sync_end, d.n_syncs, sizeof *d.sync_end, by_u64);
     for (size_t i = 0, si = 0; i < d.n_syncs; i++) { /* syncs per step, by their end */
         while (si < rk->n && d.sync_end[i] >= rk->steps[si].end_ns)
             si++;
