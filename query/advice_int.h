@@ -22,6 +22,12 @@
 #define RS__ADVICE_TF32_TFLOPS 494.0
 /* A GPU idle that starts within this of a host synchronization's end follows it. */
 #define RS__ADVICE_SYNC_TOL_NS 50000ull
+/* PC samples carry the time of the batch that sent them, drained every second or so after the
+ * kernels ran, and are taken in windows (1 s every 60 s by default): the memory-stall share is
+ * read from the samples sent in the RS__ADVICE_STALL_SPAN_NS before the steps' end and up to
+ * RS__ADVICE_STALL_LAG_NS after it. */
+#define RS__ADVICE_STALL_SPAN_NS 120000000000ull
+#define RS__ADVICE_STALL_LAG_NS 10000000000ull
 /* A chain: at least this many elementwise kernels back to back on one stream, in at least
  * RS__ADVICE_CHAIN_EVERY of the steps. */
 #define RS__ADVICE_CHAIN_MIN 3

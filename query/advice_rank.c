@@ -418,7 +418,10 @@ rs__advice_rank(rs_store_read *r, const char *job, const struct rs_rank_steps *r
                                     on_kernel, &d)) != 0 ||
         (rc = rs_store_memcpys_scan(r, job, rk->rank, rs_store_kernel_scan_from(d.t0), d.t1,
                                     on_memcpy, &d)) != 0 ||
-        (rc = rs_store_stalls_scan(r, job, rk->rank, d.t0, d.t1, on_stall, &d)) != 0)
+        (rc = rs_store_stalls_scan(r, job, rk->rank,
+                                   d.t1 > RS__ADVICE_STALL_SPAN_NS ? d.t1 - RS__ADVICE_STALL_SPAN_NS
+                                                                   : 0,
+                                   d.t1 + RS__ADVICE_STALL_LAG_NS, on_stall, &d)) != 0)
         goto out;
     rc = -ENOMEM;
     if (!(d.tally = calloc(rk->n, sizeof *d.tally)) ||

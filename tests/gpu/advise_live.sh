@@ -2,7 +2,8 @@
 # The advisor's live path (issue 27): each catalogue job (advise_catalogue.py --live) runs with
 # the collector injected, next to a server and an agent from the bundle; the server's
 # GET /v1/jobs/JOB/advice is saved per job in $OUT/live_advice.json, and the top finding printed.
-# Usage there: OUT=... BUNDLE=dev-advise/gpu-bundle bash tests/gpu/advise_live.sh [JOB ...]
+# Usage there: OUT=... BUNDLE=dev-advise/gpu-bundle [PC_SAMPLING=1] [LIVE_STEPS=60] \
+#   bash tests/gpu/advise_live.sh [JOB ...]   (PC_SAMPLING: the collector samples stall reasons)
 set -u
 export NCCL_NVLS_ENABLE=0
 : "${OUT:?OUT must name the results folder}"
@@ -23,8 +24,11 @@ jobs=("$@")
 [ ${#jobs[@]} -gt 0 ] || jobs=(clean launch_bound host_sync input_pipeline pageable_copy fp32_gemm unfused_elementwise)
 echo "{" >"$OUT/live_advice.json"
 first=1
+pc=()
+[ -n "${PC_SAMPLING:-}" ] && pc=(RANKSCOPE_PC_SAMPLING=1 RANKSCOPE_PC_DRAIN_MS=500
+                                   RANKSCOPE_PC_WINDOW_MS=500 RANKSCOPE_PC_PERIOD_MS=1000)
 for j in "${jobs[@]}"; do
-    env RANKSCOPE_JOB_ID="live_$j" RANKSCOPE_AGENT_SOCKET="$W/agent.sock" \
+    env "${pc[@]}" RANKSCOPE_JOB_ID="live_$j" RANKSCOPE_AGENT_SOCKET="$W/agent.sock" \
         LD_LIBRARY_PATH="$CUPTI_DIR:${LD_LIBRARY_PATH:-}" CUDA_INJECTION64_PATH="$B/lib/librankscope.so" \
         NVTX_INJECTION64_PATH="$B/lib/librankscope.so" timeout 120 \
         python3 "$here/advise_catalogue.py" --live "${LIVE_STEPS:-60}" "$j" >>"$OUT/live.log" 2>&1

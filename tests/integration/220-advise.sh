@@ -85,6 +85,17 @@ for job, answer in live.items():
     top = lambda d: d["findings"][0]["kind"] if d["findings"] else None
     assert answer["steps_source"] == "kernel_period" and top(answer) == top(a), (job, top(answer), top(a))
 assert len(live) == 7, sorted(live)' "$WORK" "$FIX/live_advice.json"
+check "live with PC sampling (live_advice_pc.json): memory stalls found on the elementwise job only, below the top finding" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+kinds = {job: [f["kind"] for f in a["findings"]] for job, a in d.items()}
+assert kinds["clean"] == [], kinds
+assert kinds["unfused_elementwise"][:2] == ["unfused_elementwise", "memory_bound"], kinds
+assert kinds["fp32_gemm"] == ["fp32_gemm"], kinds
+mb = d["unfused_elementwise"]["findings"][1]
+assert mb["seen"]["memory_stall_pct"] > 50 and mb["seen"]["samples"] > 0, mb
+assert all("memory_bound" not in [s["kind"] for s in a["skipped"]] for a in d.values()), d' \
+    "$FIX/live_advice_pc.json"
 
 K=$ROOT/tests/fixtures/kineto-h200x2
 "$BIN/rankscope" analyze --json "$K"/fixture_rank0slow_rank*.json.gz >"$WORK/slow.json" 2>/dev/null
