@@ -108,6 +108,25 @@ imb = [f for f in s["findings"] if f["kind"] == "load_imbalance"]
 assert len(imb) == 1 and imb[0]["rank"] == 0 and imb[0]["cost_ms"] > 2, s["findings"]
 assert not [f for f in b["findings"] if f["kind"] == "load_imbalance"], b["findings"]
 assert s["steps_source"] == "inferred" and s["ranks_with_steps"] == 2, s' "$WORK/slow.json" "$WORK/base.json"
+# the same DDP trace with its NCCL kernels and distributedInfo removed: the kernel-name period
+# must find the steps the NCCL pattern finds (another job, another GPU, a method not its own)
+python3 -c '
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+d.pop("distributedInfo", None)
+d["traceEvents"] = [e for e in d["traceEvents"] if not (e.get("cat") == "kernel" and
+    (e["name"].startswith("nccl") or "Collective name" in e.get("args", {})))]
+json.dump(d, gzip.open(sys.argv[2], "wt"))' "$K/fixture_baseline_rank0.json.gz" "$WORK/nonccl.json.gz"
+"$BIN/rankscope" analyze --json "$WORK/nonccl.json.gz" >"$WORK/nonccl.json" 2>/dev/null
+check "DDP rank 0 without NCCL kernels: steps from the kernel period agree with the NCCL pattern's (count, median within 2%)" python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["steps"]
+b = json.load(open(sys.argv[2]))["steps"]
+assert a["steps_source"] == "kernel_period" and b["steps_source"] == "inferred", (a["steps_source"], b["steps_source"])
+ra, rb = a["ranks"][0], [r for r in b["ranks"] if r["rank"] == 0][0]
+assert abs(len(ra["steps"]) - len(rb["steps"])) <= 1, (len(ra["steps"]), len(rb["steps"]))
+x, y = ra["median"]["step_ms"], rb["median"]["step_ms"]
+assert abs(x - y) <= 0.02 * y, (x, y)' "$WORK/nonccl.json" "$WORK/base.json"
 
 start_server
 "$BIN/rankscope" --server "$HTTP" import "$FIX/advise_fp32_gemm.json.gz" --job live_fp32 >/dev/null 2>&1
