@@ -72,6 +72,16 @@ imbalance(const struct rs_rank_steps *ranks, size_t n_ranks, struct rs_advice_fi
     f->seen[2] = med > 0 ? 100.0 * (compute[worst] - med) / med : 0;
 }
 
+/* Exposed NCCL time includes the rank's wait for the slowest rank (load imbalance counts that):
+ * the rank's compute deficit is taken off, as far as it goes. */
+static void
+exposed_not_waiting(struct rs_advice_finding *f, double deficit_ns)
+{
+    double wait = deficit_ns < (double)f->cost_ns ? deficit_ns : (double)f->cost_ns;
+    f->cost_ns -= (uint64_t)wait;
+    f->seen[2] = wait / 1e6;
+}
+
 int
 rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_advice **out)
 {
@@ -95,6 +105,14 @@ rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_
         goto fail;
     a->steps_source = rs_steps_source(ranks, n_ranks);
     a->ranks = n_ranks;
+    /* the slowest rank's compute: the others wait for it inside their collectives */
+    double max_compute = 0;
+    for (size_t i = 0; i < n_ranks; i++) {
+        compute[i] = ranks[i].n ? median_field(&ranks[i], offsetof(struct rs_step_summary,
+                                                                   compute_ns), scratch)
+                                : 0;
+        max_compute = compute[i] > max_compute ? compute[i] : max_compute;
+    }
     size_t m = 0;
     for (size_t i = 0; i < n_ranks; i++) {
         const struct rs_rank_steps *rk = &ranks[i];
@@ -107,6 +125,7 @@ rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_
         if ((rc = rs__advice_rank(r, job, rk, per, &a->stalls_seen, &no_kernels)) != 0)
             goto fail;
         a->ranks_without_kernels += no_kernels;
+        exposed_not_waiting(&per[RS_ADVICE_EXPOSED_COMM], max_compute - compute[i]);
         for (int k = 0; k < RS_ADVICE_KIND_COUNT; k++) {
             if (!above_noise(&per[k])) {
                 a->below_threshold += per[k].cost_ns > 0;

@@ -73,9 +73,10 @@ static const struct kind_text texts[RS_ADVICE_KIND_COUNT] = {
     [RS_ADVICE_EXPOSED_COMM] =
         {"exposed_comm",
          "NCCL communication is not overlapped with compute",
-         {"exposed_comm_ms_per_step", "nccl_ms_per_step", NULL, NULL},
-         "median per step of the NCCL time during which no compute kernel ran: all of it goes if "
-         "it were hidden under compute",
+         {"exposed_comm_ms_per_step", "nccl_ms_per_step", "waiting_for_slowest_ms", NULL},
+         "median per step of the NCCL time during which no compute kernel ran, less the rank's "
+         "compute deficit against the slowest rank (waiting for it: load_imbalance): what is "
+         "left goes if it were hidden under compute",
          "overlap it: DDP(bucket_cap_mb=...) so buckets are ready earlier, gradient_as_bucket_view"
          "=True, no_sync() for gradient accumulation; FSDP: forward/backward_prefetch, "
          "limit_all_gathers; fewer, larger collectives"},

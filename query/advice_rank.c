@@ -1,7 +1,8 @@
 /* The advisor's view of one rank (advice_int.h): its kernels, copies and host synchronizations of
  * the analysed steps on one timeline. Every GPU idle inside a step is given one cause: at the
  * step's start (before its first kernel or copy) the input pipeline; after a host synchronization
- * that ended where the idle began the synchronization; else the host's launch pace. Per step it
+ * that ended where the idle began the synchronization; else the host's launch pace (NCCL kernels
+ * count as GPU work: their exposed time is exposed_comm's). Per step it
  * also sums fp32 GEMM time, pageable copies, and the chains of elementwise kernels; per kind the
  * cost is the median over the steps (chains: their summed cost over the steps). */
 #include "query/advice_int.h"
@@ -87,6 +88,20 @@ on_memcpy(void *arg, const struct rs_memcpy_record *m)
         return -ENOMEM;
     d->acts[d->n_acts++] = (struct act){m->start_ns, m->end_ns, m->bytes, NO_NAME, m->stream,
                                         RS__ADVICE_K_OTHER, (uint8_t)m->kind};
+    return 0;
+}
+
+/* NCCL kernels keep the GPU busy too (they are collective records, not kernel records). */
+static int
+on_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
+{
+    struct rank_data *d = arg;
+    if (rank != d->rk->rank || c->start_ns < d->t0 || c->start_ns >= d->t1)
+        return 0;
+    if (RS_ARRAY_RESERVE(d->acts, d->cap_acts, d->n_acts, 1) != 0)
+        return -ENOMEM;
+    d->acts[d->n_acts++] = (struct act){c->start_ns, c->end_ns, 0, NO_NAME, c->stream,
+                                        RS__ADVICE_K_OTHER, RS_COPY_UNKNOWN};
     return 0;
 }
 
@@ -418,6 +433,7 @@ rs__advice_rank(rs_store_read *r, const char *job, const struct rs_rank_steps *r
                                     on_kernel, &d)) != 0 ||
         (rc = rs_store_memcpys_scan(r, job, rk->rank, rs_store_kernel_scan_from(d.t0), d.t1,
                                     on_memcpy, &d)) != 0 ||
+        (rc = rs_store_collectives_scan_range(r, job, d.t0, d.t1, on_collective, &d)) != 0 ||
         (rc = rs_store_stalls_scan(r, job, rk->rank,
                                    d.t1 > RS__ADVICE_STALL_SPAN_NS ? d.t1 - RS__ADVICE_STALL_SPAN_NS
                                                                    : 0,
