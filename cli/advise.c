@@ -51,7 +51,7 @@ rs__cli_render_advice(const char *job, json_t *doc)
     {
         printf("\n%zu. %s: %s\n", i + 1, json_string_value(json_object_get(f, "kind")),
                json_string_value(json_object_get(f, "title")));
-        printf("    costs up to %.3f ms of a %.3f ms step (%.0f%%) on rank %lld", 
+        printf("    costs up to %.3f ms of a %.3f ms step (%.0f%%) on rank %lld",
                rs__cli_real(f, "cost_ms"), rs__cli_real(f, "step_ms"),
                100.0 * rs__cli_real(f, "cost_share"), (long long)rs__cli_int(f, "rank"));
         if (rs__cli_int(f, "ranks") > 1)

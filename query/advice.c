@@ -44,8 +44,7 @@ imbalance(const struct rs_rank_steps *ranks, size_t n_ranks, struct rs_advice_fi
     for (size_t i = 0; i < n_ranks; i++) {
         if (ranks[i].n == 0)
             continue;
-        compute[m] = median_field(&ranks[i], offsetof(struct rs_step_summary, compute_ns),
-                                  scratch);
+        compute[m] = median_field(&ranks[i], offsetof(struct rs_step_summary, compute_ns), scratch);
         step[m] = median_field(&ranks[i], offsetof(struct rs_step_summary, step_ns), scratch);
         if (compute[m] > compute[worst])
             worst = m;
@@ -108,9 +107,10 @@ rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_
     /* the slowest rank's compute: the others wait for it inside their collectives */
     double max_compute = 0;
     for (size_t i = 0; i < n_ranks; i++) {
-        compute[i] = ranks[i].n ? median_field(&ranks[i], offsetof(struct rs_step_summary,
-                                                                   compute_ns), scratch)
-                                : 0;
+        compute[i] =
+            ranks[i].n
+                ? median_field(&ranks[i], offsetof(struct rs_step_summary, compute_ns), scratch)
+                : 0;
         max_compute = compute[i] > max_compute ? compute[i] : max_compute;
     }
     size_t m = 0;

@@ -1,7 +1,8 @@
 /* The advisor (docs/analysis.md "Advice"): ranked findings that say what makes a job's steps
  * slower than they need be, each with the numbers seen, an estimate of the step time it costs
- * (an upper bound: what the step would lose if the cause were removed entirely, computed as each
- * kind's `how` says) and what to change in PyTorch terms. Findings are computed per rank over its
+ * (meant as an upper bound: what the step would lose if the cause went entirely, computed as
+ * each kind's `how` says; a fix can also remove idle given to another cause, so measured gains
+ * ran up to 26% above it: docs/BENCHMARKS.md "Advisor catalogue") and what to change in PyTorch terms. Findings are computed per rank over its
  * last steps (markers, NCCL pattern or kernel period: steps.h) and merged per kind across ranks
  * (the rank where it costs most). Estimates of different kinds may overlap (the same idle can be
  * the host's launch pace and a synchronous copy's): they rank, they do not add.
@@ -23,44 +24,44 @@
 #define RS_ADVICE_STEPS 50 /* steps per rank analysed (the newest) */
 
 enum rs_advice_kind {
-    RS_ADVICE_LAUNCH_BOUND,  /* GPU idle between kernels, waiting for the host to launch */
-    RS_ADVICE_HOST_SYNC,     /* GPU idle after host synchronizations inside the step */
-    RS_ADVICE_INPUT,         /* GPU idle at the step's start: the input pipeline */
-    RS_ADVICE_PAGEABLE_COPY, /* host<->device copies at pageable bandwidth, blocking the host */
-    RS_ADVICE_FP32_GEMM,     /* GEMMs in fp32 without tensor cores */
-    RS_ADVICE_UNFUSED,       /* chains of elementwise kernels repeated every step */
-    RS_ADVICE_EXPOSED_COMM,  /* NCCL time not overlapped with compute */
-    RS_ADVICE_MEMORY_BOUND,  /* kernels stalled on memory (PC sampling) */
+    RS_ADVICE_LAUNCH_BOUND,   /* GPU idle between kernels, waiting for the host to launch */
+    RS_ADVICE_HOST_SYNC,      /* GPU idle after host synchronizations inside the step */
+    RS_ADVICE_INPUT,          /* GPU idle at the step's start: the input pipeline */
+    RS_ADVICE_PAGEABLE_COPY,  /* host<->device copies at pageable bandwidth, blocking the host */
+    RS_ADVICE_FP32_GEMM,      /* GEMMs in fp32 without tensor cores */
+    RS_ADVICE_UNFUSED,        /* chains of elementwise kernels repeated every step */
+    RS_ADVICE_EXPOSED_COMM,   /* NCCL time not overlapped with compute */
+    RS_ADVICE_MEMORY_BOUND,   /* kernels stalled on memory (PC sampling) */
     RS_ADVICE_LOAD_IMBALANCE, /* one rank computes longer than the others per step */
     RS_ADVICE_KIND_COUNT
 };
 
-#define RS_ADVICE_SEEN 4        /* numbers seen per finding; their meaning per kind: advice_json.c */
-#define RS_ADVICE_SEQUENCE 12   /* kernel names shown for a chain or an example */
-#define RS_ADVICE_NAME_LEN 160  /* bytes kept per name (cut at a UTF-8 boundary) */
+#define RS_ADVICE_SEEN 4       /* numbers seen per finding; their meaning per kind: advice_json.c */
+#define RS_ADVICE_SEQUENCE 12  /* kernel names shown for a chain or an example */
+#define RS_ADVICE_NAME_LEN 160 /* bytes kept per name (cut at a UTF-8 boundary) */
 
 struct rs_advice_finding {
     enum rs_advice_kind kind;
-    uint32_t rank;         /* the rank where it costs most */
-    uint32_t ranks;        /* ranks where it is above the threshold */
-    uint64_t cost_ns;      /* estimated cost per step on that rank (upper bound) */
-    uint64_t step_ns;      /* that rank's median step */
+    uint32_t rank;    /* the rank where it costs most */
+    uint32_t ranks;   /* ranks where it is above the threshold */
+    uint64_t cost_ns; /* estimated cost per step on that rank */
+    uint64_t step_ns; /* that rank's median step */
     double seen[RS_ADVICE_SEEN];
-    uint32_t n_names;      /* kernel names: the chain (unfused), examples (fp32, memory) */
+    uint32_t n_names; /* kernel names: the chain (unfused), examples (fp32, memory) */
     char names[RS_ADVICE_SEQUENCE][RS_ADVICE_NAME_LEN];
 };
 
 struct rs_advice {
     struct rs_advice_finding *findings; /* cost order, highest first; kept ones only */
     size_t n;
-    const char *steps_source;           /* rs_steps_source */
+    const char *steps_source; /* rs_steps_source */
     size_t ranks, ranks_with_steps;
-    uint64_t median_step_ns;            /* median over ranks of their median step */
-    size_t steps_analysed;              /* summed over ranks */
-    size_t below_threshold;             /* findings dropped as noise */
-    bool stalls_seen;                   /* PC-sampling samples in the window */
-    size_t ranks_without_kernels;       /* ranks whose steps have no kernel records (summarized or
-                                           rolled up): no timeline findings there */
+    uint64_t median_step_ns;      /* median over ranks of their median step */
+    size_t steps_analysed;        /* summed over ranks */
+    size_t below_threshold;       /* findings dropped as noise */
+    bool stalls_seen;             /* PC-sampling samples in the window */
+    size_t ranks_without_kernels; /* ranks whose steps have no kernel records (summarized or
+                                     rolled up): no timeline findings there */
 };
 
 /* The findings of `job` over each rank's last `last_steps` steps (RS_ADVICE_STEPS when 0). A job

@@ -132,13 +132,11 @@ rs_advice_json(const char *job, const struct rs_advice *a)
     for (size_t i = 0; list && i < a->n; i++)
         json_array_append_new(list, finding_json(&a->findings[i]));
     if (skipped && !a->stalls_seen)
-        json_array_append_new(skipped,
-                              json_pack("{s:s, s:s}", "kind", "memory_bound", "why",
-                                        "no PC-sampling samples in the steps analysed"));
+        json_array_append_new(skipped, json_pack("{s:s, s:s}", "kind", "memory_bound", "why",
+                                                 "no PC-sampling samples in the steps analysed"));
     if (skipped)
-        json_array_append_new(skipped,
-                              json_pack("{s:s, s:s}", "kind", "batch_size", "why",
-                                        "no GPU memory telemetry is stored for this job"));
+        json_array_append_new(skipped, json_pack("{s:s, s:s}", "kind", "batch_size", "why",
+                                                 "no GPU memory telemetry is stored for this job"));
     if (skipped && a->ranks_without_kernels > 0) {
         char why[200];
         snprintf(why, sizeof why,
@@ -148,8 +146,8 @@ rs_advice_json(const char *job, const struct rs_advice *a)
         json_array_append_new(skipped, json_pack("{s:s, s:s}", "kind", "timeline", "why", why));
     }
     if (skipped && a->ranks < 2)
-        json_array_append_new(skipped, json_pack("{s:s, s:s}", "kind", "load_imbalance", "why",
-                                                 "one rank"));
+        json_array_append_new(skipped,
+                              json_pack("{s:s, s:s}", "kind", "load_imbalance", "why", "one rank"));
     if (!list || !skipped) {
         json_decref(list);
         json_decref(skipped);

@@ -65,8 +65,8 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
     uint32_t id = rs_strtab_intern(&d->names, name);
     if (id == RS_STRTAB_NONE || RS_ARRAY_RESERVE(d->acts, d->cap_acts, d->n_acts, 1) != 0)
         return -ENOMEM;
-    d->acts[d->n_acts++] = (struct act){k->start_ns, k->end_ns,   0, id, k->stream,
-                                        (uint8_t)rs__advice_kernel_class(name), 0};
+    d->acts[d->n_acts++] = (struct act){
+        k->start_ns, k->end_ns, 0, id, k->stream, (uint8_t)rs__advice_kernel_class(name), 0};
     return 0;
 }
 
@@ -86,8 +86,8 @@ on_memcpy(void *arg, const struct rs_memcpy_record *m)
         return 0; /* launch waits: the gaps measure them */
     if (RS_ARRAY_RESERVE(d->acts, d->cap_acts, d->n_acts, 1) != 0)
         return -ENOMEM;
-    d->acts[d->n_acts++] = (struct act){m->start_ns, m->end_ns, m->bytes, NO_NAME, m->stream,
-                                        RS__ADVICE_K_OTHER, (uint8_t)m->kind};
+    d->acts[d->n_acts++] = (struct act){m->start_ns, m->end_ns,          m->bytes,        NO_NAME,
+                                        m->stream,   RS__ADVICE_K_OTHER, (uint8_t)m->kind};
     return 0;
 }
 
@@ -100,7 +100,7 @@ on_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
         return 0;
     if (RS_ARRAY_RESERVE(d->acts, d->cap_acts, d->n_acts, 1) != 0)
         return -ENOMEM;
-    d->acts[d->n_acts++] = (struct act){c->start_ns, c->end_ns, 0, NO_NAME, c->stream,
+    d->acts[d->n_acts++] = (struct act){c->start_ns,        c->end_ns,      0, NO_NAME, c->stream,
                                         RS__ADVICE_K_OTHER, RS_COPY_UNKNOWN};
     return 0;
 }
@@ -109,7 +109,8 @@ static bool
 memory_reason(const char *reason)
 {
     static const char *const parts[] = {"long_scoreboard", "lg_throttle", "mio_throttle",
-                                        "tex_throttle", "drain", "imc_miss", "memory"};
+                                        "tex_throttle",    "drain",       "imc_miss",
+                                        "memory"};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (strstr(reason, parts[i]))
             return true;

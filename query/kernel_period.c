@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SAMPLES 65536 /* positions compared per candidate period (strided beyond) */
-#define MAX_K 4           /* occurrences of one name per step considered for candidates */
+#define MAX_SAMPLES 65536  /* positions compared per candidate period (strided beyond) */
+#define MAX_K 4            /* occurrences of one name per step considered for candidates */
 #define SHIFT_IDLE_NS 5000 /* an idle near the expected first kernel must exceed 2x its + this */
 
 struct occ {
@@ -53,11 +53,11 @@ median_distance(const struct occ *o, size_t c, size_t k, double *scratch)
 }
 
 struct work {
-    uint32_t *sym;     /* dense name per kernel */
-    struct occ *occ;   /* (name, index) sorted: each name's occurrences in index order */
-    uint64_t *idle;    /* GPU idle before kernel i (0 for the first) */
-    uint64_t *bound;   /* where a step starting at kernel i would start */
-    uint32_t *cands;   /* candidate periods */
+    uint32_t *sym;   /* dense name per kernel */
+    struct occ *occ; /* (name, index) sorted: each name's occurrences in index order */
+    uint64_t *idle;  /* GPU idle before kernel i (0 for the first) */
+    uint64_t *bound; /* where a step starting at kernel i would start */
+    uint32_t *cands; /* candidate periods */
     double *scratch;
 };
 
@@ -305,8 +305,8 @@ by_start(const void *a, const void *b)
 }
 
 int
-rs_kernel_period_rank_steps(rs_store_read *r, const char *job, uint64_t last_ns,
-                            size_t last_steps, uint64_t until_step, struct rs_rank_steps *rk)
+rs_kernel_period_rank_steps(rs_store_read *r, const char *job, uint64_t last_ns, size_t last_steps,
+                            uint64_t until_step, struct rs_rank_steps *rk)
 {
     struct ring g = {malloc(RS_KPERIOD_MAX_KERNELS * sizeof *g.v), 0, 0,
                      last_ns > RS_KPERIOD_WINDOW_NS ? last_ns - RS_KPERIOD_WINDOW_NS : 0};

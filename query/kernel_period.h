@@ -45,8 +45,9 @@ struct rs_kernel_period {
  * (equal ids, equal names; any dense or sparse numbering). On success *steps (caller frees;
  * NULL when none) holds *n_steps steps in time order with numbers 1.., and *out the period found
  * (kernels_per_step 0 and no steps when none). Returns 0 or -ENOMEM (nothing written then). */
-int rs_kernel_period_steps(const struct rs_kernel_record *k, size_t n, struct rs_step_record **steps,
-                           size_t *n_steps, struct rs_kernel_period *out);
+int rs_kernel_period_steps(const struct rs_kernel_record *k, size_t n,
+                           struct rs_step_record **steps, size_t *n_steps,
+                           struct rs_kernel_period *out);
 
 /* Kernels read for one rank's inference: those of the job's last RS_KPERIOD_WINDOW_NS, the newest
  * RS_KPERIOD_MAX_KERNELS of them. */

@@ -5,11 +5,10 @@
  *   +550   kernel B to +700; C +710..+720; D +730..+740                launch 20 (noise)
  *   +740   fp32 sgemm to +1040                                        fp32 300 x (1 - 67/494)
  *   +1040  7 elementwise kernels of 30 us back to back                unfused 210 - 30 = 180
- *   +1250  4 MiB HtoD copy of 400 us (10.5 GB/s)                      pageable 400 - 4 MiB/50 GB/s + 20
- *   +1650  kernel E to +2000
- * With step markers, then without (steps from the kernel period: the same findings), a clean job
- * (kernels back to back: nothing), two ranks where rank 1 runs 150 us more per step (imbalance),
- * and the kernel-name classes and short names. */
+ *   +1250  4 MiB HtoD copy of 400 us (10.5 GB/s)                      pageable 400 - 4 MiB/50 GB/s
+ * + 20 +1650  kernel E to +2000 With step markers, then without (steps from the kernel period: the
+ * same findings), a clean job (kernels back to back: nothing), two ranks where rank 1 runs 150 us
+ * more per step (imbalance), and the kernel-name classes and short names. */
 #include "query/advice.h"
 #include "query/advice_int.h"
 #include "tests/store_fixture.h"
@@ -60,8 +59,8 @@ struct job_spec {
     const char *job;
     uint32_t rank, world;
     bool markers;
-    bool clean;     /* kernels back to back, nothing else */
-    bool extra;     /* a 150 us kernel X at the step's start (load imbalance) */
+    bool clean;      /* kernels back to back, nothing else */
+    bool extra;      /* a 150 us kernel X at the step's start (load imbalance) */
     bool no_kernels; /* step records alone (an agent that summarizes sends windows instead) */
 };
 
@@ -96,8 +95,8 @@ put_job(rs_store *st, const struct job_spec *j)
         K(SGEMM, 740, 1040);
         for (uint32_t e = 0; e < 7; e++)
             K(EW0 + e, 1040 + 30 * e, 1070 + 30 * e);
-        m[nm++] = (struct rs_memcpy_record){t + 1250 * US, t + 1650 * US, 4u << 20, RS_COPY_HTOD,
-                                            7};
+        m[nm++] =
+            (struct rs_memcpy_record){t + 1250 * US, t + 1650 * US, 4u << 20, RS_COPY_HTOD, 7};
         K(E, 1650, 2000);
 #undef K
     }
@@ -242,8 +241,8 @@ without_kernels(void)
     json_t *sk = json_object_get(doc, "skipped"), *x;
     size_t i;
     bool said = false;
-    json_array_foreach(sk, i, x) said |= strcmp(json_string_value(json_object_get(x, "kind")),
-                                                "timeline") == 0;
+    json_array_foreach(sk, i, x) said |=
+        strcmp(json_string_value(json_object_get(x, "kind")), "timeline") == 0;
     T_CHECK(said);
     json_decref(doc);
     rs_advice_free(a);

@@ -25,7 +25,8 @@ emit(struct gen *g, uint32_t name, uint64_t dur, uint64_t gap)
         switch (rand() % 3) {
         case 0: /* an extra kernel before this one */
             if (g->n < g->cap)
-                g->k[g->n++] = (struct rs_kernel_record){g->t, g->t + 3 * US, 900 + (uint32_t)(rand() % 50), 7, 0, 0};
+                g->k[g->n++] = (struct rs_kernel_record){
+                    g->t, g->t + 3 * US, 900 + (uint32_t)(rand() % 50), 7, 0, 0};
             g->t += 4 * US;
             break;
         case 1: /* this one dropped */
@@ -113,7 +114,7 @@ phase(void)
         T_OK(rs_kernel_period_steps(k + cut, g.n - cut, &s, &ns, &p));
         T_EQ(p.kernels_per_step, per_step(4));
         T_EQ(ns, 29);
-            free(s);
+        free(s);
     }
 }
 
