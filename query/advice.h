@@ -2,14 +2,14 @@
  * slower than they need be, each with the numbers seen, an estimate of the step time it costs
  * (meant as an upper bound: what the step would lose if the cause went entirely, computed as
  * each kind's `how` says; a fix can also remove idle given to another cause, so measured gains
- * ran up to 26% above it: docs/BENCHMARKS.md "Advisor catalogue") and what to change in PyTorch terms. Findings are computed per rank over its
- * last steps (markers, NCCL pattern or kernel period: steps.h) and merged per kind across ranks
- * (the rank where it costs most). Estimates of different kinds may overlap (the same idle can be
- * the host's launch pace and a synchronous copy's): they rank, they do not add.
- * A finding is kept when its cost is at least RS_ADVICE_MIN_SHARE of that rank's median step and
- * RS_ADVICE_MIN_COST_NS: below is noise (a clean job measured on the GPU machine idles ~2% of its
- * step between kernels). Typed here; JSON only at the edge (rs_advice_json). Pure functions over
- * a storage read handle. */
+ * ran up to 26% above it: docs/BENCHMARKS.md "Advisor catalogue") and what to change in PyTorch
+ * terms. Findings are computed per rank over its last steps (markers, NCCL pattern or kernel
+ * period: steps.h) and merged per kind across ranks (the rank where it costs most). Estimates of
+ * different kinds may overlap (the same idle can be the host's launch pace and a synchronous
+ * copy's): they rank, they do not add. A finding is kept when its cost is at least
+ * RS_ADVICE_MIN_SHARE of that rank's median step and RS_ADVICE_MIN_COST_NS: below is noise (a clean
+ * job measured on the GPU machine idles ~2% of its step between kernels). Typed here; JSON only at
+ * the edge (rs_advice_json). Pure functions over a storage read handle. */
 #ifndef RS_QUERY_ADVICE_H
 #define RS_QUERY_ADVICE_H
 
