@@ -16,8 +16,11 @@ comma     := ,
 BUILD_DEB_PACKAGES := build-essential pkg-config libnng-dev libuv1-dev liblmdb-dev \
                       libprotobuf-c-dev protobuf-c-compiler libjansson-dev libcurl4-openssl-dev \
                       node-llhttp zlib1g-dev
+# TLS (HTTPS for the REST API, certificates for tls+tcp://): the mbedTLS Debian's libnng links
+BUILD_DEB_PACKAGES += libmbedtls-dev
 DEB_PACKAGES      := $(BUILD_DEB_PACKAGES) python3
 TEST_DEB_PACKAGES := python3-yaml curl golang-go nodejs npm
+TEST_DEB_PACKAGES += openssl
 DEV_DEB_PACKAGES  := clang-format clang graphviz golang-go
 
 # pkg-config where the .pc exists; Debian's libnng-dev ships none, so fall back to plain -l.
@@ -32,6 +35,7 @@ LIB_PBC    := $(call pc_libs,libprotobuf-c,-lprotobuf-c)
 LIB_JANSSON:= $(call pc_libs,jansson,-ljansson)
 LIB_CURL   := $(call pc_libs,libcurl,-lcurl)
 LIB_NNG    := $(call pc_libs,nng,-lnng)
+LIB_MBEDTLS:= -lmbedtls -lmbedx509 -lmbedcrypto
 
 LLHTTP_SRC := /usr/share/llhttp
 LLHTTP_INC := /usr/share/include/llhttp
@@ -97,7 +101,7 @@ SERVER_LIBS := $(LAYER_server)
 AGENT_LIBS  := $(LAYER_node-agent)
 SIM_LIBS    := $(LAYER_sim)
 CLI_LIBS    := $(LAYER_cli)
-EXT_LIBS    := $(LIB_NNG) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_CURL) -lz -lstdc++ \
+EXT_LIBS    := $(LIB_NNG) $(LIB_MBEDTLS) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_CURL) -lz -lstdc++ \
                -lpthread -lm
 
 BINS := $(BUILD)/bin/rankscope-server $(BUILD)/bin/rankscope-agent $(BUILD)/bin/rankscope-sim \
