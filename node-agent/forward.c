@@ -4,11 +4,14 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "proto/nng_tls.h"
 #include "proto/wire.h"
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
+#include <nng/supplemental/tls/tls.h>
 #include <nng/supplemental/util/platform.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -52,6 +55,7 @@ struct rs_forward {
     nng_mtx *lock;
     struct fwd_ctx *done; /* under lock */
     atomic_bool closing;
+    atomic_bool connected_once; /* a connection (a TLS session for tls+tcp://) was made */
     struct item *head, *tail; /* sequence order */
     struct rs_forward_stats stats;
 };
@@ -126,6 +130,17 @@ finish(rs_forward *f, struct fwd_ctx *c)
     c->item = NULL;
     c->state = CTX_IDLE;
     c->busy = false;
+    if (c->result != 0 && !atomic_load(&f->connected_once) &&
+        strncmp(f->opts.server_url, "tls+", 4) == 0) {
+        /* NNG redials without saying why a handshake failed: name the likely causes */
+        rs_log_limited(30, RS_LOG_WARN, "RS-AGENT-TLS",
+                       "no TLS session with %s yet (batch %llu: %s): is the server up, is its "
+                       "certificate signed by --tls-ca and issued for the name dialed, does it "
+                       "want a client certificate (--tls-cert)?",
+                       f->opts.server_url, (unsigned long long)it->seq, nng_strerror(c->result));
+        retry_later(f, it, it->attempts < 5 ? 200u << it->attempts : 5000);
+        return;
+    }
     if (c->result != 0) {
         rs_log_limited(30, RS_LOG_WARN, "RS-AGENT-SEND", "batch %llu not delivered: %s",
                        (unsigned long long)it->seq, nng_strerror(c->result));
@@ -257,6 +272,64 @@ rs_forward_push(rs_forward *f, uint64_t seq, uint8_t *data, size_t len, int from
     return 0;
 }
 
+static void
+on_pipe_added(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+    rs_forward *f = arg;
+    atomic_store(&f->connected_once, true);
+}
+
+/* A tls+tcp:// server: the CA to verify it, the name it must carry (by default the URL's host),
+ * this agent's certificate if any. Refuses TLS settings for a plain URL. Returns an NNG code. */
+static int
+set_tls(rs_forward *f)
+{
+    const struct rs_forward_options *o = &f->opts;
+    bool tls = strncmp(o->server_url, "tls+", 4) == 0;
+    struct rs_nng_tls_files files = {o->tls_cert, o->tls_key, o->tls_ca, o->tls_server_name};
+    nng_tls_config *conf = NULL;
+    nng_url *url = NULL;
+    char err[512];
+    int rv;
+
+    if (!tls) {
+        if ((o->tls_ca && o->tls_ca[0]) || (o->tls_cert && o->tls_cert[0])) {
+            rs_log(RS_LOG_ERROR, "RS-AGENT-TLS",
+                   "--tls-ca and --tls-cert need a tls+tcp:// --server, and it is %s",
+                   o->server_url);
+            return NNG_EINVAL;
+        }
+        return 0;
+    }
+    if (!(o->tls_server_name && o->tls_server_name[0])) {
+        struct in6_addr ip;
+        if ((rv = nng_url_parse(&url, o->server_url)) != 0)
+            return rv;
+        files.server_name = url->u_hostname;
+        if (inet_pton(AF_INET, url->u_hostname, &ip) == 1 ||
+            inet_pton(AF_INET6, url->u_hostname, &ip) == 1) {
+            /* measured: a certificate carrying IP:127.0.0.1 fails for tls+tcp://127.0.0.1 */
+            rs_log(RS_LOG_ERROR, "RS-AGENT-TLS",
+                   "%s: the TLS library here (mbedTLS 2.28, Debian 12's NNG) checks a server's "
+                   "certificate against DNS names only, not IP addresses: give --tls-server-name, "
+                   "a DNS name its certificate carries",
+                   o->server_url);
+            nng_url_free(url);
+            return NNG_EINVAL;
+        }
+    }
+    rv = rs_nng_tls_config_new(false, &files, &conf, NULL, err, sizeof err);
+    if (url)
+        nng_url_free(url);
+    if (rv != 0) {
+        rs_log(RS_LOG_ERROR, "RS-AGENT-TLS", "%s: %s", o->server_url, err);
+        return rv == -ENOMEM ? NNG_ENOMEM : NNG_EINVAL;
+    }
+    rv = nng_dialer_set_ptr(f->dialer, NNG_OPT_TLS_CONFIG, conf);
+    nng_tls_config_free(conf); /* the dialer holds it */
+    return rv;
+}
+
 int
 rs_forward_start(uv_loop_t *loop, const struct rs_forward_options *opts, rs_forward **out)
 {
@@ -274,6 +347,9 @@ rs_forward_start(uv_loop_t *loop, const struct rs_forward_options *opts, rs_forw
     /* Resend a request whose reply is lost (server restarted): requests are idempotent. */
     nng_socket_set_ms(f->sock, NNG_OPT_REQ_RESENDTIME, 5000);
     if ((rv = nng_dialer_create(&f->dialer, f->sock, opts->server_url)))
+        goto fail;
+    if ((rv = set_tls(f)) != 0 ||
+        (rv = nng_pipe_notify(f->sock, NNG_PIPE_EV_ADD_POST, on_pipe_added, f)) != 0)
         goto fail;
     nng_dialer_set_ms(f->dialer, NNG_OPT_RECONNMINT, 100);
     nng_dialer_set_ms(f->dialer, NNG_OPT_RECONNMAXT, 2000);

@@ -1,12 +1,11 @@
 /* The server's TLS files, loaded at start and on SIGHUP (see tls_reload.h): the HTTPS
- * configuration is ours (tls_stream.c), the agents' one NNG's (its mbedTLS engine); both are
- * checked with tls_stream.c's loader first, so a key that does not belong to its certificate is
- * refused on either side before anything changes. */
+ * configuration is ours (tls_stream.c), the agents' one NNG's (proto/nng_tls.c); both loaders
+ * refuse a key that does not belong to its certificate before anything changes. */
 #include "server/tls_reload.h"
 
 #include "common/error.h"
-#include "common/fs.h"
 #include "common/log.h"
+#include "proto/nng_tls.h"
 
 #include <errno.h>
 #include <nng/nng.h>
@@ -14,8 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PEM_MAX (1u << 20)
 
 struct rs_server_tls {
     const struct rs_server_config *cfg;
@@ -34,49 +31,13 @@ set(const char *s)
     return s && s[0];
 }
 
-/* NNG's server configuration for the agents' listener. */
+/* NNG's server configuration for the agents' listener; its fingerprint in fp. */
 static int
 agent_conf_new(const rs_server_tls *t, nng_tls_config **out, char *fp, char *err, size_t err_len)
 {
-    rs_tls_conf *check = NULL;
-    nng_tls_config *c = NULL;
-    char *cert = NULL, *key = NULL;
-    size_t len;
-    int rc, rv = 0;
+    struct rs_nng_tls_files files = {t->agent_cert, t->agent_key, t->cfg->agent_tls_ca, NULL};
 
-    if ((rc = rs_tls_conf_server_new(t->agent_cert, t->agent_key, &check, err, err_len)) != 0)
-        return rc;
-    rs_tls_conf_fingerprint(check, fp);
-    rs_tls_conf_release(check);
-    if ((rc = rs_fs_read_all(t->agent_cert, PEM_MAX, &cert, &len)) != 0 ||
-        (rc = rs_fs_read_all(t->agent_key, PEM_MAX, &key, &len)) != 0) {
-        snprintf(err, err_len, "cannot read %s or %s: %s", t->agent_cert, t->agent_key,
-                 rs_strerror(rc));
-        goto out;
-    }
-    rc = RS_E_CONFIG;
-    if ((rv = nng_tls_config_alloc(&c, NNG_TLS_MODE_SERVER)) != 0 ||
-        (rv = nng_tls_config_version(c, NNG_TLS_1_2, NNG_TLS_1_2)) != 0 ||
-        (rv = nng_tls_config_own_cert(c, cert, key, NULL)) != 0) {
-        snprintf(err, err_len, "NNG refuses the agents' certificate %s: %s", t->agent_cert,
-                 nng_strerror(rv));
-        goto out;
-    }
-    if (set(t->cfg->agent_tls_ca) &&
-        ((rv = nng_tls_config_ca_file(c, t->cfg->agent_tls_ca)) != 0 ||
-         (rv = nng_tls_config_auth_mode(c, NNG_TLS_AUTH_MODE_REQUIRED)) != 0)) {
-        snprintf(err, err_len, "agent CA file %s: %s", t->cfg->agent_tls_ca, nng_strerror(rv));
-        goto out;
-    }
-    *out = c;
-    c = NULL;
-    rc = 0;
-out:
-    if (c)
-        nng_tls_config_free(c);
-    free(cert);
-    free(key);
-    return rc;
+    return rs_nng_tls_config_new(true, &files, out, fp, err, err_len);
 }
 
 int
