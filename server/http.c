@@ -31,6 +31,7 @@ struct rs_http_conn {
     char *pending; /* bytes received after a complete request (pipelining) */
     size_t pending_len;
     rs_tls_stream *tls; /* HTTPS: the TLS layer between the socket and the parser; NULL: HTTP */
+    char peer[48];      /* HTTPS: the client's address, for logs (it may be gone by then) */
     char read_buf[READ_CHUNK];
 };
 
@@ -489,14 +490,13 @@ peer_name(rs_http_conn *c, char *out, size_t len)
 static void
 tls_failed(rs_http_conn *c, int rc)
 {
-    char peer[64];
+    const char *peer = c->peer;
 
     uv_read_stop((uv_stream_t *)&c->tcp);
     if (rc == RS_TLS_E_CLOSED) {
         conn_close(c);
         return;
     }
-    peer_name(c, peer, sizeof peer);
     if (rc == RS_TLS_E_PLAINTEXT) {
         /* Say so in plain HTTP: the client's user learns to use https://, then close. */
         RS_COUNT(c->http->counters, http_tls_plaintext);
@@ -628,6 +628,8 @@ on_connection(uv_stream_t *server, int status)
         conn_close(c);
         return;
     }
+    if (c->tls)
+        peer_name(c, c->peer, sizeof c->peer);
     if (h->n_conns > h->opts.max_connections && c->tls) {
         conn_close(c); /* no handshake for a connection over the limit: it cannot be answered */
         return;
