@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # TLS: HTTPS on the REST port (right CA, wrong CA, plain HTTP, hostile handshakes), agents over
 # tls+tcp:// (end to end; client certificates required), and reloading certificates on SIGHUP.
-# Certificates are made here with the openssl command (tests/integration/tls_certs.sh).
+# Certificates are made here with the openssl command (scripts/tls-certs.sh).
 . "$(dirname "$0")/common.sh"
-. tests/integration/tls_certs.sh
+. scripts/tls-certs.sh
 C=$WORK/certs
 mkdir -p "$C"
 make_ca "$C" ca && make_ca "$C" other-ca &&
     make_cert "$C" ca srv-a && make_cert "$C" ca srv-b && make_cert "$C" ca agent1 &&
-    make_cert "$C" other-ca rogue && make_cert "$C" ca wrong-name DNS:elsewhere.example ||
+    make_cert "$C" other-ca rogue ||
     { echo "$SUITE: cannot make certificates with openssl"; exit 1; }
 cp "$C/srv-a.crt" "$C/server.crt"
 cp "$C/srv-a.key" "$C/server.key"
@@ -61,8 +61,9 @@ https_totals_match() { HTTP=$HTTPS CURL_CA_BUNDLE=$C/ca.crt totals_match "$@"; }
 # ---- HTTPS -------------------------------------------------------------------------------------
 start_tls_server s1
 SERVER_PID=$PID_s1
-# NNG closes a TLS connection stalled in its handshake after 10 s: let that run meanwhile
-python3 "$HOSTILE" stall "$APORT" 20 20 >"$WORK/nng-stall.out" 2>&1 &
+# 20 clients stalled in their handshake with the agents' port for the whole test: NNG 1.5.2 never
+# times them out (docs/security.md), they must not keep agents out
+python3 "$HOSTILE" stall "$APORT" 20 120 >"$WORK/nng-stall.out" 2>&1 &
 NNG_STALL=$!
 check "HTTPS GET with the right CA" sh -c "curl -sf --cacert '$C/ca.crt' '$HTTPS/healthz' | grep -q '\"status\":\"ok\"'"
 check "HTTPS GET with another CA fails the certificate check (curl 60)" \
@@ -85,9 +86,8 @@ check "RANKSCOPE_CLI_CA_FILE works the same" \
 check "rankscope without the CA: exit 1 and says what to do" sh -c "
     '$BIN/rankscope' --server '$HTTPS' --ca-file '$C/other-ca.crt' jobs 2>'$WORK/cli.err'; rc=\$?
     cat '$WORK/cli.err'; [ \$rc = 1 ] && grep -q 'cannot trust rankscope-server.*--ca-file' '$WORK/cli.err'"
-check "rankscope to a name the certificate does not carry: refused" sh -c "
-    ! '$BIN/rankscope' --server 'https://localhost.localdomain:$PORT' --ca-file '$C/ca.crt' jobs 2>&1 |
-    grep -q '^rankscope: cannot trust'; true"
+check "rankscope by the name in the certificate (https://localhost) works" \
+    "$BIN/rankscope" --server "https://localhost:$PORT" --ca-file "$C/ca.crt" jobs
 check "a wrong CA file for the CLI: refused with the file named in curl's words" sh -c "
     '$BIN/rankscope' --server '$HTTPS' --ca-file /nonexistent.pem jobs 2>&1 | grep -q 'cannot trust'"
 
@@ -116,6 +116,9 @@ job e2e a1
 for i in $(seq 100); do [ "$(stored e2e)" != 0 ] && https_totals_match e2e "$WORK/e2e.json" >/dev/null 2>&1 && break; sleep 0.1; done
 check "an agent over tls+tcp:// delivers every record, acknowledged once" https_totals_match e2e "$WORK/e2e.json"
 check "... none rejected" counter_is batches_rejected 0
+check "... while 20 clients stalled in their handshake with the agents' port" \
+    sh -c "kill -0 $NNG_STALL && echo the stalled clients are still connected"
+kill "$NNG_STALL"; wait "$NNG_STALL" 2>/dev/null
 agent a2 --tls-ca "$C/other-ca.crt"
 job wrongca a2
 sleep 2
@@ -124,11 +127,6 @@ check "... and says why it cannot connect" sh -c "grep -q 'RS-AGENT-TLS no TLS s
 stop "$PID_a2"
 check "an agent with TLS settings and a tcp:// server is refused at start" sh -c "
     timeout 5 '$BIN/rankscope-agent' --server tcp://127.0.0.1:1 --tls-ca '$C/ca.crt' --socket '$WORK/x.sock' 2>&1 | grep -q 'need a tls+tcp:// --server'"
-check "20 tls+tcp:// handshakes stalled since the start did not keep the agents out" \
-    sh -c "kill -0 $NNG_STALL && echo the stalled clients are still connected"
-wait "$NNG_STALL"
-# NNG 1.5.2 does not time them out (docs/security.md): say what was seen, do not fail on it
-echo "  note: NNG closed $(sed -n 's/closed=\([0-9]*\).*/\1/p' "$WORK/nng-stall.out") of 20 stalled tls+tcp:// handshakes within 20 s" >&2
 check "an agent given an IP address without --tls-server-name is refused at start, saying why" sh -c "
     timeout 5 '$BIN/rankscope-agent' --server '$LISTEN' --tls-ca '$C/ca.crt' --tls-server-name '' --socket '$WORK/z.sock' 2>&1 | grep -q 'DNS names only'"
 

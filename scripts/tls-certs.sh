@@ -1,4 +1,12 @@
-# Certificates for the TLS tests, made at test time with the openssl command (EC P-256: fast).
+#!/bin/sh
+# Certificates for TLS (docs/security.md) made with the openssl command, EC P-256:
+#   scripts/tls-certs.sh DIR [NAME...]   makes, unless DIR/ca.crt is already there, a CA
+#                                        (DIR/ca.crt, ca.key), a server certificate for the DNS
+#                                        names NAME (default: localhost) and 127.0.0.1
+#                                        (DIR/server.crt, server.key) and an agent's client
+#                                        certificate (DIR/agent.crt, agent.key), all signed by it.
+# For a trial or a closed network; in production, certificates come from your own CA.
+# Sourced (tests/integration/220-tls.sh), it defines:
 #   make_ca DIR NAME             DIR/NAME.crt, DIR/NAME.key: a self-signed CA
 #   make_cert DIR CA NAME [SAN]  DIR/NAME.crt, DIR/NAME.key signed by CA, for localhost and
 #                                127.0.0.1 unless SAN ("DNS:x,IP:y") says otherwise
@@ -26,3 +34,24 @@ peer_fingerprint() {
     openssl s_client -connect "127.0.0.1:$1" -servername localhost </dev/null 2>/dev/null |
         openssl x509 -noout -fingerprint -sha256 2>/dev/null | sed 's/.*=//; s/://g' | tr A-F a-f
 }
+
+# Run as a command: make the set in DIR.
+case ${0##*/} in
+tls-certs.sh)
+    set -eu
+    [ $# -ge 1 ] || { echo "usage: $0 DIR [DNS-NAME...]" >&2; exit 2; }
+    dir=$1; shift
+    [ $# -ge 1 ] || set -- localhost
+    mkdir -p "$dir"
+    if [ -s "$dir/ca.crt" ]; then echo "$dir/ca.crt exists: nothing made"; exit 0; fi
+    umask 077
+    san=""
+    for n in "$@"; do san="${san}DNS:$n,"; done
+    make_ca "$dir" ca
+    make_cert "$dir" ca server "${san}IP:127.0.0.1"
+    make_cert "$dir" ca agent "DNS:rankscope-agent"
+    rm -f "$dir"/*.csr "$dir"/*.ext "$dir"/*.srl
+    chmod 0644 "$dir"/*.crt
+    echo "made in $dir: ca.crt (give it to agents and the CLI), server.crt/key, agent.crt/key"
+    ;;
+esac
