@@ -106,8 +106,15 @@ RSS1=$(rss_kb "$SERVER_PID")
 python3 "$HOSTILE" stall "$PORT" 100 5 >"$WORK/stall2.out" 2>&1
 python3 "$HOSTILE" garbage "$PORT" 50 >/dev/null 2>&1
 RSS2=$(rss_kb "$SERVER_PID")
-check "a second wave of 150 hostile connections holds no memory (RSS $RSS1 -> $RSS2 kB)" \
-    sh -c "[ '$RSS2' -le $((RSS1 + 2048)) ] && grep -q 'closed=100 of=100' '$WORK/stall2.out'"
+check "a second wave of 100 stalled and 50 garbage connections: all closed" \
+    grep -q 'closed=100 of=100' "$WORK/stall2.out"
+if ldd "$BIN/rankscope-server" | grep -q libasan; then
+    # ASan's quarantine keeps freed memory resident; its leak check at exit stands in
+    echo "  note: RSS check skipped under ASan (RSS $RSS1 -> $RSS2 kB)" >&2
+else
+    check "... and left the server's memory where the first wave did (RSS $RSS1 -> $RSS2 kB)" \
+        sh -c "[ '$RSS2' -le $((RSS1 + 2048)) ]"
+fi
 check "no connection left open" counter_is http_connections 1
 
 # ---- agents over tls+tcp:// --------------------------------------------------------------------
