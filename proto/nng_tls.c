@@ -1,15 +1,12 @@
 /* NNG TLS configurations for tls+tcp:// (see nng_tls.h): the PEM files are checked with mbedTLS
- * (the library NNG itself uses here), then handed to NNG. */
+ * (tls_pem.h; the library NNG itself uses here), then handed to NNG. */
 #include "proto/nng_tls.h"
 
 #include "common/error.h"
 #include "common/fs.h"
+#include "proto/tls_pem.h"
 
 #include <errno.h>
-#include <mbedtls/error.h>
-#include <mbedtls/pk.h>
-#include <mbedtls/sha256.h>
-#include <mbedtls/x509_crt.h>
 #include <nng/nng.h>
 #include <nng/supplemental/tls/tls.h>
 #include <stdio.h>
@@ -23,36 +20,21 @@ given(const char *s)
     return s && s[0];
 }
 
-/* Parses the pair, checks the key is the certificate's, and fingerprints the certificate. */
+/* Checks the pair (tls_pem.h) and fingerprints the certificate. */
 static int
 check_pair(const char *cert_path, const char *key_path, char fp[65], char *err, size_t err_len)
 {
     mbedtls_x509_crt crt;
     mbedtls_pk_context key;
-    unsigned char sum[32];
-    char text[120];
-    int rc, out = RS_E_CONFIG;
+    int rc;
 
     mbedtls_x509_crt_init(&crt);
     mbedtls_pk_init(&key);
-    if ((rc = mbedtls_x509_crt_parse_file(&crt, cert_path)) != 0) {
-        mbedtls_strerror(rc < 0 ? rc : MBEDTLS_ERR_X509_CERT_UNKNOWN_FORMAT, text, sizeof text);
-        snprintf(err, err_len, "certificate %s: %s", cert_path, text);
-    } else if ((rc = mbedtls_pk_parse_keyfile(&key, key_path, NULL)) != 0) {
-        mbedtls_strerror(rc, text, sizeof text);
-        snprintf(err, err_len, "key %s: %s", key_path, text);
-    } else if (mbedtls_pk_check_pair(&crt.pk, &key) != 0) {
-        snprintf(err, err_len, "key %s does not belong to the certificate %s", key_path,
-                 cert_path);
-    } else {
-        mbedtls_sha256_ret(crt.raw.p, crt.raw.len, sum, 0);
-        for (int i = 0; fp && i < 32; i++)
-            snprintf(fp + 2 * i, 3, "%02x", sum[i]);
-        out = 0;
-    }
+    if ((rc = rs_tls_pem_pair(&crt, &key, cert_path, key_path, err, err_len)) == 0 && fp)
+        rs_tls_pem_fingerprint(&crt, fp);
     mbedtls_pk_free(&key);
     mbedtls_x509_crt_free(&crt);
-    return out;
+    return rc;
 }
 
 /* Reads the pair and gives it to NNG. */

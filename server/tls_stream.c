@@ -3,14 +3,15 @@
  * and writes ciphertext to `out` through the two callbacks below; nothing here touches a socket. */
 #include "server/tls_stream.h"
 
+#include "common/array.h"
 #include "common/error.h"
+#include "proto/tls_pem.h"
 
 #include <errno.h>
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/entropy.h>
 #include <mbedtls/error.h>
 #include <mbedtls/pk.h>
-#include <mbedtls/sha256.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
 #include <stdio.h>
@@ -39,23 +40,6 @@ struct rs_tls_stream {
     bool established, plaintext;
     char error[160];
 };
-
-static int
-reserve(uint8_t **buf, size_t *cap, size_t len, size_t add)
-{
-    size_t want = len + add, n = *cap ? *cap : 4096;
-    uint8_t *p;
-
-    if (want <= *cap)
-        return 0;
-    while (n < want)
-        n *= 2;
-    if (!(p = realloc(*buf, n)))
-        return -ENOMEM;
-    *buf = p;
-    *cap = n;
-    return 0;
-}
 
 static void
 describe(char *out, size_t len, const char *what, int mbed_rc)
@@ -108,23 +92,8 @@ rs_tls_conf_server_new(const char *cert_path, const char *key_path, rs_tls_conf 
         snprintf(err, err_len, "out of memory");
         return -ENOMEM;
     }
-    if ((rc = mbedtls_x509_crt_parse_file(&c->cert, cert_path)) != 0) {
-        char what[320];
-        snprintf(what, sizeof what, "certificate %s", cert_path);
-        describe(err, err_len, what, rc < 0 ? rc : MBEDTLS_ERR_X509_CERT_UNKNOWN_FORMAT);
+    if (rs_tls_pem_pair(&c->cert, &c->key, cert_path, key_path, err, err_len) != 0)
         goto fail;
-    }
-    if ((rc = mbedtls_pk_parse_keyfile(&c->key, key_path, NULL)) != 0) {
-        char what[320];
-        snprintf(what, sizeof what, "key %s", key_path);
-        describe(err, err_len, what, rc);
-        goto fail;
-    }
-    if ((rc = mbedtls_pk_check_pair(&c->cert.pk, &c->key)) != 0) {
-        snprintf(err, err_len, "key %s does not belong to the certificate %s", key_path,
-                 cert_path);
-        goto fail;
-    }
     if ((rc = mbedtls_ssl_conf_own_cert(&c->ssl, &c->cert, &c->key)) != 0) {
         describe(err, err_len, "certificate", rc);
         goto fail;
@@ -141,16 +110,12 @@ rs_tls_conf_client_new(const char *ca_path, const char *server_name, rs_tls_conf
                        size_t err_len)
 {
     rs_tls_conf *c = conf_alloc(false);
-    int rc;
 
     if (!c) {
         snprintf(err, err_len, "out of memory");
         return -ENOMEM;
     }
-    if ((rc = mbedtls_x509_crt_parse_file(&c->cert, ca_path)) != 0) {
-        char what[320];
-        snprintf(what, sizeof what, "CA file %s", ca_path);
-        describe(err, err_len, what, rc < 0 ? rc : MBEDTLS_ERR_X509_CERT_UNKNOWN_FORMAT);
+    if (rs_tls_pem_certs(&c->cert, ca_path, "CA file", err, err_len) != 0) {
         rs_tls_conf_release(c);
         return RS_E_CONFIG;
     }
@@ -167,14 +132,9 @@ rs_tls_conf_client_new(const char *ca_path, const char *server_name, rs_tls_conf
 void
 rs_tls_conf_fingerprint(const rs_tls_conf *conf, char out[65])
 {
-    unsigned char sum[32];
-
     out[0] = '\0';
-    if (!conf->server || !conf->cert.raw.p)
-        return;
-    mbedtls_sha256_ret(conf->cert.raw.p, conf->cert.raw.len, sum, 0);
-    for (int i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", sum[i]);
+    if (conf->server)
+        rs_tls_pem_fingerprint(&conf->cert, out);
 }
 
 void
@@ -204,7 +164,7 @@ bio_send(void *arg, const unsigned char *buf, size_t len)
 {
     rs_tls_stream *s = arg;
 
-    if (reserve(&s->out, &s->out_cap, s->out_len, len) != 0)
+    if (RS_ARRAY_RESERVE(s->out, s->out_cap, s->out_len, len) != 0)
         return MBEDTLS_ERR_SSL_ALLOC_FAILED;
     memcpy(s->out + s->out_len, buf, len);
     s->out_len += len;
@@ -283,7 +243,7 @@ rs_tls_stream_input(rs_tls_stream *s, const void *data, size_t len)
         s->in_len -= s->in_off;
         s->in_off = 0;
     }
-    if (reserve(&s->in, &s->in_cap, s->in_len, len) != 0)
+    if (RS_ARRAY_RESERVE(s->in, s->in_cap, s->in_len, len) != 0)
         return -ENOMEM;
     memcpy(s->in + s->in_len, p, len);
     s->in_len += len;
