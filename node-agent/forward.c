@@ -1,6 +1,8 @@
 /* Acknowledged, windowed, resending agent -> server forwarding over NNG req (see forward.h). */
 #include "node-agent/forward.h"
 
+#include "node-agent/tls_probe.h"
+
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -56,9 +58,16 @@ struct rs_forward {
     struct fwd_ctx *done; /* under lock */
     atomic_bool closing;
     atomic_bool connected_once; /* a connection (a TLS session for tls+tcp://) was made */
+    nng_tls_config *tls;        /* tls+tcp://: the dialer's configuration, held for probes */
+    nng_tls_config *tls_any;    /* the same client certificate, any server's (probes only) */
+    char tls_name[256];         /* the name the server's certificate is checked against */
+    rs_tls_probe *probe;        /* the latest diagnostic connection (tls_probe.h) */
+    uint64_t probe_ns;          /* when it started */
     struct item *head, *tail; /* sequence order */
     struct rs_forward_stats stats;
 };
+
+static void probe(rs_forward *f);
 
 static void
 unlink_item(rs_forward *f, struct item *it)
@@ -132,12 +141,11 @@ finish(rs_forward *f, struct fwd_ctx *c)
     c->busy = false;
     if (c->result != 0 && !atomic_load(&f->connected_once) &&
         strncmp(f->opts.server_url, "tls+", 4) == 0) {
-        /* NNG redials without saying why a handshake failed: name the likely causes */
+        /* NNG redials without saying why a handshake failed: a connection of our own says */
         rs_log_limited(30, RS_LOG_WARN, "RS-AGENT-TLS",
-                       "no TLS session with %s yet (batch %llu: %s): is the server up, is its "
-                       "certificate signed by --tls-ca and issued for the name dialed, does it "
-                       "want a client certificate (--tls-cert)?",
+                       "no TLS session with %s yet (batch %llu: %s); a test connection says why",
                        f->opts.server_url, (unsigned long long)it->seq, nng_strerror(c->result));
+        probe(f);
         retry_later(f, it, it->attempts < 5 ? 200u << it->attempts : 5000);
         return;
     }
@@ -272,6 +280,22 @@ rs_forward_push(rs_forward *f, uint64_t seq, uint8_t *data, size_t len, int from
     return 0;
 }
 
+/* A diagnostic connection (tls_probe.h), at most one every 30 s. */
+static void
+probe(rs_forward *f)
+{
+    uint64_t now = rs_clock_mono_ns();
+
+    if (!f->tls || (f->probe && !rs_tls_probe_done(f->probe)) ||
+        (f->probe && now - f->probe_ns < 30000000000ull))
+        return;
+    rs_tls_probe_free(f->probe);
+    f->probe = NULL;
+    f->probe_ns = now;
+    if (rs_tls_probe_start(f->opts.server_url, f->tls, f->tls_any, f->tls_name, &f->probe) != 0)
+        f->probe = NULL;
+}
+
 static void
 on_pipe_added(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
@@ -286,7 +310,8 @@ set_tls(rs_forward *f)
 {
     const struct rs_forward_options *o = &f->opts;
     bool tls = strncmp(o->server_url, "tls+", 4) == 0;
-    struct rs_nng_tls_files files = {o->tls_cert, o->tls_key, o->tls_ca, o->tls_server_name};
+    struct rs_nng_tls_files files = {o->tls_cert, o->tls_key, o->tls_ca, o->tls_server_name,
+                                     false};
     nng_tls_config *conf = NULL;
     nng_url *url = NULL;
     char err[512];
@@ -319,15 +344,24 @@ set_tls(rs_forward *f)
         }
     }
     rv = rs_nng_tls_config_new(false, &files, &conf, NULL, err, sizeof err);
+    snprintf(f->tls_name, sizeof f->tls_name, "%s", files.server_name);
+    if (rv == 0) { /* for tls_probe.c: tells whose certificate a failed handshake refused */
+        struct rs_nng_tls_files any = {o->tls_cert, o->tls_key, NULL, NULL, true};
+        if ((rv = rs_nng_tls_config_new(false, &any, &f->tls_any, NULL, err, sizeof err)) != 0)
+            nng_tls_config_free(conf);
+    }
     if (url)
         nng_url_free(url);
     if (rv != 0) {
         rs_log(RS_LOG_ERROR, "RS-AGENT-TLS", "%s: %s", o->server_url, err);
         return rv == -ENOMEM ? NNG_ENOMEM : NNG_EINVAL;
     }
-    rv = nng_dialer_set_ptr(f->dialer, NNG_OPT_TLS_CONFIG, conf);
-    nng_tls_config_free(conf); /* the dialer holds it */
-    return rv;
+    if ((rv = nng_dialer_set_ptr(f->dialer, NNG_OPT_TLS_CONFIG, conf)) != 0) {
+        nng_tls_config_free(conf);
+        return rv;
+    }
+    f->tls = conf; /* the dialer holds it too */
+    return 0;
 }
 
 int
@@ -382,6 +416,10 @@ fail:
     free(f->ctxs);
     if (f->lock)
         nng_mtx_free(f->lock);
+    if (f->tls)
+        nng_tls_config_free(f->tls);
+    if (f->tls_any)
+        nng_tls_config_free(f->tls_any);
     free(f);
     return RS_E_CONFIG;
 }
@@ -416,6 +454,11 @@ rs_forward_free(rs_forward *f)
     }
     while (f->head)
         drop_item(f, f->head, true); /* spooled batches stay on disk for the next start */
+    rs_tls_probe_free(f->probe);
+    if (f->tls)
+        nng_tls_config_free(f->tls);
+    if (f->tls_any)
+        nng_tls_config_free(f->tls_any);
     free(f->ctxs);
     nng_mtx_free(f->lock);
     free(f);

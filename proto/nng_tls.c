@@ -76,7 +76,7 @@ rs_nng_tls_config_new(bool server, const struct rs_nng_tls_files *files,
         snprintf(err, err_len, "a tls+tcp:// listener needs a certificate and its key");
         return RS_E_CONFIG;
     }
-    if (!server && !given(files->ca)) {
+    if (!server && !given(files->ca) && !files->no_server_check) {
         snprintf(err, err_len, "a tls+tcp:// server is verified against a CA file: give one");
         return RS_E_CONFIG;
     }
@@ -95,6 +95,11 @@ rs_nng_tls_config_new(bool server, const struct rs_nng_tls_files *files,
     if (given(files->ca) && ((rv = nng_tls_config_ca_file(c, files->ca)) != 0 ||
                              (rv = nng_tls_config_auth_mode(c, NNG_TLS_AUTH_MODE_REQUIRED)))) {
         snprintf(err, err_len, "CA file %s: %s", files->ca, nng_strerror(rv));
+        goto fail;
+    }
+    if (!server && files->no_server_check &&
+        (rv = nng_tls_config_auth_mode(c, NNG_TLS_AUTH_MODE_NONE)) != 0) {
+        snprintf(err, err_len, "NNG: %s", nng_strerror(rv));
         goto fail;
     }
     if (!server && given(files->server_name) &&

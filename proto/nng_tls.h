@@ -19,10 +19,13 @@ struct rs_nng_tls_files {
                                  server asks for none (a client must have one) */
     const char *server_name;  /* a client: the name the server's certificate must carry (NULL or
                                  "": the URL's host, NNG's default) */
+    bool no_server_check;     /* a client that takes any server certificate: for diagnostics
+                                 only (node-agent/tls_probe.c), never for data */
 };
 
 /* Builds a server (`server` true) or client configuration from `files`. Refuses, with a message
- * for people in err: a server without a certificate, a client without a CA, half a pair, files
+ * for people in err: a server without a certificate, a client without a CA (unless
+ * no_server_check), half a pair, files
  * that do not parse, a key that is not the certificate's. On success *out holds one reference
  * (nng_tls_config_free) and fingerprint (when not NULL) the SHA-256 of the own certificate's DER in
  * 64 hex digits ("" without one). Returns 0, RS_E_CONFIG or -ENOMEM. */

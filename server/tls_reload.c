@@ -35,7 +35,8 @@ set(const char *s)
 static int
 agent_conf_new(const rs_server_tls *t, nng_tls_config **out, char *fp, char *err, size_t err_len)
 {
-    struct rs_nng_tls_files files = {t->agent_cert, t->agent_key, t->cfg->agent_tls_ca, NULL};
+    struct rs_nng_tls_files files = {t->agent_cert, t->agent_key, t->cfg->agent_tls_ca, NULL,
+                                     false};
 
     return rs_nng_tls_config_new(true, &files, out, fp, err, err_len);
 }
