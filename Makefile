@@ -15,9 +15,7 @@ comma     := ,
 # (make dev-deps: make format, make fuzz-*, pprof's web UI). scripts/deps.sh installs the missing.
 BUILD_DEB_PACKAGES := build-essential pkg-config libnng-dev libuv1-dev liblmdb-dev \
                       libprotobuf-c-dev protobuf-c-compiler libjansson-dev libcurl4-openssl-dev \
-                      node-llhttp zlib1g-dev
-# TLS (HTTPS for the REST API, certificates for tls+tcp://): the mbedTLS Debian's libnng links
-BUILD_DEB_PACKAGES += libmbedtls-dev
+                      node-llhttp zlib1g-dev libmbedtls-dev
 DEB_PACKAGES      := $(BUILD_DEB_PACKAGES) python3
 TEST_DEB_PACKAGES := python3-yaml curl golang-go nodejs npm
 TEST_DEB_PACKAGES += openssl
@@ -35,7 +33,6 @@ LIB_PBC    := $(call pc_libs,libprotobuf-c,-lprotobuf-c)
 LIB_JANSSON:= $(call pc_libs,jansson,-ljansson)
 LIB_CURL   := $(call pc_libs,libcurl,-lcurl)
 LIB_NNG    := $(call pc_libs,nng,-lnng)
-LIB_MBEDTLS:= -lmbedtls -lmbedx509 -lmbedcrypto
 
 LLHTTP_SRC := /usr/share/llhttp
 LLHTTP_INC := /usr/share/include/llhttp
@@ -101,8 +98,10 @@ SERVER_LIBS := $(LAYER_server)
 AGENT_LIBS  := $(LAYER_node-agent)
 SIM_LIBS    := $(LAYER_sim)
 CLI_LIBS    := $(LAYER_cli)
-EXT_LIBS    := $(LIB_NNG) $(LIB_MBEDTLS) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_CURL) -lz -lstdc++ \
+EXT_LIBS    := $(LIB_NNG) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_CURL) -lmbedcrypto -lz -lstdc++ \
                -lpthread -lm
+# TLS: HTTPS on the REST port and the agent channel's certificates (docs/dependencies.md)
+EXT_LIBS    += -lmbedtls -lmbedx509
 
 BINS := $(BUILD)/bin/rankscope-server $(BUILD)/bin/rankscope-agent $(BUILD)/bin/rankscope-sim \
         $(BUILD)/bin/rankscope
