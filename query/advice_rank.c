@@ -55,6 +55,14 @@ struct rank_data {
     uint64_t stall_total, stall_memory;
 };
 
+/* Its duration; 0 for an end before the start (the decoder refuses those; stored data is not
+ * trusted to be ordered). */
+static uint64_t
+act_dur(const struct act *a)
+{
+    return a->end > a->start ? a->end - a->start : 0;
+}
+
 static int
 on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
 {
@@ -169,7 +177,7 @@ chain_end(struct rank_data *d, struct step_tally *t, size_t first, size_t len)
     uint64_t h = 1469598103934665603ull, total = 0, longest = 0;
     for (size_t i = first; i < first + len; i++) {
         h = (h ^ d->acts[i].name) * 1099511628211ull;
-        uint64_t dur = d->acts[i].end - d->acts[i].start;
+        uint64_t dur = act_dur(&d->acts[i]);
         total += dur;
         longest = dur > longest ? dur : longest;
     }
@@ -227,7 +235,7 @@ walk(struct rank_data *d)
             else
                 t->launch_gap += g;
         }
-        uint64_t dur = a->end > a->start ? a->end - a->start : 0;
+        uint64_t dur = act_dur(a);
         uint64_t s0 = a->start > busy_end ? a->start : busy_end;
         if (a->end > s0)
             t->busy_ns += a->end - s0;
@@ -340,7 +348,7 @@ findings(struct rank_data *d, struct rs_advice_finding *out, double *scratch)
         size_t m = 0;
         for (size_t i = 0; i < d->n_acts; i++)
             if (d->acts[i].name != NO_NAME)
-                durs[m++] = (double)(d->acts[i].end - d->acts[i].start);
+                durs[m++] = (double)act_dur(&d->acts[i]);
         kernel_us = rs_median(durs, m) / 1e3;
         free(durs);
     }
