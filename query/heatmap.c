@@ -71,8 +71,8 @@ rs_heatmap_json(const char *job, const struct rs_rank_steps *ranks, size_t n_ran
     for (size_t i = 0; i < n_ranks; i++)
         if (ranks[i].n) {
             lo = ranks[i].steps[0].step < lo ? ranks[i].steps[0].step : lo;
-            hi = ranks[i].steps[ranks[i].n - 1].step > hi ? ranks[i].steps[ranks[i].n - 1].step
-                                                          : hi;
+            hi =
+                ranks[i].steps[ranks[i].n - 1].step > hi ? ranks[i].steps[ranks[i].n - 1].step : hi;
         }
     uint64_t span = lo <= hi ? hi - lo + 1 : 0;
     uint64_t per = span ? (span + columns - 1) / columns : 1;
@@ -115,20 +115,19 @@ rs_heatmap_json(const char *job, const struct rs_rank_steps *ranks, size_t n_ran
             if (!x->n)
                 continue;
             col_values[n] = x->sum_ms / x->n;
-            if (n == 0 || col_values[n] > cells[slowest * n_cols + c].sum_ms /
-                                              cells[slowest * n_cols + c].n)
+            if (n == 0 ||
+                col_values[n] > cells[slowest * n_cols + c].sum_ms / cells[slowest * n_cols + c].n)
                 slowest = i;
             n++;
         }
         double max = n ? cells[slowest * n_cols + c].sum_ms / cells[slowest * n_cols + c].n : 0;
         double median = n ? rs_quantile(col_values, n, 0.5) : 0;
         uint64_t first = lo + c * per, last = first + per - 1 < hi ? first + per - 1 : hi;
-        json_t *col = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "first_step", (json_int_t)first,
-                                "last_step", (json_int_t)last, "start_ns",
-                                n ? json_integer((json_int_t)col_start[c]) : json_null(),
-                                "median_ms", number_or_null(median, n), "max_ms",
-                                number_or_null(max, n), "max_rank",
-                                n ? json_integer((json_int_t)ranks[slowest].rank) : json_null());
+        json_t *col = json_pack(
+            "{s:I, s:I, s:o, s:o, s:o, s:o}", "first_step", (json_int_t)first, "last_step",
+            (json_int_t)last, "start_ns", n ? json_integer((json_int_t)col_start[c]) : json_null(),
+            "median_ms", number_or_null(median, n), "max_ms", number_or_null(max, n), "max_rank",
+            n ? json_integer((json_int_t)ranks[slowest].rank) : json_null());
         if (!col || json_array_append_new(cols, col) != 0)
             goto fail;
     }
@@ -169,7 +168,8 @@ rs_query_heatmap(rs_store_read *r, const char *job, size_t last_steps, int metri
         return rc;
     *out = rs_heatmap_json(job, ranks, n, metric, columns);
     rs_job_steps_free(ranks, n);
-    if (*out && json_object_set_new(*out, "last_steps", json_integer((json_int_t)last_steps)) != 0) {
+    if (*out &&
+        json_object_set_new(*out, "last_steps", json_integer((json_int_t)last_steps)) != 0) {
         json_decref(*out);
         *out = NULL;
     }

@@ -9,9 +9,9 @@
 
 /* What the page may load: its own scripts, styles and API only; nothing inline, nothing framed. */
 #define DASHBOARD_HEADERS                                                                          \
-    "Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self'; "          \
-    "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "              \
-    "form-action 'self'; frame-ancestors 'none'\r\n"                                              \
+    "Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self'; "           \
+    "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "               \
+    "form-action 'self'; frame-ancestors 'none'\r\n"                                               \
     "X-Content-Type-Options: nosniff\r\n"                                                          \
     "X-Frame-Options: DENY\r\n"                                                                    \
     "Referrer-Policy: no-referrer\r\n"

@@ -52,10 +52,10 @@ main(int argc, char **argv)
     if ((argc == 5 || argc == 7) && strcmp(argv[2], "--valid") == 0) {
         const char *names[] = {argc == 7 ? argv[6] : "k"};
         struct rs_kernel_record k = {1000, 2000, 0, 7, 0, 0};
-        struct rs_rank_batch rb = {.identity = T_IDENTITY_OF(argv[3], 0, 0, 1,
-                                                             argc == 7 ? argv[5] : "h", "GPU-x", 1),
-                                   T_RECORDS(strings, names, 1),
-                                   T_RECORDS(kernels, &k, 1)};
+        struct rs_rank_batch rb = {
+            .identity = T_IDENTITY_OF(argv[3], 0, 0, 1, argc == 7 ? argv[5] : "h", "GPU-x", 1),
+            T_RECORDS(strings, names, 1),
+            T_RECORDS(kernels, &k, 1)};
         struct rs_agent_batch b = {
             0x7e57, 1, strtoull(argv[4], NULL, 10), {0x7e57, 1, "h", "test", {0, 0}}, &rb, 1, 0};
         uint8_t *data;
