@@ -47,6 +47,12 @@ enum rs_straggler_cause {
     RS_STRAGGLER_CAUSE_HOST_SIDE,  /* "host_side": the host gap between steps' kernels is longer */
 };
 
+/* A verdict's kind: slow on most steps, or on a recurring share of them (query/intermittent.h). */
+enum rs_straggler_kind {
+    RS_STRAGGLER_KIND_STEADY,       /* "straggler": the rule above */
+    RS_STRAGGLER_KIND_INTERMITTENT, /* "intermittent": slow on a recurring share of steps */
+};
+
 /* The recommendation, weakest first (a report's action is its verdicts' strongest). */
 enum rs_straggler_action {
     RS_STRAGGLER_ACTION_NONE,            /* "none": no verdict (a report only) */
@@ -66,6 +72,7 @@ enum rs_straggler_window_choice {
 const char *rs_straggler_cause_name(enum rs_straggler_cause c);
 const char *rs_straggler_action_name(enum rs_straggler_action a);
 const char *rs_straggler_window_choice_name(enum rs_straggler_window_choice w);
+const char *rs_straggler_kind_name(enum rs_straggler_kind k);
 
 struct rs_straggler_options {
     size_t window_steps;       /* 30 */
@@ -124,6 +131,13 @@ struct rs_straggler_onset {
 /* One straggler: the figures of the newest window, and of the run of windows that met the rule. */
 struct rs_straggler_verdict {
     uint32_t rank;
+    enum rs_straggler_kind kind;
+    /* intermittent only (0 otherwise): the share of the steps examined on which the rank was slow,
+     * and the median slowdown of those steps (impact_s is the time they lost) */
+    double duty, tail_slowdown;
+    /* how far the rank's work stands from its reference in robust spreads ((work − reference) /
+     * (1.4826 x MAD over the ranks)); -1 when the ranks' spread is 0 */
+    double separation;
     /* who it is ("" when unknown) */
     char host[RS_STORE_HOST_MAX], gpu_uuid[RS_STORE_UUID_MAX];
     /* the rule's figures in the newest window, over its collective instances there; wait_share:
@@ -150,7 +164,15 @@ struct rs_straggler_verdict {
 /* Every rank's figures in the newest window. */
 struct rs_straggler_rank {
     uint32_t rank;
-    double slowdown, last_frac;
+    double slowdown, last_frac, wait_share;
+};
+
+/* A suspect (informational, never acted on): in the newest window a rank slower than its
+ * reference by at least threshold / 2 with strong arrival evidence, that is no verdict. */
+struct rs_straggler_suspect {
+    uint32_t rank;
+    double slowdown, last_frac, wait_share;
+    char reason[96]; /* static text: why it is not a verdict */
 };
 
 /* The rule's answer for one job (docs/openapi.yaml, /v1/jobs/{job}/stragglers). */
@@ -170,6 +192,8 @@ struct rs_straggler_report {
     size_t n_verdicts, cap_verdicts;
     struct rs_straggler_rank *ranks; /* empty without enough data */
     size_t n_ranks, cap_ranks;
+    struct rs_straggler_suspect *suspects; /* rank order */
+    size_t n_suspects, cap_suspects;
 };
 
 /* The rule over steps the caller loaded already with
