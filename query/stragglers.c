@@ -22,8 +22,9 @@
 /* The robust reference and the evidence near the threshold (docs/analysis.md "The rule"). */
 #define MAD_SIGMA 1.4826  /* MAD x this = the standard deviation, for normal noise */
 #define OUTLIER_SIGMAS 3.0 /* a rank this many spreads above the median is no one's reference */
-#define SEPARATED 3.0      /* spreads above its reference: a rank apart from the noise */
-#define NEAR 0.75          /* x threshold: named with strong arrival evidence */
+#define SEPARATED 3.0      /* spreads above its reference: a rank apart from the noise (at least) */
+#define NEAR 0.4           /* x threshold: named with strong arrival evidence */
+#define SUSPECT 0.25       /* x threshold: the least slowdown of a suspect */
 #define STRONG 0.8         /* share of last arrivals (or of the waits, x ranks late) that is strong */
 #define INTERMITTENT_TAIL 2.0 /* x threshold: a step this much slower is a slow step */
 
@@ -101,6 +102,7 @@ struct rank_window {
     double work_ms;     /* median of compute + host gap */
     double peers_ms;    /* median over the other ranks of their work_ms */
     double host_gap_ms; /* median host gap */
+    double comm_ms;     /* median NCCL time: a late rank waits less in its collectives */
     uint64_t instances; /* collective instances (across ranks) that started in its steps */
     uint64_t last;      /* instances it arrived last at */
     double impact_ns;   /* others' median wait at those instances */
@@ -163,6 +165,9 @@ rank_window_fill(const struct rs_rank_steps *rk, uint64_t hi, size_t W, struct r
     for (size_t k = first; k < end; k++)
         scratch[k - first] = (double)rk->steps[k].host_gap_ns / 1e6;
     rw->host_gap_ms = rs_median(scratch, end - first);
+    for (size_t k = first; k < end; k++)
+        scratch[k - first] = (double)rk->steps[k].comm_ns / 1e6;
+    rw->comm_ms = rs_median(scratch, end - first);
 }
 
 /* Steps per window: window_steps, or fewer when that many steps take longer than window_s (the
@@ -216,6 +221,10 @@ rank_references(const struct ctx *c, struct window *w, double *refs, double *dev
     for (size_t i = 0; i < n; i++)
         devs[i] = refs[i] > m ? refs[i] - m : m - refs[i];
     double sigma = MAD_SIGMA * rs_median(devs, n);
+    /* the noise's largest of n ranks is about sqrt(2 ln n) spreads above the median (3.7 at
+     * 1,024 ranks): apart from the noise is a spread above that, at least SEPARATED */
+    double apart = sqrt(2 * log((double)n)) + 1;
+    apart = apart > SEPARATED ? apart : SEPARATED;
     double cut = m + (OUTLIER_SIGMAS * sigma > 0.5 * c->o->threshold * m
                           ? OUTLIER_SIGMAS * sigma
                           : 0.5 * c->o->threshold * m);
@@ -234,24 +243,28 @@ rank_references(const struct ctx *c, struct window *w, double *refs, double *dev
         rw->slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
         rw->last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
         rw->separation = sigma > 0 ? (rw->work_ms - rw->peers_ms) / sigma : -1;
-        rw->separated = sigma > 0 ? rw->separation >= SEPARATED : rw->work_ms > rw->peers_ms;
+        rw->separated = sigma > 0 ? rw->separation >= apart : rw->work_ms > rw->peers_ms;
     }
 }
 
 /* The arrival evidence of each rank in window w, and whether it meets the rule there
- * (docs/analysis.md "The rule"). */
+ * (docs/analysis.md "The rule"). scratch: n_ranks doubles. */
 static void
-rank_evidence(const struct ctx *c, struct window *w)
+rank_evidence(const struct ctx *c, struct window *w, double *scratch)
 {
     const double thr = c->o->threshold, mlf = c->o->min_last_frac;
     double waits = 0, group = 0, max_other = 0;
-    size_t slow = 0, near = 0;
+    size_t slow = 0, near = 0, n_ok = 0;
 
     for (size_t i = 0; i < c->n_ranks; i++) {
         waits += w->r[i].impact_ns;
         slow += w->r[i].slowdown - 1.0 >= thr;
         near += w->r[i].slowdown - 1.0 >= NEAR * thr;
+        if (w->r[i].slowdown - 1.0 < thr)
+            scratch[n_ok++] = w->r[i].comm_ms;
     }
+    /* the NCCL time of a rank that is not slow: it waits for the late ones in its collectives */
+    double comm_ok = rs_median(scratch, n_ok);
     /* The share of the others' waiting each rank caused: collectives launched back to back after
      * the same compute show the late rank only at the first of them — the rest start together
      * and cost nobody a wait — so a count of last arrivals hides it and the wait it caused does
@@ -269,10 +282,12 @@ rank_evidence(const struct ctx *c, struct window *w)
         bool above = rw->slowdown - 1.0 >= thr;
         bool own = rw->last_frac >= mlf || rw->wait_share >= mlf / (double)(slow > 1 ? slow : 1);
         /* ranks late together: the latest of them hides the others (their arrivals are not last
-         * though they are late); the group caused most of the waiting, and each of its ranks more
-         * than any rank that is not slow */
-        bool shared = above && slow >= 2 && group >= mlf && rw->wait_share > max_other &&
-                      rw->separated;
+         * though they are late); the group caused most of the waiting, and each of its ranks
+         * caused more than any rank that is not slow, or waited in its collectives less than
+         * those by at least half its excess work (it arrived late, clock-free) */
+        bool late = n_ok > 0 && comm_ok - rw->comm_ms >= 0.5 * (rw->work_ms - rw->peers_ms);
+        bool shared = above && slow >= 2 && group >= mlf &&
+                      (rw->wait_share > max_other || late) && rw->separated;
         rw->evidence = own || shared;
         rw->strong = rw->separated && (rw->last_frac >= STRONG ||
                                        rw->wait_share >= STRONG / (double)(near > 1 ? near : 1));
@@ -323,7 +338,7 @@ build_windows(struct ctx *c)
             break;
         }
         rank_references(c, w, refs, devs);
-        rank_evidence(c, w);
+        rank_evidence(c, w, devs);
         c->n_w = j + 1;
     }
 out:
@@ -650,6 +665,10 @@ onset_find(const struct ctx *c, size_t idx, size_t run, struct rs_straggler_onse
     uint64_t from = oldest->first_step >= c->W ? oldest->first_step - c->W : 0,
              to = oldest->first_step + c->W - 1;
     bool inferred = rk->inferred_period != 0;
+    /* a step is slow above half the rank's slowdown in the newest window, at most the threshold:
+     * a rank named near the threshold (measured 2% under interference) has few steps 3% slower */
+    double half = (c->w[0].r[idx].slowdown - 1.0) / 2;
+    double cut = half < c->o->threshold ? half : c->o->threshold;
     size_t span = (size_t)(to - from + 1), n = 0;
     bool *slow = calloc(span ? span : 1, sizeof *slow);
     uint64_t *steps = calloc(span ? span : 1, sizeof *steps);
@@ -675,7 +694,7 @@ onset_find(const struct ctx *c, size_t idx, size_t run, struct rs_straggler_onse
         if (np == 0)
             continue;
         double ref = rs_median(peers, np);
-        slow[n] = ref > 0 && work_ms(mine) / ref - 1.0 >= c->o->threshold;
+        slow[n] = ref > 0 && work_ms(mine) / ref - 1.0 >= cut;
         steps[n] = s;
         /* GPU time: the step's first kernel (a marker is host time; inferred steps start at the
          * end of a collective, GPU time already, and carry the GPU idle as host gap) */
@@ -869,7 +888,10 @@ intermittent_verdicts(struct ctx *c, rs_store_read *r, const char *job,
 {
     struct rs_intermittent *found;
     size_t n_found;
-    uint64_t from = c->w[c->n_w - 1].first_step, to = c->w[0].first_step + c->W - 1;
+    /* and the steps loaded before the oldest complete window (up to one window): the slowness
+     * may have begun there */
+    uint64_t oldest = c->w[c->n_w - 1].first_step, to = c->w[0].first_step + c->W - 1;
+    uint64_t from = oldest >= c->W ? oldest - c->W : 0;
     double wall_ns = 0;
     int rc = rs_intermittent_find(c->ranks, c->n_ranks, from, to, c->W, c->o->windows_required,
                                   INTERMITTENT_TAIL * c->o->threshold, &found, &n_found);
@@ -910,7 +932,7 @@ intermittent_verdicts(struct ctx *c, rs_store_read *r, const char *job,
     return rc;
 }
 
-/* Suspects: in the newest window, ranks without a verdict at least threshold / 2 slower than
+/* Suspects: in the newest window, ranks without a verdict at least SUSPECT x threshold slower than
  * their reference with arrival evidence — separated from the noise, except among 2 ranks, which
  * have no robust spread. Informational. */
 static int
@@ -918,7 +940,7 @@ find_suspects(const struct ctx *c, const bool *named, struct rs_straggler_report
 {
     for (size_t i = 0; i < c->n_ranks; i++) {
         const struct rank_window *rw = &c->w[0].r[i];
-        if (named[i] || rw->slowdown - 1.0 < 0.5 * c->o->threshold ||
+        if (named[i] || rw->slowdown - 1.0 < SUSPECT * c->o->threshold ||
             !(rw->evidence || rw->strong) || !(rw->separated || c->n_ranks <= 2))
             continue;
         if (RS_ARRAY_RESERVE(rep->suspects, rep->cap_suspects, rep->n_suspects, 1) != 0)

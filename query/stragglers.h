@@ -1,34 +1,42 @@
 /* Stragglers (docs/analysis.md "Straggler"), batch evaluation over the job's most recent windows of
  * `window_steps` steps, or of 60 s when that is fewer steps (aligned by step number, newest
  * first). Per window and rank:
- *   slowdown_r  = median over steps of (compute + host_gap) / median over the other ranks of the
- *                 same (not over all ranks: for 2 ranks that median is their mean and
- *                 would halve the slowdown, so peers are used — the same for many ranks)
- *   last_frac_r = fraction of the window's collective instances where r arrived last
+ *   slowdown_r   = median over steps of (compute + host_gap) / r's reference: the median of the
+ *                  same over its peers that are not outliers themselves (above the median of all
+ *                  ranks by 3 robust spreads — 1.4826 x MAD — or threshold / 2), so that several
+ *                  slow ranks do not raise each other's reference; 2 or 3 ranks: the other ranks
+ *   separation_r = (r's median − its reference) / the robust spread
+ *   last_frac_r  = fraction of the window's collective instances where r arrived last
  *   wait_share_r = the waits it caused (the others' median wait at the instances where r arrived
- *                 last) / the waits every rank caused, in the window
- * A rank is a straggler when slowdown - 1 >= threshold and either last_frac >= min_last_frac or
- * wait_share >= min_last_frac / (ranks whose slowdown passes the threshold) in each of
- * the newest `windows_required` windows. Each verdict carries: impact — job time lost, i.e. the
- * rank's per-step excess of compute + host gap over the median rank, times the steps of the run
- * (the job runs at its pace), and that as % of wall time — and peer_wait_s, the sum over
- * the instances where it arrived last of the median wait of the other ranks (it counts every
- * gradient bucket, so it exceeds the time lost);
- * cause (gpu_slow / extra_work / host_side, or unknown) with evidence, since (start of the oldest
- * window of the unbroken run that meets the rule: window-granular), the onset within it (per step:
- * see onset below), confidence, NVRx-style relative and individual scores, and a recommended action
- * (observe, drain-candidate). Needs steps (records, or inferred from NCCL).
+ *                  last) / the waits every rank caused, in the window
+ * A rank meets the rule in a window when slowdown - 1 >= threshold with arrival evidence —
+ * last_frac >= min_last_frac, wait_share >= min_last_frac / (ranks slow together), or evidence
+ * shared with ranks late together — or slowdown - 1 >= threshold / 2 with strong evidence (last at
+ * >= 80%, or that share of the waiting) and separated from the noise (>= 3 spreads); it is a
+ * straggler when it meets it in each of the newest `windows_required` windows. A rank slow on a
+ * recurring share of steps gets a verdict of kind "intermittent" (query/intermittent.h); ranks near
+ * the threshold with arrival evidence are listed as suspects. Each verdict carries: impact — job
+ * time lost, i.e. the rank's per-step excess of compute + host gap over its reference, times the
+ * steps of the run (the job runs at its pace), and that as % of wall time — and peer_wait_s, the
+ * sum over the instances where it arrived last of the median wait of the other ranks (it counts
+ * every gradient bucket, so it exceeds the time lost);
+ * cause (gpu_slow / extra_work / host_side, or unknown) with evidence, since (the onset, in GPU
+ * time, when one is found; else the oldest window of the unbroken run that meets the rule), the
+ * onset (below), a calibrated confidence, NVRx-style relative and individual scores, and a
+ * recommended action (observe, drain-candidate). Needs steps (records, or inferred from NCCL).
  *
  * Every figure names its window: the answer's "window" is the newest window (steps, time span),
  * over which slowdown and last_frac are measured; each verdict carries the collective instances of
  * its rank in that window, and "impact_window", the steps its impact covers.
  *
- * Onset: over the steps of the oldest window of the run and of the window before it (when the
- * lookback has one), each step of the rank is slow when its compute + host gap is >= threshold
- * above the median of its peers' at the same step number; the onset is the step that splits them
- * into "before" and "from then on slow" with the fewest steps on the wrong side of the split (the
- * earliest such step). It is not earlier than the first step searched: when the run reaches back to
- * the oldest window examined, the fault may have begun before ("onset.before_search" is true). */
+ * Onset: over the steps of the oldest window of the run and of the window before it (or, when the
+ * run reaches the oldest complete window, up to a window of the steps loaded before it), each step
+ * of the rank is slow when its compute + host gap is above the median of its peers' at the same
+ * step number by min(threshold, half the rank's slowdown − 1 in the newest window); the onset is the
+ * step that splits them into "before" and "from then on slow" with the fewest steps on the wrong
+ * side of the split (the earliest such step); its start_ns is the GPU time of the step's first
+ * kernel. "onset.before_search" is true when it is the first step searched: the fault may have
+ * begun before. */
 #ifndef RS_QUERY_STRAGGLERS_H
 #define RS_QUERY_STRAGGLERS_H
 
@@ -168,7 +176,7 @@ struct rs_straggler_rank {
 };
 
 /* A suspect (informational, never acted on): in the newest window a rank slower than its
- * reference by at least threshold / 2 with strong arrival evidence, that is no verdict. */
+ * reference by at least 0.34 x threshold with arrival evidence, that is no verdict. */
 struct rs_straggler_suspect {
     uint32_t rank;
     double slowdown, last_frac, wait_share;
