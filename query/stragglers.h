@@ -11,8 +11,9 @@
  *                  last) / the waits every rank caused, in the window
  * A rank meets the rule in a window when slowdown - 1 >= threshold with arrival evidence —
  * last_frac >= min_last_frac, wait_share >= min_last_frac / (ranks slow together), or evidence
- * shared with ranks late together — or slowdown - 1 >= threshold / 2 with strong evidence (last at
- * >= 80%, or that share of the waiting) and separated from the noise (>= 3 spreads); it is a
+ * shared with ranks late together — or slowdown - 1 >= 0.4 x threshold with strong evidence (last
+ * at >= 80%, or that share of the waiting) and separated from the noise (max(3, sqrt(2 ln n) + 1)
+ * spreads); it is a
  * straggler when it meets it in each of the newest `windows_required` windows. A rank slow on a
  * recurring share of steps gets a verdict of kind "intermittent" (query/intermittent.h); ranks near
  * the threshold with arrival evidence are listed as suspects. Each verdict carries: impact — job
@@ -176,7 +177,7 @@ struct rs_straggler_rank {
 };
 
 /* A suspect (informational, never acted on): in the newest window a rank slower than its
- * reference by at least 0.34 x threshold with arrival evidence, that is no verdict. */
+ * reference by at least 0.25 x threshold with arrival evidence, that is no verdict. */
 struct rs_straggler_suspect {
     uint32_t rank;
     double slowdown, last_frac, wait_share;
