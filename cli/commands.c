@@ -279,9 +279,16 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
                     json_string_value(json_object_get(e, "kernel")),
                     rs__cli_real(e, "ratio_to_peers"),
                     rs__cli_signed(rs__cli_real(e, "extra_ms_per_step"), 2, impact, sizeof impact));
-            else
-                printf("    host gap before the first kernel %.2f ms (peers %.2f ms)\n",
+            else {
+                printf("    host gap (GPU waiting for its host) %.2f ms per step (peers %.2f ms)\n",
                        rs__cli_real(e, "host_gap_ms"), rs__cli_real(e, "peers_host_gap_ms"));
+                if (json_object_get(e, "launch_wait_ms"))
+                    printf("    launch waits %.2f ms per step (peers %.2f ms)\n",
+                           rs__cli_real(e, "launch_wait_ms"), rs__cli_real(e, "peers_launch_wait_ms"));
+                if (json_object_get(e, "sync_wait_ms"))
+                    printf("    host synchronizations %.2f ms per step (peers %.2f ms)\n",
+                           rs__cli_real(e, "sync_wait_ms"), rs__cli_real(e, "peers_sync_wait_ms"));
+            }
         }
         printf("  confidence %.2f; recommended action: %s\n", rs__cli_real(v, "confidence"),
                json_string_value(json_object_get(v, "action")));

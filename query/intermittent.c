@@ -16,9 +16,14 @@
 #define SPIKE_SLACK 2.0
 #define MIN_SLOW_PER_WINDOW 2
 #define MIN_LAST_SHARE 0.5
+#define MIN_RUNS 3      /* separate runs of slow steps: not one block (an onset, a recovery) */
+#define STEPS_PER_RUN 8 /* at most this many slow steps per run on average */
 
 struct acc {
     size_t steps, slow, slow_last;
+    size_t runs;        /* maximal runs of consecutive slow steps */
+    uint64_t last_slow; /* the step number of its latest slow step + 1 (0: none yet) */
+    size_t *steps_in;   /* steps compared per window, newest first */
     size_t *slow_in; /* slow steps per window, newest first */
     struct rs_samples tail;
     double lost_ms;
@@ -73,8 +78,12 @@ compare_steps(const struct rs_rank_steps *ranks, size_t n_ranks, uint64_t from, 
             if (ref <= 0)
                 continue;
             x->steps++;
+            if (win < n_windows)
+                x->steps_in[win]++;
             if (work[k] / ref - 1.0 < tail)
                 continue;
+            x->runs += x->last_slow != s; /* the previous step was not slow: a new run */
+            x->last_slow = s + 1;
             if (x->slow++ == 0) {
                 x->first_slow_step = s;
                 x->first_slow_ns = st[k]->start_ns + st[k]->host_gap_ns;
@@ -112,8 +121,13 @@ is_intermittent(const struct acc *a, size_t i, size_t slow_all, size_t steps_all
     if (duty < MIN_DUTY || duty > MAX_DUTY || (double)x->slow < bound ||
         (double)x->slow_last < MIN_LAST_SHARE * (double)x->slow)
         return false;
+    /* recurring: separate runs, not one block of slow steps (a fault's onset or its recovery
+     * inside the steps examined), and in each newest window some slow steps but not mostly */
+    if (x->runs < MIN_RUNS || x->runs * STEPS_PER_RUN < x->slow)
+        return false;
     for (unsigned w = 0; w < windows_required; w++)
-        if (x->slow_in[w] < MIN_SLOW_PER_WINDOW)
+        if (x->slow_in[w] < MIN_SLOW_PER_WINDOW ||
+            (double)x->slow_in[w] > MAX_DUTY * (double)x->steps_in[w])
             return false;
     return true;
 }
@@ -137,7 +151,8 @@ rs_intermittent_find(const struct rs_rank_steps *ranks, size_t n_ranks, uint64_t
     if (n_windows < windows_required)
         goto done;
     for (size_t i = 0; i < n_ranks; i++)
-        if (!(a[i].slow_in = calloc(n_windows, sizeof *a[i].slow_in))) {
+        if (!(a[i].slow_in = calloc(n_windows, sizeof *a[i].slow_in)) ||
+            !(a[i].steps_in = calloc(n_windows, sizeof *a[i].steps_in))) {
             rc = -ENOMEM;
             goto done;
         }
@@ -170,6 +185,7 @@ rs_intermittent_find(const struct rs_rank_steps *ranks, size_t n_ranks, uint64_t
 done:
     for (size_t i = 0; i < n_ranks; i++) {
         free(a[i].slow_in);
+        free(a[i].steps_in);
         rs_samples_fini(&a[i].tail);
     }
     free(a);

@@ -29,7 +29,9 @@ struct rs_intermittent {
  *   - its slow steps are more than random spikes explain: at least N p + 4 sqrt(N p (1 − p)) + 2,
  *     with N its steps and p the share of slow steps of the other ranks (spikes spread over
  *     ranks raise p for everyone),
- *   - it has at least 2 slow steps in each of the newest `windows_required` windows (recurring),
+ *   - recurring: its slow steps form at least 3 separate runs of consecutive steps, at most 8 slow
+ *     steps per run on average (one block is a fault's onset or recovery), and each of the newest
+ *     `windows_required` windows has at least 2 slow steps, on at most 75% of its steps,
  *   - it arrived last at some collective on at least half of its slow steps (it held the others).
  * Writes a malloc'ed array (NULL when none) to *out and its length to *n_out. Returns 0 or
  * -ENOMEM (then *out is NULL). Thread-safe (no shared state). */

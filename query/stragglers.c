@@ -593,37 +593,52 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
     return rc;
 }
 
-/* Launch waits (the GPU idle until the host queued work, recorded by collectors) of `rank`, or
- * of its peers, over window j, in ms per rank-step of the window; *seen: some were recorded. */
-static double
-launch_wait_ms(struct ctx *c, rs_store_read *r, const char *job, size_t idx, bool peers, size_t j,
-               bool *seen)
+/* Host-side records of `rank`, or of its peers, over window j, in ms per rank-step of the window:
+ * launch waits (the GPU idle until the host queued work) into *launch, host synchronizations (the
+ * host waiting for its GPU: event, stream and context syncs) into *sync; *seen_* when some were
+ * recorded. */
+static void
+host_records_ms(struct ctx *c, rs_store_read *r, const char *job, size_t idx, bool peers, size_t j,
+                double *launch, bool *seen_launch, double *sync, bool *seen_sync)
 {
     struct rs_profile_scope scope = {job, c->ranks[idx].rank, peers, c->w[j].t0, c->w[j].t1};
     struct rs_profile_sync syncs[RS_COPY_KIND_COUNT];
+    static const enum rs_copy_kind host_waits[] = {RS_SYNC_EVENT, RS_SYNC_STREAM, RS_SYNC_CONTEXT};
     size_t steps = 0;
+    double sync_ns = 0;
 
+    *launch = *sync = 0;
     if (rs_profile_host_side(r, &scope, syncs) != 0)
-        return 0;
+        return;
     for (size_t i = 0; i < c->n_ranks; i++)
         if (peers ? i != idx : i == idx)
             steps += c->w[j].r[i].steps;
-    *seen |= syncs[RS_LAUNCH_WAIT].count > 0;
-    return steps ? (double)syncs[RS_LAUNCH_WAIT].ns / 1e6 / (double)steps : 0;
+    *seen_launch |= syncs[RS_LAUNCH_WAIT].count > 0;
+    for (size_t k = 0; k < sizeof host_waits / sizeof host_waits[0]; k++) {
+        *seen_sync |= syncs[host_waits[k]].count > 0;
+        sync_ns += (double)syncs[host_waits[k]].ns;
+    }
+    if (steps) {
+        *launch = (double)syncs[RS_LAUNCH_WAIT].ns / 1e6 / (double)steps;
+        *sync = sync_ns / 1e6 / (double)steps;
+    }
 }
 
 /* host_side evidence: the rank's host gap against its peers', and — when collectors recorded
- * launch waits — how long its GPU waited for its host per step against its peers' GPUs. */
+ * them — how long its GPU waited for its host (launch waits) and its host for its GPU (syncs) per
+ * step against its peers'. */
 static void
 host_side_evidence(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_t j,
                    double host_gap_ms, double peers_host_gap_ms,
                    struct rs_straggler_host_evidence *e)
 {
-    bool seen = false;
-    double own = launch_wait_ms(c, r, job, idx, false, j, &seen),
-           peers = launch_wait_ms(c, r, job, idx, true, j, &seen);
+    bool launch_seen = false, sync_seen = false;
+    double own, peers, own_sync, peers_sync;
 
-    *e = (struct rs_straggler_host_evidence){host_gap_ms, peers_host_gap_ms, seen, own, peers};
+    host_records_ms(c, r, job, idx, false, j, &own, &launch_seen, &own_sync, &sync_seen);
+    host_records_ms(c, r, job, idx, true, j, &peers, &launch_seen, &peers_sync, &sync_seen);
+    *e = (struct rs_straggler_host_evidence){host_gap_ms, peers_host_gap_ms, launch_seen, own,
+                                             peers, sync_seen, own_sync, peers_sync};
 }
 
 static double
@@ -1101,6 +1116,10 @@ evidence_json(const struct rs_straggler_verdict *v)
         if (e && h->has_launch_wait) {
             json_object_set_new(e, "launch_wait_ms", json_real(h->launch_wait_ms));
             json_object_set_new(e, "peers_launch_wait_ms", json_real(h->peers_launch_wait_ms));
+        }
+        if (e && h->has_sync_wait) {
+            json_object_set_new(e, "sync_wait_ms", json_real(h->sync_wait_ms));
+            json_object_set_new(e, "peers_sync_wait_ms", json_real(h->peers_sync_wait_ms));
         }
         if (!e || json_array_append_new(list, e) != 0) {
             json_decref(list);

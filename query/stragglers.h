@@ -121,12 +121,16 @@ struct rs_straggler_kernel_evidence {
     double extra_ms_per_step; /* the larger of its slower-time and extra-time excess */
 };
 
-/* Host evidence (cause host_side): medians of the host gap per step, and — when collectors recorded
- * launch waits (has_launch_wait) — the GPU's wait for its host per step. */
+/* Host evidence (cause host_side): medians of the host gap per step (inferred steps: the GPU idle),
+ * and — when collectors recorded them — the GPU's wait for its host per step (launch waits,
+ * has_launch_wait) and the host's wait for its GPU per step (event, stream and context
+ * synchronizations, has_sync_wait: a .item() each step shows there). */
 struct rs_straggler_host_evidence {
     double host_gap_ms, peers_host_gap_ms;
     bool has_launch_wait;
     double launch_wait_ms, peers_launch_wait_ms;
+    bool has_sync_wait;
+    double sync_wait_ms, peers_sync_wait_ms;
 };
 
 /* The onset (see above); known is false (JSON null) when no step of the rank could be compared. */

@@ -518,7 +518,8 @@ since_gpu_time(void)
 }
 
 /* A rank 50% slower on every 4th step: a verdict of kind intermittent with its duty; random
- * spikes (2% of rank-steps, 40% slower) spread over the ranks: none. */
+ * spikes (2% of rank-steps, 40% slower) spread over the ranks, or one block of slow steps (a
+ * straggler that recovered): none. */
 static double
 every_fourth(const struct job_model *m, uint32_t r, uint32_t step)
 {
@@ -530,6 +531,13 @@ spiky(const struct job_model *m, uint32_t r, uint32_t step)
 {
     (void)m;
     return unit_noise(7919ull * step + 104729ull * r + 1) > 0.96 ? 1.4 : 1.0;
+}
+
+/* slow steps 40 .. 69, then recovered: one block, not intermittent */
+static double
+recovered(const struct job_model *m, uint32_t r, uint32_t step)
+{
+    return r == m->slow[0] && step >= 40 && step < 70 ? 1.5 : 1.0;
 }
 
 static uint32_t
@@ -565,6 +573,11 @@ intermittent_kind(void)
     rs_straggler_report_fini(&rep);
 
     m.factor = spiky;
+    model_evaluate(st, &m, &rep);
+    T_EQ(rep.n_verdicts, 0);
+    rs_straggler_report_fini(&rep);
+
+    m.factor = recovered; /* a straggler that recovered inside the steps examined */
     model_evaluate(st, &m, &rep);
     T_EQ(rep.n_verdicts, 0);
     rs_straggler_report_fini(&rep);
