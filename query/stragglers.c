@@ -25,6 +25,7 @@
 #define SEPARATED 3.0      /* spreads above its reference: a rank apart from the noise (at least) */
 #define NEAR 0.4           /* x threshold: named with strong arrival evidence */
 #define SUSPECT 0.25       /* x threshold: the least slowdown of a suspect */
+#define TWO_RANKS_APART 0.6 /* x threshold: "separated" among 2 ranks */
 #define STRONG 0.8         /* share of last arrivals (or of the waits, x ranks late) that is strong */
 #define INTERMITTENT_TAIL 2.0 /* x threshold: a step this much slower is a slow step */
 
@@ -243,7 +244,11 @@ rank_references(const struct ctx *c, struct window *w, double *refs, double *dev
         rw->slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
         rw->last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
         rw->separation = sigma > 0 ? (rw->work_ms - rw->peers_ms) / sigma : -1;
-        rw->separated = sigma > 0 ? rw->separation >= apart : rw->work_ms > rw->peers_ms;
+        /* 2 ranks have no robust spread: apart from the noise is 0.6 x threshold above the other
+         * (2.6 standard deviations of the difference of two GPUs 0.5% apart, ddp_tracegen's) */
+        rw->separated = n <= 2      ? rw->slowdown - 1.0 >= TWO_RANKS_APART * c->o->threshold
+                        : sigma > 0 ? rw->separation >= apart
+                                    : rw->work_ms > rw->peers_ms;
     }
 }
 
