@@ -253,8 +253,8 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
             (long long)rs__cli_int(v, "instances"), 100 * rs__cli_real(v, "wait_share"));
         if (json_is_object(onset))
             printf("  slow since step %s%lld: the split of its steps %lld..%lld into not slow / "
-                   "slow (>= %.0f%% above its peers' median at each step) with the fewest steps on "
-                   "the wrong side, %lld of %lld\n",
+                   "slow (above its peers' median at each step by min(%.0f%%, half its slowdown)) "
+                   "with the fewest steps on the wrong side, %lld of %lld\n",
                    json_is_true(json_object_get(onset, "before_search")) ? "<= " : "",
                    (long long)rs__cli_int(onset, "step"),
                    (long long)rs__cli_int(onset, "searched_from_step"),

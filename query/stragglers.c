@@ -101,7 +101,7 @@ verdict_action(const struct rs_straggler_options *o, enum rs_straggler_cause cau
 struct rank_window {
     size_t steps;
     double work_ms;     /* median of compute + host gap */
-    double peers_ms;    /* median over the other ranks of their work_ms */
+    double peers_ms;    /* its reference: the median work_ms of its peers (rank_references) */
     double host_gap_ms; /* median host gap */
     double comm_ms;     /* median NCCL time: a late rank waits less in its collectives */
     uint64_t instances; /* collective instances (across ranks) that started in its steps */
@@ -112,7 +112,7 @@ struct rank_window {
     double last_frac;    /* last / instances (0 without instances) */
     double wait_share;   /* impact_ns / the window's sum of every rank's impact_ns */
     double separation;   /* (work_ms − peers_ms) / the ranks' robust spread; -1: spread 0 */
-    bool separated;      /* separation >= SEPARATED, or a spread of 0 and work above peers */
+    bool separated;      /* apart from the noise (rank_references) */
     bool evidence;       /* arrival evidence (own, or shared with ranks late together) */
     bool strong;         /* strong arrival evidence, and separated */
     bool qualifies;      /* meets the rule in this window */
@@ -1104,9 +1104,9 @@ onset_json(const struct rs_straggler_onset *o)
                      (json_int_t)o->searched_to_step, "steps_searched",
                      (json_int_t)o->steps_searched, "steps_disagreeing",
                      (json_int_t)o->steps_disagreeing, "before_search", o->before_search, "method",
-                     "per step: compute + host gap >= threshold above the peers' median at the "
-                     "same step; the split into not slow / slow with the fewest steps on the "
-                     "wrong side");
+                     "per step: compute + host gap above the peers' median at the same step by "
+                     "min(threshold, half the rank's slowdown); the split into not slow / slow "
+                     "with the fewest steps on the wrong side; start_ns in GPU time");
 }
 
 static json_t *

@@ -16,7 +16,7 @@ Prints one row per setting (sums over seeds) and writes the rows as JSON with --
 
 usage: python3 tests/bench/trace_sweep.py [--ranks 8,32] [--seeds 3] [--steps 60]
            [--faults none,gpu5,gpu10,...] [--layouts interleaved,after] [--markers yes,no]
-           [--build build] [--work /tmp/rs-sweep] [--json-out FILE]
+           [--build build] [--work /tmp/rs-sweep] [--json-out FILE] [--gen-args "--sync none"]
 """
 import argparse
 import gzip
@@ -62,6 +62,7 @@ def run_setting(a, ranks, fault, layout, markers, seed):
            "--steps", str(a.steps), "--seed", str(seed), "--bucket-mode", layout, "-q"]
     if markers == "no":
         gen.append("--no-step-markers")
+    gen += a.gen_args.split()
     subprocess.run(gen + fault_args, check=True)
     truth = json.load(open(os.path.join(out, "truth.json")))
     t0 = time.time()
@@ -122,6 +123,8 @@ def main():
     p.add_argument("--build", default=os.environ.get("BUILD", os.path.join(ROOT, "build")))
     p.add_argument("--work", default="/tmp/rs-sweep")
     p.add_argument("--json-out")
+    p.add_argument("--gen-args", default="",
+                   help="more ddp_tracegen.py arguments, e.g. '--sync none' (a host running ahead)")
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
     rows = []
