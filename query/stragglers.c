@@ -948,7 +948,8 @@ intermittent_verdicts(struct ctx *c, rs_store_read *r, const char *job,
         rep->action = v->action > rep->action ? v->action : rep->action;
     }
     free(found);
-    qsort(rep->verdicts, rep->n_verdicts, sizeof *rep->verdicts, verdict_rank_cmp);
+    if (rep->n_verdicts > 1)
+        qsort(rep->verdicts, rep->n_verdicts, sizeof *rep->verdicts, verdict_rank_cmp);
     return rc;
 }
 
