@@ -139,7 +139,8 @@ def main():
                 for markers in a.markers.split(","):
                     agg = {"expected": 0, "named": 0, "false": 0, "cause_right": 0,
                            "verdicts": 0, "kind_right": 0, "suspects": 0, "suspects_slow": 0,
-                           "onset_err": [], "since_err": [], "seconds": 0.0, "errors": 0}
+                           "onset_err": [], "since_err": [], "seconds": 0.0, "errors": 0,
+                           "confidence": []}
                     for seed in range(1, a.seeds + 1):
                         r = run_setting(a, ranks, fault, layout, markers, seed)
                         if "error" in r:
@@ -152,6 +153,7 @@ def main():
                         agg["onset_err"] += r["onset_err"]
                         agg["since_err"] += r["since_err"]
                         conf += r["confidence"]
+                        agg["confidence"] += r["confidence"]
                     row = dict(ranks=ranks, fault=fault, layout=layout, markers=markers,
                                seeds=a.seeds, **agg)
                     rows.append(row)
