@@ -246,11 +246,10 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
             printf("  intermittent: slow on %.0f%% of the steps examined, %.1f%% slower on those "
                    "(median); impact below is their time lost\n",
                    100 * rs__cli_real(v, "duty"), 100 * (rs__cli_real(v, "tail_slowdown") - 1));
-        printf(
-            "  %.1f%% slower than its peers; arrives last at %.0f%% of its %lld collective "
-            "instances, %.0f%% of the others' waiting (newest window)\n",
-            100 * (rs__cli_real(v, "slowdown") - 1), 100 * rs__cli_real(v, "last_frac"),
-            (long long)rs__cli_int(v, "instances"), 100 * rs__cli_real(v, "wait_share"));
+        printf("  %.1f%% slower than its peers; arrives last at %.0f%% of its %lld collective "
+               "instances, %.0f%% of the others' waiting (newest window)\n",
+               100 * (rs__cli_real(v, "slowdown") - 1), 100 * rs__cli_real(v, "last_frac"),
+               (long long)rs__cli_int(v, "instances"), 100 * rs__cli_real(v, "wait_share"));
         if (json_is_object(onset))
             printf("  slow since step %s%lld: the split of its steps %lld..%lld into not slow / "
                    "slow (above its peers' median at each step by min(%.0f%%, half its slowdown)) "
@@ -284,7 +283,8 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
                        rs__cli_real(e, "host_gap_ms"), rs__cli_real(e, "peers_host_gap_ms"));
                 if (json_object_get(e, "launch_wait_ms"))
                     printf("    launch waits %.2f ms per step (peers %.2f ms)\n",
-                           rs__cli_real(e, "launch_wait_ms"), rs__cli_real(e, "peers_launch_wait_ms"));
+                           rs__cli_real(e, "launch_wait_ms"),
+                           rs__cli_real(e, "peers_launch_wait_ms"));
                 if (json_object_get(e, "sync_wait_ms"))
                     printf("    host synchronizations %.2f ms per step (peers %.2f ms)\n",
                            rs__cli_real(e, "sync_wait_ms"), rs__cli_real(e, "peers_sync_wait_ms"));
@@ -297,11 +297,12 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
     {
         if (i == 0)
             printf("\nsuspects (no verdict; informational):\n");
-        printf("  rank %lld: %.1f%% slower than its peers, last at %.0f%% of collectives, %.0f%% of "
-               "the others' waiting: %s\n",
-               (long long)rs__cli_int(v, "rank"), 100 * (rs__cli_real(v, "slowdown") - 1),
-               100 * rs__cli_real(v, "last_frac"), 100 * rs__cli_real(v, "wait_share"),
-               json_string_value(json_object_get(v, "reason")));
+        printf(
+            "  rank %lld: %.1f%% slower than its peers, last at %.0f%% of collectives, %.0f%% of "
+            "the others' waiting: %s\n",
+            (long long)rs__cli_int(v, "rank"), 100 * (rs__cli_real(v, "slowdown") - 1),
+            100 * rs__cli_real(v, "last_frac"), 100 * rs__cli_real(v, "wait_share"),
+            json_string_value(json_object_get(v, "reason")));
     }
     return 0;
 }

@@ -24,7 +24,7 @@ struct acc {
     size_t runs;        /* maximal runs of consecutive slow steps */
     uint64_t last_slow; /* the step number of its latest slow step + 1 (0: none yet) */
     size_t *steps_in;   /* steps compared per window, newest first */
-    size_t *slow_in; /* slow steps per window, newest first */
+    size_t *slow_in;    /* slow steps per window, newest first */
     struct rs_samples tail;
     double lost_ms;
     uint64_t first_slow_step, first_slow_ns;
@@ -73,8 +73,8 @@ compare_steps(const struct rs_rank_steps *ranks, size_t n_ranks, uint64_t from, 
         size_t win = (size_t)((to - s) / W);
         for (size_t k = 0; k < m && rc == 0; k++) {
             struct acc *x = &a[who[k]];
-            double ref = rs_quantile_sorted_without(sorted, m, rs_lower_bound(sorted, m, work[k]),
-                                                    0.5);
+            double ref =
+                rs_quantile_sorted_without(sorted, m, rs_lower_bound(sorted, m, work[k]), 0.5);
             if (ref <= 0)
                 continue;
             x->steps++;
@@ -134,8 +134,8 @@ is_intermittent(const struct acc *a, size_t i, size_t slow_all, size_t steps_all
 
 int
 rs_intermittent_find(const struct rs_rank_steps *ranks, size_t n_ranks, uint64_t from_step,
-                     uint64_t to_step, size_t window_steps, unsigned windows_required,
-                     double tail, struct rs_intermittent **out, size_t *n_out)
+                     uint64_t to_step, size_t window_steps, unsigned windows_required, double tail,
+                     struct rs_intermittent **out, size_t *n_out)
 {
     size_t W = window_steps ? window_steps : 1;
     size_t n_windows = to_step >= from_step ? (size_t)((to_step - from_step) / W) + 1 : 0;

@@ -12,12 +12,12 @@
 
 /* One intermittent rank over the steps examined. */
 struct rs_intermittent {
-    size_t index;            /* into the ranks passed */
+    size_t index;             /* into the ranks passed */
     size_t steps, slow_steps; /* steps compared with peers; those slow */
-    double duty;             /* slow_steps / steps */
-    double tail_slowdown;    /* median over its slow steps of work / the peers' median work */
-    double lost_ms;          /* Σ over slow steps of work − the peers' median work */
-    double last_share;       /* share of its slow steps on which it arrived last somewhere */
+    double duty;              /* slow_steps / steps */
+    double tail_slowdown;     /* median over its slow steps of work / the peers' median work */
+    double lost_ms;           /* Σ over slow steps of work − the peers' median work */
+    double last_share;        /* share of its slow steps on which it arrived last somewhere */
     uint64_t first_slow_step, first_slow_ns; /* its first slow step, and that step's first kernel */
 };
 

@@ -20,13 +20,13 @@
 #define MAX_EVIDENCE RS_STRAGGLER_MAX_EVIDENCE
 #define CAUSE_PEERS 16 /* peers whose kernels are compared with a straggler's */
 /* The robust reference and the evidence near the threshold (docs/analysis.md "The rule"). */
-#define MAD_SIGMA 1.4826  /* MAD x this = the standard deviation, for normal noise */
+#define MAD_SIGMA 1.4826   /* MAD x this = the standard deviation, for normal noise */
 #define OUTLIER_SIGMAS 3.0 /* a rank this many spreads above the median is no one's reference */
 #define SEPARATED 3.0      /* spreads above its reference: a rank apart from the noise (at least) */
 #define NEAR 0.4           /* x threshold: named with strong arrival evidence */
 #define SUSPECT 0.25       /* x threshold: the least slowdown of a suspect */
 #define TWO_RANKS_APART 0.6 /* x threshold: "separated" among 2 ranks */
-#define STRONG 0.8         /* share of last arrivals (or of the waits, x ranks late) that is strong */
+#define STRONG 0.8 /* share of last arrivals (or of the waits, x ranks late) that is strong */
 #define INTERMITTENT_TAIL 2.0 /* x threshold: a step this much slower is a slow step */
 
 void
@@ -108,14 +108,14 @@ struct rank_window {
     uint64_t last;      /* instances it arrived last at */
     double impact_ns;   /* others' median wait at those instances */
     /* the rule's figures, computed once (build_windows) */
-    double slowdown;     /* work_ms / peers_ms (1 without peers' time) */
-    double last_frac;    /* last / instances (0 without instances) */
-    double wait_share;   /* impact_ns / the window's sum of every rank's impact_ns */
-    double separation;   /* (work_ms − peers_ms) / the ranks' robust spread; -1: spread 0 */
-    bool separated;      /* apart from the noise (rank_references) */
-    bool evidence;       /* arrival evidence (own, or shared with ranks late together) */
-    bool strong;         /* strong arrival evidence, and separated */
-    bool qualifies;      /* meets the rule in this window */
+    double slowdown;   /* work_ms / peers_ms (1 without peers' time) */
+    double last_frac;  /* last / instances (0 without instances) */
+    double wait_share; /* impact_ns / the window's sum of every rank's impact_ns */
+    double separation; /* (work_ms − peers_ms) / the ranks' robust spread; -1: spread 0 */
+    bool separated;    /* apart from the noise (rank_references) */
+    bool evidence;     /* arrival evidence (own, or shared with ranks late together) */
+    bool strong;       /* strong arrival evidence, and separated */
+    bool qualifies;    /* meets the rule in this window */
 };
 
 struct window {
@@ -226,9 +226,9 @@ rank_references(const struct ctx *c, struct window *w, double *refs, double *dev
      * 1,024 ranks): apart from the noise is a spread above that, at least SEPARATED */
     double apart = sqrt(2 * log((double)n)) + 1;
     apart = apart > SEPARATED ? apart : SEPARATED;
-    double cut = m + (OUTLIER_SIGMAS * sigma > 0.5 * c->o->threshold * m
-                          ? OUTLIER_SIGMAS * sigma
-                          : 0.5 * c->o->threshold * m);
+    double cut =
+        m + (OUTLIER_SIGMAS * sigma > 0.5 * c->o->threshold * m ? OUTLIER_SIGMAS * sigma
+                                                                : 0.5 * c->o->threshold * m);
     size_t clean = rs_lower_bound(refs, n, nextafter(cut, 1e300)); /* refs[0 .. clean) <= cut */
 
     for (size_t i = 0; i < n; i++) {
@@ -291,8 +291,8 @@ rank_evidence(const struct ctx *c, struct window *w, double *scratch)
          * caused more than any rank that is not slow, or waited in its collectives less than
          * those by at least half its excess work (it arrived late, clock-free) */
         bool late = n_ok > 0 && comm_ok - rw->comm_ms >= 0.5 * (rw->work_ms - rw->peers_ms);
-        bool shared = above && slow >= 2 && group >= mlf &&
-                      (rw->wait_share > max_other || late) && rw->separated;
+        bool shared = above && slow >= 2 && group >= mlf && (rw->wait_share > max_other || late) &&
+                      rw->separated;
         rw->evidence = own || shared;
         rw->strong = rw->separated && (rw->last_frac >= STRONG ||
                                        rw->wait_share >= STRONG / (double)(near > 1 ? near : 1));
@@ -642,8 +642,8 @@ host_side_evidence(struct ctx *c, rs_store_read *r, const char *job, size_t idx,
 
     host_records_ms(c, r, job, idx, false, j, &own, &launch_seen, &own_sync, &sync_seen);
     host_records_ms(c, r, job, idx, true, j, &peers, &launch_seen, &peers_sync, &sync_seen);
-    *e = (struct rs_straggler_host_evidence){host_gap_ms, peers_host_gap_ms, launch_seen, own,
-                                             peers, sync_seen, own_sync, peers_sync};
+    *e = (struct rs_straggler_host_evidence){
+        host_gap_ms, peers_host_gap_ms, launch_seen, own, peers, sync_seen, own_sync, peers_sync};
 }
 
 static double
@@ -777,7 +777,7 @@ verdict_confidence(const struct ctx *c, const struct rank_window *rw, size_t run
     double margin = clamp01((rw->slowdown - 1.0) / (1.5 * c->o->threshold));
     double arrival = rw->wait_share * (double)(slow > 1 ? slow : 1);
     double evidence = clamp01((rw->last_frac > arrival ? rw->last_frac : arrival) / STRONG);
-    double sep = c->n_ranks <= 2 ? 0.8
+    double sep = c->n_ranks <= 2      ? 0.8
                  : rw->separation < 0 ? (rw->work_ms > rw->peers_ms ? 1.0 : 0.0)
                                       : clamp01(rw->separation / (2 * SEPARATED));
     return margin * evidence * sep * (run >= 2 * c->o->windows_required ? 1.0 : 0.9);
@@ -942,8 +942,8 @@ intermittent_verdicts(struct ctx *c, rs_store_read *r, const char *job,
         v->since_step = f->first_slow_step;
         v->since_ns = f->first_slow_ns;
         v->onset = (struct rs_straggler_onset){0};
-        v->confidence = clamp01(f->last_share) *
-                        clamp01((f->tail_slowdown - 1.0) / (2 * INTERMITTENT_TAIL * c->o->threshold));
+        v->confidence = clamp01(f->last_share) * clamp01((f->tail_slowdown - 1.0) /
+                                                         (2 * INTERMITTENT_TAIL * c->o->threshold));
         v->action = verdict_action(c->o, v->cause, v->impact_pct);
         rep->action = v->action > rep->action ? v->action : rep->action;
     }
@@ -1042,8 +1042,8 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
         for (size_t i = 0; i < c.n_ranks; i++) {
             const struct rank_window *rw = &c.w[0].r[i];
             size_t run = 0;
-            rep->ranks[rep->n_ranks++] = (struct rs_straggler_rank){
-                c.ranks[i].rank, rw->slowdown, rw->last_frac, rw->wait_share};
+            rep->ranks[rep->n_ranks++] = (struct rs_straggler_rank){c.ranks[i].rank, rw->slowdown,
+                                                                    rw->last_frac, rw->wait_share};
             while (run < c.n_w && qualifies(&c, run, i))
                 run++;
             if (run < o->windows_required)
@@ -1161,13 +1161,15 @@ verdict_json(const struct rs_straggler_verdict *v)
         rs_straggler_action_name(v->action), "onset", onset_json(&v->onset), "instances",
         (json_int_t)v->instances, "impact_window", span_json(&v->impact_window), "wait_share",
         v->wait_share);
-    if (j && json_object_update_new(
-                 j, json_pack("{s:s, s:o, s:o, s:o}", "kind", rs_straggler_kind_name(v->kind),
-                              "separation", v->separation < 0 ? json_null() : json_real(v->separation),
-                              "duty", v->kind == RS_STRAGGLER_KIND_INTERMITTENT
-                                          ? json_real(v->duty) : json_null(),
-                              "tail_slowdown", v->kind == RS_STRAGGLER_KIND_INTERMITTENT
-                                          ? json_real(v->tail_slowdown) : json_null())) != 0) {
+    if (j &&
+        json_object_update_new(
+            j,
+            json_pack("{s:s, s:o, s:o, s:o}", "kind", rs_straggler_kind_name(v->kind), "separation",
+                      v->separation < 0 ? json_null() : json_real(v->separation), "duty",
+                      v->kind == RS_STRAGGLER_KIND_INTERMITTENT ? json_real(v->duty) : json_null(),
+                      "tail_slowdown",
+                      v->kind == RS_STRAGGLER_KIND_INTERMITTENT ? json_real(v->tail_slowdown)
+                                                                : json_null())) != 0) {
         json_decref(j);
         return NULL;
     }
@@ -1185,11 +1187,11 @@ rs_straggler_report_json(const struct rs_straggler_report *rep)
         if (json_array_append_new(verdicts, verdict_json(&rep->verdicts[i])) != 0)
             goto out;
     for (size_t i = 0; i < rep->n_ranks; i++)
-        if (json_array_append_new(
-                ranks, json_pack("{s:I, s:f, s:f, s:f}", "rank", (json_int_t)rep->ranks[i].rank,
-                                 "slowdown", rep->ranks[i].slowdown, "last_frac",
-                                 rep->ranks[i].last_frac, "wait_share",
-                                 rep->ranks[i].wait_share)) != 0)
+        if (json_array_append_new(ranks, json_pack("{s:I, s:f, s:f, s:f}", "rank",
+                                                   (json_int_t)rep->ranks[i].rank, "slowdown",
+                                                   rep->ranks[i].slowdown, "last_frac",
+                                                   rep->ranks[i].last_frac, "wait_share",
+                                                   rep->ranks[i].wait_share)) != 0)
             goto out;
     for (size_t i = 0; i < rep->n_suspects; i++) {
         const struct rs_straggler_suspect *x = &rep->suspects[i];

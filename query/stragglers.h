@@ -33,11 +33,11 @@
  * Onset: over the steps of the oldest window of the run and of the window before it (or, when the
  * run reaches the oldest complete window, up to a window of the steps loaded before it), each step
  * of the rank is slow when its compute + host gap is above the median of its peers' at the same
- * step number by min(threshold, half the rank's slowdown − 1 in the newest window); the onset is the
- * step that splits them into "before" and "from then on slow" with the fewest steps on the wrong
- * side of the split (the earliest such step); its start_ns is the GPU time of the step's first
- * kernel. "onset.before_search" is true when it is the first step searched: the fault may have
- * begun before. */
+ * step number by min(threshold, half the rank's slowdown − 1 in the newest window); the onset is
+ * the step that splits them into "before" and "from then on slow" with the fewest steps on the
+ * wrong side of the split (the earliest such step); its start_ns is the GPU time of the step's
+ * first kernel. "onset.before_search" is true when it is the first step searched: the fault may
+ * have begun before. */
 #ifndef RS_QUERY_STRAGGLERS_H
 #define RS_QUERY_STRAGGLERS_H
 

@@ -96,7 +96,7 @@ recurring(void)
     T_EQ(v[0].index, 9);
     T_EQ(v[0].first_slow_step, 6);
     T_EQ(v[0].first_slow_ns, 1000000000ull + 6 * 40000000ull + 100000); /* its first kernel */
-    T_EQ(v[0].slow_steps, 21);                                            /* 6, 10, .., 86 */
+    T_EQ(v[0].slow_steps, 21);                                          /* 6, 10, .., 86 */
     T_CHECK(v[0].duty > 0.23 && v[0].duty < 0.24);
     T_CHECK(v[0].tail_slowdown > 1.38 && v[0].tail_slowdown < 1.42);
     T_CHECK(v[0].lost_ms > 21 * 11.5 && v[0].lost_ms < 21 * 12.5); /* 12 ms each */

@@ -290,10 +290,10 @@ back_to_back_buckets(void)
 
 /* A hand-built job of step summaries (physics of a synchronous job, not the rule's): every rank's
  * work per step is 30 ms x its factor x a constant per-GPU noise (±0.4%) x per-step noise (±0.2%);
- * its NCCL time 4 ms plus its wait for the step's latest rank; 4 collectives per step; at the first the rank of `late()` arrives last and the others wait
- * 2.4 ms for it (at all 4 when `every` — buckets interleaved with backward — else the other 3 cost
- * 5 us of waiting spread round-robin, buckets back to back); 1 ms host gap before every step's
- * first kernel. */
+ * its NCCL time 4 ms plus its wait for the step's latest rank; 4 collectives per step; at the first
+ * the rank of `late()` arrives last and the others wait 2.4 ms for it (at all 4 when `every` —
+ * buckets interleaved with backward — else the other 3 cost 5 us of waiting spread round-robin,
+ * buckets back to back); 1 ms host gap before every step's first kernel. */
 struct job_model {
     size_t n_ranks, n_steps;
     double (*factor)(const struct job_model *m, uint32_t r, uint32_t step);
@@ -343,8 +343,8 @@ model_steps(const struct job_model *m)
                                            .compute_ns = (uint64_t)(30000 * T_US * f),
                                            .host_gap_ns = 1000 * T_US,
                                            /* 4 ms of transfer, and the wait for the latest */
-                                           .comm_ns = (uint64_t)((4000 + 30000 * (latest - f)) *
-                                                                 T_US),
+                                           .comm_ns =
+                                               (uint64_t)((4000 + 30000 * (latest - f)) * T_US),
                                            .instances = 4};
             for (uint32_t c = 0; c < 4; c++) {
                 bool last = c == 0 || m->every ? r == late : (i * 3 + c) % m->n_ranks == r;
@@ -435,7 +435,7 @@ several_stragglers(void)
     char dir[] = "/tmp/rs-stragglers-several-XXXXXX";
     rs_store *st = model_store(dir);
     struct rs_straggler_report rep;
-    struct job_model m = {MODEL_RANKS, 90, slow_from_onset, slowest_late, false, {7, 23}, 2,
+    struct job_model m = {MODEL_RANKS,  90, slow_from_onset, slowest_late, false, {7, 23}, 2,
                           {1.08, 1.06}, 0};
 
     model_evaluate(st, &m, &rep);
@@ -503,8 +503,8 @@ since_gpu_time(void)
     char dir[] = "/tmp/rs-stragglers-since-XXXXXX";
     rs_store *st = model_store(dir);
     struct rs_straggler_report rep;
-    struct job_model m = {MODEL_RANKS, 150, slow_from_onset, slowest_late, true, {11}, 1, {1.10},
-                          37};
+    struct job_model m = {MODEL_RANKS, 150, slow_from_onset, slowest_late, true, {11}, 1,
+                          {1.10},      37};
 
     model_evaluate(st, &m, &rep);
     T_EQ(named_mask(&rep), 1ull << 11);
