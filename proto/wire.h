@@ -85,7 +85,10 @@ enum rs_collector_flag {
     RS_COLLECTOR_VERSION_MISMATCH = 2,
     RS_COLLECTOR_CLOCK_REPLACED = 4,
     RS_COLLECTOR_CUPTI_ERROR = 8,
-    RS_COLLECTOR_FLAGS_ALL = 15
+    /* an NCCL operation of this rank is in flight past the hang limit (the NCCL profiler plugin);
+     * collector_status names it (docs/collector.md "Hangs") */
+    RS_COLLECTOR_IN_FLIGHT = 16,
+    RS_COLLECTOR_FLAGS_ALL = 31
 };
 
 /* comm_hash of a collective whose communicator is unknown (no NCCL profiler plugin, no process

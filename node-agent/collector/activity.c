@@ -4,6 +4,7 @@
 #include "common/clock.h"
 #include "node-agent/collector/got_hook.h"
 #include "node-agent/collector/log.h"
+#include "node-agent/collector/plugin.h"
 
 #include <cupti.h>
 #include <pthread.h>
@@ -69,7 +70,20 @@ buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, s
     free(buffer);
 }
 
-/* Sends what was converted; `last`: at the end of collection. */
+static void
+plugin_done(void *arg, const struct rs_plugin_op *op)
+{
+    rs_convert_plugin_op(arg, op);
+}
+
+static void
+plugin_in_flight(void *arg, const struct rs_plugin_op *op)
+{
+    rs_convert_in_flight(arg, op, rs_clock_realtime_ns());
+}
+
+/* Sends what was converted, with the NCCL operations the plugin finished by now (under our
+ * lock: rs_convert is not thread-safe); `last`: at the end of collection. */
 static void
 send_converted(bool last)
 {
@@ -78,6 +92,9 @@ send_converted(bool last)
     cuptiGetTimestamp(&clock.source_ns); /* CUPTI's clock, paired with CLOCK_REALTIME */
     clock.realtime_ns = rs_clock_realtime_ns();
     pthread_mutex_lock(&g.lock);
+    rs_convert_in_flight_begin(g.conv);
+    rs_plugin_drain(clock.realtime_ns, plugin_done, plugin_in_flight, g.conv);
+    rs_convert_in_flight_end(g.conv);
     if (rs_convert_check_clock(g.conv, &clock))
         rs_collector_log("CUPTI timestamps are not CLOCK_REALTIME (off by %.3f s): another tool "
                          "replaced CUPTI's clock",

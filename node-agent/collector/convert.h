@@ -12,6 +12,7 @@
 
 #include "node-agent/collector/identity.h"
 #include "node-agent/collector/launch_wait.h"
+#include "node-agent/collector/plugin.h"
 #include "proto/wire.h"
 
 #include <cupti_activity.h>
@@ -25,6 +26,8 @@ typedef struct rs_convert rs_convert;
 struct rs_convert_stats {
     uint64_t kernels, collectives, memcpys, memsets, syncs, steps, stalls; /* converted */
     uint64_t launch_calls;  /* driver-API records of launch calls (queue times) */
+    uint64_t plugin_ops;    /* collective records from the NCCL profiler plugin */
+    uint64_t nccl_kernels_skipped; /* NCCL kernels CUPTI saw while the plugin reports them */
     uint64_t untimed;       /* records without timestamps (CUPTI's device buffer ran out) */
     uint64_t other;         /* records of kinds we do not convert */
     uint64_t cupti_dropped; /* records CUPTI itself dropped */
@@ -78,6 +81,22 @@ bool rs_convert_sync_call(size_t i, CUpti_CallbackId *cbid);
  * records of them give launch waits their queue times (RANKSCOPE_LAUNCH_WAIT=api, activity.c);
  * PC-sampling windows open and close at them. False past the last. */
 bool rs_convert_launch_call(size_t i, CUpti_CallbackId *cbid);
+
+/* One operation the NCCL profiler plugin finished (plugin.h): a collective record with NCCL's
+ * communicator hash and exact sequence, named "<func> <algo>/<proto>" ("AllReduce RING/LL") or
+ * "<func>" for point-to-point, timed by the GPU (kernel-channel events) or, without them, by its
+ * enqueue. While the plugin is active, NCCL kernels from CUPTI give no collective records. */
+void rs_convert_plugin_op(rs_convert *c, const struct rs_plugin_op *op);
+
+/* The operations in flight past the hang limit at one drain (rs_plugin_drain's in_flight calls
+ * between rs_convert_in_flight_begin and _end): when there are some, the rank's condition gets
+ * RS_COLLECTOR_IN_FLIGHT and a status text naming the oldest, in a fixed form
+ *   "in flight: comm=0x<16 hex> rank=<r>/<n> op=<func> seq=<n> since_ns=<realtime> for_ms=<ms>
+ *    gpu_started=<0|1>"
+ * and one stderr line the first time; when there are none any more, both are cleared. */
+void rs_convert_in_flight_begin(rs_convert *c);
+void rs_convert_in_flight(rs_convert *c, const struct rs_plugin_op *op, uint64_t now_ns);
+void rs_convert_in_flight_end(rs_convert *c);
 
 /* Records CUPTI reported as dropped. */
 void rs_convert_count_dropped(rs_convert *c, uint64_t n);

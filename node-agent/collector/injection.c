@@ -10,6 +10,7 @@
 #include "node-agent/collector/convert.h"
 #include "node-agent/collector/identity.h"
 #include "node-agent/collector/log.h"
+#include "node-agent/collector/plugin.h"
 #include "node-agent/collector/settings.h"
 
 #include <cupti.h>
@@ -25,6 +26,8 @@
  * (launch_wait.h): a kernel's record comes within about a flush period of its end. */
 #define LAUNCH_WAIT_LAG_FLUSHES 4
 #define LAUNCH_WAIT_MIN_LAG_MS 1000
+
+__attribute__((visibility("default"))) int InitializeInjection(void);
 
 static struct {
     pthread_once_t once;
@@ -97,6 +100,7 @@ in_forked_child(void)
 {
     /* The flush thread was not copied; CUPTI's state in the child is not ours to use. */
     rs_activity_abandon();
+    rs_plugin_disarm(); /* NCCL in the child gets no profiler from us */
     state.pid = 0;
 }
 
@@ -162,6 +166,25 @@ report_setting(const char *line)
     rs_collector_log("%s", line);
 }
 
+/* The NCCL profiler plugin (plugin.h) takes communicators from now on. NCCL loads one profiler
+ * plugin: when NCCL_PROFILER_PLUGIN names another (NCCL Inspector, say), ours is never loaded and
+ * theirs keeps working; said once, so that nobody wonders where the exact sequences went. */
+static void
+nccl_plugin_start(const struct rs_collector_settings *s)
+{
+    Dl_info self;
+    const char *named = getenv("NCCL_PROFILER_PLUGIN");
+    struct rs_plugin_options po = {(uint64_t)s->hang_ms * 1000000u, (unsigned)s->hang_factor};
+
+    if (!dladdr((void *)InitializeInjection, &self))
+        self.dli_fname = NULL;
+    if (rs_plugin_other_named(named, self.dli_fname))
+        rs_collector_log("NCCL_PROFILER_PLUGIN=%.200s is another NCCL profiler plugin; rankscope's "
+                         "steps aside (collectives are matched from CUPTI's NCCL kernels)",
+                         named);
+    rs_plugin_arm(&po);
+}
+
 static void
 initialize(void)
 {
@@ -215,6 +238,7 @@ initialize(void)
     state.pid = getpid();
     pthread_atfork(NULL, NULL, in_forked_child);
     atexit(at_exit);
+    nccl_plugin_start(s);
 }
 
 /* NVTX reaches CUPTI through NVTX's own injection hook: NVTX_INJECTION64_PATH names a library

@@ -29,6 +29,10 @@
  */
 #define DEFAULT_PC_WINDOW_MS 1000
 #define DEFAULT_PC_PERIOD_MS 60000
+/* Hangs (plugin.h): 10 s at least, or 20 times the communicator's usual operation time, whichever
+ * is longer: far beyond the jitter of a step, well within what an operator waits for. */
+#define DEFAULT_HANG_MS 10000
+#define DEFAULT_HANG_FACTOR 20
 /* Each window costs a synchronize: shorter ones would be mostly that. */
 #define MIN_PC_WINDOW_MS 100
 
@@ -85,6 +89,8 @@ static const struct setting table[] = {
     NUM("RANKSCOPE_PC_DRAIN_MS", pc.drain_ms, 100, 600000, 1000, false),
     NUM("RANKSCOPE_PC_SAMPLING_PERIOD", pc.sampling_period, 5, 31, 0, false),
     NUM("RANKSCOPE_PC_HW_BUFFER_MB", pc.hw_buffer_mb, 16, 4096, 64, false),
+    NUM("RANKSCOPE_HANG_MS", hang_ms, 1000, 86400000, DEFAULT_HANG_MS, true),
+    NUM("RANKSCOPE_HANG_FACTOR", hang_factor, 1, 10000, DEFAULT_HANG_FACTOR, false),
 };
 
 static void
