@@ -93,7 +93,7 @@ send_converted(bool last)
     clock.realtime_ns = rs_clock_realtime_ns();
     pthread_mutex_lock(&g.lock);
     rs_convert_in_flight_begin(g.conv);
-    rs_plugin_drain(clock.realtime_ns, plugin_done, plugin_in_flight, g.conv);
+    rs_plugin_drain(clock.realtime_ns, last, plugin_done, plugin_in_flight, g.conv);
     rs_convert_in_flight_end(g.conv);
     if (rs_convert_check_clock(g.conv, &clock))
         rs_collector_log("CUPTI timestamps are not CLOCK_REALTIME (off by %.3f s): another tool "

@@ -585,8 +585,8 @@ rs_convert_in_flight_end(rs_convert *c)
         return;
     }
     snprintf(text, sizeof text,
-             "in flight: comm=0x%016llx rank=%u/%u op=%.32s seq=%llu since_ns=%llu for_ms=%llu "
-             "gpu_started=%d",
+             "in flight: comm=0x%016llx rank=%u/%u op=%.24s seq=%llu since_ns=%llu for_ms=%llu "
+             "gpu=%d",
              (unsigned long long)op->comm_hash, op->comm_rank, op->comm_size, op->func,
              (unsigned long long)op->seq, (unsigned long long)op->enqueue_ns,
              (unsigned long long)((c->hang.now_ns - op->enqueue_ns) / 1000000u),

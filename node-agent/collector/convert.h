@@ -92,7 +92,7 @@ void rs_convert_plugin_op(rs_convert *c, const struct rs_plugin_op *op);
  * between rs_convert_in_flight_begin and _end): when there are some, the rank's condition gets
  * RS_COLLECTOR_IN_FLIGHT and a status text naming the oldest, in a fixed form
  *   "in flight: comm=0x<16 hex> rank=<r>/<n> op=<func> seq=<n> since_ns=<realtime> for_ms=<ms>
- *    gpu_started=<0|1>"
+ *    gpu=<1 when a kernel channel started>" (under the 128 bytes the server keeps)
  * and one stderr line the first time; when there are none any more, both are cleared. */
 void rs_convert_in_flight_begin(rs_convert *c);
 void rs_convert_in_flight(rs_convert *c, const struct rs_plugin_op *op, uint64_t now_ns);

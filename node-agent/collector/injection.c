@@ -83,6 +83,21 @@ log_stats(void)
         (unsigned long long)st.launch_wait.waits, st.launch_wait.wait_ns / 1e6,
         (unsigned long long)st.launch_wait.unqueued, (unsigned long long)st.launch_wait.late,
         (unsigned long long)st.launch_wait.forced, (unsigned long long)st.launch_wait.refused);
+    struct rs_plugin_stats ps;
+    rs_plugin_get_stats(&ps);
+    if (ps.comms || ps.comms_refused)
+        rs_collector_log(
+            "NCCL plugin: %llu communicators (%llu refused), %llu operations (%llu dropped, "
+            "%llu abandoned), %llu kernel-channel events, %llu other events, %llu strays; %llu "
+            "handed over (%llu without GPU times), %llu sent, %llu NCCL kernels left to it; "
+            "GPU clock offset %lld ns",
+            (unsigned long long)ps.comms, (unsigned long long)ps.comms_refused,
+            (unsigned long long)ps.ops, (unsigned long long)ps.dropped,
+            (unsigned long long)ps.abandoned, (unsigned long long)ps.channel_events,
+            (unsigned long long)ps.other_events, (unsigned long long)ps.stray,
+            (unsigned long long)ps.drained, (unsigned long long)ps.host_only,
+            (unsigned long long)st.plugin_ops, (unsigned long long)st.nccl_kernels_skipped,
+            (long long)ps.gpu_offset_ns);
 }
 
 static void

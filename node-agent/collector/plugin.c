@@ -88,7 +88,7 @@ static struct rs_plugin_options options;
  * it was taken, so the least difference is the offset plus the shortest polling delay. */
 static _Atomic int64_t gpu_offset = INT64_MAX;
 static struct {
-    _Atomic uint64_t comms, comms_refused, ops, dropped, stray;
+    _Atomic uint64_t comms, comms_refused, ops, dropped, stray, channel_events, other_events;
     uint64_t drained, host_only, abandoned; /* flush thread only */
 } stats;
 
@@ -312,6 +312,7 @@ start_channel(void **handle, const struct descr *d)
         note_gpu_time(d->kernel_ch.ptimer);
     }
     atomic_fetch_add_explicit(&s->ch_started, 1, memory_order_acq_rel);
+    atomic_fetch_add_explicit(&stats.channel_events, 1, memory_order_relaxed);
     *handle = (char *)s + 1;
 }
 
@@ -327,6 +328,8 @@ plugin_start_event(void *context, void **handle, void *descr)
         start_op(context, handle, d);
     else if (d->type == EV_KERNEL_CH)
         start_channel(handle, d);
+    else
+        atomic_fetch_add_explicit(&stats.other_events, 1, memory_order_relaxed);
     return NCCL_SUCCESS; /* NCCL wants success from every call but init */
 }
 
@@ -404,7 +407,7 @@ rs_plugin_active(void)
 enum progress { RUNNING, DONE_GPU, DONE_HOST };
 
 static enum progress
-progress_of(struct slot *s, uint64_t now)
+progress_of(struct slot *s, uint64_t now, bool last)
 {
     bool enqueued = atomic_load_explicit(&s->enqueued, memory_order_acquire);
     uint32_t stopped = atomic_load_explicit(&s->ch_stopped, memory_order_acquire);
@@ -413,6 +416,11 @@ progress_of(struct slot *s, uint64_t now)
 
     if (!enqueued || started != stopped)
         return RUNNING;
+    bool channels_here = atomic_load_explicit(&s->comm->kernel_ch_seen, memory_order_relaxed);
+    if (last && started > 0) /* the process ends: no channel left running */
+        return DONE_GPU;
+    if (last && !channels_here)
+        return DONE_HOST;
     if (started > 0) {
         /* every channel NCCL announced, or all that came and none new for a while (NCCL's
          * channel count and its kernel-channel events need not agree for every operation) */
@@ -423,8 +431,7 @@ progress_of(struct slot *s, uint64_t now)
     }
     /* No channel event: NCCL gives none on this communicator at all, or a later operation of the
      * same communicator (one stream: in order) finished on the GPU. */
-    if (!atomic_load_explicit(&s->comm->kernel_ch_seen, memory_order_relaxed) &&
-        since(enq_ns, now) > HOST_ONLY_NS)
+    if (!channels_here && since(enq_ns, now) > HOST_ONLY_NS)
         return DONE_HOST;
     if (s->comm->done_mark_ns > s->op.enqueue_ns)
         return DONE_HOST;
@@ -480,7 +487,8 @@ finish(struct slot *s, enum progress p, rs_plugin_op_fn done, void *arg)
 }
 
 size_t
-rs_plugin_drain(uint64_t now, rs_plugin_op_fn done, rs_plugin_op_fn in_flight, void *arg)
+rs_plugin_drain(uint64_t now, bool last, rs_plugin_op_fn done, rs_plugin_op_fn in_flight,
+                void *arg)
 {
     size_t n = 0;
 
@@ -491,7 +499,7 @@ rs_plugin_drain(uint64_t now, rs_plugin_op_fn done, rs_plugin_op_fn in_flight, v
             struct slot *s = &pool[i];
             if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_LIVE)
                 continue;
-            enum progress p = progress_of(s, now);
+            enum progress p = progress_of(s, now, last);
             if (p == DONE_GPU || (pass == 1 && p == DONE_HOST)) {
                 finish(s, p, done, arg);
                 n++;
@@ -522,6 +530,8 @@ rs_plugin_get_stats(struct rs_plugin_stats *out)
     out->comms = atomic_load(&stats.comms);
     out->comms_refused = atomic_load(&stats.comms_refused);
     out->ops = atomic_load(&stats.ops);
+    out->channel_events = atomic_load(&stats.channel_events);
+    out->other_events = atomic_load(&stats.other_events);
     out->dropped = atomic_load(&stats.dropped);
     out->stray = atomic_load(&stats.stray);
     out->drained = stats.drained;

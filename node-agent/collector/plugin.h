@@ -50,6 +50,8 @@ struct rs_plugin_stats {
     uint64_t comms;          /* communicators initialised */
     uint64_t comms_refused;  /* beyond RS_PLUGIN_MAX_COMMS */
     uint64_t ops;            /* operations started */
+    uint64_t channel_events; /* kernel-channel starts */
+    uint64_t other_events;   /* events of other types, not tracked */
     uint64_t dropped;        /* pool full: operations not tracked */
     uint64_t drained;        /* operations handed to the done callback */
     uint64_t host_only;      /* ... of them without GPU times */
@@ -82,9 +84,15 @@ typedef void (*rs_plugin_op_fn)(void *arg, const struct rs_plugin_op *op);
 
 /* One pass over the pool at CLOCK_REALTIME `now_ns`: every finished operation goes to `done` (in
  * no particular order) and its slot is freed; every operation in flight longer than its hang
- * limit goes to `in_flight` (each pass, while it lasts; NULL: not asked). Returns the number of
- * operations passed to `done`. One thread at a time (the flush thread). */
-size_t rs_plugin_drain(uint64_t now_ns, rs_plugin_op_fn done, rs_plugin_op_fn in_flight,
+ * limit goes to `in_flight` (each pass, while it lasts; NULL: not asked). An operation is finished
+ * when NCCL enqueued it and every kernel channel it announced stopped (or those that came, and
+ * none new for a second); without channel events, when a later operation of its communicator
+ * finished on the GPU (one stream: in order), or a second after its enqueue on a communicator
+ * that never had channel events (NCCL gives none for a send/recv to oneself: its GPU end is
+ * unknown and it cannot hang visibly). `last` (the process ends): also every enqueued operation
+ * with channels all stopped, or of a communicator without channel events. Returns the number of operations passed to `done`. One thread at a
+ * time (the flush thread). */
+size_t rs_plugin_drain(uint64_t now_ns, bool last, rs_plugin_op_fn done, rs_plugin_op_fn in_flight,
                        void *arg);
 
 void rs_plugin_get_stats(struct rs_plugin_stats *out);

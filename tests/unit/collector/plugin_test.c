@@ -108,7 +108,7 @@ static size_t
 drain_at(uint64_t t)
 {
     n_seen = n_hung = 0;
-    return rs_plugin_drain(t, on_done, on_in_flight, NULL);
+    return rs_plugin_drain(t, false, on_done, on_in_flight, NULL);
 }
 
 static void *
@@ -295,6 +295,15 @@ host_only_and_stream_order(void)
     T_EQ(drain_at(now_ns() + 2 * SEC), 1);
     T_EQ(seen[0].gpu_start_ns, 0);
     T_EQ(seen[0].op, RS_COLL_BROADCAST);
+    /* at the process's end: at once, but not one NCCL has not enqueued yet */
+    void *late = coll_start(quiet, "Broadcast", 4, 1, 1);
+    void *unqueued = coll_start(quiet, "Broadcast", 5, 1, 1);
+    nccl->stop_event(late);
+    n_seen = 0;
+    T_EQ(rs_plugin_drain(now_ns(), true, on_done, NULL, NULL), 1);
+    T_EQ(seen[0].seq, 4);
+    nccl->stop_event(unqueued);
+    T_EQ(rs_plugin_drain(now_ns(), true, on_done, NULL, NULL), 1);
 
     void *ctx = comm_init(0x98, 0, 2);
     uint64_t g = gpu_now();
@@ -404,7 +413,7 @@ drain_thread(void *arg)
 {
     (void)arg;
     while (!atomic_load(&drain_stop))
-        rs_plugin_drain(now_ns(), on_done, NULL, NULL);
+        rs_plugin_drain(now_ns(), false, on_done, NULL, NULL);
     return NULL;
 }
 
@@ -434,7 +443,7 @@ threads(void)
     }
     atomic_store(&drain_stop, true);
     pthread_join(drainer, NULL);
-    rs_plugin_drain(now_ns(), on_done, NULL, NULL);
+    rs_plugin_drain(now_ns(), false, on_done, NULL, NULL);
     rs_plugin_get_stats(&after);
     /* A starved flush thread (a loaded machine) lets the pool fill: then operations are dropped
      * and counted, never lost silently or handed over twice. */
