@@ -1,11 +1,12 @@
 /* REST endpoints of the server (docs/openapi.yaml): /healthz, /metrics, /v1/import, /v1/jobs,
- * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare}, the downloads
+ * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare,hangs}, the downloads
  * /v1/jobs/{job}/pprof[/stalls|/time] and /v1/jobs/{job}/trace?rank=R, DELETE /v1/jobs/{job}.
  * Storage reads run in the libuv thread pool; the loop thread only routes and writes. */
 #include "common/clock.h"
 #include "common/error.h"
 #include "proto/wire.h"
 #include "query/compare.h"
+#include "query/hangs.h"
 #include "query/jobs.h"
 #include "query/pprof_export.h"
 #include "query/skew.h"
@@ -35,7 +36,8 @@ enum query_kind {
     Q_PPROF,
     Q_PPROF_STALLS,
     Q_PPROF_TIME,
-    Q_TRACE
+    Q_TRACE,
+    Q_HANGS
 };
 
 /* GET /v1/jobs/{job}/trace: events per answer (one rank's document is built in memory). */
@@ -151,6 +153,9 @@ run_query(uv_work_t *req)
         break;
     case Q_RANKS:
         q->rc = rs_query_ranks(r, q->job, &q->result);
+        break;
+    case Q_HANGS:
+        q->rc = rs_query_hangs(r, q->job, rs_clock_realtime_ns(), &q->result);
         break;
     case Q_SKEW: {
         struct rs_skew_options o = {q->p.since_ns, q->p.until_ns};
@@ -432,6 +437,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/pprof/stalls", Q_PPROF_STALLS, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
+    {"/hangs", Q_HANGS, {{0}}},
 };
 
 /* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an
