@@ -139,9 +139,12 @@ output(rs_convert *c, int device)
     struct rs_rank_identity id = {c->id.job,  c->id.rank, c->id.local_rank, c->id.world_size,
                                   c->id.host, "",         c->id.pid};
 
-    if (!c->out && rs_collector_open(&opts, &id, &c->out) == 0 && c->pending_dropped) {
-        rs_collector_count_dropped(c->out, c->pending_dropped);
+    if (!c->out && rs_collector_open(&opts, &id, &c->out) == 0) {
+        if (c->pending_dropped)
+            rs_collector_count_dropped(c->out, c->pending_dropped);
         c->pending_dropped = 0;
+        if (c->status_flags) /* noted before the connection existed */
+            rs_collector_set_status(c->out, c->status_flags, c->status_text);
     }
     if (c->out && device >= 0 && !c->uuid_known && uuid_of(c, (uint32_t)device)[0])
         c->uuid_known = rs_collector_set_gpu_uuid(c->out, uuid_of(c, (uint32_t)device)) == 0;
@@ -519,6 +522,15 @@ rs_convert_report(rs_convert *c, uint32_t flag, const char *text)
     snprintf(c->status_text, sizeof c->status_text, "%s", text ? text : "");
     if (out)
         rs_collector_set_status(out, c->status_flags, text);
+}
+
+void
+rs_convert_note(rs_convert *c, uint32_t flag, const char *text)
+{
+    c->status_flags |= flag;
+    snprintf(c->status_text, sizeof c->status_text, "%s", text ? text : "");
+    if (c->out)
+        rs_collector_set_status(c->out, c->status_flags, c->status_text);
 }
 
 void

@@ -59,6 +59,10 @@ void rs_convert_record(rs_convert *c, const CUpti_Activity *record);
  * stepped aside still says so). */
 void rs_convert_report(rs_convert *c, uint32_t flag, const char *text);
 
+/* Like rs_convert_report, for a lasting condition that needs no frame of its own (kernels traced
+ * in windows): it rides on the first frame the process sends, if it ever sends one. */
+void rs_convert_note(rs_convert *c, uint32_t flag, const char *text);
+
 /* Checks a (CUPTI clock, CLOCK_REALTIME) pair: CUPTI's clock is CLOCK_REALTIME unless another tool
  * replaced it (Kineto can install a TSC clock). Returns true the first time the two differ by
  * more than a second (and reports RS_COLLECTOR_CLOCK_REPLACED), false otherwise. */

@@ -83,6 +83,14 @@ log_stats(void)
         (unsigned long long)st.launch_wait.waits, st.launch_wait.wait_ns / 1e6,
         (unsigned long long)st.launch_wait.unqueued, (unsigned long long)st.launch_wait.late,
         (unsigned long long)st.launch_wait.forced, (unsigned long long)st.launch_wait.refused);
+    struct rs_activity_window_stats ws;
+    rs_activity_get_window_stats(&ws);
+    if (ws.opened)
+        rs_collector_log("kernel windows: %llu opened (%.1f us each to turn tracing on), %llu "
+                         "closed (%.1f us each to turn it off)",
+                         (unsigned long long)ws.opened, (double)ws.open_ns / (double)ws.opened / 1e3,
+                         (unsigned long long)ws.closed,
+                         ws.closed ? (double)ws.close_ns / (double)ws.closed / 1e3 : 0.0);
     struct rs_plugin_stats ps;
     rs_plugin_get_stats(&ps);
     if (ps.comms || ps.comms_refused)
@@ -218,7 +226,9 @@ initialize(void)
                                        s->pc_sampling ? &s->pc : NULL,
                                        s->sync,
                                        s->launch_wait,
-                                       s->hook_debug};
+                                       s->hook_debug,
+                                       s->kernels_in_windows ? (uint64_t)s->window_ms * 1000000u : 0,
+                                       (uint64_t)s->window_period_ms * 1000000u};
     if (!version_ok(why, sizeof why))
         refusal = RS_COLLECTOR_VERSION_MISMATCH;
     else if (!cupti_free(why, sizeof why))
@@ -249,6 +259,13 @@ initialize(void)
         rs_convert_free(state.conv);
         state.conv = NULL;
         return;
+    }
+    if (opts.window_ns) {
+        char text[160];
+        snprintf(text, sizeof text,
+                 "kernels traced in windows of %ld ms every %ld ms (RANKSCOPE_KERNELS=window)",
+                 s->window_ms, s->window_period_ms);
+        rs_convert_note(state.conv, RS_COLLECTOR_KERNELS_SAMPLED, text);
     }
     state.pid = getpid();
     pthread_atfork(NULL, NULL, in_forked_child);

@@ -12,6 +12,7 @@
 #include "tests/t.h"
 #include "tests/t_isolated.h"
 #include "tests/unit/collector/fake_cupti.h"
+#include "common/clock.h"
 #include "tests/unit/collector/t_convert.h"
 
 #include <string.h>
@@ -24,7 +25,7 @@ options(enum rs_activity_sync sync)
 {
     /* the flush thread never ticks within a case: everything happens at finish or hand-over */
     return (struct rs_activity_options){60000, 64 << 10, NULL, sync, RS_ACTIVITY_LAUNCH_WAIT_OFF,
-                                        true};
+                                        true, 0, 0};
 }
 
 /* A converter, and collection into it started with `sync`. */
@@ -40,6 +41,47 @@ started(enum rs_activity_sync sync)
 static const CUpti_ActivityKind always[] = {
     CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MARKER};
+
+/* RANKSCOPE_KERNELS=window: devices and markers always; kernels, copies and the synchronizing
+ * calls' records only inside windows of 300 ms every second of the wall clock (a flush thread
+ * ticking every 10 ms; a loaded machine may tick late, hence the margins and a few misses). */
+static void
+kernels_in_windows(void)
+{
+    rs_convert *c = t_converter();
+    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_API);
+    struct rs_activity_window_stats ws;
+    CUpti_CallbackId sync_cbid;
+    int saw_on = 0, saw_off = 0, wrong = 0;
+
+    o.flush_ms = 10;
+    o.window_ns = 300000000ull;
+    o.period_ns = 1000000000ull;
+    rs_convert_sync_call(0, &sync_cbid);
+    T_EQ(rs_activity_start(c, &o), 0);
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_DEVICE));
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_MARKER));
+    for (int i = 0; i < 300; i++) {
+        uint64_t phase = rs_clock_realtime_ns() % 1000000000ull / 1000000ull;
+        bool on = fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        bool copies = fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_MEMCPY);
+        bool syncs = fake_cupti_driver_api_on(sync_cbid);
+        if (phase > 100 && phase < 250) {
+            saw_on += on && copies && syncs;
+            wrong += !on;
+        } else if (phase > 450 && phase < 900) {
+            saw_off += !on && !copies && !syncs;
+            wrong += on;
+        }
+        rs_clock_sleep_ns(10000000ull);
+    }
+    T_CHECK(saw_on > 10 && saw_off > 10);
+    T_CHECK(wrong <= 3);
+    rs_activity_get_window_stats(&ws);
+    T_CHECK(ws.opened >= 2 && ws.closed >= 2 && ws.opened - ws.closed <= 1);
+    rs_activity_finish();
+    rs_convert_free(c);
+}
 
 static void
 kinds_and_sync_by_api(void)
@@ -204,6 +246,7 @@ main(void)
 {
     t_isolated_context = fake_cupti_log;
     T_RUN_ISOLATED(kinds_and_sync_by_api);
+    T_RUN_ISOLATED(kernels_in_windows);
     T_RUN_ISOLATED(sync_by_records);
     T_RUN_ISOLATED(sync_off);
     T_RUN_ISOLATED(launch_waits_by_latency);
