@@ -10,27 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int
-rs_hang_status_parse(const char *status, struct rs_in_flight *out)
-{
-    struct rs_in_flight f;
-    int end = -1, gpu = -1;
-
-    memset(&f, 0, sizeof f);
-    if (!status ||
-        sscanf(status,
-               "in flight: comm=0x%16" SCNx64 " rank=%" SCNu32 "/%" SCNu32 " op=%31[A-Za-z]"
-               " seq=%" SCNu64 " since_ns=%" SCNu64 " for_ms=%" SCNu64 " gpu=%d%n",
-               &f.comm, &f.comm_rank, &f.comm_size, f.op, &f.seq, &f.since_ns, &f.for_ms, &gpu,
-               &end) != 8 ||
-        end < 0 || status[end] != '\0' || (gpu != 0 && gpu != 1) || f.comm_size == 0 ||
-        f.comm_rank >= f.comm_size)
-        return RS_E_MALFORMED;
-    f.gpu_started = gpu == 1;
-    *out = f;
-    return 0;
-}
-
 struct waiter {
     const struct rs_rank_info *rank;
     struct rs_in_flight f;
@@ -46,11 +25,11 @@ by_comm_then_rank(const void *a, const void *b)
 }
 
 /* Whether the collector said it recently: when it started waiting plus how long it had waited
- * when it said so (a rank sends nothing else while it hangs, and its process may be gone). */
+ * when it said so (ms) (a rank sends nothing else while it hangs, and its process may be gone). */
 static bool
 fresh(const struct rs_in_flight *f, uint64_t now_ns, uint64_t fresh_ns)
 {
-    return !fresh_ns || f->since_ns + f->for_ms * 1000000u + fresh_ns >= now_ns;
+    return !fresh_ns || (f->since_ms + f->for_ms) * 1000000u + fresh_ns >= now_ns;
 }
 
 /* The (op, seq) most of w[0..n) report; ties: the lowest seq. */
@@ -98,8 +77,8 @@ make_hang(const struct waiter *w, size_t n, const struct rs_rank_info *ranks, si
     for (size_t i = 0; i < n; i++) {
         h->waiting[i] = (struct rs_hang_rank){w[i].rank->rank, w[i].rank->host,
                                               w[i].rank->gpu_uuid, w[i].f.gpu_started};
-        if (w[i].f.since_ns < h->since_ns)
-            h->since_ns = w[i].f.since_ns;
+        if (w[i].f.since_ms * 1000000u < h->since_ns)
+            h->since_ns = w[i].f.since_ms * 1000000u;
         if (w[i].rank->world_size > world)
             world = w[i].rank->world_size;
     }
@@ -151,7 +130,7 @@ rs_hangs_find(const struct rs_rank_info *ranks, size_t n, uint64_t now_ns, uint6
     for (size_t i = 0; i < n; i++) {
         if (!(ranks[i].collector_flags & RS_COLLECTOR_IN_FLIGHT))
             continue;
-        if (rs_hang_status_parse(ranks[i].collector_status, &w[nw].f) != 0) {
+        if (rs_in_flight_parse(ranks[i].collector_status, &w[nw].f) != 0) {
             rep.malformed++;
             continue;
         }

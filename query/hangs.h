@@ -1,11 +1,10 @@
 /* Hang verdicts (docs/analysis.md "Hangs"): an NCCL operation started on some ranks and not
  * finished within the collector's limit. Collectors with the NCCL profiler plugin report their
  * oldest operation in flight past the limit as a condition (RS_COLLECTOR_IN_FLIGHT) with a text in
- * a fixed form (node-agent/collector/convert.h):
- *   "in flight: comm=0x<16 hex> rank=<r>/<n> op=<func> seq=<n> since_ns=<ns> for_ms=<ms> gpu=<0|1>"
+ * a fixed form (proto/in_flight.h),
  * and every rank batch replaces the rank's condition, so it clears when the operation finishes.
- * The rule, per job (a waiting rank counts while its collector said so within `fresh_ns`: since_ns
- * + for_ms; one whose process is gone says nothing about now, and is neither waiting nor absent):
+ * The rule, per job (a waiting rank counts while its collector said so within `fresh_ns`: t0_ms
+ * + ms; one whose process is gone says nothing about now, and is neither waiting nor absent):
  *   - every communicator with at least one waiting rank is a hang verdict, named by the
  *     (op, seq) most of its waiting ranks report (ties: the lowest seq);
  *   - waiting: those ranks (they arrived: NCCL started the operation there), with whether a
@@ -21,24 +20,13 @@
 #ifndef RS_QUERY_HANGS_H
 #define RS_QUERY_HANGS_H
 
+#include "proto/in_flight.h"
 #include "storage/store.h"
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* What one rank's in-flight text says; rs_hang_status_parse fills it. */
-struct rs_in_flight {
-    uint64_t comm, seq, since_ns, for_ms;
-    uint32_t comm_rank, comm_size;
-    char op[32];
-    bool gpu_started;
-};
-
-/* Parses a collector status of the in-flight form. Returns 0, or RS_E_MALFORMED (anything else,
- * out-of-range numbers, trailing bytes). */
-int rs_hang_status_parse(const char *status, struct rs_in_flight *out);
 
 struct rs_hang_rank {
     uint32_t rank;

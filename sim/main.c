@@ -7,6 +7,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "node-agent/collector_client.h"
+#include "proto/in_flight.h"
 #include "sim/model.h"
 #include "sim/profile.h"
 
@@ -167,12 +168,9 @@ simulate_hang(const struct sim_config *cfg, struct sim_run *run, sim_model *m, u
         struct rs_clock_pair clock = {now, now};
         for (uint32_t r = 0; r < n; r++) {
             if ((int64_t)r != cfg->hang_rank) {
-                snprintf(text, sizeof text,
-                         "in flight: comm=0x%016llx rank=%u/%u op=AllReduce seq=%llu since_ns=%llu "
-                         "for_ms=%llu gpu=1",
-                         (unsigned long long)comm_hash, r, n,
-                         (unsigned long long)sim_model_next_seq(m, r), (unsigned long long)since,
-                         (unsigned long long)((now - since) / 1000000));
+                struct rs_in_flight f = {comm_hash, sim_model_next_seq(m, r), since / 1000000u,
+                                         (now - since) / 1000000u, r, n, "AllReduce", true};
+                rs_in_flight_format(&f, text, sizeof text);
                 rs_collector_set_status(run->collectors[r], RS_COLLECTOR_IN_FLIGHT, text);
             }
             rs_collector_flush(run->collectors[r], &clock);

@@ -1,6 +1,7 @@
 /* CUPTI activity records -> rankscope records (see convert.h). */
 #include "node-agent/collector/convert.h"
 
+#include "proto/in_flight.h"
 #include "proto/nccl_kernel.h"
 #include "node-agent/collector_client.h"
 #include "node-agent/collector/log.h"
@@ -586,7 +587,7 @@ rs_convert_in_flight_end(rs_convert *c)
 {
     rs_collector *out = output(c, -1);
     const struct rs_plugin_op *op = &c->hang.oldest;
-    char text[256];
+    char text[RS_IN_FLIGHT_MAX + 1];
 
     if (!c->hang.any) {
         if (c->status_flags & RS_COLLECTOR_IN_FLIGHT) {
@@ -596,13 +597,12 @@ rs_convert_in_flight_end(rs_convert *c)
         }
         return;
     }
-    snprintf(text, sizeof text,
-             "in flight: comm=0x%016llx rank=%u/%u op=%.24s seq=%llu since_ns=%llu for_ms=%llu "
-             "gpu=%d",
-             (unsigned long long)op->comm_hash, op->comm_rank, op->comm_size, op->func,
-             (unsigned long long)op->seq, (unsigned long long)op->enqueue_ns,
-             (unsigned long long)((c->hang.now_ns - op->enqueue_ns) / 1000000u),
-             op->channels > 0);
+    struct rs_in_flight f = {op->comm_hash, op->seq, op->enqueue_ns / 1000000u,
+                             (c->hang.now_ns - op->enqueue_ns) / 1000000u, op->comm_rank,
+                             op->comm_size, "", op->channels > 0};
+    snprintf(f.op, sizeof f.op, "%s", op->func);
+    if (rs_in_flight_format(&f, text, sizeof text) != 0)
+        snprintf(text, sizeof text, "in flight: an NCCL operation NCCL names oddly");
     c->status_flags |= RS_COLLECTOR_IN_FLIGHT;
     if (out)
         rs_collector_set_status(out, c->status_flags, text);

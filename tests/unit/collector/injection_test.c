@@ -8,6 +8,7 @@
  * side is read here after it ends. */
 #include "node-agent/collector/convert.h"
 #include "node-agent/collector/plugin.h"
+#include "proto/in_flight.h"
 #include "proto/wire.h"
 #include "tests/t.h"
 #include "tests/t_isolated.h"
@@ -210,8 +211,11 @@ nccl_plugin(void)
     T_EQ(got.exact, 6); /* send and recv to oneself share a key: the store keeps one */
     T_EQ(got.collectives, 6);
     T_CHECK(got.flags & RS_COLLECTOR_IN_FLIGHT);
-    T_CHECK(strstr(got.status, "in flight: comm=0xc0ffee0000000001 rank=0/1 op=AllReduce seq=7") !=
-            NULL);
+    struct rs_in_flight f;
+    T_OK(rs_in_flight_parse(got.status, &f));
+    T_EQ(f.comm, 0xc0ffee0000000001ull);
+    T_CHECK(strcmp(f.op, "AllReduce") == 0 && f.seq == 7 && f.comm_rank == 0 && f.comm_size == 1);
+    T_CHECK(f.for_ms >= 1000 && !f.gpu_started);
 }
 
 static void
