@@ -17,9 +17,10 @@ print_ranks(const char *label, json_t *ranks, bool gpu_started)
         printf("    rank %5lld  host %-20s  GPU %s%s\n", (long long)rs__cli_int(r, "rank"),
                json_string_value(json_object_get(r, "host")),
                json_string_value(json_object_get(r, "gpu_uuid")),
-               !gpu_started                                     ? ""
-               : json_is_true(json_object_get(r, "gpu_started")) ? "  (its GPU started the operation)"
-                                                                 : "  (not started on its GPU)");
+               !gpu_started ? ""
+               : json_is_true(json_object_get(r, "gpu_started"))
+                   ? "  (its GPU started the operation)"
+                   : "  (not started on its GPU)");
     }
 }
 
@@ -39,8 +40,8 @@ render_hangs(const char *job, json_t *doc)
         rs__cli_format_time(rs__cli_int(h, "since_ns"), since, sizeof since);
         printf("job %s: HANG  %s seq %lld on communicator %s (%lld ranks), in flight since %s\n",
                job, json_string_value(json_object_get(h, "op")), (long long)rs__cli_int(h, "seq"),
-               json_string_value(json_object_get(h, "comm")), (long long)rs__cli_int(h, "comm_size"),
-               since);
+               json_string_value(json_object_get(h, "comm")),
+               (long long)rs__cli_int(h, "comm_size"), since);
         print_ranks("waiting (NCCL started it)", json_object_get(h, "waiting"), true);
         json_t *absent = json_object_get(h, "never_arrived");
         if (json_array_size(absent))

@@ -61,7 +61,8 @@ rs_in_flight_parse(const char *text, struct rs_in_flight *out)
     f.gpu_started = gpu == 1;
     char again[RS_IN_FLIGHT_MAX + 1];
     if (rs_in_flight_format(&f, again, sizeof again) != 0 || strcmp(again, text) != 0)
-        return RS_E_MALFORMED; /* leading zeros, spaces, saturated numbers: not what a writer writes */
+        return RS_E_MALFORMED; /* leading zeros, spaces, saturated numbers: not what a writer writes
+                                */
     *out = f;
     return 0;
 }

@@ -22,7 +22,7 @@ struct rs_in_flight {
     uint64_t since_ms; /* CLOCK_REALTIME when NCCL started the operation, ms */
     uint64_t for_ms;   /* how long it had been in flight when the collector said so */
     uint32_t comm_rank, comm_size;
-    char op[32]; /* NCCL's name: letters only ("AllReduce", "Send") */
+    char op[32];      /* NCCL's name: letters only ("AllReduce", "Send") */
     bool gpu_started; /* a kernel channel of it started on the GPU */
 };
 

@@ -75,8 +75,8 @@ make_hang(const struct waiter *w, size_t n, const struct rs_rank_info *ranks, si
     if (!(h->waiting = calloc(n, sizeof *h->waiting)))
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        h->waiting[i] = (struct rs_hang_rank){w[i].rank->rank, w[i].rank->host,
-                                              w[i].rank->gpu_uuid, w[i].f.gpu_started};
+        h->waiting[i] = (struct rs_hang_rank){w[i].rank->rank, w[i].rank->host, w[i].rank->gpu_uuid,
+                                              w[i].f.gpu_started};
         if (w[i].f.since_ms * 1000000u < h->since_ns)
             h->since_ns = w[i].f.since_ms * 1000000u;
         if (w[i].rank->world_size > world)
@@ -163,8 +163,8 @@ ranks_json(const struct rs_hang_rank *r, size_t n, bool with_gpu_started)
     json_t *a = json_array();
 
     for (size_t i = 0; a && i < n; i++) {
-        json_t *o = json_pack("{s:I, s:s, s:s}", "rank", (json_int_t)r[i].rank, "host",
-                              r[i].host, "gpu_uuid", r[i].gpu_uuid);
+        json_t *o = json_pack("{s:I, s:s, s:s}", "rank", (json_int_t)r[i].rank, "host", r[i].host,
+                              "gpu_uuid", r[i].gpu_uuid);
         if (o && with_gpu_started)
             json_object_set_new(o, "gpu_started", json_boolean(r[i].gpu_started));
         if (!o || json_array_append_new(a, o) != 0) {
@@ -189,10 +189,9 @@ rs_hang_report_json(const struct rs_hang_report *rep)
         json_t *o = waiting && absent
                         ? json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:o, s:I}", "comm", comm, "op",
                                     h->op, "seq", (json_int_t)h->seq, "since_ns",
-                                    (json_int_t)h->since_ns, "comm_size",
-                                    (json_int_t)h->comm_size, "waiting", waiting,
-                                    "never_arrived", absent, "never_arrived_unknown",
-                                    (json_int_t)h->absent_unknown)
+                                    (json_int_t)h->since_ns, "comm_size", (json_int_t)h->comm_size,
+                                    "waiting", waiting, "never_arrived", absent,
+                                    "never_arrived_unknown", (json_int_t)h->absent_unknown)
                         : NULL;
         if (!o) {
             json_decref(waiting);

@@ -44,8 +44,8 @@ ranks_text(const struct rs_hang_rank *r, size_t n, char *out, size_t len)
     for (size_t i = 0; i < n && used + 1 < len; i++) {
         rs_utf8_escape(r[i].host, strlen(r[i].host), host, sizeof host);
         rs_utf8_escape(r[i].gpu_uuid, strlen(r[i].gpu_uuid), gpu, sizeof gpu);
-        int k = snprintf(out + used, len - used, "%s%u (%s %s)", i ? ", " : "", r[i].rank, host,
-                         gpu);
+        int k =
+            snprintf(out + used, len - used, "%s%u (%s %s)", i ? ", " : "", r[i].rank, host, gpu);
         if (k < 0)
             break;
         used += (size_t)k;
@@ -66,8 +66,8 @@ raised(rs_hang_watch *w, const char *job, const struct rs_hang *h)
            "job %s: %s seq %" PRIu64 " on communicator 0x%016" PRIx64 " (%u ranks) in flight for "
            "%.1f s; waiting: %s; never arrived: %s%s%u unknown",
            job, h->op, h->seq, h->comm, h->comm_size,
-           (double)(rs_clock_realtime_ns() - h->since_ns) / 1e9, waiting,
-           h->n_absent ? absent : "", h->n_absent ? "; " : "", h->absent_unknown);
+           (double)(rs_clock_realtime_ns() - h->since_ns) / 1e9, waiting, h->n_absent ? absent : "",
+           h->n_absent ? "; " : "", h->absent_unknown);
 }
 
 static void

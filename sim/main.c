@@ -157,7 +157,8 @@ sink_step(void *arg, uint32_t rank, const struct rs_step_record *s)
 static void
 simulate_hang(const struct sim_config *cfg, struct sim_run *run, sim_model *m, uint64_t comm_hash)
 {
-    uint64_t since = rs_clock_realtime_ns(), until = rs_clock_mono_ns() + (uint64_t)(cfg->hang_s * 1e9);
+    uint64_t since = rs_clock_realtime_ns(),
+             until = rs_clock_mono_ns() + (uint64_t)(cfg->hang_s * 1e9);
     uint32_t n = (uint32_t)cfg->ranks;
     char text[200];
 
@@ -168,8 +169,14 @@ simulate_hang(const struct sim_config *cfg, struct sim_run *run, sim_model *m, u
         struct rs_clock_pair clock = {now, now};
         for (uint32_t r = 0; r < n; r++) {
             if ((int64_t)r != cfg->hang_rank) {
-                struct rs_in_flight f = {comm_hash, sim_model_next_seq(m, r), since / 1000000u,
-                                         (now - since) / 1000000u, r, n, "AllReduce", true};
+                struct rs_in_flight f = {comm_hash,
+                                         sim_model_next_seq(m, r),
+                                         since / 1000000u,
+                                         (now - since) / 1000000u,
+                                         r,
+                                         n,
+                                         "AllReduce",
+                                         true};
                 rs_in_flight_format(&f, text, sizeof text);
                 rs_collector_set_status(run->collectors[r], RS_COLLECTOR_IN_FLIGHT, text);
             }
@@ -346,9 +353,10 @@ options_consistent(const struct sim_config *cfg)
     }
     if (cfg->slow_rank >= cfg->ranks || cfg->host_stall >= cfg->ranks ||
         cfg->hang_rank >= cfg->ranks) {
-        fprintf(stderr,
-                "rankscope-sim: --slow-rank/--host-stall/--hang-rank must be below --ranks (%lld)\n",
-                (long long)cfg->ranks);
+        fprintf(
+            stderr,
+            "rankscope-sim: --slow-rank/--host-stall/--hang-rank must be below --ranks (%lld)\n",
+            (long long)cfg->ranks);
         return false;
     }
     if (cfg->recover_step && cfg->recover_step <= cfg->onset_step) {

@@ -209,7 +209,7 @@ sim_model_step(sim_model *m, uint64_t step, const struct sim_sink *sink)
         for (uint32_t r = 0; r < p->ranks; r++) {
             struct rank_state *rs = &m->ranks[r];
             struct rs_collective_record c = {
-                rs->arrive_ns[b],  comm_end, op->bytes,          p->comm_hash, rs->nccl_seq++,
+                rs->arrive_ns[b],  comm_end, op->bytes,          p->comm_hash,  rs->nccl_seq++,
                 RS_COLL_ALLREDUCE, 0,        RS_SIM_NCCL_STREAM, p->nccl_plugin};
             sink->collective(sink->arg, r, p->nccl_plugin ? "AllReduce RING/LL" : op->name, &c);
             rs->free_ns = comm_end;

@@ -31,7 +31,7 @@ static struct {
     bool stopped;
     /* kernel tracing in windows (window.h); flush thread only, but for the stats */
     struct rs_window_schedule window;
-    bool windows;     /* tracing in windows, not always */
+    bool windows;        /* tracing in windows, not always */
     bool traced_refused; /* CUPTI refused the traced kinds at a window: said once */
     struct rs_activity_window_stats window_stats;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -287,8 +287,8 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
      * before CUDA is initialized: we run inside cuInit); optional. In windows: the launch calls'
      * records only inside them. */
     g.windows = opts->window_ns > 0;
-    g.window = (struct rs_window_schedule){.window_ns = opts->window_ns,
-                                           .period_ns = opts->period_ns};
+    g.window =
+        (struct rs_window_schedule){.window_ns = opts->window_ns, .period_ns = opts->period_ns};
     if ((!g.windows || opts->launch_wait == RS_ACTIVITY_LAUNCH_WAIT_LATENCY) &&
         !launch_wait_start(opts->launch_wait))
         rs_collector_log("queue times of kernels unavailable: no launch waits");

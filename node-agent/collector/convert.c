@@ -63,7 +63,7 @@ struct rs_convert {
     rs_launch_wait *launch_wait; /* NULL: off */
     char status_text[200];       /* of rs_convert_report, kept under an in-flight text */
     struct {
-        bool any;                /* this drain found operations in flight past the limit */
+        bool any; /* this drain found operations in flight past the limit */
         struct rs_plugin_op oldest;
         uint64_t now_ns;
         uint64_t logged_comm, logged_seq; /* the last one said on stderr */
@@ -597,9 +597,14 @@ rs_convert_in_flight_end(rs_convert *c)
         }
         return;
     }
-    struct rs_in_flight f = {op->comm_hash, op->seq, op->enqueue_ns / 1000000u,
-                             (c->hang.now_ns - op->enqueue_ns) / 1000000u, op->comm_rank,
-                             op->comm_size, "", op->channels > 0};
+    struct rs_in_flight f = {op->comm_hash,
+                             op->seq,
+                             op->enqueue_ns / 1000000u,
+                             (c->hang.now_ns - op->enqueue_ns) / 1000000u,
+                             op->comm_rank,
+                             op->comm_size,
+                             "",
+                             op->channels > 0};
     snprintf(f.op, sizeof f.op, "%s", op->func);
     if (rs_in_flight_format(&f, text, sizeof text) != 0)
         snprintf(text, sizeof text, "in flight: an NCCL operation NCCL names oddly");

@@ -94,7 +94,8 @@ void rs_convert_plugin_op(rs_convert *c, const struct rs_plugin_op *op);
 
 /* The operations in flight past the hang limit at one drain (rs_plugin_drain's in_flight calls
  * between rs_convert_in_flight_begin and _end): when there are some, the rank's condition gets
- * RS_COLLECTOR_IN_FLIGHT and a status text naming the oldest (proto/in_flight.h) and one stderr line the first time; when there are none any more, both are cleared. */
+ * RS_COLLECTOR_IN_FLIGHT and a status text naming the oldest (proto/in_flight.h) and one stderr
+ * line the first time; when there are none any more, both are cleared. */
 void rs_convert_in_flight_begin(rs_convert *c);
 void rs_convert_in_flight(rs_convert *c, const struct rs_plugin_op *op, uint64_t now_ns);
 void rs_convert_in_flight_end(rs_convert *c);

@@ -88,7 +88,8 @@ log_stats(void)
     if (ws.opened)
         rs_collector_log("kernel windows: %llu opened (%.1f us each to turn tracing on), %llu "
                          "closed (%.1f us each to turn it off)",
-                         (unsigned long long)ws.opened, (double)ws.open_ns / (double)ws.opened / 1e3,
+                         (unsigned long long)ws.opened,
+                         (double)ws.open_ns / (double)ws.opened / 1e3,
                          (unsigned long long)ws.closed,
                          ws.closed ? (double)ws.close_ns / (double)ws.closed / 1e3 : 0.0);
     struct rs_plugin_stats ps;
@@ -227,7 +228,8 @@ initialize(void)
                                        s->sync,
                                        s->launch_wait,
                                        s->hook_debug,
-                                       s->kernels_in_windows ? (uint64_t)s->window_ms * 1000000u : 0,
+                                       s->kernels_in_windows ? (uint64_t)s->window_ms * 1000000u
+                                                             : 0,
                                        (uint64_t)s->window_period_ms * 1000000u};
     if (!version_ok(why, sizeof why))
         refusal = RS_COLLECTOR_VERSION_MISMATCH;

@@ -60,8 +60,8 @@ struct comm {
     atomic_bool kernel_ch_seen;
     _Atomic uint32_t *p2p_counts; /* [2 * size]: sends to, receives from each peer; NULL: none */
     /* flush thread only */
-    uint64_t usual_ns;      /* moving average of enqueue -> GPU stop */
-    uint64_t done_mark_ns;  /* latest enqueue of an operation finished on the GPU */
+    uint64_t usual_ns;     /* moving average of enqueue -> GPU stop */
+    uint64_t done_mark_ns; /* latest enqueue of an operation finished on the GPU */
 };
 
 enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_LIVE };
@@ -144,10 +144,14 @@ op_of(const char *func)
     static const struct {
         const char *name;
         uint32_t op;
-    } ops[] = {{"AllReduce", RS_COLL_ALLREDUCE},     {"AllGather", RS_COLL_ALLGATHER},
-               {"ReduceScatter", RS_COLL_REDUCESCATTER}, {"Broadcast", RS_COLL_BROADCAST},
-               {"Reduce", RS_COLL_REDUCE},           {"AlltoAll", RS_COLL_ALLTOALL},
-               {"Send", RS_COLL_SENDRECV},           {"Recv", RS_COLL_SENDRECV},
+    } ops[] = {{"AllReduce", RS_COLL_ALLREDUCE},
+               {"AllGather", RS_COLL_ALLGATHER},
+               {"ReduceScatter", RS_COLL_REDUCESCATTER},
+               {"Broadcast", RS_COLL_BROADCAST},
+               {"Reduce", RS_COLL_REDUCE},
+               {"AlltoAll", RS_COLL_ALLTOALL},
+               {"Send", RS_COLL_SENDRECV},
+               {"Recv", RS_COLL_SENDRECV},
                {"SendRecv", RS_COLL_SENDRECV}};
 
     for (size_t i = 0; func && i < sizeof ops / sizeof ops[0]; i++)
@@ -163,10 +167,10 @@ type_size(const char *datatype)
     static const struct {
         const char *name;
         uint64_t size;
-    } types[] = {{"ncclInt8", 1},     {"ncclUint8", 1},       {"ncclFloat8e4m3", 1},
-                 {"ncclFloat8e5m2", 1}, {"ncclFloat16", 2},    {"ncclBfloat16", 2},
-                 {"ncclInt32", 4},    {"ncclUint32", 4},      {"ncclFloat32", 4},
-                 {"ncclInt64", 8},    {"ncclUint64", 8},      {"ncclFloat64", 8}};
+    } types[] = {{"ncclInt8", 1},       {"ncclUint8", 1},   {"ncclFloat8e4m3", 1},
+                 {"ncclFloat8e5m2", 1}, {"ncclFloat16", 2}, {"ncclBfloat16", 2},
+                 {"ncclInt32", 4},      {"ncclUint32", 4},  {"ncclFloat32", 4},
+                 {"ncclInt64", 8},      {"ncclUint64", 8},  {"ncclFloat64", 8}};
 
     for (size_t i = 0; datatype && i < sizeof types / sizeof types[0]; i++)
         if (strcmp(datatype, types[i].name) == 0)
@@ -179,8 +183,8 @@ static struct slot *
 claim(void)
 {
     for (int i = 0; i < CLAIM_TRIES; i++) {
-        struct slot *s = &pool[atomic_fetch_add_explicit(&cursor, 1, memory_order_relaxed) %
-                               RS_PLUGIN_SLOTS];
+        struct slot *s =
+            &pool[atomic_fetch_add_explicit(&cursor, 1, memory_order_relaxed) % RS_PLUGIN_SLOTS];
         uint32_t expected = SLOT_FREE;
         if (atomic_compare_exchange_strong(&s->state, &expected, SLOT_FILLING))
             return s;
@@ -212,8 +216,8 @@ p2p_seq(struct comm *c, bool send, int peer, bool *exact)
     *exact = false;
     if (!c->p2p_counts || peer < 0 || (uint32_t)peer >= c->size)
         return 0;
-    uint32_t n = atomic_fetch_add_explicit(&c->p2p_counts[(send ? 0 : c->size) + (uint32_t)peer],
-                                           1, memory_order_relaxed);
+    uint32_t n = atomic_fetch_add_explicit(&c->p2p_counts[(send ? 0 : c->size) + (uint32_t)peer], 1,
+                                           memory_order_relaxed);
     *exact = true;
     return (uint64_t)src << 48 | (uint64_t)dst << 32 | n;
 }
@@ -376,10 +380,10 @@ plugin_finalize(void *context)
 }
 
 __attribute__((visibility("default"))) const struct rs_nccl_profiler ncclProfiler_v5 = {
-    "rankscope", plugin_init, plugin_start_event, plugin_stop_event, plugin_record_event_state,
+    "rankscope",    plugin_init, plugin_start_event, plugin_stop_event, plugin_record_event_state,
     plugin_finalize};
 __attribute__((visibility("default"))) const struct rs_nccl_profiler ncclProfiler_v6 = {
-    "rankscope", plugin_init, plugin_start_event, plugin_stop_event, plugin_record_event_state,
+    "rankscope",    plugin_init, plugin_start_event, plugin_stop_event, plugin_record_event_state,
     plugin_finalize};
 
 void
@@ -487,8 +491,7 @@ finish(struct slot *s, enum progress p, rs_plugin_op_fn done, void *arg)
 }
 
 size_t
-rs_plugin_drain(uint64_t now, bool last, rs_plugin_op_fn done, rs_plugin_op_fn in_flight,
-                void *arg)
+rs_plugin_drain(uint64_t now, bool last, rs_plugin_op_fn done, rs_plugin_op_fn in_flight, void *arg)
 {
     size_t n = 0;
 

@@ -20,8 +20,8 @@ struct rs_window_schedule {
     uint64_t window_ns, period_ns; /* 0 < window_ns <= period_ns */
     /* state (zero-initialised) */
     bool open;
-    uint64_t index;        /* the window open now, or the last one opened, plus 1 (0: none yet) */
-    uint64_t opened_mono;  /* CLOCK_MONOTONIC when it opened */
+    uint64_t index;       /* the window open now, or the last one opened, plus 1 (0: none yet) */
+    uint64_t opened_mono; /* CLOCK_MONOTONIC when it opened */
 };
 
 enum rs_window_action { RS_WINDOW_STAY, RS_WINDOW_OPEN, RS_WINDOW_CLOSE };

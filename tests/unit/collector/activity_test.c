@@ -25,7 +25,7 @@ options(enum rs_activity_sync sync)
 {
     /* the flush thread never ticks within a case: everything happens at finish or hand-over */
     return (struct rs_activity_options){60000, 64 << 10, NULL, sync, RS_ACTIVITY_LAUNCH_WAIT_OFF,
-                                        true, 0, 0};
+                                        true,  0,        0};
 }
 
 /* A converter, and collection into it started with `sync`. */

@@ -195,9 +195,9 @@ nccl_plugin_in_the_collector(void)
         nccl_op(ctx, &send, true);
         nccl_op(ctx, &recv, true);
     }
-    struct descr ar = {.type = 2,
-                       .coll = {7, "AllReduce", NULL, NULL, 4, 0, "ncclFloat32", 1, 8, "RING",
-                                "LL", NULL}};
+    struct descr ar = {
+        .type = 2,
+        .coll = {7, "AllReduce", NULL, NULL, 4, 0, "ncclFloat32", 1, 8, "RING", "LL", NULL}};
     nccl_op(ctx, &ar, false); /* queued behind something that never ends */
     usleep(1800 * 1000);      /* past the limit, and a few flushes */
     t_isolated_exit();

@@ -208,7 +208,7 @@ collective_two_channels(void)
     uint64_t g0 = gpu_now() - 1000000; /* stamps a GPU took before the proxy saw them */
     void *c0 = ch_start(ctx, h, 0, g0);
     ch_stop(c0, g0 + 3000);
-    nccl->stop_event(h); /* enqueued, after a channel finished already */
+    nccl->stop_event(h);         /* enqueued, after a channel finished already */
     T_EQ(drain_at(now_ns()), 0); /* channel 1 of 2 still to come */
     void *c1 = ch_start(ctx, h, 1, g0 + 100);
     T_EQ(drain_at(now_ns()), 0); /* started, not stopped */
@@ -454,7 +454,6 @@ threads(void)
         uint64_t t = seen[i].comm_hash - 0x1000;
         if (t < THREADS && seen[i].seq < OPS && seen[i].gpu_end_ns - seen[i].gpu_start_ns == 20)
             count[t][seen[i].seq]++;
-
     }
     size_t once = 0, twice = 0;
     for (int t = 0; t < THREADS; t++)
@@ -497,8 +496,7 @@ shipped_library(void)
         if (!p)
             continue;
         T_CHECK(strcmp(p->name, "rankscope") == 0);
-        T_CHECK(p->init && p->start_event && p->stop_event && p->record_event_state &&
-                p->finalize);
+        T_CHECK(p->init && p->start_event && p->stop_event && p->record_event_state && p->finalize);
         void *ctx = NULL;
         int mask = 0;
         T_CHECK(p->init(&ctx, 1, &mask, "c", 1, 1, 0, NULL) != 0);

@@ -67,9 +67,17 @@ static void
 windows_and_hangs(void)
 {
     struct rs_collector_settings s;
-    static const char *const env[] = {"RANKSCOPE_KERNELS", "window", "RANKSCOPE_WINDOW_MS", "5000",
-                                      "RANKSCOPE_WINDOW_PERIOD_MS", "2000", "RANKSCOPE_HANG_MS",
-                                      "0", "RANKSCOPE_HANG_FACTOR", "0", NULL};
+    static const char *const env[] = {"RANKSCOPE_KERNELS",
+                                      "window",
+                                      "RANKSCOPE_WINDOW_MS",
+                                      "5000",
+                                      "RANKSCOPE_WINDOW_PERIOD_MS",
+                                      "2000",
+                                      "RANKSCOPE_HANG_MS",
+                                      "0",
+                                      "RANKSCOPE_HANG_FACTOR",
+                                      "0",
+                                      NULL};
     static const char *const bad[] = {"RANKSCOPE_KERNELS", "sometimes", NULL};
 
     T_EQ(read_with(env, &s), 1); /* the factor 0 */
@@ -81,7 +89,9 @@ windows_and_hangs(void)
     T_CHECK(strstr(reported[0], "RANKSCOPE_HANG_FACTOR=0") != NULL);
     T_EQ(read_with(bad, &s), 1);
     T_EQ(s.kernels_in_windows, 0);
-    T_CHECK(strstr(reported[0], "RANKSCOPE_KERNELS=sometimes is not one of always, window; using always") != NULL);
+    T_CHECK(strstr(reported[0],
+                   "RANKSCOPE_KERNELS=sometimes is not one of always, window; using always") !=
+            NULL);
 }
 
 static void

@@ -33,7 +33,8 @@ run(struct rs_window_schedule *s, uint64_t from, uint64_t to, uint64_t step, uin
 static void
 aligned_across_ranks(void)
 {
-    struct rs_window_schedule a = {.window_ns = 2 * SEC, .period_ns = 30 * SEC}, b = {.window_ns = 2 * SEC, .period_ns = 30 * SEC};
+    struct rs_window_schedule a = {.window_ns = 2 * SEC, .period_ns = 30 * SEC},
+                              b = {.window_ns = 2 * SEC, .period_ns = 30 * SEC};
     struct trace ta = {0}, tb = {0};
 
     run(&a, T0 + 2 * SEC + 13 * MS, T0 + 120 * SEC, 250 * MS, 5 * SEC, &ta);

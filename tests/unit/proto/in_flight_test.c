@@ -12,8 +12,14 @@
 static void
 round_trip(void)
 {
-    struct rs_in_flight f = {0xfeedbeef12345678ull, 1ull << 48 | 3ull << 32 | 9, 1795531099524ull,
-                             12345, 1, 4, "AllReduce", true},
+    struct rs_in_flight f = {0xfeedbeef12345678ull,
+                             1ull << 48 | 3ull << 32 | 9,
+                             1795531099524ull,
+                             12345,
+                             1,
+                             4,
+                             "AllReduce",
+                             true},
                         g;
     char text[128];
 
@@ -24,8 +30,8 @@ round_trip(void)
     T_CHECK(memcmp(&f, &g, sizeof f) == 0);
     /* the longest realistic values (ranks below 65536, ms of 10 digits) fit the 127 bytes the
      * server keeps; beyond, the writer refuses rather than be cut */
-    f = (struct rs_in_flight){UINT64_MAX, UINT64_MAX, 9999999999999ull, 9999999999ull, 65534,
-                              65535, "ReduceScatter", false};
+    f = (struct rs_in_flight){UINT64_MAX, UINT64_MAX, 9999999999999ull, 9999999999ull,
+                              65534,      65535,      "ReduceScatter",  false};
     T_OK(rs_in_flight_format(&f, text, sizeof text));
     T_EQ(strlen(text), 124);
     T_OK(rs_in_flight_parse(text, &g));

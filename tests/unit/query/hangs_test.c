@@ -1,5 +1,6 @@
-/* Unit tests of the hang rule (query/hangs.h) on hand-built rank infos: a world communicator with one rank that never arrived, a sub-communicator, several
- * communicators, the majority (op, seq), ranks that stopped sending, clearing, and the JSON. */
+/* Unit tests of the hang rule (query/hangs.h) on hand-built rank infos: a world communicator with
+ * one rank that never arrived, a sub-communicator, several communicators, the majority (op, seq),
+ * ranks that stopped sending, clearing, and the JSON. */
 #include "common/error.h"
 #include "proto/wire.h"
 #include "proto/in_flight.h"
@@ -33,8 +34,9 @@ static void
 in_flight_said(size_t i, uint64_t comm, unsigned comm_rank, unsigned size, const char *op,
                unsigned long long seq, uint64_t since_ns, int gpu, uint64_t said_ns)
 {
-    struct rs_in_flight f = {comm, seq, since_ns / 1000000, (said_ns - since_ns) / 1000000,
-                             comm_rank, size, "", gpu == 1};
+    struct rs_in_flight f = {
+        comm, seq,     since_ns / 1000000, (said_ns - since_ns) / 1000000, comm_rank, size,
+        "",   gpu == 1};
     snprintf(f.op, sizeof f.op, "%s", op);
     ranks[i].collector_flags |= RS_COLLECTOR_IN_FLIGHT;
     T_EQ(rs_in_flight_format(&f, ranks[i].collector_status, sizeof ranks[i].collector_status), 0);
@@ -74,7 +76,9 @@ world_communicator(void)
     json_t *j = rs_hang_report_json(&rep);
     char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
     T_CHECK(s && strstr(s, "\"comm\":\"0x000000000000feed\""));
-    T_CHECK(s && strstr(s, "\"never_arrived\":[{\"rank\":2,\"host\":\"node1\",\"gpu_uuid\":\"GPU-2\"}]"));
+    T_CHECK(
+        s &&
+        strstr(s, "\"never_arrived\":[{\"rank\":2,\"host\":\"node1\",\"gpu_uuid\":\"GPU-2\"}]"));
     T_CHECK(s && strstr(s, "\"gpu_started\":false"));
     free(s);
     json_decref(j);
