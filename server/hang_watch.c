@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/utf8.h"
 #include "query/hangs.h"
+#include "server/periodic.h"
 #include "server/server_int.h"
 
 #include <errno.h>
@@ -24,12 +25,11 @@ struct active_hang {
 };
 
 struct rs_hang_watch {
-    uv_timer_t timer;
+    struct rs_periodic periodic; /* its timer's data is the watch */
     struct rs_server *srv;
     unsigned active_s;
     struct active_hang *v;
     size_t n, cap;
-    bool closed;
     struct rs_hang_watch_stats stats;
 };
 
@@ -156,6 +156,23 @@ on_tick(uv_timer_t *t)
     w->stats.active = w->n;
 }
 
+/* The checks run on the loop thread: nothing is ever in flight. */
+static bool
+never_busy(void *owner)
+{
+    (void)owner;
+    return false;
+}
+
+static void
+free_watch(void *owner)
+{
+    rs_hang_watch *w = owner;
+
+    free(w->v);
+    free(w);
+}
+
 int
 rs_hang_watch_start(struct rs_server *srv, unsigned period_ms, unsigned active_s,
                     rs_hang_watch **out)
@@ -166,30 +183,18 @@ rs_hang_watch_start(struct rs_server *srv, unsigned period_ms, unsigned active_s
         return -ENOMEM;
     w->srv = srv;
     w->active_s = active_s;
-    uv_timer_init(&srv->loop, &w->timer);
-    w->timer.data = w;
+    rs__periodic_init(&w->periodic, &srv->loop, w, never_busy, free_watch);
     if (period_ms > 0)
-        uv_timer_start(&w->timer, on_tick, period_ms, period_ms);
+        rs__periodic_start(&w->periodic, on_tick, period_ms, period_ms);
     *out = w;
     return 0;
-}
-
-static void
-on_closed(uv_handle_t *h)
-{
-    rs_hang_watch *w = h->data;
-
-    free(w->v);
-    free(w);
 }
 
 void
 rs_hang_watch_close(rs_hang_watch *w)
 {
-    if (!w)
-        return;
-    w->closed = true;
-    uv_close((uv_handle_t *)&w->timer, on_closed);
+    if (w)
+        rs__periodic_close(&w->periodic);
 }
 
 void
