@@ -76,6 +76,7 @@ struct slot {
     struct comm *comm;
     struct rs_plugin_op op;
     uint8_t n_channels;
+    bool no_channels; /* NCCL gives this operation no kernel-channel events */
 };
 
 static struct slot pool[RS_PLUGIN_SLOTS];
@@ -286,6 +287,10 @@ start_op(struct comm *c, void **handle, const struct descr *d)
         op->bytes = d->p2p.count * type_size(d->p2p.datatype);
         s->n_channels = d->p2p.n_channels;
     }
+    /* A send or receive to oneself has no proxy operation, hence no kernel-channel events (NCCL
+     * 2.28.9 enqueue.cc: selfSend -> nProxyOps = 0; seen on an H100): on a communicator that has
+     * them otherwise (an all-to-all's own part) it would look in flight until the next operation. */
+    s->no_channels = d->type == EV_P2P && d->p2p.peer == (int)c->rank;
     op->op = op_of(op->func);
     s->comm = c;
     atomic_store_explicit(&s->enqueued, false, memory_order_relaxed);
@@ -433,8 +438,10 @@ progress_of(struct slot *s, uint64_t now, bool last)
             return DONE_GPU;
         return RUNNING;
     }
-    /* No channel event: NCCL gives none on this communicator at all, or a later operation of the
-     * same communicator (one stream: in order) finished on the GPU. */
+    /* No channel event: NCCL gives none for this operation or on this communicator at all, or a
+     * later operation of the same communicator (one stream: in order) finished on the GPU. */
+    if (s->no_channels)
+        return DONE_HOST;
     if (!channels_here && since(enq_ns, now) > HOST_ONLY_NS)
         return DONE_HOST;
     if (s->comm->done_mark_ns > s->op.enqueue_ns)

@@ -88,8 +88,8 @@ typedef void (*rs_plugin_op_fn)(void *arg, const struct rs_plugin_op *op);
  * when NCCL enqueued it and every kernel channel it announced stopped (or those that came, and
  * none new for a second); without channel events, when a later operation of its communicator
  * finished on the GPU (one stream: in order), or a second after its enqueue on a communicator
- * that never had channel events (NCCL gives none for a send/recv to oneself: its GPU end is
- * unknown and it cannot hang visibly). `last` (the process ends): also every enqueued operation
+ * that never had channel events; a send or receive to oneself at its enqueue (NCCL gives it no
+ * channel events: its GPU end is unknown and it cannot be seen to hang). `last` (the process ends): also every enqueued operation
  * with channels all stopped, or of a communicator without channel events. Returns the number of
  * operations passed to `done`. One thread at a time (the flush thread). */
 size_t rs_plugin_drain(uint64_t now_ns, bool last, rs_plugin_op_fn done, rs_plugin_op_fn in_flight,

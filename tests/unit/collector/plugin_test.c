@@ -316,6 +316,26 @@ host_only_and_stream_order(void)
     T_EQ(drain_at(now_ns()), 2);
 }
 
+/* A send/recv to oneself inside a communicator that has channel events (an all-to-all's own
+ * part): finished at its enqueue, host times only — not in flight until the next operation. */
+static void
+self_send_in_a_busy_communicator(void)
+{
+    void *ctx = comm_init(0x5e1f, 1, 4);
+    uint64_t g = gpu_now();
+    void *peer = p2p_start(ctx, "Send", 2, 8);
+    ch_stop(ch_start(ctx, peer, 0, g), g + 100);
+    nccl->stop_event(peer);
+    T_EQ(drain_at(now_ns()), 1);
+    void *self[2] = {p2p_start(ctx, "Send", 1, 8), p2p_start(ctx, "Recv", 1, 8)};
+    nccl->stop_event(self[0]);
+    nccl->stop_event(self[1]);
+    T_EQ(drain_at(now_ns() + 30 * SEC), 2);
+    T_EQ(n_hung, 0);
+    T_EQ(seen[0].gpu_start_ns, 0);
+    T_EQ(seen[0].seq, seen[1].seq); /* 1 -> 1, the first: one key */
+}
+
 static void
 strays_and_nulls(void)
 {
@@ -536,6 +556,7 @@ main(void)
     T_RUN(point_to_point);
     T_RUN(hang_then_completion);
     T_RUN(host_only_and_stream_order);
+    T_RUN(self_send_in_a_busy_communicator);
     T_RUN(strays_and_nulls);
     T_RUN(pool_full);
     T_RUN(threads);
