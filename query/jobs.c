@@ -112,20 +112,3 @@ rs_query_ranks(rs_store_read *r, const char *job, json_t **out)
     *out = json_pack("{s:o, s:o}", "job", job_json(&info), "ranks", list);
     return *out ? 0 : -ENOMEM;
 }
-
-bool
-rs_query_kernels_sampled(rs_store_read *r, const char *job, uint64_t rank)
-{
-    struct rs_rank_info *ranks = NULL;
-    size_t n = 0;
-    bool sampled = false;
-
-    if (rs_store_ranks_get(r, job, &ranks, &n) != 0)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if ((rank == UINT64_MAX || ranks[i].rank == rank) &&
-            (ranks[i].collector_flags & RS_COLLECTOR_KERNELS_SAMPLED))
-            sampled = true;
-    free(ranks);
-    return sampled;
-}

@@ -8,9 +8,7 @@
 #include "storage/store.h"
 
 #include <jansson.h>
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 /* {"jobs": [ {job summary}, ... ]} in name order, at most `limit` (0 = all). The caller owns *out.
  * Returns 0 or a storage error. */
@@ -19,10 +17,5 @@ int rs_query_jobs(rs_store_read *r, size_t limit, json_t **out);
 /* {"job": {job summary}, "ranks": [ {rank summary}, ... ]} in rank order.
  * RS_E_NOT_FOUND when the job is unknown. The caller owns *out. */
 int rs_query_ranks(rs_store_read *r, const char *job, json_t **out);
-
-/* True when a rank of `job` (one rank, or UINT64_MAX: any) says its kernels are traced in
- * windows (RS_COLLECTOR_KERNELS_SAMPLED): per-kernel answers then cover the windows only. False
- * for an unknown job or rank. */
-bool rs_query_kernels_sampled(rs_store_read *r, const char *job, uint64_t rank);
 
 #endif

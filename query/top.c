@@ -1,8 +1,6 @@
 /* Top kernels per step (see top.h). */
 #include "query/top.h"
 
-#include "query/jobs.h"
-
 #include <errno.h>
 #include <stdlib.h>
 
@@ -61,12 +59,7 @@ rs_query_top(rs_store_read *r, const struct rs_profile_scope *scope, size_t limi
                      rs_profile_launch_wait_json(&p, per));
     rows = NULL;
     /* kernels traced in windows (RANKSCOPE_KERNELS=window): these figures are a sample */
-    if (*out && json_object_set_new(
-                    *out, "sampled",
-                    json_boolean(rs_query_kernels_sampled(
-                        r, scope->job,
-                        scope->rank == RS_PROFILE_ALL_RANKS || scope->peers ? UINT64_MAX
-                                                                            : scope->rank))) != 0) {
+    if (*out && json_object_set_new(*out, "sampled", json_boolean(p.sampled_ranks > 0)) != 0) {
         json_decref(*out);
         *out = NULL;
     }
