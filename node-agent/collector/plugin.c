@@ -423,7 +423,9 @@ progress_of(struct slot *s, uint64_t now, bool last)
     uint32_t started = atomic_load_explicit(&s->ch_started, memory_order_acquire);
     uint64_t enq_ns = atomic_load_explicit(&s->enqueued_ns, memory_order_relaxed);
 
-    if (!enqueued || started != stopped)
+    /* more stops than starts: a late channel of the slot's previous operation (one that finished
+     * by the quiet rule) — never a reason to keep this one in flight */
+    if (!enqueued || started > stopped)
         return RUNNING;
     bool channels_here = atomic_load_explicit(&s->comm->kernel_ch_seen, memory_order_relaxed);
     if (last && started > 0) /* the process ends: no channel left running */
