@@ -231,6 +231,23 @@ collective_two_channels(void)
     T_EQ(drain_at(now_ns()), 0); /* handed over once */
 }
 
+/* NCCL announced more channels than kernel-channel events came: finished once those that came
+ * stopped and none came for a second. */
+static void
+fewer_channels_than_announced(void)
+{
+    void *ctx = comm_init(0xfe7, 0, 2);
+    uint64_t g = gpu_now() - 1000000;
+    void *h = coll_start(ctx, "AllGather", 3, 64, 4);
+    ch_stop(ch_start(ctx, h, 0, g), g + 700);
+    nccl->stop_event(h);
+    T_EQ(drain_at(now_ns()), 0);
+    T_EQ(drain_at(now_ns() + 2 * SEC), 1);
+    T_EQ(seen[0].channels, 1);
+    T_EQ(seen[0].gpu_end_ns - seen[0].gpu_start_ns, 700);
+    T_EQ(n_hung, 0);
+}
+
 static void
 point_to_point(void)
 {
@@ -553,6 +570,7 @@ main(void)
     T_RUN(not_armed);
     rs_plugin_arm(&opts);
     T_RUN(collective_two_channels);
+    T_RUN(fewer_channels_than_announced);
     T_RUN(point_to_point);
     T_RUN(hang_then_completion);
     T_RUN(host_only_and_stream_order);
