@@ -1,5 +1,5 @@
 /* REST endpoints of the server (docs/openapi.yaml): /healthz, /metrics, /v1/import, /v1/jobs,
- * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare}, the downloads
+ * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare,hangs}, the downloads
  * /v1/jobs/{job}/pprof[/stalls|/time] and /v1/jobs/{job}/trace?rank=R, DELETE /v1/jobs/{job}.
  * Storage reads run in the libuv thread pool; the loop thread only routes and writes. */
 #include "common/clock.h"
@@ -7,6 +7,7 @@
 #include "proto/wire.h"
 #include "query/advice.h"
 #include "query/compare.h"
+#include "query/hangs.h"
 #include "query/jobs.h"
 #include "query/pprof_export.h"
 #include "query/skew.h"
@@ -37,7 +38,8 @@ enum query_kind {
     Q_PPROF_STALLS,
     Q_PPROF_TIME,
     Q_TRACE,
-    Q_ADVICE /* issue 27: the advisor */
+    Q_ADVICE, /* issue 27: the advisor */
+    Q_HANGS   /* issue 25: hang verdicts */
 };
 
 /* GET /v1/jobs/{job}/trace: events per answer (one rank's document is built in memory). */
@@ -153,6 +155,9 @@ run_query(uv_work_t *req)
         break;
     case Q_RANKS:
         q->rc = rs_query_ranks(r, q->job, &q->result);
+        break;
+    case Q_HANGS:
+        q->rc = rs_query_hangs(r, q->job, rs_clock_realtime_ns(), &q->result);
         break;
     case Q_SKEW: {
         struct rs_skew_options o = {q->p.since_ns, q->p.until_ns};
@@ -438,6 +443,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/advice", Q_ADVICE, {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000)}},
+    {"/hangs", Q_HANGS, {{0}}},
 };
 
 /* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an
