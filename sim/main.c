@@ -200,20 +200,19 @@ simulate_hang(const struct sim_config *cfg, struct sim_run *run, sim_model *m, u
 static int
 run_sim(const struct sim_config *cfg)
 {
-    struct sim_params p = {(uint32_t)cfg->ranks,
-                           cfg->step_ms,
-                           cfg->noise,
-                           cfg->slow_rank,
-                           cfg->slowdown,
-                           cfg->host_stall,
-                           cfg->stall_ms,
-                           (uint64_t)cfg->onset_step,
-                           (uint64_t)cfg->seed,
-                           0,
-                           (uint64_t)cfg->recover_step,
-                           (uint32_t)cfg->kernel_split,
-                           cfg->buckets_after,
-                           cfg->nccl_plugin};
+    struct sim_params p = {.ranks = (uint32_t)cfg->ranks,
+                           .step_ms = cfg->step_ms,
+                           .noise = cfg->noise,
+                           .slow_rank = cfg->slow_rank,
+                           .slowdown = cfg->slowdown,
+                           .stall_rank = cfg->host_stall,
+                           .stall_ms = cfg->stall_ms,
+                           .onset_step = (uint64_t)cfg->onset_step,
+                           .seed = (uint64_t)cfg->seed,
+                           .recover_step = (uint64_t)cfg->recover_step,
+                           .kernel_split = (uint32_t)cfg->kernel_split,
+                           .buckets_after = cfg->buckets_after,
+                           .nccl_plugin = cfg->nccl_plugin};
     struct sim_run run = {0};
     struct sim_sink sink = {&run, sink_kernel, sink_memcpy, sink_collective, sink_step};
     struct rs_collector_options copts = {cfg->agent, 0};
