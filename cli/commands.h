@@ -28,6 +28,7 @@ struct rs_cli_options {
 
 int rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv);
+int rs_cli_hangs(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_delete(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv);

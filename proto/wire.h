@@ -85,7 +85,13 @@ enum rs_collector_flag {
     RS_COLLECTOR_VERSION_MISMATCH = 2,
     RS_COLLECTOR_CLOCK_REPLACED = 4,
     RS_COLLECTOR_CUPTI_ERROR = 8,
-    RS_COLLECTOR_FLAGS_ALL = 15
+    /* an NCCL operation of this rank is in flight past the hang limit (the NCCL profiler plugin);
+     * collector_status names it (docs/collector.md "Hangs") */
+    RS_COLLECTOR_IN_FLIGHT = 16,
+    /* kernels (and copies, synchronizations, launch calls) are traced in windows, not always:
+     * per-kernel answers are sampled (docs/collector.md "Tiers") */
+    RS_COLLECTOR_KERNELS_SAMPLED = 32,
+    RS_COLLECTOR_FLAGS_ALL = 63
 };
 
 /* comm_hash of a collective whose communicator is unknown (no NCCL profiler plugin, no process

@@ -57,6 +57,10 @@ static const struct rs_config_option options[] = {
         "re-evaluate running jobs for stragglers this often, ms (0 = only on request)", 0, 3600000),
     OPT("active-s", RS_CONFIG_INT, "120", active_s,
         "a job is running (evaluated continuously) while data arrived this recently, s", 1, 604800),
+    OPT("hang-check-ms", RS_CONFIG_INT, "1000", hang_check_ms,
+        "look for hang verdicts (NCCL operations collectors report in flight) in running jobs "
+        "this often, ms, logging each once (0 = only on request: GET /v1/jobs/{job}/hangs)",
+        0, 3600000),
     OPT("check", RS_CONFIG_BOOL, "false", check,
         "check the store in --data for consistency, print a report, and exit (0 = consistent)", 0,
         0),

@@ -1,5 +1,5 @@
 /* REST endpoints of the server (docs/openapi.yaml): /healthz, /metrics, /v1/import, /v1/jobs,
- * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare,heatmap}, the downloads
+ * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare,hangs,heatmap}, the downloads
  * /v1/jobs/{job}/pprof[/stalls|/time] and /v1/jobs/{job}/trace?rank=R, DELETE /v1/jobs/{job}.
  * Storage reads run in the libuv thread pool; the loop thread only routes and writes. The
  * dashboard's files (/, /assets/...) are answered by dashboard.c. */
@@ -8,6 +8,7 @@
 #include "proto/wire.h"
 #include "query/advice.h"
 #include "query/compare.h"
+#include "query/hangs.h"
 #include "query/heatmap.h"
 #include "query/jobs.h"
 #include "query/pprof_export.h"
@@ -40,6 +41,7 @@ enum query_kind {
     Q_PPROF_TIME,
     Q_TRACE,
     Q_ADVICE, /* issue 27: the advisor */
+    Q_HANGS, /* issue 25: hang verdicts */
     Q_HEATMAP
 };
 
@@ -157,6 +159,9 @@ run_query(uv_work_t *req)
         break;
     case Q_RANKS:
         q->rc = rs_query_ranks(r, q->job, &q->result);
+        break;
+    case Q_HANGS:
+        q->rc = rs_query_hangs(r, q->job, rs_clock_realtime_ns(), &q->result);
         break;
     case Q_SKEW: {
         struct rs_skew_options o = {q->p.since_ns, q->p.until_ns};
@@ -451,6 +456,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/advice", Q_ADVICE, {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000)}},
+    {"/hangs", Q_HANGS, {{0}}},
     {"/heatmap",
      Q_HEATMAP,
      {METRIC("metric", metric), UINT("columns", columns, 200, 1, 2000),

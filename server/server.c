@@ -46,6 +46,8 @@ on_signal(uv_signal_t *h, int signum)
     run->maintenance = NULL;
     rs_evaluator_close(run->srv.evaluator);
     run->srv.evaluator = NULL;
+    rs_hang_watch_close(run->srv.hang_watch);
+    run->srv.hang_watch = NULL;
     rs_space_close(run->space);
     run->space = NULL;
     uv_close((uv_handle_t *)&run->srv.sigint, NULL);
@@ -229,6 +231,8 @@ rs_server_run(const struct rs_server_config *cfg)
         goto out;
     struct rs_evaluator_options eopts = {(unsigned)cfg->evaluate_ms, (unsigned)cfg->active_s};
     if ((rc = rs_evaluator_start(srv, &eopts, &srv->evaluator)) != 0 ||
+        (rc = rs_hang_watch_start(srv, (unsigned)cfg->hang_check_ms, (unsigned)cfg->active_s,
+                                  &srv->hang_watch)) != 0 ||
         (rc = rs_space_start(srv, (uint64_t)(cfg->disk_budget_gb * (double)(1ull << 30)),
                              SPACE_CHECK_MS, &run.space)) != 0)
         goto out;
@@ -262,6 +266,7 @@ out:
             rs_post_close(srv->post);
         rs_maintenance_close(run.maintenance);
         rs_evaluator_close(srv->evaluator);
+        rs_hang_watch_close(srv->hang_watch);
         rs_space_close(run.space);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */

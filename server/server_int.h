@@ -4,6 +4,7 @@
 
 #include "server/counters.h"
 #include "server/evaluator.h"
+#include "server/hang_watch.h"
 #include "server/http.h"
 #include "server/post.h"
 #include "server/server.h"
@@ -22,6 +23,7 @@ struct rs_server {
     rs_writer *writer;
     rs_post *post;           /* completions from the writer thread back onto the loop */
     rs_evaluator *evaluator; /* streaming straggler evaluation and verdict history */
+    rs_hang_watch *hang_watch; /* hang verdicts logged and counted */
     struct rs_counters counters;
     uint64_t start_ns;
     rs_server_tls *tls; /* HTTPS and tls+tcp:// files; rs_server_tls_reload on SIGHUP */
