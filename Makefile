@@ -308,7 +308,7 @@ lint-tools: test-deps
 	@tests/tools/lint-tools.sh
 .PHONY: lint-tools
 
-# puppeteer-core for the dashboard's browser test (tests/integration/240-dashboard.sh), pinned in
+# puppeteer-core for the dashboard's browser test (tests/integration/250-dashboard.sh), pinned in
 # tests/browser; npm ci only when its package-lock.json changes.
 browser-tools: test-deps
 	@tests/browser/install.sh
