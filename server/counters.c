@@ -46,6 +46,10 @@ const struct rs_counter_info rs_counter_infos[] = {
       "Raw kernel and memcpy records rolled up into window totals."),
     C(agent_windows_coarsened, "agent_windows_coarsened",
       "Windows sent by summarizing agents, coarsened into rollup windows."),
+    C(batches_unauthorized, "batches_unauthorized",
+      "Agent batches refused for want of a valid ingest token (kept and resent by the agent)."),
+    C(http_unauthorized, "http_unauthorized",
+      "HTTP requests refused for want of a valid token (401) or of its role (403)."),
 };
 
 const size_t rs_counter_info_count = sizeof rs_counter_infos / sizeof rs_counter_infos[0];

@@ -41,6 +41,7 @@ on_signal(uv_signal_t *h, int signum)
     rs_log(RS_LOG_INFO, "RS-SERVER-STOP", "signal %d: shutting down", signum);
     rs_http_close(run->http);
     rs_ingest_close(run->ingest);
+    rs__server_auth_close(run->srv.auth);
     rs_post_close(run->srv.post);
     rs_maintenance_close(run->maintenance);
     run->maintenance = NULL;
@@ -148,7 +149,8 @@ rs_server_run(const struct rs_server_config *cfg)
     struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256,
                                       (unsigned)cfg->fault_exit_after_commits};
     struct rs_ingest_options iopts = {cfg->listen, (unsigned)cfg->ingest_contexts,
-                                      (size_t)cfg->max_batch_mb << 20, (unsigned)cfg->writer_queue};
+                                      (size_t)cfg->max_batch_mb << 20, (unsigned)cfg->writer_queue,
+                                      NULL, NULL};
     struct rs_http_options hopts;
     char host[256];
     int rc, http_port, status = 1;
@@ -170,7 +172,12 @@ rs_server_run(const struct rs_server_config *cfg)
                                      (unsigned)cfg->http_request_timeout_ms,
                                      (unsigned)cfg->http_idle_timeout_ms,
                                      (unsigned)cfg->http_max_connections};
+    if (rs__server_auth_new(cfg, &srv->auth) != 0)
+        return 2;
+    iopts.authorize = rs__server_auth_agent;
+    iopts.authorize_arg = srv->auth;
     if ((rc = rs_store_open(cfg->data, &sopts, &srv->store)) != 0) {
+        rs__server_auth_free(srv->auth);
         long pid = rc == RS_E_LOCKED ? rs_store_locked_by(cfg->data) : 0;
         char who[64];
         if (rc == RS_E_LOCKED && pid > 0)
@@ -189,7 +196,8 @@ rs_server_run(const struct rs_server_config *cfg)
         return 1;
     }
     uv_loop_init(&srv->loop);
-    if ((rc = rs_post_new(&srv->loop, &srv->post)) != 0)
+    if ((rc = rs_post_new(&srv->loop, &srv->post)) != 0 ||
+        (rc = rs__server_auth_listen(srv->auth, &srv->loop)) != 0)
         goto out;
     if ((rc = rs_writer_start(srv->store, &wopts, &srv->counters, &srv->writer)) != 0) {
         rs_log(RS_LOG_ERROR, "RS-SERVER-WRITER", "cannot start writer: %s", rs_strerror(rc));
@@ -227,8 +235,12 @@ rs_server_run(const struct rs_server_config *cfg)
         goto out;
     }
     rs_log(RS_LOG_INFO, "RS-SERVER-START",
-           "rankscope-server %s: http %s:%d, agents %s, data %s, %lu file descriptors", RS_VERSION,
-           host, rs_http_port(run.http), rs_ingest_url(run.ingest), cfg->data, fds);
+           "rankscope-server %s: http %s:%d, agents %s, data %s, %lu file descriptors, auth %s%s",
+           RS_VERSION, host, rs_http_port(run.http), rs_ingest_url(run.ingest), cfg->data, fds,
+           rs__server_auth_mode(srv->auth),
+           strcmp(rs__server_auth_mode(srv->auth), "insecure") == 0
+               ? " (INSECURE: no authentication beyond loopback, --insecure)"
+               : "");
     uv_run(&srv->loop, UV_RUN_DEFAULT);
     status = 0;
 out:
@@ -240,6 +252,7 @@ out:
         rs_maintenance_close(run.maintenance);
         rs_evaluator_close(srv->evaluator);
         rs_space_close(run.space);
+        rs__server_auth_close(srv->auth);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
     rs_writer_stop(srv->writer);        /* commits what was queued */
@@ -247,6 +260,7 @@ out:
     rs_ingest_free(run.ingest);
     rs_http_free(run.http);
     uv_loop_close(&srv->loop);
+    rs__server_auth_free(srv->auth);
     /* a server that did not start leaves no new store (or directory) behind — unless it
      * acknowledged a batch in the moment its listener was up (a ready file that failed) */
     if (status != 0 && RS_COUNT_GET(&srv->counters, batches_committed) == 0)
