@@ -7,6 +7,10 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* The bearer token every later request sends ("Authorization: Bearer TOKEN"); NULL or "" = none.
+ * The string is copied. Call before any request (not thread-safe). */
+void rs_cli_http_set_token(const char *token);
+
 /* Sends `method` ("GET", "DELETE") to base_url + path. On success *doc owns the JSON body and
  * *status is the HTTP status (error documents are returned too, with their status). On transport
  * failure returns -1 and writes a message to err. */

@@ -30,6 +30,7 @@ struct rs_agent_config {
     bool demangle;            /* C++ kernel names made readable here (demangle.h) */
     bool summarize;           /* per-window totals and measured steps (summary.h) */
     int64_t summary_window_s; /* their window */
+    char *token_file;         /* the bearer token sent with every batch; "" = none */
 };
 
 /* Runs until SIGINT/SIGTERM, then flushes and tries to deliver for up to drain_timeout_ms.
