@@ -238,8 +238,9 @@ use_token(const struct cli_config *cfg)
         memset(token, 0, sizeof token);
     } else if (cfg->token[0]) {
         if (!rs_auth_token_valid(cfg->token)) {
-            fprintf(stderr, "rankscope: --token (RANKSCOPE_CLI_TOKEN) is not a token (%d to %d "
-                            "characters of letters, digits and -._~+/=)\n",
+            fprintf(stderr,
+                    "rankscope: --token (RANKSCOPE_CLI_TOKEN) is not a token (%d to %d "
+                    "characters of letters, digits and -._~+/=)\n",
                     RS_AUTH_TOKEN_MIN, RS_AUTH_TOKEN_MAX);
             return 2;
         }

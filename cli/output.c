@@ -142,9 +142,7 @@ rs__cli_api_error(long status, json_t *doc)
     if (status == 401 || status == 403)
         fprintf(stderr, "rankscope: the CLI sends the token in --token-file "
                         "(RANKSCOPE_CLI_TOKEN_FILE) or RANKSCOPE_CLI_TOKEN\n");
-    return status == 404                     ? 3
-           : status == 401 || status == 403 ? RS_CLI_EXIT_UNAUTHORIZED
-                                             : 1;
+    return status == 404 ? 3 : status == 401 || status == 403 ? RS_CLI_EXIT_UNAUTHORIZED : 1;
 }
 
 int

@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define RS_AUTH_TOKEN_MIN 16  /* characters: shorter secrets are refused everywhere */
-#define RS_AUTH_TOKEN_MAX 256 /* characters */
-#define RS_AUTH_HASH_BYTES 32 /* SHA-256 */
+#define RS_AUTH_TOKEN_MIN 16     /* characters: shorter secrets are refused everywhere */
+#define RS_AUTH_TOKEN_MAX 256    /* characters */
+#define RS_AUTH_HASH_BYTES 32    /* SHA-256 */
 #define RS_AUTH_NEW_TOKEN_LEN 68 /* "rst_" + 64 hex digits (32 random bytes) */
 
 /* True when `token` is RS_AUTH_TOKEN_MIN..RS_AUTH_TOKEN_MAX characters of RFC 6750's b64token
@@ -21,7 +21,8 @@
 static inline bool
 rs_auth_token_valid(const char *token)
 {
-    size_t n = strspn(token, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~+/=");
+    size_t n =
+        strspn(token, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~+/=");
     return token[n] == '\0' && n >= RS_AUTH_TOKEN_MIN && n <= RS_AUTH_TOKEN_MAX;
 }
 

@@ -1,10 +1,11 @@
 /* The agent's forwarder: a queue of encoded AgentBatch requests sent to the server over NNG req
  * with N contexts (a window of N unacknowledged batches). A batch leaves the queue only when the
  * server acknowledges it (ACK or DUPLICATE) or refuses it for good (REJECTED, counted); on errors,
- * timeouts, RETRY and UNAUTHORIZED (a token the server does not take) it is resent later. Dialing is non-blocking, so the agent may start before the
- * server. With a spool, every queued batch is also on disk until acknowledged. The queue is
- * bounded: past the budget the oldest unsent batches are dropped and counted.
- * Runs on the agent's libuv loop; NNG completions reach it through uv_async_send. */
+ * timeouts, RETRY and UNAUTHORIZED (a token the server does not take) it is resent later. Dialing
+ * is non-blocking, so the agent may start before the server. With a spool, every queued batch is
+ * also on disk until acknowledged. The queue is bounded: past the budget the oldest unsent batches
+ * are dropped and counted. Runs on the agent's libuv loop; NNG completions reach it through
+ * uv_async_send. */
 #ifndef RS_NODE_AGENT_FORWARD_H
 #define RS_NODE_AGENT_FORWARD_H
 

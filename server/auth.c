@@ -15,9 +15,9 @@
 #include <strings.h>
 
 struct rs_server_auth {
-    char *path;            /* the token file, NULL when none */
-    rs_auth_table *table;  /* NULL when no token file: auth is off */
-    bool insecure;         /* exposed beyond loopback without tokens (--insecure) */
+    char *path;           /* the token file, NULL when none */
+    rs_auth_table *table; /* NULL when no token file: auth is off */
+    bool insecure;        /* exposed beyond loopback without tokens (--insecure) */
     uv_signal_t sighup;
     bool listening;
 };
@@ -92,8 +92,9 @@ reload(rs_server_auth *a)
         return;
     }
     if (rs_auth_table_load(a->path, &fresh, err, sizeof err) != 0) {
-        rs_log(RS_LOG_ERROR, "RS-AUTH-RELOAD", "SIGHUP: %s; keeping the %zu principals loaded before",
-               err, rs_auth_table_count(a->table));
+        rs_log(RS_LOG_ERROR, "RS-AUTH-RELOAD",
+               "SIGHUP: %s; keeping the %zu principals loaded before", err,
+               rs_auth_table_count(a->table));
         return;
     }
     rs_log(RS_LOG_INFO, "RS-AUTH-RELOAD", "SIGHUP: token file %s: %zu principals (were %zu)",
@@ -124,7 +125,7 @@ rs__server_auth_listen(rs_server_auth *a, uv_loop_t *loop)
 const char *
 rs__server_auth_mode(const rs_server_auth *a)
 {
-    return a->table ? "tokens" : a->insecure ? "insecure" : "off";
+    return !a ? "off" : a->table ? "tokens" : a->insecure ? "insecure" : "off";
 }
 
 /* The role a request needs (auth.h). */
@@ -173,7 +174,7 @@ rs__server_auth_refused(rs_server_auth *a, struct rs_counters *counters, rs_http
     rs_http_conn_peer(c, who->peer, sizeof who->peer);
     snprintf(who->name, sizeof who->name, "-");
     who->role = RS_AUTH_ROLE_ADMIN;
-    if (!a->table || need == RS_AUTH_ROLE_NONE)
+    if (!a || !a->table || need == RS_AUTH_ROLE_NONE)
         return false;
     if (!req->authorization[0]) {
         unauthorized(counters, c, req, who->peer, "WWW-Authenticate: Bearer realm=\"rankscope\"",
@@ -212,13 +213,13 @@ rs__server_auth_refused(rs_server_auth *a, struct rs_counters *counters, rs_http
 }
 
 int
-rs__server_auth_agent(void *arg, const char *token, const char *peer, char *principal,
-                      size_t len, char *why, size_t why_len)
+rs__server_auth_agent(void *arg, const char *token, const char *peer, char *principal, size_t len,
+                      char *why, size_t why_len)
 {
     rs_server_auth *a = arg;
     const struct rs_auth_principal *p;
 
-    if (!a->table) {
+    if (!a || !a->table) {
         snprintf(principal, len, "%s", "");
         return 0;
     }
@@ -227,8 +228,9 @@ rs__server_auth_agent(void *arg, const char *token, const char *peer, char *prin
                  "unauthorized: this server needs an ingest token and the batch carries none "
                  "(give the agent --token-file)");
     else if (!(p = rs_auth_table_find(a->table, token)))
-        snprintf(why, why_len, "unauthorized: the agent's token is not valid (unknown, revoked or "
-                               "mistyped)");
+        snprintf(why, why_len,
+                 "unauthorized: the agent's token is not valid (unknown, revoked or "
+                 "mistyped)");
     else if (!rs_auth_role_allows(p->role, RS_AUTH_ROLE_INGEST))
         snprintf(why, why_len,
                  "unauthorized: agent batches need the ingest role; '%s' has the %s role", p->name,
@@ -282,7 +284,8 @@ rs_server_new_token(const struct rs_server_config *cfg)
     int rc;
 
     if (!rs_auth_name_valid(cfg->new_token)) {
-        fprintf(stderr, "rankscope-server: --new-token: a name is 1 to %d of letters, digits, ._@-\n",
+        fprintf(stderr,
+                "rankscope-server: --new-token: a name is 1 to %d of letters, digits, ._@-\n",
                 RS_AUTH_NAME_MAX);
         return 2;
     }

@@ -12,14 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RS_AUTH_NAME_MAX 64          /* characters of a principal's name: [A-Za-z0-9._@-] */
+#define RS_AUTH_NAME_MAX 64 /* characters of a principal's name: [A-Za-z0-9._@-] */
 #define RS_AUTH_FILE_MAX_BYTES (1u << 20)
 #define RS_AUTH_FILE_MAX_LINE 1024u
 #define RS_AUTH_MAX_PRINCIPALS 10000u
 
 /* What a principal may do. read: queries and /metrics; ingest: agent batches and POST
  * /v1/import; admin: everything, DELETE included. */
-enum rs_auth_role { RS_AUTH_ROLE_NONE = 0, RS_AUTH_ROLE_READ, RS_AUTH_ROLE_INGEST, RS_AUTH_ROLE_ADMIN };
+enum rs_auth_role {
+    RS_AUTH_ROLE_NONE = 0,
+    RS_AUTH_ROLE_READ,
+    RS_AUTH_ROLE_INGEST,
+    RS_AUTH_ROLE_ADMIN
+};
 
 struct rs_auth_principal {
     char name[RS_AUTH_NAME_MAX + 1];

@@ -24,8 +24,8 @@ struct import_work {
     size_t bytes;
 };
 
-static const char *const status_names[] = {"?", "committed", "duplicate", "rejected", "retry",
-                                           "unauthorized"};
+static const char *const status_names[] = {"?",        "committed", "duplicate",
+                                           "rejected", "retry",     "unauthorized"};
 
 static void
 import_answer(void *arg) /* on the loop */

@@ -80,8 +80,8 @@ on_header_field_complete(llhttp_t *l)
 {
     struct rs_http_parser *p = parser_of(l);
 
-    static const char *const names[RS_HTTP_HEADERS] = {"if-none-match", "expect", "host", "origin",
-                                                       "content-type", "authorization"};
+    static const char *const names[RS_HTTP_HEADERS] = {
+        "if-none-match", "expect", "host", "origin", "content-type", "authorization"};
 
     p->capturing = -1;
     for (int i = 0; i < RS_HTTP_HEADERS; i++)

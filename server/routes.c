@@ -294,7 +294,9 @@ job_deleted(void *arg, const char *job, int status, uint64_t entries) /* on the 
 
     rs__server_audit(&d->who, "delete", "job=%s entries=%llu result=%s", job,
                      (unsigned long long)entries,
-                     status == 0 ? "deleted" : status == RS_E_NOT_FOUND ? "not-found" : "failed");
+                     status == 0                ? "deleted"
+                     : status == RS_E_NOT_FOUND ? "not-found"
+                                                : "failed");
     free(d);
     if (status == 0)
         rs_http_respond_json(c, 200,

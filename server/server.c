@@ -148,9 +148,12 @@ rs_server_run(const struct rs_server_config *cfg)
     struct rs_store_options sopts = rs__server_store_options(cfg);
     struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256,
                                       (unsigned)cfg->fault_exit_after_commits};
-    struct rs_ingest_options iopts = {cfg->listen, (unsigned)cfg->ingest_contexts,
-                                      (size_t)cfg->max_batch_mb << 20, (unsigned)cfg->writer_queue,
-                                      NULL, NULL};
+    struct rs_ingest_options iopts = {cfg->listen,
+                                      (unsigned)cfg->ingest_contexts,
+                                      (size_t)cfg->max_batch_mb << 20,
+                                      (unsigned)cfg->writer_queue,
+                                      NULL,
+                                      NULL};
     struct rs_http_options hopts;
     char host[256];
     int rc, http_port, status = 1;

@@ -32,10 +32,10 @@ struct rs_server_config {
     double disk_budget_gb;            /* delete the oldest jobs while data exceeds it; 0 = none */
     int64_t evaluate_ms;              /* streaming straggler evaluation period; 0 = off */
     int64_t active_s;                 /* jobs with data this recent are evaluated */
-    char *token_file;                 /* principals and token hashes (server/auth_file.h); "" = none */
-    bool insecure;                    /* serve beyond loopback without a token file */
-    char *new_token;                  /* print a new token for this name and exit ("" = serve) */
-    char *role;                       /* --new-token's role */
+    char *token_file; /* principals and token hashes (server/auth_file.h); "" = none */
+    bool insecure;    /* serve beyond loopback without a token file */
+    char *new_token;  /* print a new token for this name and exit ("" = serve) */
+    char *role;       /* --new-token's role */
 };
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */

@@ -59,8 +59,7 @@ commit_group(rs_writer *w, struct item *group)
 
     for (struct item *it = group; rc == 0 && it; it = it->next, n++) {
         bool dup = false;
-        rc = rs_store_write_batch_as(txn, rs_wire_agent_batch_get(it->batch), it->principal,
-                                     &dup);
+        rc = rs_store_write_batch_as(txn, rs_wire_agent_batch_get(it->batch), it->principal, &dup);
         status[n] = dup ? RS_REPLY_DUPLICATE : RS_REPLY_ACK;
     }
     if (rc == 0)

@@ -16,8 +16,8 @@ validity(void)
 {
     char max[RS_AUTH_TOKEN_MAX + 2];
 
-    T_CHECK(rs_auth_token_valid("abcdefghijklmnop"));   /* 16 */
-    T_CHECK(!rs_auth_token_valid("abcdefghijklmno"));   /* 15 */
+    T_CHECK(rs_auth_token_valid("abcdefghijklmnop")); /* 16 */
+    T_CHECK(!rs_auth_token_valid("abcdefghijklmno")); /* 15 */
     T_CHECK(rs_auth_token_valid("A-._~+/=0123456789z"));
     T_CHECK(!rs_auth_token_valid("abcdefghijklmnop q"));
     T_CHECK(!rs_auth_token_valid("abcdefghijklmnop\n"));

@@ -39,8 +39,7 @@ with_token(const uint8_t *buf, size_t len, const char *token, size_t *out_len)
     size_t n = 0;
     uint8_t *out;
 
-    if (rs_wire_auth_token_field(token, field, sizeof field, &n) != 0 ||
-        !(out = malloc(len + n)))
+    if (rs_wire_auth_token_field(token, field, sizeof field, &n) != 0 || !(out = malloc(len + n)))
         return NULL;
     memcpy(out, buf, len);
     memcpy(out + len, field, n);

@@ -60,7 +60,8 @@ refusals(void)
         const char *text, *want;
     } cases[] = {
         {"alice admin\n", "tokens:1: expected NAME ROLE sha256:HEX, found 2 fields"},
-        {"#\nalice admin " NIST_HASH " extra\n", "tokens:2: expected NAME ROLE sha256:HEX, found 4"},
+        {"#\nalice admin " NIST_HASH " extra\n",
+         "tokens:2: expected NAME ROLE sha256:HEX, found 4"},
         {"a b c d e f\n", "tokens:1: expected NAME ROLE sha256:HEX, found 5"},
         {"al/ice admin " NIST_HASH "\n", "tokens:1: bad name"},
         {"alice root " NIST_HASH "\n", "tokens:1: unknown role 'root'"},
