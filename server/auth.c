@@ -243,6 +243,8 @@ rs__server_auth_agent(void *arg, const char *token, const char *peer, char *prin
     return -1;
 }
 
+const struct rs_auth_who rs__server_self = {"server", RS_AUTH_ROLE_NONE, "local"};
+
 void
 rs__server_audit(const struct rs_auth_who *who, const char *action, const char *fmt, ...)
 {

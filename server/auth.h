@@ -49,6 +49,9 @@ bool rs__server_auth_refused(rs_server_auth *a, struct rs_counters *counters, rs
 int rs__server_auth_agent(void *arg, const char *token, const char *peer, char *principal,
                           size_t len, char *why, size_t why_len);
 
+/* The server itself as the actor of audit lines (retention): who=server role=none from=local. */
+extern const struct rs_auth_who rs__server_self;
+
 /* One RS-AUDIT log line: "who=NAME role=ROLE from=PEER action=ACTION " + the formatted rest
  * (job=..., how much, result=...). Names are valid job names; the log escapes the rest. */
 void rs__server_audit(const struct rs_auth_who *who, const char *action, const char *fmt, ...)

@@ -237,6 +237,11 @@ rs_server_run(const struct rs_server_config *cfg)
         uv_run(&srv->loop, UV_RUN_DEFAULT);
         goto out;
     }
+    /* retention changes only with a restart: each start records the settings in force */
+    rs__server_audit(&rs__server_self, "retention-settings",
+                     "retention_s=%lld disk_budget_gb=%g raw_retention_s=%lld map_size_gb=%g",
+                     (long long)cfg->retention_s, cfg->disk_budget_gb,
+                     (long long)cfg->raw_retention_s, cfg->map_size_gb);
     rs_log(RS_LOG_INFO, "RS-SERVER-START",
            "rankscope-server %s: http %s:%d, agents %s, data %s, %lu file descriptors, auth %s%s",
            RS_VERSION, host, rs_http_port(run.http), rs_ingest_url(run.ingest), cfg->data, fds,
