@@ -337,12 +337,16 @@ rs_agent_run(const struct rs_agent_config *cfg)
         a.has_spool = true;
     }
     uv_loop_init(&a.loop);
-    fopts = (struct rs_forward_options){cfg->server,
-                                        (unsigned)cfg->window,
-                                        (uint64_t)cfg->max_queue_mb << 20,
-                                        (unsigned)cfg->reply_timeout_ms,
-                                        a.has_spool ? &a.spool : NULL,
-                                        token};
+    fopts = (struct rs_forward_options){.server_url = cfg->server,
+                                        .window = (unsigned)cfg->window,
+                                        .max_queue_bytes = (uint64_t)cfg->max_queue_mb << 20,
+                                        .reply_timeout_ms = (unsigned)cfg->reply_timeout_ms,
+                                        .spool = a.has_spool ? &a.spool : NULL,
+                                        .token = token,
+                                        .tls_ca = cfg->tls_ca,
+                                        .tls_server_name = cfg->tls_server_name,
+                                        .tls_cert = cfg->tls_cert,
+                                        .tls_key = cfg->tls_key};
     if ((rc = rs_aggregate_new(&a.agg)) != 0 ||
         (cfg->demangle && (rc = rs_demangler_new(&a.demangler)) != 0) ||
         (rc = rs_forward_start(&a.loop, &fopts, &a.fwd)) != 0)

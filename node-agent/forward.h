@@ -25,6 +25,8 @@ struct rs_forward_options {
     /* The bearer token sent with every batch (appended when sent, never spooled: a new token
      * applies to spooled batches too); NULL or "" = none. Must be rs_auth_token_valid. */
     const char *token;
+    /* a tls+tcp:// server_url: CA file, server name ("" = the URL's host), own cert and key */
+    const char *tls_ca, *tls_server_name, *tls_cert, *tls_key;
 };
 
 struct rs_forward_stats {

@@ -7,7 +7,6 @@
 #include "server/server_int.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +17,6 @@ struct rs_server_auth {
     char *path;           /* the token file, NULL when none */
     rs_auth_table *table; /* NULL when no token file: auth is off */
     bool insecure;        /* exposed beyond loopback without tokens (--insecure) */
-    uv_signal_t sighup;
-    bool listening;
 };
 
 #define HOW_TO_GET_ONE                                                                             \
@@ -81,8 +78,8 @@ rs__server_auth_new(const struct rs_server_config *cfg, rs_server_auth **out)
     return 0;
 }
 
-static void
-reload(rs_server_auth *a)
+void
+rs__server_auth_reload(rs_server_auth *a)
 {
     rs_auth_table *fresh = NULL;
     char err[512];
@@ -101,25 +98,6 @@ reload(rs_server_auth *a)
            a->path, rs_auth_table_count(fresh), rs_auth_table_count(a->table));
     rs_auth_table_free(a->table);
     a->table = fresh;
-}
-
-/* SIGHUP: everything the server reads again without a restart. */
-static void
-on_sighup(uv_signal_t *h, int signum)
-{
-    reload(h->data);
-}
-
-int
-rs__server_auth_listen(rs_server_auth *a, uv_loop_t *loop)
-{
-    int rc;
-
-    if ((rc = uv_signal_init(loop, &a->sighup)) != 0)
-        return rc;
-    a->sighup.data = a;
-    a->listening = true;
-    return uv_signal_start(&a->sighup, on_sighup, SIGHUP);
 }
 
 const char *
@@ -256,15 +234,6 @@ rs__server_audit(const struct rs_auth_who *who, const char *action, const char *
     va_end(ap);
     rs_log(RS_LOG_INFO, "RS-AUDIT", "who=%s role=%s from=%s action=%s %s", who->name,
            rs_auth_role_name(who->role), who->peer, action, rest);
-}
-
-void
-rs__server_auth_close(rs_server_auth *a)
-{
-    if (a && a->listening) {
-        a->listening = false;
-        uv_close((uv_handle_t *)&a->sighup, NULL);
-    }
 }
 
 void

@@ -28,10 +28,9 @@ struct rs_auth_who {
  * cfg->insecure. Returns 0 with *out, RS_E_CONFIG or -ENOMEM. */
 int rs__server_auth_new(const struct rs_server_config *cfg, rs_server_auth **out);
 
-/* Starts the SIGHUP handler: the token file is read again; a bad new file keeps the old table and
- * logs why (RS-AUTH-RELOAD). Other reloads on SIGHUP (certificates) belong in the same handler,
- * on_sighup in auth.c. */
-int rs__server_auth_listen(rs_server_auth *a, uv_loop_t *loop);
+/* SIGHUP (server.c's handler, with the TLS files): the token file is read again; a bad new
+ * file keeps the old table and logs why (RS-AUTH-RELOAD). */
+void rs__server_auth_reload(rs_server_auth *a);
 
 /* "tokens" (a token file is in force), "insecure" (beyond loopback without one, --insecure) or
  * "off" (loopback only, no token file: make demo). */
@@ -57,8 +56,7 @@ extern const struct rs_auth_who rs__server_self;
 void rs__server_audit(const struct rs_auth_who *who, const char *action, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Closes the SIGHUP handle (on the loop, at shutdown); rs__server_auth_free after the loop ran. */
-void rs__server_auth_close(rs_server_auth *a);
+/* Frees the token table; NULL is fine. */
 void rs__server_auth_free(rs_server_auth *a);
 
 #endif

@@ -41,7 +41,6 @@ on_signal(uv_signal_t *h, int signum)
     rs_log(RS_LOG_INFO, "RS-SERVER-STOP", "signal %d: shutting down", signum);
     rs_http_close(run->http);
     rs_ingest_close(run->ingest);
-    rs__server_auth_close(run->srv.auth);
     rs_post_close(run->srv.post);
     rs_maintenance_close(run->maintenance);
     run->maintenance = NULL;
@@ -51,6 +50,18 @@ on_signal(uv_signal_t *h, int signum)
     run->space = NULL;
     uv_close((uv_handle_t *)&run->srv.sigint, NULL);
     uv_close((uv_handle_t *)&run->srv.sigterm, NULL);
+    uv_close((uv_handle_t *)&run->srv.sighup, NULL);
+}
+
+/* SIGHUP: re-read what can change without a restart. */
+static void
+on_sighup(uv_signal_t *h, int signum)
+{
+    struct running *run = h->data;
+
+    rs_log(RS_LOG_INFO, "RS-SERVER-RELOAD", "signal %d: reloading", signum);
+    rs__server_auth_reload(run->srv.auth);
+    rs_server_tls_reload(run->srv.tls);
 }
 
 /* Splits "host:port" (IPv6 as "[::1]:7070"). */
@@ -148,12 +159,10 @@ rs_server_run(const struct rs_server_config *cfg)
     struct rs_store_options sopts = rs__server_store_options(cfg);
     struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256,
                                       (unsigned)cfg->fault_exit_after_commits};
-    struct rs_ingest_options iopts = {cfg->listen,
-                                      (unsigned)cfg->ingest_contexts,
-                                      (size_t)cfg->max_batch_mb << 20,
-                                      (unsigned)cfg->writer_queue,
-                                      NULL,
-                                      NULL};
+    struct rs_ingest_options iopts = {.url = cfg->listen,
+                                      .contexts = (unsigned)cfg->ingest_contexts,
+                                      .max_message = (size_t)cfg->max_batch_mb << 20,
+                                      .writer_queue = (unsigned)cfg->writer_queue};
     struct rs_http_options hopts;
     char host[256];
     int rc, http_port, status = 1;
@@ -199,8 +208,12 @@ rs_server_run(const struct rs_server_config *cfg)
         return 1;
     }
     uv_loop_init(&srv->loop);
-    if ((rc = rs_post_new(&srv->loop, &srv->post)) != 0 ||
-        (rc = rs__server_auth_listen(srv->auth, &srv->loop)) != 0)
+    if ((rc = rs_server_tls_new(cfg, &srv->counters, &srv->tls)) != 0) {
+        status = 2; /* a configuration error, like a bad --http */
+        goto out;
+    }
+    iopts.tls = rs_server_tls_agents(srv->tls);
+    if ((rc = rs_post_new(&srv->loop, &srv->post)) != 0)
         goto out;
     if ((rc = rs_writer_start(srv->store, &wopts, &srv->counters, &srv->writer)) != 0) {
         rs_log(RS_LOG_ERROR, "RS-SERVER-WRITER", "cannot start writer: %s", rs_strerror(rc));
@@ -214,6 +227,8 @@ rs_server_run(const struct rs_server_config *cfg)
                uv_strerror(rc));
         goto out;
     }
+    rs_http_set_tls(run.http, rs_server_tls_http(srv->tls));
+    rs_server_tls_attach(srv->tls, run.http, run.ingest);
     struct rs_maintenance_options mo = {(uint64_t)cfg->retention_s, (uint64_t)cfg->raw_retention_s,
                                         (uint64_t)cfg->rollup_window_s,
                                         (unsigned)cfg->maintenance_s};
@@ -229,6 +244,9 @@ rs_server_run(const struct rs_server_config *cfg)
     srv->sigint.data = srv->sigterm.data = &run;
     uv_signal_start(&srv->sigint, on_signal, SIGINT);
     uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
+    uv_signal_init(&srv->loop, &srv->sighup);
+    srv->sighup.data = &run;
+    uv_signal_start(&srv->sighup, on_sighup, SIGHUP);
     if (cfg->ready_file[0] && (rc = write_ready_file(cfg->ready_file, rs_http_port(run.http), host,
                                                      rs_ingest_url(run.ingest))) != 0) {
         rs_log(RS_LOG_ERROR, "RS-SERVER-READY", "cannot write ready file %s: %s", cfg->ready_file,
@@ -243,8 +261,9 @@ rs_server_run(const struct rs_server_config *cfg)
                      (long long)cfg->retention_s, cfg->disk_budget_gb,
                      (long long)cfg->raw_retention_s, cfg->map_size_gb);
     rs_log(RS_LOG_INFO, "RS-SERVER-START",
-           "rankscope-server %s: http %s:%d, agents %s, data %s, %lu file descriptors, auth %s%s",
-           RS_VERSION, host, rs_http_port(run.http), rs_ingest_url(run.ingest), cfg->data, fds,
+           "rankscope-server %s: %s %s:%d, agents %s, data %s, %lu file descriptors, auth %s%s",
+           RS_VERSION, rs_server_tls_http(srv->tls) ? "https" : "http", host,
+           rs_http_port(run.http), rs_ingest_url(run.ingest), cfg->data, fds,
            rs__server_auth_mode(srv->auth),
            strcmp(rs__server_auth_mode(srv->auth), "insecure") == 0
                ? " (INSECURE: no authentication beyond loopback, --insecure)"
@@ -260,13 +279,13 @@ out:
         rs_maintenance_close(run.maintenance);
         rs_evaluator_close(srv->evaluator);
         rs_space_close(run.space);
-        rs__server_auth_close(srv->auth);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
     rs_writer_stop(srv->writer);        /* commits what was queued */
     rs_post_drain(srv->post);           /* completions that came after the loop stopped */
     rs_ingest_free(run.ingest);
     rs_http_free(run.http);
+    rs_server_tls_free(srv->tls);
     uv_loop_close(&srv->loop);
     rs__server_auth_free(srv->auth);
     /* a server that did not start leaves no new store (or directory) behind — unless it

@@ -36,6 +36,10 @@ struct rs_server_config {
     bool insecure;    /* serve beyond loopback without a token file */
     char *new_token;  /* print a new token for this name and exit ("" = serve) */
     char *role;       /* --new-token's role */
+    /* TLS (tls_reload.h): HTTPS on --http when tls_cert is set; tls+tcp:// agents with the agent
+     * pair (default: the same); agents must show a certificate signed by agent_tls_ca when set. */
+    char *tls_cert, *tls_key;
+    char *agent_tls_cert, *agent_tls_key, *agent_tls_ca;
 };
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */
