@@ -333,7 +333,7 @@ fuzz-%: $(PB_H)
 	@mkdir -p build-fuzz
 	clang -std=c11 -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' -g -O1 \
 	  -fsanitize=fuzzer,address,undefined -I. -I$(BUILD)/gen -I$(LLHTTP_INC) $(DEP_CFLAGS) \
-	  tests/fuzz/$*_fuzz.c $(IMPORT_SRC) $(PROTO_SRC) $(COMMON_SRC) $(PB_C) server/http_request.c \
+	  tests/fuzz/$*_fuzz.c $(IMPORT_SRC) $(PROTO_SRC) $(COMMON_SRC) $(PB_C) server/http_request.c server/auth_file.c \
 	  server/tls_stream.c \
 	  $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c -o build-fuzz/$*_fuzz \
 	  $(EXT_LIBS)

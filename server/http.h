@@ -46,6 +46,13 @@ void rs_http_respond(rs_http_conn *c, int status, const char *content_type, cons
 void rs_http_respond_static(rs_http_conn *c, const char *content_type, const char *etag,
                             const char *extra_headers, const void *body, size_t len);
 
+/* Adds one header line ("WWW-Authenticate: Bearer") to the answer of the current request only; a
+ * second call replaces the first. Lines over 255 bytes or with CR/LF are ignored. */
+void rs_http_set_header(rs_http_conn *c, const char *line);
+
+/* The client's address as "IP:PORT" ("[IPv6]:PORT") into out, "?" when unknown. */
+void rs_http_conn_peer(const rs_http_conn *c, char *out, size_t len);
+
 /* Answers with a JSON document; takes the reference to `doc`. A 200 answer carries an ETag (a hash
  * of the body) and becomes 304 Not Modified, without a body, when the request's If-None-Match
  * holds that ETag. */

@@ -126,7 +126,7 @@ for r in (0, 1):
 PY
 "$BIN/rankscope" --server "$HTTP" import "$WORK/evil_rank0.json" "$WORK/evil_rank1.json" --job evil \
     >"$WORK/evil.out" 2>&1
-"$TOOLS/rs-nng-send" "$LISTEN" --valid evilhost 1 "$PAYLOAD" "$PAYLOAD" >"$WORK/evilhost.out" 2>&1
+"$TOOLS/rs-nng-send" "$LISTEN" --valid evilhost 1 --host "$PAYLOAD" --kernel "$PAYLOAD" >"$WORK/evilhost.out" 2>&1
 check "the hostile names are stored (the import and the batch were accepted)" bash -c '
     curl -sf "$1/v1/jobs/evilhost/ranks" | grep -q "onerror" &&
     curl -sf "$1/v1/jobs/evil/top?limit=50" | grep -q "onerror"' _ "$HTTP"
