@@ -28,13 +28,19 @@ asset_of(const char *path)
 }
 
 bool
+rs__server_dashboard_path(const char *path)
+{
+    return strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0 ||
+           strncmp(path, "/assets/", 8) == 0;
+}
+
+bool
 rs__server_dashboard(rs_http_conn *c, const struct rs_http_request *req)
 {
     const char *path = req->path;
     const struct rs_web_asset *a;
 
-    if (strcmp(path, "/") != 0 && strcmp(path, "/index.html") != 0 &&
-        strncmp(path, "/assets/", 8) != 0)
+    if (!rs__server_dashboard_path(path))
         return false;
     if (strcmp(req->method, "GET") != 0) {
         rs_http_respond_error(c, 405, "%s is not allowed on %s (use GET)", req->method, path);

@@ -42,6 +42,9 @@ void rs__server_route(void *server, rs_http_conn *c, const struct rs_http_reques
 /* The dashboard (dashboard.c): answers GET /, /index.html and /assets/... from the files built
  * into the server and returns true; false (nothing answered) for any other path. */
 bool rs__server_dashboard(rs_http_conn *c, const struct rs_http_request *req);
+/* Whether `path` is one of the dashboard's files (/, /index.html, /assets/...): served without a
+ * token (auth.c), since they hold no data. */
+bool rs__server_dashboard_path(const char *path);
 
 /* Browser rules (browser_rules.c): what a web page could make a browser on an operator's machine
  * send. rs__server_browser_refused answers and returns true for: a Host that is not a loopback

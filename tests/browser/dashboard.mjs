@@ -9,7 +9,8 @@ import puppeteer from 'puppeteer-core';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-const [base, out] = process.argv.slice(2);
+const [base, out, authBase] = process.argv.slice(2); // authBase: a server with --token-file
+const authToken = process.env.RS_TOKEN || '';
 const shotsDir = process.env.RS_SCREENSHOTS || '';
 const chromium = process.env.RS_CHROMIUM || '/usr/bin/chromium';
 mkdirSync(out, { recursive: true });
@@ -278,6 +279,24 @@ await check('API token: a 401 brings the token prompt; the token then goes with 
     page.problems.push(...fresh.problems);
     await fresh.close();
 });
+
+if (authBase) {
+    await check('with a token file: the page loads without a token, asks for one on the API\'s 401, then works', page, async () => {
+        const fresh = await newPage();
+        const sent = [];
+        fresh.on('request', (r) => { if (r.url().includes('/v1/')) sent.push(r.headers().authorization || ''); });
+        await fresh.goto(`${authBase}/?poll_ms=500#/jobs`, { waitUntil: 'load' });
+        await until(fresh, () => document.querySelector('#token-input'));
+        assert(/needs a token/.test(await text(fresh, '.token-dialog')), await text(fresh, '.token-dialog'));
+        await fresh.type('#token-input', authToken);
+        await fresh.keyboard.press('Enter');
+        await until(fresh, () => document.querySelector('#jobs-table p, #jobs-table table'));
+        assert(sent.includes(`Bearer ${authToken}`), 'the token was not sent');
+        fresh.problems = fresh.problems.filter((x) => !/status of 401/.test(x)); // the 401 was the point
+        page.problems.push(...fresh.problems);
+        await fresh.close();
+    });
+}
 
 await check('keyboard: Tab reaches the views and Enter on the rank list selects a rank', page, async () => {
     await open(page, '#/job/tour/overview');

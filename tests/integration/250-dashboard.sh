@@ -130,6 +130,21 @@ PY
 check "the hostile names are stored (the import and the batch were accepted)" bash -c '
     curl -sf "$1/v1/jobs/evilhost/ranks" | grep -q "onerror" &&
     curl -sf "$1/v1/jobs/evil/top?limit=50" | grep -q "onerror"' _ "$HTTP"
+# a second server that needs tokens (h-auth): the dashboard's files are public, the API is not
+"$BIN/rankscope-server" --new-token viewer --role read >"$WORK/viewer.new"
+grep '^rst_' "$WORK/viewer.new" >"$WORK/viewer.token"
+grep '^viewer read sha256:' "$WORK/viewer.new" >"$WORK/tokens"
+chmod 600 "$WORK/tokens" "$WORK/viewer.token"
+start auth_server "$BIN/rankscope-server" --data "$WORK/auth-data" --http 127.0.0.1:0 \
+    --listen tcp://127.0.0.1:0 --ready-file "$WORK/auth.ready" --token-file "$WORK/tokens"
+wait_file "$WORK/auth.ready" || exit 1
+AUTH_HTTP=http://$(field "$WORK/auth.ready" http)
+check "with a token file: /, /assets/app.js without a token (200), /v1/jobs 401, with the token 200" bash -c '
+    [ "$(curl -s -o /dev/null -w "%{http_code}" "$1/")" = 200 ] &&
+    [ "$(curl -s -o /dev/null -w "%{http_code}" "$1/assets/app.js")" = 200 ] &&
+    [ "$(curl -s -o /dev/null -w "%{http_code}" "$1/v1/jobs")" = 401 ] &&
+    [ "$(curl -s -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $(cat "$2")" "$1/v1/jobs")" = 200 ]' \
+    _ "$AUTH_HTTP" "$WORK/viewer.token"
 # a job running while the browser watches it (up to 51 s of 34 ms steps; stopped when the browser is done)
 "$BIN/rankscope-sim" --job live --ranks 4 --steps 1500 --speed 1 --agent "$WORK/agent.sock" \
     --log-level warn >"$WORK/live.json" &
@@ -139,7 +154,8 @@ rm -rf "$OUT"
 # chromium writes its crash-report settings and dconf cache under HOME: keep them in $WORK
 mkdir -p "$WORK/home"
 HOME=$WORK/home XDG_CONFIG_HOME=$WORK/home/.config XDG_CACHE_HOME=$WORK/home/.cache \
-    timeout 240 node tests/browser/dashboard.mjs "$HTTP" "$OUT" >"$WORK/browser.out" 2>&1
+    RS_TOKEN=$(cat "$WORK/viewer.token") \
+    timeout 240 node tests/browser/dashboard.mjs "$HTTP" "$OUT" "$AUTH_HTTP" >"$WORK/browser.out" 2>&1
 rc=$?
 kill "$LIVE_SIM" 2>/dev/null
 wait "$LIVE_SIM" 2>/dev/null
@@ -150,5 +166,5 @@ while read -r verdict what; do
     esac
 done <"$WORK/browser.out"
 check "the browser run ended cleanly with every check reported (exit $rc)" bash -c '
-    [ "$1" = 0 ] && [ "$(grep -c "^PASS " "$2")" -ge 13 ] || { tail -5 "$2"; exit 1; }' _ "$rc" "$WORK/browser.out"
+    [ "$1" = 0 ] && [ "$(grep -c "^PASS " "$2")" -ge 15 ] || { tail -5 "$2"; exit 1; }' _ "$rc" "$WORK/browser.out"
 finish
