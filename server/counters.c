@@ -46,6 +46,22 @@ const struct rs_counter_info rs_counter_infos[] = {
       "Raw kernel and memcpy records rolled up into window totals."),
     C(agent_windows_coarsened, "agent_windows_coarsened",
       "Windows sent by summarizing agents, coarsened into rollup windows."),
+    C(queries_refused, "queries_refused",
+      "REST queries refused (429/503) over query-max or query-max-per-client."),
+    C(queries_timed_out, "queries_timed_out", "REST queries stopped at query-timeout-ms (504)."),
+    C(http_refused_peer, "http_refused_peer",
+      "HTTP connections refused over http-max-connections-per-peer."),
+    C(http_evicted, "http_evicted",
+      "Idle or slow HTTP connections closed to admit a new one at http-max-connections."),
+    C(http_accept_errors, "http_accept_errors",
+      "HTTP accepts that failed (out of file descriptors: EMFILE, ENFILE)."),
+    C(http_body_budget_full, "http_body_budget_full",
+      "HTTP requests refused (503) while request bodies filled http-max-body-total-mb."),
+    C(agent_pipes_refused, "agent_pipes_refused",
+      "Agent connections closed over agent-max-connections(-per-peer)."),
+    C(agent_pipes_idle_closed, "agent_pipes_idle_closed",
+      "Agent connections closed after agent-idle-timeout-s without a whole request."),
+    G(agent_pipes_now, "agent_connections", "Open agent (NNG) connections."),
 };
 
 const size_t rs_counter_info_count = sizeof rs_counter_infos / sizeof rs_counter_infos[0];

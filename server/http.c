@@ -3,6 +3,7 @@
 
 #include "common/hash.h"
 #include "common/log.h"
+#include "server/conn_limits.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -28,6 +29,9 @@ struct rs_http_conn {
     bool keep_alive;
     char *pending; /* bytes received after a complete request (pipelining) */
     size_t pending_len;
+    uint64_t peer_key;      /* rs_http_conn_peer_key */
+    bool peer_counted;      /* in http->peers */
+    unsigned retry_after_s; /* the next response's Retry-After (0 = none) */
     char read_buf[READ_CHUNK];
 };
 
@@ -38,8 +42,10 @@ struct rs_http {
     rs_http_handler handler;
     void *arg;
     struct rs_counters *counters;
-    rs_http_conn *conns;
+    rs_http_conn *conns; /* newest first */
     unsigned n_conns;
+    rs_peer_counts *peers; /* connections per peer address */
+    size_t bodies_total;   /* bytes of request bodies held (rs_http_parser.bodies_total) */
     int port;
     bool closed;
 };
@@ -72,12 +78,16 @@ reason_phrase(int status)
         return "URI Too Long";
     case 415:
         return "Unsupported Media Type";
+    case 429:
+        return "Too Many Requests";
     case 431:
         return "Request Header Fields Too Large";
     case 500:
         return "Internal Server Error";
     case 503:
         return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
     default:
         return "Unknown";
     }
@@ -121,6 +131,9 @@ conn_close(rs_http_conn *c)
     c->prev = c->next = NULL;
     h->n_conns--;
     RS_COUNT_SUB(h->counters, http_connections_now, 1);
+    if (c->peer_counted)
+        rs_peer_counts_give(h->peers, c->peer_key);
+    c->peer_counted = false;
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
 }
@@ -224,7 +237,7 @@ static void
 respond(rs_http_conn *c, int status, const char *content_type, const char *etag, const char *body,
         size_t len)
 {
-    char head[640], tag[64] = "";
+    char head[640], tag[64] = "", retry[40] = "";
     struct write_req *w;
     uv_buf_t buf;
     int n;
@@ -243,10 +256,13 @@ respond(rs_http_conn *c, int status, const char *content_type, const char *etag,
         RS_COUNT(c->http->counters, http_errors);
     if (etag)
         snprintf(tag, sizeof tag, "ETag: %s\r\n", etag);
+    if (c->retry_after_s)
+        snprintf(retry, sizeof retry, "Retry-After: %u\r\n", c->retry_after_s);
+    c->retry_after_s = 0;
     n = snprintf(head, sizeof head,
-                 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+                 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s"
                  "Cache-Control: no-cache\r\nConnection: %s\r\n\r\n",
-                 status, reason_phrase(status), content_type, len, tag,
+                 status, reason_phrase(status), content_type, len, tag, retry,
                  c->keep_alive ? "keep-alive" : "close");
     w = malloc(sizeof *w + (size_t)n + len);
     if (!w) {
@@ -261,6 +277,18 @@ respond(rs_http_conn *c, int status, const char *content_type, const char *etag,
         free(w);
         conn_close(c);
     }
+}
+
+uint64_t
+rs_http_conn_peer_key(const rs_http_conn *c)
+{
+    return c->peer_key;
+}
+
+void
+rs_http_retry_after(rs_http_conn *c, unsigned seconds)
+{
+    c->retry_after_s = seconds;
 }
 
 void
@@ -351,6 +379,14 @@ fail_request(rs_http_conn *c, int status)
         rs_http_respond_error(c, 431, "request line and headers exceed %zu bytes",
                               o->max_header_bytes);
         break;
+    case 503:
+        RS_COUNT(c->http->counters, http_body_budget_full);
+        rs_http_retry_after(c, 1);
+        rs_http_respond_error(c, 503,
+                              "the server holds %zu bytes of request bodies already "
+                              "(http-max-body-total-mb): send it again later",
+                              o->max_body_total_bytes);
+        break;
     default:
         rs_http_respond_error(c, status, "request failed");
         break;
@@ -418,19 +454,47 @@ on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         feed(c, buf->base, (size_t)nread);
 }
 
+/* At max_connections: closes the connection that has waited longest without a request in
+ * progress (idle keep-alive) or with one still arriving (a slow client), so that a crowd of slow
+ * clients cannot shut everyone else out. Returns whether one was closed. */
+static bool
+evict_one(rs_http *h, rs_http_conn *except)
+{
+    rs_http_conn *c, *oldest = NULL;
+
+    for (c = h->conns; c; c = c->next)
+        if (c != except && (c->state == CONN_IDLE || c->state == CONN_READING))
+            oldest = c; /* the list is newest first */
+    if (!oldest)
+        return false;
+    RS_COUNT(h->counters, http_evicted);
+    conn_close(oldest);
+    return true;
+}
+
 static void
 on_connection(uv_stream_t *server, int status)
 {
     rs_http *h = server->data;
     rs_http_conn *c;
 
-    if (status < 0)
+    if (status < 0) {
+        /* Out of descriptors (EMFILE, ENFILE) or memory: libuv accepts and drops the connection
+         * waiting (its EMFILE trick), we say so and keep serving the connections we have. */
+        RS_COUNT(h->counters, http_accept_errors);
+        rs_log_limited(10, RS_LOG_WARN, "RS-HTTP-ACCEPT",
+                       "cannot accept an HTTP connection: %s (%u open; raise the open-files "
+                       "limit, or lower http-max-connections / agent-max-connections)",
+                       uv_strerror(status), h->n_conns);
         return;
+    }
     c = calloc(1, sizeof *c);
     if (!c)
         return;
     c->http = h;
     rs_http_parser_init(&c->parser, h->opts.max_header_bytes, h->opts.max_body_bytes);
+    c->parser.bodies_total = &h->bodies_total;
+    c->parser.bodies_max = h->opts.max_body_total_bytes ? h->opts.max_body_total_bytes : SIZE_MAX;
     uv_tcp_init(h->loop, &c->tcp);
     uv_timer_init(h->loop, &c->timer);
     c->tcp.data = c->timer.data = c;
@@ -445,7 +509,25 @@ on_connection(uv_stream_t *server, int status)
         conn_close(c);
         return;
     }
-    if (h->n_conns > h->opts.max_connections) {
+    struct sockaddr_storage peer;
+    int plen = sizeof peer;
+    c->peer_key = uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&peer, &plen) == 0
+                      ? rs_peer_key((struct sockaddr *)&peer)
+                      : 1;
+    if (!(c->peer_counted = rs_peer_counts_take(h->peers, c->peer_key))) {
+        RS_COUNT(h->counters, http_refused_peer);
+        rs_log_limited(10, RS_LOG_WARN, "RS-HTTP-PEER-LIMIT",
+                       "refused an HTTP connection: its address has %u open already "
+                       "(http-max-connections-per-peer)",
+                       h->opts.max_connections_per_peer);
+        c->state = CONN_BUSY;
+        c->keep_alive = false;
+        rs_http_retry_after(c, 1);
+        rs_http_respond_error(c, 429, "too many connections from your address (limit %u)",
+                              h->opts.max_connections_per_peer);
+        return;
+    }
+    if (h->n_conns > h->opts.max_connections && !evict_one(h, c)) {
         c->state = CONN_BUSY;
         c->keep_alive = false;
         rs_http_respond_error(c, 503, "too many connections (limit %u)", h->opts.max_connections);
@@ -458,7 +540,9 @@ on_connection(uv_stream_t *server, int status)
 static void
 free_on_close(uv_handle_t *handle)
 {
-    free(handle->data);
+    rs_http *h = handle->data;
+    rs_peer_counts_free(h->peers);
+    free(h);
 }
 
 int
@@ -476,6 +560,8 @@ rs_http_start(uv_loop_t *loop, const struct rs_http_options *opts, rs_http_handl
     h->handler = handler;
     h->arg = arg;
     h->counters = counters;
+    if ((rc = rs_peer_counts_new(opts->max_connections_per_peer, &h->peers)) != 0)
+        goto fail;
     if ((rc = uv_ip4_addr(opts->host, opts->port, (struct sockaddr_in *)&addr)) != 0 &&
         (rc = uv_ip6_addr(opts->host, opts->port, (struct sockaddr_in6 *)&addr)) != 0)
         goto fail;
@@ -492,6 +578,7 @@ rs_http_start(uv_loop_t *loop, const struct rs_http_options *opts, rs_http_handl
     *out = h;
     return 0;
 fail:
+    rs_peer_counts_free(h->peers);
     free(h);
     *out = NULL;
     return rc;
@@ -517,5 +604,7 @@ rs_http_close(rs_http *h)
 void
 rs_http_free(rs_http *h)
 {
+    if (h)
+        rs_peer_counts_free(h->peers);
     free(h);
 }

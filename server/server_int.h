@@ -7,6 +7,7 @@
 #include "server/http.h"
 #include "server/post.h"
 #include "server/server.h"
+#include "server/work_pool.h"
 #include "server/writer.h"
 #include "storage/store.h"
 
@@ -23,6 +24,8 @@ struct rs_server {
     rs_evaluator *evaluator; /* streaming straggler evaluation and verdict history */
     struct rs_counters counters;
     uint64_t start_ns;
+    rs_work_pool *queries;  /* REST queries (routes.c), bounded per client and in total */
+    rs_work_pool *decoders; /* agents' batches decoded (ingest.c): ingest's own threads */
 };
 
 /* Store options from the configuration (map size, durability), with the migration of an older
