@@ -54,7 +54,8 @@ const struct rs_counter_info rs_counter_infos[] = {
     C(http_evicted, "http_evicted",
       "Idle or slow HTTP connections closed to admit a new one at http-max-connections."),
     C(http_accept_errors, "http_accept_errors",
-      "HTTP accepts that failed (out of file descriptors: EMFILE, ENFILE)."),
+      "HTTP connections refused or lost for lack of file descriptors (EMFILE, ENFILE, or in "
+      "the last 5% of the limit)."),
     C(http_body_budget_full, "http_body_budget_full",
       "HTTP requests refused (503) while request bodies filled http-max-body-total-mb."),
     C(agent_pipes_refused, "agent_pipes_refused",

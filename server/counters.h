@@ -42,7 +42,7 @@ struct rs_counters {
     _Atomic uint64_t queries_timed_out;     /* 504: past query-timeout-ms */
     _Atomic uint64_t http_refused_peer;     /* connections over http-max-connections-per-peer */
     _Atomic uint64_t http_evicted;          /* idle or slow connections closed for a new one */
-    _Atomic uint64_t http_accept_errors;    /* accept failed (EMFILE, ENFILE, ...) */
+    _Atomic uint64_t http_accept_errors;    /* out of descriptors (EMFILE, near the limit) */
     _Atomic uint64_t http_body_budget_full; /* requests refused: bodies over the total budget */
     _Atomic uint64_t agent_pipes_refused;   /* NNG pipes closed over the per-peer/total caps */
     _Atomic uint64_t agent_pipes_idle_closed; /* NNG pipes closed by agent-idle-timeout-s */

@@ -454,6 +454,13 @@ on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         feed(c, buf->base, (size_t)nread);
 }
 
+/* Descriptors kept for everything but HTTP connections: 5% of the limit, at least 16. */
+static unsigned long
+fd_reserve(unsigned long limit)
+{
+    return limit / 20 > 16 ? limit / 20 : 16;
+}
+
 /* At max_connections: closes the connection that has waited longest without a request in
  * progress (idle keep-alive) or with one still arriving (a slow client), so that a crowd of slow
  * clients cannot shut everyone else out. Returns whether one was closed. */
@@ -507,6 +514,21 @@ on_connection(uv_stream_t *server, int status)
     RS_COUNT(h->counters, http_connections_now);
     if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
         conn_close(c);
+        return;
+    }
+    uv_os_fd_t fd = -1;
+    uv_fileno((uv_handle_t *)&c->tcp, &fd);
+    if (h->opts.fd_limit && (unsigned long)fd + fd_reserve(h->opts.fd_limit) >= h->opts.fd_limit) {
+        RS_COUNT(h->counters, http_accept_errors);
+        rs_log_limited(10, RS_LOG_WARN, "RS-HTTP-ACCEPT",
+                       "out of file descriptors: refused an HTTP connection (descriptor %d of "
+                       "%lu; %u HTTP connections open): raise the open-files limit, or lower "
+                       "http-max-connections / agent-max-connections",
+                       (int)fd, h->opts.fd_limit, h->n_conns);
+        c->state = CONN_BUSY;
+        c->keep_alive = false;
+        rs_http_retry_after(c, 1);
+        rs_http_respond_error(c, 503, "the server is out of file descriptors");
         return;
     }
     struct sockaddr_storage peer;

@@ -32,6 +32,9 @@ struct rs_http_options {
                                     closed for the new one (counted); if none, 503 and closed */
     unsigned max_connections_per_peer; /* from one IP address; beyond: 429 and closed */
     size_t max_body_total_bytes; /* request bodies held by all connections; beyond: 503 */
+    unsigned long fd_limit;      /* the process's open-files limit; a connection whose
+                                    descriptor falls in its last 5% (at least 16) is answered 503
+                                    and closed, leaving those to the store, NNG and logs */
 };
 
 int rs_http_start(uv_loop_t *loop, const struct rs_http_options *opts, rs_http_handler handler,

@@ -186,7 +186,8 @@ rs_server_run(const struct rs_server_config *cfg)
                                      (unsigned)cfg->http_idle_timeout_ms,
                                      (unsigned)cfg->http_max_connections,
                                      (unsigned)cfg->http_max_connections_per_peer,
-                                     (size_t)cfg->http_max_body_total_mb << 20};
+                                     (size_t)cfg->http_max_body_total_mb << 20,
+                                     fds};
     if ((rc = rs_store_open(cfg->data, &sopts, &srv->store)) != 0) {
         long pid = rc == RS_E_LOCKED ? rs_store_locked_by(cfg->data) : 0;
         char who[64];
@@ -250,6 +251,13 @@ rs_server_run(const struct rs_server_config *cfg)
         uv_run(&srv->loop, UV_RUN_DEFAULT);
         goto out;
     }
+    if ((unsigned long)cfg->http_max_connections + (unsigned long)cfg->agent_max_connections >
+        fds - fds / 20)
+        rs_log(RS_LOG_WARN, "RS-SERVER-FDS",
+               "http-max-connections (%lld) + agent-max-connections (%lld) exceed 95%% of the "
+               "open-files limit (%lu): past it, new connections are refused (HTTP 503, "
+               "RS-HTTP-ACCEPT) — raise the limit (LimitNOFILE=) or lower the caps",
+               (long long)cfg->http_max_connections, (long long)cfg->agent_max_connections, fds);
     rs_log(RS_LOG_INFO, "RS-SERVER-START",
            "rankscope-server %s: http %s:%d, agents %s, data %s, %lu file descriptors", RS_VERSION,
            host, rs_http_port(run.http), rs_ingest_url(run.ingest), cfg->data, fds);
