@@ -75,7 +75,7 @@ static const struct rs_config_option options[] = {
     OPT("http-max-body-total-mb", RS_CONFIG_INT, "256", http_max_body_total_mb,
         "request bodies held in memory at once, all connections together, MiB; beyond: 503", 1,
         1 << 20),
-    OPT("agent-max-connections-per-peer", RS_CONFIG_INT, "64", agent_max_connections_per_peer,
+    OPT("agent-max-connections-per-peer", RS_CONFIG_INT, "1024", agent_max_connections_per_peer,
         "agent (NNG) connections from one IP address; beyond: closed at once", 1, 1000000),
     OPT("agent-max-connections", RS_CONFIG_INT, "16384", agent_max_connections,
         "agent (NNG) connections in total; beyond: closed at once", 1, 1000000),
@@ -83,6 +83,10 @@ static const struct rs_config_option options[] = {
         "close an agent connection that delivered no whole request for this long (a stalled "
         "partial message frees its buffer; agents redial)",
         1, 86400),
+    OPT("writer-max-group-records", RS_CONFIG_INT, "131072", writer_max_group_records,
+        "records per storage transaction: LMDB keeps the largest transaction's pages cached, so "
+        "this bounds the server's heap (0 = no bound; fewer means more commits)",
+        0, 1e12),
     OPT("check", RS_CONFIG_BOOL, "false", check,
         "check the store in --data for consistency, print a report, and exit (0 = consistent)", 0,
         0),

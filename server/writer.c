@@ -16,6 +16,7 @@ struct item {
     rs_wire_agent_batch *batch;
     rs_writer_done_fn done;
     void *arg;
+    uint64_t records; /* batch_records: the group's bound counts them */
 };
 
 struct task {
@@ -158,7 +159,10 @@ writer_main(void *p)
          * transaction carries many of them. */
         struct item *group = w->head, **cut = &w->head;
         unsigned n = 0;
-        while (*cut && n < w->opts.max_group) {
+        uint64_t records = 0;
+        while (*cut && n < w->opts.max_group &&
+               (n == 0 || !w->opts.max_group_records || records < w->opts.max_group_records)) {
+            records += (*cut)->records;
             cut = &(*cut)->next;
             n++;
         }
@@ -212,6 +216,21 @@ rs_writer_start(rs_store *store, const struct rs_writer_options *opts, struct rs
     return 0;
 }
 
+/* The records a batch carries (what its transaction writes). */
+static uint64_t
+batch_records(const rs_wire_agent_batch *batch)
+{
+    const struct rs_agent_batch *b = rs_wire_agent_batch_get(batch);
+    uint64_t n = 0;
+
+    for (uint32_t i = 0; i < b->n_ranks; i++) {
+        const struct rs_rank_batch *r = &b->ranks[i];
+        n += (uint64_t)r->n_kernels + r->n_memcpys + r->n_collectives + r->n_steps + r->n_stalls +
+             r->n_kernel_totals + r->n_copy_totals;
+    }
+    return n;
+}
+
 int
 rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn done, void *arg)
 {
@@ -226,7 +245,7 @@ rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn don
     else if (!(it = malloc(sizeof *it)))
         rc = -ENOMEM;
     if (rc == 0) {
-        *it = (struct item){NULL, batch, done, arg};
+        *it = (struct item){NULL, batch, done, arg, batch_records(batch)};
         *w->tail = it;
         w->tail = &it->next;
         w->queued++;

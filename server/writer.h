@@ -18,6 +18,11 @@ typedef void (*rs_writer_done_fn)(void *arg, enum rs_reply_status status, const 
 struct rs_writer_options {
     unsigned max_queue; /* batches waiting; beyond it submit fails with RS_E_FULL */
     unsigned max_group; /* batches per transaction */
+    /* records per transaction (the group closes at the batch that reaches it; 0 = no bound):
+     * LMDB keeps the dirty pages of its largest write transaction cached for reuse until the
+     * store closes, so the largest group is the writer's heap — unbounded groups of large
+     * batches grew the server's heap without end (issue 23 §3 "Heap growth") */
+    uint64_t max_group_records;
     /* Fault injection for tests: the process exits at once (like kill -9) right after this
      * many commits, before their replies: the worst moment to crash. 0 = never. */
     unsigned exit_after_commits;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Server memory under a simulated cluster (issue 23 §3 "Heap growth"): AGENTS agents with
 # RANKS_PER_AGENT simulated ranks each (rankscope-sim, --speed 1), for SECONDS, the server's
-# RSS and anonymous memory sampled every EVERY seconds; prints "t_s rss_mib anon_mib committed"
-# lines, then the same once the load stopped (idle). Defaults are sized for a shared 2-core
+# RSS sampled every EVERY seconds, split into anonymous memory (the heap: what could leak) and
+# file pages (the store's memory map, LMDB: the kernel's page cache, reclaimable, bounded by the
+# store's size); prints "t_s rss anon file committed" lines, then the same once the load stopped
+# (idle). Defaults are sized for a shared 2-core
 # machine; the issue's run was 9,216 ranks for 5 minutes:
 #   AGENTS=3 RANKS_PER_AGENT=3072 SECONDS_=300 tests/bench/heap_growth.sh
 # Extra server options in SERVER_OPTS, agent options in AGENT_OPTS, sim options in SIM_OPTS.
@@ -31,15 +33,16 @@ for a in $(seq "$AGENTS"); do
 done
 PIDS+=("${SIMS[@]}")
 sample() {
-    local rss anon committed
+    local rss anon file committed
     rss=$(awk '/^VmRSS/ {print int($2/1024)}' "/proc/$PID_server/status")
-    anon=$(awk '/^Anonymous/ {print int($2/1024)}' "/proc/$PID_server/smaps_rollup")
+    anon=$(awk '/^RssAnon/ {print int($2/1024)}' "/proc/$PID_server/status")
+    file=$(awk '/^RssFile/ {print int($2/1024)}' "/proc/$PID_server/status")
     committed=$(curl -s "$HTTP/healthz" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["batches_committed"])' 2>/dev/null)
-    echo "$1 $rss $anon ${committed:-?}"
+    echo "$1 $rss $anon $file ${committed:-?}"
 }
-echo "# t_s rss_mib anon_mib batches_committed (load: $AGENTS x $RANKS_PER_AGENT ranks)"
+echo "# t_s rss_mib anon_mib file_mib batches_committed (load: $AGENTS x $RANKS_PER_AGENT ranks)"
 t=0
 while [ $t -le "$SECONDS_" ]; do sample $t; sleep "$EVERY"; t=$((t + EVERY)); done
-for p in "${SIMS[@]}"; do wait "$p"; done
+for p in "${SIMS[@]}"; do kill "$p" 2>/dev/null; wait "$p"; done
 echo "# idle"
 for i in $(seq 0 "$EVERY" "$IDLE"); do sample "idle+$i"; sleep "$EVERY"; done
