@@ -82,7 +82,7 @@ rs__server_import(struct rs_server *srv, rs_http_conn *c, const struct rs_http_r
         return;
     }
     *w = (struct import_work){srv, c, rs_wire_agent_batch_get(batch)->batch_seq, 0, ""};
-    if ((rc = rs_writer_submit(srv->writer, batch, import_done, w)) != 0) {
+    if ((rc = rs_writer_submit(srv->writer, batch, req->body_len, import_done, w)) != 0) {
         rs_wire_agent_batch_free(batch);
         free(w);
         RS_COUNT(&srv->counters, batches_retry);

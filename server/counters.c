@@ -63,6 +63,8 @@ const struct rs_counter_info rs_counter_infos[] = {
     C(agent_pipes_idle_closed, "agent_pipes_idle_closed",
       "Agent connections closed after agent-idle-timeout-s without a whole request."),
     G(agent_pipes_now, "agent_connections", "Open agent (NNG) connections."),
+    G(writer_queue_bytes_now, "writer_queue_bytes",
+      "Request bytes of the batches waiting for the storage writer (bounded by writer-queue-mb)."),
 };
 
 const size_t rs_counter_info_count = sizeof rs_counter_infos / sizeof rs_counter_infos[0];

@@ -47,6 +47,7 @@ struct rs_counters {
     _Atomic uint64_t agent_pipes_refused;   /* NNG pipes closed over the per-peer/total caps */
     _Atomic uint64_t agent_pipes_idle_closed; /* NNG pipes closed by agent-idle-timeout-s */
     _Atomic uint64_t agent_pipes_now;
+    _Atomic uint64_t writer_queue_bytes_now; /* request bytes of the batches in writer_queue */
 };
 
 /* One counter as /healthz ("counters": {name: value}, the count itself: nanoseconds where the

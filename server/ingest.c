@@ -168,10 +168,11 @@ request_decoded(struct rs_work *w, int status)
     }
     rs_wire_agent_batch *batch = c->batch;
     c->batch = NULL;
+    size_t bytes = nng_msg_len(c->msg);
     nng_msg_free(c->msg);
     c->msg = NULL;
     c->batch_seq = rs_wire_agent_batch_get(batch)->batch_seq;
-    rc = rs_writer_submit(ing->writer, batch, batch_done, c);
+    rc = rs_writer_submit(ing->writer, batch, bytes, batch_done, c);
     if (rc != 0) {
         rs_wire_agent_batch_free(batch);
         RS_COUNT(ing->counters, batches_retry);

@@ -87,6 +87,10 @@ static const struct rs_config_option options[] = {
         "records per storage transaction: LMDB keeps the largest transaction's pages cached, so "
         "this bounds the server's heap (0 = no bound; fewer means more commits)",
         0, 1e12),
+    OPT("writer-queue-mb", RS_CONFIG_INT, "256", writer_queue_mb,
+        "request bytes waiting for commit before agents are told to retry, MiB: the bound of the "
+        "server's memory when ingest falls behind (0 = only --writer-queue counts)",
+        0, 1 << 20),
     OPT("check", RS_CONFIG_BOOL, "false", check,
         "check the store in --data for consistency, print a report, and exit (0 = consistent)", 0,
         0),

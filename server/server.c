@@ -151,6 +151,7 @@ rs_server_run(const struct rs_server_config *cfg)
     struct rs_store_options sopts = rs__server_store_options(cfg);
     struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256,
                                       (uint64_t)cfg->writer_max_group_records,
+                                      (uint64_t)cfg->writer_queue_mb << 20,
                                       (unsigned)cfg->fault_exit_after_commits};
     struct rs_ingest_options iopts = {cfg->listen,
                                       (unsigned)cfg->ingest_contexts,

@@ -45,6 +45,7 @@ struct rs_server_config {
     int64_t agent_max_connections;          /* NNG pipes in total; beyond: closed */
     int64_t agent_idle_timeout_s;           /* a pipe without a whole message this long: closed */
     int64_t writer_max_group_records;       /* records per write transaction (heap bound) */
+    int64_t writer_queue_mb;                /* request bytes waiting for the writer (heap bound) */
 };
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */

@@ -17,6 +17,7 @@ struct item {
     rs_writer_done_fn done;
     void *arg;
     uint64_t records; /* batch_records: the group's bound counts them */
+    uint64_t bytes;   /* of its request: the queue's bound counts them */
 };
 
 struct task {
@@ -35,6 +36,7 @@ struct rs_writer {
     pthread_cond_t cond;
     struct item *head, **tail;
     unsigned queued;
+    uint64_t queued_bytes;
     struct task *tasks, **tasks_tail;
     bool stopping;
     /* Time spent on each kind of work while the other kind waited (the fair share, writer.h);
@@ -159,10 +161,11 @@ writer_main(void *p)
          * transaction carries many of them. */
         struct item *group = w->head, **cut = &w->head;
         unsigned n = 0;
-        uint64_t records = 0;
+        uint64_t records = 0, bytes = 0;
         while (*cut && n < w->opts.max_group &&
                (n == 0 || !w->opts.max_group_records || records < w->opts.max_group_records)) {
             records += (*cut)->records;
+            bytes += (*cut)->bytes;
             cut = &(*cut)->next;
             n++;
         }
@@ -171,7 +174,9 @@ writer_main(void *p)
         if (!w->head)
             w->tail = &w->head;
         w->queued -= n;
+        w->queued_bytes -= bytes;
         RS_COUNT_SUB(w->counters, writer_queue_now, n);
+        RS_COUNT_SUB(w->counters, writer_queue_bytes_now, bytes);
         pthread_mutex_unlock(&w->lock);
         uint64_t t0 = rs_clock_mono_ns();
         commit_group(w, group);
@@ -232,7 +237,8 @@ batch_records(const rs_wire_agent_batch *batch)
 }
 
 int
-rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn done, void *arg)
+rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, size_t bytes, rs_writer_done_fn done,
+                 void *arg)
 {
     struct item *it;
     int rc = 0;
@@ -240,16 +246,20 @@ rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn don
     pthread_mutex_lock(&w->lock);
     if (w->stopping)
         rc = RS_E_CLOSED;
-    else if (w->queued >= w->opts.max_queue)
+    else if (w->queued >= w->opts.max_queue ||
+             (w->queued > 0 && w->opts.max_queue_bytes &&
+              w->queued_bytes + bytes > w->opts.max_queue_bytes))
         rc = RS_E_FULL;
     else if (!(it = malloc(sizeof *it)))
         rc = -ENOMEM;
     if (rc == 0) {
-        *it = (struct item){NULL, batch, done, arg, batch_records(batch)};
+        *it = (struct item){NULL, batch, done, arg, batch_records(batch), bytes};
         *w->tail = it;
         w->tail = &it->next;
         w->queued++;
+        w->queued_bytes += bytes;
         RS_COUNT(w->counters, writer_queue_now);
+        RS_COUNT_ADD(w->counters, writer_queue_bytes_now, bytes);
         pthread_cond_signal(&w->cond);
     }
     pthread_mutex_unlock(&w->lock);
