@@ -214,8 +214,10 @@ run_query(struct rs_work *req)
         q->content_type = "application/json";
         break;
     }
-    if (q->rc == RS_E_NOT_FOUND)
+    if (q->rc == RS_E_NOT_FOUND) {
+        rs_store_read_set_deadline(r, 0); /* an expired deadline must not read as "no job" */
         q->missing = what_is_missing(r, q);
+    }
     rs_store_read_end(r);
 }
 
