@@ -63,7 +63,10 @@ extra = c["batches_committed"] - load["batches"]  # a duplicate is a resend of a
 ok = 0 <= extra <= int(sys.argv[5]) and stored == c["batches_committed"]
 print("committed beyond the acknowledged: %d (in flight at the end; at most %s)" % (extra, sys.argv[5]))
 print("every acknowledged batch stored:", "yes" if ok else "NO")
-print("queries: %d, statuses %s, p50 %.3f s, p99 %.3f s, max %.3f s" % (q["requests"], q["by_status"], q["p50_s"], q["p99_s"], q["max_s"]))
+if q["requests"]:
+    print("queries: %d, statuses %s, p50 %.3f s, p99 %.3f s, max %.3f s" % (q["requests"], q["by_status"], q["p50_s"], q["p99_s"], q["max_s"]))
+else:
+    print("queries: none")
 for p, v in q["per_endpoint_p99_s"].items():
     print("  p99 %-40s %s" % (p, "%.3f s" % v if v is not None else "-"))
 sys.exit(0 if ok else 1)
