@@ -77,5 +77,6 @@ int rs__cli_render_steps(const char *job, json_t *doc);
 int rs__cli_render_skew(const char *job, json_t *doc);
 int rs__cli_render_stragglers(const char *job, json_t *doc);
 int rs__cli_render_top(const char *job, json_t *doc);
+int rs__cli_render_advice(const char *job, json_t *doc); /* cli/advise.c */
 
 #endif

@@ -30,6 +30,9 @@ struct rs_agent_config {
     bool demangle;            /* C++ kernel names made readable here (demangle.h) */
     bool summarize;           /* per-window totals and measured steps (summary.h) */
     int64_t summary_window_s; /* their window */
+    /* tls+tcp:// to the server (proto/nng_tls.h): CA that signed the server's certificate, the
+     * name it must carry ("" = the URL's host), this agent's certificate and key ("" = none) */
+    char *tls_ca, *tls_server_name, *tls_cert, *tls_key;
 };
 
 /* Runs until SIGINT/SIGTERM, then flushes and tries to deliver for up to drain_timeout_ms.

@@ -21,6 +21,8 @@ struct rs_forward_options {
     uint64_t max_queue_bytes; /* memory (and spool) budget */
     unsigned reply_timeout_ms;
     struct rs_spool *spool; /* NULL: memory only */
+    /* a tls+tcp:// server_url: CA file, server name ("" = the URL's host), own cert and key */
+    const char *tls_ca, *tls_server_name, *tls_cert, *tls_key;
 };
 
 struct rs_forward_stats {

@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "proto/wire.h"
+#include "query/advice.h"
 #include "query/compare.h"
 #include "query/jobs.h"
 #include "query/pprof_export.h"
@@ -37,7 +38,8 @@ enum query_kind {
     Q_PPROF,
     Q_PPROF_STALLS,
     Q_PPROF_TIME,
-    Q_TRACE
+    Q_TRACE,
+    Q_ADVICE /* issue 27: the advisor */
 };
 
 /* A query refused for load (429, 503) says when to come back. */
@@ -166,6 +168,9 @@ run_query(struct rs_work *req)
     }
     case Q_STEPS:
         q->rc = rs_query_steps(r, q->job, (size_t)q->p.limit, &q->result);
+        break;
+    case Q_ADVICE:
+        q->rc = rs_query_advice_json(r, q->job, (size_t)q->p.limit, &q->result);
         break;
     case Q_STRAGGLERS: {
         struct rs_straggler_options o;
@@ -468,6 +473,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/pprof/stalls", Q_PPROF_STALLS, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
+    {"/advice", Q_ADVICE, {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000)}},
 };
 
 /* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an

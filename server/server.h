@@ -46,6 +46,10 @@ struct rs_server_config {
     int64_t agent_idle_timeout_s;           /* a pipe without a whole message this long: closed */
     int64_t writer_max_group_records;       /* records per write transaction (heap bound) */
     int64_t writer_queue_mb;                /* request bytes waiting for the writer (heap bound) */
+    /* TLS (tls_reload.h): HTTPS on --http when tls_cert is set; tls+tcp:// agents with the agent
+     * pair (default: the same); agents must show a certificate signed by agent_tls_ca when set. */
+    char *tls_cert, *tls_key;
+    char *agent_tls_cert, *agent_tls_key, *agent_tls_ca;
 };
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */

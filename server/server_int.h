@@ -8,6 +8,7 @@
 #include "server/post.h"
 #include "server/server.h"
 #include "server/work_pool.h"
+#include "server/tls_reload.h"
 #include "server/writer.h"
 #include "storage/store.h"
 
@@ -26,6 +27,8 @@ struct rs_server {
     uint64_t start_ns;
     rs_work_pool *queries;  /* REST queries (routes.c), bounded per client and in total */
     rs_work_pool *decoders; /* agents' batches decoded (ingest.c): ingest's own threads */
+    rs_server_tls *tls; /* HTTPS and tls+tcp:// files; rs_server_tls_reload on SIGHUP */
+    uv_signal_t sighup; /* reloads (server.c on_sighup) */
 };
 
 /* Store options from the configuration (map size, durability), with the migration of an older

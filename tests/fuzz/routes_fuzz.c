@@ -169,7 +169,12 @@ start_server(void)
                                     .http_max_body_total_mb = 16,
                                     .agent_max_connections_per_peer = 16,
                                     .agent_max_connections = 64,
-                                    .agent_idle_timeout_s = 300};
+                                    .agent_idle_timeout_s = 300,
+                                    .tls_cert = "",
+                                    .tls_key = "",
+                                    .agent_tls_cert = "",
+                                    .agent_tls_key = "",
+                                    .agent_tls_ca = ""};
     rs_log_set_level("error");
     if (pthread_create(&t, NULL, serve, NULL) != 0)
         abort();

@@ -1,6 +1,6 @@
 """Attacks on a running server's ports, written from the outside (docs/security.md "Resources"):
 what a hostile or broken peer does to HTTP and to the agents' NNG port. Each prints one JSON line
-of what it measured; the calling test (230-adversarial-connections.sh) judges it.
+of what it measured; the calling test (285-adversarial-connections.sh) judges it.
 
 usage: adversary.py ATTACK HOST PORT [args]
   slow-crowd N SOURCES SECONDS   N connections from 127.0.0.2.. (SOURCES addresses) that trickle

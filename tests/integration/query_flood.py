@@ -1,4 +1,4 @@
-"""Query flood against a running server while it ingests (220-adversarial-query-flood.sh).
+"""Query flood against a running server while it ingests (280-adversarial-query-flood.sh).
 
 usage: query_flood.py HTTP_URL JOB CLIENTS SECONDS OUT.json
 Three phases of SECONDS each: no queries, then CLIENTS threads asking GET /v1/jobs/JOB/pprof

@@ -1,5 +1,5 @@
 /* Test tool: finds two job names with the same 64-bit FNV-1a hash (the hash that once keyed
- * jobs, issue 23 §2), for tests/integration/240-adversarial-job-collision.sh. Pollard's rho with
+ * jobs, issue 23 §2), for tests/integration/290-adversarial-job-collision.sh. Pollard's rho with
  * distinguished points: f(x) = fnv1a64("c" + 16 hex digits of x); chains from random starts run
  * until a value with DP_BITS low zero bits, and two chains that end at the same point hold a
  * collision where they merge (about 2^32 evaluations, a few minutes on one core).
