@@ -30,6 +30,7 @@ struct rs_agent_config {
     bool demangle;            /* C++ kernel names made readable here (demangle.h) */
     bool summarize;           /* per-window totals and measured steps (summary.h) */
     int64_t summary_window_s; /* their window */
+    char *token_file;         /* the bearer token sent with every batch; "" = none */
     /* tls+tcp:// to the server (proto/nng_tls.h): CA that signed the server's certificate, the
      * name it must carry ("" = the URL's host), this agent's certificate and key ("" = none) */
     char *tls_ca, *tls_server_name, *tls_cert, *tls_key;

@@ -48,6 +48,8 @@ struct rs_counters {
     _Atomic uint64_t agent_pipes_idle_closed; /* NNG pipes closed by agent-idle-timeout-s */
     _Atomic uint64_t agent_pipes_now;
     _Atomic uint64_t writer_queue_bytes_now; /* request bytes of the batches in writer_queue */
+    _Atomic uint64_t batches_unauthorized;    /* agent batches without a valid ingest token */
+    _Atomic uint64_t http_unauthorized;       /* HTTP requests refused 401 or 403 by auth.c */
     /* HTTPS (tls_stream.h): handshakes completed; failed (bad client hello, unknown CA, wrong
      * version, garbage); plain HTTP sent to the HTTPS port; handshakes that stalled past the
      * request timeout. Reloads of the TLS files (tls_reload.h), failed ones kept the old files. */

@@ -50,6 +50,8 @@ on_signal(uv_signal_t *h, int signum)
     run->maintenance = NULL;
     rs_evaluator_close(run->srv.evaluator);
     run->srv.evaluator = NULL;
+    rs_hang_watch_close(run->srv.hang_watch);
+    run->srv.hang_watch = NULL;
     rs_space_close(run->space);
     run->space = NULL;
     uv_close((uv_handle_t *)&run->srv.sigint, NULL);
@@ -64,6 +66,7 @@ on_sighup(uv_signal_t *h, int signum)
     struct running *run = h->data;
 
     rs_log(RS_LOG_INFO, "RS-SERVER-RELOAD", "signal %d: reloading", signum);
+    rs__server_auth_reload(run->srv.auth);
     rs_server_tls_reload(run->srv.tls);
 }
 
@@ -164,15 +167,13 @@ rs_server_run(const struct rs_server_config *cfg)
                                       (uint64_t)cfg->writer_max_group_records,
                                       (uint64_t)cfg->writer_queue_mb << 20,
                                       (unsigned)cfg->fault_exit_after_commits};
-    struct rs_ingest_options iopts = {cfg->listen,
-                                      (unsigned)cfg->ingest_contexts,
-                                      (size_t)cfg->max_batch_mb << 20,
-                                      (unsigned)cfg->writer_queue,
-                                      NULL,
-                                      {(unsigned)cfg->agent_max_connections_per_peer,
-                                       (unsigned)cfg->agent_max_connections,
-                                       (unsigned)cfg->agent_idle_timeout_s},
-                                      NULL};
+    struct rs_ingest_options iopts = {.url = cfg->listen,
+                                      .contexts = (unsigned)cfg->ingest_contexts,
+                                      .max_message = (size_t)cfg->max_batch_mb << 20,
+                                      .writer_queue = (unsigned)cfg->writer_queue,
+                                      .pipes = {(unsigned)cfg->agent_max_connections_per_peer,
+                                                (unsigned)cfg->agent_max_connections,
+                                                (unsigned)cfg->agent_idle_timeout_s}};
     struct rs_work_pool_options qopts = {"rs-query", (unsigned)cfg->query_threads,
                                          (unsigned)cfg->query_max,
                                          (unsigned)cfg->query_max_per_client, (int)cfg->query_nice};
@@ -202,7 +203,12 @@ rs_server_run(const struct rs_server_config *cfg)
                                      (unsigned)cfg->http_max_connections_per_peer,
                                      (size_t)cfg->http_max_body_total_mb << 20,
                                      fds};
+    if (rs__server_auth_new(cfg, &srv->auth) != 0)
+        return 2;
+    iopts.authorize = rs__server_auth_agent;
+    iopts.authorize_arg = srv->auth;
     if ((rc = rs_store_open(cfg->data, &sopts, &srv->store)) != 0) {
+        rs__server_auth_free(srv->auth);
         long pid = rc == RS_E_LOCKED ? rs_store_locked_by(cfg->data) : 0;
         char who[64];
         if (rc == RS_E_LOCKED && pid > 0)
@@ -256,6 +262,8 @@ rs_server_run(const struct rs_server_config *cfg)
         goto out;
     struct rs_evaluator_options eopts = {(unsigned)cfg->evaluate_ms, (unsigned)cfg->active_s};
     if ((rc = rs_evaluator_start(srv, &eopts, &srv->evaluator)) != 0 ||
+        (rc = rs_hang_watch_start(srv, (unsigned)cfg->hang_check_ms, (unsigned)cfg->active_s,
+                                  &srv->hang_watch)) != 0 ||
         (rc = rs_space_start(srv, (uint64_t)(cfg->disk_budget_gb * (double)(1ull << 30)),
                              SPACE_CHECK_MS, &run.space)) != 0)
         goto out;
@@ -282,10 +290,19 @@ rs_server_run(const struct rs_server_config *cfg)
                "open-files limit (%lu): past it, new connections are refused (HTTP 503, "
                "RS-HTTP-ACCEPT) — raise the limit (LimitNOFILE=) or lower the caps",
                (long long)cfg->http_max_connections, (long long)cfg->agent_max_connections, fds);
+    /* retention changes only with a restart: each start records the settings in force */
+    rs__server_audit(&rs__server_self, "retention-settings",
+                     "retention_s=%lld disk_budget_gb=%g raw_retention_s=%lld map_size_gb=%g",
+                     (long long)cfg->retention_s, cfg->disk_budget_gb,
+                     (long long)cfg->raw_retention_s, cfg->map_size_gb);
     rs_log(RS_LOG_INFO, "RS-SERVER-START",
-           "rankscope-server %s: %s %s:%d, agents %s, data %s, %lu file descriptors", RS_VERSION,
-           rs_server_tls_http(srv->tls) ? "https" : "http", host, rs_http_port(run.http),
-           rs_ingest_url(run.ingest), cfg->data, fds);
+           "rankscope-server %s: %s %s:%d, agents %s, data %s, %lu file descriptors, auth %s%s",
+           RS_VERSION, rs_server_tls_http(srv->tls) ? "https" : "http", host,
+           rs_http_port(run.http), rs_ingest_url(run.ingest), cfg->data, fds,
+           rs__server_auth_mode(srv->auth),
+           strcmp(rs__server_auth_mode(srv->auth), "insecure") == 0
+               ? " (INSECURE: no authentication beyond loopback, --insecure)"
+               : "");
     uv_run(&srv->loop, UV_RUN_DEFAULT);
     status = 0;
 out:
@@ -298,6 +315,7 @@ out:
             rs_post_close(srv->post);
         rs_maintenance_close(run.maintenance);
         rs_evaluator_close(srv->evaluator);
+        rs_hang_watch_close(srv->hang_watch);
         rs_space_close(run.space);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
@@ -307,6 +325,7 @@ out:
     rs_http_free(run.http);
     rs_server_tls_free(srv->tls);
     uv_loop_close(&srv->loop);
+    rs__server_auth_free(srv->auth);
     /* a server that did not start leaves no new store (or directory) behind — unless it
      * acknowledged a batch in the moment its listener was up (a ready file that failed) */
     if (status != 0 && RS_COUNT_GET(&srv->counters, batches_committed) == 0)

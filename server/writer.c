@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 struct item {
@@ -18,6 +20,7 @@ struct item {
     void *arg;
     uint64_t records; /* batch_records: the group's bound counts them */
     uint64_t bytes;   /* of its request: the queue's bound counts them */
+    char principal[RS_STORE_PRINCIPAL_MAX + 1]; /* "" = not authenticated */
 };
 
 struct task {
@@ -59,7 +62,7 @@ commit_group(rs_writer *w, struct item *group)
 
     for (struct item *it = group; rc == 0 && it; it = it->next, n++) {
         bool dup = false;
-        rc = rs_store_write_batch(txn, rs_wire_agent_batch_get(it->batch), &dup);
+        rc = rs_store_write_batch_as(txn, rs_wire_agent_batch_get(it->batch), it->principal, &dup);
         status[n] = dup ? RS_REPLY_DUPLICATE : RS_REPLY_ACK;
     }
     if (rc == 0)
@@ -240,9 +243,18 @@ int
 rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, size_t bytes, rs_writer_done_fn done,
                  void *arg)
 {
+    return rs_writer_submit_as(w, batch, NULL, bytes, done, arg);
+}
+
+int
+rs_writer_submit_as(rs_writer *w, rs_wire_agent_batch *batch, const char *principal,
+                    size_t bytes, rs_writer_done_fn done, void *arg)
+{
     struct item *it;
     int rc = 0;
 
+    if (principal && strlen(principal) > RS_STORE_PRINCIPAL_MAX)
+        return RS_E_MALFORMED;
     pthread_mutex_lock(&w->lock);
     if (w->stopping)
         rc = RS_E_CLOSED;
@@ -253,7 +265,8 @@ rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, size_t bytes, rs_writ
     else if (!(it = malloc(sizeof *it)))
         rc = -ENOMEM;
     if (rc == 0) {
-        *it = (struct item){NULL, batch, done, arg, batch_records(batch), bytes};
+        *it = (struct item){NULL, batch, done, arg, batch_records(batch), bytes, ""};
+        snprintf(it->principal, sizeof it->principal, "%s", principal ? principal : "");
         *w->tail = it;
         w->tail = &it->next;
         w->queued++;

@@ -174,7 +174,10 @@ start_server(void)
                                     .tls_key = "",
                                     .agent_tls_cert = "",
                                     .agent_tls_key = "",
-                                    .agent_tls_ca = ""};
+                                    .agent_tls_ca = "",
+                                    .token_file = "",
+                                    .new_token = "",
+                                    .role = "read"};
     rs_log_set_level("error");
     if (pthread_create(&t, NULL, serve, NULL) != 0)
         abort();
