@@ -113,7 +113,7 @@ FUZZ_SRC  := $(shell find tests/fuzz -name '*_fuzz.c' | sort)
 FUZZ_BINS := $(patsubst tests/fuzz/%_fuzz.c,$(BUILD)/tests/fuzz/%_replay,$(FUZZ_SRC))
 TOOL_BINS := $(addprefix $(BUILD)/tests/tools/,rs-nng-send make-corpus rs-store-dump rs-load \
                                               rs-query-bench rs-import-bench rs-summary-load \
-                                              rs-window-bench)
+                                              rs-window-bench fnv-collide)
 
 
 .PHONY: all deps test-deps dev-deps build-check test asan tsan demo clean format bench collector
@@ -327,13 +327,18 @@ tsan: test-deps
 	@BUILD=build-tsan RS_TESTS="$(TSAN_TESTS)" tests/run.sh
 
 # libFuzzer builds of the fuzz targets (clang): make fuzz-wire (or fuzz-http_request,
-# fuzz-config), then run build-fuzz/<name>_fuzz tests/fuzz/corpus/<name>.
+# fuzz-config, fuzz-agent_frames, fuzz-spool, fuzz-routes), then run build-fuzz/<name>_fuzz tests/fuzz/corpus/<name>.
+# Targets beyond the decoders above link the layers they drive (tests/fuzz/*_fuzz.c say which).
+FUZZ_SRC_agent_frames := $(AGENT_SRC)
+FUZZ_SRC_spool        := $(AGENT_SRC)
+FUZZ_SRC_routes       := $(SERVER_SRC) $(QUERY_SRC) $(STORAGE_SRC)
 fuzz-%: $(PB_H)
 	@scripts/deps.sh check dev-deps clang
 	@mkdir -p build-fuzz
 	clang -std=c11 -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' -g -O1 \
 	  -fsanitize=fuzzer,address,undefined -I. -I$(BUILD)/gen -I$(LLHTTP_INC) $(DEP_CFLAGS) \
 	  tests/fuzz/$*_fuzz.c $(IMPORT_SRC) $(PROTO_SRC) $(COMMON_SRC) $(PB_C) server/http_request.c server/auth_file.c \
+	  $(filter-out server/http_request.c server/tls_stream.c server/auth_file.c,$(FUZZ_SRC_$*)) \
 	  server/tls_stream.c \
 	  $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c -o build-fuzz/$*_fuzz \
 	  $(EXT_LIBS)

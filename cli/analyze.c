@@ -211,6 +211,10 @@ rs_cli_analyze(const struct rs_cli_options *o, int argc, char **argv)
         fprintf(stderr, "rankscope: cannot open a store in %s: %s\n", dir, rs_strerror(rc));
         goto done;
     }
+    /* A temporary store is unlinked at once: LMDB keeps working through its open files and maps,
+     * and nothing is left behind in TMPDIR when analyze is interrupted or killed. */
+    if (temporary)
+        rs_fs_remove_tree(dir);
     sink.agent_id = set.agent_id;
     if ((rc = rs__cli_trace_set_import(&set, sink_batch, &sink, &files)) != 0 ||
         (rc = sink_commit(&sink)) != 0) {
@@ -242,8 +246,8 @@ done:
     if (sink.w)
         rs_store_write_abort(sink.w);
     rs_store_close(sink.store);
-    if (temporary && sink.store)
-        rs_fs_remove_tree(dir);
+    if (temporary && !sink.store) /* made, but no store opened in it */
+        rmdir(dir);
     report_free(&rep);
     json_decref(files);
     rs__cli_trace_set_close(&set);

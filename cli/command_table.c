@@ -65,7 +65,8 @@ const struct rs_cli_command rs_cli_commands[] = {
     {"analyze", rs_cli_analyze, "FILE...", "job data rank",
      "PyTorch profiler traces, no server: ranks, steps, top, skew, stragglers, advice",
      "Imports PyTorch profiler traces (one per rank; .json or .json.gz; files, directories, "
-     "globs) into an embedded store\n(a temporary one, or --data DIR to keep it) and prints "
+     "globs) into an embedded store\n(a temporary one in TMPDIR, unlinked as soon as it is open so "
+     "that nothing stays behind, or --data DIR\nto keep it) and prints "
      "ranks, steps, top kernels, NCCL skew, stragglers and advice.\nA trace without distributedInfo is "
      "rank 0 of a one-rank job (or --rank R). In a directory, JSON files that are\nnot traces "
      "are skipped with a warning."},

@@ -357,6 +357,14 @@ rs_agent_run(const struct rs_agent_config *cfg)
     if (a.has_spool) {
         struct rs_spool_load_stats ls = {0};
         rs_spool_load(&a.spool, load_spooled, a.fwd, &ls);
+        if (ls.next_seq > a.next_seq) {
+            rs_log(RS_LOG_WARN, "RS-AGENT-SPOOL-SEQ",
+                   "%s/agent.seq is behind the spooled batches (next %llu, spooled up to %llu): "
+                   "new batches continue after them",
+                   cfg->spool, (unsigned long long)a.next_seq,
+                   (unsigned long long)(ls.next_seq - 1));
+            a.next_seq = ls.next_seq;
+        }
         struct rs_forward_stats fs;
         rs_forward_get_stats(a.fwd, &fs);
         if (ls.quarantined)

@@ -183,8 +183,11 @@ rs_spool_load(struct rs_spool *s, void (*cb)(void *arg, uint64_t seq, uint8_t *d
             stats->quarantined++;
             quarantine(s, list[i]->d_name);
             free(data);
-        } else
+        } else {
+            if (seq >= stats->next_seq)
+                stats->next_seq = seq + 1;
             cb(arg, seq, (uint8_t *)data, len);
+        }
         free(list[i]);
     }
     free(list);

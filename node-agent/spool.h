@@ -36,6 +36,11 @@ struct rs_spool_load_stats {
     unsigned quarantined; /* files that are not a well-formed batch of this agent with the
                            * sequence number of their name: moved to the quarantine directory
                            * (a corrupt one would otherwise be resent, refused, for ever) */
+    uint64_t next_seq;    /* past the largest sequence number loaded (0: none loaded). Above
+                           * rs_spool_open's *next_seq when agent.seq was lost or is behind (a
+                           * restored backup, a hand edit): the caller must not hand those
+                           * numbers out again, or the server would answer new batches
+                           * DUPLICATE (found by tests/fuzz/spool_fuzz.c) */
 };
 
 /* Calls cb for each stored batch in sequence order; cb takes ownership of `data` (malloc'd).

@@ -101,7 +101,8 @@ rs__server_import(struct rs_server *srv, rs_http_conn *c, const struct rs_http_r
     /* with tokens, deduplicated per principal: one cannot pre-claim another's batches */
     const char *principal =
         strcmp(rs__server_auth_mode(srv->auth), "tokens") == 0 ? who->name : NULL;
-    if ((rc = rs_writer_submit_as(srv->writer, batch, principal, import_done, w)) != 0) {
+    if ((rc = rs_writer_submit_as(srv->writer, batch, principal, req->body_len, import_done, w)) !=
+        0) {
         rs_wire_agent_batch_free(batch);
         free(w);
         RS_COUNT(&srv->counters, batches_retry);

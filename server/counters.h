@@ -37,6 +37,17 @@ struct rs_counters {
     _Atomic uint64_t jobs_deleted_for_space;  /* by retention when full or over the budget */
     _Atomic uint64_t records_rolled_up;       /* raw kernel/memcpy records, now window totals */
     _Atomic uint64_t agent_windows_coarsened; /* agent windows merged into rollup windows */
+    /* resources (issue 23 §3) */
+    _Atomic uint64_t queries_refused;       /* 429/503: over query-max(-per-client) */
+    _Atomic uint64_t queries_timed_out;     /* 504: past query-timeout-ms */
+    _Atomic uint64_t http_refused_peer;     /* connections over http-max-connections-per-peer */
+    _Atomic uint64_t http_evicted;          /* idle or slow connections closed for a new one */
+    _Atomic uint64_t http_accept_errors;    /* out of descriptors (EMFILE, near the limit) */
+    _Atomic uint64_t http_body_budget_full; /* requests refused: bodies over the total budget */
+    _Atomic uint64_t agent_pipes_refused;   /* NNG pipes closed over the per-peer/total caps */
+    _Atomic uint64_t agent_pipes_idle_closed; /* NNG pipes closed by agent-idle-timeout-s */
+    _Atomic uint64_t agent_pipes_now;
+    _Atomic uint64_t writer_queue_bytes_now; /* request bytes of the batches in writer_queue */
     _Atomic uint64_t batches_unauthorized;    /* agent batches without a valid ingest token */
     _Atomic uint64_t http_unauthorized;       /* HTTP requests refused 401 or 403 by auth.c */
     /* HTTPS (tls_stream.h): handshakes completed; failed (bad client hello, unknown CA, wrong

@@ -4,6 +4,7 @@
 #include "common/array.h"
 #include "common/hash.h"
 #include "common/log.h"
+#include "server/conn_limits.h"
 #include "server/tls_stream.h"
 
 #include <errno.h>
@@ -31,6 +32,8 @@ struct rs_http_conn {
     char extra_header[256]; /* rs_http_set_header: for the current answer only, "" when none */
     char *pending; /* bytes received after a complete request (pipelining) */
     size_t pending_len;
+    uint64_t peer_key;      /* rs_http_conn_peer_key */
+    bool peer_counted;      /* in http->peers */
     rs_tls_stream *tls; /* HTTPS: the TLS layer between the socket and the parser; NULL: HTTP */
     char peer[48];      /* HTTPS: the client's address, for logs (it may be gone by then) */
     char read_buf[READ_CHUNK];
@@ -43,8 +46,10 @@ struct rs_http {
     rs_http_handler handler;
     void *arg;
     struct rs_counters *counters;
-    rs_http_conn *conns;
+    rs_http_conn *conns; /* newest first */
     unsigned n_conns;
+    rs_peer_counts *peers; /* connections per peer address */
+    size_t bodies_total;   /* bytes of request bodies held (rs_http_parser.bodies_total) */
     int port;
     bool closed;
     rs_tls_conf *tls; /* serve HTTPS with it (rs_http_set_tls); NULL: plain HTTP */
@@ -83,12 +88,16 @@ reason_phrase(int status)
         return "URI Too Long";
     case 415:
         return "Unsupported Media Type";
+    case 429:
+        return "Too Many Requests";
     case 431:
         return "Request Header Fields Too Large";
     case 500:
         return "Internal Server Error";
     case 503:
         return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
     default:
         return "Unknown";
     }
@@ -133,6 +142,9 @@ conn_close(rs_http_conn *c)
     c->prev = c->next = NULL;
     h->n_conns--;
     RS_COUNT_SUB(h->counters, http_connections_now, 1);
+    if (c->peer_counted)
+        rs_peer_counts_give(h->peers, c->peer_key);
+    c->peer_counted = false;
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
 }
@@ -320,6 +332,21 @@ rs_http_respond_static(rs_http_conn *c, const char *content_type, const char *et
         respond_with(c, 200, content_type, etag, extra_headers, body, len);
 }
 
+uint64_t
+rs_http_conn_peer_key(const rs_http_conn *c)
+{
+    return c->peer_key;
+}
+
+void
+rs_http_retry_after(rs_http_conn *c, unsigned seconds)
+{
+    char line[40];
+
+    snprintf(line, sizeof line, "Retry-After: %u", seconds);
+    rs_http_set_header(c, line);
+}
+
 void
 rs_http_respond(rs_http_conn *c, int status, const char *content_type, const char *body, size_t len)
 {
@@ -432,6 +459,14 @@ fail_request(rs_http_conn *c, int status)
     case 431:
         rs_http_respond_error(c, 431, "request line and headers exceed %zu bytes",
                               o->max_header_bytes);
+        break;
+    case 503:
+        RS_COUNT(c->http->counters, http_body_budget_full);
+        rs_http_retry_after(c, 1);
+        rs_http_respond_error(c, 503,
+                              "the server holds %zu bytes of request bodies already "
+                              "(http-max-body-total-mb): send it again later",
+                              o->max_body_total_bytes);
         break;
     default:
         rs_http_respond_error(c, status, "request failed");
@@ -651,19 +686,54 @@ on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
 }
 
+/* Descriptors kept for everything but HTTP connections: 5% of the limit, at least 16. */
+static unsigned long
+fd_reserve(unsigned long limit)
+{
+    return limit / 20 > 16 ? limit / 20 : 16;
+}
+
+/* At max_connections: closes the connection that has waited longest without a request in
+ * progress (idle keep-alive) or with one still arriving (a slow client), so that a crowd of slow
+ * clients cannot shut everyone else out. Returns whether one was closed. */
+static bool
+evict_one(rs_http *h, rs_http_conn *except)
+{
+    rs_http_conn *c, *oldest = NULL;
+
+    for (c = h->conns; c; c = c->next)
+        if (c != except && (c->state == CONN_IDLE || c->state == CONN_READING))
+            oldest = c; /* the list is newest first */
+    if (!oldest)
+        return false;
+    RS_COUNT(h->counters, http_evicted);
+    conn_close(oldest);
+    return true;
+}
+
 static void
 on_connection(uv_stream_t *server, int status)
 {
     rs_http *h = server->data;
     rs_http_conn *c;
 
-    if (status < 0)
+    if (status < 0) {
+        /* Out of descriptors (EMFILE, ENFILE) or memory: libuv accepts and drops the connection
+         * waiting (its EMFILE trick), we say so and keep serving the connections we have. */
+        RS_COUNT(h->counters, http_accept_errors);
+        rs_log_limited(10, RS_LOG_WARN, "RS-HTTP-ACCEPT",
+                       "cannot accept an HTTP connection: %s (%u open; raise the open-files "
+                       "limit, or lower http-max-connections / agent-max-connections)",
+                       uv_strerror(status), h->n_conns);
         return;
+    }
     c = calloc(1, sizeof *c);
     if (!c)
         return;
     c->http = h;
     rs_http_parser_init(&c->parser, h->opts.max_header_bytes, h->opts.max_body_bytes);
+    c->parser.bodies_total = &h->bodies_total;
+    c->parser.bodies_max = h->opts.max_body_total_bytes ? h->opts.max_body_total_bytes : SIZE_MAX;
     uv_tcp_init(h->loop, &c->tcp);
     uv_timer_init(h->loop, &c->timer);
     c->tcp.data = c->timer.data = c;
@@ -678,6 +748,50 @@ on_connection(uv_stream_t *server, int status)
         conn_close(c);
         return;
     }
+    /* An HTTPS connection refused here is closed without an answer: it had no handshake. */
+    uv_os_fd_t fd = -1;
+    uv_fileno((uv_handle_t *)&c->tcp, &fd);
+    if (h->opts.fd_limit && (unsigned long)fd + fd_reserve(h->opts.fd_limit) >= h->opts.fd_limit) {
+        RS_COUNT(h->counters, http_accept_errors);
+        rs_log_limited(10, RS_LOG_WARN, "RS-HTTP-ACCEPT",
+                       "out of file descriptors: refused an HTTP connection (descriptor %d of "
+                       "%lu; %u HTTP connections open): raise the open-files limit, or lower "
+                       "http-max-connections / agent-max-connections",
+                       (int)fd, h->opts.fd_limit, h->n_conns);
+        if (h->tls) {
+            conn_close(c);
+            return;
+        }
+        c->state = CONN_BUSY;
+        c->keep_alive = false;
+        rs_http_retry_after(c, 1);
+        rs_http_respond_error(c, 503, "the server is out of file descriptors");
+        return;
+    }
+    struct sockaddr_storage peer;
+    int plen = sizeof peer;
+    c->peer_key = uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&peer, &plen) == 0
+                      ? rs_peer_key((struct sockaddr *)&peer)
+                      : 1;
+    if (!(c->peer_counted = rs_peer_counts_take(h->peers, c->peer_key))) {
+        RS_COUNT(h->counters, http_refused_peer);
+        rs_log_limited(10, RS_LOG_WARN, "RS-HTTP-PEER-LIMIT",
+                       "refused an HTTP connection: its address has %u open already "
+                       "(http-max-connections-per-peer)",
+                       h->opts.max_connections_per_peer);
+        if (h->tls) {
+            conn_close(c);
+            return;
+        }
+        c->state = CONN_BUSY;
+        c->keep_alive = false;
+        rs_http_retry_after(c, 1);
+        rs_http_respond_error(c, 429, "too many connections from your address (limit %u)",
+                              h->opts.max_connections_per_peer);
+        return;
+    }
+    if (h->n_conns > h->opts.max_connections)
+        evict_one(h, c); /* the oldest idle or slow one makes room */
     if (h->tls && rs_tls_stream_new(h->tls, &c->tls) != 0) {
         conn_close(c);
         return;
@@ -702,7 +816,9 @@ on_connection(uv_stream_t *server, int status)
 static void
 free_on_close(uv_handle_t *handle)
 {
-    free(handle->data);
+    rs_http *h = handle->data;
+    rs_peer_counts_free(h->peers);
+    free(h);
 }
 
 int
@@ -720,6 +836,8 @@ rs_http_start(uv_loop_t *loop, const struct rs_http_options *opts, rs_http_handl
     h->handler = handler;
     h->arg = arg;
     h->counters = counters;
+    if ((rc = rs_peer_counts_new(opts->max_connections_per_peer, &h->peers)) != 0)
+        goto fail;
     if ((rc = uv_ip4_addr(opts->host, opts->port, (struct sockaddr_in *)&addr)) != 0 &&
         (rc = uv_ip6_addr(opts->host, opts->port, (struct sockaddr_in6 *)&addr)) != 0)
         goto fail;
@@ -736,6 +854,7 @@ rs_http_start(uv_loop_t *loop, const struct rs_http_options *opts, rs_http_handl
     *out = h;
     return 0;
 fail:
+    rs_peer_counts_free(h->peers);
     free(h);
     *out = NULL;
     return rc;
@@ -763,5 +882,7 @@ rs_http_close(rs_http *h)
 void
 rs_http_free(rs_http *h)
 {
+    if (h)
+        rs_peer_counts_free(h->peers);
     free(h);
 }

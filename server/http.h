@@ -1,6 +1,8 @@
 /* A small HTTP/1.1 server on the libuv loop, built on llhttp. It enforces hard limits
- * (request line + headers, body, connections), a request timeout (slowloris) and an idle
- * keep-alive timeout, and answers every protocol error itself with a JSON error document.
+ * (request line + headers, body, connections in total and per peer address, the memory of all
+ * bodies together), a request timeout (slowloris) and an idle keep-alive timeout, and answers
+ * every protocol error itself with a JSON error document. Accept failures (out of file
+ * descriptors) are counted and logged, rate-limited, and serving goes on.
  * Handlers get one complete request and must answer it exactly once with rs_http_respond*,
  * possibly later (after thread-pool work); the connection stays valid until then even if the
  * client leaves. Everything runs on the loop thread. */
@@ -27,7 +29,13 @@ struct rs_http_options {
     size_t max_body_bytes;       /* beyond: 413 */
     unsigned request_timeout_ms; /* from the first byte to the full request; beyond: 408 */
     unsigned idle_timeout_ms;    /* keep-alive connection with no request; beyond: closed */
-    unsigned max_connections;    /* beyond: new connections get 503 and are closed */
+    unsigned max_connections;    /* beyond: the oldest idle or still-reading connection is
+                                    closed for the new one (counted); if none, 503 and closed */
+    unsigned max_connections_per_peer; /* from one IP address; beyond: 429 and closed */
+    size_t max_body_total_bytes; /* request bodies held by all connections; beyond: 503 */
+    unsigned long fd_limit;      /* the process's open-files limit; a connection whose
+                                    descriptor falls in its last 5% (at least 16) is answered 503
+                                    and closed, leaving those to the store, NNG and logs */
 };
 
 int rs_http_start(uv_loop_t *loop, const struct rs_http_options *opts, rs_http_handler handler,
@@ -35,6 +43,15 @@ int rs_http_start(uv_loop_t *loop, const struct rs_http_options *opts, rs_http_h
 
 /* The bound port (useful with port 0). */
 int rs_http_port(const rs_http *h);
+
+/* A nonzero number that is the same for every connection from one IP address (the port left
+ * out) and differs between addresses but for hash collisions: the key per-client limits count
+ * by. */
+uint64_t rs_http_conn_peer_key(const rs_http_conn *c);
+
+/* Adds "Retry-After: seconds" to the next response on c (with a 429 or 503), as its
+ * rs_http_set_header line. */
+void rs_http_retry_after(rs_http_conn *c, unsigned seconds);
 
 /* Answers the current request of `c`. `body` is copied. */
 void rs_http_respond(rs_http_conn *c, int status, const char *content_type, const char *body,

@@ -140,11 +140,17 @@ on_body(llhttp_t *l, const char *at, size_t len)
         size_t cap = p->body_cap ? p->body_cap : 4096;
         while (cap < p->body_len + len + 1)
             cap *= 2;
+        if (p->bodies_total && *p->bodies_total - p->body_cap + cap > p->bodies_max) {
+            p->error_status = 503; /* every connection's bodies together: memory is bounded */
+            return -1;
+        }
         if (!(nb = realloc(p->body, cap))) {
             p->error_status = 500;
             return -1;
         }
         p->body = nb;
+        if (p->bodies_total)
+            *p->bodies_total += cap - p->body_cap;
         p->body_cap = cap;
     }
     memcpy(p->body + p->body_len, at, len);
@@ -178,11 +184,20 @@ rs_http_parser_init(struct rs_http_parser *p, size_t max_header_bytes, size_t ma
     p->llhttp.data = p;
 }
 
+static void
+body_free(struct rs_http_parser *p)
+{
+    if (p->bodies_total)
+        *p->bodies_total -= p->body_cap;
+    free(p->body);
+    p->body = NULL;
+    p->body_len = p->body_cap = 0;
+}
+
 void
 rs_http_parser_fini(struct rs_http_parser *p)
 {
-    free(p->body);
-    p->body = NULL;
+    body_free(p);
 }
 
 int
@@ -278,9 +293,7 @@ rs_http_parser_keep_alive(const struct rs_http_parser *p)
 void
 rs_http_parser_next(struct rs_http_parser *p)
 {
-    free(p->body);
-    p->body = NULL;
-    p->body_len = p->body_cap = 0;
+    body_free(p);
     p->in_message = false;
     llhttp_resume(&p->llhttp);
 }

@@ -51,6 +51,9 @@ struct rs_http_parser {
     size_t header_bytes;
     char *body;                /* the request's body; freed when the next request starts, so an */
     size_t body_len, body_cap; /* idle keep-alive connection holds none (it held up to 16 MiB) */
+    /* shared by every connection's parser: the bytes of body buffers allocated now, and their
+     * bound (beyond it a body is refused with 503); NULL: no shared bound */
+    size_t *bodies_total, bodies_max;
     char method[16];
     /* headers we act on (the first bytes of each; a repeated header's values are joined):
      * If-None-Match (ETag revalidation), Expect (100-continue), and for browser safety Host,

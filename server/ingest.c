@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,8 @@ struct ingest_ctx {
     nng_ctx ctx;
     nng_aio *aio;
     enum ctx_state state;
-    nng_msg *msg;     /* received, waiting for the loop */
-    uv_work_t decode; /* the request decoded in the thread pool */
+    nng_msg *msg;         /* received, waiting for the loop */
+    struct rs_work decode; /* the request decoded on ingest's threads */
     rs_wire_agent_batch *batch;
     int decode_rc;
     uint64_t batch_seq;      /* of the request being answered */
@@ -41,6 +42,8 @@ struct rs_ingest {
     nng_listener listener;
     rs_writer *writer;
     struct rs_counters *counters;
+    rs_work_pool *decoders;
+    rs_agent_pipes *pipes;
     struct ingest_ctx *ctxs;
     unsigned n_ctxs;
     nng_mtx *lock;
@@ -116,6 +119,7 @@ ctx_callback(void *p)
         return;
     }
     c->msg = nng_aio_get_msg(c->aio);
+    rs_agent_pipes_seen(ing->pipes, c->msg);
     c->state = CTX_BUSY;
     nng_mtx_lock(ing->lock);
     c->next = ing->ready;
@@ -132,13 +136,13 @@ batch_done(void *arg, enum rs_reply_status status, const char *reason)
     send_reply(c, c->batch_seq, status, reason, status == RS_REPLY_RETRY ? 1000 : 0);
 }
 
-/* Thread pool: decoding and validating a request is the CPU-heavy part of ingest (a batch may be
- * megabytes of records and names), so it runs beside the loop, not on it — HTTP stays responsive
- * and several requests decode at once. */
+/* Ingest's threads: decoding and validating a request is the CPU-heavy part of ingest (a batch
+ * may be megabytes of records and names), so it runs beside the loop, not on it — HTTP stays
+ * responsive and several requests decode at once — and on threads no query can take. */
 static void
-decode_request(uv_work_t *w)
+decode_request(struct rs_work *w)
 {
-    struct ingest_ctx *c = w->data;
+    struct ingest_ctx *c = (struct ingest_ctx *)((char *)w - offsetof(struct ingest_ctx, decode));
     c->batch = NULL;
     c->decode_rc = rs_wire_agent_batch_decode(nng_msg_body(c->msg), nng_msg_len(c->msg), &c->batch);
 }
@@ -163,9 +167,9 @@ peer_of(nng_msg *msg, char *out, size_t len)
 
 /* Loop: queue a decoded request for the writer, or refuse it. */
 static void
-request_decoded(uv_work_t *w, int status)
+request_decoded(struct rs_work *w, int status)
 {
-    struct ingest_ctx *c = w->data;
+    struct ingest_ctx *c = (struct ingest_ctx *)((char *)w - offsetof(struct ingest_ctx, decode));
     rs_ingest *ing = c->ing;
     const uint8_t *body = nng_msg_body(c->msg);
     size_t len = nng_msg_len(c->msg);
@@ -209,9 +213,10 @@ request_decoded(uv_work_t *w, int status)
             return;
         }
     }
+    size_t bytes = nng_msg_len(c->msg);
     nng_msg_free(c->msg);
     c->msg = NULL;
-    rc = rs_writer_submit_as(ing->writer, batch, principal, batch_done, c);
+    rc = rs_writer_submit_as(ing->writer, batch, principal, bytes, batch_done, c);
     if (rc != 0) {
         rs_wire_agent_batch_free(batch);
         RS_COUNT(ing->counters, batches_retry);
@@ -224,8 +229,10 @@ static void
 handle_request(struct ingest_ctx *c)
 {
     RS_COUNT(c->ing->counters, batches_received);
-    c->decode.data = c;
-    if (uv_queue_work(c->ing->loop, &c->decode, decode_request, request_decoded) != 0) {
+    c->decode.work = decode_request;
+    c->decode.done = request_decoded;
+    c->decode.key = 0;
+    if (rs_work_pool_submit(c->ing->decoders, &c->decode) != 0) { /* closing: the agent resends */
         c->decode_rc = RS_E_CLOSED; /* cannot happen with a live loop; the agent resends */
         nng_msg_free(c->msg);
         c->msg = NULL;
@@ -282,9 +289,12 @@ rs_ingest_start(uv_loop_t *loop, const struct rs_ingest_options *opts, rs_writer
     ing->counters = counters;
     ing->n_ctxs = opts->contexts ? opts->contexts : 16;
     ing->writer_queue = opts->writer_queue;
+    ing->decoders = opts->decoders;
     ing->authorize = opts->authorize;
     ing->authorize_arg = opts->authorize_arg;
     if ((rv = nng_mtx_alloc(&ing->lock)) != 0 || (rv = nng_rep0_open(&ing->sock)) != 0)
+        goto fail_nng;
+    if ((rv = rs_agent_pipes_start(loop, ing->sock, &opts->pipes, counters, &ing->pipes)) != 0)
         goto fail_nng;
     if ((rv = nng_listener_create(&ing->listener, ing->sock, opts->url)) != 0)
         goto fail_nng;
@@ -321,6 +331,7 @@ fail_nng:
            nng_strerror(rv));
     atomic_store(&ing->closing, true);
     nng_close(ing->sock);
+    rs_agent_pipes_close(ing->pipes);
     for (unsigned i = 0; ing->ctxs && i < ing->n_ctxs; i++)
         if (ing->ctxs[i].aio)
             nng_aio_free(ing->ctxs[i].aio);
@@ -404,6 +415,8 @@ rs_ingest_close(rs_ingest *ing)
         return;
     atomic_store(&ing->closing, true);
     nng_close(ing->sock);
+    rs_agent_pipes_close(ing->pipes); /* no pipe callbacks after nng_close */
+    ing->pipes = NULL;
     uv_close((uv_handle_t *)&ing->async, NULL);
 }
 

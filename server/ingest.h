@@ -1,12 +1,14 @@
 /* The NNG ingest listener: a rep socket with N contexts (each one outstanding request), whose
  * completions are handed to the libuv loop with uv_async_send. Each request is decoded and
- * validated in the loop's thread pool; back on the loop, bad ones are refused (REJECTED +
+ * validated on ingest's own threads (opts->decoders: no query can hold them); back on the loop, bad ones are refused (REJECTED +
  * counter) and good ones queued for the writer, whose completion sends the reply. A request is
  * acknowledged only after its commit. */
 #ifndef RS_SERVER_INGEST_H
 #define RS_SERVER_INGEST_H
 
+#include "server/agent_pipes.h"
 #include "server/counters.h"
+#include "server/work_pool.h"
 #include "server/writer.h"
 
 #include <stddef.h>
@@ -20,6 +22,8 @@ struct rs_ingest_options {
     unsigned contexts;     /* concurrent requests in flight */
     size_t max_message;    /* receive size limit per request */
     unsigned writer_queue; /* the writer's queue capacity: past half of it, agents slow down */
+    rs_work_pool *decoders; /* where requests are decoded (admits `contexts` items at least) */
+    struct rs_agent_pipes_options pipes; /* connection caps and idle timeout (agent_pipes.h) */
     /* Decides whether a decoded batch carrying `token` ("" = none) may be stored, on the loop
      * thread (NULL: every batch, no principal). Returns 0 and writes the principal's name, the
      * batch's deduplication scope, into principal[len]; or -1 with a reason for the agent in

@@ -1,8 +1,10 @@
 /* REST endpoints of the server (docs/openapi.yaml): /healthz, /metrics, /v1/import, /v1/jobs,
  * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare,hangs,heatmap}, the downloads
  * /v1/jobs/{job}/pprof[/stalls|/time] and /v1/jobs/{job}/trace?rank=R, DELETE /v1/jobs/{job}.
- * Storage reads run in the libuv thread pool; the loop thread only routes and writes. The
- * dashboard's files (/, /assets/...) are answered by dashboard.c. */
+ * Storage reads run in the server's query pool (work_pool.h: bounded per client and in total,
+ * each with a deadline), never on the loop and never on the threads that decode agents' batches;
+ * the loop thread only routes and writes. The dashboard's files (/, /assets/...) are answered by
+ * dashboard.c. */
 #include "common/clock.h"
 #include "common/error.h"
 #include "proto/wire.h"
@@ -45,6 +47,9 @@ enum query_kind {
     Q_HEATMAP
 };
 
+/* A query refused for load (429, 503) says when to come back. */
+#define QUERY_RETRY_AFTER_S 1
+
 /* GET /v1/jobs/{job}/trace: events per answer (one rank's document is built in memory). */
 #define TRACE_MAX_EVENTS 500000
 
@@ -60,7 +65,7 @@ struct query_params {
 };
 
 struct query_work {
-    uv_work_t req;
+    struct rs_work req; /* in srv->queries (work_pool.h) */
     struct rs_server *srv;
     rs_http_conn *conn;
     enum query_kind kind;
@@ -73,6 +78,7 @@ struct query_work {
     size_t n_bytes;
     const char *content_type;
     int rc;
+    uint64_t deadline_ns; /* monotonic: the store's scans stop there (-ETIMEDOUT) */
     char side; /* compare: the side that was not found */
     /* not found: what is missing, looked up after the query ('j' the job, 'r' the rank, 0 only
      * records in the range) */
@@ -146,13 +152,14 @@ what_is_missing(rs_store_read *r, const struct query_work *q)
 }
 
 static void
-run_query(uv_work_t *req)
+run_query(struct rs_work *req)
 {
-    struct query_work *q = req->data;
+    struct query_work *q = (struct query_work *)req;
     rs_store_read *r;
 
     if ((q->rc = rs_store_read_begin(q->srv->store, &r)) != 0)
         return;
+    rs_store_read_set_deadline(r, q->deadline_ns);
     switch (q->kind) {
     case Q_JOBS:
         q->rc = rs_query_jobs(r, (size_t)q->p.limit, &q->result);
@@ -225,15 +232,17 @@ run_query(uv_work_t *req)
                                  (size_t)q->p.columns, &q->result);
         break;
     }
-    if (q->rc == RS_E_NOT_FOUND)
+    if (q->rc == RS_E_NOT_FOUND) {
+        rs_store_read_set_deadline(r, 0); /* an expired deadline must not read as "no job" */
         q->missing = what_is_missing(r, q);
+    }
     rs_store_read_end(r);
 }
 
 static void
-query_done(uv_work_t *req, int status)
+query_done(struct rs_work *req, int status)
 {
-    struct query_work *q = req->data;
+    struct query_work *q = (struct query_work *)req;
 
     if (status == 0 && q->rc == 0 && q->kind == Q_STRAGGLERS &&
         rs_evaluator_annotate(q->srv->evaluator, q->job, q->p.since_ns, &q->stragglers,
@@ -246,8 +255,18 @@ query_done(uv_work_t *req, int status)
                               "rank %llu of job '%s' has more than %u trace events in the range: "
                               "narrow it with since_ns/until_ns",
                               (unsigned long long)q->p.rank, q->job, TRACE_MAX_EVENTS);
-    else if (status != 0 || q->rc == 0)
-        rs_http_respond_json(q->conn, status == 0 ? 200 : 503, q->result);
+    else if (status != 0) {
+        json_decref(q->result);
+        rs_http_respond_error(q->conn, 503, "the server is stopping");
+    } else if (q->rc == 0)
+        rs_http_respond_json(q->conn, 200, q->result);
+    else if (q->rc == -ETIMEDOUT) {
+        RS_COUNT(&q->srv->counters, queries_timed_out);
+        rs_http_respond_error(q->conn, 504,
+                              "the query took longer than the server allows (query-timeout-ms "
+                              "%lld): narrow it with since_ns/until_ns or rank=",
+                              (long long)q->srv->cfg->query_timeout_ms);
+    }
     else if (q->rc == -ENODATA)
         rs_http_respond_error(q->conn, 404,
                               "job '%s' has no PC-sampling stall samples in the range (turn PC "
@@ -288,11 +307,28 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
     q->kind = kind;
     q->p = *p;
     snprintf(q->job, sizeof q->job, "%s", job ? job : "");
-    q->req.data = q;
-    if (uv_queue_work(&srv->loop, &q->req, run_query, query_done) != 0) {
-        free(q);
-        rs_http_respond_error(c, 500, "cannot schedule the query");
-    }
+    q->req.work = run_query;
+    q->req.done = query_done;
+    q->req.key = rs_http_conn_peer_key(c);
+    q->deadline_ns = rs_clock_mono_ns() + (uint64_t)srv->cfg->query_timeout_ms * 1000000ull;
+    int rc = rs_work_pool_submit(srv->queries, &q->req);
+    if (rc == 0)
+        return;
+    free(q);
+    RS_COUNT(&srv->counters, queries_refused);
+    rs_http_retry_after(c, QUERY_RETRY_AFTER_S);
+    if (rc == -EBUSY)
+        rs_http_respond_error(c, 429,
+                              "this client has %lld queries running or waiting already "
+                              "(query-max-per-client): wait for their answers",
+                              (long long)srv->cfg->query_max_per_client);
+    else if (rc == RS_E_FULL)
+        rs_http_respond_error(c, 503,
+                              "the server has %lld queries running or waiting already "
+                              "(query-max): retry in %u s",
+                              (long long)srv->cfg->query_max, QUERY_RETRY_AFTER_S);
+    else
+        rs_http_respond_error(c, 503, "the server is stopping");
 }
 
 /* DELETE /v1/jobs/{job}: answered when the deletion (server/job_delete.h) is over; 10,000

@@ -41,6 +41,10 @@ on_signal(uv_signal_t *h, int signum)
     rs_log(RS_LOG_INFO, "RS-SERVER-STOP", "signal %d: shutting down", signum);
     rs_http_close(run->http);
     rs_ingest_close(run->ingest);
+    rs_work_pool_close(run->srv.queries); /* waits for running queries (bounded by their deadline) */
+    run->srv.queries = NULL;
+    rs_work_pool_close(run->srv.decoders);
+    run->srv.decoders = NULL;
     rs_post_close(run->srv.post);
     rs_maintenance_close(run->maintenance);
     run->maintenance = NULL;
@@ -160,11 +164,21 @@ rs_server_run(const struct rs_server_config *cfg)
     struct rs_server *srv = &run.srv;
     struct rs_store_options sopts = rs__server_store_options(cfg);
     struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256,
+                                      (uint64_t)cfg->writer_max_group_records,
+                                      (uint64_t)cfg->writer_queue_mb << 20,
                                       (unsigned)cfg->fault_exit_after_commits};
     struct rs_ingest_options iopts = {.url = cfg->listen,
                                       .contexts = (unsigned)cfg->ingest_contexts,
                                       .max_message = (size_t)cfg->max_batch_mb << 20,
-                                      .writer_queue = (unsigned)cfg->writer_queue};
+                                      .writer_queue = (unsigned)cfg->writer_queue,
+                                      .pipes = {(unsigned)cfg->agent_max_connections_per_peer,
+                                                (unsigned)cfg->agent_max_connections,
+                                                (unsigned)cfg->agent_idle_timeout_s}};
+    struct rs_work_pool_options qopts = {"rs-query", (unsigned)cfg->query_threads,
+                                         (unsigned)cfg->query_max,
+                                         (unsigned)cfg->query_max_per_client, (int)cfg->query_nice};
+    struct rs_work_pool_options dopts = {"rs-decode", (unsigned)cfg->ingest_threads,
+                                         (unsigned)cfg->ingest_contexts, 0, 0};
     struct rs_http_options hopts;
     char host[256];
     int rc, http_port, status = 1;
@@ -185,7 +199,10 @@ rs_server_run(const struct rs_server_config *cfg)
                                      (size_t)cfg->http_max_body_bytes,
                                      (unsigned)cfg->http_request_timeout_ms,
                                      (unsigned)cfg->http_idle_timeout_ms,
-                                     (unsigned)cfg->http_max_connections};
+                                     (unsigned)cfg->http_max_connections,
+                                     (unsigned)cfg->http_max_connections_per_peer,
+                                     (size_t)cfg->http_max_body_total_mb << 20,
+                                     fds};
     if (rs__server_auth_new(cfg, &srv->auth) != 0)
         return 2;
     iopts.authorize = rs__server_auth_agent;
@@ -221,6 +238,13 @@ rs_server_run(const struct rs_server_config *cfg)
         rs_log(RS_LOG_ERROR, "RS-SERVER-WRITER", "cannot start writer: %s", rs_strerror(rc));
         goto out;
     }
+    if ((rc = rs_work_pool_start(&srv->loop, &qopts, &srv->queries)) != 0 ||
+        (rc = rs_work_pool_start(&srv->loop, &dopts, &srv->decoders)) != 0) {
+        rs_log(RS_LOG_ERROR, "RS-SERVER-THREADS", "cannot start the query and ingest threads: %s",
+               rs_strerror(rc));
+        goto out;
+    }
+    iopts.decoders = srv->decoders;
     if ((rc = rs_ingest_start(&srv->loop, &iopts, srv->writer, &srv->counters, &run.ingest)))
         goto out;
     if ((rc = rs_http_start(&srv->loop, &hopts, rs__server_route, srv, &srv->counters,
@@ -259,6 +283,13 @@ rs_server_run(const struct rs_server_config *cfg)
         uv_run(&srv->loop, UV_RUN_DEFAULT);
         goto out;
     }
+    if ((unsigned long)cfg->http_max_connections + (unsigned long)cfg->agent_max_connections >
+        fds - fds / 20)
+        rs_log(RS_LOG_WARN, "RS-SERVER-FDS",
+               "http-max-connections (%lld) + agent-max-connections (%lld) exceed 95%% of the "
+               "open-files limit (%lu): past it, new connections are refused (HTTP 503, "
+               "RS-HTTP-ACCEPT) — raise the limit (LimitNOFILE=) or lower the caps",
+               (long long)cfg->http_max_connections, (long long)cfg->agent_max_connections, fds);
     /* retention changes only with a restart: each start records the settings in force */
     rs__server_audit(&rs__server_self, "retention-settings",
                      "retention_s=%lld disk_budget_gb=%g raw_retention_s=%lld map_size_gb=%g",
@@ -278,6 +309,8 @@ out:
     if (status != 0) { /* startup failed: close what was started */
         rs_http_close(run.http);
         rs_ingest_close(run.ingest);
+        rs_work_pool_close(srv->queries);
+        rs_work_pool_close(srv->decoders);
         if (srv->post)
             rs_post_close(srv->post);
         rs_maintenance_close(run.maintenance);

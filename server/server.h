@@ -32,6 +32,20 @@ struct rs_server_config {
     double disk_budget_gb;            /* delete the oldest jobs while data exceeds it; 0 = none */
     int64_t evaluate_ms;              /* streaming straggler evaluation period; 0 = off */
     int64_t active_s;                 /* jobs with data this recent are evaluated */
+    /* resources (issue 23 §3): queries cannot starve ingest, no peer takes every connection */
+    int64_t query_threads;        /* threads that run REST queries */
+    int64_t query_max;            /* queries running or waiting, in total; beyond: 503 */
+    int64_t query_max_per_client; /* of them from one IP address; beyond: 429 */
+    int64_t query_timeout_ms;     /* a query's deadline; beyond: 504 */
+    int64_t query_nice;           /* niceness added to the query threads */
+    int64_t ingest_threads;       /* threads that decode agents' batches */
+    int64_t http_max_connections_per_peer; /* beyond: 429 and closed */
+    int64_t http_max_body_total_mb;        /* request bodies held at once; beyond: 503 */
+    int64_t agent_max_connections_per_peer; /* NNG pipes from one IP; beyond: closed */
+    int64_t agent_max_connections;          /* NNG pipes in total; beyond: closed */
+    int64_t agent_idle_timeout_s;           /* a pipe without a whole message this long: closed */
+    int64_t writer_max_group_records;       /* records per write transaction (heap bound) */
+    int64_t writer_queue_mb;                /* request bytes waiting for the writer (heap bound) */
     int64_t hang_check_ms;            /* hang watch period (hang_watch.h); 0 = off */
     char *token_file; /* principals and token hashes (server/auth_file.h); "" = none */
     bool insecure;    /* serve beyond loopback without a token file */

@@ -9,6 +9,7 @@
 #include "server/http.h"
 #include "server/post.h"
 #include "server/server.h"
+#include "server/work_pool.h"
 #include "server/tls_reload.h"
 #include "server/writer.h"
 #include "storage/store.h"
@@ -28,6 +29,8 @@ struct rs_server {
     rs_server_auth *auth;      /* tokens and roles (auth.h) */
     struct rs_counters counters;
     uint64_t start_ns;
+    rs_work_pool *queries;  /* REST queries (routes.c), bounded per client and in total */
+    rs_work_pool *decoders; /* agents' batches decoded (ingest.c): ingest's own threads */
     rs_server_tls *tls; /* HTTPS and tls+tcp:// files; rs_server_tls_reload on SIGHUP */
     uv_signal_t sighup; /* reloads (server.c on_sighup) */
 };

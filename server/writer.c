@@ -18,6 +18,8 @@ struct item {
     rs_wire_agent_batch *batch;
     rs_writer_done_fn done;
     void *arg;
+    uint64_t records; /* batch_records: the group's bound counts them */
+    uint64_t bytes;   /* of its request: the queue's bound counts them */
     char principal[RS_STORE_PRINCIPAL_MAX + 1]; /* "" = not authenticated */
 };
 
@@ -37,6 +39,7 @@ struct rs_writer {
     pthread_cond_t cond;
     struct item *head, **tail;
     unsigned queued;
+    uint64_t queued_bytes;
     struct task *tasks, **tasks_tail;
     bool stopping;
     /* Time spent on each kind of work while the other kind waited (the fair share, writer.h);
@@ -161,7 +164,11 @@ writer_main(void *p)
          * transaction carries many of them. */
         struct item *group = w->head, **cut = &w->head;
         unsigned n = 0;
-        while (*cut && n < w->opts.max_group) {
+        uint64_t records = 0, bytes = 0;
+        while (*cut && n < w->opts.max_group &&
+               (n == 0 || !w->opts.max_group_records || records < w->opts.max_group_records)) {
+            records += (*cut)->records;
+            bytes += (*cut)->bytes;
             cut = &(*cut)->next;
             n++;
         }
@@ -170,7 +177,9 @@ writer_main(void *p)
         if (!w->head)
             w->tail = &w->head;
         w->queued -= n;
+        w->queued_bytes -= bytes;
         RS_COUNT_SUB(w->counters, writer_queue_now, n);
+        RS_COUNT_SUB(w->counters, writer_queue_bytes_now, bytes);
         pthread_mutex_unlock(&w->lock);
         uint64_t t0 = rs_clock_mono_ns();
         commit_group(w, group);
@@ -215,15 +224,31 @@ rs_writer_start(rs_store *store, const struct rs_writer_options *opts, struct rs
     return 0;
 }
 
-int
-rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn done, void *arg)
+/* The records a batch carries (what its transaction writes). */
+static uint64_t
+batch_records(const rs_wire_agent_batch *batch)
 {
-    return rs_writer_submit_as(w, batch, NULL, done, arg);
+    const struct rs_agent_batch *b = rs_wire_agent_batch_get(batch);
+    uint64_t n = 0;
+
+    for (uint32_t i = 0; i < b->n_ranks; i++) {
+        const struct rs_rank_batch *r = &b->ranks[i];
+        n += (uint64_t)r->n_kernels + r->n_memcpys + r->n_collectives + r->n_steps + r->n_stalls +
+             r->n_kernel_totals + r->n_copy_totals;
+    }
+    return n;
+}
+
+int
+rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, size_t bytes, rs_writer_done_fn done,
+                 void *arg)
+{
+    return rs_writer_submit_as(w, batch, NULL, bytes, done, arg);
 }
 
 int
 rs_writer_submit_as(rs_writer *w, rs_wire_agent_batch *batch, const char *principal,
-                    rs_writer_done_fn done, void *arg)
+                    size_t bytes, rs_writer_done_fn done, void *arg)
 {
     struct item *it;
     int rc = 0;
@@ -233,17 +258,21 @@ rs_writer_submit_as(rs_writer *w, rs_wire_agent_batch *batch, const char *princi
     pthread_mutex_lock(&w->lock);
     if (w->stopping)
         rc = RS_E_CLOSED;
-    else if (w->queued >= w->opts.max_queue)
+    else if (w->queued >= w->opts.max_queue ||
+             (w->queued > 0 && w->opts.max_queue_bytes &&
+              w->queued_bytes + bytes > w->opts.max_queue_bytes))
         rc = RS_E_FULL;
     else if (!(it = malloc(sizeof *it)))
         rc = -ENOMEM;
     if (rc == 0) {
-        *it = (struct item){NULL, batch, done, arg, ""};
+        *it = (struct item){NULL, batch, done, arg, batch_records(batch), bytes, ""};
         snprintf(it->principal, sizeof it->principal, "%s", principal ? principal : "");
         *w->tail = it;
         w->tail = &it->next;
         w->queued++;
+        w->queued_bytes += bytes;
         RS_COUNT(w->counters, writer_queue_now);
+        RS_COUNT_ADD(w->counters, writer_queue_bytes_now, bytes);
         pthread_cond_signal(&w->cond);
     }
     pthread_mutex_unlock(&w->lock);

@@ -18,6 +18,14 @@ typedef void (*rs_writer_done_fn)(void *arg, enum rs_reply_status status, const 
 struct rs_writer_options {
     unsigned max_queue; /* batches waiting; beyond it submit fails with RS_E_FULL */
     unsigned max_group; /* batches per transaction */
+    /* records per transaction (the group closes at the batch that reaches it; 0 = no bound):
+     * LMDB keeps the dirty pages of its largest write transaction cached for reuse until the
+     * store closes (mdb_page_free's me_dpages list), so the largest group sets that part of the
+     * heap; a single batch is never split */
+    uint64_t max_group_records;
+    /* request bytes waiting (0 = no bound): a queue bounded by count alone may hold 1,024
+     * batches of up to 17 MiB each while ingest falls behind (issue 23 §3 "Heap growth") */
+    uint64_t max_queue_bytes;
     /* Fault injection for tests: the process exits at once (like kill -9) right after this
      * many commits, before their replies: the worst moment to crash. 0 = never. */
     unsigned exit_after_commits;
@@ -27,15 +35,18 @@ struct rs_writer_options {
 int rs_writer_start(rs_store *store, const struct rs_writer_options *opts,
                     struct rs_counters *counters, rs_writer **out);
 
-/* Queues a decoded batch. Takes ownership of `batch` on success only. Returns 0, RS_E_FULL
- * (queue full: answer RETRY) or RS_E_CLOSED (stopping). Thread-safe. */
-int rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn done, void *arg);
+/* Queues a decoded batch whose request was `bytes` long (what it holds in memory until its
+ * commit is about proportional). Takes ownership of `batch` on success only. Returns 0,
+ * RS_E_FULL (max_queue batches or max_queue_bytes queued: answer RETRY; a batch is always taken
+ * into an empty queue, however large) or RS_E_CLOSED (stopping). Thread-safe. */
+int rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, size_t bytes, rs_writer_done_fn done,
+                     void *arg);
 
 /* rs_writer_submit for a batch sent by an authenticated `principal` (NULL or "" = none): the
  * batch is deduplicated by (principal, agent_id, batch_seq) (rs_store_write_batch_as).
  * RS_E_MALFORMED for a name over RS_STORE_PRINCIPAL_MAX bytes. */
 int rs_writer_submit_as(rs_writer *w, rs_wire_agent_batch *batch, const char *principal,
-                        rs_writer_done_fn done, void *arg);
+                        size_t bytes, rs_writer_done_fn done, void *arg);
 
 /* Long maintenance work (deleting a job, retention, rollups, the evaluator's step summaries) runs
  * as a task: the writer calls `step` with a fresh transaction between batch groups, commits after

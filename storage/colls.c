@@ -222,7 +222,8 @@ scan(rs_store_read *r, const char *job, struct walk proto)
         for (rc = seek(c, job_id, comm_op, start, &k, &v);
              rc == 0 && !w.past && in_group(&k, job_id, comm_op);) {
             int rc_next;
-            if ((rc = block_read(c, &k, &v, &b, &rc_next)) != 0 ||
+            if ((cb_rc = rs__store_read_expired(r)) != 0 ||
+                (rc = block_read(c, &k, &v, &b, &rc_next)) != 0 ||
                 (cb_rc = block_emit(&b, &w)) != 0)
                 goto out;
             rc = rc_next;

@@ -409,7 +409,8 @@ awin_scan(rs_store_read *r, const uint8_t *rank_key, uint64_t t0, struct windows
     struct rs__awin_walk walk = {c, rank_key, agent_kind_of(ctx->kind), t0, ctx->t1, 0, false};
     while ((rc = rs__awin_next(&walk, &k, &v)) == 0) {
         const struct rs_key_awin *key = k.mv_data;
-        if ((rc = visit_window(ctx, rs__be64_get(key->start_ns), walk.kind, &v)) != 0)
+        if ((rc = rs__store_read_expired(r)) != 0 ||
+            (rc = visit_window(ctx, rs__be64_get(key->start_ns), walk.kind, &v)) != 0)
             goto out; /* (the callback's own value) */
     }
     rc = rc == RS_E_NOT_FOUND ? 0 : rc;

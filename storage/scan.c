@@ -42,7 +42,7 @@ rs_store_jobs_scan(rs_store_read *r, rs_store_job_cb cb, void *arg)
         }
         memcpy(&jv, v.mv_data, sizeof jv);
         job_from_value(&k, &jv, &info);
-        if ((rc = cb(arg, &info)) != 0)
+        if ((rc = rs__store_read_expired(r)) != 0 || (rc = cb(arg, &info)) != 0)
             goto out;
     }
     rc = rc == MDB_NOTFOUND ? 0 : rs__store_err(rc);
@@ -84,7 +84,7 @@ rs__store_prefix_scan(rs_store_read *r, MDB_dbi dbi, const void *prefix, size_t 
          rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)
             break;
-        if ((rc = visit(ctx, &k, &v)) != 0)
+        if ((rc = rs__store_read_expired(r)) != 0 || (rc = visit(ctx, &k, &v)) != 0)
             goto out;
     }
     rc = rc == MDB_NOTFOUND || rc == 0 ? 0 : rs__store_err(rc);

@@ -3,6 +3,7 @@
 #include "storage/keys.h"
 #include "storage/store_int.h"
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/hash.h"
@@ -398,6 +399,18 @@ rs_store_read_begin(rs_store *s, rs_store_read **out)
     }
     *out = r;
     return 0;
+}
+
+void
+rs_store_read_set_deadline(rs_store_read *r, uint64_t deadline_ns)
+{
+    r->deadline_ns = deadline_ns;
+}
+
+int
+rs__store_read_expired(const rs_store_read *r)
+{
+    return r->deadline_ns && rs_clock_mono_ns() > r->deadline_ns ? -ETIMEDOUT : 0;
 }
 
 void

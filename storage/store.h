@@ -156,6 +156,11 @@ void rs_store_write_abort(rs_store_write *w);
 int rs_store_read_begin(rs_store *s, rs_store_read **out);
 void rs_store_read_end(rs_store_read *r);
 
+/* Bounds the time scans in r may take: once rs_clock_mono_ns() passes deadline_ns, every scan
+ * (and every query built on them) stops and returns -ETIMEDOUT. 0 = no deadline (the default).
+ * A server's queries set one so that no request holds a thread for long. */
+void rs_store_read_set_deadline(rs_store_read *r, uint64_t deadline_ns);
+
 #define RS_STORE_HOST_MAX 256
 #define RS_STORE_UUID_MAX 96
 

@@ -103,7 +103,11 @@ int rs__write_note_string(rs_store_write *w, uint64_t fp, uint64_t id);
 struct rs_store_read {
     rs_store *store;
     MDB_txn *txn;
+    uint64_t deadline_ns; /* monotonic; 0 = none (rs_store_read_set_deadline) */
 };
+
+/* -ETIMEDOUT once r's deadline has passed, else 0: every scan loop asks it per entry or block. */
+int rs__store_read_expired(const rs_store_read *r);
 
 /* LMDB needs free pages even to delete: the map is this much larger than asked for, and writers
  * that fill it (ingest) stop at the asked size (rs_store_space_get reports it), so deletions that

@@ -97,6 +97,33 @@ foreign_and_corrupt_quarantined(void)
     close_and_remove(&s, dir);
 }
 
+/* agent.seq lost (or restored from an older backup) while batches wait in the spool: the numbers
+ * the agent goes on with must be past every spooled one, or the server would answer its new
+ * batches DUPLICATE — lost (found by tests/fuzz/spool_fuzz.c). */
+static void
+lost_reservation_does_not_reuse_spooled_numbers(void)
+{
+    char dir[] = "/tmp/rs-spool-seq-XXXXXX", path[128];
+    struct rs_spool s;
+    struct rs_spool_load_stats st;
+    struct loaded l = {0};
+    uint64_t id = 0, next = 0;
+
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_OK(rs_spool_open(&s, dir, &id, &next));
+    put_batch(&s, id, 40);
+    put_batch(&s, id, 41);
+    rs_spool_close(&s);
+    snprintf(path, sizeof path, "%s/agent.seq", dir);
+    T_EQ(unlink(path), 0);
+    T_OK(rs_spool_open(&s, dir, &id, &next));
+    T_EQ(next, 1); /* what the directory alone says */
+    T_OK(rs_spool_load(&s, on_batch, &l, &st));
+    T_EQ(l.n, 2);
+    T_EQ(st.next_seq, 42);
+    close_and_remove(&s, dir);
+}
+
 static void
 identity_and_sequence_survive(void)
 {
@@ -167,5 +194,6 @@ main(void)
     T_RUN(identity_and_sequence_survive);
     T_RUN(foreign_and_corrupt_quarantined);
     T_RUN(corrupt_identity_refused);
+    T_RUN(lost_reservation_does_not_reuse_spooled_numbers);
     return T_DONE("node-agent/spool");
 }

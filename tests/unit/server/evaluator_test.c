@@ -24,7 +24,7 @@ struct fixture {
 static void
 fixture_start(struct fixture *f)
 {
-    struct rs_writer_options wo = {64, 8, 0};
+    struct rs_writer_options wo = {.max_queue = 64, .max_group = 8};
     struct rs_evaluator_options eo = {5, 3600}; /* every 5 ms; every job is running */
 
     memset(f, 0, sizeof *f);

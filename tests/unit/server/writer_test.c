@@ -71,7 +71,7 @@ feed(void *p)
     while (rs_clock_mono_ns() < end) {
         if (!b)
             T_EQ(rs_wire_agent_batch_decode(f->bytes, f->len, &b), 0);
-        if (rs_writer_submit(f->w, b, on_done, NULL) == 0)
+        if (rs_writer_submit(f->w, b, f->len, on_done, NULL) == 0)
             b = NULL;
         else
             sched_yield();
@@ -133,9 +133,72 @@ tasks_get_their_share(void)
     t_store_remove(st, dir);
 }
 
+static atomic_bool step_started, step_release;
+
+static int
+held_step(rs_store_write *txn, void *arg, bool *done)
+{
+    (void)txn, (void)arg;
+    step_started = true;
+    while (!step_release)
+        sched_yield();
+    *done = true;
+    return 0;
+}
+
+/* The queue is bounded by the bytes of its requests too: while the writer is busy, a batch that
+ * would take the queue past max_queue_bytes is refused (the agent is told to retry), however few
+ * batches wait; a batch is always taken into an empty queue, however large. */
+static void
+queue_bounded_by_bytes(void)
+{
+    char dir[] = "/tmp/rs-writer-bytes-XXXXXX";
+    rs_store *st = t_store_open(dir, NULL);
+    struct rs_counters counters = {0};
+    struct rs_writer_options o = {.max_queue = 64, .max_group = 8, .max_queue_bytes = 1000};
+    static const char *const names[] = {"k"};
+    struct rs_kernel_record k = {1000, 1005, 0, 7, 0, 0};
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("job-b", 0, 1, "GPU-1"),
+                               .clock = {1, 1},
+                               .strings = names,
+                               .n_strings = 1,
+                               .kernels = &k,
+                               .n_kernels = 1};
+    rs_wire_agent_batch *b[3] = {NULL, NULL, NULL};
+    rs_writer *w;
+
+    for (int i = 0; i < 3; i++) {
+        struct rs_agent_batch ab = t_agent_batch(8, (uint64_t)i + 1, &rb, 1);
+        uint8_t *bytes;
+        size_t len;
+        T_EQ(rs_wire_agent_batch_encode(&ab, &bytes, &len), 0);
+        T_EQ(rs_wire_agent_batch_decode(bytes, len, &b[i]), 0);
+        free(bytes);
+    }
+    acked = 0;
+    T_OK(rs_writer_start(st, &o, &counters, &w));
+    T_EQ(rs_writer_submit_task(w, held_step, task_done, NULL), 0);
+    while (!step_started)
+        sched_yield();
+    T_EQ(rs_writer_submit(w, b[0], 5000, on_done, NULL), 0); /* empty queue: taken */
+    T_EQ(rs_writer_submit(w, b[1], 10, on_done, NULL), RS_E_FULL);
+    T_EQ(RS_COUNT_GET(&counters, writer_queue_bytes_now), 5000);
+    step_release = true;
+    while (RS_COUNT_GET(&counters, writer_queue_now) > 0)
+        sched_yield();
+    T_EQ(rs_writer_submit(w, b[1], 600, on_done, NULL), 0);
+    T_EQ(rs_writer_submit(w, b[2], 300, on_done, NULL) == 0 ||
+             RS_COUNT_GET(&counters, writer_queue_now) == 0,
+         1);
+    rs_writer_stop(w);
+    T_EQ(RS_COUNT_GET(&counters, writer_queue_bytes_now), 0);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
     T_RUN(tasks_get_their_share);
+    T_RUN(queue_bounded_by_bytes);
     return T_DONE("server/writer");
 }

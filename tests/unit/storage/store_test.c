@@ -151,6 +151,17 @@ put_scan_dedup(void)
     T_EQ(rs_store_collectives_scan(r, "job-a", count_coll, &cs), 0);
     T_EQ(cs.n, 2); /* both ranks of instance (77, AllReduce, 1), adjacent */
     T_CHECK(cs.ranks[0] == 0 && cs.ranks[1] == 1);
+    /* a deadline that has passed stops every kind of scan; none again reads everything */
+    rs_store_read_set_deadline(r, 1);
+    nk = 0;
+    T_EQ(rs_store_kernels_scan(r, "job-a", 0, 0, UINT64_MAX, count_kernel, &nk), -ETIMEDOUT);
+    T_EQ(nk, 0);
+    T_EQ(rs_store_memcpys_scan(r, "job-a", 0, 0, UINT64_MAX, check_copy, &ncopies), -ETIMEDOUT);
+    T_EQ(rs_store_collectives_scan(r, "job-a", count_coll, &cs), -ETIMEDOUT);
+    T_EQ(rs_store_ranks_scan(r, "job-a", get_rank, &info), -ETIMEDOUT);
+    rs_store_read_set_deadline(r, 0);
+    T_EQ(rs_store_kernels_scan(r, "job-a", 0, 0, UINT64_MAX, count_kernel, &nk), 0);
+    T_EQ(nk, 100);
     rs_store_read_end(r);
     t_store_remove(st, dir);
 }

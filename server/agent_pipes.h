@@ -1,0 +1,34 @@
+/* The agents' NNG connections (pipes) of the ingest socket, bounded: at most max_per_peer from
+ * one IP address and max_total in all (a pipe beyond is closed as it arrives, counted), and a
+ * pipe that delivers no whole request for idle_timeout_s is closed — with it the buffer of a
+ * partial message a peer stalled in (NNG 1.5.2 has no receive timeout on a pipe: 60 stalled
+ * 17 MiB messages held ~1 GiB, issue 23). Agents redial on their own. */
+#ifndef RS_SERVER_AGENT_PIPES_H
+#define RS_SERVER_AGENT_PIPES_H
+
+#include "server/counters.h"
+
+#include <nng/nng.h>
+#include <uv.h>
+
+typedef struct rs_agent_pipes rs_agent_pipes;
+
+struct rs_agent_pipes_options {
+    unsigned max_per_peer;   /* 0 = no bound */
+    unsigned max_total;      /* 0 = no bound */
+    unsigned idle_timeout_s; /* 0 = never closed for idleness */
+};
+
+/* Registers the pipe callbacks on sock (before its listener starts) and the idle sweep's timer on
+ * loop. Returns 0 or an NNG error (NNG_ENOMEM). Loop thread. */
+int rs_agent_pipes_start(uv_loop_t *loop, nng_socket sock, const struct rs_agent_pipes_options *o,
+                         struct rs_counters *counters, rs_agent_pipes **out);
+
+/* A whole request arrived (its pipe is active). Any thread; NULL ap is a no-op. */
+void rs_agent_pipes_seen(rs_agent_pipes *ap, nng_msg *msg);
+
+/* Stops the sweep; the memory goes when the loop runs the timer's close callback. Call after
+ * nng_close of the socket (no pipe callbacks after it). NULL is a no-op. Loop thread. */
+void rs_agent_pipes_close(rs_agent_pipes *ap);
+
+#endif

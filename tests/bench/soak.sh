@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Soak (issue 23 "Validate"): RANKS simulated ranks of one job, summarizing as the agents of a
+# large cluster do (tests/tools/rs-summary-load: one summary per rank per second, on schedule,
+# AGENTS agents of 8 ranks each, every batch acknowledged after its commit), for SECONDS, with a
+# concurrent REST query load (soak_queries.py: QUERY_CLIENTS clients over the job's views).
+# Reports: the server's RSS every 10 s (anonymous = heap, file = the store's map), whether ingest
+# kept pace (the loader's lag behind schedule: bounded = it did), every acknowledged batch stored
+# (the loader's acknowledged batches are within the server's committed + duplicate, which exceed
+# them by at most the batches in flight when the loader stopped, and the server's count = the
+# batches `rankscope-server --check` counts in the store afterwards), and the queries' p50/p99 latency.
+# The issue's run: tests/bench/soak.sh 10000 600 (10,000 ranks for 10 minutes).
+# WINDOWS 1 s windows per rank per request: 5 = agents that flush every 5 s (--flush-ms 5000
+# --summary-window-s 1, what docs/configuration.md advises for large clusters).
+# usage: tests/bench/soak.sh [RANKS] [SECONDS] [AGENTS] [QUERY_CLIENTS] [WINDOWS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+TOOLS=${BUILD:-build}/tests/tools
+RANKS=${1:-10000} SECONDS_=${2:-600} AGENTS=${3:-250} QUERY_CLIENTS=${4:-4} WINDOWS=${5:-5}
+WORK=$(mktemp -d /tmp/rankscope-soak.XXXXXX)
+trap 'stop_all; rm -rf "$WORK"' EXIT
+start server "$BIN/rankscope-server" --data "$WORK/data" --http 127.0.0.1:0 \
+    --listen tcp://127.0.0.1:0 --ready-file "$WORK/server.ready" --ingest-contexts "$AGENTS" \
+    ${SERVER_ARGS:-}
+wait_file "$WORK/server.ready"
+HTTP=http://$(field "$WORK/server.ready" http)
+"$TOOLS/rs-summary-load" "$(field "$WORK/server.ready" listen)" "$RANKS" "$SECONDS_" "$AGENTS" 8 \
+    "$WINDOWS" "$RANKS" >"$WORK/load.json" 2>"$WORK/load.progress" &
+LOAD=$!
+sleep 5
+python3 tests/bench/soak_queries.py "$HTTP" summary-bench "$QUERY_CLIENTS" "$WORK/stop" \
+    "$WORK/queries.json" &
+QUERIES=$!
+echo "# soak: $RANKS ranks, $SECONDS_ s, $AGENTS agents, $WINDOWS windows per request, $QUERY_CLIENTS query clients ($(nproc) cores, commit $(git rev-parse --short HEAD))"
+echo "# t_s rss_mib anon_mib file_mib batches_committed"
+t0=$(date +%s)
+while kill -0 "$LOAD" 2>/dev/null; do
+    echo "$(($(date +%s) - t0)) $(awk '/^VmRSS/ {printf "%d ", $2/1024} /^RssAnon/ {printf "%d ", $2/1024} /^RssFile/ {printf "%d ", $2/1024}' "/proc/$PID_server/status")$(curl -s "$HTTP/healthz" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["batches_committed"])')"
+    sleep 10
+done
+wait "$LOAD" || true
+touch "$WORK/stop"
+wait "$QUERIES" || true
+tail -3 "$WORK/load.progress" | sed 's/^/# loader: /'
+curl -s "$HTTP/healthz" >"$WORK/health.json"
+stop "$PID_server"
+"$BIN/rankscope-server" --check --data "$WORK/data" >"$WORK/check.out" 2>&1 || true
+python3 - "$WORK/load.json" "$WORK/health.json" "$WORK/queries.json" "$WORK/check.out" "$AGENTS" <<'PY'
+import json, re, sys
+load = json.load(open(sys.argv[1]))
+c = json.load(open(sys.argv[2]))["counters"]
+q = json.load(open(sys.argv[3]))
+m = re.search(r"(\d+) batches$", open(sys.argv[4]).read(), re.M)
+stored = int(m.group(1)) if m else None
+print("ingest: %d summaries in %.0f s = %.0f/s offered %d/s; behind schedule max %.1f s, at the end %.1f s"
+      % (load["summaries"], load["seconds"], load["per_second"], load["offered"], load["max_lag_s"], load["final_lag_s"]))
+print("acknowledged batches %d; server committed %d + duplicate %d; store --check counts %s; retries %d"
+      % (load["batches"], c["batches_committed"], c["batches_duplicate"], stored, load["retries"]))
+# The loader counts a batch once acknowledged within the run; the batches in flight when it
+# stops (at most one per agent) are committed, uncounted. So: every acknowledged batch is in the
+# server's count, at most AGENTS more are, and the store holds what the server committed.
+extra = c["batches_committed"] - load["batches"]  # a duplicate is a resend of a committed one
+ok = 0 <= extra <= int(sys.argv[5]) and stored == c["batches_committed"]
+print("committed beyond the acknowledged: %d (in flight at the end; at most %s)" % (extra, sys.argv[5]))
+print("every acknowledged batch stored:", "yes" if ok else "NO")
+if q["requests"]:
+    print("queries: %d, statuses %s, p50 %.3f s, p99 %.3f s, max %.3f s" % (q["requests"], q["by_status"], q["p50_s"], q["p99_s"], q["max_s"]))
+else:
+    print("queries: none")
+for p, v in q["per_endpoint_p99_s"].items():
+    print("  p99 %-40s %s" % (p, "%.3f s" % v if v is not None else "-"))
+sys.exit(0 if ok else 1)
+PY
