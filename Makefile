@@ -264,7 +264,18 @@ $(BUILD)/tests/tools/powerloss.so: tests/tools/powerloss.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -Wall -Wextra -fPIC -shared -o $@ $< -ldl -lpthread
 
-test-build: $(BINS) $(UNIT_BINS) $(FUZZ_BINS) $(TOOL_BINS) $(BUILD)/tests/tools/powerloss.so
+# The stand-in NVML the agent loads in tests and make demo (--nvml-library): today's names, and an
+# old driver's (renamed functions under their old names, some missing).
+FAKE_NVML := $(BUILD)/tests/tools/libfake_nvml.so $(BUILD)/tests/tools/libfake_nvml_old.so
+$(BUILD)/tests/tools/libfake_nvml.so: tests/tools/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -fPIC -shared -o $@ $<
+$(BUILD)/tests/tools/libfake_nvml_old.so: tests/tools/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -fPIC -shared -DFAKE_NVML_OLD -o $@ $<
+
+test-build: $(BINS) $(UNIT_BINS) $(FUZZ_BINS) $(TOOL_BINS) $(BUILD)/tests/tools/powerloss.so \
+            $(FAKE_NVML)
 .PHONY: test-build
 
 test: test-deps lint-tools

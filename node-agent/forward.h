@@ -21,6 +21,10 @@ struct rs_forward_options {
     uint64_t max_queue_bytes; /* memory (and spool) budget */
     unsigned reply_timeout_ms;
     struct rs_spool *spool; /* NULL: memory only */
+    /* Called on the loop when the server refuses a batch for good (REJECTED), with its reason;
+     * NULL: only counted and logged. */
+    void (*on_rejected)(void *arg, uint64_t seq, const char *error);
+    void *on_rejected_arg;
 };
 
 struct rs_forward_stats {
