@@ -11,6 +11,7 @@
 #include "query/skew.h"
 #include "query/stalls.h"
 #include "query/steps.h"
+#include "query/gpus.h"
 #include "query/stragglers.h"
 #include "query/top.h"
 #include "query/trace_export.h"
@@ -35,7 +36,8 @@ enum query_kind {
     Q_PPROF,
     Q_PPROF_STALLS,
     Q_PPROF_TIME,
-    Q_TRACE
+    Q_TRACE,
+    Q_GPUS
 };
 
 /* GET /v1/jobs/{job}/trace: events per answer (one rank's document is built in memory). */
@@ -205,6 +207,10 @@ run_query(uv_work_t *req)
     case Q_TRACE:
         q->rc = trace_document(r, q);
         q->content_type = "application/json";
+        break;
+    case Q_GPUS: /* limit: the default window's seconds */
+        q->rc = rs_query_gpus(r, q->job, q->p.since_ns, q->p.until_ns, (double)q->p.limit,
+                              &q->result);
         break;
     }
     if (q->rc == RS_E_NOT_FOUND)
@@ -432,6 +438,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/pprof/stalls", Q_PPROF_STALLS, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
+    {"/gpus", Q_GPUS, {RANGE(""), UINT("window_s", limit, 300, 1, 86400 * 365)}},
 };
 
 /* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an
@@ -499,6 +506,14 @@ start_job_endpoint(struct rs_server *srv, rs_http_conn *c, const struct rs_http_
         rs_http_respond_error(c, 400,
                               "compare needs a second side: with=JOB, with_rank=R, or "
                               "with_since_ns=/with_until_ns= (see docs/openapi.yaml)");
+        return;
+    }
+    if (e->kind == Q_GPUS && (p.until_ns != 0) != (p.since_ns != 0 || p.until_ns != 0)) {
+        rs_http_respond_error(c, 400, "gpus: since_ns needs until_ns (or neither: window_s)");
+        return;
+    }
+    if (e->kind == Q_GPUS && p.until_ns != 0 && p.until_ns <= p.since_ns) {
+        rs_http_respond_error(c, 400, "gpus: until_ns must be after since_ns");
         return;
     }
     if (e->kind == Q_TRACE && p.rank == ALL_RANKS) {

@@ -168,6 +168,9 @@ visit_series(struct check *c, const MDB_val *k, const MDB_val *v)
     case RS_SERIES_STALL:
         size = sizeof(struct rs_stall_value);
         break;
+    case RS_SERIES_GPU:
+        size = sizeof(struct rs_gpu_value);
+        break;
     default:
         problem(c, "series: unknown kind %u", key->kind[1]);
         return;
@@ -178,7 +181,7 @@ visit_series(struct check *c, const MDB_val *k, const MDB_val *v)
         problem(c, "series: %zu-byte chunk of kind %u", v->mv_size, key->kind[1]);
         return;
     }
-    if (key->kind[1] == RS_SERIES_STALL)
+    if (key->kind[1] == RS_SERIES_STALL || key->kind[1] == RS_SERIES_GPU)
         return;
     for (size_t off = 0; off < v->mv_size; off += size) {
         uint64_t t[2]; /* kernel and memcpy values both start with start_ns, end_ns */
