@@ -278,6 +278,7 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
                 printf("    host gap before the first kernel %.2f ms (peers %.2f ms)\n",
                        rs__cli_real(e, "host_gap_ms"), rs__cli_real(e, "peers_host_gap_ms"));
         }
+        rs__cli_render_hardware(v);
         printf("  confidence %.2f; recommended action: %s\n", rs__cli_real(v, "confidence"),
                json_string_value(json_object_get(v, "action")));
     }

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #define WAIT_SLICE_MS 100u /* stop is noticed within this */
+#define JOIN_WAIT_S 2       /* how long stop waits for a thread inside an NVML call */
 
 struct rs_gpu_sampler {
     struct rs_gpu_sampler_options opts;
@@ -141,6 +142,8 @@ run(void *arg)
     while (n > 0) {
         struct rs_gpu_sample g;
         for (unsigned i = 0; i < n; i++) {
+            if (i > 0 && stopping(s)) /* a slow NVML: stop between GPUs, not after all */
+                return NULL;
             rs_nvml_read(s->nvml, i, rs_clock_realtime_ns(), &g);
             pthread_mutex_lock(&s->lock);
             push(s, &g);
@@ -257,7 +260,17 @@ rs_gpu_sampler_stop(rs_gpu_sampler *s)
     s->stop = true;
     pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&s->lock);
-    pthread_join(s->thread, NULL);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += JOIN_WAIT_S;
+    if (pthread_timedjoin_np(s->thread, NULL, &until) != 0) {
+        /* stuck in the driver (a hung GPU): leave the thread and what it uses to the process's
+         * exit rather than hang the agent's shutdown */
+        rs_log(RS_LOG_WARN, "RS-AGENT-NVML",
+               "the GPU sampling thread is stuck in an NVML call: left behind at exit");
+        pthread_detach(s->thread);
+        return;
+    }
     rs_nvml_close(s->nvml);
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->lock);

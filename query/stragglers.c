@@ -916,6 +916,10 @@ verdict_json(const struct rs_straggler_verdict *v)
         rs_straggler_action_name(v->action), "onset", onset_json(&v->onset), "instances",
         (json_int_t)v->instances, "impact_window", span_json(&v->impact_window), "wait_share",
         v->wait_share);
+    if (j && json_object_set_new(j, "hardware", rs_gpu_evidence_json(&v->hardware)) != 0) {
+        json_decref(j);
+        return NULL;
+    }
     return j;
 }
 
@@ -965,6 +969,8 @@ rs_stragglers_evaluate(rs_store_read *r, const char *job, const struct rs_stragg
     if (!opts)
         rs_straggler_options_default(&defaults);
     int rc = evaluate(r, job, opts ? opts : &defaults, ranks, n_ranks, &rep);
+    if (rc == 0)
+        rc = rs__query_straggler_hardware(r, &rep);
     if (rc != 0) {
         rs_straggler_report_fini(&rep);
         return rc;

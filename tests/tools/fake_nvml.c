@@ -10,7 +10,8 @@
  *                            ok), power limit (W), temp (C), util mutil (%), used total (MiB),
  *                            ecc_c ecc_u rr_c rr_u pending failed, gen gen_max width width_max
  *                            replay, links (NVLinks up) nvlink_err, and power_frac thermal_frac
- *                            sync_frac (share of time the violation counters grow)
+ *                            sync_frac (share of time the violation counters grow), ecc_u_per_s
+ *                            (uncorrected ECC errors per second on top of ecc_u)
  *   fail FUNCTION CODE       FUNCTION answers NVML error CODE (3: not supported, 15: GPU lost)
  *   sleep FUNCTION MS        FUNCTION takes MS milliseconds (a hung driver)
  *   init_error CODE          nvmlInit fails with CODE
@@ -44,6 +45,7 @@ struct gpu {
     unsigned rr_c, rr_u, pending, failed, gen, gen_max, width, width_max, replay, links;
     unsigned long long nvlink_err;
     double power_frac, thermal_frac, sync_frac;
+    double ecc_u_per_s; /* uncorrected ECC errors per second since nvmlInit, on top of ecc_u */
 };
 
 struct rule {
@@ -110,7 +112,7 @@ parse_gpu(char *rest)
         U(sm) U(sm_max) U(mem) U(mem_max) U(power) U(limit) U(temp) U(util) U(mutil)
         ULL(reasons) ULL(used) ULL(total) ULL(ecc_c) ULL(ecc_u) U(rr_c) U(rr_u) U(pending)
         U(failed) U(gen) U(gen_max) U(width) U(width_max) U(replay) U(links) ULL(nvlink_err)
-        D(power_frac) D(thermal_frac) D(sync_frac)
+        D(power_frac) D(thermal_frac) D(sync_frac) D(ecc_u_per_s)
 #undef U
 #undef ULL
 #undef D
@@ -413,7 +415,10 @@ nvmlReturn_t
 nvmlDeviceGetTotalEccErrors(void *d, int type, int counter, unsigned long long *v)
 {
     ENTER(d);
-    *v = type == 0 ? g->ecc_c : g->ecc_u;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double s = (double)(now.tv_sec - S.t0.tv_sec) + (double)(now.tv_nsec - S.t0.tv_nsec) / 1e9;
+    *v = type == 0 ? g->ecc_c : g->ecc_u + (unsigned long long)(s * g->ecc_u_per_s);
     return OK;
 }
 
