@@ -109,7 +109,7 @@ FUZZ_SRC  := $(shell find tests/fuzz -name '*_fuzz.c' | sort)
 FUZZ_BINS := $(patsubst tests/fuzz/%_fuzz.c,$(BUILD)/tests/fuzz/%_replay,$(FUZZ_SRC))
 TOOL_BINS := $(addprefix $(BUILD)/tests/tools/,rs-nng-send make-corpus rs-store-dump rs-load \
                                               rs-query-bench rs-import-bench rs-summary-load \
-                                              rs-window-bench)
+                                              rs-window-bench rs-nvml-read)
 
 
 .PHONY: all deps test-deps dev-deps build-check test asan tsan demo clean format bench collector

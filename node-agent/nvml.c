@@ -3,6 +3,7 @@
  * header is needed to build. */
 #include "node-agent/nvml.h"
 
+#include "common/clock.h"
 #include "common/error.h"
 
 #include <dlfcn.h>
@@ -35,6 +36,12 @@ struct nvml_utilization {
 };
 struct nvml_memory {
     unsigned long long total, free, used;
+};
+/* nvmlMemory_v2_t: `used` without the memory the driver reserves (which v1 counts as used, and
+ * nvidia-smi shows apart, as "Reserved") */
+struct nvml_memory_v2 {
+    unsigned version; /* sizeof | 2 << 24 */
+    unsigned long long total, reserved, free, used;
 };
 struct nvml_violation {
     unsigned long long reference_time, violation_time; /* violation_time in ns */
@@ -72,6 +79,8 @@ enum { POLICY_POWER = 0, POLICY_THERMAL = 1, POLICY_SYNC_BOOST = 2, POLICY_BOARD
     X(utilization, nvml_ret, (nvml_device, struct nvml_utilization *),                           \
       "nvmlDeviceGetUtilizationRates", NULL)                                                       \
     X(memory, nvml_ret, (nvml_device, struct nvml_memory *), "nvmlDeviceGetMemoryInfo", NULL)    \
+    X(memory_v2, nvml_ret, (nvml_device, struct nvml_memory_v2 *), "nvmlDeviceGetMemoryInfo_v2",   \
+      NULL)                                                                                        \
     X(ecc, nvml_ret, (nvml_device, int, int, unsigned long long *),                              \
       "nvmlDeviceGetTotalEccErrors", NULL)                                                         \
     X(remapped, nvml_ret, (nvml_device, unsigned *, unsigned *, unsigned *, unsigned *),         \
@@ -94,11 +103,38 @@ enum { POLICY_POWER = 0, POLICY_THERMAL = 1, POLICY_SYNC_BOOST = 2, POLICY_BOARD
       "nvmlEventSetWait_v2", "nvmlEventSetWait")                                                   \
     X(event_set_free, nvml_ret, (nvml_events), "nvmlEventSetFree", NULL)
 
+/* Indexes of the functions, for their time (rs_nvml_function_times). */
+enum fn_index {
+#define INDEX(field, ret, args, name, old) FN_##field,
+    NVML_FUNCTIONS(INDEX)
+#undef INDEX
+        FN_COUNT
+};
+static const char *const fn_names[FN_COUNT] = {
+#define NAME(field, ret, args, name, old) name,
+    NVML_FUNCTIONS(NAME)
+#undef NAME
+};
+
+/* Some queries cost far more than the others — on an H100 with driver 580 (docs/BENCHMARKS.md
+ * "GPU telemetry"): the maximum clocks 1.5 ms a call, a violation counter 0.76 ms, the PCIe replay
+ * counter 0.34 ms, against 2 - 20 us for clocks, power or temperature. What does not change (the
+ * maxima) or changes slowly (counters, whose growth over a window does not need every reading) is
+ * read every so many readings; a reading without it leaves its group out (present bits), and
+ * readers take figures from the readings that have them. */
+#define EVERY_VIOLATIONS 5  /* power and thermal violation counters */
+#define EVERY_SLOW 10       /* sync-boost, board and reliability violations, PCIe replays,
+                               remapped rows */
+#define EVERY_MAX_CLOCKS 300
+
 struct gpu {
     nvml_device handle;
     char uuid[NVML_UUID_BUFFER];
     uint32_t links; /* bit i: NVLink i answered its state at open */
     uint32_t xids, last_xid;
+    uint64_t readings;
+    bool have_max;
+    unsigned sm_max, mem_max; /* read every EVERY_MAX_CLOCKS readings */
 };
 
 struct rs_nvml {
@@ -112,6 +148,8 @@ struct rs_nvml {
     unsigned n_gpus;
     nvml_events events; /* NULL: no XID events */
     struct rs_nvml_stats stats;
+    uint64_t t0;                  /* start of the call being timed */
+    uint64_t fn_ns[FN_COUNT], fn_calls[FN_COUNT];
 };
 
 static void *
@@ -247,31 +285,50 @@ rs_nvml_gpu_uuid(const rs_nvml *n, unsigned i)
     return n->gpus[i].uuid;
 }
 
-/* Calls fn.f(args) when the library has f; false (and counted as unsupported by nothing: the
- * function was counted missing at open) when it has not. */
-#define CALL(n, f, ...) ((n)->fn.f && ok((n), (n)->fn.f(__VA_ARGS__)))
+static nvml_ret
+timed(rs_nvml *n, enum fn_index i, nvml_ret r)
+{
+    n->fn_ns[i] += rs_clock_mono_ns() - n->t0;
+    n->fn_calls[i]++;
+    return r;
+}
+
+/* Calls fn.f(args), timed, when the library has f; false when it has not (the function was
+ * counted missing at open) or NVML answered an error (counted). */
+#define CALL(n, f, ...)                                                                            \
+    ((n)->fn.f &&                                                                                  \
+     ok((n), ((n)->t0 = rs_clock_mono_ns(), timed((n), FN_##f, (n)->fn.f(__VA_ARGS__)))))
 
 static void
-read_clocks(rs_nvml *n, nvml_device d, struct rs_gpu_sample *s)
+read_clocks(rs_nvml *n, struct gpu *g, struct rs_gpu_sample *s)
 {
-    unsigned v;
+    nvml_device d = g->handle;
+    unsigned v, sm_max, mem_max;
     unsigned long long reasons;
 
+    if (g->readings % EVERY_MAX_CLOCKS == 0 && CALL(n, max_clock, d, NVML_CLOCK_SM, &sm_max) &&
+        CALL(n, max_clock, d, NVML_CLOCK_MEM, &mem_max)) {
+        g->sm_max = sm_max;
+        g->mem_max = mem_max;
+        g->have_max = true;
+    }
+    if (g->have_max) { /* the maxima are the board's: the latest read stands for each reading */
+        s->sm_clock_max_mhz = g->sm_max;
+        s->mem_clock_max_mhz = g->mem_max;
+        s->present |= RS_GPU_SM_CLOCK_MAX | RS_GPU_MEM_CLOCK_MAX;
+    }
     if (CALL(n, clock, d, NVML_CLOCK_SM, &v))
         s->sm_clock_mhz = v, s->present |= RS_GPU_SM_CLOCK;
-    if (CALL(n, max_clock, d, NVML_CLOCK_SM, &v))
-        s->sm_clock_max_mhz = v, s->present |= RS_GPU_SM_CLOCK_MAX;
     if (CALL(n, clock, d, NVML_CLOCK_MEM, &v))
         s->mem_clock_mhz = v, s->present |= RS_GPU_MEM_CLOCK;
-    if (CALL(n, max_clock, d, NVML_CLOCK_MEM, &v))
-        s->mem_clock_max_mhz = v, s->present |= RS_GPU_MEM_CLOCK_MAX;
     if (CALL(n, reasons, d, &reasons))
         s->clock_reasons = reasons, s->present |= RS_GPU_CLOCK_REASONS;
 }
 
 static void
-read_violations(rs_nvml *n, nvml_device d, struct rs_gpu_sample *s)
+read_violations(rs_nvml *n, const struct gpu *g, struct rs_gpu_sample *s)
 {
+    nvml_device d = g->handle;
     static const int policies[] = {POLICY_POWER, POLICY_THERMAL, POLICY_SYNC_BOOST, POLICY_BOARD,
                                    POLICY_RELIABILITY};
     uint64_t *dst[] = {&s->power_violation_ns, &s->thermal_violation_ns,
@@ -279,8 +336,12 @@ read_violations(rs_nvml *n, nvml_device d, struct rs_gpu_sample *s)
                        &s->reliability_violation_ns};
     bool any = false;
 
+    if (g->readings % EVERY_VIOLATIONS != 0)
+        return;
     for (size_t p = 0; p < sizeof policies / sizeof policies[0]; p++) {
         struct nvml_violation v;
+        if (p >= 2 && g->readings % EVERY_SLOW != 0)
+            break; /* power and thermal first, the rest less often */
         if (CALL(n, violation, d, policies[p], &v)) {
             *dst[p] = v.violation_time % RS_WIRE_MAX_TIME_NS;
             any = true;
@@ -308,7 +369,12 @@ read_power_and_use(rs_nvml *n, nvml_device d, struct rs_gpu_sample *s)
         s->util_mem_pct = u.memory;
         s->present |= RS_GPU_UTILIZATION;
     }
-    if (CALL(n, memory, d, &m)) {
+    struct nvml_memory_v2 m2 = {(unsigned)sizeof m2 | 2u << 24, 0, 0, 0, 0};
+    if (n->fn.memory_v2 ? CALL(n, memory_v2, d, &m2) : false) {
+        s->mem_used_bytes = m2.used;
+        s->mem_total_bytes = m2.total;
+        s->present |= RS_GPU_MEMORY;
+    } else if (CALL(n, memory, d, &m)) {
         s->mem_used_bytes = m.used;
         s->mem_total_bytes = m.total;
         s->present |= RS_GPU_MEMORY;
@@ -316,8 +382,9 @@ read_power_and_use(rs_nvml *n, nvml_device d, struct rs_gpu_sample *s)
 }
 
 static void
-read_errors(rs_nvml *n, nvml_device d, struct rs_gpu_sample *s)
+read_errors(rs_nvml *n, const struct gpu *g, struct rs_gpu_sample *s)
 {
+    nvml_device d = g->handle;
     unsigned long long corrected, uncorrected;
     unsigned rc_rows, ru_rows, pending, failed;
 
@@ -327,7 +394,8 @@ read_errors(rs_nvml *n, nvml_device d, struct rs_gpu_sample *s)
         s->ecc_uncorrected = uncorrected;
         s->present |= RS_GPU_ECC;
     }
-    if (CALL(n, remapped, d, &rc_rows, &ru_rows, &pending, &failed)) {
+    if (g->readings % EVERY_SLOW == 0 &&
+        CALL(n, remapped, d, &rc_rows, &ru_rows, &pending, &failed)) {
         s->remapped_correctable = rc_rows;
         s->remapped_uncorrectable = ru_rows;
         s->remap_pending = pending != 0;
@@ -353,7 +421,7 @@ read_links(rs_nvml *n, const struct gpu *g, struct rs_gpu_sample *s)
         s->pcie_width_max = width_max;
         s->present |= RS_GPU_PCIE_LINK;
     }
-    if (CALL(n, pcie_replay, g->handle, &replay))
+    if (g->readings % EVERY_SLOW == 0 && CALL(n, pcie_replay, g->handle, &replay))
         s->pcie_replay = replay, s->present |= RS_GPU_PCIE_REPLAY;
     for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
         int state;
@@ -385,11 +453,12 @@ rs_nvml_read(rs_nvml *n, unsigned i, uint64_t now_ns, struct rs_gpu_sample *s)
     s->uuid = g->uuid;
     s->time_ns = now_ns;
     n->stats.reads++;
-    read_clocks(n, g->handle, s);
-    read_violations(n, g->handle, s);
+    read_clocks(n, g, s);
+    read_violations(n, g, s);
     read_power_and_use(n, g->handle, s);
-    read_errors(n, g->handle, s);
+    read_errors(n, g, s);
     read_links(n, g, s);
+    g->readings++;
     if (n->events) {
         s->xid_count = g->xids;
         s->last_xid = g->last_xid;
@@ -422,6 +491,16 @@ rs_nvml_wait_events(rs_nvml *n, unsigned timeout_ms)
             n->gpus[i].last_xid = (uint32_t)e.data;
         }
     return 1;
+}
+
+void
+rs_nvml_function_times(const rs_nvml *n,
+                       void (*fn)(void *arg, const char *name, uint64_t calls, uint64_t ns),
+                       void *arg)
+{
+    for (int i = 0; i < FN_COUNT; i++)
+        if (n->fn_calls[i])
+            fn(arg, fn_names[i], n->fn_calls[i], n->fn_ns[i]);
 }
 
 void

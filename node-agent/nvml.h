@@ -48,6 +48,12 @@ void rs_nvml_read(rs_nvml *n, unsigned i, uint64_t now_ns, struct rs_gpu_sample 
  * event set could be registered, 1 when it waited on NVML. */
 int rs_nvml_wait_events(rs_nvml *n, unsigned timeout_ms);
 
+/* Calls fn for each NVML function called since open (by rs_nvml_read and the probes of open):
+ * its name, calls, and the wall time spent in it. */
+void rs_nvml_function_times(const rs_nvml *n,
+                            void (*fn)(void *arg, const char *name, uint64_t calls, uint64_t ns),
+                            void *arg);
+
 /* The counters above. */
 void rs_nvml_get_stats(const rs_nvml *n, struct rs_nvml_stats *out);
 

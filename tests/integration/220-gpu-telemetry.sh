@@ -140,7 +140,7 @@ cp "$WORK/nvml.good" "$FAKE_NVML_SCRIPT"
 agent_with old --nvml-library "$FAKE_OLD" --metrics-file "$WORK/old.prom" --metrics-s 1
 sleep 1.5
 check "old NVML: renamed functions found by their old names, missing ones counted" sh -c "
-    grep -q 'RS-AGENT-NVML GPU telemetry from .*: 8 GPUs every 100 ms (2 NVML functions missing)' '$WORK/old.agentlog' &&
+    grep -q 'RS-AGENT-NVML GPU telemetry from .*: 8 GPUs every 100 ms (3 NVML functions missing)' '$WORK/old.agentlog' &&
     grep -q '^rankscope_agent_gpus 8$' '$WORK/old.prom'"
 echo "sleep nvmlDeviceGetPowerUsage 3000" >>"$FAKE_NVML_SCRIPT"
 start_ns=$(date +%s%N)

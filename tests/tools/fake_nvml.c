@@ -3,7 +3,8 @@
  * again whenever it changes, so a test can throttle a GPU or raise an XID while the agent runs.
  * Built twice: libfake_nvml.so exports today's names; libfake_nvml_old.so (FAKE_NVML_OLD) only
  * the old names of renamed functions (nvmlInit, nvmlDeviceGetCurrentClocksThrottleReasons,
- * nvmlEventSetWait) and lacks the violation counters and remapped rows, as an old driver does.
+ * nvmlEventSetWait) and lacks the violation counters, remapped rows and nvmlDeviceGetMemoryInfo_v2,
+ * as an old driver does.
  *
  * Script lines ('#' starts a comment):
  *   gpu UUID key=value ...   a GPU; keys: sm sm_max mem mem_max (MHz), reasons (NVML bits, hex
@@ -409,6 +410,26 @@ nvmlDeviceGetMemoryInfo(void *d, struct memory *m)
     m->free = m->total - m->used;
     return OK;
 }
+
+#ifndef FAKE_NVML_OLD
+struct memory_v2 {
+    unsigned version;
+    unsigned long long total, reserved, free, used;
+};
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(void *d, struct memory_v2 *m);
+nvmlReturn_t
+nvmlDeviceGetMemoryInfo_v2(void *d, struct memory_v2 *m)
+{
+    ENTER(d);
+    if (m->version != ((unsigned)sizeof *m | 2u << 24))
+        return ERR_INVALID; /* as NVML: the caller must say which layout it passes */
+    m->total = g->total << 20;
+    m->reserved = 480ull << 20;
+    m->used = g->used << 20;
+    m->free = m->total - m->used - m->reserved;
+    return OK;
+}
+#endif
 
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(void *d, int type, int counter, unsigned long long *v);
 nvmlReturn_t
