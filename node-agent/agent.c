@@ -193,7 +193,7 @@ write_metrics(struct agent *a)
     rs_gpu_sampler_get_stats(a->gpus, &gs);
     const struct {
         const char *name, *type, *help;
-        uint64_t v;
+        double v;
     } m[] = {
         {"rankscope_agent_collectors", "gauge", "Collectors connected now.", ls.collectors_now},
         {"rankscope_agent_collectors_total", "counter", "Collector connections accepted.",
@@ -239,13 +239,12 @@ write_metrics(struct agent *a)
         {"rankscope_agent_nvml_missing_functions", "gauge",
          "NVML functions the loaded library does not export.", gs.missing_functions},
         {"rankscope_agent_gpu_xids_total", "counter", "XID events NVML reported.", gs.xids},
-        {"rankscope_agent_gpu_sampling_cpu_ns_total", "counter",
-         "CPU time of the GPU sampling thread, ns.", gs.cpu_ns},
+        {"rankscope_agent_gpu_sampling_cpu_seconds_total", "counter",
+         "CPU time of the GPU sampling thread.", (double)gs.cpu_ns / 1e9},
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0] && n < sizeof text; i++)
-        n += (size_t)snprintf(text + n, sizeof text - n, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n",
-                              m[i].name, m[i].help, m[i].name, m[i].type, m[i].name,
-                              (unsigned long long)m[i].v);
+        n += (size_t)snprintf(text + n, sizeof text - n, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n",
+                              m[i].name, m[i].help, m[i].name, m[i].type, m[i].name, m[i].v);
     if (n >= sizeof text)
         n = sizeof text - 1;
     if ((rc = rs_fs_write_atomic(a->cfg->metrics_file, text, n)) != 0)

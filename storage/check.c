@@ -181,7 +181,12 @@ visit_series(struct check *c, const MDB_val *k, const MDB_val *v)
         problem(c, "series: %zu-byte chunk of kind %u", v->mv_size, key->kind[1]);
         return;
     }
-    if (key->kind[1] == RS_SERIES_STALL || key->kind[1] == RS_SERIES_GPU)
+    if (key->kind[1] == RS_SERIES_GPU) {
+        c->rep->gpu_readings += v->mv_size / size;
+        c->rep->gpu_entry_bytes += k->mv_size + v->mv_size + NODE_OVERHEAD;
+        return;
+    }
+    if (key->kind[1] == RS_SERIES_STALL)
         return;
     for (size_t off = 0; off < v->mv_size; off += size) {
         uint64_t t[2]; /* kernel and memcpy values both start with start_ns, end_ns */

@@ -319,6 +319,9 @@ struct rs_store_check_report {
                                  values on overflow pages counted in full): entry_bytes /
                                  leaf_bytes is how full its leaf pages are */
     } dbs[RS_STORE_DBS];
+    /* GPU telemetry (series of kind RS_SERIES_GPU): readings and what their chunks take of leaf
+     * pages (keys, values, node headers) */
+    uint64_t gpu_readings, gpu_entry_bytes;
     uint64_t problems;
     char first_problem[256]; /* "" when none */
 };

@@ -35,7 +35,7 @@ for x in g:
         x["power"]["watts"], x["temperature"]["max_c"], x["utilization"]["gpu_pct"]))
 ok = len(g) == 1 and g[0]["samples"] > 0 and g[0]["gpu_uuid"].startswith("GPU-")
 print("%s  the job's rank has the readings of its GPU" % ("agree " if ok else "DIFFER"))
-n, cpu = m["rankscope_agent_gpu_samples_total"], m["rankscope_agent_gpu_sampling_cpu_ns_total"]
+n, cpu = m["rankscope_agent_gpu_samples_total"], m["rankscope_agent_gpu_sampling_cpu_seconds_total"] * 1e9
 print("info    agent: %d GPUs, %d readings, sampling thread %.1f ms CPU: %.1f us CPU per GPU "
       "reading = %.4f%% of one core per GPU at 1 reading/s; %d NVML errors, %d unsupported, "
       "%d functions missing" % (m["rankscope_agent_gpus"], n, cpu / 1e6, cpu / 1e3 / max(n, 1),
