@@ -26,8 +26,8 @@ grouped(double v, char *buf, size_t len)
 }
 
 static const char *const reasons[][2] = {
-    {"power_cap", "power cap"},     {"hw_slowdown", "HW slowdown"}, {"sw_thermal", "SW thermal"},
-    {"hw_thermal", "HW thermal"},   {"power_brake", "power brake"}, {"sync_boost", "sync boost"},
+    {"power_cap", "power cap"},   {"hw_slowdown", "HW slowdown"}, {"sw_thermal", "SW thermal"},
+    {"hw_thermal", "HW thermal"}, {"power_brake", "power brake"}, {"sync_boost", "sync boost"},
 };
 
 /* "power cap 100%, HW thermal 20%" or "none" (readings without reasons: "?") */
@@ -85,7 +85,8 @@ render_gpus(const char *job, json_t *doc)
                (long long)rs__cli_int(e, "ecc_uncorrected"), (long long)rs__cli_int(e, "xids"));
         if (json_is_integer(json_object_get(l, "pcie_width")))
             printf("  PCIe gen %lld/%lld x%lld/x%lld", (long long)rs__cli_int(l, "pcie_gen"),
-                   (long long)rs__cli_int(l, "pcie_gen_max"), (long long)rs__cli_int(l, "pcie_width"),
+                   (long long)rs__cli_int(l, "pcie_gen_max"),
+                   (long long)rs__cli_int(l, "pcie_width"),
                    (long long)rs__cli_int(l, "pcie_width_max"));
         if (json_is_integer(json_object_get(l, "nvlink_up")))
             printf("  NVLink %lld up", (long long)rs__cli_int(l, "nvlink_up"));

@@ -17,7 +17,7 @@
 #include <time.h>
 
 #define WAIT_SLICE_MS 100u /* stop is noticed within this */
-#define JOIN_WAIT_S 2       /* how long stop waits for a thread inside an NVML call */
+#define JOIN_WAIT_S 2      /* how long stop waits for a thread inside an NVML call */
 
 struct rs_gpu_sampler {
     struct rs_gpu_sampler_options opts;
@@ -132,8 +132,8 @@ run(void *arg)
     struct rs_nvml_stats ns;
     rs_nvml_get_stats(s->nvml, &ns);
     rs_log(RS_LOG_INFO, "RS-AGENT-NVML",
-           "GPU telemetry from %s: %u GPUs every %llu ms (%u NVML functions missing)", s->library, n,
-           (unsigned long long)s->opts.interval_ms, ns.missing_functions);
+           "GPU telemetry from %s: %u GPUs every %llu ms (%u NVML functions missing)", s->library,
+           n, (unsigned long long)s->opts.interval_ms, ns.missing_functions);
     pthread_mutex_lock(&s->lock);
     s->stats.gpus = n;
     s->stats.missing_functions = ns.missing_functions;

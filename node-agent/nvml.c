@@ -54,52 +54,55 @@ struct nvml_event_data {
 };
 
 /* NVML's perf policies whose violation times become the *_violation_ns counters. */
-enum { POLICY_POWER = 0, POLICY_THERMAL = 1, POLICY_SYNC_BOOST = 2, POLICY_BOARD = 3,
-       POLICY_RELIABILITY = 5 };
+enum {
+    POLICY_POWER = 0,
+    POLICY_THERMAL = 1,
+    POLICY_SYNC_BOOST = 2,
+    POLICY_BOARD = 3,
+    POLICY_RELIABILITY = 5
+};
 
 /* The functions, each looked up under its first name that the library exports (newer names
  * first). A NULL pointer is a missing function: its field group is left out. */
 #define NVML_FUNCTIONS(X)                                                                          \
-    X(init, nvml_ret, (void), "nvmlInit_v2", "nvmlInit")                                         \
-    X(shutdown, nvml_ret, (void), "nvmlShutdown", NULL)                                          \
-    X(error_string, const char *, (nvml_ret), "nvmlErrorString", NULL)                          \
-    X(count, nvml_ret, (unsigned *), "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount")              \
-    X(handle, nvml_ret, (unsigned, nvml_device *), "nvmlDeviceGetHandleByIndex_v2",              \
+    X(init, nvml_ret, (void), "nvmlInit_v2", "nvmlInit")                                           \
+    X(shutdown, nvml_ret, (void), "nvmlShutdown", NULL)                                            \
+    X(error_string, const char *, (nvml_ret), "nvmlErrorString", NULL)                             \
+    X(count, nvml_ret, (unsigned *), "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount")                \
+    X(handle, nvml_ret, (unsigned, nvml_device *), "nvmlDeviceGetHandleByIndex_v2",                \
       "nvmlDeviceGetHandleByIndex")                                                                \
-    X(uuid, nvml_ret, (nvml_device, char *, unsigned), "nvmlDeviceGetUUID", NULL)                \
-    X(clock, nvml_ret, (nvml_device, int, unsigned *), "nvmlDeviceGetClockInfo", NULL)           \
-    X(max_clock, nvml_ret, (nvml_device, int, unsigned *), "nvmlDeviceGetMaxClockInfo", NULL)    \
-    X(reasons, nvml_ret, (nvml_device, unsigned long long *),                                    \
+    X(uuid, nvml_ret, (nvml_device, char *, unsigned), "nvmlDeviceGetUUID", NULL)                  \
+    X(clock, nvml_ret, (nvml_device, int, unsigned *), "nvmlDeviceGetClockInfo", NULL)             \
+    X(max_clock, nvml_ret, (nvml_device, int, unsigned *), "nvmlDeviceGetMaxClockInfo", NULL)      \
+    X(reasons, nvml_ret, (nvml_device, unsigned long long *),                                      \
       "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons")       \
-    X(violation, nvml_ret, (nvml_device, int, struct nvml_violation *),                          \
+    X(violation, nvml_ret, (nvml_device, int, struct nvml_violation *),                            \
       "nvmlDeviceGetViolationStatus", NULL)                                                        \
-    X(power, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetPowerUsage", NULL)               \
-    X(power_limit, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetEnforcedPowerLimit", NULL) \
-    X(temperature, nvml_ret, (nvml_device, int, unsigned *), "nvmlDeviceGetTemperature", NULL)   \
-    X(utilization, nvml_ret, (nvml_device, struct nvml_utilization *),                           \
+    X(power, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetPowerUsage", NULL)                 \
+    X(power_limit, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetEnforcedPowerLimit", NULL)   \
+    X(temperature, nvml_ret, (nvml_device, int, unsigned *), "nvmlDeviceGetTemperature", NULL)     \
+    X(utilization, nvml_ret, (nvml_device, struct nvml_utilization *),                             \
       "nvmlDeviceGetUtilizationRates", NULL)                                                       \
-    X(memory, nvml_ret, (nvml_device, struct nvml_memory *), "nvmlDeviceGetMemoryInfo", NULL)    \
+    X(memory, nvml_ret, (nvml_device, struct nvml_memory *), "nvmlDeviceGetMemoryInfo", NULL)      \
     X(memory_v2, nvml_ret, (nvml_device, struct nvml_memory_v2 *), "nvmlDeviceGetMemoryInfo_v2",   \
       NULL)                                                                                        \
-    X(ecc, nvml_ret, (nvml_device, int, int, unsigned long long *),                              \
-      "nvmlDeviceGetTotalEccErrors", NULL)                                                         \
-    X(remapped, nvml_ret, (nvml_device, unsigned *, unsigned *, unsigned *, unsigned *),         \
+    X(ecc, nvml_ret, (nvml_device, int, int, unsigned long long *), "nvmlDeviceGetTotalEccErrors", \
+      NULL)                                                                                        \
+    X(remapped, nvml_ret, (nvml_device, unsigned *, unsigned *, unsigned *, unsigned *),           \
       "nvmlDeviceGetRemappedRows", NULL)                                                           \
-    X(pcie_gen, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetCurrPcieLinkGeneration",      \
+    X(pcie_gen, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetCurrPcieLinkGeneration", NULL)  \
+    X(pcie_gen_max, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetMaxPcieLinkGeneration",     \
       NULL)                                                                                        \
-    X(pcie_gen_max, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetMaxPcieLinkGeneration",   \
-      NULL)                                                                                        \
-    X(pcie_width, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetCurrPcieLinkWidth", NULL)   \
-    X(pcie_width_max, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetMaxPcieLinkWidth",      \
-      NULL)                                                                                        \
-    X(pcie_replay, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetPcieReplayCounter", NULL)  \
-    X(nvlink_state, nvml_ret, (nvml_device, unsigned, int *), "nvmlDeviceGetNvLinkState", NULL)  \
-    X(nvlink_errors, nvml_ret, (nvml_device, unsigned, int, unsigned long long *),               \
+    X(pcie_width, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetCurrPcieLinkWidth", NULL)     \
+    X(pcie_width_max, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetMaxPcieLinkWidth", NULL)  \
+    X(pcie_replay, nvml_ret, (nvml_device, unsigned *), "nvmlDeviceGetPcieReplayCounter", NULL)    \
+    X(nvlink_state, nvml_ret, (nvml_device, unsigned, int *), "nvmlDeviceGetNvLinkState", NULL)    \
+    X(nvlink_errors, nvml_ret, (nvml_device, unsigned, int, unsigned long long *),                 \
       "nvmlDeviceGetNvLinkErrorCounter", NULL)                                                     \
-    X(event_set_create, nvml_ret, (nvml_events *), "nvmlEventSetCreate", NULL)                   \
-    X(register_events, nvml_ret, (nvml_device, unsigned long long, nvml_events),                 \
+    X(event_set_create, nvml_ret, (nvml_events *), "nvmlEventSetCreate", NULL)                     \
+    X(register_events, nvml_ret, (nvml_device, unsigned long long, nvml_events),                   \
       "nvmlDeviceRegisterEvents", NULL)                                                            \
-    X(event_wait, nvml_ret, (nvml_events, struct nvml_event_data *, unsigned),                   \
+    X(event_wait, nvml_ret, (nvml_events, struct nvml_event_data *, unsigned),                     \
       "nvmlEventSetWait_v2", "nvmlEventSetWait")                                                   \
     X(event_set_free, nvml_ret, (nvml_events), "nvmlEventSetFree", NULL)
 
@@ -122,9 +125,10 @@ static const char *const fn_names[FN_COUNT] = {
  * maxima) or changes slowly (counters, whose growth over a window does not need every reading) is
  * read every so many readings; a reading without it leaves its group out (present bits), and
  * readers take figures from the readings that have them. */
-#define EVERY_VIOLATIONS 5  /* power and thermal violation counters */
-#define EVERY_SLOW 10       /* sync-boost, board and reliability violations, PCIe replays,
-                               remapped rows */
+#define EVERY_VIOLATIONS 5 /* power and thermal violation counters */
+#define EVERY_SLOW                                                                                 \
+    10 /* sync-boost, board and reliability violations, PCIe replays,                              \
+          remapped rows */
 #define EVERY_MAX_CLOCKS 300
 
 struct gpu {
@@ -148,7 +152,7 @@ struct rs_nvml {
     unsigned n_gpus;
     nvml_events events; /* NULL: no XID events */
     struct rs_nvml_stats stats;
-    uint64_t t0;                  /* start of the call being timed */
+    uint64_t t0; /* start of the call being timed */
     uint64_t fn_ns[FN_COUNT], fn_calls[FN_COUNT];
 };
 
@@ -230,13 +234,15 @@ rs_nvml_open(const char *library, rs_nvml **out, char *why, size_t why_len)
         goto fail;
     }
 #define LOOKUP(field, ret, args, name, old)                                                        \
-    n->fn.field = (ret(*) args)lookup(n->lib, name, old);                                               \
+    n->fn.field = (ret(*) args)lookup(n->lib, name, old);                                          \
     n->stats.missing_functions += n->fn.field == NULL;
     NVML_FUNCTIONS(LOOKUP)
 #undef LOOKUP
     if (!n->fn.init || !n->fn.count || !n->fn.handle || !n->fn.uuid) {
-        snprintf(why, why_len, "%s lacks nvmlInit, nvmlDeviceGetCount, "
-                 "nvmlDeviceGetHandleByIndex or nvmlDeviceGetUUID", library);
+        snprintf(why, why_len,
+                 "%s lacks nvmlInit, nvmlDeviceGetCount, "
+                 "nvmlDeviceGetHandleByIndex or nvmlDeviceGetUUID",
+                 library);
         rc = RS_E_NOT_FOUND;
         goto fail;
     }

@@ -12,9 +12,9 @@
 #include <string.h>
 
 /* How far from the peers a figure must be to count (docs/analysis.md "Hardware evidence"). */
-#define CLOCK_BELOW 0.97   /* mean SM clock under 97% of the peers' median */
-#define SHARE_ABOVE 0.10   /* a throttle reason 10 points of the window more than the peers' */
-#define NVLINK_ERRORS 100  /* link errors more than the peers' median in the window */
+#define CLOCK_BELOW 0.97  /* mean SM clock under 97% of the peers' median */
+#define SHARE_ABOVE 0.10  /* a throttle reason 10 points of the window more than the peers' */
+#define NVLINK_ERRORS 100 /* link errors more than the peers' median in the window */
 
 static const char *const kind_names[] = {"sm_clock", "throttle", "ecc", "xid", "pcie", "nvlink"};
 
@@ -58,7 +58,10 @@ share_of(const struct rs_gpu_summary *s, int t)
     return s->throttle_share[t];
 }
 #define SHARE_FN(t)                                                                                \
-    static double f_share_##t(const struct rs_gpu_summary *s) { return share_of(s, t); }
+    static double f_share_##t(const struct rs_gpu_summary *s)                                      \
+    {                                                                                              \
+        return share_of(s, t);                                                                     \
+    }
 SHARE_FN(0)
 SHARE_FN(1)
 SHARE_FN(2)
@@ -130,8 +133,8 @@ grouped(double v, char *buf, size_t len)
 }
 
 static const char *const reason_text[RS_GPU_THROTTLE_COUNT] = {
-    "power cap", "HW slowdown", "SW thermal slowdown", "HW thermal slowdown", "power brake",
-    "sync boost"};
+    "power cap",           "HW slowdown", "SW thermal slowdown",
+    "HW thermal slowdown", "power brake", "sync boost"};
 
 static void
 compare(const struct rs_gpu_summary *v, size_t n, size_t self, double *buf,
@@ -144,8 +147,8 @@ compare(const struct rs_gpu_summary *v, size_t n, size_t self, double *buf,
 
     if ((s->present & RS_GPU_SM_CLOCK) && (p = peers_median(v, n, self, buf, f_sm)) > 0 &&
         s->sm_mhz < CLOCK_BELOW * p && (it = add(e, RS_GPU_EV_SM_CLOCK, "sm_mhz", s->sm_mhz, p)))
-        snprintf(it->text, sizeof it->text, "SM clock %s MHz vs peers' %s", grouped(s->sm_mhz, a, 32),
-                 grouped(p, b, 32));
+        snprintf(it->text, sizeof it->text, "SM clock %s MHz vs peers' %s",
+                 grouped(s->sm_mhz, a, 32), grouped(p, b, 32));
     for (int t = 0; t < RS_GPU_THROTTLE_COUNT; t++) {
         if (!(s->present & (RS_GPU_CLOCK_REASONS | RS_GPU_VIOLATIONS)))
             break;
@@ -185,7 +188,8 @@ compare(const struct rs_gpu_summary *v, size_t n, size_t self, double *buf,
         s->nvlink_up < p && (it = add(e, RS_GPU_EV_NVLINK, "nvlink_up", s->nvlink_up, p)))
         snprintf(it->text, sizeof it->text, "%u NVLinks up (peers' %.0f)", s->nvlink_up, p);
     if ((s->present & RS_GPU_NVLINK) &&
-        (double)s->nvlink_errors > (p = peers_median(v, n, self, buf, f_nvlink_err)) + NVLINK_ERRORS &&
+        (double)s->nvlink_errors >
+            (p = peers_median(v, n, self, buf, f_nvlink_err)) + NVLINK_ERRORS &&
         (it = add(e, RS_GPU_EV_NVLINK, "nvlink_errors", (double)s->nvlink_errors, p)))
         snprintf(it->text, sizeof it->text, "%llu NVLink errors in the window (peers' %.0f)",
                  (unsigned long long)s->nvlink_errors, p);
@@ -271,8 +275,8 @@ rs_gpu_evidence_json(const struct rs_gpu_evidence *e)
     for (size_t i = 0; items && i < e->n; i++) {
         const struct rs_gpu_evidence_item *it = &e->items[i];
         if (json_array_append_new(items, json_pack("{s:s, s:s, s:f, s:f, s:s}", "kind",
-                                                   kind_names[it->kind], "what", it->what,
-                                                   "value", it->value, "peers", it->peers, "text",
+                                                   kind_names[it->kind], "what", it->what, "value",
+                                                   it->value, "peers", it->peers, "text",
                                                    it->text)) != 0) {
             json_decref(items);
             return NULL;

@@ -19,20 +19,20 @@
 
 /* What kind of difference an item is (its JSON "kind"). */
 enum rs_gpu_evidence_kind {
-    RS_GPU_EV_SM_CLOCK,    /* "sm_clock": mean SM clock below the peers' */
-    RS_GPU_EV_THROTTLE,    /* "throttle": a clock-event reason held a larger share of the time */
-    RS_GPU_EV_ECC,         /* "ecc": uncorrected ECC errors (or row remapping pending/failed) */
-    RS_GPU_EV_XID,         /* "xid": XID events */
-    RS_GPU_EV_PCIE,        /* "pcie": link width or generation below its maximum */
-    RS_GPU_EV_NVLINK,      /* "nvlink": fewer NVLinks up, or more link errors */
+    RS_GPU_EV_SM_CLOCK, /* "sm_clock": mean SM clock below the peers' */
+    RS_GPU_EV_THROTTLE, /* "throttle": a clock-event reason held a larger share of the time */
+    RS_GPU_EV_ECC,      /* "ecc": uncorrected ECC errors (or row remapping pending/failed) */
+    RS_GPU_EV_XID,      /* "xid": XID events */
+    RS_GPU_EV_PCIE,     /* "pcie": link width or generation below its maximum */
+    RS_GPU_EV_NVLINK,   /* "nvlink": fewer NVLinks up, or more link errors */
 };
 
 struct rs_gpu_evidence_item {
     enum rs_gpu_evidence_kind kind;
-    char what[32];     /* a reason name ("power_cap") or the figure ("sm_mhz", "pcie_width") */
-    double value;      /* the straggler's figure */
-    double peers;      /* the peers' median */
-    char text[160];    /* for people */
+    char what[32];  /* a reason name ("power_cap") or the figure ("sm_mhz", "pcie_width") */
+    double value;   /* the straggler's figure */
+    double peers;   /* the peers' median */
+    char text[160]; /* for people */
 };
 
 /* A verdict's hardware evidence. telemetry: the rank's GPU had readings in the window (false:

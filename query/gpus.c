@@ -105,9 +105,8 @@ add_reading(void *arg, const struct rs_gpu_sample *g)
             a->e0 = *g, a->first_ecc = true;
         s->ecc_corrected_total = g->ecc_corrected;
         s->ecc_uncorrected_total = g->ecc_uncorrected;
-        s->ecc_corrected = g->ecc_corrected >= a->e0.ecc_corrected
-                               ? g->ecc_corrected - a->e0.ecc_corrected
-                               : 0;
+        s->ecc_corrected =
+            g->ecc_corrected >= a->e0.ecc_corrected ? g->ecc_corrected - a->e0.ecc_corrected : 0;
         s->ecc_uncorrected = g->ecc_uncorrected >= a->e0.ecc_uncorrected
                                  ? g->ecc_uncorrected - a->e0.ecc_uncorrected
                                  : 0;
@@ -134,8 +133,8 @@ add_reading(void *arg, const struct rs_gpu_sample *g)
     if (g->present & RS_GPU_PCIE_REPLAY) {
         if (!a->first_replay)
             a->r0 = *g, a->first_replay = true;
-        s->pcie_replays = g->pcie_replay >= a->r0.pcie_replay ? g->pcie_replay - a->r0.pcie_replay
-                                                               : 0;
+        s->pcie_replays =
+            g->pcie_replay >= a->r0.pcie_replay ? g->pcie_replay - a->r0.pcie_replay : 0;
     }
     if (g->present & RS_GPU_NVLINK) {
         if (!a->first_nvlink) {
@@ -144,9 +143,8 @@ add_reading(void *arg, const struct rs_gpu_sample *g)
         }
         if (g->nvlink_up < s->nvlink_up)
             s->nvlink_up = g->nvlink_up;
-        s->nvlink_errors = g->nvlink_errors >= a->n0.nvlink_errors
-                               ? g->nvlink_errors - a->n0.nvlink_errors
-                               : 0;
+        s->nvlink_errors =
+            g->nvlink_errors >= a->n0.nvlink_errors ? g->nvlink_errors - a->n0.nvlink_errors : 0;
     }
     return 0;
 }
@@ -159,8 +157,7 @@ finish(struct acc *a)
     s->sm_mhz = a->n_clock ? a->sm / (double)a->n_clock : 0;
     s->mem_mhz = a->n_mem_clock ? a->mem / (double)a->n_mem_clock : 0;
     for (int t = 0; t < RS_GPU_THROTTLE_COUNT; t++)
-        s->throttle_share[t] =
-            a->n_reasons ? (double)a->reason_hits[t] / (double)a->n_reasons : 0;
+        s->throttle_share[t] = a->n_reasons ? (double)a->reason_hits[t] / (double)a->n_reasons : 0;
     uint64_t span = a->first_viol ? a->vprev.time_ns - a->v0.time_ns : 0;
     if (span > 0) {
         s->has_violation_share = true;
@@ -273,16 +270,15 @@ rs_gpu_summary_json(const struct rs_gpu_summary *s)
                   s->remap_pending, "remap_failed", s->remap_failed, "xids",
                   int_if(s, RS_GPU_XID, s->xids), "last_xid",
                   s->xids ? json_integer(s->last_xid) : json_null()));
-    json_object_set_new(
-        j, "links",
-        json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "pcie_gen",
-                  int_if(s, RS_GPU_PCIE_LINK, s->pcie_gen), "pcie_gen_max",
-                  int_if(s, RS_GPU_PCIE_LINK, s->pcie_gen_max), "pcie_width",
-                  int_if(s, RS_GPU_PCIE_LINK, s->pcie_width), "pcie_width_max",
-                  int_if(s, RS_GPU_PCIE_LINK, s->pcie_width_max), "pcie_replays",
-                  int_if(s, RS_GPU_PCIE_REPLAY, s->pcie_replays), "nvlink_up",
-                  int_if(s, RS_GPU_NVLINK, s->nvlink_up), "nvlink_errors",
-                  int_if(s, RS_GPU_NVLINK, s->nvlink_errors)));
+    json_object_set_new(j, "links",
+                        json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "pcie_gen",
+                                  int_if(s, RS_GPU_PCIE_LINK, s->pcie_gen), "pcie_gen_max",
+                                  int_if(s, RS_GPU_PCIE_LINK, s->pcie_gen_max), "pcie_width",
+                                  int_if(s, RS_GPU_PCIE_LINK, s->pcie_width), "pcie_width_max",
+                                  int_if(s, RS_GPU_PCIE_LINK, s->pcie_width_max), "pcie_replays",
+                                  int_if(s, RS_GPU_PCIE_REPLAY, s->pcie_replays), "nvlink_up",
+                                  int_if(s, RS_GPU_NVLINK, s->nvlink_up), "nvlink_errors",
+                                  int_if(s, RS_GPU_NVLINK, s->nvlink_errors)));
     return j;
 }
 

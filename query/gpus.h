@@ -44,12 +44,12 @@ struct rs_gpu_summary {
     bool has_violation_share;
     double power_violation_share, thermal_violation_share;
     double power_w, power_limit_w, temperature_c, temperature_max_c, util_gpu_pct, util_mem_pct;
-    double mem_used_mib, mem_total_mib; /* largest used */
-    uint64_t ecc_corrected, ecc_uncorrected;                 /* growth */
-    uint64_t ecc_corrected_total, ecc_uncorrected_total;     /* newest (since the driver loaded) */
-    uint32_t remapped_correctable, remapped_uncorrectable;   /* newest */
-    bool remap_pending, remap_failed;                        /* in any reading */
-    uint64_t xids;                                           /* events in the window */
+    double mem_used_mib, mem_total_mib;                    /* largest used */
+    uint64_t ecc_corrected, ecc_uncorrected;               /* growth */
+    uint64_t ecc_corrected_total, ecc_uncorrected_total;   /* newest (since the driver loaded) */
+    uint32_t remapped_correctable, remapped_uncorrectable; /* newest */
+    bool remap_pending, remap_failed;                      /* in any reading */
+    uint64_t xids;                                         /* events in the window */
     uint32_t last_xid;
     uint32_t pcie_gen, pcie_gen_max, pcie_width, pcie_width_max; /* lowest current, newest max */
     uint64_t pcie_replays, nvlink_errors;                        /* growth */

@@ -356,8 +356,9 @@ rs_store_gpu_last(rs_store_read *r, const char *job, uint32_t rank, struct rs_gp
         return rs__store_err(rc);
     k = (MDB_val){sizeof key, &key};
     rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-    rc = rc == 0 ? mdb_cursor_get(c, &k, &v, MDB_PREV)
-                 : rc == MDB_NOTFOUND ? mdb_cursor_get(c, &k, &v, MDB_LAST) : rc;
+    rc = rc == 0              ? mdb_cursor_get(c, &k, &v, MDB_PREV)
+         : rc == MDB_NOTFOUND ? mdb_cursor_get(c, &k, &v, MDB_LAST)
+                              : rc;
     if (rc != 0) {
         rc = rs__store_err(rc);
         goto out;

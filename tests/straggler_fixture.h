@@ -72,7 +72,7 @@ t_straggler_put(rs_store *st, const char *job, enum t_fault job_fault, uint32_t 
                                    .n_steps = n,
                                    .memcpys = lw,
                                    .n_memcpys = job_fault == T_LATE_HOST ? n : 0};
-        struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+        struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0, NULL, 0};
         T_EQ(rs_store_write_begin(st, &w), 0);
         T_EQ(rs_store_write_batch(w, &b, &dup), 0);
         T_EQ(rs_store_write_commit(w), 0);

@@ -110,10 +110,11 @@ parse_gpu(char *rest)
 #define D(name) else if (!strcmp(k, #name)) g->name = strtod(v, NULL);
         if (0) {
         }
-        U(sm) U(sm_max) U(mem) U(mem_max) U(power) U(limit) U(temp) U(util) U(mutil)
-        ULL(reasons) ULL(used) ULL(total) ULL(ecc_c) ULL(ecc_u) U(rr_c) U(rr_u) U(pending)
-        U(failed) U(gen) U(gen_max) U(width) U(width_max) U(replay) U(links) ULL(nvlink_err)
-        D(power_frac) D(thermal_frac) D(sync_frac) D(ecc_u_per_s)
+        U(sm)
+        U(sm_max) U(mem) U(mem_max) U(power) U(limit) U(temp) U(util) U(mutil) ULL(reasons)
+            ULL(used) ULL(total) ULL(ecc_c) ULL(ecc_u) U(rr_c) U(rr_u) U(pending) U(failed) U(gen)
+                U(gen_max) U(width) U(width_max) U(replay) U(links) ULL(nvlink_err) D(power_frac)
+                    D(thermal_frac) D(sync_frac) D(ecc_u_per_s)
 #undef U
 #undef ULL
 #undef D
@@ -151,11 +152,11 @@ reload(void)
         else if (!strcmp(word, "fail") && sscanf(rest, "%95s %d", a, &code) == 2 &&
                  S.n_rules < MAX_RULES)
             snprintf(S.rules[S.n_rules].fn, 96, "%s", a), S.rules[S.n_rules].code = code,
-                S.rules[S.n_rules++].sleep_ms = 0;
+                                                          S.rules[S.n_rules++].sleep_ms = 0;
         else if (!strcmp(word, "sleep") && sscanf(rest, "%95s %d", a, &code) == 2 &&
                  S.n_rules < MAX_RULES)
             snprintf(S.rules[S.n_rules].fn, 96, "%s", a), S.rules[S.n_rules].code = 0,
-                S.rules[S.n_rules++].sleep_ms = code;
+                                                          S.rules[S.n_rules++].sleep_ms = code;
         else if (!strcmp(word, "init_error") && sscanf(rest, "%d", &code) == 1)
             S.init_error = code;
         else if (!strcmp(word, "xid") && sscanf(rest, "%95s %d", a, &code) == 2 &&
@@ -331,9 +332,10 @@ nvmlDeviceGetViolationStatus(void *d, int policy, struct violation *v)
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     double ns = (double)(now.tv_sec - S.t0.tv_sec) * 1e9 + (double)(now.tv_nsec - S.t0.tv_nsec);
-    double frac = policy == 0 ? g->power_frac : policy == 1 ? g->thermal_frac
-                                              : policy == 2 ? g->sync_frac
-                                                            : 0;
+    double frac = policy == 0   ? g->power_frac
+                  : policy == 1 ? g->thermal_frac
+                  : policy == 2 ? g->sync_frac
+                                : 0;
     if (policy > 5)
         return ERR_NOT_SUPPORTED;
     v->reference = (unsigned long long)(ns / 1000);
@@ -341,8 +343,7 @@ nvmlDeviceGetViolationStatus(void *d, int policy, struct violation *v)
     return OK;
 }
 
-nvmlReturn_t nvmlDeviceGetRemappedRows(void *d, unsigned *c, unsigned *u, unsigned *p,
-                                       unsigned *f);
+nvmlReturn_t nvmlDeviceGetRemappedRows(void *d, unsigned *c, unsigned *u, unsigned *p, unsigned *f);
 nvmlReturn_t
 nvmlDeviceGetRemappedRows(void *d, unsigned *c, unsigned *u, unsigned *p, unsigned *f)
 {

@@ -52,7 +52,7 @@ main(int argc, char **argv)
                                    .n_strings = 1,
                                    .kernels = k,
                                    .n_kernels = (uint32_t)per};
-        struct rs_agent_batch b = {0xc0ffee, 1, seq, {0xc0ffee, 1, "h", "load", {0, 0}}, &rb, 1, 0};
+        struct rs_agent_batch b = {0xc0ffee, 1, seq, {0xc0ffee, 1, "h", "load", {0, 0}}, &rb, 1, 0, NULL, 0};
         uint8_t *data;
         size_t len;
         if (rs_wire_agent_batch_encode(&b, &data, &len) != 0)

@@ -57,7 +57,7 @@ main(int argc, char **argv)
                                    .kernels = &k,
                                    .n_kernels = 1};
         struct rs_agent_batch b = {
-            0x7e57, 1, strtoull(argv[4], NULL, 10), {0x7e57, 1, "h", "test", {0, 0}}, &rb, 1, 0};
+            0x7e57, 1, strtoull(argv[4], NULL, 10), {0x7e57, 1, "h", "test", {0, 0}}, &rb, 1, 0, NULL, 0};
         uint8_t *data;
         size_t len;
         if (rs_wire_agent_batch_encode(&b, &data, &len) != 0)

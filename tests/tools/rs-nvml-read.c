@@ -22,22 +22,23 @@ cpu_ns(void)
 static void
 print_sample(const struct rs_gpu_sample *s)
 {
-    printf("{\"uuid\":\"%s\",\"present\":%u,\"sm_mhz\":%u,\"sm_max_mhz\":%u,\"mem_mhz\":%u,"
-           "\"mem_max_mhz\":%u,\"clock_reasons\":%" PRIu64 ",\"power_violation_ns\":%" PRIu64
-           ",\"thermal_violation_ns\":%" PRIu64 ",\"power_mw\":%u,\"power_limit_mw\":%u,"
-           "\"temperature_c\":%u,\"util_gpu_pct\":%u,\"util_mem_pct\":%u,\"mem_used_bytes\":%" PRIu64
-           ",\"mem_total_bytes\":%" PRIu64 ",\"ecc_corrected\":%" PRIu64
-           ",\"ecc_uncorrected\":%" PRIu64 ",\"remapped_correctable\":%u,"
-           "\"remapped_uncorrectable\":%u,\"remap_pending\":%d,\"remap_failed\":%d,"
-           "\"pcie_gen\":%u,\"pcie_gen_max\":%u,\"pcie_width\":%u,\"pcie_width_max\":%u,"
-           "\"pcie_replay\":%u,\"nvlink_up\":%u,\"nvlink_errors\":%" PRIu64 ",\"xids\":%u}",
-           s->uuid, s->present, s->sm_clock_mhz, s->sm_clock_max_mhz, s->mem_clock_mhz,
-           s->mem_clock_max_mhz, s->clock_reasons, s->power_violation_ns, s->thermal_violation_ns,
-           s->power_mw, s->power_limit_mw, s->temperature_c, s->util_gpu_pct, s->util_mem_pct,
-           s->mem_used_bytes, s->mem_total_bytes, s->ecc_corrected, s->ecc_uncorrected,
-           s->remapped_correctable, s->remapped_uncorrectable, s->remap_pending, s->remap_failed,
-           s->pcie_gen, s->pcie_gen_max, s->pcie_width, s->pcie_width_max, s->pcie_replay,
-           s->nvlink_up, s->nvlink_errors, s->xid_count);
+    printf(
+        "{\"uuid\":\"%s\",\"present\":%u,\"sm_mhz\":%u,\"sm_max_mhz\":%u,\"mem_mhz\":%u,"
+        "\"mem_max_mhz\":%u,\"clock_reasons\":%" PRIu64 ",\"power_violation_ns\":%" PRIu64
+        ",\"thermal_violation_ns\":%" PRIu64 ",\"power_mw\":%u,\"power_limit_mw\":%u,"
+        "\"temperature_c\":%u,\"util_gpu_pct\":%u,\"util_mem_pct\":%u,\"mem_used_bytes\":%" PRIu64
+        ",\"mem_total_bytes\":%" PRIu64 ",\"ecc_corrected\":%" PRIu64
+        ",\"ecc_uncorrected\":%" PRIu64 ",\"remapped_correctable\":%u,"
+        "\"remapped_uncorrectable\":%u,\"remap_pending\":%d,\"remap_failed\":%d,"
+        "\"pcie_gen\":%u,\"pcie_gen_max\":%u,\"pcie_width\":%u,\"pcie_width_max\":%u,"
+        "\"pcie_replay\":%u,\"nvlink_up\":%u,\"nvlink_errors\":%" PRIu64 ",\"xids\":%u}",
+        s->uuid, s->present, s->sm_clock_mhz, s->sm_clock_max_mhz, s->mem_clock_mhz,
+        s->mem_clock_max_mhz, s->clock_reasons, s->power_violation_ns, s->thermal_violation_ns,
+        s->power_mw, s->power_limit_mw, s->temperature_c, s->util_gpu_pct, s->util_mem_pct,
+        s->mem_used_bytes, s->mem_total_bytes, s->ecc_corrected, s->ecc_uncorrected,
+        s->remapped_correctable, s->remapped_uncorrectable, s->remap_pending, s->remap_failed,
+        s->pcie_gen, s->pcie_gen_max, s->pcie_width, s->pcie_width_max, s->pcie_replay,
+        s->nvlink_up, s->nvlink_errors, s->xid_count);
 }
 
 static void

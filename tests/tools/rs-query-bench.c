@@ -94,7 +94,7 @@ generate(rs_store *st, uint32_t ranks, uint64_t steps)
                 .n_collectives = (uint32_t)nc,
                 .steps = s,
                 .n_steps = (uint32_t)ns};
-            struct rs_agent_batch b = {1, 7, ++seq, {7, 1, "h", "v", {0, 0}}, &rb, 1, 0};
+            struct rs_agent_batch b = {1, 7, ++seq, {7, 1, "h", "v", {0, 0}}, &rb, 1, 0, NULL, 0};
             bool dup;
             rc = rs_store_write_batch(w, &b, &dup);
         }

@@ -154,7 +154,7 @@ agent(void *arg)
             fill_rank(&rb[i], first + node + i, w, &kt[i * per_rank * KERNEL_NAMES],
                       &ct[i * per_rank * 2], &st[i * per_rank], &c[i * per_rank * COLLS]);
         struct rs_agent_batch b = {agent_id,  1, ++seq, {agent_id, 1, "node", "bench", {0, 0}}, rb,
-                                   per_agent, 0};
+                                   per_agent, 0, NULL, 0};
         uint8_t *data;
         size_t len;
         if (rs_wire_agent_batch_encode(&b, &data, &len) != 0) {

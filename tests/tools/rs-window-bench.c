@@ -49,7 +49,7 @@ generate(rs_store *st, const char *const *names, uint32_t ranks, uint64_t second
                     .kernel_totals = kt,
                     .n_kernel_totals = n};
             struct rs_agent_batch b = {
-                1000 + node, 1, ++seq, {1000 + node, 1, "h", "bench", {0, 0}}, rb, m, 0};
+                1000 + node, 1, ++seq, {1000 + node, 1, "h", "bench", {0, 0}}, rb, m, 0, NULL, 0};
             if ((rc = rs_store_write_begin(st, &w)) != 0)
                 break;
             if ((rc = rs_store_write_batch(w, &b, &dup)) != 0) {

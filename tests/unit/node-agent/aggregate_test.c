@@ -36,7 +36,7 @@ rank_in(const struct rs_agent_batch *b, uint32_t rank)
 static int
 flush_decoded(rs_aggregate *a, rs_wire_agent_batch **d)
 {
-    struct rs_agent_batch env = {1, 2, 3, {1, 2, "h", "v", {0, 0}}, NULL, 0, 0};
+    struct rs_agent_batch env = {1, 2, 3, {1, 2, "h", "v", {0, 0}}, NULL, 0, 0, NULL, 0};
     uint8_t *buf = NULL;
     size_t len = 0;
     uint64_t lost = UINT64_MAX; /* the flush must set it */

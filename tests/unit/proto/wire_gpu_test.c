@@ -70,16 +70,20 @@ round_trip(void)
     T_CHECK(strcmp(got->gpus[1].uuid, "GPU-bbbb") == 0);
     const struct rs_gpu_sample *x = &got->gpus[0], *y = &g[0];
 #define SAME(f) T_EQ(x->f, y->f);
-    SAME(time_ns) SAME(present) SAME(sm_clock_mhz) SAME(sm_clock_max_mhz) SAME(mem_clock_mhz)
-    SAME(mem_clock_max_mhz) SAME(clock_reasons) SAME(power_violation_ns) SAME(thermal_violation_ns)
-    SAME(sync_boost_violation_ns) SAME(board_violation_ns) SAME(reliability_violation_ns)
-    SAME(power_mw) SAME(power_limit_mw) SAME(temperature_c) SAME(util_gpu_pct) SAME(util_mem_pct)
-    SAME(mem_used_bytes) SAME(mem_total_bytes) SAME(ecc_corrected) SAME(ecc_uncorrected)
-    SAME(remapped_correctable) SAME(remapped_uncorrectable) SAME(remap_pending) SAME(remap_failed)
-    SAME(pcie_gen) SAME(pcie_gen_max) SAME(pcie_width) SAME(pcie_width_max) SAME(pcie_replay)
-    SAME(nvlink_errors) SAME(nvlink_up) SAME(xid_count) SAME(last_xid)
+    SAME(time_ns)
+    SAME(present) SAME(sm_clock_mhz) SAME(sm_clock_max_mhz) SAME(mem_clock_mhz)
+        SAME(mem_clock_max_mhz) SAME(clock_reasons) SAME(power_violation_ns)
+            SAME(thermal_violation_ns) SAME(sync_boost_violation_ns) SAME(board_violation_ns)
+                SAME(reliability_violation_ns) SAME(power_mw) SAME(power_limit_mw)
+                    SAME(temperature_c) SAME(util_gpu_pct) SAME(util_mem_pct) SAME(mem_used_bytes)
+                        SAME(mem_total_bytes) SAME(ecc_corrected) SAME(ecc_uncorrected)
+                            SAME(remapped_correctable) SAME(remapped_uncorrectable)
+                                SAME(remap_pending) SAME(remap_failed) SAME(pcie_gen)
+                                    SAME(pcie_gen_max) SAME(pcie_width) SAME(pcie_width_max)
+                                        SAME(pcie_replay) SAME(nvlink_errors) SAME(nvlink_up)
+                                            SAME(xid_count) SAME(last_xid)
 #undef SAME
-    rs_wire_agent_batch_free(d);
+                                                rs_wire_agent_batch_free(d);
     /* a version-4 batch cannot carry readings: an old agent's bytes are refused, not misread */
     buf[1] = 4;
     T_EQ(rs_wire_agent_batch_decode(buf, len, &d), RS_E_MALFORMED);

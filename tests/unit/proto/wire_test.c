@@ -81,7 +81,7 @@ static void
 agent_batch_round_trip(void)
 {
     struct rs_rank_batch ranks[2] = {sample_rank(), sample_rank()};
-    struct rs_agent_batch b = {7, 8, 99, {7, 8, "host", "0.1.0", {1, 2}}, ranks, 2, 3};
+    struct rs_agent_batch b = {7, 8, 99, {7, 8, "host", "0.1.0", {1, 2}}, ranks, 2, 3, NULL, 0};
     rs_wire_agent_batch *d = NULL;
     uint8_t *buf = NULL;
     size_t len = 0;
@@ -266,8 +266,8 @@ rejects_bad_summaries(void)
 static void
 rejects_wrong_version(void)
 {
-    /* schema_version is field 1 (varint); a request carrying version 5 must be refused. */
-    static const uint8_t v5[] = {0x08, 0x05, 0x11, 1, 0, 0, 0, 0, 0, 0, 0};
+    /* schema_version is field 1 (varint); a request carrying version 6 must be refused. */
+    static const uint8_t v5[] = {0x08, 0x06, 0x11, 1, 0, 0, 0, 0, 0, 0, 0};
     rs_wire_agent_batch *d = NULL;
 
     T_EQ(rs_wire_agent_batch_decode(v5, sizeof v5, &d), RS_E_VERSION);

@@ -26,22 +26,22 @@ put_gpu(rs_store *st, const char *job, uint32_t rank, bool capped, bool faulty)
     snprintf(uuid, sizeof uuid, "GPU-%s-%u", job, rank);
     struct rs_rank_batch rb = {.identity = T_IDENTITY(job, rank, 4, uuid)};
     for (int i = 0; i < 20; i++)
-        g[i] = (struct rs_gpu_sample){
-            .uuid = uuid,
-            .time_ns = T0 + (uint64_t)i * S,
-            .present = RS_GPU_SM_CLOCK | RS_GPU_SM_CLOCK_MAX | RS_GPU_CLOCK_REASONS |
-                       RS_GPU_VIOLATIONS | RS_GPU_ECC | RS_GPU_XID | RS_GPU_PCIE_LINK,
-            .sm_clock_mhz = capped ? 1410 : 1980,
-            .sm_clock_max_mhz = 1980,
-            .clock_reasons = capped ? RS_GPU_REASON_SW_POWER_CAP : 0,
-            .power_violation_ns = capped ? (uint64_t)i * 780000000ull : 0,
-            .ecc_uncorrected = faulty ? (uint64_t)i : 0,
-            .xid_count = faulty && i == 10,
-            .last_xid = faulty && i == 10 ? 79 : 0,
-            .pcie_gen = 5,
-            .pcie_gen_max = 5,
-            .pcie_width = faulty ? 8 : 16,
-            .pcie_width_max = 16};
+        g[i] = (struct rs_gpu_sample){.uuid = uuid,
+                                      .time_ns = T0 + (uint64_t)i * S,
+                                      .present = RS_GPU_SM_CLOCK | RS_GPU_SM_CLOCK_MAX |
+                                                 RS_GPU_CLOCK_REASONS | RS_GPU_VIOLATIONS |
+                                                 RS_GPU_ECC | RS_GPU_XID | RS_GPU_PCIE_LINK,
+                                      .sm_clock_mhz = capped ? 1410 : 1980,
+                                      .sm_clock_max_mhz = 1980,
+                                      .clock_reasons = capped ? RS_GPU_REASON_SW_POWER_CAP : 0,
+                                      .power_violation_ns = capped ? (uint64_t)i * 780000000ull : 0,
+                                      .ecc_uncorrected = faulty ? (uint64_t)i : 0,
+                                      .xid_count = faulty && i == 10,
+                                      .last_xid = faulty && i == 10 ? 79 : 0,
+                                      .pcie_gen = 5,
+                                      .pcie_gen_max = 5,
+                                      .pcie_width = faulty ? 8 : 16,
+                                      .pcie_width_max = 16};
     struct rs_agent_batch b = t_agent_batch(7, ++seq, &rb, 1);
     rs_store_write *w;
     bool dup;
