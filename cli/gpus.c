@@ -115,3 +115,49 @@ rs__cli_render_hardware(json_t *verdict)
     if (json_is_string(json_object_get(hw, "recommendation")))
         printf("  hardware: %s\n", json_string_value(json_object_get(hw, "recommendation")));
 }
+
+static int
+render_fleet(const char *what, json_t *doc)
+{
+    bool hosts = strcmp(what, "hosts") == 0;
+    json_t *row;
+    size_t i;
+
+    printf("%s ranked by how often they were the straggler (%lld verdicts since the server "
+           "started)\n",
+           hosts ? "hosts" : "GPUs", (long long)rs__cli_int(doc, "verdicts_known"));
+    json_array_foreach(json_object_get(doc, hosts ? "hosts" : "gpus"), i, row)
+    {
+        json_t *ms = json_object_get(row, "mean_slowdown");
+        printf("%s  %s", json_string_value(json_object_get(row, hosts ? "host" : "gpu_uuid")),
+               json_string_value(json_object_get(row, "summary")));
+        if (json_is_number(ms))
+            printf(", %.1f%% slower on average", 100 * (json_number_value(ms) - 1));
+        if (!hosts) {
+            json_t *r = json_object_get(row, "newest_reading");
+            printf("  (%s", json_string_value(json_object_get(row, "host")));
+            if (json_is_object(r))
+                printf("; newest reading: SM %lld/%lld MHz, %.0f W, %lld C, PCIe x%lld/x%lld",
+                       (long long)rs__cli_int(r, "sm_clock_mhz"),
+                       (long long)rs__cli_int(r, "sm_clock_max_mhz"),
+                       rs__cli_real(r, "power_watts"), (long long)rs__cli_int(r, "temperature_c"),
+                       (long long)rs__cli_int(r, "pcie_width"),
+                       (long long)rs__cli_int(r, "pcie_width_max"));
+            printf(")");
+        }
+        printf("; last job %s\n", json_string_value(json_object_get(row, "last_job")));
+    }
+    return 0;
+}
+
+int
+rs_cli_fleet(const struct rs_cli_options *o, int argc, char **argv)
+{
+    if (argc > 1 || (argc == 1 && strcmp(argv[0], "hosts") != 0 && strcmp(argv[0], "gpus") != 0)) {
+        fprintf(stderr, "usage: rankscope fleet [gpus|hosts]\n");
+        return 2;
+    }
+    bool hosts = argc == 1 && strcmp(argv[0], "hosts") == 0;
+    return rs__cli_show(o, "GET", hosts ? "hosts" : "gpus", hosts ? "/v1/hosts" : "/v1/gpus",
+                        render_fleet, NULL);
+}

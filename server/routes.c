@@ -544,6 +544,11 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
             rs__server_metrics(srv, c);
         return;
     }
+    if (strcmp(path, "/v1/gpus") == 0 || strcmp(path, "/v1/hosts") == 0) {
+        if (expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
+            rs__server_fleet(srv, c, path[4] == 'h');
+        return;
+    }
     if (strcmp(path, "/v1/import") == 0) {
         if (expect_no_query(c, req) == 0)
             rs__server_import(srv, c, req);

@@ -49,5 +49,7 @@ void rs__server_import(struct rs_server *srv, rs_http_conn *c, const struct rs_h
 
 /* GET /metrics: Prometheus text exposition (metrics.c). */
 void rs__server_metrics(struct rs_server *srv, rs_http_conn *c);
+/* GET /v1/gpus (hosts false) and /v1/hosts: the fleet view (fleet.c). */
+void rs__server_fleet(struct rs_server *srv, rs_http_conn *c, bool hosts);
 
 #endif

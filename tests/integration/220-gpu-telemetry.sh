@@ -111,6 +111,23 @@ check "agent metrics: 8 GPUs sampled, the failing query counted, nothing missing
     grep -q '^rankscope_agent_gpus 8$' '$WORK/agent.prom' &&
     grep -q '^rankscope_agent_nvml_missing_functions 0$' '$WORK/agent.prom' &&
     awk '/^rankscope_agent_nvml_errors_total/ { exit !(\$2 > 0) }' '$WORK/agent.prom'"
+check "fleet: the capped and the faulty GPU first, the straggler in 1 of their 1 jobs" python3 -c '
+import json, sys, urllib.request
+get = lambda p: json.load(urllib.request.urlopen(sys.argv[1] + p))
+g = get("/v1/gpus")["gpus"]
+top = {x["gpu_uuid"]: x for x in g[:2]}
+assert set(top) == {sys.argv[2], sys.argv[3]}, g[:3]
+for x in top.values():
+    assert x["jobs"] == 1 and x["straggler_jobs"] == 1 and x["summary"] == "the straggler in 1 of its 1 jobs", x
+    assert 1.05 < x["mean_slowdown"] < 1.15 and x["host"] == "sim-node-000", x
+assert top[sys.argv[2]]["newest_reading"]["sm_clock_mhz"] == 1410, top
+assert all(x["straggler_jobs"] == 0 for x in g[2:]) and len(g) == 8, g
+(h,) = get("/v1/hosts")["hosts"]
+assert h["host"] == "sim-node-000" and h["jobs"] == 2 and h["straggler_jobs"] == 2 and h["ranks"] == 8, h' \
+    "$HTTP" "$(uuid 1 2)" "$(uuid 2 1)"
+check "rankscope fleet says it for people" sh -c "
+    '$BIN/rankscope' --server '$HTTP' fleet | grep -q '^$(uuid 1 2)  the straggler in 1 of its 1 jobs, ' &&
+    '$BIN/rankscope' --server '$HTTP' fleet hosts | grep -q '^sim-node-000  the straggler in 2 of its 2 jobs'"
 check "gpus: a bad window is refused" sh -c "
     [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/capped/gpus?since_ns=5') = 400 ] &&
     [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/nosuchjob/gpus') = 404 ]"
