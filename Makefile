@@ -312,7 +312,7 @@ fuzz-%: $(PB_H)
 	  $(EXT_LIBS)
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(FAKE_NVML)
 	@BUILD=$(BUILD) scripts/demo.sh
 
 bench: all test-build

@@ -26,7 +26,7 @@ struct verdict_copy {
 struct row {
     char key[RS_STORE_UUID_MAX > RS_STORE_HOST_MAX ? RS_STORE_UUID_MAX : RS_STORE_HOST_MAX];
     char host[RS_STORE_HOST_MAX];
-    uint32_t ranks;                      /* hosts: ranks it ran, over its jobs */
+    uint32_t ranks;                            /* hosts: ranks it ran, over its jobs */
     char counted_job[RS_WIRE_MAX_JOB_LEN + 1]; /* jobs are scanned one by one: counted once */
     uint64_t jobs, straggler_jobs, verdicts;
     double slowdown_sum;
@@ -190,9 +190,9 @@ read_fleet(uv_work_t *req) /* thread pool */
     if ((w->rc = rs_store_jobs_scan(s.r, add_job, &s)) == 0) {
         qsort(w->rows, w->n_rows, sizeof *w->rows, by_badness);
         for (size_t i = 0; i < w->n_rows && i < FLEET_MAX_ROWS && !w->hosts; i++)
-            w->rows[i].has_reading = rs_store_gpu_last(s.r, w->rows[i].last_job,
-                                                       w->rows[i].last_rank,
-                                                       &w->rows[i].reading) == 0;
+            w->rows[i].has_reading =
+                rs_store_gpu_last(s.r, w->rows[i].last_job, w->rows[i].last_rank,
+                                  &w->rows[i].reading) == 0;
     }
     rs_store_read_end(s.r);
     if (w->rc != 0)
@@ -203,12 +203,12 @@ read_fleet(uv_work_t *req) /* thread pool */
         char text[96];
         snprintf(text, sizeof text, "the straggler in %llu of its %llu jobs",
                  (unsigned long long)r->straggler_jobs, (unsigned long long)r->jobs);
-        json_t *o = json_pack(
-            "{s:s, s:I, s:I, s:I, s:o, s:s, s:s}", w->hosts ? "host" : "gpu_uuid", r->key, "jobs",
-            (json_int_t)r->jobs, "straggler_jobs", (json_int_t)r->straggler_jobs,
-            "straggler_verdicts", (json_int_t)r->verdicts, "mean_slowdown",
-            r->verdicts ? json_real(r->slowdown_sum / (double)r->verdicts) : json_null(),
-            "last_job", r->last_job, "summary", text);
+        json_t *o =
+            json_pack("{s:s, s:I, s:I, s:I, s:o, s:s, s:s}", w->hosts ? "host" : "gpu_uuid", r->key,
+                      "jobs", (json_int_t)r->jobs, "straggler_jobs", (json_int_t)r->straggler_jobs,
+                      "straggler_verdicts", (json_int_t)r->verdicts, "mean_slowdown",
+                      r->verdicts ? json_real(r->slowdown_sum / (double)r->verdicts) : json_null(),
+                      "last_job", r->last_job, "summary", text);
         if (o && w->hosts)
             json_object_set_new(o, "ranks", json_integer(r->ranks));
         if (o && !w->hosts) {
@@ -221,15 +221,14 @@ read_fleet(uv_work_t *req) /* thread pool */
             list = NULL;
         }
     }
-    w->doc = list ? json_pack("{s:o, s:I, s:I, s:s}", w->hosts ? "hosts" : "gpus", list,
-                              "verdicts_known", (json_int_t)w->n_verdicts, "rows_omitted",
-                              (json_int_t)(w->n_rows > FLEET_MAX_ROWS
-                                               ? w->n_rows - FLEET_MAX_ROWS
-                                               : 0),
-                              "history",
-                              "straggler verdicts the server raised since it started "
-                              "(continuous evaluation)")
-                  : NULL;
+    w->doc =
+        list ? json_pack("{s:o, s:I, s:I, s:s}", w->hosts ? "hosts" : "gpus", list,
+                         "verdicts_known", (json_int_t)w->n_verdicts, "rows_omitted",
+                         (json_int_t)(w->n_rows > FLEET_MAX_ROWS ? w->n_rows - FLEET_MAX_ROWS : 0),
+                         "history",
+                         "straggler verdicts the server raised since it started "
+                         "(continuous evaluation)")
+             : NULL;
     if (!w->doc)
         w->rc = -ENOMEM;
 }
@@ -242,8 +241,7 @@ fleet_done(uv_work_t *req, int status) /* loop */
     if (status == 0 && w->rc == 0)
         rs_http_respond_json(w->conn, 200, w->doc);
     else
-        rs_http_respond_error(w->conn, 500, "fleet view: %s",
-                              rs_strerror(status ? status : w->rc));
+        rs_http_respond_error(w->conn, 500, "fleet view: %s", rs_strerror(status ? status : w->rc));
     json_decref(w->doc);
     free(w->verdicts);
     free(w->rows);
