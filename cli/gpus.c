@@ -6,24 +6,10 @@
 
 #include "cli/output.h"
 
+#include "common/grouped.h"
+
 #include <stdio.h>
 #include <string.h>
-
-/* 1980 -> "1,980" */
-static const char *
-grouped(double v, char *buf, size_t len)
-{
-    char digits[32];
-    size_t n = (size_t)snprintf(digits, sizeof digits, "%.0f", v < 0 ? 0 : v), o = 0;
-
-    for (size_t i = 0; i < n && o + 2 < len; i++) {
-        if (i > 0 && (n - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = '\0';
-    return buf;
-}
 
 static const char *const reasons[][2] = {
     {"power_cap", "power cap"},   {"hw_slowdown", "HW slowdown"}, {"sw_thermal", "SW thermal"},
@@ -72,8 +58,8 @@ render_gpus(const char *job, json_t *doc)
             continue;
         }
         throttled(g, t, sizeof t);
-        printf("  SM %s/%s MHz  throttled: %s", grouped(rs__cli_real(c, "sm_mhz"), a, sizeof a),
-               grouped(rs__cli_real(c, "sm_max_mhz"), b, sizeof b), t);
+        printf("  SM %s/%s MHz  throttled: %s", rs_grouped(rs__cli_real(c, "sm_mhz"), a, sizeof a),
+               rs_grouped(rs__cli_real(c, "sm_max_mhz"), b, sizeof b), t);
         if (json_is_number(json_object_get(json_object_get(g, "violation_share"), "power")))
             printf(" (power-limited %.0f%% of the time)",
                    100 * rs__cli_real(json_object_get(g, "violation_share"), "power"));

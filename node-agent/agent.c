@@ -54,6 +54,26 @@ struct agent {
     uint64_t gpu_samples_sent, gpu_samples_lost;
 };
 
+/* The next batch's envelope (its sequence number reserved in the spool first). */
+static void
+envelope(struct agent *a, struct rs_agent_batch *env)
+{
+    int rc;
+
+    if (a->has_spool && (rc = rs_spool_reserve(&a->spool, a->next_seq)) != 0)
+        rs_log_limited(30, RS_LOG_ERROR, "RS-AGENT-SPOOL", "cannot reserve sequence numbers: %s",
+                       rs_strerror(rc));
+    env->agent_id = a->agent_id;
+    env->boot_id = a->boot_id;
+    env->batch_seq = a->next_seq;
+    env->hello = (struct rs_agent_hello){a->agent_id,
+                                         a->boot_id,
+                                         a->host,
+                                         RS_VERSION,
+                                         {rs_clock_realtime_ns(), rs_clock_realtime_ns()}};
+    env->agent_dropped = a->dropped;
+}
+
 static void
 flush(struct agent *a)
 {
@@ -64,19 +84,7 @@ flush(struct agent *a)
     int rc;
 
     a->last_flush_ns = rs_clock_mono_ns();
-    if (a->has_spool && (rc = rs_spool_reserve(&a->spool, a->next_seq)) != 0) {
-        rs_log_limited(30, RS_LOG_ERROR, "RS-AGENT-SPOOL", "cannot reserve sequence numbers: %s",
-                       rs_strerror(rc));
-    }
-    env.agent_id = a->agent_id;
-    env.boot_id = a->boot_id;
-    env.batch_seq = a->next_seq;
-    env.hello = (struct rs_agent_hello){a->agent_id,
-                                        a->boot_id,
-                                        a->host,
-                                        RS_VERSION,
-                                        {rs_clock_realtime_ns(), rs_clock_realtime_ns()}};
-    env.agent_dropped = a->dropped;
+    envelope(a, &env);
     rc = rs_aggregate_flush(a->agg, &env, &data, &len, &lost);
     if (rc == RS_E_NOT_FOUND)
         return;
@@ -108,18 +116,7 @@ flush_gpus(struct agent *a)
         rs_gpu_samples_free(v);
         return;
     }
-    if (a->has_spool && (rc = rs_spool_reserve(&a->spool, a->next_seq)) != 0)
-        rs_log_limited(30, RS_LOG_ERROR, "RS-AGENT-SPOOL", "cannot reserve sequence numbers: %s",
-                       rs_strerror(rc));
-    env.agent_id = a->agent_id;
-    env.boot_id = a->boot_id;
-    env.batch_seq = a->next_seq;
-    env.hello = (struct rs_agent_hello){a->agent_id,
-                                        a->boot_id,
-                                        a->host,
-                                        RS_VERSION,
-                                        {rs_clock_realtime_ns(), rs_clock_realtime_ns()}};
-    env.agent_dropped = a->dropped;
+    envelope(a, &env);
     env.gpus = v;
     env.n_gpus = n > RS_WIRE_MAX_GPUS_PER_BATCH ? RS_WIRE_MAX_GPUS_PER_BATCH : (uint32_t)n;
     rc = rs_wire_agent_batch_encode(&env, &data, &len);

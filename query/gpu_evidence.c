@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include "common/grouped.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,22 +118,6 @@ add(struct rs_gpu_evidence *e, enum rs_gpu_evidence_kind kind, const char *what,
     return it;
 }
 
-/* 1980 -> "1,980" */
-static const char *
-grouped(double v, char *buf, size_t len)
-{
-    char digits[32];
-    size_t n = (size_t)snprintf(digits, sizeof digits, "%.0f", v < 0 ? 0 : v), o = 0;
-
-    for (size_t i = 0; i < n && o + 2 < len; i++) {
-        if (i > 0 && (n - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
 static const char *const reason_text[RS_GPU_THROTTLE_COUNT] = {
     "power cap",           "HW slowdown", "SW thermal slowdown",
     "HW thermal slowdown", "power brake", "sync boost"};
@@ -148,7 +134,7 @@ compare(const struct rs_gpu_summary *v, size_t n, size_t self, double *buf,
     if ((s->present & RS_GPU_SM_CLOCK) && (p = peers_median(v, n, self, buf, f_sm)) > 0 &&
         s->sm_mhz < CLOCK_BELOW * p && (it = add(e, RS_GPU_EV_SM_CLOCK, "sm_mhz", s->sm_mhz, p)))
         snprintf(it->text, sizeof it->text, "SM clock %s MHz vs peers' %s",
-                 grouped(s->sm_mhz, a, 32), grouped(p, b, 32));
+                 rs_grouped(s->sm_mhz, a, 32), rs_grouped(p, b, 32));
     for (int t = 0; t < RS_GPU_THROTTLE_COUNT; t++) {
         if (!(s->present & (RS_GPU_CLOCK_REASONS | RS_GPU_VIOLATIONS)))
             break;
