@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "query/steps.h"
 #include "query/stragglers.h"
+#include "server/periodic.h"
 #include "server/server_int.h"
 #include "server/step_summaries.h"
 
@@ -87,25 +88,32 @@ struct run {
 };
 
 struct rs_evaluator {
-    uv_timer_t timer;
+    struct rs_periodic tick; /* first member: its callbacks get the owner */
     struct rs_server *srv;
     struct rs_evaluator_options o;
     bool running; /* an evaluation is in the thread pool */
     /* Summaries are with the writer: evaluations collect no more until they are stored, or they
      * would queue the same steps again behind them (step_summaries.h). */
     bool storing;
-    bool closed;
     uint64_t next_start_mono_ns; /* the share limit: no evaluation starts before this */
     struct job_state *jobs;
     size_t n_jobs;
     struct rs_evaluator_stats stats;
 };
 
-static void
-maybe_free(rs_evaluator *e)
+static bool
+busy(void *arg)
 {
-    if (!e->closed || e->running || e->storing || e->timer.data != NULL)
-        return;
+    const rs_evaluator *e = arg;
+
+    return e->running || e->storing;
+}
+
+static void
+evaluator_free(void *arg)
+{
+    rs_evaluator *e = arg;
+
     for (size_t i = 0; i < e->n_jobs; i++) {
         free(e->jobs[i].v);
         kept_free(&e->jobs[i].kept);
@@ -121,7 +129,7 @@ summaries_finished(void *arg)
     rs_evaluator *e = arg;
 
     e->storing = false;
-    maybe_free(e);
+    rs__periodic_settle(&e->tick);
 }
 
 static int
@@ -348,7 +356,7 @@ evaluated(uv_work_t *req, int status) /* loop */
                        rs_strerror(run->rc));
     }
     for (size_t i = 0; i < run->n; i++) {
-        if (status == 0 && !e->closed && run->jobs[i].evaluated)
+        if (status == 0 && !e->tick.closed && run->jobs[i].evaluated)
             merge_job(e, &run->jobs[i], run->now_ns);
         rs_straggler_report_fini(&run->jobs[i].report);
         kept_free(&run->jobs[i].kept);
@@ -359,7 +367,7 @@ evaluated(uv_work_t *req, int status) /* loop */
     for (size_t i = 0; i < e->n_jobs; i++)
         for (size_t k = 0; k < e->jobs[i].n; k++)
             e->stats.active_stragglers += e->jobs[i].v[k].cleared_ns == 0;
-    if (run->to_store && !e->closed && rs__step_summaries_submit(run->to_store) == 0) {
+    if (run->to_store && !e->tick.closed && rs__step_summaries_submit(run->to_store) == 0) {
         run->to_store = NULL; /* the writer's task owns it now */
         e->storing = true;
     }
@@ -369,7 +377,7 @@ evaluated(uv_work_t *req, int status) /* loop */
         kept_free(&run->known[i].kept);
     free(run->known);
     free(run);
-    maybe_free(e);
+    rs__periodic_settle(&e->tick);
 }
 
 static void
@@ -420,21 +428,11 @@ rs_evaluator_start(struct rs_server *srv, const struct rs_evaluator_options *o, 
         return -ENOMEM;
     e->srv = srv;
     e->o = *o;
-    uv_timer_init(&srv->loop, &e->timer);
-    e->timer.data = e;
+    rs__periodic_init(&e->tick, &srv->loop, e, busy, evaluator_free);
     if (o->period_ms > 0)
-        uv_timer_start(&e->timer, on_tick, o->period_ms, o->period_ms);
+        rs__periodic_start(&e->tick, on_tick, o->period_ms, o->period_ms);
     *out = e;
     return 0;
-}
-
-static void
-on_closed(uv_handle_t *h)
-{
-    rs_evaluator *e = h->data;
-
-    e->timer.data = NULL;
-    maybe_free(e);
 }
 
 void
@@ -442,8 +440,7 @@ rs_evaluator_close(rs_evaluator *e)
 {
     if (!e)
         return;
-    e->closed = true;
-    uv_close((uv_handle_t *)&e->timer, on_closed);
+    rs__periodic_close(&e->tick);
 }
 
 /* A JSON integer, or null for 0 (unknown). */

@@ -5,6 +5,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "server/periodic.h"
 #include "server/server_int.h"
 
 #include <errno.h>
@@ -14,11 +15,10 @@
 #define ENTRIES_PER_TXN 10000
 
 struct rs_maintenance {
-    uv_timer_t timer;
+    struct rs_periodic tick; /* first member: its callbacks get the owner */
     struct rs_server *srv;
     struct rs_maintenance_options o;
     bool sweeping; /* a sweep task is queued or running */
-    bool closed;
     /* the sweep in flight (written by the writer thread, read on the loop after it posts) */
     uint64_t cutoff_ns, deleted, jobs;
     bool expired; /* retention is done: the rollup's turn */
@@ -26,11 +26,10 @@ struct rs_maintenance {
     int status;
 };
 
-static void
-maybe_free(rs_maintenance *m)
+static bool
+busy(void *arg)
 {
-    if (m->closed && !m->sweeping && m->timer.data == NULL)
-        free(m);
+    return ((rs_maintenance *)arg)->sweeping;
 }
 
 static int
@@ -80,7 +79,7 @@ sweep_finished(void *arg) /* on the loop */
                (unsigned long long)ru->records, (unsigned long long)ru->chunks,
                (unsigned long long)ru->agent_windows, (unsigned long long)m->o.raw_retention_s,
                (unsigned long long)ru->windows, (unsigned long long)m->o.rollup_window_s);
-    maybe_free(m);
+    rs__periodic_settle(&m->tick);
 }
 
 static void
@@ -130,20 +129,10 @@ rs_maintenance_start(struct rs_server *srv, const struct rs_maintenance_options 
         return -ENOMEM;
     m->srv = srv;
     m->o = *o;
-    uv_timer_init(&srv->loop, &m->timer);
-    m->timer.data = m;
-    uv_timer_start(&m->timer, on_tick, 0, (uint64_t)o->period_s * 1000);
+    rs__periodic_init(&m->tick, &srv->loop, m, busy, free);
+    rs__periodic_start(&m->tick, on_tick, 0, (uint64_t)o->period_s * 1000);
     *out = m;
     return 0;
-}
-
-static void
-on_closed(uv_handle_t *h)
-{
-    rs_maintenance *m = h->data;
-
-    m->timer.data = NULL;
-    maybe_free(m);
 }
 
 void
@@ -151,6 +140,5 @@ rs_maintenance_close(rs_maintenance *m)
 {
     if (!m)
         return;
-    m->closed = true;
-    uv_close((uv_handle_t *)&m->timer, on_closed);
+    rs__periodic_close(&m->tick);
 }

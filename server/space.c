@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "server/job_delete.h"
+#include "server/periodic.h"
 #include "server/server_int.h"
 
 #include <errno.h>
@@ -14,23 +15,21 @@
 #define ENTRIES_PER_TXN 1000 /* small transactions: a nearly full map has little room */
 
 struct rs_space {
-    uv_timer_t timer;
+    struct rs_periodic tick; /* first member: its callbacks get the owner */
     struct rs_server *srv;
     uint64_t budget_bytes;
     uint64_t full_seen; /* the storage_full counter at the last check */
     bool freeing;       /* a deletion is queued or running */
-    bool closed;
     /* the deletion in flight */
     char job[RS_WIRE_MAX_JOB_LEN + 1];
     const char *why;
     uint64_t data_bytes, limit_bytes;
 };
 
-static void
-maybe_free(rs_space *s)
+static bool
+busy(void *arg)
 {
-    if (s->closed && !s->freeing && s->timer.data == NULL)
-        free(s);
+    return ((rs_space *)arg)->freeing;
 }
 
 static void
@@ -50,7 +49,7 @@ deleted(void *arg, const char *job, int status, uint64_t entries) /* on the loop
         rs_log(RS_LOG_ERROR, "RS-RETENTION-SPACE", "deleting job %s to free space failed: %s", job,
                rs_strerror(status));
     }
-    maybe_free(s);
+    rs__periodic_settle(&s->tick);
 }
 
 static int
@@ -122,20 +121,10 @@ rs_space_start(struct rs_server *srv, uint64_t budget_bytes, unsigned check_ms, 
         return -ENOMEM;
     s->srv = srv;
     s->budget_bytes = budget_bytes;
-    uv_timer_init(&srv->loop, &s->timer);
-    s->timer.data = s;
-    uv_timer_start(&s->timer, on_check, check_ms, check_ms);
+    rs__periodic_init(&s->tick, &srv->loop, s, busy, free);
+    rs__periodic_start(&s->tick, on_check, check_ms, check_ms);
     *out = s;
     return 0;
-}
-
-static void
-on_closed(uv_handle_t *h)
-{
-    rs_space *s = h->data;
-
-    s->timer.data = NULL;
-    maybe_free(s);
 }
 
 void
@@ -143,6 +132,5 @@ rs_space_close(rs_space *s)
 {
     if (!s)
         return;
-    s->closed = true;
-    uv_close((uv_handle_t *)&s->timer, on_closed);
+    rs__periodic_close(&s->tick);
 }

@@ -9,6 +9,7 @@
 
 #include "storage/store.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -62,16 +63,11 @@ t_straggler_put(rs_store *st, const char *job, enum t_fault job_fault, uint32_t 
             lw[x] = (struct rs_memcpy_record){k0 - wait, k0, 0, RS_LAUNCH_WAIT, 7};
         }
         struct rs_rank_batch rb = {.identity = {job, r, r, T_STRAGGLER_RANKS, "node", "GPU-x", 1},
-                                   .strings = names,
-                                   .n_strings = 2,
-                                   .kernels = k,
-                                   .n_kernels = 2 * n,
-                                   .collectives = c,
-                                   .n_collectives = n,
-                                   .steps = s,
-                                   .n_steps = n,
-                                   .memcpys = lw,
-                                   .n_memcpys = job_fault == T_LATE_HOST ? n : 0};
+                                   T_RECORDS(strings, names, 2),
+                                   T_RECORDS(kernels, k, 2 * n),
+                                   T_RECORDS(collectives, c, n),
+                                   T_RECORDS(steps, s, n),
+                                   T_RECORDS(memcpys, lw, job_fault == T_LATE_HOST ? n : 0)};
         struct rs_agent_batch b = {1, 1, ++seq, {1, 1, "h", "v", {0, 0}}, &rb, 1, 0, NULL, 0};
         T_EQ(rs_store_write_begin(st, &w), 0);
         T_EQ(rs_store_write_batch(w, &b, &dup), 0);

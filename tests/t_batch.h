@@ -1,7 +1,7 @@
 /* Agent batches and rank identities for tests, built with designated initialisers so that a field
  * added to the wire structs (proto/wire.h) cannot shift a fixture's values silently:
  * t_agent_batch wraps rank batches as agent `agent`'s batch number `seq` (boot id 1, host "h");
- * T_IDENTITY is a rank's identity. */
+ * T_IDENTITY is a rank's identity; T_RECORDS names a record array with its count. */
 #ifndef RS_TESTS_T_BATCH_H
 #define RS_TESTS_T_BATCH_H
 
@@ -19,6 +19,10 @@
 /* The identity of rank `rank` (local rank the same) of a `world`-rank job on host "h", pid 1. */
 #define T_IDENTITY(job_, rank_, world_, gpu_)                                                      \
     T_IDENTITY_OF(job_, rank_, rank_, world_, "h", gpu_, 1)
+
+/* A record array of a rank batch and its count, side by side in an initialiser:
+ * `T_RECORDS(kernels, k, 4)` is `.kernels = (k), .n_kernels = (4)`. */
+#define T_RECORDS(field_, array_, count_) .field_ = (array_), .n_##field_ = (count_)
 
 static inline struct rs_agent_batch
 t_agent_batch(uint64_t agent, uint64_t seq, const struct rs_rank_batch *rb, uint32_t n)

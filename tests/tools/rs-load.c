@@ -48,10 +48,8 @@ main(int argc, char **argv)
                                              0,
                                              (uint32_t)i};
         struct rs_rank_batch rb = {.identity = T_IDENTITY("crash", 0, 1, "GPU-x"),
-                                   .strings = names,
-                                   .n_strings = 1,
-                                   .kernels = k,
-                                   .n_kernels = (uint32_t)per};
+                                   T_RECORDS(strings, names, 1),
+                                   T_RECORDS(kernels, k, (uint32_t)per)};
         struct rs_agent_batch b = {0xc0ffee, 1, seq, {0xc0ffee, 1, "h", "load", {0, 0}}, &rb, 1, 0, NULL, 0};
         uint8_t *data;
         size_t len;

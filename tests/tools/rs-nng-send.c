@@ -52,10 +52,8 @@ main(int argc, char **argv)
         static const char *const names[] = {"k"};
         struct rs_kernel_record k = {1000, 2000, 0, 7, 0, 0};
         struct rs_rank_batch rb = {.identity = T_IDENTITY(argv[3], 0, 1, "GPU-x"),
-                                   .strings = names,
-                                   .n_strings = 1,
-                                   .kernels = &k,
-                                   .n_kernels = 1};
+                                   T_RECORDS(strings, names, 1),
+                                   T_RECORDS(kernels, &k, 1)};
         struct rs_agent_batch b = {
             0x7e57, 1, strtoull(argv[4], NULL, 10), {0x7e57, 1, "h", "test", {0, 0}}, &rb, 1, 0, NULL, 0};
         uint8_t *data;

@@ -86,14 +86,10 @@ generate(rs_store *st, uint32_t ranks, uint64_t steps)
             struct rs_rank_batch rb = {
                 .identity = T_IDENTITY_OF("bench", r, r % 8, ranks, "node", "GPU-b", 1),
                 .clock = {T0, T0},
-                .strings = names,
-                .n_strings = KERNELS + 1,
-                .kernels = k,
-                .n_kernels = (uint32_t)nk,
-                .collectives = c,
-                .n_collectives = (uint32_t)nc,
-                .steps = s,
-                .n_steps = (uint32_t)ns};
+                T_RECORDS(strings, names, KERNELS + 1),
+                T_RECORDS(kernels, k, (uint32_t)nk),
+                T_RECORDS(collectives, c, (uint32_t)nc),
+                T_RECORDS(steps, s, (uint32_t)ns)};
             struct rs_agent_batch b = {1, 7, ++seq, {7, 1, "h", "v", {0, 0}}, &rb, 1, 0, NULL, 0};
             bool dup;
             rc = rs_store_write_batch(w, &b, &dup);

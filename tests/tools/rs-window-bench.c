@@ -44,8 +44,7 @@ generate(rs_store *st, const char *const *names, uint32_t ranks, uint64_t second
                 rb[m] = (struct rs_rank_batch){
                     .identity = T_IDENTITY_OF("bench", r, m, ranks, "h", "GPU-1", 1),
                     .clock = {sent, sent},
-                    .strings = names,
-                    .n_strings = NAMES,
+                    T_RECORDS(strings, names, NAMES),
                     .kernel_totals = kt,
                     .n_kernel_totals = n};
             struct rs_agent_batch b = {

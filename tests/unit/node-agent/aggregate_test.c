@@ -14,10 +14,8 @@ static struct rs_rank_batch
 frame(const char *const *names, uint32_t n_names, uint32_t rank, struct rs_kernel_record *k)
 {
     return (struct rs_rank_batch){.identity = T_IDENTITY("job", rank, 4, "GPU"),
-                                  .strings = names,
-                                  .n_strings = n_names,
-                                  .kernels = k,
-                                  .n_kernels = 1,
+                                  T_RECORDS(strings, names, n_names),
+                                  T_RECORDS(kernels, k, 1),
                                   .dropped_records = rank};
 }
 
@@ -101,10 +99,8 @@ many_ranks(void)
     for (uint32_t j = 0; j < 2; j++)
         for (uint32_t r = 0; r < 20; r++) {
             struct rs_rank_batch f = {.identity = T_IDENTITY(jobs[j], r, 20, "GPU"),
-                                      .strings = n1,
-                                      .n_strings = 1,
-                                      .kernels = &k,
-                                      .n_kernels = 1};
+                                      T_RECORDS(strings, n1, 1),
+                                      T_RECORDS(kernels, &k, 1)};
             T_OK(rs_aggregate_add(a, &f));
         }
     T_EQ(flush_decoded(a, &d), 0);
@@ -192,20 +188,15 @@ first_records_wait_for_a_marker(void)
     rs_aggregate_set_summary(a, 1000 * ms);
     for (uint32_t r = 0; r < 2; r++) { /* rank 0 marks its steps, rank 1 never does */
         struct rs_rank_batch f = {.identity = T_IDENTITY("job", r, 2, "GPU"),
-                                  .strings = n1,
-                                  .n_strings = 1,
-                                  .kernels = early,
-                                  .n_kernels = 2};
+                                  T_RECORDS(strings, n1, 1),
+                                  T_RECORDS(kernels, early, 2)};
         T_OK(rs_aggregate_add(a, &f));
     }
     T_EQ(flush_decoded(a, &d), RS_E_NOT_FOUND); /* both wait */
     struct rs_rank_batch marked = {.identity = T_IDENTITY("job", 0, 2, "GPU"),
-                                   .strings = n1,
-                                   .n_strings = 1,
-                                   .kernels = &later,
-                                   .n_kernels = 1,
-                                   .steps = &step,
-                                   .n_steps = 1};
+                                   T_RECORDS(strings, n1, 1),
+                                   T_RECORDS(kernels, &later, 1),
+                                   T_RECORDS(steps, &step, 1)};
     T_OK(rs_aggregate_add(a, &marked));
     T_EQ(flush_decoded(a, &d), 0);
     if (d) { /* rank 0 summarizes all three (its windows are not settled yet); rank 1 waits */
@@ -232,10 +223,8 @@ first_records_wait_for_a_marker(void)
     rs_wire_agent_batch_free(d);
     /* rank 1's next records wait again: a marker may still come */
     struct rs_rank_batch more = {.identity = T_IDENTITY("job", 1, 2, "GPU"),
-                                 .strings = n1,
-                                 .n_strings = 1,
-                                 .kernels = &later,
-                                 .n_kernels = 1};
+                                 T_RECORDS(strings, n1, 1),
+                                 T_RECORDS(kernels, &later, 1)};
     T_OK(rs_aggregate_add(a, &more));
     T_EQ(flush_decoded(a, &d), RS_E_NOT_FOUND);
     rs_aggregate_free(a);

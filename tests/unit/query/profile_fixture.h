@@ -52,18 +52,12 @@ put_rank_of(rs_store *st, const char *job, uint32_t rank, bool with_stalls)
     }
     struct rs_rank_batch rb = {.identity = T_IDENTITY_OF(job, rank, rank, 2, "node", "GPU-x", 1),
                                .clock = {T0 + 5000 * US, T0 + 5000 * US},
-                               .strings = names,
-                               .n_strings = 6,
-                               .kernels = k,
-                               .n_kernels = n,
-                               .collectives = c,
-                               .n_collectives = STEPS,
-                               .memcpys = y,
-                               .n_memcpys = rank ? STEPS : 0,
-                               .steps = s,
-                               .n_steps = STEPS,
-                               .stalls = x,
-                               .n_stalls = with_stalls ? 2 : 0};
+                               T_RECORDS(strings, names, 6),
+                               T_RECORDS(kernels, k, n),
+                               T_RECORDS(collectives, c, STEPS),
+                               T_RECORDS(memcpys, y, rank ? STEPS : 0),
+                               T_RECORDS(steps, s, STEPS),
+                               T_RECORDS(stalls, x, with_stalls ? 2 : 0)};
     t_store_put(st, &rb, 1);
 }
 

@@ -170,12 +170,9 @@ busy_and_launch_waits(void)
     }
     struct rs_rank_batch rb = {.identity = T_IDENTITY_OF("lw", 0, 0, 1, "node", "GPU-x", 1),
                                .clock = {T0, T0},
-                               .strings = names,
-                               .n_strings = 2,
-                               .kernels = k,
-                               .n_kernels = 20,
-                               .memcpys = m,
-                               .n_memcpys = 4};
+                               T_RECORDS(strings, names, 2),
+                               T_RECORDS(kernels, k, 20),
+                               T_RECORDS(memcpys, m, 4)};
     t_store_put(st, &rb, 1);
     T_EQ(rs_store_read_begin(st, &r), 0);
     struct rs_profile_scope all = {"lw", RS_PROFILE_ALL_RANKS, false, 0, 0};

@@ -37,10 +37,8 @@ put_rank(rs_store *st, uint32_t rank, uint64_t offset_us, const struct coll *c, 
                                                17,
                                                false};
     struct rs_rank_batch rb = {.identity = T_IDENTITY("j", rank, 4, "GPU"),
-                               .strings = names,
-                               .n_strings = 1,
-                               .collectives = rec,
-                               .n_collectives = (uint32_t)n};
+                               T_RECORDS(strings, names, 1),
+                               T_RECORDS(collectives, rec, (uint32_t)n)};
     t_store_put(st, &rb, 1);
 }
 

@@ -54,21 +54,14 @@ known_step(void)
     size_t n = 0;
 
     struct rs_rank_batch rb[2] = {{.identity = T_IDENTITY("j", 0, 2, "G"),
-                                   .strings = names,
-                                   .n_strings = 2,
-                                   .kernels = k,
-                                   .n_kernels = 4,
-                                   .collectives = c,
-                                   .n_collectives = 2,
-                                   .steps = s,
-                                   .n_steps = 2},
+                                   T_RECORDS(strings, names, 2),
+                                   T_RECORDS(kernels, k, 4),
+                                   T_RECORDS(collectives, c, 2),
+                                   T_RECORDS(steps, s, 2)},
                                   {.identity = T_IDENTITY("j", 1, 2, "G"),
-                                   .strings = names,
-                                   .n_strings = 2,
-                                   .kernels = k1,
-                                   .n_kernels = 1,
-                                   .steps = s1,
-                                   .n_steps = 1}};
+                                   T_RECORDS(strings, names, 2),
+                                   T_RECORDS(kernels, k1, 1),
+                                   T_RECORDS(steps, s1, 1)}};
     rs_store *st = store_with(dir, rb, 2);
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_EQ(rs_query_job_steps(r, "j", 30, &ranks, &n), 0);
@@ -144,26 +137,17 @@ last_arrivals(void)
                                         {6 * MS, 7 * MS, 8, 9, 1, RS_COLL_ALLREDUCE, 1, 17, false}};
     struct rs_step_record s[] = {{.step = 1, .start_ns = 0, .end_ns = 10 * MS}};
     struct rs_rank_batch rb[3] = {{.identity = T_IDENTITY("j", 0, 3, "G"),
-                                   .strings = names,
-                                   .n_strings = 2,
-                                   .collectives = c0,
-                                   .n_collectives = 3,
-                                   .steps = s,
-                                   .n_steps = 1},
+                                   T_RECORDS(strings, names, 2),
+                                   T_RECORDS(collectives, c0, 3),
+                                   T_RECORDS(steps, s, 1)},
                                   {.identity = T_IDENTITY("j", 1, 3, "G"),
-                                   .strings = names,
-                                   .n_strings = 2,
-                                   .collectives = c1,
-                                   .n_collectives = 2,
-                                   .steps = s,
-                                   .n_steps = 1},
+                                   T_RECORDS(strings, names, 2),
+                                   T_RECORDS(collectives, c1, 2),
+                                   T_RECORDS(steps, s, 1)},
                                   {.identity = T_IDENTITY("j", 2, 3, "G"),
-                                   .strings = names,
-                                   .n_strings = 2,
-                                   .collectives = c2,
-                                   .n_collectives = 2,
-                                   .steps = s,
-                                   .n_steps = 1}};
+                                   T_RECORDS(strings, names, 2),
+                                   T_RECORDS(collectives, c2, 2),
+                                   T_RECORDS(steps, s, 1)}};
     char dir[] = "/tmp/rs-steps-XXXXXX";
     struct rs_rank_steps *ranks = NULL;
     rs_store_read *r;
@@ -195,12 +179,9 @@ steps_last_until_the_next(void)
     struct rs_step_record s[] = {{.step = 1, .start_ns = 0 + 1, .end_ns = 2 * MS},
                                  {.step = 2, .start_ns = 10 * MS, .end_ns = 12 * MS}};
     struct rs_rank_batch rb = {.identity = T_IDENTITY("j", 0, 1, "G"),
-                               .strings = names,
-                               .n_strings = 2,
-                               .kernels = k,
-                               .n_kernels = 1,
-                               .steps = s,
-                               .n_steps = 2};
+                               T_RECORDS(strings, names, 2),
+                               T_RECORDS(kernels, k, 1),
+                               T_RECORDS(steps, s, 2)};
     char dir[] = "/tmp/rs-steps-XXXXXX";
     struct rs_rank_steps *ranks = NULL;
     rs_store_read *r;
@@ -242,14 +223,10 @@ put_steps(rs_store *st, uint32_t n_ranks, uint64_t k0, uint64_t k1)
                 t + (60 + 2 * r) * MS, t + 80 * MS, 8, 1, k0 + i, RS_COLL_ALLREDUCE, 1, 17, false};
         }
         rb[r] = (struct rs_rank_batch){.identity = T_IDENTITY("j", r, n_ranks, "G"),
-                                       .strings = names,
-                                       .n_strings = 2,
-                                       .kernels = k + r * n,
-                                       .n_kernels = n,
-                                       .collectives = c + r * n,
-                                       .n_collectives = n,
-                                       .steps = s + r * n,
-                                       .n_steps = n};
+                                       T_RECORDS(strings, names, 2),
+                                       T_RECORDS(kernels, k + r * n, n),
+                                       T_RECORDS(collectives, c + r * n, n),
+                                       T_RECORDS(steps, s + r * n, n)};
     }
     t_store_put(st, rb, n_ranks);
     free(rb);

@@ -93,10 +93,8 @@ tasks_get_their_share(void)
         k[i] = (struct rs_kernel_record){1000 + i * 10, 1005 + i * 10, 0, 7, 0, 0};
     struct rs_rank_batch rb = {.identity = T_IDENTITY("job-w", 0, 1, "GPU-1"),
                                .clock = {1, 1},
-                               .strings = names,
-                               .n_strings = 1,
-                               .kernels = k,
-                               .n_kernels = KERNELS};
+                               T_RECORDS(strings, names, 1),
+                               T_RECORDS(kernels, k, KERNELS)};
     struct rs_agent_batch ab = t_agent_batch(7, 1, &rb, 1);
     struct feeder f = {0};
     uint8_t *bytes;

@@ -56,8 +56,7 @@ put_windows(rs_store *st, const char *job, uint32_t rank, const struct window *w
     struct rs_rank_batch rb = {
         .identity = T_IDENTITY(job, rank, RANKS, "GPU-1"),
         .clock = {w[WINDOWS - 1].start + 10 * S, w[WINDOWS - 1].start + 10 * S},
-        .strings = names,
-        .n_strings = NAMES,
+        T_RECORDS(strings, names, NAMES),
         .kernel_totals = kt,
         .n_kernel_totals = (uint32_t)n};
     t_store_put(st, &rb, 1);

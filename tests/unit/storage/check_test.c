@@ -20,12 +20,9 @@ store_with_one_batch(char *dir)
     struct rs_kernel_record k = {100, 200, 0, 7, 0, 0};
     struct rs_step_record s = {.step = 1, .start_ns = 50, .end_ns = 300};
     struct rs_rank_batch rb = {.identity = T_IDENTITY("job", 0, 1, "GPU"),
-                               .strings = names,
-                               .n_strings = 1,
-                               .kernels = &k,
-                               .n_kernels = 1,
-                               .steps = &s,
-                               .n_steps = 1};
+                               T_RECORDS(strings, names, 1),
+                               T_RECORDS(kernels, &k, 1),
+                               T_RECORDS(steps, &s, 1)};
     struct rs_agent_batch b = t_agent_batch(1, 1, &rb, 1);
     rs_store *st = NULL;
     rs_store_write *w;
@@ -132,8 +129,7 @@ window_longer_than_its_ranks_longest(void)
     struct rs_kernel_total kt = {1000000000, 5000000000, 0, 1, 10, 10}; /* a 5 s window */
     struct rs_rank_batch rb = {.identity = T_IDENTITY("job", 0, 1, "GPU"),
                                .clock = {6000000000, 6000000000},
-                               .strings = names,
-                               .n_strings = 1,
+                               T_RECORDS(strings, names, 1),
                                .kernel_totals = &kt,
                                .n_kernel_totals = 1};
     struct rs_key_rank rk;

@@ -62,10 +62,8 @@ fill(rs_store *st, uint32_t ranks, uint64_t seqs, uint64_t per_batch, unsigned s
             struct rs_rank_batch rb = {
                 .identity = T_IDENTITY_OF("job-c", rank, rank % 8, ranks, "h", "GPU-1", 1),
                 .clock = {1, 1},
-                .strings = names,
-                .n_strings = 1,
-                .collectives = c,
-                .n_collectives = (uint32_t)n};
+                T_RECORDS(strings, names, 1),
+                T_RECORDS(collectives, c, (uint32_t)n)};
             t_store_put(st, &rb, 1);
         }
     }

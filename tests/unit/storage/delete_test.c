@@ -32,14 +32,10 @@ put_job(rs_store *st, const char *job, uint64_t seq)
     }
     for (uint32_t rank = 0; rank < 4; rank++) {
         struct rs_rank_batch rb = {.identity = T_IDENTITY(job, rank, 4, "GPU"),
-                                   .strings = names,
-                                   .n_strings = 2,
-                                   .kernels = k,
-                                   .n_kernels = 200,
-                                   .collectives = c,
-                                   .n_collectives = 20,
-                                   .steps = s,
-                                   .n_steps = 20};
+                                   T_RECORDS(strings, names, 2),
+                                   T_RECORDS(kernels, k, 200),
+                                   T_RECORDS(collectives, c, 20),
+                                   T_RECORDS(steps, s, 20)};
         struct rs_agent_batch b = t_agent_batch(9, seq * 10 + rank, &rb, 1);
         T_EQ(rs_store_write_begin(st, &w), 0);
         T_EQ(rs_store_write_batch(w, &b, &dup), 0);

@@ -11,6 +11,7 @@
 #include "storage/store_int.h"
 #include "tests/store_fixture.h"
 #include "tests/t.h"
+#include "tests/t_batch.h"
 
 #include <lmdb.h>
 #include <string.h>
@@ -36,10 +37,8 @@ put(rs_store *st, const char *job, uint32_t rank, size_t n)
     struct rs_rank_batch rb = {
         .identity =
             {.job = job, .rank = rank, .world_size = 2, .host = "h", .gpu_uuid = "G", .pid = 1},
-        .strings = names,
-        .n_strings = 1,
-        .kernels = k,
-        .n_kernels = (uint32_t)n};
+        T_RECORDS(strings, names, 1),
+        T_RECORDS(kernels, k, (uint32_t)n)};
     t_store_put(st, &rb, 1);
 }
 
@@ -195,8 +194,7 @@ colliding_kernel_names(void)
         .strings = two,
         .string_hashes = same,
         .n_strings = 2,
-        .kernels = k,
-        .n_kernels = 4};
+        T_RECORDS(kernels, k, 4)};
     t_store_put(st, &rb, 1);
     t_store_put(st, &rb, 1); /* again: the same ids, nothing new */
     T_OK(rs_store_read_begin(st, &r));

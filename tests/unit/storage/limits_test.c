@@ -37,10 +37,8 @@ write_batch(rs_store *st, uint64_t seq)
 {
     static struct rs_kernel_record k[2000];
     struct rs_rank_batch rb = {.identity = T_IDENTITY("full", 0, 1, "GPU"),
-                               .strings = names,
-                               .n_strings = 1,
-                               .kernels = k,
-                               .n_kernels = 2000};
+                               T_RECORDS(strings, names, 1),
+                               T_RECORDS(kernels, k, 2000)};
     struct rs_agent_batch b = t_agent_batch(1, seq, &rb, 1);
 
     for (int i = 0; i < 2000; i++)
@@ -123,23 +121,18 @@ write_path_batch(rs_store *st, enum write_path p, uint64_t seq)
         strs[i] = text[i];
     }
 #define N_OF(path) (p == (path) ? PATH_RECORDS : 0)
-    struct rs_rank_batch rb = {.identity = T_IDENTITY("full", 0, 1, "GPU"),
-                               .clock = {seq * 1000000000000ull, seq * 1000000000000ull},
-                               .strings = many_names ? strs : names,
-                               .n_strings = many_names ? PATH_RECORDS : 1,
-                               .memcpys = m,
-                               .n_memcpys = N_OF(PATH_MEMCPYS),
-                               .stalls = x,
-                               .n_stalls = N_OF(PATH_STALLS),
-                               .collectives = c,
-                               .n_collectives = N_OF(PATH_COLLECTIVES),
-                               .steps = s,
-                               .n_steps = N_OF(PATH_STEPS),
-                               .kernel_totals = kt,
-                               .n_kernel_totals =
-                                   N_OF(PATH_KERNEL_TOTALS) + N_OF(PATH_MERGED_TOTALS),
-                               .copy_totals = ct,
-                               .n_copy_totals = N_OF(PATH_COPY_TOTALS)};
+    struct rs_rank_batch rb = {
+        .identity = T_IDENTITY("full", 0, 1, "GPU"),
+        .clock = {seq * 1000000000000ull, seq * 1000000000000ull},
+        T_RECORDS(strings, many_names ? strs : names, many_names ? PATH_RECORDS : 1),
+        T_RECORDS(memcpys, m, N_OF(PATH_MEMCPYS)),
+        T_RECORDS(stalls, x, N_OF(PATH_STALLS)),
+        T_RECORDS(collectives, c, N_OF(PATH_COLLECTIVES)),
+        T_RECORDS(steps, s, N_OF(PATH_STEPS)),
+        .kernel_totals = kt,
+        .n_kernel_totals = N_OF(PATH_KERNEL_TOTALS) + N_OF(PATH_MERGED_TOTALS),
+        .copy_totals = ct,
+        .n_copy_totals = N_OF(PATH_COPY_TOTALS)};
 #undef N_OF
     struct rs_agent_batch b = t_agent_batch(2, seq, &rb, 1);
     return commit_batch(st, &b);

@@ -37,12 +37,9 @@ put(rs_store *st, uint32_t rank, uint64_t t, uint32_t n, uint32_t n_names)
                                     {t + 1500000, t + 1501000, 64, RS_COPY_MEMSET, 7}};
     struct rs_rank_batch rb = {.identity = T_IDENTITY("job", rank, 2, "GPU-1"),
                                .clock = {t, t},
-                               .strings = names,
-                               .n_strings = NAMES,
-                               .kernels = k,
-                               .n_kernels = n,
-                               .memcpys = m,
-                               .n_memcpys = 2};
+                               T_RECORDS(strings, names, NAMES),
+                               T_RECORDS(kernels, k, n),
+                               T_RECORDS(memcpys, m, 2)};
     t_store_put(st, &rb, 1);
     free(k);
 }
@@ -271,8 +268,7 @@ put_steps(rs_store *st, uint32_t rank, uint64_t t, unsigned summarized)
     }
     struct rs_rank_batch rb = {.identity = T_IDENTITY("job", rank, 8, "GPU-1"),
                                .clock = {t, t},
-                               .steps = steps,
-                               .n_steps = 5};
+                               T_RECORDS(steps, steps, 5)};
     struct rs_agent_batch b = t_agent_batch(1, ++seq, &rb, 1);
     T_EQ(rs_store_write_begin(st, &w), 0);
     T_EQ(rs_store_write_batch(w, &b, &dup), 0);
@@ -361,8 +357,7 @@ put_agent_windows(rs_store *st, uint64_t from_s, uint32_t n, uint64_t len_s)
     uint64_t end = T0 + (from_s + n * len_s) * S;
     struct rs_rank_batch rb = {.identity = T_IDENTITY("sum", 0, 1, "GPU-1"),
                                .clock = {end, end},
-                               .strings = names,
-                               .n_strings = NAMES,
+                               T_RECORDS(strings, names, NAMES),
                                .kernel_totals = kt,
                                .n_kernel_totals = 2 * n,
                                .copy_totals = ct,

@@ -38,12 +38,9 @@ put_job(rs_store *st)
             s[k] = (struct rs_step_record){
                 .step = k * 2 + 10, .start_ns = T0 + k * 80 * MS, .end_ns = T0 + (k + 1) * 80 * MS};
         struct rs_rank_batch rb = {.identity = T_IDENTITY("job", r, RANKS, "G"),
-                                   .strings = names,
-                                   .n_strings = 1,
-                                   .collectives = c,
-                                   .n_collectives = (uint32_t)n,
-                                   .steps = s,
-                                   .n_steps = 50};
+                                   T_RECORDS(strings, names, 1),
+                                   T_RECORDS(collectives, c, (uint32_t)n),
+                                   T_RECORDS(steps, s, 50)};
         t_store_put(st, &rb, 1);
     }
 }

@@ -33,16 +33,11 @@ batch(uint64_t seq, uint32_t rank, struct rs_rank_batch *rb, struct rs_kernel_re
                                  .clock = {1000, 1500},
                                  .collector_flags = RS_COLLECTOR_CLOCK_REPLACED,
                                  .collector_status = "clock",
-                                 .strings = names,
-                                 .n_strings = 2,
-                                 .kernels = k,
-                                 .n_kernels = 100,
-                                 .collectives = c,
-                                 .n_collectives = 1,
-                                 .steps = s,
-                                 .n_steps = 1,
-                                 .memcpys = copies,
-                                 .n_memcpys = seq == 1 ? 2 : 0};
+                                 T_RECORDS(strings, names, 2),
+                                 T_RECORDS(kernels, k, 100),
+                                 T_RECORDS(collectives, c, 1),
+                                 T_RECORDS(steps, s, 1),
+                                 T_RECORDS(memcpys, copies, seq == 1 ? 2 : 0)};
     return t_agent_batch(1, seq, rb, 1);
 }
 

@@ -24,10 +24,8 @@ put(rs_store *st, const struct rs_kernel_total *kt, uint32_t n_kt, const struct 
 {
     struct rs_rank_batch rb = {.identity = T_IDENTITY("job", 0, 1, "GPU-1"),
                                .clock = {T0 + 60 * S, T0 + 60 * S},
-                               .strings = names,
-                               .n_strings = 2,
-                               .steps = steps,
-                               .n_steps = n_steps,
+                               T_RECORDS(strings, names, 2),
+                               T_RECORDS(steps, steps, n_steps),
                                .kernel_totals = kt,
                                .n_kernel_totals = n_kt,
                                .copy_totals = ct,
@@ -262,8 +260,7 @@ aborted_names_are_written_again(void)
     const struct rs_kernel_total kt = {T0, 5 * S, 0, 1, 10, 10};
     struct rs_rank_batch rb = {.identity = T_IDENTITY("job", 0, 1, "GPU-1"),
                                .clock = {T0, T0},
-                               .strings = names,
-                               .n_strings = 1,
+                               T_RECORDS(strings, names, 1),
                                .kernel_totals = &kt,
                                .n_kernel_totals = 1};
     struct rs_agent_batch b = t_agent_batch(2, 1, &rb, 1);
@@ -312,8 +309,7 @@ put_names(rs_store *st, const char *const *batch_names, uint32_t n_names, uint64
         kt[i] = (struct rs_kernel_total){start, 5 * S, i, 1, 10, 10};
     struct rs_rank_batch rb = {.identity = T_IDENTITY("job", 0, 1, "GPU-1"),
                                .clock = {start, start},
-                               .strings = batch_names,
-                               .n_strings = n_names,
+                               T_RECORDS(strings, batch_names, n_names),
                                .kernel_totals = kt,
                                .n_kernel_totals = n_names};
     static uint64_t seq = 100;
