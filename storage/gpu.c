@@ -214,14 +214,33 @@ rank_exists(rs_store_write *w, uint64_t job_id, uint32_t rank)
     return mdb_get(w->txn, w->store->ranks, &k, &v) == 0;
 }
 
+/* The ranks of a batch by their GPU's UUID hash, so that each reading finds its rank in log time:
+ * a hostile agent's 65,536 readings against 4,096 ranks must not cost 2^28 comparisons. */
+struct batch_gpu {
+    uint64_t hash;
+    uint32_t index; /* into the batch's ranks */
+};
+
+static int
+cmp_batch_gpu(const void *a, const void *b)
+{
+    const struct batch_gpu *x = a, *y = b;
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
 /* A rank of this batch that reported `uuid` (its identity's GPU), else the map's. */
 static bool
-attribute(rs_store_write *w, const struct rs_agent_batch *b, const char *uuid, uint64_t *job_id,
-          uint32_t *rank)
+attribute(rs_store_write *w, const struct rs_agent_batch *b, const struct batch_gpu *by_hash,
+          size_t n, const char *uuid, uint64_t *job_id, uint32_t *rank)
 {
-    for (uint32_t i = 0; i < b->n_ranks; i++) {
-        const struct rs_rank_identity *id = &b->ranks[i].identity;
-        if (id->gpu_uuid && strcmp(id->gpu_uuid, uuid) == 0 &&
+    struct batch_gpu key = {uuid_hash(uuid), 0};
+    const struct batch_gpu *hit = n ? bsearch(&key, by_hash, n, sizeof key, cmp_batch_gpu) : NULL;
+
+    while (hit && hit > by_hash && hit[-1].hash == key.hash)
+        hit--; /* the first of equal hashes */
+    for (; hit && hit < by_hash + n && hit->hash == key.hash; hit++) {
+        const struct rs_rank_identity *id = &b->ranks[hit->index].identity;
+        if (strcmp(id->gpu_uuid, uuid) == 0 &&
             rs__store_job_key(w->txn, w->store, id->job, job_id) == 0) {
             *rank = id->rank;
             return true;
@@ -242,17 +261,25 @@ rs__store_write_gpus(rs_store_write *w, const struct rs_agent_batch *b)
         return 0;
     t = calloc(b->n_gpus, sizeof *t);
     v = calloc(b->n_gpus, sizeof *v);
-    if (!t || !v) {
+    struct batch_gpu *by_hash = calloc(b->n_ranks ? b->n_ranks : 1, sizeof *by_hash);
+    size_t n_hash = 0;
+    if (!t || !v || !by_hash) {
+        free(by_hash);
         rc = -ENOMEM;
         goto out;
     }
+    for (uint32_t i = 0; i < b->n_ranks; i++)
+        if (b->ranks[i].identity.gpu_uuid && b->ranks[i].identity.gpu_uuid[0])
+            by_hash[n_hash++] = (struct batch_gpu){uuid_hash(b->ranks[i].identity.gpu_uuid), i};
+    qsort(by_hash, n_hash, sizeof *by_hash, cmp_batch_gpu);
     for (uint32_t i = 0; i < b->n_gpus; i++) {
         struct target x = {0, b->gpus[i].time_ns, 0, i};
-        if (attribute(w, b, b->gpus[i].uuid, &x.job_id, &x.rank))
+        if (attribute(w, b, by_hash, n_hash, b->gpus[i].uuid, &x.job_id, &x.rank))
             t[n++] = x;
         else
             atomic_fetch_add(&unattributed_total, 1);
     }
+    free(by_hash);
     qsort(t, n, sizeof *t, cmp_target);
     const uint32_t per_chunk = RS_STORE_CHUNK_BYTES / sizeof *v;
     for (uint32_t i = 0; i < n && rc == 0;) {
