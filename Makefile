@@ -274,8 +274,18 @@ $(BUILD)/tests/tools/libfake_nvml_old.so: tests/tools/fake_nvml.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -fPIC -shared -DFAKE_NVML_OLD -o $@ $<
 
+# A server that speaks wire schema version 4 at most, as servers before GPU telemetry did: the agent
+# must stop sending telemetry to it and lose no profile data (tests/integration/220).
+SERVER_V4 := $(BUILD)/tests/tools/rankscope-server-v4
+$(BUILD)/obj/tests/wire_v4.o: proto/wire.c | $(PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DRS_WIRE_SCHEMA_VERSION=4u -c $< -o $@
+$(SERVER_V4): $(BUILD)/obj/server/main.o $(BUILD)/obj/tests/wire_v4.o $(SERVER_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
+
 test-build: $(BINS) $(UNIT_BINS) $(FUZZ_BINS) $(TOOL_BINS) $(BUILD)/tests/tools/powerloss.so \
-            $(FAKE_NVML)
+            $(FAKE_NVML) $(SERVER_V4)
 .PHONY: test-build
 
 test: test-deps lint-tools

@@ -23,7 +23,9 @@
  * server would drop without a word (an unknown field) — it refuses the batch instead, and the agent
  * sends telemetry in batches of its own so that a refusal costs no profile data (agent.c). Encoders
  * write the lowest version that holds the batch; decoders accept 1 .. 5. */
+#ifndef RS_WIRE_SCHEMA_VERSION /* tests build an older server with a lower one (Makefile) */
 #define RS_WIRE_SCHEMA_VERSION 5u
+#endif
 #define RS_WIRE_SCHEMA_VERSION_MIN 1u
 #define RS_WIRE_MAX_BATCH_BYTES (16u << 20) /* one AgentBatch request */
 #define RS_WIRE_MAX_FRAME_BYTES (60u << 10) /* one RankBatch frame, collector -> agent */

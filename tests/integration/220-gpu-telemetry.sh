@@ -132,6 +132,28 @@ check "gpus: a bad window is refused" sh -c "
     [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/capped/gpus?since_ns=5') = 400 ] &&
     [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/nosuchjob/gpus') = 404 ]"
 
+# A server from before telemetry (wire schema version 4 at most) refuses the telemetry batches: the
+# agent says so once and stops sending them; the job's profile reaches that server whole.
+start oldserver "$TOOLS/rankscope-server-v4" --data "$WORK/olddata" --http 127.0.0.1:0 \
+    --listen tcp://127.0.0.1:0 --ready-file "$WORK/old.ready"
+wait_file "$WORK/old.ready" || exit 1
+stop "$PID_agent"
+start_agent_at "$(field "$WORK/old.ready" listen)" --nvml-library "$FAKE" --gpu-interval-ms 100 \
+    --gpu-send-s 1
+"$BIN/rankscope-sim" --job tooold --ranks 4 --steps 150 --step-ms 20 --speed 1 \
+    --agent "$WORK/agent.sock" --log-level warn >"$WORK/tooold.json"
+sleep 1.5
+HTTP_NEW=$HTTP
+HTTP=http://$(field "$WORK/old.ready" http)
+wait_for_records tooold "$WORK/tooold.json"
+check "an older server: every profile record stored" totals_match tooold "$WORK/tooold.json"
+HTTP=$HTTP_NEW
+cp "$WORK/agent.log" "$WORK/tooold.agentlog"
+check "an older server: telemetry refused, said once, then no longer sent" sh -c "
+    [ \$(grep -c 'the server refused GPU telemetry' '$WORK/tooold.agentlog') = 1 ] &&
+    [ \$(grep -c 'RS-AGENT-REJECTED' '$WORK/tooold.agentlog') -le 4 ]"
+stop "$PID_oldserver"
+
 # NVML that is not there, does not start, is old, or hangs: the agent goes on.
 agent_with() { # NAME OPTIONS...: restart the agent, run a small job NAME through it
     local name=$1; shift
