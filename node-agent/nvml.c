@@ -312,8 +312,10 @@ read_clocks(rs_nvml *n, struct gpu *g, struct rs_gpu_sample *s)
     unsigned v, sm_max, mem_max;
     unsigned long long reasons;
 
+    /* clocks past 16 bits are no hardware's: left out (the wire refuses them, wire.c) */
     if (g->readings % EVERY_MAX_CLOCKS == 0 && CALL(n, max_clock, d, NVML_CLOCK_SM, &sm_max) &&
-        CALL(n, max_clock, d, NVML_CLOCK_MEM, &mem_max)) {
+        CALL(n, max_clock, d, NVML_CLOCK_MEM, &mem_max) && sm_max <= UINT16_MAX &&
+        mem_max <= UINT16_MAX) {
         g->sm_max = sm_max;
         g->mem_max = mem_max;
         g->have_max = true;
@@ -323,9 +325,9 @@ read_clocks(rs_nvml *n, struct gpu *g, struct rs_gpu_sample *s)
         s->mem_clock_max_mhz = g->mem_max;
         s->present |= RS_GPU_SM_CLOCK_MAX | RS_GPU_MEM_CLOCK_MAX;
     }
-    if (CALL(n, clock, d, NVML_CLOCK_SM, &v))
+    if (CALL(n, clock, d, NVML_CLOCK_SM, &v) && v <= UINT16_MAX)
         s->sm_clock_mhz = v, s->present |= RS_GPU_SM_CLOCK;
-    if (CALL(n, clock, d, NVML_CLOCK_MEM, &v))
+    if (CALL(n, clock, d, NVML_CLOCK_MEM, &v) && v <= UINT16_MAX)
         s->mem_clock_mhz = v, s->present |= RS_GPU_MEM_CLOCK;
     if (CALL(n, reasons, d, &reasons))
         s->clock_reasons = reasons, s->present |= RS_GPU_CLOCK_REASONS;
@@ -442,7 +444,7 @@ read_links(rs_nvml *n, const struct gpu *g, struct rs_gpu_sample *s)
             }
         }
     }
-    if (g->links && n->fn.nvlink_state) {
+    if (g->links && n->fn.nvlink_state) { /* at most 18 links: up fits the wire's 255 */
         s->nvlink_up = up;
         s->nvlink_errors = errors;
         if (counted || up == 0)

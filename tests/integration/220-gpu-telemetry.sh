@@ -21,6 +21,9 @@ export FAKE_NVML_SCRIPT=$WORK/nvml.script
     echo "gpu $(uuid 2 1) ecc_u_per_s=2 width=8"
     echo "gpu $(uuid 2 2)"
     echo "gpu $(uuid 2 3)"
+    echo "# a GPU no rank uses, whose NVML answers what no hardware reaches: those fields are left"
+    echo "# out of its readings (else the encoder would refuse the whole telemetry batch)"
+    echo "gpu GPU-weird sm=70000 temp=999 util=250"
     echo "# one query fails on every GPU (GPU lost): only its field goes"
     echo "fail nvmlDeviceGetPcieReplayCounter 15"
 } >"$FAKE_NVML_SCRIPT"
@@ -107,8 +110,8 @@ check "/metrics: per-GPU gauges labelled job, rank, host and gpu_uuid" sh -c "
     grep -q '^rankscope_gpu_sm_clock_hertz{job=\"capped\",rank=\"2\",host=\"sim-node-000\",gpu_uuid=\"$(uuid 1 2)\"} 1410000000$' '$WORK/server.prom' &&
     grep -q '^rankscope_gpu_sm_clock_hertz{job=\"capped\",rank=\"0\",host=\"sim-node-000\",gpu_uuid=\"$(uuid 1 0)\"} 1980000000$' '$WORK/server.prom' &&
     grep -q '^rankscope_gpu_throttled{job=\"capped\",rank=\"2\",.*,reason=\"power_cap\"} 1$' '$WORK/server.prom'"
-check "agent metrics: 8 GPUs sampled, the failing query counted, nothing missing" sh -c "
-    grep -q '^rankscope_agent_gpus 8$' '$WORK/agent.prom' &&
+check "agent metrics: 9 GPUs sampled, the failing query counted, nothing missing" sh -c "
+    grep -q '^rankscope_agent_gpus 9$' '$WORK/agent.prom' &&
     grep -q '^rankscope_agent_nvml_missing_functions 0$' '$WORK/agent.prom' &&
     awk '/^rankscope_agent_nvml_errors_total/ { exit !(\$2 > 0) }' '$WORK/agent.prom'"
 check "fleet: the capped and the faulty GPU first, the straggler in 1 of their 1 jobs" python3 -c '
@@ -179,8 +182,8 @@ cp "$WORK/nvml.good" "$FAKE_NVML_SCRIPT"
 agent_with old --nvml-library "$FAKE_OLD" --metrics-file "$WORK/old.prom" --metrics-s 1
 sleep 1.5
 check "old NVML: renamed functions found by their old names, missing ones counted" sh -c "
-    grep -q 'RS-AGENT-NVML GPU telemetry from .*: 8 GPUs every 100 ms (3 NVML functions missing)' '$WORK/old.agentlog' &&
-    grep -q '^rankscope_agent_gpus 8$' '$WORK/old.prom'"
+    grep -q 'RS-AGENT-NVML GPU telemetry from .*: 9 GPUs every 100 ms (3 NVML functions missing)' '$WORK/old.agentlog' &&
+    grep -q '^rankscope_agent_gpus 9$' '$WORK/old.prom'"
 echo "sleep nvmlDeviceGetPowerUsage 3000" >>"$FAKE_NVML_SCRIPT"
 start_ns=$(date +%s%N)
 agent_with hung --nvml-library "$FAKE"
