@@ -67,6 +67,10 @@ render_gpus(const char *job, json_t *doc)
                rs__cli_real(p, "limit_watts"),
                rs__cli_real(json_object_get(g, "temperature"), "max_c"),
                rs__cli_real(json_object_get(g, "utilization"), "gpu_pct"));
+        json_t *k = json_object_get(g, "kernels");
+        if (json_is_object(k)) /* busy is not efficient: what the kernels did meanwhile */
+            printf(" (kernels busy %.0f%%, tensor cores %.0f%% of kernel time)",
+                   100 * rs__cli_real(k, "busy_share"), 100 * rs__cli_real(k, "tensor_core_share"));
         printf("  ECC %lld/%lld  XID %lld", (long long)rs__cli_int(e, "ecc_corrected"),
                (long long)rs__cli_int(e, "ecc_uncorrected"), (long long)rs__cli_int(e, "xids"));
         if (json_is_integer(json_object_get(l, "pcie_width")))

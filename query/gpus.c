@@ -174,9 +174,9 @@ finish(struct acc *a)
     s->util_mem_pct = a->n_util ? a->mutil / (double)a->n_util : 0;
 }
 
-int
-rs_gpu_summaries(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1,
-                 struct rs_gpu_summary **out, size_t *n)
+static int
+summaries(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1, bool want_busy,
+          struct rs_gpu_summary **out, size_t *n)
 {
     struct rs_rank_info *ranks;
     struct rs_gpu_summary *v = NULL;
@@ -202,6 +202,8 @@ rs_gpu_summaries(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1,
         rc = rs_store_gpu_scan(r, job, ranks[i].rank, t0, t1, add_reading, a);
         finish(a);
         free(a);
+        if (rc == 0 && want_busy)
+            rc = rs_gpu_busy_of(r, job, ranks[i].rank, t0, t1, &v[i].busy);
     }
     free(ranks);
     if (rc != 0) {
@@ -211,6 +213,13 @@ rs_gpu_summaries(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1,
     *out = v;
     *n = nr;
     return 0;
+}
+
+int
+rs_gpu_summaries(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1,
+                 struct rs_gpu_summary **out, size_t *n)
+{
+    return summaries(r, job, t0, t1, false, out, n);
 }
 
 /* A figure NVML gave (field bits `need` in the readings), else null. */
@@ -270,6 +279,10 @@ rs_gpu_summary_json(const struct rs_gpu_summary *s)
                   s->remap_pending, "remap_failed", s->remap_failed, "xids",
                   int_if(s, RS_GPU_XID, s->xids), "last_xid",
                   s->xids ? json_integer(s->last_xid) : json_null()));
+    json_object_set_new(j, "kernels",
+                        s->busy.known ? json_pack("{s:f, s:f}", "busy_share", s->busy.busy_share,
+                                                  "tensor_core_share", s->busy.tensor_share)
+                                      : json_null());
     json_object_set_new(j, "links",
                         json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "pcie_gen",
                                   int_if(s, RS_GPU_PCIE_LINK, s->pcie_gen), "pcie_gen_max",
@@ -308,7 +321,7 @@ rs_query_gpus(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1, doubl
 
     if (t1 == 0 && (rc = rs_gpu_default_window(r, job, window_s, &t0, &t1)) != 0)
         return rc;
-    if ((rc = rs_gpu_summaries(r, job, t0, t1, &v, &n)) != 0)
+    if ((rc = summaries(r, job, t0, t1, true, &v, &n)) != 0)
         return rc;
     json_t *list = json_array();
     for (size_t i = 0; list && i < n; i++)

@@ -7,6 +7,7 @@
 #ifndef RS_QUERY_GPUS_H
 #define RS_QUERY_GPUS_H
 
+#include "query/gpu_busy.h"
 #include "storage/store.h"
 
 #include <jansson.h>
@@ -54,11 +55,13 @@ struct rs_gpu_summary {
     uint32_t pcie_gen, pcie_gen_max, pcie_width, pcie_width_max; /* lowest current, newest max */
     uint64_t pcie_replays, nvlink_errors;                        /* growth */
     uint32_t nvlink_up;                                          /* fewest active */
+    struct rs_gpu_busy busy; /* what its kernels did over the window (gpu_busy.h) */
 };
 
 /* The summaries of every rank of `job` over readings taken in [t0, t1), rank order, in a new
  * array (*out, caller frees; NULL when *n is 0). Ranks without readings are included (samples
- * 0). Returns 0, RS_E_NOT_FOUND (no such job), -ENOMEM or a storage error. */
+ * 0). `busy` is left unknown here (reading kernels costs more: rs_query_gpus fills it). Returns 0,
+ * RS_E_NOT_FOUND (no such job), -ENOMEM or a storage error. */
 int rs_gpu_summaries(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1,
                      struct rs_gpu_summary **out, size_t *n);
 
@@ -71,7 +74,8 @@ json_t *rs_gpu_summary_json(const struct rs_gpu_summary *s);
 int rs_gpu_default_window(rs_store_read *r, const char *job, double window_s, uint64_t *t0,
                           uint64_t *t1);
 
-/* GET /v1/jobs/{job}/gpus: {"job", "window": {since_ns, until_ns}, "gpus": [summary...]}.
+/* GET /v1/jobs/{job}/gpus: {"job", "window": {since_ns, until_ns}, "gpus": [summary...]}, each
+ * summary with its kernels' busy and tensor-core shares over the window (gpu_busy.h).
  * t1 == 0: the default window of `window_s`. Returns 0, RS_E_NOT_FOUND, or an error above. */
 int rs_query_gpus(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1, double window_s,
                   json_t **out);

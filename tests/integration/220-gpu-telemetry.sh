@@ -62,6 +62,9 @@ assert 0.7 < s["violation_share"]["power"] < 0.86, s["violation_share"]
 assert s["temperature"]["max_c"] == 83 and s["power"]["watts"] == 699, s
 h = g[0]
 assert h["clocks"]["sm_mhz"] == 1980 and h["throttle_share"]["power_cap"] == 0, h
+for x in g.values():  # busy is not efficient: the simulated GEMMs run on the FMA pipes
+    k = x["kernels"]
+    assert 0.3 < k["busy_share"] <= 1 and k["tensor_core_share"] == 0, k
 assert h["violation_share"]["power"] == 0 and h["errors"]["xids"] == 0, h' "$WORK/capped.gpus"
 
 check "verdict: rank 2 gpu_slow, its evidence the clock and the power cap against its peers" python3 -c '

@@ -4,6 +4,7 @@
  * straggler's differences from its peers are items with their numbers; a healthy rank has none;
  * and a cap every GPU shares is no one rank's evidence. */
 #include "query/gpu_evidence.h"
+#include "query/gpu_busy.h"
 #include "query/gpus.h"
 #include "tests/store_fixture.h"
 
@@ -116,9 +117,32 @@ evidence(void)
     t_store_remove(st, dir);
 }
 
+/* Kernel names of real libraries: tensor-core kernels and FMA-pipe ones told apart. */
+static void
+tensor_core_names(void)
+{
+    T_CHECK(rs_gpu_kernel_uses_tensor_cores("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x"
+                                            "256x64_warpgroupsize2x1x1_execute_segment_k_off_"
+                                            "kernel__5x_cublas"));
+    T_CHECK(rs_gpu_kernel_uses_tensor_cores("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn"));
+    T_CHECK(rs_gpu_kernel_uses_tensor_cores("volta_h884gemm_64x64_ldg8_nn"));
+    T_CHECK(rs_gpu_kernel_uses_tensor_cores(
+        "void "
+        "cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8>"));
+    T_CHECK(
+        !rs_gpu_kernel_uses_tensor_cores("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128"
+                                         "x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute"));
+    T_CHECK(!rs_gpu_kernel_uses_tensor_cores("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_"
+                                             "8x4_nt_align1>"));
+    T_CHECK(!rs_gpu_kernel_uses_tensor_cores("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+    T_CHECK(
+        !rs_gpu_kernel_uses_tensor_cores("vectorized_elementwise_kernel<4, GeluCUDAKernelImpl>"));
+}
+
 int
 main(void)
 {
     T_RUN(evidence);
+    T_RUN(tensor_core_names);
     return T_DONE("unit/query/gpu_evidence");
 }
