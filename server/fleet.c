@@ -238,9 +238,10 @@ fleet_done(uv_work_t *req, int status) /* loop */
 {
     struct fleet_work *w = req->data;
 
-    if (status == 0 && w->rc == 0)
-        rs_http_respond_json(w->conn, 200, w->doc);
-    else
+    if (status == 0 && w->rc == 0) {
+        rs_http_respond_json(w->conn, 200, w->doc); /* takes the document */
+        w->doc = NULL;
+    } else
         rs_http_respond_error(w->conn, 500, "fleet view: %s", rs_strerror(status ? status : w->rc));
     json_decref(w->doc);
     free(w->verdicts);
