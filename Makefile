@@ -15,9 +15,10 @@ comma     := ,
 # (make dev-deps: make format, make fuzz-*, pprof's web UI). scripts/deps.sh installs the missing.
 BUILD_DEB_PACKAGES := build-essential pkg-config libnng-dev libuv1-dev liblmdb-dev \
                       libprotobuf-c-dev protobuf-c-compiler libjansson-dev libcurl4-openssl-dev \
-                      node-llhttp zlib1g-dev
+                      node-llhttp zlib1g-dev libmbedtls-dev
 DEB_PACKAGES      := $(BUILD_DEB_PACKAGES) python3
 TEST_DEB_PACKAGES := python3-yaml curl golang-go nodejs npm
+TEST_DEB_PACKAGES += openssl
 DEV_DEB_PACKAGES  := clang-format clang graphviz golang-go
 
 # pkg-config where the .pc exists; Debian's libnng-dev ships none, so fall back to plain -l.
@@ -97,8 +98,10 @@ SERVER_LIBS := $(LAYER_server)
 AGENT_LIBS  := $(LAYER_node-agent)
 SIM_LIBS    := $(LAYER_sim)
 CLI_LIBS    := $(LAYER_cli)
-EXT_LIBS    := $(LIB_NNG) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_CURL) -lz -lstdc++ \
+EXT_LIBS    := $(LIB_NNG) $(LIB_UV) $(LIB_LMDB) $(LIB_PBC) $(LIB_JANSSON) $(LIB_CURL) -lmbedcrypto -lz -lstdc++ \
                -lpthread -lm
+# TLS: HTTPS on the REST port and the agent channel's certificates (docs/dependencies.md)
+EXT_LIBS    += -lmbedtls -lmbedx509
 
 BINS := $(BUILD)/bin/rankscope-server $(BUILD)/bin/rankscope-agent $(BUILD)/bin/rankscope-sim \
         $(BUILD)/bin/rankscope
@@ -318,6 +321,7 @@ fuzz-%: $(PB_H)
 	clang -std=c11 -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' -g -O1 \
 	  -fsanitize=fuzzer,address,undefined -I. -I$(BUILD)/gen -I$(LLHTTP_INC) $(DEP_CFLAGS) \
 	  tests/fuzz/$*_fuzz.c $(IMPORT_SRC) $(PROTO_SRC) $(COMMON_SRC) $(PB_C) server/http_request.c \
+	  server/tls_stream.c \
 	  $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c -o build-fuzz/$*_fuzz \
 	  $(EXT_LIBS)
 

@@ -8,6 +8,7 @@
 #include "import/trace_file.h"
 #include "cli/output.h"
 #include "cli/trace_args.h"
+#include "query/advice.h"
 #include "query/jobs.h"
 #include "query/skew.h"
 #include "query/steps.h"
@@ -88,7 +89,7 @@ newest_steps(const struct rs_rank_steps *ranks, size_t n_ranks, size_t keep)
 }
 
 struct report {
-    json_t *ranks, *steps, *top, *skew, *stragglers;
+    json_t *ranks, *steps, *top, *skew, *stragglers, *advice;
 };
 
 static void
@@ -99,6 +100,7 @@ report_free(struct report *rep)
     json_decref(rep->top);
     json_decref(rep->skew);
     json_decref(rep->stragglers);
+    json_decref(rep->advice);
 }
 
 /* Step metrics are the costly part: loaded once, for the straggler rule's default lookback,
@@ -132,6 +134,8 @@ report_build(rs_store *store, const char *job, struct report *rep, char *err, si
         (what = "NCCL skew", rc = rs_query_skew(r, job, &ko, &rep->skew)) == 0)
         what = "stragglers",
         rc = rs_query_stragglers_on(r, job, &so, newest, n_ranks, &rep->stragglers);
+    if (rc == 0)
+        what = "advice", rc = rs_query_advice_json(r, job, 0, &rep->advice);
 out:
     free(newest);
     rs_job_steps_free(ranks, n_ranks);
@@ -147,8 +151,9 @@ static int
 print_report(const char *job, const struct report *rep)
 {
     int (*const render[])(const char *, json_t *) = {
-        rs__cli_render_steps, rs__cli_render_top, rs__cli_render_skew, rs__cli_render_stragglers};
-    json_t *docs[] = {rep->steps, rep->top, rep->skew, rep->stragglers};
+        rs__cli_render_steps, rs__cli_render_top,        rs__cli_render_skew,
+        rs__cli_render_stragglers, rs__cli_render_advice};
+    json_t *docs[] = {rep->steps, rep->top, rep->skew, rep->stragglers, rep->advice};
     int rc = 0;
 
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
@@ -220,9 +225,10 @@ rs_cli_analyze(const struct rs_cli_options *o, int argc, char **argv)
         goto done;
     }
     if (o->json) {
-        json_t *doc = json_pack("{s:s, s:O, s:O, s:O, s:O, s:O, s:O}", "job", set.job, "files",
-                                files, "ranks", rep.ranks, "steps", rep.steps, "top", rep.top,
-                                "skew", rep.skew, "stragglers", rep.stragglers);
+        json_t *doc = json_pack("{s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "job", set.job,
+                                "files", files, "ranks", rep.ranks, "steps", rep.steps, "top",
+                                rep.top, "skew", rep.skew, "stragglers", rep.stragglers, "advice",
+                                rep.advice);
         if (!temporary && doc)
             json_object_set_new(doc, "data", json_string(dir));
         exit_code = doc ? rs__cli_print_json(doc) : 1;

@@ -48,11 +48,19 @@ const struct rs_cli_command rs_cli_commands[] = {
      "live view: verdict, NCCL skew, top kernels, refreshed",
      "Refreshes the straggler verdict with its history, the NCCL wait skew and the top kernels "
      "every --interval-s\nuntil Ctrl-C (or --iterations times)."},
+    {"advise", rs_cli_advise, "JOB", "",
+     "ranked findings: what costs each step, by how much at most, what to change",
+     "Per finding (launch-bound, host synchronizations, input pipeline, pageable copies, fp32 "
+     "GEMMs, unfused elementwise\nchains, exposed NCCL, memory stalls, load imbalance): the "
+     "numbers seen, the step time it costs at most and how\nthat was estimated, and what to "
+     "change in PyTorch terms. Over each rank's last 50 steps (markers, the NCCL pattern,\nor "
+     "the kernel-name period); findings below 5% of the step are noise. docs/analysis.md "
+     "\"Advice\"."},
     {"analyze", rs_cli_analyze, "FILE...", "job data rank",
-     "PyTorch profiler traces, no server: ranks, steps, top, skew, stragglers",
+     "PyTorch profiler traces, no server: ranks, steps, top, skew, stragglers, advice",
      "Imports PyTorch profiler traces (one per rank; .json or .json.gz; files, directories, "
      "globs) into an embedded store\n(a temporary one, or --data DIR to keep it) and prints "
-     "ranks, steps, top kernels, NCCL skew and stragglers.\nA trace without distributedInfo is "
+     "ranks, steps, top kernels, NCCL skew, stragglers and advice.\nA trace without distributedInfo is "
      "rank 0 of a one-rank job (or --rank R). In a directory, JSON files that are\nnot traces "
      "are skipped with a warning."},
     {"import", rs_cli_import, "FILE...", "job rank",

@@ -175,7 +175,10 @@ rs__cli_render_steps(const char *job, json_t *doc)
     const char *src = json_string_value(json_object_get(doc, "steps_source"));
     const char *from = !src                           ? "?"
                        : strcmp(src, "inferred") == 0 ? "the NCCL pattern (no step markers)"
-                       : strcmp(src, "mixed") == 0    ? "step markers, or the NCCL pattern"
+                       : strcmp(src, "kernel_period") == 0
+                           ? "the kernel-name period (no step markers, no NCCL pattern)"
+                       : strcmp(src, "mixed") == 0 ? "step markers, the NCCL pattern or the "
+                                                     "kernel-name period"
                                                       : "step markers";
     printf("job %s: medians over each rank's last %lld steps (ms; STEPS: how many it has), steps "
            "from %s\n\n",

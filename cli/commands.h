@@ -40,6 +40,7 @@ int rs_cli_compare(const struct rs_cli_options *o, int argc, char **argv);
  * interrupted (or once with --json). */
 /* Imports trace files into an embedded store and prints the cross-rank report (no server). */
 int rs_cli_analyze(const struct rs_cli_options *o, int argc, char **argv);
+int rs_cli_advise(const struct rs_cli_options *o, int argc, char **argv);
 /* Writes a window of a job as Chrome/Perfetto trace files, one per rank, or as a pprof profile. */
 int rs_cli_export(const struct rs_cli_options *o, int argc, char **argv);
 /* Imports trace files into the server (POST /v1/import). */

@@ -2,6 +2,7 @@
 #include "cli/http.h"
 
 #include "common/array.h"
+#include "common/utf8.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -9,6 +10,8 @@
 #include <string.h>
 
 #define MAX_RESPONSE (256u << 20)
+
+static const char *ca_file; /* rs_cli_http_set_ca_file */
 
 struct body {
     char *data;
@@ -29,6 +32,37 @@ on_data(char *ptr, size_t size, size_t n, void *arg)
     return add;
 }
 
+void
+rs_cli_http_set_ca_file(const char *path)
+{
+    ca_file = path && path[0] ? path : NULL;
+}
+
+/* The message for a failed transfer: certificate problems say what to do about them. */
+static void
+transfer_error(CURLcode cc, const char *detail, const char *base_url, char *err, size_t err_len)
+{
+    char why[4 * CURL_ERROR_SIZE];
+
+    /* curl's words may quote the server's certificate (its subject): bytes from the network */
+    detail = detail[0] ? detail : curl_easy_strerror(cc);
+    rs_utf8_escape(detail, strlen(detail), why, sizeof why);
+
+    if (cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE)
+        snprintf(err, err_len,
+                 "cannot trust rankscope-server at %s: %s (give the CA that signed its "
+                 "certificate: --ca-file FILE or RANKSCOPE_CLI_CA_FILE; and a URL with a name "
+                 "the certificate carries)",
+                 base_url, why);
+    else if (cc == CURLE_SSL_CONNECT_ERROR)
+        snprintf(err, err_len, "no TLS session with rankscope-server at %s: %s (is it https?)",
+                 base_url, why);
+    else
+        snprintf(err, err_len,
+                 "cannot reach rankscope-server at %s: %s (start it, or pass --server URL)",
+                 base_url, why);
+}
+
 int
 rs_cli_http(const char *method, const char *base_url, const char *path, long *status, json_t **doc,
             char *err, size_t err_len)
@@ -42,7 +76,7 @@ perform(const char *method, const char *base_url, const char *path, const char *
         const void *body, size_t len, long *status, struct body *b, char *err, size_t err_len)
 {
     struct curl_slist *headers = NULL;
-    char url[4096];
+    char url[4096], detail[CURL_ERROR_SIZE] = "";
     CURL *curl;
     CURLcode cc;
     int rc = -1;
@@ -60,6 +94,9 @@ perform(const char *method, const char *base_url, const char *path, const char *
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 60000L);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https"); /* not file://, ftp://, ... */
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, detail);
+    if (ca_file)
+        curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file);
     if (body) {
         char header[128];
         snprintf(header, sizeof header, "Content-Type: %s", content_type);
@@ -73,10 +110,7 @@ perform(const char *method, const char *base_url, const char *path, const char *
     }
     cc = curl_easy_perform(curl);
     if (cc != CURLE_OK) {
-        snprintf(err, err_len,
-                 "cannot reach rankscope-server at %s: %s (start it, or pass "
-                 "--server URL)",
-                 base_url, curl_easy_strerror(cc));
+        transfer_error(cc, detail, base_url, err, err_len);
         goto out;
     }
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);

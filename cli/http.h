@@ -7,6 +7,10 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* The PEM CA file that https:// servers' certificates are verified against from now on (NULL or
+ * "": the system's CAs). The path is used, not copied: it must outlive the requests. */
+void rs_cli_http_set_ca_file(const char *path);
+
 /* Sends `method` ("GET", "DELETE") to base_url + path. On success *doc owns the JSON body and
  * *status is the HTTP status (error documents are returned too, with their status). On transport
  * failure returns -1 and writes a message to err. */

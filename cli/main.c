@@ -4,6 +4,7 @@
 #include "common/config.h"
 #include "common/time_arg.h"
 #include "cli/command_table.h"
+#include "cli/http.h"
 
 #include <curl/curl.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 
 struct cli_config {
     char *server;
+    char *ca_file; /* https:// servers: the CA that signed their certificate (cli/http.h) */
     bool json;
     int64_t rank, with_rank, limit, since_ns, until_ns, with_since_ns, with_until_ns;
     double interval_s;
@@ -25,7 +27,9 @@ struct cli_config {
 
 static const struct rs_config_option options[] = {
     {"server", RS_CONFIG_STRING, "http://127.0.0.1:7070", offsetof(struct cli_config, server),
-     "rankscope-server REST API base URL", 0, 0},
+     "rankscope-server REST API base URL (https://... for a server with --tls-cert)", 0, 0},
+    {"ca-file", RS_CONFIG_STRING, "", offsetof(struct cli_config, ca_file),
+     "PEM CA file to verify an https:// --server with (\"\" = the system's CAs)", 0, 0},
     {"json", RS_CONFIG_BOOL, "false", offsetof(struct cli_config, json),
      "print the API's JSON instead of tables", 0, 0},
     OPT("rank", RS_CONFIG_INT, "-1", rank,
@@ -183,7 +187,7 @@ listed(const char *list, const char *key, size_t n)
 static int
 options_apply(const struct rs_cli_command *c, const struct cli_config *cfg, int argc, char **argv)
 {
-    static const char global[] = "server json config help";
+    static const char global[] = "server json config help ca-file";
 
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--", 2) != 0)
@@ -254,6 +258,7 @@ main(int argc, char **argv)
     while (n > 0 && cfg.server[n - 1] == '/') /* "http://host:7070/" works too */
         cfg.server[--n] = '\0';
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    rs_cli_http_set_ca_file(cfg.ca_file);
     rc = c->run(&o, npos - 1, pos + 1);
     curl_global_cleanup();
 done:

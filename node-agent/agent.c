@@ -422,7 +422,8 @@ rs_agent_run(const struct rs_agent_config *cfg)
     uv_loop_init(&a.loop);
     fopts = (struct rs_forward_options){
         cfg->server, (unsigned)cfg->window, (uint64_t)cfg->max_queue_mb << 20,
-        (unsigned)cfg->reply_timeout_ms, a.has_spool ? &a.spool : NULL, on_rejected, &a};
+        (unsigned)cfg->reply_timeout_ms, a.has_spool ? &a.spool : NULL, on_rejected, &a,
+        cfg->tls_ca, cfg->tls_server_name, cfg->tls_cert, cfg->tls_key};
     if ((rc = rs_aggregate_new(&a.agg)) != 0 ||
         (cfg->demangle && (rc = rs_demangler_new(&a.demangler)) != 0) ||
         (rc = rs_forward_start(&a.loop, &fopts, &a.fwd)) != 0)

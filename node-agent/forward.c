@@ -1,14 +1,19 @@
 /* Acknowledged, windowed, resending agent -> server forwarding over NNG req (see forward.h). */
 #include "node-agent/forward.h"
 
+#include "node-agent/tls_probe.h"
+
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "proto/nng_tls.h"
 #include "proto/wire.h"
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
+#include <nng/supplemental/tls/tls.h>
 #include <nng/supplemental/util/platform.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -52,9 +57,17 @@ struct rs_forward {
     nng_mtx *lock;
     struct fwd_ctx *done; /* under lock */
     atomic_bool closing;
+    atomic_bool connected_once; /* a connection (a TLS session for tls+tcp://) was made */
+    nng_tls_config *tls;        /* tls+tcp://: the dialer's configuration, held for probes */
+    nng_tls_config *tls_any;    /* the same client certificate, any server's (probes only) */
+    char tls_name[256];         /* the name the server's certificate is checked against */
+    rs_tls_probe *probe;        /* the latest diagnostic connection (tls_probe.h) */
+    uint64_t probe_ns;          /* when it started */
     struct item *head, *tail; /* sequence order */
     struct rs_forward_stats stats;
 };
+
+static void probe(rs_forward *f);
 
 static void
 unlink_item(rs_forward *f, struct item *it)
@@ -126,6 +139,16 @@ finish(rs_forward *f, struct fwd_ctx *c)
     c->item = NULL;
     c->state = CTX_IDLE;
     c->busy = false;
+    if (c->result != 0 && !atomic_load(&f->connected_once) &&
+        strncmp(f->opts.server_url, "tls+", 4) == 0) {
+        /* NNG redials without saying why a handshake failed: a connection of our own says */
+        rs_log_limited(30, RS_LOG_WARN, "RS-AGENT-TLS",
+                       "no TLS session with %s yet (batch %llu: %s); a test connection says why",
+                       f->opts.server_url, (unsigned long long)it->seq, nng_strerror(c->result));
+        probe(f);
+        retry_later(f, it, it->attempts < 5 ? 200u << it->attempts : 5000);
+        return;
+    }
     if (c->result != 0) {
         rs_log_limited(30, RS_LOG_WARN, "RS-AGENT-SEND", "batch %llu not delivered: %s",
                        (unsigned long long)it->seq, nng_strerror(c->result));
@@ -259,6 +282,90 @@ rs_forward_push(rs_forward *f, uint64_t seq, uint8_t *data, size_t len, int from
     return 0;
 }
 
+/* A diagnostic connection (tls_probe.h), at most one every 30 s. */
+static void
+probe(rs_forward *f)
+{
+    uint64_t now = rs_clock_mono_ns();
+
+    if (!f->tls || (f->probe && !rs_tls_probe_done(f->probe)) ||
+        (f->probe && now - f->probe_ns < 30000000000ull))
+        return;
+    rs_tls_probe_free(f->probe);
+    f->probe = NULL;
+    f->probe_ns = now;
+    if (rs_tls_probe_start(f->opts.server_url, f->tls, f->tls_any, f->tls_name, &f->probe) != 0)
+        f->probe = NULL;
+}
+
+static void
+on_pipe_added(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+    rs_forward *f = arg;
+    atomic_store(&f->connected_once, true);
+}
+
+/* A tls+tcp:// server: the CA to verify it, the name it must carry (by default the URL's host),
+ * this agent's certificate if any. Refuses TLS settings for a plain URL. Returns an NNG code. */
+static int
+set_tls(rs_forward *f)
+{
+    const struct rs_forward_options *o = &f->opts;
+    bool tls = strncmp(o->server_url, "tls+", 4) == 0;
+    struct rs_nng_tls_files files = {o->tls_cert, o->tls_key, o->tls_ca, o->tls_server_name,
+                                     false};
+    nng_tls_config *conf = NULL;
+    nng_url *url = NULL;
+    char err[512];
+    int rv;
+
+    if (!tls) {
+        if ((o->tls_ca && o->tls_ca[0]) || (o->tls_cert && o->tls_cert[0])) {
+            rs_log(RS_LOG_ERROR, "RS-AGENT-TLS",
+                   "--tls-ca and --tls-cert need a tls+tcp:// --server, and it is %s",
+                   o->server_url);
+            return NNG_EINVAL;
+        }
+        return 0;
+    }
+    if (!(o->tls_server_name && o->tls_server_name[0])) {
+        struct in6_addr ip;
+        if ((rv = nng_url_parse(&url, o->server_url)) != 0)
+            return rv;
+        files.server_name = url->u_hostname;
+        if (inet_pton(AF_INET, url->u_hostname, &ip) == 1 ||
+            inet_pton(AF_INET6, url->u_hostname, &ip) == 1) {
+            /* measured: a certificate carrying IP:127.0.0.1 fails for tls+tcp://127.0.0.1 */
+            rs_log(RS_LOG_ERROR, "RS-AGENT-TLS",
+                   "%s: the TLS library here (mbedTLS 2.28, Debian 12's NNG) checks a server's "
+                   "certificate against DNS names only, not IP addresses: give --tls-server-name, "
+                   "a DNS name its certificate carries",
+                   o->server_url);
+            nng_url_free(url);
+            return NNG_EINVAL;
+        }
+    }
+    rv = rs_nng_tls_config_new(false, &files, &conf, NULL, err, sizeof err);
+    snprintf(f->tls_name, sizeof f->tls_name, "%s", files.server_name);
+    if (rv == 0) { /* for tls_probe.c: tells whose certificate a failed handshake refused */
+        struct rs_nng_tls_files any = {o->tls_cert, o->tls_key, NULL, NULL, true};
+        if ((rv = rs_nng_tls_config_new(false, &any, &f->tls_any, NULL, err, sizeof err)) != 0)
+            nng_tls_config_free(conf);
+    }
+    if (url)
+        nng_url_free(url);
+    if (rv != 0) {
+        rs_log(RS_LOG_ERROR, "RS-AGENT-TLS", "%s: %s", o->server_url, err);
+        return rv == -ENOMEM ? NNG_ENOMEM : NNG_EINVAL;
+    }
+    if ((rv = nng_dialer_set_ptr(f->dialer, NNG_OPT_TLS_CONFIG, conf)) != 0) {
+        nng_tls_config_free(conf);
+        return rv;
+    }
+    f->tls = conf; /* the dialer holds it too */
+    return 0;
+}
+
 int
 rs_forward_start(uv_loop_t *loop, const struct rs_forward_options *opts, rs_forward **out)
 {
@@ -276,6 +383,9 @@ rs_forward_start(uv_loop_t *loop, const struct rs_forward_options *opts, rs_forw
     /* Resend a request whose reply is lost (server restarted): requests are idempotent. */
     nng_socket_set_ms(f->sock, NNG_OPT_REQ_RESENDTIME, 5000);
     if ((rv = nng_dialer_create(&f->dialer, f->sock, opts->server_url)))
+        goto fail;
+    if ((rv = set_tls(f)) != 0 ||
+        (rv = nng_pipe_notify(f->sock, NNG_PIPE_EV_ADD_POST, on_pipe_added, f)) != 0)
         goto fail;
     nng_dialer_set_ms(f->dialer, NNG_OPT_RECONNMINT, 100);
     nng_dialer_set_ms(f->dialer, NNG_OPT_RECONNMAXT, 2000);
@@ -308,6 +418,10 @@ fail:
     free(f->ctxs);
     if (f->lock)
         nng_mtx_free(f->lock);
+    if (f->tls)
+        nng_tls_config_free(f->tls);
+    if (f->tls_any)
+        nng_tls_config_free(f->tls_any);
     free(f);
     return RS_E_CONFIG;
 }
@@ -342,6 +456,11 @@ rs_forward_free(rs_forward *f)
     }
     while (f->head)
         drop_item(f, f->head, true); /* spooled batches stay on disk for the next start */
+    rs_tls_probe_free(f->probe);
+    if (f->tls)
+        nng_tls_config_free(f->tls);
+    if (f->tls_any)
+        nng_tls_config_free(f->tls_any);
     free(f->ctxs);
     nng_mtx_free(f->lock);
     free(f);

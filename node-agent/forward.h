@@ -25,6 +25,8 @@ struct rs_forward_options {
      * NULL: only counted and logged. */
     void (*on_rejected)(void *arg, uint64_t seq, const char *error);
     void *on_rejected_arg;
+    /* a tls+tcp:// server_url: CA file, server name ("" = the URL's host), own cert and key */
+    const char *tls_ca, *tls_server_name, *tls_cert, *tls_key;
 };
 
 struct rs_forward_stats {

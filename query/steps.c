@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/step_metrics.h"
 #include "query/instances.h"
+#include "query/kernel_period.h"
 #include "query/step_infer.h"
 #include "query/stats.h"
 
@@ -354,6 +355,11 @@ infer_rank_steps(rs_store_read *r, const char *job, const struct rs_job_info *in
         ranks[i].inferred_period = period;
         free(st);
     }
+    /* no periodic NCCL pattern (single GPU, markerless traces): the kernel-name period */
+    for (size_t i = 0; i < n_ranks && rc == 0; i++)
+        if (ranks[i].n == 0)
+            rc = rs_kernel_period_rank_steps(r, job, info->last_ns, last_steps, until_step,
+                                             &ranks[i]);
 out:
     for (size_t i = 0; x.v && i < n_ranks; i++)
         free(x.v[i]);
@@ -579,16 +585,20 @@ rs_job_steps_keep_final(struct rs_rank_steps *ranks, size_t n_ranks, bool with_t
 const char *
 rs_steps_source(const struct rs_rank_steps *ranks, size_t n_ranks)
 {
-    size_t marked = 0, inferred = 0;
+    size_t marked = 0, inferred = 0, by_kernels = 0;
     for (size_t i = 0; i < n_ranks; i++) {
         if (ranks[i].n == 0)
             continue;
-        if (ranks[i].inferred_period)
+        if (ranks[i].kernel_period)
+            by_kernels++;
+        else if (ranks[i].inferred_period)
             inferred++;
         else
             marked++;
     }
-    return marked && inferred ? "mixed" : marked ? "markers" : inferred ? "inferred" : "none";
+    if ((marked != 0) + (inferred != 0) + (by_kernels != 0) > 1)
+        return "mixed";
+    return marked ? "markers" : inferred ? "inferred" : by_kernels ? "kernel_period" : "none";
 }
 
 static double
@@ -638,6 +648,9 @@ rs_steps_json(const char *job, const struct rs_rank_steps *ranks, size_t n_ranks
                             "inferred_period",
                             rk->inferred_period ? json_integer(rk->inferred_period) : json_null(),
                             "steps", steps));
+        if (rk->inferred_period)
+            json_object_set_new(json_array_get(list, json_array_size(list) - 1), "inferred_from",
+                                json_string(rk->kernel_period ? "kernel_period" : "nccl_pattern"));
     }
     return list
                ? json_pack("{s:s, s:I, s:s, s:o}", "job", job, "last_steps", (json_int_t)last_steps,

@@ -4,7 +4,8 @@
  * Steps come from the step records (NVTX markers or the simulator), each lasting until the next
  * one starts (markers are host time; the GPU may work past a marker's end); a rank without any is
  * given
- * steps inferred from its NCCL collectives of the job's last RS_INFER_WINDOW_NS (step_infer.h).
+ * steps inferred from its NCCL collectives of the job's last RS_INFER_WINDOW_NS (step_infer.h),
+ * and a rank without a periodic NCCL pattern steps from its kernel-name period (kernel_period.h).
  * Metrics of settled steps are read from the stored step summaries when the
  * server has stored them (storage: stepsum), otherwise computed from the kernels; computed metrics
  * of settled steps are flagged so that the server can store them. Pure functions over a storage
@@ -38,6 +39,8 @@ struct rs_rank_steps {
     bool *to_store;   /* per step: computed from kernels now and settled (NULL: none) */
     size_t n_to_store;
     uint32_t inferred_period; /* steps inferred: collectives per step; 0: from step records */
+    bool kernel_period;       /* inferred from the kernel-name period: inferred_period counts
+                                 kernels (query/kernel_period.h) */
 };
 
 /* The last `last_steps` steps of every rank of `job` (caller frees with rs_job_steps_free).
@@ -71,8 +74,9 @@ int rs_query_job_steps_kept(rs_store_read *r, const char *job, size_t last_steps
                             uint64_t until_step, const struct rs_rank_steps *kept,
                             size_t n_kept_ranks, struct rs_rank_steps **out, size_t *n_ranks);
 
-/* Where the steps came from: "markers" (step records), "inferred" (step_infer.h), "mixed", or
- * "none" (no rank has steps). */
+/* Where the steps came from: "markers" (step records), "inferred" (the NCCL pattern,
+ * step_infer.h), "kernel_period" (the kernel-name period, kernel_period.h), "mixed", or "none"
+ * (no rank has steps). */
 const char *rs_steps_source(const struct rs_rank_steps *ranks, size_t n_ranks);
 
 /* The same as JSON, with per-rank medians (shape: docs/openapi.yaml, /v1/jobs/{job}/steps). */

@@ -23,6 +23,7 @@ command_of() {
     protobuf-c-compiler) echo protoc-c ;;
     python3) echo python3 ;;
     curl) echo curl ;;
+    openssl) echo openssl ;;
     golang-go) echo go ;;
     prometheus) echo promtool ;;
     nodejs) echo node ;;

@@ -46,6 +46,16 @@ const struct rs_counter_info rs_counter_infos[] = {
       "Raw kernel and memcpy records rolled up into window totals."),
     C(agent_windows_coarsened, "agent_windows_coarsened",
       "Windows sent by summarizing agents, coarsened into rollup windows."),
+    C(http_tls_handshakes, "http_tls_handshakes", "HTTPS handshakes completed."),
+    C(http_tls_failures, "http_tls_failures",
+      "HTTPS handshakes or records that failed (bad client hello, unknown CA, garbage)."),
+    C(http_tls_plaintext, "http_tls_plaintext", "Plain HTTP requests sent to the HTTPS port."),
+    C(http_tls_timeouts, "http_tls_timeouts",
+      "HTTPS connections closed because their handshake stalled past the request timeout."),
+    C(tls_reloads, "tls_reloads", "Reloads of the TLS certificates and keys (SIGHUP)."),
+    C(tls_reload_failures, "tls_reload_failures",
+      "Reloads refused (a file that does not parse, a key that is not the certificate's): the "
+      "previous files stay in use."),
 };
 
 const size_t rs_counter_info_count = sizeof rs_counter_infos / sizeof rs_counter_infos[0];

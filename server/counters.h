@@ -37,6 +37,15 @@ struct rs_counters {
     _Atomic uint64_t jobs_deleted_for_space;  /* by retention when full or over the budget */
     _Atomic uint64_t records_rolled_up;       /* raw kernel/memcpy records, now window totals */
     _Atomic uint64_t agent_windows_coarsened; /* agent windows merged into rollup windows */
+    /* HTTPS (tls_stream.h): handshakes completed; failed (bad client hello, unknown CA, wrong
+     * version, garbage); plain HTTP sent to the HTTPS port; handshakes that stalled past the
+     * request timeout. Reloads of the TLS files (tls_reload.h), failed ones kept the old files. */
+    _Atomic uint64_t http_tls_handshakes;
+    _Atomic uint64_t http_tls_failures;
+    _Atomic uint64_t http_tls_plaintext;
+    _Atomic uint64_t http_tls_timeouts;
+    _Atomic uint64_t tls_reloads;
+    _Atomic uint64_t tls_reload_failures;
 };
 
 /* One counter as /healthz ("counters": {name: value}, the count itself: nanoseconds where the

@@ -1,8 +1,10 @@
 /* HTTP/1.1 connections on libuv + llhttp, with limits and timeouts (see http.h). */
 #include "server/http.h"
 
+#include "common/array.h"
 #include "common/hash.h"
 #include "common/log.h"
+#include "server/tls_stream.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -28,6 +30,8 @@ struct rs_http_conn {
     bool keep_alive;
     char *pending; /* bytes received after a complete request (pipelining) */
     size_t pending_len;
+    rs_tls_stream *tls; /* HTTPS: the TLS layer between the socket and the parser; NULL: HTTP */
+    char peer[48];      /* HTTPS: the client's address, for logs (it may be gone by then) */
     char read_buf[READ_CHUNK];
 };
 
@@ -42,9 +46,13 @@ struct rs_http {
     unsigned n_conns;
     int port;
     bool closed;
+    rs_tls_conf *tls; /* serve HTTPS with it (rs_http_set_tls); NULL: plain HTTP */
 };
 
 static void feed(rs_http_conn *c, const char *data, size_t len);
+static void tls_read(rs_http_conn *c, const char *data, size_t len);
+static int tls_send(rs_http_conn *c, const void *data, size_t len,
+                    void (*then)(rs_http_conn *c, int status));
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
@@ -92,6 +100,7 @@ conn_free_if_done(rs_http_conn *c)
     if (c->handles_open > 0 || c->state == CONN_BUSY)
         return;
     rs_http_parser_fini(&c->parser);
+    rs_tls_stream_free(&c->tls);
     free(c->pending);
     free(c);
 }
@@ -135,6 +144,8 @@ on_timeout(uv_timer_t *t)
         return;
     }
     RS_COUNT(c->http->counters, http_timeouts);
+    if (c->tls && !rs_tls_stream_established(c->tls))
+        RS_COUNT(c->http->counters, http_tls_timeouts); /* stalled in the handshake */
     if (c->state == CONN_READING) {
         /* Slow or stalled request (slowloris): tell the client, then close. */
         c->keep_alive = false;
@@ -183,18 +194,19 @@ static void
 linger_close(rs_http_conn *c)
 {
     c->state = CONN_DRAINING;
+    if (c->tls) {
+        rs_tls_stream_close_notify(c->tls);
+        tls_send(c, NULL, 0, NULL);
+    }
     c->shutdown.data = c;
     if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0)
         conn_close(c);
 }
 
+/* The answer is written (or failed): next request, or close. */
 static void
-on_written(uv_write_t *req, int status)
+answer_written(rs_http_conn *c, int status)
 {
-    struct write_req *w = (struct write_req *)req;
-    rs_http_conn *c = w->conn;
-
-    free(w);
     if (c->closing)
         return;
     if (status < 0) {
@@ -217,6 +229,16 @@ on_written(uv_write_t *req, int status)
         free(p);
     } else
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+}
+
+static void
+on_written(uv_write_t *req, int status)
+{
+    struct write_req *w = (struct write_req *)req;
+    rs_http_conn *c = w->conn;
+
+    free(w);
+    answer_written(c, status);
 }
 
 /* Writes the response; `etag` adds an ETag header (NULL: none). */
@@ -256,6 +278,12 @@ respond(rs_http_conn *c, int status, const char *content_type, const char *etag,
     w->conn = c;
     memcpy(w->data, head, (size_t)n);
     memcpy(w->data + n, body, len);
+    if (c->tls) { /* the answer leaves encrypted; on_written follows its last byte */
+        if (tls_send(c, w->data, (size_t)n + len, answer_written) != 0)
+            conn_close(c);
+        free(w);
+        return;
+    }
     buf = uv_buf_init(w->data, (unsigned)((size_t)n + len));
     if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, on_written) != 0) {
         free(w);
@@ -372,7 +400,10 @@ feed(rs_http_conn *c, const char *data, size_t len)
             static const char go_on[] = "HTTP/1.1 100 Continue\r\n\r\n";
             uv_buf_t b = uv_buf_init((char *)go_on, sizeof go_on - 1);
             c->parser.continue_due = false;
-            uv_try_write((uv_stream_t *)&c->tcp, &b, 1); /* a lost one: the client sends anyway */
+            if (c->tls) /* a partial write would break the TLS records: queue it whole */
+                tls_send(c, go_on, sizeof go_on - 1, NULL);
+            else
+                uv_try_write((uv_stream_t *)&c->tcp, &b, 1); /* lost: the client sends anyway */
         }
         return;
     }
@@ -386,6 +417,150 @@ feed(rs_http_conn *c, const char *data, size_t len)
         c->pending_len = len - used;
     }
     dispatch(c);
+}
+
+/* ---- HTTPS: the TLS layer between the socket and the parser ----------------------------------
+ */
+
+struct tls_write {
+    uv_write_t req;
+    rs_http_conn *conn;
+    void (*then)(rs_http_conn *c, int status); /* answer_written for an answer, or NULL */
+    uint8_t *data;
+};
+
+static void
+on_tls_written(uv_write_t *req, int status)
+{
+    struct tls_write *t = (struct tls_write *)req;
+    rs_http_conn *c = t->conn;
+    void (*then)(rs_http_conn *, int) = t->then;
+
+    free(t->data);
+    free(t);
+    if (then)
+        then(c, status);
+    else if (status < 0 && !c->closing)
+        conn_close(c);
+}
+
+/* Encrypts `len` bytes of plaintext (none: only what the TLS layer has queued, a handshake
+ * answer or an alert) and writes the ciphertext; `then` runs when it is written. */
+static int
+tls_send(rs_http_conn *c, const void *data, size_t len, void (*then)(rs_http_conn *c, int status))
+{
+    struct tls_write *t;
+    uv_buf_t buf;
+    int rc;
+
+    if (len && (rc = rs_tls_stream_write(c->tls, data, len)) != 0)
+        return rc;
+    if (!(t = calloc(1, sizeof *t)))
+        return -ENOMEM;
+    rs_tls_stream_output(c->tls, &t->data, &len);
+    if (!t->data && !then) {
+        free(t);
+        return 0;
+    }
+    t->conn = c;
+    t->then = then;
+    buf = uv_buf_init((char *)t->data, (unsigned)len);
+    if ((rc = uv_write(&t->req, (uv_stream_t *)&c->tcp, &buf, 1, on_tls_written)) != 0) {
+        free(t->data);
+        free(t);
+    }
+    return rc;
+}
+
+static void
+peer_name(rs_http_conn *c, char *out, size_t len)
+{
+    struct sockaddr_storage sa;
+    int n = sizeof sa;
+
+    snprintf(out, len, "?");
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&sa, &n) != 0)
+        return;
+    if (sa.ss_family == AF_INET6)
+        uv_ip6_name((struct sockaddr_in6 *)&sa, out, len);
+    else
+        uv_ip4_name((struct sockaddr_in *)&sa, out, len);
+}
+
+static void
+tls_failed(rs_http_conn *c, int rc)
+{
+    const char *peer = c->peer;
+
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    if (rc == RS_TLS_E_CLOSED) {
+        conn_close(c);
+        return;
+    }
+    if (rc == RS_TLS_E_PLAINTEXT) {
+        /* Say so in plain HTTP: the client's user learns to use https://, then close. */
+        RS_COUNT(c->http->counters, http_tls_plaintext);
+        rs_log_limited(1, RS_LOG_WARN, "RS-HTTP-TLS", "plain HTTP from %s on the HTTPS port",
+                       peer);
+        rs_tls_stream_free(&c->tls);
+        c->keep_alive = false;
+        c->state = CONN_BUSY;
+        rs_http_respond_error(c, 400, "this port serves HTTPS: use an https:// URL");
+        return;
+    }
+    RS_COUNT(c->http->counters, http_tls_failures);
+    rs_log_limited(1, RS_LOG_WARN, "RS-HTTP-TLS", "TLS with %s failed: %s", peer,
+                   rs_tls_stream_error(c->tls));
+    if (rc != -ENOMEM && tls_send(c, NULL, 0, NULL) == 0) { /* the alert, then close */
+        linger_close(c);
+        return;
+    }
+    conn_close(c);
+}
+
+/* Ciphertext from the socket: decrypts every complete record and feeds the plaintext to the
+ * parser in one piece (feed keeps what follows a complete request for later). */
+static void
+tls_read(rs_http_conn *c, const char *data, size_t len)
+{
+    bool was_established = rs_tls_stream_established(c->tls);
+    char *plain = NULL;
+    size_t plain_len = 0, plain_cap = 0, n = 0;
+    int rc = rs_tls_stream_input(c->tls, data, len);
+
+    do {
+        plain_len += n;
+        if (rc == 0 && RS_ARRAY_RESERVE(plain, plain_cap, plain_len, READ_CHUNK) != 0)
+            rc = -ENOMEM;
+        if (rc == 0)
+            rc = rs_tls_stream_read(c->tls, plain + plain_len, READ_CHUNK, &n);
+    } while (rc == 0 && n > 0);
+    if (rc != 0) {
+        free(plain);
+        tls_failed(c, rc);
+        return;
+    }
+    if (tls_send(c, NULL, 0, NULL) != 0) { /* the handshake's answer */
+        free(plain);
+        conn_close(c);
+        return;
+    }
+    if (!was_established && rs_tls_stream_established(c->tls)) {
+        RS_COUNT(c->http->counters, http_tls_handshakes);
+        arm_timer(c, c->http->opts.idle_timeout_ms); /* now an idle keep-alive connection */
+    }
+    if (plain_len)
+        feed(c, plain, plain_len);
+    free(plain);
+}
+
+void
+rs_http_set_tls(rs_http *h, rs_tls_conf *conf)
+{
+    if (conf)
+        rs_tls_conf_hold(conf);
+    rs_tls_conf_release(h->tls);
+    h->tls = conf;
 }
 
 /* ---- accepting ------------------------------------------------------------------------------- */
@@ -414,8 +589,12 @@ on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
             c->keep_alive = false; /* finish the response, then close */
         return;
     }
-    if (nread > 0 && c->state != CONN_BUSY && c->state != CONN_WRITING)
-        feed(c, buf->base, (size_t)nread);
+    if (nread > 0 && c->state != CONN_BUSY && c->state != CONN_WRITING) {
+        if (c->tls)
+            tls_read(c, buf->base, (size_t)nread);
+        else
+            feed(c, buf->base, (size_t)nread);
+    }
 }
 
 static void
@@ -445,13 +624,24 @@ on_connection(uv_stream_t *server, int status)
         conn_close(c);
         return;
     }
+    if (h->tls && rs_tls_stream_new(h->tls, &c->tls) != 0) {
+        conn_close(c);
+        return;
+    }
+    if (c->tls)
+        peer_name(c, c->peer, sizeof c->peer);
+    if (h->n_conns > h->opts.max_connections && c->tls) {
+        conn_close(c); /* no handshake for a connection over the limit: it cannot be answered */
+        return;
+    }
     if (h->n_conns > h->opts.max_connections) {
         c->state = CONN_BUSY;
         c->keep_alive = false;
         rs_http_respond_error(c, 503, "too many connections (limit %u)", h->opts.max_connections);
         return;
     }
-    arm_timer(c, h->opts.idle_timeout_ms);
+    /* a TLS handshake gets the time of a request, not of an idle keep-alive connection */
+    arm_timer(c, c->tls ? h->opts.request_timeout_ms : h->opts.idle_timeout_ms);
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 
@@ -509,6 +699,8 @@ rs_http_close(rs_http *h)
     if (!h || h->closed)
         return;
     h->closed = true;
+    rs_tls_conf_release(h->tls);
+    h->tls = NULL;
     uv_close((uv_handle_t *)&h->listener, NULL);
     while (h->conns)
         conn_close(h->conns);

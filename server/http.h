@@ -9,6 +9,7 @@
 
 #include "server/counters.h"
 #include "server/http_request.h"
+#include "server/tls_stream.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -47,6 +48,13 @@ void rs_http_respond_json(rs_http_conn *c, int status, json_t *doc);
 /* Answers {"error": {"status": N, "message": "..."}} with the given status. */
 void rs_http_respond_error(rs_http_conn *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Serves HTTPS with `conf` (tls_stream.h) on connections accepted from now on; NULL: plain HTTP.
+ * Holds a reference to `conf` (released on the next call or at close): connections already open
+ * keep the configuration they started with, so a reload changes only new ones. A TLS handshake
+ * must complete within request_timeout_ms; plain HTTP on an HTTPS port gets a plain 400 and is
+ * closed. Loop thread only. */
+void rs_http_set_tls(rs_http *h, rs_tls_conf *conf);
 
 /* Stops listening and closes every connection (pending responses are dropped when they come).
  * The handles finish closing when the loop runs; rs_http_free after that. */

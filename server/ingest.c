@@ -7,8 +7,13 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
+#include <nng/supplemental/tls/tls.h>
 #include <nng/supplemental/util/platform.h>
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +47,7 @@ struct rs_ingest {
     struct ingest_ctx *ready; /* LIFO of contexts with a received message, under lock */
     atomic_bool closing;
     unsigned writer_queue;
+    nng_tls_config *tls, *tls_prev; /* the configuration in use and the one before, held */
     char url[256];
 };
 
@@ -217,7 +223,8 @@ make_url(rs_ingest *ing, const char *configured)
     const char *colon = strrchr(configured, ':');
 
     nng_listener_get_int(ing->listener, NNG_OPT_TCP_BOUND_PORT, &port);
-    if (colon && port > 0 && strncmp(configured, "tcp", 3) == 0)
+    if (colon && port > 0 &&
+        (strncmp(configured, "tcp", 3) == 0 || strncmp(configured, "tls+tcp", 7) == 0))
         snprintf(ing->url, sizeof ing->url, "%.*s:%d", (int)(colon - configured), configured, port);
     else
         snprintf(ing->url, sizeof ing->url, "%s", configured);
@@ -243,9 +250,14 @@ rs_ingest_start(uv_loop_t *loop, const struct rs_ingest_options *opts, rs_writer
         goto fail_nng;
     /* NNG's default receive limit is unlimited; a peer must not make us buffer 4 GiB. */
     if ((rv = nng_listener_set_size(ing->listener, NNG_OPT_RECVMAXSZ, opts->max_message)) != 0 ||
+        (opts->tls && (rv = nng_listener_set_ptr(ing->listener, NNG_OPT_TLS_CONFIG, opts->tls))) ||
         (rv = nng_listener_start(ing->listener, 0)) != 0)
         goto fail_nng;
     make_url(ing, opts->url);
+    if (opts->tls) {
+        nng_tls_config_hold(opts->tls);
+        ing->tls = opts->tls;
+    }
     ing->ctxs = calloc(ing->n_ctxs, sizeof *ing->ctxs);
     if (!ing->ctxs) {
         rv = NNG_ENOMEM;
@@ -275,6 +287,8 @@ fail_nng:
     free(ing->ctxs);
     if (ing->lock)
         nng_mtx_free(ing->lock);
+    if (ing->tls)
+        nng_tls_config_free(ing->tls);
     free(ing);
     return rv == NNG_EADDRINUSE ? -98 : RS_E_CONFIG;
 }
@@ -283,6 +297,64 @@ const char *
 rs_ingest_url(const rs_ingest *ing)
 {
     return ing->url;
+}
+
+/* Connects to the listener's own port and hangs up at once (see rs_ingest_set_tls). */
+static void
+consume_stale_accept(rs_ingest *ing)
+{
+    nng_sockaddr sa;
+    struct sockaddr_storage ss = {0};
+    socklen_t len;
+    int fd;
+
+    if (nng_listener_get_addr(ing->listener, NNG_OPT_LOCADDR, &sa) != 0)
+        return;
+    if (sa.s_family == NNG_AF_INET) {
+        struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+        in->sin_family = AF_INET;
+        in->sin_port = sa.s_in.sa_port;
+        in->sin_addr.s_addr = sa.s_in.sa_addr ? sa.s_in.sa_addr : htonl(INADDR_LOOPBACK);
+        len = sizeof *in;
+    } else if (sa.s_family == NNG_AF_INET6) {
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+        static const uint8_t any[16];
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = sa.s_in6.sa_port;
+        if (memcmp(sa.s_in6.sa_addr, any, 16) == 0)
+            in6->sin6_addr = in6addr_loopback;
+        else
+            memcpy(&in6->sin6_addr, sa.s_in6.sa_addr, 16);
+        len = sizeof *in6;
+    } else
+        return;
+    if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+        return;
+    if (connect(fd, (struct sockaddr *)&ss, len) != 0)
+        rs_log(RS_LOG_WARN, "RS-TLS-RELOAD",
+               "could not reach the agents' port to retire the old certificate: %s (the next "
+               "agent that connects may still get it)",
+               strerror(errno));
+    close(fd);
+}
+
+int
+rs_ingest_set_tls(rs_ingest *ing, nng_tls_config *tls)
+{
+    int rv = nng_listener_set_ptr(ing->listener, NNG_OPT_TLS_CONFIG, tls);
+
+    if (rv != 0)
+        return rv == NNG_ENOTSUP ? RS_E_CONFIG : -EINVAL;
+    /* NNG's listener holds `tls` now and let go of the previous one; keep that alive until the
+     * next reload: the accept NNG had started with it takes its own reference only once a
+     * connection arrives (consume_stale_accept's). */
+    nng_tls_config_hold(tls);
+    if (ing->tls_prev)
+        nng_tls_config_free(ing->tls_prev);
+    ing->tls_prev = ing->tls;
+    ing->tls = tls;
+    consume_stale_accept(ing);
+    return 0;
 }
 
 void
@@ -310,5 +382,9 @@ rs_ingest_free(rs_ingest *ing)
     }
     free(ing->ctxs);
     nng_mtx_free(ing->lock);
+    if (ing->tls)
+        nng_tls_config_free(ing->tls);
+    if (ing->tls_prev)
+        nng_tls_config_free(ing->tls_prev);
     free(ing);
 }

@@ -13,12 +13,15 @@
 #include <uv.h>
 
 typedef struct rs_ingest rs_ingest;
+struct nng_tls_config;
 
 struct rs_ingest_options {
     const char *url;       /* "tcp://127.0.0.1:7071"; port 0 picks a free one */
     unsigned contexts;     /* concurrent requests in flight */
     size_t max_message;    /* receive size limit per request */
     unsigned writer_queue; /* the writer's queue capacity: past half of it, agents slow down */
+    struct nng_tls_config *tls; /* a tls+tcp:// url's certificate and peer rules (NULL: NNG's
+                                   default, which has no certificate); not taken over */
 };
 
 /* Listens and starts receiving. Must be called on the loop thread. */
@@ -27,6 +30,13 @@ int rs_ingest_start(uv_loop_t *loop, const struct rs_ingest_options *opts, rs_wr
 
 /* The URL agents should dial, with the bound port ("tcp://127.0.0.1:41234"). */
 const char *rs_ingest_url(const rs_ingest *ing);
+
+/* Agents that connect from now on get `tls` (a tls+tcp:// listener only; RS_E_CONFIG otherwise).
+ * NNG keeps one connection accepted ahead with the configuration it had, so this connects once
+ * to its own port and lets that connection fail: the next agent meets the new certificate.
+ * Connections already open are kept. Holds `tls` until the next call or rs_ingest_free. Returns 0
+ * or a negative code. Loop thread. */
+int rs_ingest_set_tls(rs_ingest *ing, struct nng_tls_config *tls);
 
 /* Stops receiving and closes the socket; requests in the writer still complete (their replies
  * fail, agents resend, the server deduplicates). Call on the loop thread, before

@@ -62,6 +62,19 @@ static const struct rs_config_option options[] = {
         0),
     OPT("compact-to", RS_CONFIG_STRING, "", compact_to,
         "write a compacted copy of the store in --data to this new directory, and exit", 0, 0),
+    OPT("tls-cert", RS_CONFIG_STRING, "", tls_cert,
+        "PEM certificate (then its intermediates): serve HTTPS on --http (with --tls-key); "
+        "reloaded on SIGHUP",
+        0, 0),
+    OPT("tls-key", RS_CONFIG_STRING, "", tls_key, "PEM private key of --tls-cert", 0, 0),
+    OPT("agent-tls-cert", RS_CONFIG_STRING, "", agent_tls_cert,
+        "PEM certificate for a tls+tcp:// --listen (default: --tls-cert)", 0, 0),
+    OPT("agent-tls-key", RS_CONFIG_STRING, "", agent_tls_key,
+        "PEM private key of --agent-tls-cert (default: --tls-key)", 0, 0),
+    OPT("agent-tls-ca", RS_CONFIG_STRING, "", agent_tls_ca,
+        "PEM CA file: agents on tls+tcp:// must present a certificate it signed (default: none "
+        "asked)",
+        0, 0),
     OPT("fault-exit-after-commits", RS_CONFIG_INT, "0", fault_exit_after_commits,
         "testing only: exit abruptly right after this many commits, before replying (0 = off)", 0,
         1000000),
@@ -71,7 +84,7 @@ static const struct rs_config_spec spec = {
     "rankscope-server",
     "rankscope-server [--data DIR] [--http HOST:PORT] [--listen URL] [--ready-file F] [options]",
     "Stores per-job, per-rank GPU profiles sent by rankscope-agent and answers queries over a\n"
-    "REST API (docs/openapi.yaml). Stops cleanly on SIGINT/SIGTERM.",
+    "REST API (docs/openapi.yaml). Stops cleanly on SIGINT/SIGTERM; SIGHUP reloads the TLS files.",
     options,
     sizeof options / sizeof options[0],
     false,

@@ -5,6 +5,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "proto/wire.h"
+#include "query/advice.h"
 #include "query/compare.h"
 #include "query/jobs.h"
 #include "query/pprof_export.h"
@@ -37,7 +38,8 @@ enum query_kind {
     Q_PPROF_STALLS,
     Q_PPROF_TIME,
     Q_TRACE,
-    Q_GPUS
+    Q_GPUS,
+    Q_ADVICE /* issue 27: the advisor */
 };
 
 /* GET /v1/jobs/{job}/trace: events per answer (one rank's document is built in memory). */
@@ -161,6 +163,9 @@ run_query(uv_work_t *req)
     }
     case Q_STEPS:
         q->rc = rs_query_steps(r, q->job, (size_t)q->p.limit, &q->result);
+        break;
+    case Q_ADVICE:
+        q->rc = rs_query_advice_json(r, q->job, (size_t)q->p.limit, &q->result);
         break;
     case Q_STRAGGLERS: {
         struct rs_straggler_options o;
@@ -439,6 +444,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/gpus", Q_GPUS, {RANGE(""), UINT("window_s", limit, 300, 1, 86400 * 365)}},
+    {"/advice", Q_ADVICE, {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000)}},
 };
 
 /* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an

@@ -50,6 +50,17 @@ on_signal(uv_signal_t *h, int signum)
     run->space = NULL;
     uv_close((uv_handle_t *)&run->srv.sigint, NULL);
     uv_close((uv_handle_t *)&run->srv.sigterm, NULL);
+    uv_close((uv_handle_t *)&run->srv.sighup, NULL);
+}
+
+/* SIGHUP: re-read what can change without a restart. */
+static void
+on_sighup(uv_signal_t *h, int signum)
+{
+    struct running *run = h->data;
+
+    rs_log(RS_LOG_INFO, "RS-SERVER-RELOAD", "signal %d: reloading", signum);
+    rs_server_tls_reload(run->srv.tls);
 }
 
 /* Splits "host:port" (IPv6 as "[::1]:7070"). */
@@ -148,7 +159,8 @@ rs_server_run(const struct rs_server_config *cfg)
     struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256,
                                       (unsigned)cfg->fault_exit_after_commits};
     struct rs_ingest_options iopts = {cfg->listen, (unsigned)cfg->ingest_contexts,
-                                      (size_t)cfg->max_batch_mb << 20, (unsigned)cfg->writer_queue};
+                                      (size_t)cfg->max_batch_mb << 20, (unsigned)cfg->writer_queue,
+                                      NULL};
     struct rs_http_options hopts;
     char host[256];
     int rc, http_port, status = 1;
@@ -189,6 +201,11 @@ rs_server_run(const struct rs_server_config *cfg)
         return 1;
     }
     uv_loop_init(&srv->loop);
+    if ((rc = rs_server_tls_new(cfg, &srv->counters, &srv->tls)) != 0) {
+        status = 2; /* a configuration error, like a bad --http */
+        goto out;
+    }
+    iopts.tls = rs_server_tls_agents(srv->tls);
     if ((rc = rs_post_new(&srv->loop, &srv->post)) != 0)
         goto out;
     if ((rc = rs_writer_start(srv->store, &wopts, &srv->counters, &srv->writer)) != 0) {
@@ -203,6 +220,8 @@ rs_server_run(const struct rs_server_config *cfg)
                uv_strerror(rc));
         goto out;
     }
+    rs_http_set_tls(run.http, rs_server_tls_http(srv->tls));
+    rs_server_tls_attach(srv->tls, run.http, run.ingest);
     struct rs_maintenance_options mo = {(uint64_t)cfg->retention_s, (uint64_t)cfg->raw_retention_s,
                                         (uint64_t)cfg->rollup_window_s,
                                         (unsigned)cfg->maintenance_s};
@@ -218,6 +237,9 @@ rs_server_run(const struct rs_server_config *cfg)
     srv->sigint.data = srv->sigterm.data = &run;
     uv_signal_start(&srv->sigint, on_signal, SIGINT);
     uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
+    uv_signal_init(&srv->loop, &srv->sighup);
+    srv->sighup.data = &run;
+    uv_signal_start(&srv->sighup, on_sighup, SIGHUP);
     if (cfg->ready_file[0] && (rc = write_ready_file(cfg->ready_file, rs_http_port(run.http), host,
                                                      rs_ingest_url(run.ingest))) != 0) {
         rs_log(RS_LOG_ERROR, "RS-SERVER-READY", "cannot write ready file %s: %s", cfg->ready_file,
@@ -227,8 +249,9 @@ rs_server_run(const struct rs_server_config *cfg)
         goto out;
     }
     rs_log(RS_LOG_INFO, "RS-SERVER-START",
-           "rankscope-server %s: http %s:%d, agents %s, data %s, %lu file descriptors", RS_VERSION,
-           host, rs_http_port(run.http), rs_ingest_url(run.ingest), cfg->data, fds);
+           "rankscope-server %s: %s %s:%d, agents %s, data %s, %lu file descriptors", RS_VERSION,
+           rs_server_tls_http(srv->tls) ? "https" : "http", host, rs_http_port(run.http),
+           rs_ingest_url(run.ingest), cfg->data, fds);
     uv_run(&srv->loop, UV_RUN_DEFAULT);
     status = 0;
 out:
@@ -246,6 +269,7 @@ out:
     rs_post_drain(srv->post);           /* completions that came after the loop stopped */
     rs_ingest_free(run.ingest);
     rs_http_free(run.http);
+    rs_server_tls_free(srv->tls);
     uv_loop_close(&srv->loop);
     /* a server that did not start leaves no new store (or directory) behind — unless it
      * acknowledged a batch in the moment its listener was up (a ready file that failed) */

@@ -32,6 +32,10 @@ struct rs_server_config {
     double disk_budget_gb;            /* delete the oldest jobs while data exceeds it; 0 = none */
     int64_t evaluate_ms;              /* streaming straggler evaluation period; 0 = off */
     int64_t active_s;                 /* jobs with data this recent are evaluated */
+    /* TLS (tls_reload.h): HTTPS on --http when tls_cert is set; tls+tcp:// agents with the agent
+     * pair (default: the same); agents must show a certificate signed by agent_tls_ca when set. */
+    char *tls_cert, *tls_key;
+    char *agent_tls_cert, *agent_tls_key, *agent_tls_ca;
 };
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */

@@ -7,6 +7,7 @@
 #include "server/http.h"
 #include "server/post.h"
 #include "server/server.h"
+#include "server/tls_reload.h"
 #include "server/writer.h"
 #include "storage/store.h"
 
@@ -23,6 +24,8 @@ struct rs_server {
     rs_evaluator *evaluator; /* streaming straggler evaluation and verdict history */
     struct rs_counters counters;
     uint64_t start_ns;
+    rs_server_tls *tls; /* HTTPS and tls+tcp:// files; rs_server_tls_reload on SIGHUP */
+    uv_signal_t sighup; /* reloads (server.c on_sighup) */
 };
 
 /* Store options from the configuration (map size, durability), with the migration of an older
