@@ -239,20 +239,24 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
         size_t k;
         const char *host = json_string_value(json_object_get(v, "host"));
         const char *gpu = json_string_value(json_object_get(v, "gpu_uuid"));
+        const char *kind = json_is_real(json_object_get(v, "duty")) ? ": intermittent" : "";
         if (host && *host)
-            printf("\nrank %lld on %s (%s)\n", (long long)rs__cli_int(v, "rank"), host,
-                   gpu && *gpu ? gpu : "GPU unknown");
+            printf("\nrank %lld on %s (%s)%s\n", (long long)rs__cli_int(v, "rank"), host,
+                   gpu && *gpu ? gpu : "GPU unknown", kind);
         else /* imported traces say neither */
-            printf("\nrank %lld\n", (long long)rs__cli_int(v, "rank"));
-        printf(
-            "  %.1f%% slower than the median rank; arrives last at %.0f%% of its %lld collective "
-            "instances (newest window)\n",
-            100 * (rs__cli_real(v, "slowdown") - 1), 100 * rs__cli_real(v, "last_frac"),
-            (long long)rs__cli_int(v, "instances"));
+            printf("\nrank %lld%s\n", (long long)rs__cli_int(v, "rank"), kind);
+        if (json_is_real(json_object_get(v, "duty")))
+            printf("  intermittent: slow on %.0f%% of the steps examined, %.1f%% slower on those "
+                   "(median); impact below is their time lost\n",
+                   100 * rs__cli_real(v, "duty"), 100 * (rs__cli_real(v, "tail_slowdown") - 1));
+        printf("  %.1f%% slower than its peers; arrives last at %.0f%% of its %lld collective "
+               "instances, %.0f%% of the others' waiting (newest window)\n",
+               100 * (rs__cli_real(v, "slowdown") - 1), 100 * rs__cli_real(v, "last_frac"),
+               (long long)rs__cli_int(v, "instances"), 100 * rs__cli_real(v, "wait_share"));
         if (json_is_object(onset))
             printf("  slow since step %s%lld: the split of its steps %lld..%lld into not slow / "
-                   "slow (>= %.0f%% above its peers' median at each step) with the fewest steps on "
-                   "the wrong side, %lld of %lld\n",
+                   "slow (above its peers' median at each step by min(%.0f%%, half its slowdown)) "
+                   "with the fewest steps on the wrong side, %lld of %lld\n",
                    json_is_true(json_object_get(onset, "before_search")) ? "<= " : "",
                    (long long)rs__cli_int(onset, "step"),
                    (long long)rs__cli_int(onset, "searched_from_step"),
@@ -261,8 +265,8 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
                    (long long)rs__cli_int(onset, "steps_disagreeing"),
                    (long long)rs__cli_int(onset, "steps_searched"));
         format_window(json_object_get(v, "impact_window"), impact, sizeof impact);
-        printf("  impact: %.2f s of job time over %s, %.1f%% of that time; the rule holds from "
-               "step %lld (%lld windows)\n",
+        printf("  impact: %.2f s of job time over %s, %.1f%% of that time; since step %lld; the "
+               "rule holds over %lld windows\n",
                rs__cli_real(v, "impact_s"), impact, rs__cli_real(v, "impact_pct"),
                (long long)rs__cli_int(v, "since_step"), (long long)rs__cli_int(v, "windows"));
         printf("  cause: %s\n", json_string_value(json_object_get(v, "cause")));
@@ -277,13 +281,32 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
                     json_string_value(json_object_get(e, "kernel")),
                     rs__cli_real(e, "ratio_to_peers"),
                     rs__cli_signed(rs__cli_real(e, "extra_ms_per_step"), 2, impact, sizeof impact));
-            else
-                printf("    host gap before the first kernel %.2f ms (peers %.2f ms)\n",
+            else {
+                printf("    host gap (GPU waiting for its host) %.2f ms per step (peers %.2f ms)\n",
                        rs__cli_real(e, "host_gap_ms"), rs__cli_real(e, "peers_host_gap_ms"));
+                if (json_object_get(e, "launch_wait_ms"))
+                    printf("    launch waits %.2f ms per step (peers %.2f ms)\n",
+                           rs__cli_real(e, "launch_wait_ms"),
+                           rs__cli_real(e, "peers_launch_wait_ms"));
+                if (json_object_get(e, "sync_wait_ms"))
+                    printf("    host synchronizations %.2f ms per step (peers %.2f ms)\n",
+                           rs__cli_real(e, "sync_wait_ms"), rs__cli_real(e, "peers_sync_wait_ms"));
+            }
         }
         rs__cli_render_hardware(v);
         printf("  confidence %.2f; recommended action: %s\n", rs__cli_real(v, "confidence"),
                json_string_value(json_object_get(v, "action")));
+    }
+    json_array_foreach(json_object_get(doc, "suspects"), i, v)
+    {
+        if (i == 0)
+            printf("\nsuspects (no verdict; informational):\n");
+        printf(
+            "  rank %lld: %.1f%% slower than its peers, last at %.0f%% of collectives, %.0f%% of "
+            "the others' waiting: %s\n",
+            (long long)rs__cli_int(v, "rank"), 100 * (rs__cli_real(v, "slowdown") - 1),
+            100 * rs__cli_real(v, "last_frac"), 100 * rs__cli_real(v, "wait_share"),
+            json_string_value(json_object_get(v, "reason")));
     }
     return 0;
 }

@@ -35,11 +35,11 @@ show_stragglers(const struct rs_cli_options *o, const char *job)
     json_array_foreach(json_object_get(doc, "stragglers"), i, v)
     {
         rs__cli_format_time(rs__cli_int(v, "detected_ns"), when, sizeof when);
-        printf("  rank %lld on %s: %+.1f%%, slow since step %lld, cause %s, impact %.1f%% of step "
-               "time, action %s, raised %s\n",
+        printf("  rank %lld on %s: %s%+.1f%%, slow since step %lld, cause %s, impact %.1f%% of "
+               "step time, action %s, raised %s\n",
                (long long)rs__cli_int(v, "rank"), json_string_value(json_object_get(v, "host")),
-               100 * (rs__cli_real(v, "slowdown") - 1),
-               (long long)rs__cli_int(json_object_get(v, "onset"), "step"),
+               json_is_real(json_object_get(v, "duty")) ? "intermittent, " : "",
+               100 * (rs__cli_real(v, "slowdown") - 1), (long long)rs__cli_int(v, "since_step"),
                json_string_value(json_object_get(v, "cause")), rs__cli_real(v, "impact_pct"),
                json_string_value(json_object_get(v, "action")), when);
     }

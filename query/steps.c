@@ -445,6 +445,14 @@ compute_rank_steps(rs_store_read *r, const char *job, struct rs_rank_steps *rk, 
         if (!(rk->measured && rk->measured[k])) {
             struct rs_step_metrics m;
             rs_intervals_measure(kernels, st->start_ns, st->end_ns, &m);
+            /* A step inferred from NCCL starts at the end of a collective, not where the host began
+             * the step: the optimizer's kernels follow at once and the host's stall (a data loader,
+             * a .item()) shows as GPU idle later in the step. Its host gap is the step's GPU idle
+             * (docs/analysis.md "Step metrics"): no NCCL wait is idle — a rank waiting for its
+             * peers runs its NCCL kernel — so the idle is the GPU waiting for its host. Steps from
+             * the kernel-name period start where the GPU idles for its host already. */
+            if (rk->inferred_period && !rk->kernel_period)
+                m.host_gap_ns = m.idle_ns;
             set_metrics(st, &m);
         }
         if (st->end_ns + RS_STEP_SETTLE_NS <= settled_until) {

@@ -4,11 +4,13 @@
 #include "common/array.h"
 #include "common/error.h"
 #include "common/hash.h"
+#include "query/intermittent.h"
 #include "query/profile.h"
 #include "query/stats.h"
 #include "query/steps.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -17,6 +19,15 @@
 
 #define MAX_EVIDENCE RS_STRAGGLER_MAX_EVIDENCE
 #define CAUSE_PEERS 16 /* peers whose kernels are compared with a straggler's */
+/* The robust reference and the evidence near the threshold (docs/analysis.md "The rule"). */
+#define MAD_SIGMA 1.4826   /* MAD x this = the standard deviation, for normal noise */
+#define OUTLIER_SIGMAS 3.0 /* a rank this many spreads above the median is no one's reference */
+#define SEPARATED 3.0      /* spreads above its reference: a rank apart from the noise (at least) */
+#define NEAR 0.4           /* x threshold: named with strong arrival evidence */
+#define SUSPECT 0.25       /* x threshold: the least slowdown of a suspect */
+#define TWO_RANKS_APART 0.6 /* x threshold: "separated" among 2 ranks */
+#define STRONG 0.8 /* share of last arrivals (or of the waits, x ranks late) that is strong */
+#define INTERMITTENT_TAIL 2.0 /* x threshold: a step this much slower is a slow step */
 
 void
 rs_straggler_options_default(struct rs_straggler_options *o)
@@ -56,6 +67,12 @@ rs_straggler_action_name(enum rs_straggler_action a)
 }
 
 const char *
+rs_straggler_kind_name(enum rs_straggler_kind k)
+{
+    return k == RS_STRAGGLER_KIND_INTERMITTENT ? "intermittent" : "straggler";
+}
+
+const char *
 rs_straggler_window_choice_name(enum rs_straggler_window_choice w)
 {
     switch (w) {
@@ -84,16 +101,21 @@ verdict_action(const struct rs_straggler_options *o, enum rs_straggler_cause cau
 struct rank_window {
     size_t steps;
     double work_ms;     /* median of compute + host gap */
-    double peers_ms;    /* median over the other ranks of their work_ms */
+    double peers_ms;    /* its reference: the median work_ms of its peers (rank_references) */
     double host_gap_ms; /* median host gap */
+    double comm_ms;     /* median NCCL time: a late rank waits less in its collectives */
     uint64_t instances; /* collective instances (across ranks) that started in its steps */
     uint64_t last;      /* instances it arrived last at */
     double impact_ns;   /* others' median wait at those instances */
     /* the rule's figures, computed once (build_windows) */
-    double slowdown;     /* work_ms / peers_ms (1 without peers' time) */
-    double last_frac;    /* last / instances (0 without instances) */
-    double wait_share;   /* impact_ns / the window's sum of every rank's impact_ns */
-    double share_needed; /* the wait_share the rule asks: min_last_frac / ranks slow together */
+    double slowdown;   /* work_ms / peers_ms (1 without peers' time) */
+    double last_frac;  /* last / instances (0 without instances) */
+    double wait_share; /* impact_ns / the window's sum of every rank's impact_ns */
+    double separation; /* (work_ms − peers_ms) / the ranks' robust spread; -1: spread 0 */
+    bool separated;    /* apart from the noise (rank_references) */
+    bool evidence;     /* arrival evidence (own, or shared with ranks late together) */
+    bool strong;       /* strong arrival evidence, and separated */
+    bool qualifies;    /* meets the rule in this window */
 };
 
 struct window {
@@ -144,6 +166,9 @@ rank_window_fill(const struct rs_rank_steps *rk, uint64_t hi, size_t W, struct r
     for (size_t k = first; k < end; k++)
         scratch[k - first] = (double)rk->steps[k].host_gap_ns / 1e6;
     rw->host_gap_ms = rs_median(scratch, end - first);
+    for (size_t k = first; k < end; k++)
+        scratch[k - first] = (double)rk->steps[k].comm_ns / 1e6;
+    rw->comm_ms = rs_median(scratch, end - first);
 }
 
 /* Steps per window: window_steps, or fewer when that many steps take longer than window_s (the
@@ -183,13 +208,105 @@ fit_to_short_job(struct ctx *c)
     c->fitted = true;
 }
 
+/* Each rank's reference in window w: the median work of its peers that are not outliers themselves
+ * (more than OUTLIER_SIGMAS robust spreads, or threshold / 2, above the median of all ranks), so
+ * that several slow ranks do not raise each other's reference; the median of all other ranks when
+ * fewer than 2 ranks remain (2 ranks: the other one — against the median of all, their mean, a 5%
+ * straggler among 2 ranks measured 2.5% and went unseen). refs holds every rank's work_ms; devs is
+ * scratch of n_ranks. */
+static void
+rank_references(const struct ctx *c, struct window *w, double *refs, double *devs)
+{
+    const size_t n = c->n_ranks;
+    double m = rs_quantile(refs, n, 0.5); /* sorts refs */
+    for (size_t i = 0; i < n; i++)
+        devs[i] = refs[i] > m ? refs[i] - m : m - refs[i];
+    double sigma = MAD_SIGMA * rs_median(devs, n);
+    /* the noise's largest of n ranks is about sqrt(2 ln n) spreads above the median (3.7 at
+     * 1,024 ranks): apart from the noise is a spread above that, at least SEPARATED */
+    double apart = sqrt(2 * log((double)n)) + 1;
+    apart = apart > SEPARATED ? apart : SEPARATED;
+    double cut =
+        m + (OUTLIER_SIGMAS * sigma > 0.5 * c->o->threshold * m ? OUTLIER_SIGMAS * sigma
+                                                                : 0.5 * c->o->threshold * m);
+    size_t clean = rs_lower_bound(refs, n, nextafter(cut, 1e300)); /* refs[0 .. clean) <= cut */
+
+    for (size_t i = 0; i < n; i++) {
+        struct rank_window *rw = &w->r[i];
+        bool inside = rw->work_ms <= cut;
+        if (clean >= (size_t)(2 + inside))
+            rw->peers_ms = inside ? rs_quantile_sorted_without(
+                                        refs, clean, rs_lower_bound(refs, clean, rw->work_ms), 0.5)
+                                  : rs_quantile(refs, clean, 0.5);
+        else
+            rw->peers_ms =
+                rs_quantile_sorted_without(refs, n, rs_lower_bound(refs, n, rw->work_ms), 0.5);
+        rw->slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
+        rw->last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
+        rw->separation = sigma > 0 ? (rw->work_ms - rw->peers_ms) / sigma : -1;
+        /* 2 ranks have no robust spread: apart from the noise is 0.6 x threshold above the other
+         * (2.6 standard deviations of the difference of two GPUs 0.5% apart, ddp_tracegen's) */
+        rw->separated = n <= 2      ? rw->slowdown - 1.0 >= TWO_RANKS_APART * c->o->threshold
+                        : sigma > 0 ? rw->separation >= apart
+                                    : rw->work_ms > rw->peers_ms;
+    }
+}
+
+/* The arrival evidence of each rank in window w, and whether it meets the rule there
+ * (docs/analysis.md "The rule"). scratch: n_ranks doubles. */
+static void
+rank_evidence(const struct ctx *c, struct window *w, double *scratch)
+{
+    const double thr = c->o->threshold, mlf = c->o->min_last_frac;
+    double waits = 0, group = 0, max_other = 0;
+    size_t slow = 0, near = 0, n_ok = 0;
+
+    for (size_t i = 0; i < c->n_ranks; i++) {
+        waits += w->r[i].impact_ns;
+        slow += w->r[i].slowdown - 1.0 >= thr;
+        near += w->r[i].slowdown - 1.0 >= NEAR * thr;
+        if (w->r[i].slowdown - 1.0 < thr)
+            scratch[n_ok++] = w->r[i].comm_ms;
+    }
+    /* the NCCL time of a rank that is not slow: it waits for the late ones in its collectives */
+    double comm_ok = rs_median(scratch, n_ok);
+    /* The share of the others' waiting each rank caused: collectives launched back to back after
+     * the same compute show the late rank only at the first of them — the rest start together
+     * and cost nobody a wait — so a count of last arrivals hides it and the wait it caused does
+     * not; ranks late together split it. */
+    for (size_t i = 0; i < c->n_ranks; i++) {
+        struct rank_window *rw = &w->r[i];
+        rw->wait_share = waits > 0 ? rw->impact_ns / waits : 0;
+        if (rw->slowdown - 1.0 >= thr)
+            group += rw->wait_share;
+        else if (rw->wait_share > max_other)
+            max_other = rw->wait_share;
+    }
+    for (size_t i = 0; i < c->n_ranks; i++) {
+        struct rank_window *rw = &w->r[i];
+        bool above = rw->slowdown - 1.0 >= thr;
+        bool own = rw->last_frac >= mlf || rw->wait_share >= mlf / (double)(slow > 1 ? slow : 1);
+        /* ranks late together: the latest of them hides the others (their arrivals are not last
+         * though they are late); the group caused most of the waiting, and each of its ranks
+         * caused more than any rank that is not slow, or waited in its collectives less than
+         * those by at least half its excess work (it arrived late, clock-free) */
+        bool late = n_ok > 0 && comm_ok - rw->comm_ms >= 0.5 * (rw->work_ms - rw->peers_ms);
+        bool shared = above && slow >= 2 && group >= mlf && (rw->wait_share > max_other || late) &&
+                      rw->separated;
+        rw->evidence = own || shared;
+        rw->strong = rw->separated && (rw->last_frac >= STRONG ||
+                                       rw->wait_share >= STRONG / (double)(near > 1 ? near : 1));
+        rw->qualifies = (above && rw->evidence) || (rw->slowdown - 1.0 >= NEAR * thr && rw->strong);
+    }
+}
+
 /* Builds windows of W steps aligned on the newest step all ranks have. */
 static int
 build_windows(struct ctx *c)
 {
     const size_t W = c->W;
     uint64_t end = UINT64_MAX;
-    double *scratch = NULL, *refs = NULL;
+    double *scratch = NULL, *refs = NULL, *devs = NULL;
     int rc = 0;
 
     for (size_t i = 0; i < c->n_ranks; i++) {
@@ -200,7 +317,8 @@ build_windows(struct ctx *c)
             end = last;
     }
     if (!(c->w = calloc(c->o->lookback_windows, sizeof *c->w)) ||
-        !(scratch = malloc(W * sizeof *scratch)) || !(refs = malloc(c->n_ranks * sizeof *refs))) {
+        !(scratch = malloc(W * sizeof *scratch)) || !(refs = malloc(c->n_ranks * sizeof *refs)) ||
+        !(devs = malloc(c->n_ranks * sizeof *devs))) {
         rc = -ENOMEM;
         goto out;
     }
@@ -224,35 +342,14 @@ build_windows(struct ctx *c)
             w->r = NULL;
             break;
         }
-        /* Each rank against the median of its peers: with 2 ranks the median of all is their mean,
-         * which would halve a straggler's apparent slowdown (measured: a 5% straggler among 2
-         * ranks went unseen). For many ranks the two are the same. One sort serves every rank. */
-        rs_quantile(refs, c->n_ranks, 0.5);
-        double waits = 0;
-        size_t slow = 0;
-        for (size_t i = 0; i < c->n_ranks; i++) {
-            size_t k = rs_lower_bound(refs, c->n_ranks, w->r[i].work_ms);
-            struct rank_window *rw = &w->r[i];
-            rw->peers_ms = rs_quantile_sorted_without(refs, c->n_ranks, k, 0.5);
-            rw->slowdown = rw->peers_ms > 0 ? rw->work_ms / rw->peers_ms : 1.0;
-            rw->last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
-            waits += rw->impact_ns;
-            slow += rw->slowdown - 1.0 >= c->o->threshold;
-        }
-        /* The share of the others' waiting each rank caused (docs/analysis.md "Straggler"):
-         * collectives launched back to back after the same compute show the late rank only at
-         * the first of them — the rest start together and cost nobody a wait — so a count of
-         * last arrivals hides it and the wait it caused does not; ranks late together split it. */
-        for (size_t i = 0; i < c->n_ranks; i++) {
-            struct rank_window *rw = &w->r[i];
-            rw->wait_share = waits > 0 ? rw->impact_ns / waits : 0;
-            rw->share_needed = c->o->min_last_frac / (double)(slow > 1 ? slow : 1);
-        }
+        rank_references(c, w, refs, devs);
+        rank_evidence(c, w, devs);
         c->n_w = j + 1;
     }
 out:
     free(scratch);
     free(refs);
+    free(devs);
     return rc;
 }
 
@@ -501,37 +598,52 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
     return rc;
 }
 
-/* Launch waits (the GPU idle until the host queued work, recorded by collectors) of `rank`, or
- * of its peers, over window j, in ms per rank-step of the window; *seen: some were recorded. */
-static double
-launch_wait_ms(struct ctx *c, rs_store_read *r, const char *job, size_t idx, bool peers, size_t j,
-               bool *seen)
+/* Host-side records of `rank`, or of its peers, over window j, in ms per rank-step of the window:
+ * launch waits (the GPU idle until the host queued work) into *launch, host synchronizations (the
+ * host waiting for its GPU: event, stream and context syncs) into *sync; *seen_* when some were
+ * recorded. */
+static void
+host_records_ms(struct ctx *c, rs_store_read *r, const char *job, size_t idx, bool peers, size_t j,
+                double *launch, bool *seen_launch, double *sync, bool *seen_sync)
 {
     struct rs_profile_scope scope = {job, c->ranks[idx].rank, peers, c->w[j].t0, c->w[j].t1};
     struct rs_profile_sync syncs[RS_COPY_KIND_COUNT];
+    static const enum rs_copy_kind host_waits[] = {RS_SYNC_EVENT, RS_SYNC_STREAM, RS_SYNC_CONTEXT};
     size_t steps = 0;
+    double sync_ns = 0;
 
+    *launch = *sync = 0;
     if (rs_profile_host_side(r, &scope, syncs) != 0)
-        return 0;
+        return;
     for (size_t i = 0; i < c->n_ranks; i++)
         if (peers ? i != idx : i == idx)
             steps += c->w[j].r[i].steps;
-    *seen |= syncs[RS_LAUNCH_WAIT].count > 0;
-    return steps ? (double)syncs[RS_LAUNCH_WAIT].ns / 1e6 / (double)steps : 0;
+    *seen_launch |= syncs[RS_LAUNCH_WAIT].count > 0;
+    for (size_t k = 0; k < sizeof host_waits / sizeof host_waits[0]; k++) {
+        *seen_sync |= syncs[host_waits[k]].count > 0;
+        sync_ns += (double)syncs[host_waits[k]].ns;
+    }
+    if (steps) {
+        *launch = (double)syncs[RS_LAUNCH_WAIT].ns / 1e6 / (double)steps;
+        *sync = sync_ns / 1e6 / (double)steps;
+    }
 }
 
 /* host_side evidence: the rank's host gap against its peers', and — when collectors recorded
- * launch waits — how long its GPU waited for its host per step against its peers' GPUs. */
+ * them — how long its GPU waited for its host (launch waits) and its host for its GPU (syncs) per
+ * step against its peers'. */
 static void
 host_side_evidence(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_t j,
                    double host_gap_ms, double peers_host_gap_ms,
                    struct rs_straggler_host_evidence *e)
 {
-    bool seen = false;
-    double own = launch_wait_ms(c, r, job, idx, false, j, &seen),
-           peers = launch_wait_ms(c, r, job, idx, true, j, &seen);
+    bool launch_seen = false, sync_seen = false;
+    double own, peers, own_sync, peers_sync;
 
-    *e = (struct rs_straggler_host_evidence){host_gap_ms, peers_host_gap_ms, seen, own, peers};
+    host_records_ms(c, r, job, idx, false, j, &own, &launch_seen, &own_sync, &sync_seen);
+    host_records_ms(c, r, job, idx, true, j, &peers, &launch_seen, &peers_sync, &sync_seen);
+    *e = (struct rs_straggler_host_evidence){
+        host_gap_ms, peers_host_gap_ms, launch_seen, own, peers, sync_seen, own_sync, peers_sync};
 }
 
 static double
@@ -568,9 +680,15 @@ onset_find(const struct ctx *c, size_t idx, size_t run, struct rs_straggler_onse
 {
     const struct rs_rank_steps *rk = &c->ranks[idx];
     const struct window *oldest = &c->w[run - 1];
-    bool before = run >= c->n_w; /* no earlier window examined: the fault may be older */
-    uint64_t from = before ? oldest->first_step : c->w[run].first_step,
+    /* the window before the run's oldest — or, when the run reaches the oldest complete window,
+     * the steps loaded before it — so that an onset inside the oldest window is found */
+    uint64_t from = oldest->first_step >= c->W ? oldest->first_step - c->W : 0,
              to = oldest->first_step + c->W - 1;
+    bool inferred = rk->inferred_period != 0;
+    /* a step is slow above half the rank's slowdown in the newest window, at most the threshold:
+     * a rank named near the threshold (measured 2% under interference) has few steps 3% slower */
+    double half = (c->w[0].r[idx].slowdown - 1.0) / 2;
+    double cut = half < c->o->threshold ? half : c->o->threshold;
     size_t span = (size_t)(to - from + 1), n = 0;
     bool *slow = calloc(span ? span : 1, sizeof *slow);
     uint64_t *steps = calloc(span ? span : 1, sizeof *steps);
@@ -596,9 +714,11 @@ onset_find(const struct ctx *c, size_t idx, size_t run, struct rs_straggler_onse
         if (np == 0)
             continue;
         double ref = rs_median(peers, np);
-        slow[n] = ref > 0 && work_ms(mine) / ref - 1.0 >= c->o->threshold;
+        slow[n] = ref > 0 && work_ms(mine) / ref - 1.0 >= cut;
         steps[n] = s;
-        starts[n++] = mine->start_ns;
+        /* GPU time: the step's first kernel (a marker is host time; inferred steps start at the
+         * end of a collective, GPU time already, and carry the GPU idle as host gap) */
+        starts[n++] = mine->start_ns + (inferred ? 0 : mine->host_gap_ns);
     }
     if (n == 0) /* no step of the rank with peers at the same step: nothing to say */
         goto done;
@@ -622,7 +742,7 @@ onset_find(const struct ctx *c, size_t idx, size_t run, struct rs_straggler_onse
                                        .searched_to_step = steps[n - 1],
                                        .steps_searched = n,
                                        .steps_disagreeing = best,
-                                       .before_search = before && best_k == 0};
+                                       .before_search = best_k == 0};
 done:
     free(slow);
     free(steps);
@@ -634,9 +754,33 @@ done:
 static bool
 qualifies(const struct ctx *c, size_t j, size_t i)
 {
-    const struct rank_window *rw = &c->w[j].r[i];
-    return rw->slowdown - 1.0 >= c->o->threshold &&
-           (rw->last_frac >= c->o->min_last_frac || rw->wait_share >= rw->share_needed);
+    return c->w[j].r[i].qualifies;
+}
+
+static double
+clamp01(double x)
+{
+    return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
+/* The confidence of a verdict (docs/analysis.md "Since, confidence"): the product of the margin
+ * above the threshold (full at 1.5 x threshold), the arrival evidence (full at STRONG: the larger
+ * of last_frac and wait_share x the ranks slow together), the separation from the noise (full at
+ * 2 x SEPARATED spreads; 2 ranks have no robust spread: 0.8) and the run (0.9 when shorter than
+ * 2 x windows_required windows). Calibrated on tests/bench/trace_sweep.py (docs/BENCHMARKS.md). */
+static double
+verdict_confidence(const struct ctx *c, const struct rank_window *rw, size_t run)
+{
+    size_t slow = 0;
+    for (size_t i = 0; i < c->n_ranks; i++)
+        slow += c->w[0].r[i].slowdown - 1.0 >= c->o->threshold;
+    double margin = clamp01((rw->slowdown - 1.0) / (1.5 * c->o->threshold));
+    double arrival = rw->wait_share * (double)(slow > 1 ? slow : 1);
+    double evidence = clamp01((rw->last_frac > arrival ? rw->last_frac : arrival) / STRONG);
+    double sep = c->n_ranks <= 2      ? 0.8
+                 : rw->separation < 0 ? (rw->work_ms > rw->peers_ms ? 1.0 : 0.0)
+                                      : clamp01(rw->separation / (2 * SEPARATED));
+    return margin * evidence * sep * (run >= 2 * c->o->windows_required ? 1.0 : 0.9);
 }
 
 /* Rank idx's verdict over its run of `run` qualifying windows into *v (zeroed by the caller;
@@ -695,9 +839,7 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
     else if (extra_ms > 0)
         cause = RS_STRAGGLER_CAUSE_EXTRA_WORK;
     double impact_pct = wall_ns > 0 ? 100.0 * lost_ms * 1e6 / wall_ns : 0;
-    double margin = (rw->slowdown - 1.0) / (2 * c->o->threshold);
-    double confidence =
-        (margin < 1 ? margin : 1) * rw->last_frac * (run >= 2 * c->o->windows_required ? 1.0 : 0.8);
+    double confidence = verdict_confidence(c, rw, run);
     if ((rc = onset_find(c, idx, run, &v->onset)) != 0)
         return rc;
     v->rank = c->ranks[idx].rank;
@@ -714,8 +856,12 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
     v->excess_gpu_slow_ms = slow_ms;
     v->excess_extra_work_ms = extra_ms;
     v->excess_host_side_ms = host_ms;
-    v->since_step = c->w[run - 1].first_step;
-    v->since_ns = c->w[run - 1].t0;
+    /* since: the onset when one was found — in GPU time, the start of the onset step's first kernel
+     * (a step marker is host time; a host running ahead marks steps long before its GPU runs
+     * them) — else the oldest window of the run */
+    v->since_step = v->onset.known ? v->onset.step : c->w[run - 1].first_step;
+    v->since_ns = v->onset.known ? v->onset.start_ns : c->w[run - 1].t0;
+    v->separation = rw->separation;
     v->windows = run;
     v->confidence = confidence < 0 ? 0.0 : confidence;
     v->score_relative = min_work / rw->work_ms;
@@ -741,8 +887,93 @@ rs_straggler_report_fini(struct rs_straggler_report *rep)
         verdict_fini(&rep->verdicts[i]);
     free(rep->verdicts);
     free(rep->ranks);
+    free(rep->suspects);
     free(rep->job);
     *rep = (struct rs_straggler_report){0};
+}
+
+static int
+verdict_rank_cmp(const void *a, const void *b)
+{
+    uint32_t x = ((const struct rs_straggler_verdict *)a)->rank,
+             y = ((const struct rs_straggler_verdict *)b)->rank;
+    return (x > y) - (x < y);
+}
+
+/* Intermittent verdicts (query/intermittent.h) over the steps of every window examined, for ranks
+ * without a verdict; rep's verdicts stay in rank order. */
+static int
+intermittent_verdicts(struct ctx *c, rs_store_read *r, const char *job,
+                      const struct identities *ids, bool *named, struct rs_straggler_report *rep)
+{
+    struct rs_intermittent *found;
+    size_t n_found;
+    /* and the steps loaded before the oldest complete window (up to one window): the slowness
+     * may have begun there */
+    uint64_t oldest = c->w[c->n_w - 1].first_step, to = c->w[0].first_step + c->W - 1;
+    uint64_t from = oldest >= c->W ? oldest - c->W : 0;
+    double wall_ns = 0;
+    int rc = rs_intermittent_find(c->ranks, c->n_ranks, from, to, c->W, c->o->windows_required,
+                                  INTERMITTENT_TAIL * c->o->threshold, &found, &n_found);
+
+    if (rc != 0)
+        return rc;
+    for (size_t j = 0; j < c->n_w; j++)
+        wall_ns += (double)(c->w[j].t1 - c->w[j].t0);
+    for (size_t k = 0; k < n_found && rc == 0; k++) {
+        const struct rs_intermittent *f = &found[k];
+        if (named[f->index])
+            continue;
+        if (RS_ARRAY_RESERVE(rep->verdicts, rep->cap_verdicts, rep->n_verdicts, 1) != 0) {
+            rc = -ENOMEM;
+            break;
+        }
+        struct rs_straggler_verdict *v = &rep->verdicts[rep->n_verdicts++];
+        *v = (struct rs_straggler_verdict){0};
+        /* the figures of every window examined; then what makes it intermittent */
+        if ((rc = verdict(c, r, job, f->index, ids, c->n_w, v)) != 0)
+            break;
+        named[f->index] = true;
+        v->kind = RS_STRAGGLER_KIND_INTERMITTENT;
+        v->duty = f->duty;
+        v->tail_slowdown = f->tail_slowdown;
+        v->impact_s = f->lost_ms / 1e3;
+        v->impact_pct = wall_ns > 0 ? 100.0 * f->lost_ms * 1e6 / wall_ns : 0;
+        v->since_step = f->first_slow_step;
+        v->since_ns = f->first_slow_ns;
+        v->onset = (struct rs_straggler_onset){0};
+        v->confidence = clamp01(f->last_share) * clamp01((f->tail_slowdown - 1.0) /
+                                                         (2 * INTERMITTENT_TAIL * c->o->threshold));
+        v->action = verdict_action(c->o, v->cause, v->impact_pct);
+        rep->action = v->action > rep->action ? v->action : rep->action;
+    }
+    free(found);
+    if (rep->n_verdicts > 1)
+        qsort(rep->verdicts, rep->n_verdicts, sizeof *rep->verdicts, verdict_rank_cmp);
+    return rc;
+}
+
+/* Suspects: in the newest window, ranks without a verdict at least SUSPECT x threshold slower than
+ * their reference with arrival evidence — separated from the noise, except among 2 ranks, which
+ * have no robust spread. Informational. */
+static int
+find_suspects(const struct ctx *c, const bool *named, struct rs_straggler_report *rep)
+{
+    for (size_t i = 0; i < c->n_ranks; i++) {
+        const struct rank_window *rw = &c->w[0].r[i];
+        if (named[i] || rw->slowdown - 1.0 < SUSPECT * c->o->threshold ||
+            !(rw->evidence || rw->strong) || !(rw->separated || c->n_ranks <= 2))
+            continue;
+        if (RS_ARRAY_RESERVE(rep->suspects, rep->cap_suspects, rep->n_suspects, 1) != 0)
+            return -ENOMEM;
+        struct rs_straggler_suspect *s = &rep->suspects[rep->n_suspects++];
+        *s = (struct rs_straggler_suspect){c->ranks[i].rank, rw->slowdown, rw->last_frac,
+                                           rw->wait_share, ""};
+        snprintf(s->reason, sizeof s->reason, "%s",
+                 rw->qualifies ? "meets the rule in the newest window only"
+                               : "slower than its peers by less than the threshold");
+    }
+    return 0;
 }
 
 /* The summary line of a job with enough data. */
@@ -771,6 +1002,7 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
 {
     struct ctx c = {o, o->window_steps, 0, false, steps, n_ranks, NULL, 0};
     struct identities ids = {NULL, 0, 0};
+    bool *named = NULL; /* per rank: has a verdict */
     int rc;
 
     if (!(rep->job = strdup(job))) {
@@ -803,15 +1035,20 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
             rc = -ENOMEM;
             goto out;
         }
+        if (!(named = calloc(c.n_ranks, sizeof *named))) {
+            rc = -ENOMEM;
+            goto out;
+        }
         for (size_t i = 0; i < c.n_ranks; i++) {
             const struct rank_window *rw = &c.w[0].r[i];
             size_t run = 0;
-            rep->ranks[rep->n_ranks++] =
-                (struct rs_straggler_rank){c.ranks[i].rank, rw->slowdown, rw->last_frac};
+            rep->ranks[rep->n_ranks++] = (struct rs_straggler_rank){c.ranks[i].rank, rw->slowdown,
+                                                                    rw->last_frac, rw->wait_share};
             while (run < c.n_w && qualifies(&c, run, i))
                 run++;
             if (run < o->windows_required)
                 continue;
+            named[i] = true;
             if (RS_ARRAY_RESERVE(rep->verdicts, rep->cap_verdicts, rep->n_verdicts, 1) != 0) {
                 rc = -ENOMEM;
                 goto out;
@@ -823,6 +1060,9 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
             /* the strongest recommendation, for schedulers that read one field */
             rep->action = v->action > rep->action ? v->action : rep->action;
         }
+        if ((rc = intermittent_verdicts(&c, r, job, &ids, named, rep)) != 0 ||
+            (rc = find_suspects(&c, named, rep)) != 0)
+            goto out;
         summarize(&c, rep, fitted);
     }
     if (c.n_w) /* the newest window: what slowdown and last_frac of ranks and verdicts cover */
@@ -842,6 +1082,7 @@ out:
         free(c.w[j].r);
     free(c.w);
     free(ids.v);
+    free(named);
     return rc;
 }
 
@@ -864,9 +1105,9 @@ onset_json(const struct rs_straggler_onset *o)
                      (json_int_t)o->searched_to_step, "steps_searched",
                      (json_int_t)o->steps_searched, "steps_disagreeing",
                      (json_int_t)o->steps_disagreeing, "before_search", o->before_search, "method",
-                     "per step: compute + host gap >= threshold above the peers' median at the "
-                     "same step; the split into not slow / slow with the fewest steps on the "
-                     "wrong side");
+                     "per step: compute + host gap above the peers' median at the same step by "
+                     "min(threshold, half the rank's slowdown); the split into not slow / slow "
+                     "with the fewest steps on the wrong side; start_ns in GPU time");
 }
 
 static json_t *
@@ -881,6 +1122,10 @@ evidence_json(const struct rs_straggler_verdict *v)
         if (e && h->has_launch_wait) {
             json_object_set_new(e, "launch_wait_ms", json_real(h->launch_wait_ms));
             json_object_set_new(e, "peers_launch_wait_ms", json_real(h->peers_launch_wait_ms));
+        }
+        if (e && h->has_sync_wait) {
+            json_object_set_new(e, "sync_wait_ms", json_real(h->sync_wait_ms));
+            json_object_set_new(e, "peers_sync_wait_ms", json_real(h->peers_sync_wait_ms));
         }
         if (!e || json_array_append_new(list, e) != 0) {
             json_decref(list);
@@ -916,6 +1161,18 @@ verdict_json(const struct rs_straggler_verdict *v)
         rs_straggler_action_name(v->action), "onset", onset_json(&v->onset), "instances",
         (json_int_t)v->instances, "impact_window", span_json(&v->impact_window), "wait_share",
         v->wait_share);
+    if (j &&
+        json_object_update_new(
+            j,
+            json_pack("{s:s, s:o, s:o, s:o}", "kind", rs_straggler_kind_name(v->kind), "separation",
+                      v->separation < 0 ? json_null() : json_real(v->separation), "duty",
+                      v->kind == RS_STRAGGLER_KIND_INTERMITTENT ? json_real(v->duty) : json_null(),
+                      "tail_slowdown",
+                      v->kind == RS_STRAGGLER_KIND_INTERMITTENT ? json_real(v->tail_slowdown)
+                                                                : json_null())) != 0) {
+        json_decref(j);
+        return NULL;
+    }
     if (j && json_object_set_new(j, "hardware", rs_gpu_evidence_json(&v->hardware)) != 0) {
         json_decref(j);
         return NULL;
@@ -926,19 +1183,28 @@ verdict_json(const struct rs_straggler_verdict *v)
 json_t *
 rs_straggler_report_json(const struct rs_straggler_report *rep)
 {
-    json_t *verdicts = json_array(), *ranks = json_array(), *out = NULL;
+    json_t *verdicts = json_array(), *ranks = json_array(), *suspects = json_array(), *out = NULL;
 
-    if (!verdicts || !ranks)
+    if (!verdicts || !ranks || !suspects)
         goto out;
     for (size_t i = 0; i < rep->n_verdicts; i++)
         if (json_array_append_new(verdicts, verdict_json(&rep->verdicts[i])) != 0)
             goto out;
     for (size_t i = 0; i < rep->n_ranks; i++)
-        if (json_array_append_new(ranks, json_pack("{s:I, s:f, s:f}", "rank",
+        if (json_array_append_new(ranks, json_pack("{s:I, s:f, s:f, s:f}", "rank",
                                                    (json_int_t)rep->ranks[i].rank, "slowdown",
                                                    rep->ranks[i].slowdown, "last_frac",
-                                                   rep->ranks[i].last_frac)) != 0)
+                                                   rep->ranks[i].last_frac, "wait_share",
+                                                   rep->ranks[i].wait_share)) != 0)
             goto out;
+    for (size_t i = 0; i < rep->n_suspects; i++) {
+        const struct rs_straggler_suspect *x = &rep->suspects[i];
+        if (json_array_append_new(suspects, json_pack("{s:I, s:f, s:f, s:f, s:s}", "rank",
+                                                      (json_int_t)x->rank, "slowdown", x->slowdown,
+                                                      "last_frac", x->last_frac, "wait_share",
+                                                      x->wait_share, "reason", x->reason)) != 0)
+            goto out;
+    }
     out = json_pack(
         "{s:s, s:s, s:I, s:s, s:I, s:o, s:f, s:s, s:b, s:s, s:O, s:O}", "job", rep->job, "action",
         rs_straggler_action_name(rep->action), "window_steps", (json_int_t)rep->window_steps,
@@ -947,9 +1213,14 @@ rs_straggler_report_json(const struct rs_straggler_report *rep)
         rep->has_window ? span_json(&rep->window) : json_null(), "threshold", rep->threshold,
         "steps_source", rep->steps_source, "enough_data", rep->enough_data, "summary", rep->summary,
         "stragglers", verdicts, "ranks", ranks);
+    if (out && json_object_set(out, "suspects", suspects) != 0) {
+        json_decref(out);
+        out = NULL;
+    }
 out:
     json_decref(verdicts);
     json_decref(ranks);
+    json_decref(suspects);
     return out;
 }
 

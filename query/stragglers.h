@@ -1,34 +1,43 @@
 /* Stragglers (docs/analysis.md "Straggler"), batch evaluation over the job's most recent windows of
  * `window_steps` steps, or of 60 s when that is fewer steps (aligned by step number, newest
  * first). Per window and rank:
- *   slowdown_r  = median over steps of (compute + host_gap) / median over the other ranks of the
- *                 same (not over all ranks: for 2 ranks that median is their mean and
- *                 would halve the slowdown, so peers are used — the same for many ranks)
- *   last_frac_r = fraction of the window's collective instances where r arrived last
+ *   slowdown_r   = median over steps of (compute + host_gap) / r's reference: the median of the
+ *                  same over its peers that are not outliers themselves (above the median of all
+ *                  ranks by 3 robust spreads — 1.4826 x MAD — or threshold / 2), so that several
+ *                  slow ranks do not raise each other's reference; 2 or 3 ranks: the other ranks
+ *   separation_r = (r's median − its reference) / the robust spread
+ *   last_frac_r  = fraction of the window's collective instances where r arrived last
  *   wait_share_r = the waits it caused (the others' median wait at the instances where r arrived
- *                 last) / the waits every rank caused, in the window
- * A rank is a straggler when slowdown - 1 >= threshold and either last_frac >= min_last_frac or
- * wait_share >= min_last_frac / (ranks whose slowdown passes the threshold) in each of
- * the newest `windows_required` windows. Each verdict carries: impact — job time lost, i.e. the
- * rank's per-step excess of compute + host gap over the median rank, times the steps of the run
- * (the job runs at its pace), and that as % of wall time — and peer_wait_s, the sum over
- * the instances where it arrived last of the median wait of the other ranks (it counts every
- * gradient bucket, so it exceeds the time lost);
- * cause (gpu_slow / extra_work / host_side, or unknown) with evidence, since (start of the oldest
- * window of the unbroken run that meets the rule: window-granular), the onset within it (per step:
- * see onset below), confidence, NVRx-style relative and individual scores, and a recommended action
- * (observe, drain-candidate). Needs steps (records, or inferred from NCCL).
+ *                  last) / the waits every rank caused, in the window
+ * A rank meets the rule in a window when slowdown - 1 >= threshold with arrival evidence —
+ * last_frac >= min_last_frac, wait_share >= min_last_frac / (ranks slow together), or evidence
+ * shared with ranks late together — or slowdown - 1 >= 0.4 x threshold with strong evidence (last
+ * at >= 80%, or that share of the waiting) and separated from the noise (max(3, sqrt(2 ln n) + 1)
+ * spreads); it is a
+ * straggler when it meets it in each of the newest `windows_required` windows. A rank slow on a
+ * recurring share of steps gets a verdict of kind "intermittent" (query/intermittent.h); ranks near
+ * the threshold with arrival evidence are listed as suspects. Each verdict carries: impact — job
+ * time lost, i.e. the rank's per-step excess of compute + host gap over its reference, times the
+ * steps of the run (the job runs at its pace), and that as % of wall time — and peer_wait_s, the
+ * sum over the instances where it arrived last of the median wait of the other ranks (it counts
+ * every gradient bucket, so it exceeds the time lost);
+ * cause (gpu_slow / extra_work / host_side, or unknown) with evidence, since (the onset, in GPU
+ * time, when one is found; else the oldest window of the unbroken run that meets the rule), the
+ * onset (below), a calibrated confidence, NVRx-style relative and individual scores, and a
+ * recommended action (observe, drain-candidate). Needs steps (records, or inferred from NCCL).
  *
  * Every figure names its window: the answer's "window" is the newest window (steps, time span),
  * over which slowdown and last_frac are measured; each verdict carries the collective instances of
  * its rank in that window, and "impact_window", the steps its impact covers.
  *
- * Onset: over the steps of the oldest window of the run and of the window before it (when the
- * lookback has one), each step of the rank is slow when its compute + host gap is >= threshold
- * above the median of its peers' at the same step number; the onset is the step that splits them
- * into "before" and "from then on slow" with the fewest steps on the wrong side of the split (the
- * earliest such step). It is not earlier than the first step searched: when the run reaches back to
- * the oldest window examined, the fault may have begun before ("onset.before_search" is true). */
+ * Onset: over the steps of the oldest window of the run and of the window before it (or, when the
+ * run reaches the oldest complete window, up to a window of the steps loaded before it), each step
+ * of the rank is slow when its compute + host gap is above the median of its peers' at the same
+ * step number by min(threshold, half the rank's slowdown − 1 in the newest window); the onset is
+ * the step that splits them into "before" and "from then on slow" with the fewest steps on the
+ * wrong side of the split (the earliest such step); its start_ns is the GPU time of the step's
+ * first kernel. "onset.before_search" is true when it is the first step searched: the fault may
+ * have begun before. */
 #ifndef RS_QUERY_STRAGGLERS_H
 #define RS_QUERY_STRAGGLERS_H
 
@@ -46,6 +55,12 @@ enum rs_straggler_cause {
     RS_STRAGGLER_CAUSE_GPU_SLOW,   /* "gpu_slow": the same kernels run slower than the peers' */
     RS_STRAGGLER_CAUSE_EXTRA_WORK, /* "extra_work": kernels the peers do not run as often */
     RS_STRAGGLER_CAUSE_HOST_SIDE,  /* "host_side": the host gap between steps' kernels is longer */
+};
+
+/* A verdict's kind: slow on most steps, or on a recurring share of them (query/intermittent.h). */
+enum rs_straggler_kind {
+    RS_STRAGGLER_KIND_STEADY,       /* "straggler": the rule above */
+    RS_STRAGGLER_KIND_INTERMITTENT, /* "intermittent": slow on a recurring share of steps */
 };
 
 /* The recommendation, weakest first (a report's action is its verdicts' strongest). */
@@ -67,6 +82,7 @@ enum rs_straggler_window_choice {
 const char *rs_straggler_cause_name(enum rs_straggler_cause c);
 const char *rs_straggler_action_name(enum rs_straggler_action a);
 const char *rs_straggler_window_choice_name(enum rs_straggler_window_choice w);
+const char *rs_straggler_kind_name(enum rs_straggler_kind k);
 
 struct rs_straggler_options {
     size_t window_steps;       /* 30 */
@@ -106,12 +122,16 @@ struct rs_straggler_kernel_evidence {
     double extra_ms_per_step; /* the larger of its slower-time and extra-time excess */
 };
 
-/* Host evidence (cause host_side): medians of the host gap per step, and — when collectors recorded
- * launch waits (has_launch_wait) — the GPU's wait for its host per step. */
+/* Host evidence (cause host_side): medians of the host gap per step (inferred steps: the GPU idle),
+ * and — when collectors recorded them — the GPU's wait for its host per step (launch waits,
+ * has_launch_wait) and the host's wait for its GPU per step (event, stream and context
+ * synchronizations, has_sync_wait: a .item() each step shows there). */
 struct rs_straggler_host_evidence {
     double host_gap_ms, peers_host_gap_ms;
     bool has_launch_wait;
     double launch_wait_ms, peers_launch_wait_ms;
+    bool has_sync_wait;
+    double sync_wait_ms, peers_sync_wait_ms;
 };
 
 /* The onset (see above); known is false (JSON null) when no step of the rank could be compared. */
@@ -125,6 +145,13 @@ struct rs_straggler_onset {
 /* One straggler: the figures of the newest window, and of the run of windows that met the rule. */
 struct rs_straggler_verdict {
     uint32_t rank;
+    enum rs_straggler_kind kind;
+    /* intermittent only (0 otherwise): the share of the steps examined on which the rank was slow,
+     * and the median slowdown of those steps (impact_s is the time they lost) */
+    double duty, tail_slowdown;
+    /* how far the rank's work stands from its reference in robust spreads ((work − reference) /
+     * (1.4826 x MAD over the ranks)); -1 when the ranks' spread is 0 */
+    double separation;
     /* who it is ("" when unknown) */
     char host[RS_STORE_HOST_MAX], gpu_uuid[RS_STORE_UUID_MAX];
     /* the rule's figures in the newest window, over its collective instances there; wait_share:
@@ -154,7 +181,15 @@ struct rs_straggler_verdict {
 /* Every rank's figures in the newest window. */
 struct rs_straggler_rank {
     uint32_t rank;
-    double slowdown, last_frac;
+    double slowdown, last_frac, wait_share;
+};
+
+/* A suspect (informational, never acted on): in the newest window a rank slower than its
+ * reference by at least 0.25 x threshold with arrival evidence, that is no verdict. */
+struct rs_straggler_suspect {
+    uint32_t rank;
+    double slowdown, last_frac, wait_share;
+    char reason[96]; /* static text: why it is not a verdict */
 };
 
 /* The rule's answer for one job (docs/openapi.yaml, /v1/jobs/{job}/stragglers). */
@@ -174,6 +209,8 @@ struct rs_straggler_report {
     size_t n_verdicts, cap_verdicts;
     struct rs_straggler_rank *ranks; /* empty without enough data */
     size_t n_ranks, cap_ranks;
+    struct rs_straggler_suspect *suspects; /* rank order */
+    size_t n_suspects, cap_suspects;
 };
 
 /* The rule over steps the caller loaded already with

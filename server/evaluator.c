@@ -288,9 +288,11 @@ log_verdict(const char *job, const struct rs_straggler_verdict *v, const char *w
 
     if (!was)
         rs_log(RS_LOG_WARN, "RS-STRAGGLER-RAISED",
-               "job %s: rank %u on %s (GPU %s) is a straggler: %+.1f%% slower, cause %s, "
+               "job %s: rank %u on %s (GPU %s) is a%s %s: %+.1f%% slower, cause %s, "
                "impact %.1f%% of step time, action %s",
-               job, rank, v->host, v->gpu_uuid, slower, cause, impact, action);
+               job, rank, v->host, v->gpu_uuid,
+               v->kind == RS_STRAGGLER_KIND_INTERMITTENT ? "n" : "",
+               rs_straggler_kind_name(v->kind), slower, cause, impact, action);
     else
         rs_log(RS_LOG_WARN, "RS-STRAGGLER-CAUSE",
                "job %s: rank %u: cause %s (was %s): %+.1f%% slower, impact %.1f%% of step time, "

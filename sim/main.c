@@ -22,7 +22,7 @@
 struct sim_config {
     char *job, *agent, *log_level, *nvml_script;
     int64_t ranks, steps, slow_rank, onset_step, recover_step, host_stall, seed, kernel_split;
-    bool pc_sampling, no_step_markers;
+    bool pc_sampling, no_step_markers, buckets_after;
     double step_ms, slowdown, stall_ms, noise, speed, duration_s, max_rate;
 };
 
@@ -56,6 +56,10 @@ static const struct rs_config_option options[] = {
         "first step without the fault again (0 = it stays)", 0, 100000000),
     OPT("no-step-markers", RS_CONFIG_BOOL, "false", no_step_markers,
         "send no step records, as a job without NVTX step ranges (the server infers steps)", 0, 0),
+    OPT("buckets-after", RS_CONFIG_BOOL, "false", buckets_after,
+        "launch the AllReduce buckets back to back after the backward pass (default: each as its "
+        "layer's gradients are ready)",
+        0, 0),
     OPT("pc-sampling", RS_CONFIG_BOOL, "false", pc_sampling,
         "also send synthetic PC-sampling stall counts (see sim/stalls.h)", 0, 0),
     OPT("seed", RS_CONFIG_INT, "1", seed, "random seed (runs are deterministic per seed)", 0,
@@ -160,7 +164,8 @@ run_sim(const struct sim_config *cfg)
                            (uint64_t)cfg->seed,
                            0,
                            (uint64_t)cfg->recover_step,
-                           (uint32_t)cfg->kernel_split};
+                           (uint32_t)cfg->kernel_split,
+                           cfg->buckets_after};
     struct sim_run run = {0};
     struct sim_sink sink = {&run, sink_kernel, sink_memcpy, sink_collective, sink_step};
     struct rs_collector_options copts = {cfg->agent, 0};

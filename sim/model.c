@@ -181,6 +181,8 @@ sim_model_step(sim_model *m, uint64_t step, const struct sim_sink *sink)
         rs->resume_op = rs_sim_step_n_ops;
         run_ops(m, r, step, 0, rs_sim_step_n_ops, &t, sink, &b);
         rs->compute_end_ns = t;
+        for (int k = 0; p->buckets_after && k < b; k++)
+            rs->arrive_ns[k] = t;
         buckets = b;
     }
     /* Phase 2: each AllReduce bucket completes once its last rank has arrived. */

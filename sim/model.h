@@ -28,6 +28,10 @@ struct sim_params {
     uint64_t comm_hash;
     uint64_t recover_step; /* first step without the fault again; 0 = the fault stays */
     uint32_t kernel_split; /* each compute kernel as this many back-to-back launches (>= 1) */
+    /* DDP's buckets launched back to back after the backward pass (a small model, or large
+     * buckets): every AllReduce waits for the rank's whole compute, so only the first of them
+     * shows who arrived late (docs/analysis.md "The rule"); false: each when its layer is done */
+    bool buckets_after;
 };
 
 /* Receives the records of one rank; names are the template's kernel names. */

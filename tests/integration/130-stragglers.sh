@@ -46,7 +46,7 @@ d = json.load(open(sys.argv[1]))
 assert d["stragglers"] == [] and d["summary"].startswith("no straggler"), d["summary"]
 assert d["action"] == "none", d["action"]
 assert all(abs(r["slowdown"] - 1) < 0.03 for r in d["ranks"]), d["ranks"]' "$WORK/clean.verdict"
-check "onset found per step: step 40 (window-granular since_step is not), 100 in the tour's job" python3 -c '
+check "onset found per step: step 40, 100 in the tour's job; since is the onset" python3 -c '
 import json, sys, urllib.request
 get = lambda j: json.load(urllib.request.urlopen(sys.argv[1] + "/v1/jobs/%s/stragglers" % j))
 for job, rank, onset in (("gpu", 3, 40), ("tour", 5, 100)):
@@ -55,7 +55,8 @@ for job, rank, onset in (("gpu", 3, 40), ("tour", 5, 100)):
     assert v["rank"] == rank and o["step"] == onset and not o["before_search"], (job, v)
     assert o["searched_from_step"] < onset < o["searched_to_step"] and o["steps_disagreeing"] <= 2, o
 (v,) = get("tour")["stragglers"]
-assert v["since_step"] == 90, v["since_step"]  # the window that first met the rule' "$HTTP"
+assert v["since_step"] == 100, v["since_step"]  # the onset (the window that first met the rule: 90)
+assert v["since_ns"] == v["onset"]["start_ns"], v' "$HTTP"
 check "every figure names its window: the newest window, the instances, the impact's steps" python3 -c '
 import json, sys, urllib.request
 d = json.load(urllib.request.urlopen(sys.argv[1] + "/v1/jobs/tour/stragglers"))
@@ -68,7 +69,7 @@ assert (iw["first_step"], iw["last_step"]) == (90, 299), iw' "$HTTP"
 "$BIN/rankscope" --server "$HTTP" stragglers tour >"$WORK/tour.txt"
 check "rankscope stragglers names the windows and the onset" sh -c "
     grep -q '^newest window: steps 270..299 ' '$WORK/tour.txt' &&
-    grep -q 'arrives last at 100% of its 120 collective instances (newest window)' '$WORK/tour.txt' &&
+    grep -q 'arrives last at 100% of its 120 collective instances, 100% of the others.* waiting (newest window)' '$WORK/tour.txt' &&
     grep -q '  slow since step 100: ' '$WORK/tour.txt' &&
     grep -q 'impact: .* over steps 90..299 ' '$WORK/tour.txt'"
 check "rankscope stragglers says it for people" sh -c "'$BIN/rankscope' --server '$HTTP' stragglers gpu | grep -q '^rank 3 on sim-node-000'"

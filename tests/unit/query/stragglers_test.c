@@ -93,7 +93,7 @@ rule(void)
     d = verdicts(r, "onset");
     v = json_array_get(json_object_get(d, "stragglers"), 0);
     T_EQ(json_array_size(json_object_get(d, "stragglers")), 1);
-    T_EQ(json_integer_value(json_object_get(v, "since_step")), 30);
+    T_EQ(json_integer_value(json_object_get(v, "since_step")), 37); /* the onset */
     json_t *o = json_object_get(v, "onset");
     T_EQ(json_integer_value(json_object_get(o, "step")), 37);
     T_EQ(json_integer_value(json_object_get(o, "searched_from_step")), 0);
@@ -288,11 +288,311 @@ back_to_back_buckets(void)
     t_store_remove(st, dir);
 }
 
+/* A hand-built job of step summaries (physics of a synchronous job, not the rule's): every rank's
+ * work per step is 30 ms x its factor x a constant per-GPU noise (±0.4%) x per-step noise (±0.2%);
+ * its NCCL time 4 ms plus its wait for the step's latest rank; 4 collectives per step; at the first
+ * the rank of `late()` arrives last and the others wait 2.4 ms for it (at all 4 when `every` —
+ * buckets interleaved with backward — else the other 3 cost 5 us of waiting spread round-robin,
+ * buckets back to back); 1 ms host gap before every step's first kernel. */
+struct job_model {
+    size_t n_ranks, n_steps;
+    double (*factor)(const struct job_model *m, uint32_t r, uint32_t step);
+    uint32_t (*late)(const struct job_model *m, uint32_t step);
+    bool every;
+    uint32_t slow[4]; /* for the callbacks */
+    size_t n_slow;
+    double slow_factor[4];
+    uint32_t onset;
+};
+
+static double
+unit_noise(uint64_t x) /* deterministic in [-1, 1) */
+{
+    x = (x + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 31;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 29;
+    return (double)(x % 2000000) / 1e6 - 1.0;
+}
+
+static struct rs_rank_steps *
+model_steps(const struct job_model *m)
+{
+    struct rs_rank_steps *rk = calloc(m->n_ranks, sizeof *rk);
+    for (uint32_t r = 0; r < m->n_ranks; r++) {
+        rk[r].rank = r;
+        rk[r].n = m->n_steps;
+        rk[r].steps = calloc(m->n_steps, sizeof *rk[r].steps);
+    }
+    for (uint32_t i = 0; i < m->n_steps; i++) {
+        uint32_t late = m->late(m, i);
+        double latest = 0;
+        for (uint32_t r = 0; r < m->n_ranks; r++) {
+            double f = m->factor(m, r, i) * (1 + 0.004 * unit_noise(r)) *
+                       (1 + 0.002 * unit_noise(1000003ull * i + r));
+            latest = f > latest ? f : latest;
+        }
+        for (uint32_t r = 0; r < m->n_ranks; r++) {
+            double f = m->factor(m, r, i) * (1 + 0.004 * unit_noise(r)) *
+                       (1 + 0.002 * unit_noise(1000003ull * i + r));
+            struct rs_step_summary *st = &rk[r].steps[i];
+            *st = (struct rs_step_summary){.step = i,
+                                           .start_ns = i * 40000000ull,
+                                           .end_ns = i * 40000000ull + 39000000ull,
+                                           .step_ns = 39000000ull,
+                                           .compute_ns = (uint64_t)(30000 * T_US * f),
+                                           .host_gap_ns = 1000 * T_US,
+                                           /* 4 ms of transfer, and the wait for the latest */
+                                           .comm_ns =
+                                               (uint64_t)((4000 + 30000 * (latest - f)) * T_US),
+                                           .instances = 4};
+            for (uint32_t c = 0; c < 4; c++) {
+                bool last = c == 0 || m->every ? r == late : (i * 3 + c) % m->n_ranks == r;
+                if (last) {
+                    st->last_arrivals++;
+                    st->peer_wait_ns += c == 0 || m->every ? 2400 * T_US : 5 * T_US;
+                }
+            }
+        }
+    }
+    return rk;
+}
+
+static double
+slow_from_onset(const struct job_model *m, uint32_t r, uint32_t step)
+{
+    for (size_t k = 0; k < m->n_slow; k++)
+        if (m->slow[k] == r && step >= m->onset)
+            return m->slow_factor[k];
+    return 1.0;
+}
+
+/* The slowest rank arrives last; a noise rank (round-robin) when none is slow. */
+static uint32_t
+slowest_late(const struct job_model *m, uint32_t step)
+{
+    double best = 1.0;
+    uint32_t who = step % m->n_ranks;
+    for (size_t k = 0; k < m->n_slow; k++)
+        if (step >= m->onset && m->slow_factor[k] > best) {
+            best = m->slow_factor[k];
+            who = m->slow[k];
+        }
+    return who;
+}
+
+static uint32_t
+round_robin_late(const struct job_model *m, uint32_t step)
+{
+    return (step * 5 + 1) % m->n_ranks;
+}
+
+/* Evaluates the model's job (ranks already in the store as "model" with m->n_ranks ranks). */
+static void
+model_evaluate(rs_store *st, const struct job_model *m, struct rs_straggler_report *rep)
+{
+    struct rs_straggler_options o;
+    rs_store_read *r;
+    struct rs_rank_steps *rk = model_steps(m);
+
+    rs_straggler_options_default(&o);
+    *rep = (struct rs_straggler_report){0};
+    T_OK(rs_store_read_begin(st, &r));
+    T_OK(rs_stragglers_evaluate(r, "model", &o, rk, m->n_ranks, rep));
+    rs_store_read_end(r);
+    for (uint32_t i = 0; i < m->n_ranks; i++)
+        free(rk[i].steps);
+    free(rk);
+}
+
+static unsigned long long
+named_mask(const struct rs_straggler_report *rep)
+{
+    unsigned long long mask = 0;
+    for (size_t v = 0; v < rep->n_verdicts; v++)
+        mask |= 1ull << rep->verdicts[v].rank;
+    return mask;
+}
+
+#define MODEL_RANKS 40
+static rs_store *
+model_store(char *dir)
+{
+    rs_store *st = t_store_open(dir, NULL);
+    for (uint32_t i = 0; i < MODEL_RANKS; i++) {
+        struct rs_rank_batch rb = {.identity = T_IDENTITY("model", i, MODEL_RANKS, "GPU")};
+        t_store_put(st, &rb, 1);
+    }
+    return st;
+}
+
+/* Several slow ranks (5% of 40): both named though the slower one hides the other (last at every
+ * step: the other's lateness shows only as less waiting in its collectives); and a fault-free
+ * 40-rank job with noise: nothing named, no suspect. */
+static void
+several_stragglers(void)
+{
+    char dir[] = "/tmp/rs-stragglers-several-XXXXXX";
+    rs_store *st = model_store(dir);
+    struct rs_straggler_report rep;
+    struct job_model m = {MODEL_RANKS,  90, slow_from_onset, slowest_late, false, {7, 23}, 2,
+                          {1.08, 1.06}, 0};
+
+    model_evaluate(st, &m, &rep);
+    T_EQ(named_mask(&rep), 1ull << 7 | 1ull << 23);
+    T_EQ(rep.n_suspects, 0);
+    for (size_t v = 0; v < rep.n_verdicts; v++) {
+        T_EQ(rep.verdicts[v].kind, RS_STRAGGLER_KIND_STEADY);
+        /* each against its clean peers, not a reference raised by the other */
+        double want = rep.verdicts[v].rank == 7 ? 1.08 : 1.06;
+        T_CHECK(rep.verdicts[v].slowdown > want - 0.01 && rep.verdicts[v].slowdown < want + 0.01);
+    }
+    rs_straggler_report_fini(&rep);
+
+    m.n_slow = 0; /* fault-free, noise only */
+    model_evaluate(st, &m, &rep);
+    T_EQ(rep.n_verdicts, 0);
+    T_EQ(rep.n_suspects, 0);
+    rs_straggler_report_fini(&rep);
+    t_store_remove(st, dir);
+}
+
+/* Near the threshold: a rank measured 2% slower (a 3% fault under interference) and last at every
+ * collective is named; as slow but last no more than the others, neither named nor suspect; 0.9%
+ * slower and last everywhere, a suspect only. */
+static void
+near_threshold(void)
+{
+    char dir[] = "/tmp/rs-stragglers-near-XXXXXX";
+    rs_store *st = model_store(dir);
+    struct rs_straggler_report rep;
+    struct job_model m = {MODEL_RANKS, 90, slow_from_onset, slowest_late, true, {3}, 1, {1.02}, 0};
+
+    model_evaluate(st, &m, &rep);
+    T_EQ(named_mask(&rep), 1ull << 3);
+    T_CHECK(rep.n_verdicts == 1 && rep.verdicts[0].slowdown < 1.03);
+    T_CHECK(rep.n_verdicts == 1 && rep.verdicts[0].confidence < 0.9); /* a small margin */
+    rs_straggler_report_fini(&rep);
+
+    m.late = round_robin_late;
+    model_evaluate(st, &m, &rep);
+    T_EQ(rep.n_verdicts, 0);
+    T_EQ(rep.n_suspects, 0);
+    rs_straggler_report_fini(&rep);
+
+    m.late = slowest_late;
+    m.slow_factor[0] = 1.009;
+    model_evaluate(st, &m, &rep);
+    T_EQ(rep.n_verdicts, 0);
+    T_EQ(rep.n_suspects, 1);
+    T_CHECK(rep.n_suspects == 1 && rep.suspects[0].rank == 3 && rep.suspects[0].last_frac > 0.9);
+    json_t *doc = rs_straggler_report_json(&rep);
+    json_t *sus = json_array_get(json_object_get(doc, "suspects"), 0);
+    T_CHECK(json_is_string(json_object_get(sus, "reason")));
+    json_decref(doc);
+    rs_straggler_report_fini(&rep);
+    t_store_remove(st, dir);
+}
+
+/* since in GPU time: slow from step 37; the host marks each step 1 ms before its GPU starts it
+ * (host gap), so since_ns is step 37's start + 1 ms, and since_step the onset itself, not the
+ * oldest window's first step. A clear 10% straggler in a long run: confidence >= 0.9. */
+static void
+since_gpu_time(void)
+{
+    char dir[] = "/tmp/rs-stragglers-since-XXXXXX";
+    rs_store *st = model_store(dir);
+    struct rs_straggler_report rep;
+    struct job_model m = {MODEL_RANKS, 150, slow_from_onset, slowest_late, true, {11}, 1,
+                          {1.10},      37};
+
+    model_evaluate(st, &m, &rep);
+    T_EQ(named_mask(&rep), 1ull << 11);
+    if (rep.n_verdicts == 1) {
+        T_EQ(rep.verdicts[0].since_step, 37);
+        T_EQ(rep.verdicts[0].since_ns, 37 * 40000000ull + 1000 * T_US);
+        T_CHECK(rep.verdicts[0].confidence >= 0.9);
+    }
+    rs_straggler_report_fini(&rep);
+    t_store_remove(st, dir);
+}
+
+/* A rank 50% slower on every 4th step: a verdict of kind intermittent with its duty; random
+ * spikes (2% of rank-steps, 40% slower) spread over the ranks, or one block of slow steps (a
+ * straggler that recovered): none. */
+static double
+every_fourth(const struct job_model *m, uint32_t r, uint32_t step)
+{
+    return r == m->slow[0] && step % 4 == 1 ? 1.5 : 1.0;
+}
+
+static double
+spiky(const struct job_model *m, uint32_t r, uint32_t step)
+{
+    (void)m;
+    return unit_noise(7919ull * step + 104729ull * r + 1) > 0.96 ? 1.4 : 1.0;
+}
+
+/* slow steps 40 .. 69, then recovered: one block, not intermittent */
+static double
+recovered(const struct job_model *m, uint32_t r, uint32_t step)
+{
+    return r == m->slow[0] && step >= 40 && step < 70 ? 1.5 : 1.0;
+}
+
+static uint32_t
+intermittent_late(const struct job_model *m, uint32_t step)
+{
+    for (uint32_t r = 0; r < m->n_ranks; r++)
+        if (m->factor(m, r, step) > 1.2)
+            return r;
+    return (step * 5 + 1) % m->n_ranks;
+}
+
+static void
+intermittent_kind(void)
+{
+    char dir[] = "/tmp/rs-stragglers-interm-XXXXXX";
+    rs_store *st = model_store(dir);
+    struct rs_straggler_report rep;
+    struct job_model m = {MODEL_RANKS, 90, every_fourth, intermittent_late, true, {5}, 1, {1}, 0};
+
+    model_evaluate(st, &m, &rep);
+    T_EQ(named_mask(&rep), 1ull << 5);
+    if (rep.n_verdicts == 1) {
+        T_EQ(rep.verdicts[0].kind, RS_STRAGGLER_KIND_INTERMITTENT);
+        T_CHECK(rep.verdicts[0].duty > 0.2 && rep.verdicts[0].duty < 0.3);
+        T_CHECK(rep.verdicts[0].tail_slowdown > 1.45 && rep.verdicts[0].tail_slowdown < 1.55);
+        T_CHECK(rep.verdicts[0].impact_s > 0);
+        json_t *doc = rs_straggler_report_json(&rep);
+        json_t *v = json_array_get(json_object_get(doc, "stragglers"), 0);
+        T_CHECK(strcmp(json_string_value(json_object_get(v, "kind")), "intermittent") == 0);
+        T_CHECK(json_is_real(json_object_get(v, "duty")));
+        json_decref(doc);
+    }
+    rs_straggler_report_fini(&rep);
+
+    m.factor = spiky;
+    model_evaluate(st, &m, &rep);
+    T_EQ(rep.n_verdicts, 0);
+    rs_straggler_report_fini(&rep);
+
+    m.factor = recovered; /* a straggler that recovered inside the steps examined */
+    model_evaluate(st, &m, &rep);
+    T_EQ(rep.n_verdicts, 0);
+    rs_straggler_report_fini(&rep);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
     T_RUN(rule);
     T_RUN(typed);
     T_RUN(back_to_back_buckets);
+    T_RUN(several_stragglers);
+    T_RUN(near_threshold);
+    T_RUN(since_gpu_time);
+    T_RUN(intermittent_kind);
     return T_DONE("query/stragglers");
 }

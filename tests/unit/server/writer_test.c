@@ -111,19 +111,21 @@ tasks_get_their_share(void)
     pthread_join(t, NULL);
     rs_writer_stop(w);
 
-    /* the task had about a quarter of the time (it had none while batches waited before), and
-     * ingest went on: (a duplicate after the first: acknowledged as such, still a commit) */
-    double task_share = (double)task_steps * STEP_NS / RUN_NS;
-    printf("  task steps %lu (%.0f%% of the run), batches %lu\n", (unsigned long)task_steps,
-           100 * task_share, (unsigned long)acked);
+    /* the task had about a quarter of the writer's busy time (it had none while batches waited
+     * before), and ingest had the rest (a duplicate after the first: acknowledged as such, still
+     * a commit). Shares of the busy time, not of the wall clock: on a loaded machine every sleep
+     * runs long, the ratio stays. */
+    uint64_t batches_ns = RS_COUNT_GET(&counters, writer_batches_ns);
+    uint64_t tasks_ns = RS_COUNT_GET(&counters, writer_tasks_ns);
+    double task_share = (double)tasks_ns / (double)(tasks_ns + batches_ns);
+    printf("  task steps %lu (%.0f%% of the writer's busy time), batches %lu\n",
+           (unsigned long)task_steps, 100 * task_share, (unsigned long)acked);
     T_CHECK(task_share > 0.5 / RS_WRITER_TASK_SHARE);
     T_CHECK(task_share < 1.5 / RS_WRITER_TASK_SHARE);
-    T_CHECK(acked > RUN_NS / COMMIT_NS / 2);
+    T_CHECK(acked > task_steps); /* a task step is 4 commits long: ingest went on */
     T_EQ(task_status, RS_E_CLOSED); /* unfinished at the stop: told so */
     /* the writer's busy time, by what it was busy with: at least the sleeps of each, and no more
      * than the time the writer ran */
-    uint64_t batches_ns = RS_COUNT_GET(&counters, writer_batches_ns);
-    uint64_t tasks_ns = RS_COUNT_GET(&counters, writer_tasks_ns);
     T_CHECK(tasks_ns >= task_steps * STEP_NS);
     T_CHECK(batches_ns >= acked * COMMIT_NS);
     T_CHECK(batches_ns + tasks_ns <= rs_clock_mono_ns() - started);

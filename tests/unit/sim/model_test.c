@@ -13,6 +13,7 @@
 struct tally {
     uint64_t coll_ns[RANKS], kernel_ns[RANKS], step_end[RANKS], step_start[RANKS];
     uint64_t coll_start_last_bucket[RANKS];
+    uint64_t coll_first_ns[RANKS], coll_rest_ns[RANKS]; /* a step's first bucket; the others */
     unsigned kernels[RANKS], colls[RANKS], steps[RANKS];
     uint64_t seq_seen[RANKS];
 };
@@ -37,6 +38,10 @@ on_coll(void *arg, uint32_t r, const char *name, const struct rs_collective_reco
 {
     struct tally *t = arg;
     t->coll_ns[r] += c->end_ns - c->start_ns;
+    if (c->seq % 4 == 0)
+        t->coll_first_ns[r] += c->end_ns - c->start_ns;
+    else
+        t->coll_rest_ns[r] += c->end_ns - c->start_ns;
     t->coll_start_last_bucket[r] = c->start_ns;
     if (c->seq != t->seq_seen[r]++)
         t->colls[r] += 1000000; /* sequence numbers must be 0, 1, 2, ... per rank */
@@ -69,7 +74,7 @@ run(const struct sim_params *p, int steps, struct tally *t)
 static struct sim_params
 params(void)
 {
-    return (struct sim_params){RANKS, 34.0, 0.0, -1, 0.0, -1, 0.0, 0, 1, 7, 0, 1};
+    return (struct sim_params){RANKS, 34.0, 0.0, -1, 0.0, -1, 0.0, 0, 1, 7, 0, 1, false};
 }
 
 static void
@@ -145,6 +150,31 @@ onset_and_determinism(void)
     T_CHECK(memcmp(&a, &b, sizeof a) != 0);
 }
 
+/* Buckets back to back after the backward pass: only a step's first AllReduce shows the slow
+ * rank's lateness (it waits least there); the others start together on every rank and last the
+ * same. Interleaved buckets show it at the later ones too. */
+static void
+buckets_after_backward(void)
+{
+    struct sim_params p = params();
+    struct tally after, inter;
+
+    p.slow_rank = 2;
+    p.slowdown = 0.10;
+    p.buckets_after = true;
+    run(&p, 10, &after);
+    p.buckets_after = false;
+    run(&p, 10, &inter);
+    for (int r = 0; r < RANKS; r++) {
+        T_EQ(after.colls[r], 40);
+        if (r == 2)
+            continue;
+        T_CHECK(after.coll_first_ns[2] < after.coll_first_ns[r]);
+        T_EQ(after.coll_rest_ns[2], after.coll_rest_ns[r]);
+        T_CHECK(inter.coll_rest_ns[2] < inter.coll_rest_ns[r]);
+    }
+}
+
 int
 main(void)
 {
@@ -152,5 +182,6 @@ main(void)
     T_RUN(gpu_straggler_waits_least);
     T_RUN(host_stall_arrives_late);
     T_RUN(onset_and_determinism);
+    T_RUN(buckets_after_backward);
     return T_DONE("sim/model");
 }

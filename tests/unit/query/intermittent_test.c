@@ -1,0 +1,137 @@
+/* Unit tests of intermittent straggler detection (query/intermittent.h) on hand-built steps: 16
+ * ranks, 90 steps of 30 ms of work with ±0.3% noise. A rank 40% slower on one step in 4 is found
+ * with its duty, tail slowdown, time lost and first slow step; random spikes spread over every rank
+ * (3% of rank-steps) are not; a block of slow steps (a straggler's onset or recovery) is not; a
+ * rank slow on most steps is not (the steady rule's case); nor one that never arrived last on its
+ * slow steps; too few windows: nothing. */
+#include "query/intermittent.h"
+#include "tests/t.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define RANKS 16
+#define STEPS 90
+
+static double
+noise(uint64_t x) /* deterministic in [-1, 1) */
+{
+    x = (x + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 31;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 29;
+    return (double)(x % 2000000) / 1e6 - 1.0;
+}
+
+/* factor(r, step) > 1: that step of rank r is slower by it; `late`: slow steps arrive last */
+static struct rs_rank_steps *
+build(double (*factor)(uint32_t r, uint32_t step), bool late)
+{
+    struct rs_rank_steps *rk = calloc(RANKS, sizeof *rk);
+    for (uint32_t r = 0; r < RANKS; r++) {
+        rk[r].rank = r;
+        rk[r].n = STEPS;
+        rk[r].steps = calloc(STEPS, sizeof *rk[r].steps);
+        for (uint32_t i = 0; i < STEPS; i++) {
+            double f = factor(r, i) * (1 + 0.003 * noise(1000003ull * i + r));
+            rk[r].steps[i] = (struct rs_step_summary){
+                .step = i,
+                .start_ns = 1000000000ull + i * 40000000ull,
+                .end_ns = 1000000000ull + i * 40000000ull + 39000000ull,
+                .compute_ns = (uint64_t)(30e6 * f),
+                .host_gap_ns = 100000,
+                .last_arrivals = late && factor(r, i) > 1.0 ? 4 : (i % RANKS == r ? 1 : 0)};
+        }
+    }
+    return rk;
+}
+
+static void
+free_ranks(struct rs_rank_steps *rk)
+{
+    for (uint32_t r = 0; r < RANKS; r++)
+        free(rk[r].steps);
+    free(rk);
+}
+
+static double
+quarter(uint32_t r, uint32_t step) /* rank 9: 40% slower on every 4th step from step 6 */
+{
+    return r == 9 && step >= 6 && step % 4 == 2 ? 1.4 : 1.0;
+}
+
+static double
+spikes(uint32_t r, uint32_t step) /* 3% of rank-steps, any rank */
+{
+    return noise(7919ull * step + 104729ull * r + 5) > 0.94 ? 1.4 : 1.0;
+}
+
+static double
+block(uint32_t r, uint32_t step) /* rank 4 slow on steps 30 .. 64, then recovered */
+{
+    return r == 4 && step >= 30 && step < 65 ? 1.4 : 1.0;
+}
+
+static double
+mostly(uint32_t r, uint32_t step) /* rank 2 slow on 7 steps of 8 */
+{
+    return r == 2 && step % 8 != 0 ? 1.4 : 1.0;
+}
+
+static size_t
+find(double (*factor)(uint32_t, uint32_t), bool late, struct rs_intermittent **out)
+{
+    struct rs_rank_steps *rk = build(factor, late);
+    size_t n = 99;
+    T_OK(rs_intermittent_find(rk, RANKS, 0, STEPS - 1, 30, 2, 0.06, out, &n));
+    free_ranks(rk);
+    return n;
+}
+
+static void
+recurring(void)
+{
+    struct rs_intermittent *v;
+    T_EQ(find(quarter, true, &v), 1);
+    T_EQ(v[0].index, 9);
+    T_EQ(v[0].first_slow_step, 6);
+    T_EQ(v[0].first_slow_ns, 1000000000ull + 6 * 40000000ull + 100000); /* its first kernel */
+    T_EQ(v[0].slow_steps, 21);                                          /* 6, 10, .., 86 */
+    T_CHECK(v[0].duty > 0.23 && v[0].duty < 0.24);
+    T_CHECK(v[0].tail_slowdown > 1.38 && v[0].tail_slowdown < 1.42);
+    T_CHECK(v[0].lost_ms > 21 * 11.5 && v[0].lost_ms < 21 * 12.5); /* 12 ms each */
+    T_CHECK(v[0].last_share == 1.0);
+    free(v);
+}
+
+static void
+not_intermittent(void)
+{
+    struct rs_intermittent *v;
+    T_EQ(find(spikes, true, &v), 0);
+    T_CHECK(v == NULL);
+    T_EQ(find(block, true, &v), 0);
+    T_EQ(find(mostly, true, &v), 0);
+    T_EQ(find(quarter, false, &v), 0); /* slow, but it held nobody up */
+}
+
+static void
+too_few_windows(void)
+{
+    struct rs_rank_steps *rk = build(quarter, true);
+    struct rs_intermittent *v;
+    size_t n = 99;
+    T_OK(rs_intermittent_find(rk, RANKS, 60, STEPS - 1, 30, 2, 0.06, &v, &n));
+    T_EQ(n, 0);
+    T_CHECK(v == NULL);
+    free_ranks(rk);
+}
+
+int
+main(void)
+{
+    T_RUN(recurring);
+    T_RUN(not_intermittent);
+    T_RUN(too_few_windows);
+    return T_DONE("query/intermittent");
+}
