@@ -127,6 +127,7 @@ CUPTI_INC     := $(CUDA_HOME)/include
 CUPTI_LIBDIRS := $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib $(CUDA_HOME)/extras/CUPTI/lib64)
 COLLECTOR_SRC := $(sort $(wildcard node-agent/collector/*.c))
 COLLECTOR_DEPS_SRC := node-agent/collector_client.c node-agent/records.c common/strtab.c proto/nccl_kernel.c \
+                      proto/in_flight.c \
                       proto/wire.c common/hash.c common/clock.c common/utf8.c common/error.c \
                       common/pos_index.c common/array.c
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
@@ -320,7 +321,7 @@ fuzz-%: $(PB_H)
 	@mkdir -p build-fuzz
 	clang -std=c11 -D_GNU_SOURCE -DRS_VERSION='"$(VERSION)"' -g -O1 \
 	  -fsanitize=fuzzer,address,undefined -I. -I$(BUILD)/gen -I$(LLHTTP_INC) $(DEP_CFLAGS) \
-	  tests/fuzz/$*_fuzz.c $(IMPORT_SRC) $(PROTO_SRC) $(COMMON_SRC) $(PB_C) server/http_request.c \
+	  tests/fuzz/$*_fuzz.c $(IMPORT_SRC) $(PROTO_SRC) $(COMMON_SRC) $(PB_C) server/http_request.c server/auth_file.c \
 	  server/tls_stream.c \
 	  $(LLHTTP_SRC)/llhttp.c $(LLHTTP_SRC)/api.c $(LLHTTP_SRC)/http.c -o build-fuzz/$*_fuzz \
 	  $(EXT_LIBS)

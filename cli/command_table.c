@@ -21,6 +21,12 @@ const struct rs_cli_command rs_cli_commands[] = {
      "slowdown against the median rank,\nhow often it arrives last at collectives, the job time "
      "lost, since when, the cause with its evidence, and the\nrecommended action. The rule and "
      "its defaults are in docs/analysis.md."},
+    {"hangs", rs_cli_hangs, "JOB", "",
+     "NCCL operations in flight past their limit: who waits, who never came",
+     "Hang verdicts: per communicator with a rank whose collector (NCCL profiler plugin) reports "
+     "an "
+     "operation in flight\npast RANKSCOPE_HANG_MS, the op and sequence, since when, the ranks that "
+     "wait and those that never arrived (host, GPU).\nThe rule is in docs/analysis.md (Hangs)."},
     {"steps", rs_cli_steps, "JOB", "",
      "per-rank step time, compute, NCCL, exposed NCCL, idle, host gap",
      "Medians over each rank's last 30 steps. Steps come from step markers (ProfilerStep, NVTX) "

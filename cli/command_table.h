@@ -37,6 +37,7 @@ void rs_cli_command_help(const struct rs_cli_command *c, const struct rs_config_
 /* The exit codes, as the help texts state them. */
 #define RS_CLI_EXIT_CODES                                                                          \
     "Exit status: 0 ok, 1 server or API error, 2 usage error, 3 not found (a job or a rank),\n"    \
-    "4 not enough data for an answer yet."
+    "4 not enough data for an answer yet, 5 not authorized (no token, a token the server does\n"   \
+    "not take, or one whose role does not allow the request)."
 
 #endif

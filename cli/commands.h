@@ -1,7 +1,8 @@
 /* The CLI's commands: each fetches one REST resource and prints it as a table for people or as
  * the API's JSON (--json) for scripts. Exit codes: 0 ok, 1 server/API error, 2 usage error,
- * 3 not found, 4 not enough data (`stragglers`: the answer says why, "enough_data": false — too
- * few ranks or steps for a verdict; the table or JSON is printed all the same). */
+ * 3 not found, 5 not authorized (401/403), 4 not enough data (`stragglers`: the answer says why,
+ * "enough_data": false — too few ranks or steps for a verdict; the table or JSON is printed all the
+ * same). */
 #ifndef RS_CLI_COMMANDS_H
 #define RS_CLI_COMMANDS_H
 
@@ -9,6 +10,9 @@
 #include <stdint.h>
 
 #define RS_CLI_EXIT_NOT_ENOUGH_DATA 4
+/* The server refused the request: no token or one it does not take (HTTP 401), or a token whose
+ * role does not allow it (403). */
+#define RS_CLI_EXIT_UNAUTHORIZED 5
 
 struct rs_cli_options {
     const char *server; /* base URL */
@@ -28,6 +32,7 @@ struct rs_cli_options {
 
 int rs_cli_jobs(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_ranks(const struct rs_cli_options *o, int argc, char **argv);
+int rs_cli_hangs(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_delete(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_skew(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_steps(const struct rs_cli_options *o, int argc, char **argv);

@@ -2,6 +2,7 @@
 #include "cli/http.h"
 
 #include "common/array.h"
+#include "common/auth_token.h"
 #include "common/utf8.h"
 
 #include <curl/curl.h>
@@ -11,6 +12,16 @@
 
 #define MAX_RESPONSE (256u << 20)
 
+static char auth_header[RS_AUTH_TOKEN_MAX + 32]; /* "Authorization: Bearer ...", "" = none */
+
+void
+rs_cli_http_set_token(const char *token)
+{
+    if (token && token[0])
+        snprintf(auth_header, sizeof auth_header, "Authorization: Bearer %s", token);
+    else
+        auth_header[0] = '\0';
+}
 static const char *ca_file; /* rs_cli_http_set_ca_file */
 
 struct body {
@@ -99,15 +110,26 @@ perform(const char *method, const char *base_url, const char *path, const char *
         curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file);
     if (body) {
         char header[128];
+        struct curl_slist *more;
         snprintf(header, sizeof header, "Content-Type: %s", content_type);
-        if (!(headers = curl_slist_append(NULL, header))) {
+        if (!(more = curl_slist_append(headers, header))) {
             snprintf(err, err_len, "out of memory");
             goto out;
         }
-        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+        headers = more;
         curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     }
+    if (auth_header[0]) {
+        struct curl_slist *more = curl_slist_append(headers, auth_header);
+        if (!more) {
+            snprintf(err, err_len, "out of memory");
+            goto out;
+        }
+        headers = more;
+    }
+    if (headers)
+        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     cc = curl_easy_perform(curl);
     if (cc != CURLE_OK) {
         transfer_error(cc, detail, base_url, err, err_len);

@@ -7,6 +7,9 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* The bearer token every later request sends ("Authorization: Bearer TOKEN"); NULL or "" = none.
+ * The string is copied. Call before any request (not thread-safe). */
+void rs_cli_http_set_token(const char *token);
 /* The PEM CA file that https:// servers' certificates are verified against from now on (NULL or
  * "": the system's CAs). The path is used, not copied: it must outlive the requests. */
 void rs_cli_http_set_ca_file(const char *path);

@@ -19,6 +19,7 @@ struct http_sink {
     const char *server;
     uint64_t agent_id, batch_seq;
     uint64_t committed, duplicates;
+    bool unauthorized; /* the server answered 401 or 403 */
 };
 
 /* rs_kineto_sink_fn: encodes the batch and posts it until it is committed. */
@@ -59,7 +60,13 @@ post_batch(void *arg, const struct rs_rank_batch *b)
         }
         if (status != 503 || attempt == RETRIES) {
             fprintf(stderr, "rankscope: the server refused batch %llu (HTTP %ld): %s\n",
-                    (unsigned long long)ab.batch_seq, status, msg ? msg : "no reason given");
+                    (unsigned long long)ab.batch_seq, status,
+                    msg ? rs__cli_escaped(msg) : "no reason given");
+            if (status == 401 || status == 403) {
+                fprintf(stderr, "rankscope: import needs a token with the ingest role, in "
+                                "--token-file (RANKSCOPE_CLI_TOKEN_FILE) or RANKSCOPE_CLI_TOKEN\n");
+                s->unauthorized = true;
+            }
             json_decref(doc);
             rc = RS_E_MALFORMED;
             break;
@@ -81,7 +88,7 @@ rs_cli_import(const struct rs_cli_options *o, int argc, char **argv)
     if ((rc = rs__cli_trace_set_open(o, "rankscope import FILE... [--job NAME] [--server URL]",
                                      argc, argv, &set)) != 0)
         return rc;
-    struct http_sink sink = {o->server, set.agent_id, 0, 0, 0};
+    struct http_sink sink = {o->server, set.agent_id, 0, 0, 0, false};
     rc = rs__cli_trace_set_import(&set, post_batch, &sink, &files);
     if (rc == 0) {
         if (o->json) {
@@ -96,7 +103,7 @@ rs_cli_import(const struct rs_cli_options *o, int argc, char **argv)
             printf("next: rankscope --server %s stragglers %s\n", o->server, set.job);
         }
     } else {
-        rc = 1;
+        rc = sink.unauthorized ? RS_CLI_EXIT_UNAUTHORIZED : 1;
     }
     json_decref(files);
     rs__cli_trace_set_close(&set);

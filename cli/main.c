@@ -1,10 +1,12 @@
 /* rankscope: the command-line client of the REST API. Parses global options and dispatches to a
  * command (cli/commands.h). */
+#include "common/auth_token.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/time_arg.h"
 #include "cli/command_table.h"
 #include "cli/http.h"
+#include "cli/output.h"
 
 #include <curl/curl.h>
 #include <stddef.h>
@@ -21,6 +23,7 @@ struct cli_config {
     int64_t iterations, until_step, window;
     char *job, *data, *format, *out;
     char *since, *until, *with_since, *with_until, *last;
+    char *token_file, *token;
 };
 
 #define OPT(...) RS_CONFIG_OPT(struct cli_config, __VA_ARGS__)
@@ -32,6 +35,14 @@ static const struct rs_config_option options[] = {
      "PEM CA file to verify an https:// --server with (\"\" = the system's CAs)", 0, 0},
     {"json", RS_CONFIG_BOOL, "false", offsetof(struct cli_config, json),
      "print the API's JSON instead of tables", 0, 0},
+    {"token-file", RS_CONFIG_STRING, "", offsetof(struct cli_config, token_file),
+     "file whose first line is the token sent to the server (mode 0600 or 0640; read: queries, "
+     "ingest: import, admin: delete)",
+     0, 0},
+    {"token", RS_CONFIG_STRING, "", offsetof(struct cli_config, token),
+     "the token itself, best from the environment (a --token argument is visible to other "
+     "users of the machine); --token-file wins when both are set",
+     0, 0},
     OPT("rank", RS_CONFIG_INT, "-1", rank,
         "top, stalls, compare, export pprof: one rank (-1 = all ranks); analyze, import: the rank "
         "of a single trace file that does not say it",
@@ -187,7 +198,7 @@ listed(const char *list, const char *key, size_t n)
 static int
 options_apply(const struct rs_cli_command *c, const struct cli_config *cfg, int argc, char **argv)
 {
-    static const char global[] = "server json config help ca-file";
+    static const char global[] = "server json config help token-file token ca-file";
 
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--", 2) != 0)
@@ -210,6 +221,33 @@ options_apply(const struct rs_cli_command *c, const struct cli_config *cfg, int 
     if (cfg->limit == 0) {
         fprintf(stderr, "rankscope: --limit 0 shows nothing: give 1 or more (-1: the default)\n");
         return 2;
+    }
+    return 0;
+}
+
+/* The token from --token-file, else --token / RANKSCOPE_CLI_TOKEN, for every request. Returns 0
+ * or 2 (a token file that cannot be used, a malformed token). */
+static int
+use_token(const struct cli_config *cfg)
+{
+    char token[RS_AUTH_TOKEN_MAX + 1], err[512];
+
+    if (cfg->token_file[0]) {
+        if (rs_auth_token_read_file(cfg->token_file, token, sizeof token, err, sizeof err) != 0) {
+            fprintf(stderr, "rankscope: %s\n", rs__cli_escaped(err));
+            return 2;
+        }
+        rs_cli_http_set_token(token);
+        memset(token, 0, sizeof token);
+    } else if (cfg->token[0]) {
+        if (!rs_auth_token_valid(cfg->token)) {
+            fprintf(stderr,
+                    "rankscope: --token (RANKSCOPE_CLI_TOKEN) is not a token (%d to %d "
+                    "characters of letters, digits and -._~+/=)\n",
+                    RS_AUTH_TOKEN_MIN, RS_AUTH_TOKEN_MAX);
+            return 2;
+        }
+        rs_cli_http_set_token(cfg->token);
     }
     return 0;
 }
@@ -257,6 +295,8 @@ main(int argc, char **argv)
     size_t n = strlen(o.server);
     while (n > 0 && cfg.server[n - 1] == '/') /* "http://host:7070/" works too */
         cfg.server[--n] = '\0';
+    if ((rc = use_token(&cfg)) != 0)
+        goto done;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     rs_cli_http_set_ca_file(cfg.ca_file);
     rc = c->run(&o, npos - 1, pos + 1);

@@ -139,7 +139,10 @@ rs__cli_api_error(long status, json_t *doc)
     rs__cli_escape_doc(message);
     fprintf(stderr, "rankscope: %s\n",
             json_string_value(message) ?: "the server answered with an error");
-    return status == 404 ? 3 : 1;
+    if (status == 401 || status == 403)
+        fprintf(stderr, "rankscope: the CLI sends the token in --token-file "
+                        "(RANKSCOPE_CLI_TOKEN_FILE) or RANKSCOPE_CLI_TOKEN\n");
+    return status == 404 ? 3 : status == 401 || status == 403 ? RS_CLI_EXIT_UNAUTHORIZED : 1;
 }
 
 int

@@ -61,6 +61,9 @@ rs__cli_render_top(const char *job, json_t *doc)
     json_t *scope = json_object_get(doc, "scope"), *busy = json_object_get(doc, "gpu_busy_ms");
     const char *of = json_is_integer(json_object_get(scope, "rank")) ? "" : " of the mean rank";
     print_scope("", scope);
+    if (json_is_true(json_object_get(doc, "sampled")))
+        printf("SAMPLED: kernels are traced in windows (RANKSCOPE_KERNELS=window); these figures "
+               "cover the windows only\n");
     printf("GPU time %s%s: %.2f ms summed over kernels (kernels on several streams overlap)\n",
            per_unit(scope), of, rs__cli_real(doc, "total_ms"));
     if (json_is_number(busy))

@@ -2,6 +2,7 @@
  * libuv loop; a flush timer; graceful drain on SIGINT/SIGTERM. */
 #include "node-agent/agent.h"
 
+#include "common/auth_token.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/fs.h"
@@ -214,6 +215,10 @@ write_metrics(struct agent *a)
          fs.duplicates},
         {"rankscope_agent_batches_rejected_total", "counter", "Batches the server refused.",
          fs.rejected},
+        {"rankscope_agent_batches_unauthorized_total", "counter",
+         "Answers that the agent's token was missing, unknown or without the ingest role (the "
+         "batch is kept and resent).",
+         fs.unauthorized},
         {"rankscope_agent_batches_dropped_total", "counter",
          "Batches dropped unsent (queue over --max-queue-mb).", fs.dropped_batches},
         {"rankscope_agent_queued_batches", "gauge", "Batches not yet acknowledged.",
@@ -411,6 +416,12 @@ rs_agent_run(const struct rs_agent_config *cfg)
     a.boot_id = rs_random_u64();
     a.agent_id = rs_random_u64();
     a.next_seq = 1;
+    char token[RS_AUTH_TOKEN_MAX + 1] = "", err[512];
+    if (cfg->token_file[0] &&
+        rs_auth_token_read_file(cfg->token_file, token, sizeof token, err, sizeof err) != 0) {
+        rs_log(RS_LOG_ERROR, "RS-AGENT-TOKEN", "%s", err);
+        return 1;
+    }
     if (cfg->spool[0]) {
         if ((rc = rs_spool_open(&a.spool, cfg->spool, &a.agent_id, &a.next_seq)) != 0) {
             rs_log(RS_LOG_ERROR, "RS-AGENT-SPOOL", "cannot open spool %s: %s", cfg->spool,
@@ -420,10 +431,18 @@ rs_agent_run(const struct rs_agent_config *cfg)
         a.has_spool = true;
     }
     uv_loop_init(&a.loop);
-    fopts = (struct rs_forward_options){
-        cfg->server, (unsigned)cfg->window, (uint64_t)cfg->max_queue_mb << 20,
-        (unsigned)cfg->reply_timeout_ms, a.has_spool ? &a.spool : NULL, on_rejected, &a,
-        cfg->tls_ca, cfg->tls_server_name, cfg->tls_cert, cfg->tls_key};
+    fopts = (struct rs_forward_options){.server_url = cfg->server,
+                                        .window = (unsigned)cfg->window,
+                                        .max_queue_bytes = (uint64_t)cfg->max_queue_mb << 20,
+                                        .reply_timeout_ms = (unsigned)cfg->reply_timeout_ms,
+                                        .spool = a.has_spool ? &a.spool : NULL,
+                                        .token = token,
+                                        .on_rejected = on_rejected,
+                                        .on_rejected_arg = &a,
+                                        .tls_ca = cfg->tls_ca,
+                                        .tls_server_name = cfg->tls_server_name,
+                                        .tls_cert = cfg->tls_cert,
+                                        .tls_key = cfg->tls_key};
     if ((rc = rs_aggregate_new(&a.agg)) != 0 ||
         (cfg->demangle && (rc = rs_demangler_new(&a.demangler)) != 0) ||
         (rc = rs_forward_start(&a.loop, &fopts, &a.fwd)) != 0)

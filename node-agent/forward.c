@@ -1,6 +1,7 @@
 /* Acknowledged, windowed, resending agent -> server forwarding over NNG req (see forward.h). */
 #include "node-agent/forward.h"
 
+#include "common/auth_token.h"
 #include "node-agent/tls_probe.h"
 
 #include "common/clock.h"
@@ -65,6 +66,8 @@ struct rs_forward {
     uint64_t probe_ns;          /* when it started */
     struct item *head, *tail; /* sequence order */
     struct rs_forward_stats stats;
+    uint8_t token_field[RS_AUTH_TOKEN_MAX + 8]; /* AgentBatch.auth_token, appended to each send */
+    size_t token_field_len;
 };
 
 static void probe(rs_forward *f);
@@ -182,6 +185,14 @@ finish(rs_forward *f, struct fwd_ctx *c)
             f->opts.on_rejected(f->opts.on_rejected_arg, it->seq, err);
         drop_item(f, it, false);
         break;
+    case RS_REPLY_UNAUTHORIZED:
+        f->stats.unauthorized++;
+        rs_log_limited(30, RS_LOG_ERROR, "RS-AGENT-UNAUTHORIZED",
+                       "server refused batch %llu, kept to resend: %s (the agent's --token-file "
+                       "must hold a token with the ingest role)",
+                       (unsigned long long)it->seq, err);
+        retry_later(f, it, r.retry_after_ms ? r.retry_after_ms : 10000);
+        break;
     default: /* RETRY */
         retry_later(f, it, r.retry_after_ms ? r.retry_after_ms : 1000);
         break;
@@ -211,9 +222,11 @@ send_item(struct fwd_ctx *c, struct item *it)
 {
     nng_msg *m;
 
-    if (nng_msg_alloc(&m, it->len) != 0)
+    if (nng_msg_alloc(&m, it->len + c->f->token_field_len) != 0)
         return;
     memcpy(nng_msg_body(m), it->data, it->len);
+    /* protobuf merges concatenated messages: the token travels without being spooled */
+    memcpy((uint8_t *)nng_msg_body(m) + it->len, c->f->token_field, c->f->token_field_len);
     it->in_flight = true;
     c->item = it;
     c->busy = true;
@@ -376,6 +389,13 @@ rs_forward_start(uv_loop_t *loop, const struct rs_forward_options *opts, rs_forw
         return -ENOMEM;
     f->loop = loop;
     f->opts = *opts;
+    if (opts->token && opts->token[0] &&
+        rs_wire_auth_token_field(opts->token, f->token_field, sizeof f->token_field,
+                                 &f->token_field_len) != 0) {
+        free(f);
+        return RS_E_CONFIG;
+    }
+    f->opts.token = NULL; /* the caller's memory; only the encoded field is kept */
     if (f->opts.window == 0)
         f->opts.window = 4;
     if ((rv = nng_mtx_alloc(&f->lock)) || (rv = nng_req0_open(&f->sock)))

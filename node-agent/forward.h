@@ -1,10 +1,11 @@
 /* The agent's forwarder: a queue of encoded AgentBatch requests sent to the server over NNG req
  * with N contexts (a window of N unacknowledged batches). A batch leaves the queue only when the
  * server acknowledges it (ACK or DUPLICATE) or refuses it for good (REJECTED, counted); on errors,
- * timeouts and RETRY it is resent later. Dialing is non-blocking, so the agent may start before the
- * server. With a spool, every queued batch is also on disk until acknowledged. The queue is
- * bounded: past the budget the oldest unsent batches are dropped and counted.
- * Runs on the agent's libuv loop; NNG completions reach it through uv_async_send. */
+ * timeouts, RETRY and UNAUTHORIZED (a token the server does not take) it is resent later. Dialing
+ * is non-blocking, so the agent may start before the server. With a spool, every queued batch is
+ * also on disk until acknowledged. The queue is bounded: past the budget the oldest unsent batches
+ * are dropped and counted. Runs on the agent's libuv loop; NNG completions reach it through
+ * uv_async_send. */
 #ifndef RS_NODE_AGENT_FORWARD_H
 #define RS_NODE_AGENT_FORWARD_H
 
@@ -25,6 +26,9 @@ struct rs_forward_options {
      * NULL: only counted and logged. */
     void (*on_rejected)(void *arg, uint64_t seq, const char *error);
     void *on_rejected_arg;
+    /* The bearer token sent with every batch (appended when sent, never spooled: a new token
+     * applies to spooled batches too); NULL or "" = none. Must be rs_auth_token_valid. */
+    const char *token;
     /* a tls+tcp:// server_url: CA file, server name ("" = the URL's host), own cert and key */
     const char *tls_ca, *tls_server_name, *tls_cert, *tls_key;
 };
@@ -33,6 +37,7 @@ struct rs_forward_stats {
     uint64_t queued_batches, queued_bytes; /* now */
     uint32_t server_min_flush_ms;          /* the server's latest request (0 = none) */
     uint64_t sent, acked, duplicates, rejected, retried, dropped_batches;
+    uint64_t unauthorized; /* answers RS_REPLY_UNAUTHORIZED (the batch is kept and resent) */
 };
 
 int rs_forward_start(uv_loop_t *loop, const struct rs_forward_options *opts, rs_forward **out);

@@ -10,6 +10,10 @@
 static const struct rs_config_option options[] = {
     OPT("server", RS_CONFIG_STRING, "tcp://127.0.0.1:7071", server, "NNG URL of rankscope-server",
         0, 0),
+    OPT("token-file", RS_CONFIG_STRING, "", token_file,
+        "file whose first line is the token sent with every batch (a token with the ingest role; "
+        "mode 0600 or 0640). Needed when the server has a --token-file",
+        0, 0),
     OPT("socket", RS_CONFIG_STRING, RS_AGENT_DEFAULT_SOCKET, socket,
         "Unix socket collectors connect to (its directory is created 0755 when missing and must "
         "not be writable by others without the sticky bit)",

@@ -3,6 +3,7 @@
  * what we would refuse. Temporary protobuf-c structs come from a bump arena freed in one go. */
 #include "proto/wire.h"
 
+#include "common/auth_token.h"
 #include "common/error.h"
 #include "common/hash.h"
 #include "common/utf8.h"
@@ -904,7 +905,8 @@ rs_wire_agent_batch_decode(const uint8_t *buf, size_t len, rs_wire_agent_batch *
         goto fail;
     }
     if (!pb->hello || pb->agent_id == 0 || !text_ok(pb->hello->host) ||
-        !text_ok(pb->hello->agent_version)) {
+        !text_ok(pb->hello->agent_version) ||
+        (pb->auth_token[0] && !rs_auth_token_valid(pb->auth_token))) {
         rc = RS_E_MALFORMED;
         goto fail;
     }
@@ -931,6 +933,7 @@ rs_wire_agent_batch_decode(const uint8_t *buf, size_t len, rs_wire_agent_batch *
     w->batch.ranks = ranks;
     w->batch.n_ranks = (uint32_t)pb->n_ranks;
     w->batch.agent_dropped = pb->agent_dropped;
+    w->batch.auth_token = pb->auth_token;
     if ((rc = gpus_from_pb(&w->arena, pb, &w->batch)) != 0)
         goto fail;
     *out = w;
@@ -970,6 +973,23 @@ rs_wire_agent_batch_peek_seq(const uint8_t *buf, size_t len, uint64_t *agent_id,
     *agent_id = pb->agent_id;
     *batch_seq = pb->batch_seq;
     rankscope__v1__agent_batch__free_unpacked(pb, NULL);
+    return 0;
+}
+
+int
+rs_wire_auth_token_field(const char *token, uint8_t *buf, size_t cap, size_t *out_len)
+{
+    Rankscope__V1__AgentBatch pb;
+    size_t n;
+
+    if (!rs_auth_token_valid(token))
+        return RS_E_MALFORMED;
+    rankscope__v1__agent_batch__init(&pb); /* proto3: zero fields are not written */
+    pb.auth_token = (char *)token;
+    n = rankscope__v1__agent_batch__get_packed_size(&pb);
+    if (n > cap)
+        return RS_E_TOO_BIG;
+    *out_len = rankscope__v1__agent_batch__pack(&pb, buf);
     return 0;
 }
 
@@ -1015,7 +1035,7 @@ rs_wire_reply_decode(const uint8_t *buf, size_t len, struct rs_server_reply *r, 
     pb = rankscope__v1__server_reply__unpack(NULL, len, buf);
     if (!pb)
         return RS_E_MALFORMED;
-    if ((int)pb->status < RS_REPLY_ACK || (int)pb->status > RS_REPLY_RETRY) {
+    if ((int)pb->status < RS_REPLY_ACK || (int)pb->status > RS_REPLY_UNAUTHORIZED) {
         rc = RS_E_MALFORMED;
         goto out;
     }

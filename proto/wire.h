@@ -89,7 +89,13 @@ enum rs_collector_flag {
     RS_COLLECTOR_VERSION_MISMATCH = 2,
     RS_COLLECTOR_CLOCK_REPLACED = 4,
     RS_COLLECTOR_CUPTI_ERROR = 8,
-    RS_COLLECTOR_FLAGS_ALL = 15
+    /* an NCCL operation of this rank is in flight past the hang limit (the NCCL profiler plugin);
+     * collector_status names it (docs/collector.md "Hangs") */
+    RS_COLLECTOR_IN_FLIGHT = 16,
+    /* kernels (and copies, synchronizations, launch calls) are traced in windows, not always:
+     * per-kernel answers are sampled (docs/collector.md "Tiers") */
+    RS_COLLECTOR_KERNELS_SAMPLED = 32,
+    RS_COLLECTOR_FLAGS_ALL = 63
 };
 
 /* comm_hash of a collective whose communicator is unknown (no NCCL profiler plugin, no process
@@ -110,7 +116,8 @@ enum rs_reply_status {
     RS_REPLY_ACK = 1,
     RS_REPLY_DUPLICATE = 2,
     RS_REPLY_REJECTED = 3,
-    RS_REPLY_RETRY = 4
+    RS_REPLY_RETRY = 4,
+    RS_REPLY_UNAUTHORIZED = 5 /* no valid ingest token: keep the batch, resend later */
 };
 
 struct rs_clock_pair {
@@ -282,6 +289,9 @@ struct rs_agent_batch {
     const struct rs_rank_batch *ranks;
     uint32_t n_ranks;
     uint64_t agent_dropped;
+    /* Decoded only: the bearer token the sender appended (rs_wire_auth_token_field), "" when
+     * none. Never encoded by rs_wire_agent_batch_encode: batches are spooled without it. */
+    const char *auth_token;
     const struct rs_gpu_sample *gpus; /* telemetry (schema version 5); borrowed like ranks */
     uint32_t n_gpus;
 };
@@ -341,6 +351,11 @@ void rs_wire_agent_batch_free(rs_wire_agent_batch *b);
  * a request it rejects with the right sequence number. Returns 0 or RS_E_MALFORMED. */
 int rs_wire_agent_batch_peek_seq(const uint8_t *buf, size_t len, uint64_t *agent_id,
                                  uint64_t *batch_seq);
+
+/* Encodes the AgentBatch field that carries `token` (a valid rs_auth_token_valid token) into
+ * buf[cap]; appended to an encoded AgentBatch, the decoder reads it as auth_token (protobuf
+ * merges concatenated messages). Returns 0, RS_E_MALFORMED (not a valid token) or RS_E_TOO_BIG. */
+int rs_wire_auth_token_field(const char *token, uint8_t *buf, size_t cap, size_t *out_len);
 
 /* --- ServerReply ---------------------------------------------------------------------------- */
 

@@ -59,7 +59,7 @@ static json_t *
 collector_json(const struct rs_rank_info *r)
 {
     static const char *const names[] = {"stepped_aside", "version_mismatch", "clock_replaced",
-                                        "cupti_error"};
+                                        "cupti_error",   "in_flight",        "kernels_sampled"};
     json_t *flags = json_array();
 
     for (unsigned i = 0; flags && i < sizeof names / sizeof names[0]; i++)

@@ -105,6 +105,7 @@ stall_get(struct rs_profile *p, const char *kernel, const char *reason)
 struct coll {
     uint32_t rank;
     struct rs_collective_record c;
+    bool deferred; /* of a rank tracing in windows: counted only if within its traced spans */
 };
 
 /* The union of one rank's GPU intervals. The store returns a rank's kernels chunk by chunk in time
@@ -185,7 +186,91 @@ struct build {
     struct busy busy;
     struct busy lw; /* the current rank's launch waits: their union (see scan_host_side) */
     bool has_step_records;
+    /* the current rank traces kernels in windows: the spans its kernels cover (start, end pairs,
+     * merged across gaps shorter than RS_PROFILE_TRACED_GAP_NS) */
+    bool sampled;
+    uint64_t *traced;
+    size_t n_traced, cap_traced; /* pairs */
+    const struct rs_rank_info *ranks; /* the job's, in rank order */
+    size_t n_ranks;
 };
+
+#define MAX_TRACED_SPANS 1000000 /* beyond (kernels far out of order): every step counts */
+
+/* Notes that the current sampled rank's kernels cover [s, e). */
+static int
+traced_add(struct build *b, uint64_t s, uint64_t e)
+{
+    uint64_t *last = b->n_traced ? &b->traced[2 * (b->n_traced - 1)] : NULL;
+
+    if (!b->sampled || b->n_traced > MAX_TRACED_SPANS)
+        return 0;
+    if (last && s >= last[0] && s <= last[1] + RS_PROFILE_TRACED_GAP_NS) {
+        if (e > last[1])
+            last[1] = e;
+        return 0;
+    }
+    if (b->n_traced == b->cap_traced) {
+        size_t cap = b->cap_traced ? 2 * b->cap_traced : 64;
+        uint64_t *v = realloc(b->traced, cap * 2 * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        b->traced = v;
+        b->cap_traced = cap;
+    }
+    b->traced[2 * b->n_traced] = s;
+    b->traced[2 * b->n_traced + 1] = e;
+    b->n_traced++;
+    return 0;
+}
+
+static int
+by_span_start(const void *x, const void *y)
+{
+    const uint64_t *a = x, *b = y;
+    return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* Sorts the spans and merges those that overlap (kernels out of order made several). */
+static void
+traced_settle(struct build *b)
+{
+    size_t n = 0;
+
+    if (!b->n_traced || b->n_traced > MAX_TRACED_SPANS)
+        return;
+    qsort(b->traced, b->n_traced, 2 * sizeof *b->traced, by_span_start);
+    for (size_t i = 1; i < b->n_traced; i++) {
+        uint64_t *cur = &b->traced[2 * n], *next = &b->traced[2 * i];
+        if (next[0] <= cur[1]) {
+            if (next[1] > cur[1])
+                cur[1] = next[1];
+        } else {
+            n++;
+            b->traced[2 * n] = next[0];
+            b->traced[2 * n + 1] = next[1];
+        }
+    }
+    b->n_traced = n + 1;
+}
+
+/* Whether [s, e) meets a traced span (traced_settle: sorted, disjoint). */
+static bool
+traced(const struct build *b, uint64_t s, uint64_t e)
+{
+    size_t lo = 0, hi = b->n_traced;
+
+    if (b->n_traced > MAX_TRACED_SPANS)
+        return true;
+    while (lo < hi) { /* the first span starting at or after e */
+        size_t mid = (lo + hi) / 2;
+        if (b->traced[2 * mid] < e)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && b->traced[2 * (lo - 1) + 1] > s;
+}
 
 static bool
 in_range(const struct build *b, uint64_t start_ns)
@@ -214,6 +299,8 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
     it->count++;
     it->ns += k->end_ns - k->start_ns;
     cover(b, k->start_ns, k->end_ns);
+    if (traced_add(b, k->start_ns, k->end_ns) != 0)
+        return -ENOMEM;
     return busy_add(&b->busy, k->start_ns, k->end_ns, true);
 }
 
@@ -233,29 +320,70 @@ on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name,
     it->ns += kw->total_ns;
     cover(b, kw->start_ns, kw->start_ns + kw->window_ns);
     b->p->busy_known = false; /* totals without intervals */
+    return traced_add(b, kw->start_ns, kw->start_ns + kw->window_ns);
+}
+
+static int
+count_collective(struct build *b, const struct rs_collective_record *c)
+{
+    struct rs_profile_item *it = item_get(b->p, RS_PROFILE_COLLECTIVE, rs_coll_op_name(c->op));
+
+    if (!it)
+        return -ENOMEM;
+    it->count++;
+    it->ns += c->end_ns - c->start_ns;
+    rs_span_cover(&b->p->t0, &b->p->t1, c->start_ns, c->end_ns);
     return 0;
+}
+
+/* Whether `rank` traces kernels in windows (b->ranks is in rank order). */
+static bool
+rank_sampled(const struct build *b, uint32_t rank)
+{
+    size_t lo = 0, hi = b->n_ranks;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (b->ranks[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < b->n_ranks && b->ranks[lo].rank == rank &&
+           (b->ranks[lo].collector_flags & RS_COLLECTOR_KERNELS_SAMPLED);
 }
 
 static int
 on_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
 {
     struct build *b = arg;
-    struct rs_profile_item *it;
+    /* a rank tracing in windows: its collectives (the NCCL plugin's are always there) count
+     * with its kernels, within its traced spans, once they are known — unless there are too
+     * many to keep, then all of them */
+    bool defer = rank_sampled(b, rank) && b->n_colls < RS_PROFILE_MAX_COLLECTIVES;
 
     if (!rs_profile_scope_has(b->scope, rank) || !in_range(b, c->start_ns))
         return 0;
-    if (!(it = item_get(b->p, RS_PROFILE_COLLECTIVE, rs_coll_op_name(c->op))))
+    if (!defer && count_collective(b, c) != 0)
         return -ENOMEM;
-    it->count++;
-    it->ns += c->end_ns - c->start_ns;
-    rs_span_cover(&b->p->t0, &b->p->t1, c->start_ns, c->end_ns);
     if (b->n_colls == RS_PROFILE_MAX_COLLECTIVES) {
         b->too_many_colls = true;
         return 0;
     }
     if (RS_ARRAY_RESERVE(b->colls, b->cap_colls, b->n_colls, 1) != 0)
         return -ENOMEM;
-    b->colls[b->n_colls++] = (struct coll){rank, *c};
+    b->colls[b->n_colls++] = (struct coll){rank, *c, defer};
+    return 0;
+}
+
+/* The current rank's deferred collectives that meet its traced spans. */
+static int
+count_traced_collectives(struct build *b, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (b->colls[i].deferred && traced(b, b->colls[i].c.start_ns, b->colls[i].c.end_ns + 1) &&
+            count_collective(b, &b->colls[i].c) != 0)
+            return -ENOMEM;
     return 0;
 }
 
@@ -335,7 +463,11 @@ on_step(void *arg, const struct rs_step_record *s)
     struct build *b = arg;
 
     b->has_step_records = true;
-    if (in_range(b, s->start_ns))
+    if (!in_range(b, s->start_ns))
+        return 0;
+    if (b->sampled && !traced(b, s->start_ns, s->end_ns > s->start_ns ? s->end_ns : s->start_ns + 1))
+        b->p->untraced_rank_steps++;
+    else
         b->p->rank_steps++;
     return 0;
 }
@@ -423,6 +555,8 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
     out->busy_known = true;
     if ((rc = rs_store_ranks_get(r, scope->job, &ranks, &n_ranks)) != 0)
         goto out;
+    b.ranks = ranks;
+    b.n_ranks = n_ranks;
     /* the collectives first: each rank's are merged with its kernels into its busy time, and
      * give the steps of a rank without step records */
     if ((rc = rs_store_collectives_scan(r, scope->job, on_collective, &b)) != 0)
@@ -442,6 +576,9 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
             end++;
         b.rank_has_data = end > next;
         b.has_step_records = false;
+        b.sampled = (ranks[i].collector_flags & RS_COLLECTOR_KERNELS_SAMPLED) != 0;
+        b.n_traced = 0;
+        out->sampled_ranks += b.sampled;
         rs_intervals_clear(&b.busy.iv);
         b.busy = (struct busy){b.busy.iv, 0, 0, 0, BUSY_COMPACT_MIN};
         for (size_t k = next; k < end && rc == 0; k++)
@@ -451,6 +588,7 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
             (rc = rs_store_kernel_windows_scan(r, scope->job, rank, scope->since_ns, b.until,
                                                on_kernel_window, &b)) != 0 ||
             (rc = scan_host_side(r, &b, rank, from)) != 0 ||
+            (traced_settle(&b), 0) || (rc = count_traced_collectives(&b, next, end)) != 0 ||
             (rc = rs_store_steps_scan(r, scope->job, rank, 0, on_step, &b)) != 0 ||
             (rc = rs_store_stalls_scan(r, scope->job, rank, scope->since_ns, b.until, on_stall,
                                        &b)) != 0)
@@ -473,6 +611,7 @@ rs_profile_build(rs_store_read *r, const struct rs_profile_scope *scope, struct 
 out:
     free(ranks);
     free(b.colls);
+    free(b.traced);
     rs_intervals_fini(&b.busy.iv);
     rs_intervals_fini(&b.lw.iv);
     if (rc != 0)
@@ -570,6 +709,11 @@ rs_profile_scope_json(const struct rs_profile_scope *scope, const struct rs_prof
                   (json_int_t)p->t0, "until_ns", (json_int_t)p->t1, "ranks", (json_int_t)p->ranks,
                   "rank_steps", (json_int_t)p->rank_steps, "inferred_rank_steps",
                   (json_int_t)p->inferred_rank_steps, "unit", unit);
+    if (doc && p->sampled_ranks) { /* kernels traced in windows: what the figures stand for */
+        json_object_set_new(doc, "sampled_ranks", json_integer((json_int_t)p->sampled_ranks));
+        json_object_set_new(doc, "untraced_rank_steps",
+                            json_integer((json_int_t)p->untraced_rank_steps));
+    }
     if (doc && scope->peers && scope->rank != RS_PROFILE_ALL_RANKS)
         json_object_set_new(doc, "peers_of", json_integer((json_int_t)scope->rank));
     return doc;

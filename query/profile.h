@@ -53,6 +53,11 @@ struct rs_profile_sync {
 struct rs_profile {
     uint32_t ranks;      /* ranks in the scope that have records in the range */
     uint64_t rank_steps; /* step records of those ranks that started in the range */
+    /* ranks that trace kernels in windows (RS_COLLECTOR_KERNELS_SAMPLED): of their steps only
+     * those with kernels (within RS_PROFILE_TRACED_GAP_NS of one) count in rank_steps, the
+     * others here — per-step figures then cover the traced steps, not a diluted average */
+    uint32_t sampled_ranks;
+    uint64_t untraced_rank_steps;
     /* for ranks without step records: their steps inferred from their NCCL collectives in the
      * range (step_infer.h) that started in it — counted, so that answers can say so, but not a
      * divisor: inferred steps leave out the records before the first and after the last */
@@ -78,6 +83,8 @@ struct rs_profile {
     size_t item_slots, stall_slots;
     size_t cap_items, cap_stalls; /* private: room in items[] and stalls[] */
 };
+
+#define RS_PROFILE_TRACED_GAP_NS 1000000000ull
 
 /* Builds the profile of `scope` into *out (caller frees with rs_profile_fini). Returns 0,
  * RS_E_NOT_FOUND (no such job, or the rank has no data), -ENOMEM or a storage error. */

@@ -58,6 +58,11 @@ rs_query_top(rs_store_read *r, const struct rs_profile_scope *scope, size_t limi
                      rs_profile_syncs_json(&p, per), "launch_wait",
                      rs_profile_launch_wait_json(&p, per));
     rows = NULL;
+    /* kernels traced in windows (RANKSCOPE_KERNELS=window): these figures are a sample */
+    if (*out && json_object_set_new(*out, "sampled", json_boolean(p.sampled_ranks > 0)) != 0) {
+        json_decref(*out);
+        *out = NULL;
+    }
     rc = *out ? 0 : -ENOMEM;
 out:
     json_decref(rows);

@@ -23,9 +23,11 @@ start agent "$BIN/rankscope-agent" --server "$(field "$WORK/server.ready" listen
     --nvml-library "$PWD/${BUILD:-build}/tests/tools/libfake_nvml.so" --gpu-send-s 1
 wait_file "$WORK/agent.ready"
 
-echo "== simulating job 'demo': 16 ranks, 300 steps, rank 5 has a GPU 10% slower from step 100"
+echo "== simulating job 'demo': 16 ranks, 300 steps, rank 5 has a GPU 10% slower from step 100;"
+echo "   collectives as the NCCL profiler plugin sends them (exact communicator hash and sequence)"
 "$BIN/rankscope-sim" --job demo --ranks 16 --steps 300 --slow-rank 5 --slowdown 0.10 \
-    --onset-step 100 --pc-sampling --agent "$WORK/agent.sock" --log-level warn > "$WORK/sim.json"
+    --onset-step 100 --pc-sampling --nccl-plugin --agent "$WORK/agent.sock" --log-level warn \
+    > "$WORK/sim.json"
 echo "   sent: $(cat "$WORK/sim.json")"
 
 want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sent"]["steps"])' "$WORK/sim.json")
@@ -61,5 +63,8 @@ sleep 1.5 # the readings of the job's last second
 echo
 echo "== rankscope stragglers demo"
 "$BIN/rankscope" --server "$HTTP" stragglers demo
+echo
+echo "== rankscope hangs demo   (NCCL operations in flight past their limit)"
+"$BIN/rankscope" --server "$HTTP" hangs demo
 stop_all
 echo; echo "demo finished in ${SECONDS} s"

@@ -17,13 +17,24 @@ struct import_work {
     uint64_t batch_seq;
     enum rs_reply_status status;
     char reason[160];
+    /* for the audit line */
+    struct rs_auth_who who;
+    char job[RS_WIRE_MAX_JOB_LEN + 1];
+    uint32_t ranks;
+    size_t bytes;
 };
+
+static const char *const status_names[] = {"?",        "committed", "duplicate",
+                                           "rejected", "retry",     "unauthorized"};
 
 static void
 import_answer(void *arg) /* on the loop */
 {
     struct import_work *w = arg;
 
+    rs__server_audit(&w->who, "import", "job=%s batch_seq=%llu ranks=%u bytes=%zu result=%s",
+                     w->job, (unsigned long long)w->batch_seq, w->ranks, w->bytes,
+                     status_names[(unsigned)w->status < 6 ? w->status : 0]);
     switch (w->status) {
     case RS_REPLY_ACK:
     case RS_REPLY_DUPLICATE:
@@ -56,7 +67,8 @@ import_done(void *arg, enum rs_reply_status status, const char *reason) /* write
 }
 
 void
-rs__server_import(struct rs_server *srv, rs_http_conn *c, const struct rs_http_request *req)
+rs__server_import(struct rs_server *srv, rs_http_conn *c, const struct rs_http_request *req,
+                  const struct rs_auth_who *who)
 {
     rs_wire_agent_batch *batch = NULL;
     struct import_work *w;
@@ -72,6 +84,8 @@ rs__server_import(struct rs_server *srv, rs_http_conn *c, const struct rs_http_r
         RS_COUNT(&srv->counters, batches_rejected);
         rs_log_limited(10, RS_LOG_WARN, "RS-IMPORT-DECODE", "rejected a %zu-byte import batch: %s",
                        req->body_len, rs_strerror(rc));
+        rs__server_audit(who, "import", "job=? batch_seq=? ranks=0 bytes=%zu result=rejected",
+                         req->body_len);
         rs_http_respond_error(c, 400, "the body is not an AgentBatch this server accepts: %s",
                               rs_strerror(rc));
         return;
@@ -81,8 +95,13 @@ rs__server_import(struct rs_server *srv, rs_http_conn *c, const struct rs_http_r
         rs_http_respond_error(c, 500, "out of memory");
         return;
     }
-    *w = (struct import_work){srv, c, rs_wire_agent_batch_get(batch)->batch_seq, 0, ""};
-    if ((rc = rs_writer_submit(srv->writer, batch, import_done, w)) != 0) {
+    const struct rs_agent_batch *b = rs_wire_agent_batch_get(batch);
+    *w = (struct import_work){srv, c, b->batch_seq, 0, "", *who, "", b->n_ranks, req->body_len};
+    snprintf(w->job, sizeof w->job, "%s", b->n_ranks ? b->ranks[0].identity.job : "-");
+    /* with tokens, deduplicated per principal: one cannot pre-claim another's batches */
+    const char *principal =
+        strcmp(rs__server_auth_mode(srv->auth), "tokens") == 0 ? who->name : NULL;
+    if ((rc = rs_writer_submit_as(srv->writer, batch, principal, import_done, w)) != 0) {
         rs_wire_agent_batch_free(batch);
         free(w);
         RS_COUNT(&srv->counters, batches_retry);

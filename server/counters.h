@@ -37,6 +37,8 @@ struct rs_counters {
     _Atomic uint64_t jobs_deleted_for_space;  /* by retention when full or over the budget */
     _Atomic uint64_t records_rolled_up;       /* raw kernel/memcpy records, now window totals */
     _Atomic uint64_t agent_windows_coarsened; /* agent windows merged into rollup windows */
+    _Atomic uint64_t batches_unauthorized;    /* agent batches without a valid ingest token */
+    _Atomic uint64_t http_unauthorized;       /* HTTP requests refused 401 or 403 by auth.c */
     /* HTTPS (tls_stream.h): handshakes completed; failed (bad client hello, unknown CA, wrong
      * version, garbage); plain HTTP sent to the HTTPS port; handshakes that stalled past the
      * request timeout. Reloads of the TLS files (tls_reload.h), failed ones kept the old files. */

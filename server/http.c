@@ -28,6 +28,7 @@ struct rs_http_conn {
     int handles_open; /* tcp + timer; freed when both closed and not busy */
     bool closing;     /* close after the current write, or now */
     bool keep_alive;
+    char extra_header[256]; /* rs_http_set_header: for the current answer only, "" when none */
     char *pending; /* bytes received after a complete request (pipelining) */
     size_t pending_len;
     rs_tls_stream *tls; /* HTTPS: the TLS layer between the socket and the parser; NULL: HTTP */
@@ -66,6 +67,8 @@ reason_phrase(int status)
         return "Not Modified";
     case 400:
         return "Bad Request";
+    case 401:
+        return "Unauthorized";
     case 403:
         return "Forbidden";
     case 404:
@@ -246,7 +249,7 @@ static void
 respond(rs_http_conn *c, int status, const char *content_type, const char *etag, const char *body,
         size_t len)
 {
-    char head[640], tag[64] = "";
+    char head[1024], tag[64] = "";
     struct write_req *w;
     uv_buf_t buf;
     int n;
@@ -266,10 +269,11 @@ respond(rs_http_conn *c, int status, const char *content_type, const char *etag,
     if (etag)
         snprintf(tag, sizeof tag, "ETag: %s\r\n", etag);
     n = snprintf(head, sizeof head,
-                 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+                 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s%s"
                  "Cache-Control: no-cache\r\nConnection: %s\r\n\r\n",
-                 status, reason_phrase(status), content_type, len, tag,
-                 c->keep_alive ? "keep-alive" : "close");
+                 status, reason_phrase(status), content_type, len, tag, c->extra_header,
+                 c->extra_header[0] ? "\r\n" : "", c->keep_alive ? "keep-alive" : "close");
+    c->extra_header[0] = '\0';
     w = malloc(sizeof *w + (size_t)n + len);
     if (!w) {
         conn_close(c);
@@ -295,6 +299,31 @@ void
 rs_http_respond(rs_http_conn *c, int status, const char *content_type, const char *body, size_t len)
 {
     respond(c, status, content_type, NULL, body, len);
+}
+
+void
+rs_http_set_header(rs_http_conn *c, const char *line)
+{
+    if (strlen(line) < sizeof c->extra_header && !strpbrk(line, "\r\n"))
+        snprintf(c->extra_header, sizeof c->extra_header, "%s", line);
+}
+
+void
+rs_http_conn_peer(const rs_http_conn *c, char *out, size_t len)
+{
+    struct sockaddr_storage ss;
+    int n = sizeof ss;
+    char ip[64];
+
+    snprintf(out, len, "?");
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &n) != 0)
+        return;
+    if (ss.ss_family == AF_INET6 &&
+        uv_ip6_name((const struct sockaddr_in6 *)&ss, ip, sizeof ip) == 0)
+        snprintf(out, len, "[%s]:%d", ip, ntohs(((const struct sockaddr_in6 *)&ss)->sin6_port));
+    else if (ss.ss_family == AF_INET &&
+             uv_ip4_name((const struct sockaddr_in *)&ss, ip, sizeof ip) == 0)
+        snprintf(out, len, "%s:%d", ip, ntohs(((const struct sockaddr_in *)&ss)->sin_port));
 }
 
 void

@@ -40,6 +40,13 @@ int rs_http_port(const rs_http *h);
 void rs_http_respond(rs_http_conn *c, int status, const char *content_type, const char *body,
                      size_t len);
 
+/* Adds one header line ("WWW-Authenticate: Bearer") to the answer of the current request only; a
+ * second call replaces the first. Lines over 255 bytes or with CR/LF are ignored. */
+void rs_http_set_header(rs_http_conn *c, const char *line);
+
+/* The client's address as "IP:PORT" ("[IPv6]:PORT") into out, "?" when unknown. */
+void rs_http_conn_peer(const rs_http_conn *c, char *out, size_t len);
+
 /* Answers with a JSON document; takes the reference to `doc`. A 200 answer carries an ETag (a hash
  * of the body) and becomes 304 Not Modified, without a body, when the request's If-None-Match
  * holds that ETag. */

@@ -80,8 +80,8 @@ on_header_field_complete(llhttp_t *l)
 {
     struct rs_http_parser *p = parser_of(l);
 
-    static const char *const names[RS_HTTP_HEADERS] = {"if-none-match", "expect", "host", "origin",
-                                                       "content-type"};
+    static const char *const names[RS_HTTP_HEADERS] = {
+        "if-none-match", "expect", "host", "origin", "content-type", "authorization"};
 
     p->capturing = -1;
     for (int i = 0; i < RS_HTTP_HEADERS; i++)
@@ -264,6 +264,7 @@ rs_http_parser_request(struct rs_http_parser *p, struct rs_http_request *out)
         .host = p->headers[RS_HTTP_HOST].value,
         .origin = p->headers[RS_HTTP_ORIGIN].value,
         .content_type = p->headers[RS_HTTP_CONTENT_TYPE].value,
+        .authorization = p->headers[RS_HTTP_AUTHORIZATION].value,
     };
     return 0;
 }

@@ -20,6 +20,7 @@ struct rs_http_request {
     size_t body_len;
     const char *if_none_match;                /* the If-None-Match header, "" when absent */
     const char *host, *origin, *content_type; /* "" when absent */
+    const char *authorization; /* the Authorization header, "" when absent (server/auth.c) */
 };
 
 enum {
@@ -35,6 +36,7 @@ enum rs_http_header_id {
     RS_HTTP_HOST,
     RS_HTTP_ORIGIN,
     RS_HTTP_CONTENT_TYPE,
+    RS_HTTP_AUTHORIZATION,
     RS_HTTP_HEADERS
 };
 
@@ -52,11 +54,12 @@ struct rs_http_parser {
     char method[16];
     /* headers we act on (the first bytes of each; a repeated header's values are joined):
      * If-None-Match (ETag revalidation), Expect (100-continue), and for browser safety Host,
-     * Origin and Content-Type */
+     * Origin and Content-Type; Authorization (a value longer than the buffer is cut, and so no
+     * longer a valid token: "Bearer " + 256 characters at most fit) */
     char header_name[32];
     size_t header_name_len;
     struct rs_http_header {
-        char value[160];
+        char value[320];
         size_t len;
     } headers[RS_HTTP_HEADERS];
     int capturing; /* the header whose value arrives now (enum rs_http_header_id), or -1 */

@@ -47,6 +47,8 @@ struct rs_ingest {
     struct ingest_ctx *ready; /* LIFO of contexts with a received message, under lock */
     atomic_bool closing;
     unsigned writer_queue;
+    int (*authorize)(void *, const char *, const char *, char *, size_t, char *, size_t);
+    void *authorize_arg;
     nng_tls_config *tls, *tls_prev; /* the configuration in use and the one before, held */
     char url[256];
 };
@@ -62,6 +64,10 @@ arm_recv(struct ingest_ctx *c)
 
 /* Sends a reply on the context; callable from the loop or the writer thread. */
 #define SLOW_DOWN_FLUSH_MS 2000
+/* An agent without a valid token resends this much later: its operator may fix the token (the
+ * server's file on SIGHUP, or the agent's and a restart) without data lost, and a refused agent
+ * costs the server one decode per window slot per 10 s. */
+#define UNAUTHORIZED_RETRY_MS 10000
 
 static void
 send_reply(struct ingest_ctx *c, uint64_t seq, enum rs_reply_status status, const char *error,
@@ -137,6 +143,24 @@ decode_request(uv_work_t *w)
     c->decode_rc = rs_wire_agent_batch_decode(nng_msg_body(c->msg), nng_msg_len(c->msg), &c->batch);
 }
 
+/* The address of the agent that sent `msg` ("IP:PORT"), "?" when NNG does not say. */
+static void
+peer_of(nng_msg *msg, char *out, size_t len)
+{
+    nng_sockaddr sa;
+    char ip[64];
+
+    snprintf(out, len, "?");
+    if (nng_pipe_get_addr(nng_msg_get_pipe(msg), NNG_OPT_REMADDR, &sa) != 0)
+        return;
+    if (sa.s_family == NNG_AF_INET && inet_ntop(AF_INET, &sa.s_in.sa_addr, ip, sizeof ip))
+        snprintf(out, len, "%s:%u", ip, ntohs(sa.s_in.sa_port));
+    else if (sa.s_family == NNG_AF_INET6 && inet_ntop(AF_INET6, sa.s_in6.sa_addr, ip, sizeof ip))
+        snprintf(out, len, "[%s]:%u", ip, ntohs(sa.s_in6.sa_port));
+    else if (sa.s_family == NNG_AF_IPC)
+        snprintf(out, len, "ipc");
+}
+
 /* Loop: queue a decoded request for the writer, or refuse it. */
 static void
 request_decoded(uv_work_t *w, int status)
@@ -169,11 +193,25 @@ request_decoded(uv_work_t *w, int status)
         return;
     }
     rs_wire_agent_batch *batch = c->batch;
+    const struct rs_agent_batch *b = rs_wire_agent_batch_get(batch);
+    char principal[RS_STORE_PRINCIPAL_MAX + 1] = "", peer[80];
     c->batch = NULL;
+    c->batch_seq = b->batch_seq;
+    if (ing->authorize) {
+        peer_of(c->msg, peer, sizeof peer);
+        if (ing->authorize(ing->authorize_arg, b->auth_token, peer, principal, sizeof principal,
+                           why, sizeof why) != 0) {
+            RS_COUNT(ing->counters, batches_unauthorized);
+            rs_wire_agent_batch_free(batch);
+            nng_msg_free(c->msg);
+            c->msg = NULL;
+            send_reply(c, c->batch_seq, RS_REPLY_UNAUTHORIZED, why, UNAUTHORIZED_RETRY_MS);
+            return;
+        }
+    }
     nng_msg_free(c->msg);
     c->msg = NULL;
-    c->batch_seq = rs_wire_agent_batch_get(batch)->batch_seq;
-    rc = rs_writer_submit(ing->writer, batch, batch_done, c);
+    rc = rs_writer_submit_as(ing->writer, batch, principal, batch_done, c);
     if (rc != 0) {
         rs_wire_agent_batch_free(batch);
         RS_COUNT(ing->counters, batches_retry);
@@ -244,6 +282,8 @@ rs_ingest_start(uv_loop_t *loop, const struct rs_ingest_options *opts, rs_writer
     ing->counters = counters;
     ing->n_ctxs = opts->contexts ? opts->contexts : 16;
     ing->writer_queue = opts->writer_queue;
+    ing->authorize = opts->authorize;
+    ing->authorize_arg = opts->authorize_arg;
     if ((rv = nng_mtx_alloc(&ing->lock)) != 0 || (rv = nng_rep0_open(&ing->sock)) != 0)
         goto fail_nng;
     if ((rv = nng_listener_create(&ing->listener, ing->sock, opts->url)) != 0)

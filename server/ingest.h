@@ -20,6 +20,14 @@ struct rs_ingest_options {
     unsigned contexts;     /* concurrent requests in flight */
     size_t max_message;    /* receive size limit per request */
     unsigned writer_queue; /* the writer's queue capacity: past half of it, agents slow down */
+    /* Decides whether a decoded batch carrying `token` ("" = none) may be stored, on the loop
+     * thread (NULL: every batch, no principal). Returns 0 and writes the principal's name, the
+     * batch's deduplication scope, into principal[len]; or -1 with a reason for the agent in
+     * why[why_len] — the batch is answered RS_REPLY_UNAUTHORIZED and counted. `peer` is the
+     * agent's address for logs. */
+    int (*authorize)(void *arg, const char *token, const char *peer, char *principal, size_t len,
+                     char *why, size_t why_len);
+    void *authorize_arg;
     struct nng_tls_config *tls; /* a tls+tcp:// url's certificate and peer rules (NULL: NNG's
                                    default, which has no certificate); not taken over */
 };

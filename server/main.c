@@ -57,6 +57,25 @@ static const struct rs_config_option options[] = {
         "re-evaluate running jobs for stragglers this often, ms (0 = only on request)", 0, 3600000),
     OPT("active-s", RS_CONFIG_INT, "120", active_s,
         "a job is running (evaluated continuously) while data arrived this recently, s", 1, 604800),
+    OPT("hang-check-ms", RS_CONFIG_INT, "1000", hang_check_ms,
+        "look for hang verdicts (NCCL operations collectors report in flight) in running jobs "
+        "this often, ms, logging each once (0 = only on request: GET /v1/jobs/{job}/hangs)",
+        0, 3600000),
+    OPT("token-file", RS_CONFIG_STRING, "", token_file,
+        "file of principals and their token hashes, \"NAME ROLE sha256:HEX\" per line (not "
+        "writable by group or others; read again on SIGHUP). Without one a server reachable "
+        "beyond loopback refuses to start",
+        0, 0),
+    OPT("insecure", RS_CONFIG_BOOL, "false", insecure,
+        "serve beyond loopback without a token file: anyone who reaches the ports may read, "
+        "import and delete every job (said in the start log and /healthz)",
+        0, 0),
+    OPT("new-token", RS_CONFIG_STRING, "", new_token,
+        "print a new token for this principal name and its --token-file line, and exit", 0, 0),
+    OPT("role", RS_CONFIG_STRING, "read", role,
+        "--new-token's role: read (queries, /metrics), ingest (agents, imports) or admin "
+        "(everything, DELETE included)",
+        0, 0),
     OPT("check", RS_CONFIG_BOOL, "false", check,
         "check the store in --data for consistency, print a report, and exit (0 = consistent)", 0,
         0),
@@ -84,7 +103,8 @@ static const struct rs_config_spec spec = {
     "rankscope-server",
     "rankscope-server [--data DIR] [--http HOST:PORT] [--listen URL] [--ready-file F] [options]",
     "Stores per-job, per-rank GPU profiles sent by rankscope-agent and answers queries over a\n"
-    "REST API (docs/openapi.yaml). Stops cleanly on SIGINT/SIGTERM; SIGHUP reloads the TLS files.",
+    "REST API (docs/openapi.yaml). Stops cleanly on SIGINT/SIGTERM; SIGHUP reloads the token\n"
+    "file and the TLS files.",
     options,
     sizeof options / sizeof options[0],
     false,
@@ -96,7 +116,8 @@ run(void *arg)
 {
     struct rs_server_config *cfg = arg;
 
-    return cfg->check           ? rs_server_check(cfg)
+    return cfg->new_token[0]    ? rs_server_new_token(cfg)
+           : cfg->check         ? rs_server_check(cfg)
            : cfg->compact_to[0] ? rs_server_compact(cfg)
                                 : rs_server_run(cfg);
 }

@@ -68,6 +68,10 @@ sweep_finished(void *arg) /* on the loop */
                (unsigned long long)m->jobs, (unsigned long long)ru->records,
                rs_strerror(m->status));
     if (m->jobs)
+        rs__server_audit(&rs__server_self, "expire", "jobs=%llu entries=%llu retention_s=%llu",
+                         (unsigned long long)m->jobs, (unsigned long long)m->deleted,
+                         (unsigned long long)m->o.retention_s);
+    if (m->jobs)
         rs_log(RS_LOG_INFO, "RS-RETENTION",
                "deleted %llu jobs with no data for %llu s (%llu entries)",
                (unsigned long long)m->jobs, (unsigned long long)m->o.retention_s,

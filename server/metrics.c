@@ -330,6 +330,13 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
            (double)ev.cleared);
     metric(t, "stragglers_active", "gauge", "Active straggler verdicts (all jobs).",
            (double)ev.active_stragglers);
+    struct rs_hang_watch_stats hw;
+    rs_hang_watch_get_stats(srv->hang_watch, &hw);
+    metric(t, "hangs_active", "gauge",
+           "Hang verdicts active (NCCL operations in flight past the collectors' limit).",
+           (double)hw.active);
+    metric(t, "hangs_raised_total", "counter", "Hang verdicts raised.", (double)hw.raised);
+    metric(t, "hangs_cleared_total", "counter", "Hang verdicts cleared.", (double)hw.cleared);
     struct verdict_text v = {0};
     size_t active =
         rs_evaluator_foreach_active(srv->evaluator, MAX_VERDICT_SERIES, verdict_series, &v);

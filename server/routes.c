@@ -1,5 +1,5 @@
 /* REST endpoints of the server (docs/openapi.yaml): /healthz, /metrics, /v1/import, /v1/jobs,
- * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare}, the downloads
+ * /v1/jobs/{job}/{ranks,skew,steps,stragglers,top,stalls,compare,hangs}, the downloads
  * /v1/jobs/{job}/pprof[/stalls|/time] and /v1/jobs/{job}/trace?rank=R, DELETE /v1/jobs/{job}.
  * Storage reads run in the libuv thread pool; the loop thread only routes and writes. */
 #include "common/clock.h"
@@ -7,6 +7,7 @@
 #include "proto/wire.h"
 #include "query/advice.h"
 #include "query/compare.h"
+#include "query/hangs.h"
 #include "query/jobs.h"
 #include "query/pprof_export.h"
 #include "query/skew.h"
@@ -39,7 +40,8 @@ enum query_kind {
     Q_PPROF_TIME,
     Q_TRACE,
     Q_GPUS,
-    Q_ADVICE /* issue 27: the advisor */
+    Q_ADVICE, /* issue 27: the advisor */
+    Q_HANGS   /* issue 25: hang verdicts */
 };
 
 /* GET /v1/jobs/{job}/trace: events per answer (one rank's document is built in memory). */
@@ -155,6 +157,9 @@ run_query(uv_work_t *req)
         break;
     case Q_RANKS:
         q->rc = rs_query_ranks(r, q->job, &q->result);
+        break;
+    case Q_HANGS:
+        q->rc = rs_query_hangs(r, q->job, rs_clock_realtime_ns(), &q->result);
         break;
     case Q_SKEW: {
         struct rs_skew_options o = {q->p.since_ns, q->p.until_ns};
@@ -292,11 +297,23 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
  * entries per transaction. */
 #define DELETE_CHUNK 10000
 
+struct delete_work {
+    rs_http_conn *conn;
+    struct rs_auth_who who;
+};
+
 static void
 job_deleted(void *arg, const char *job, int status, uint64_t entries) /* on the loop */
 {
-    rs_http_conn *c = arg;
+    struct delete_work *d = arg;
+    rs_http_conn *c = d->conn;
 
+    rs__server_audit(&d->who, "delete", "job=%s entries=%llu result=%s", job,
+                     (unsigned long long)entries,
+                     status == 0                ? "deleted"
+                     : status == RS_E_NOT_FOUND ? "not-found"
+                                                : "failed");
+    free(d);
     if (status == 0)
         rs_http_respond_json(c, 200,
                              json_pack("{s:s, s:b, s:I}", "job", job, "deleted", 1,
@@ -309,10 +326,16 @@ job_deleted(void *arg, const char *job, int status, uint64_t entries) /* on the 
 }
 
 static void
-start_delete(struct rs_server *srv, rs_http_conn *c, const char *job)
+start_delete(struct rs_server *srv, rs_http_conn *c, const char *job, const struct rs_auth_who *who)
 {
-    int rc = rs__server_delete_job(srv, job, DELETE_CHUNK, job_deleted, c);
+    struct delete_work *d = malloc(sizeof *d);
+    int rc = -ENOMEM;
 
+    if (d) {
+        *d = (struct delete_work){c, *who};
+        if ((rc = rs__server_delete_job(srv, job, DELETE_CHUNK, job_deleted, d)) != 0)
+            free(d);
+    }
     if (rc == -ENOMEM)
         rs_http_respond_error(c, 500, "out of memory");
     else if (rc != 0)
@@ -323,14 +346,14 @@ static json_t *
 health_json(struct rs_server *srv)
 {
     struct rs_evaluator_stats ev;
-    json_t *counters = json_object();
+    json_t *counters = json_object(), *doc;
 
     for (size_t i = 0; counters && i < rs_counter_info_count; i++)
         json_object_set_new(
             counters, rs_counter_infos[i].name,
             json_integer((json_int_t)rs_counter_value(&srv->counters, &rs_counter_infos[i])));
     rs_evaluator_get_stats(srv->evaluator, &ev);
-    return json_pack(
+    doc = json_pack(
         "{s:s, s:s, s:f, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}", "status", "ok",
         "version", RS_VERSION, "uptime_s", (double)(rs_clock_mono_ns() - srv->start_ns) / 1e9,
         "counters", counters, "evaluator", "evaluations", (json_int_t)ev.evaluations,
@@ -338,6 +361,11 @@ health_json(struct rs_server *srv)
         "stragglers_cleared", (json_int_t)ev.cleared, "stragglers_active",
         (json_int_t)ev.active_stragglers, "errors", (json_int_t)ev.errors, "last_duration_ms",
         (json_int_t)ev.last_duration_ms, "catchup_steps", (json_int_t)ev.catchup_steps);
+    /* auth: "tokens", "off" (loopback, no token file) or "insecure" (beyond loopback without) */
+    const char *auth = rs__server_auth_mode(srv->auth);
+    json_object_set_new(doc, "auth", json_string(auth));
+    json_object_set_new(doc, "insecure", json_boolean(strcmp(auth, "insecure") == 0));
+    return doc;
 }
 
 static int
@@ -445,6 +473,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/gpus", Q_GPUS, {RANGE(""), UINT("window_s", limit, 300, 1, 86400 * 365)}},
     {"/advice", Q_ADVICE, {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000)}},
+    {"/hangs", Q_HANGS, {{0}}},
 };
 
 /* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an
@@ -538,7 +567,10 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
     struct rs_server *srv = server;
     const char *path = req->path;
 
-    if (rs__server_browser_refused(srv, c, req))
+    struct rs_auth_who who;
+
+    if (rs__server_browser_refused(srv, c, req) ||
+        rs__server_auth_refused(srv->auth, &srv->counters, c, req, &who))
         return;
     if (strcmp(path, "/healthz") == 0) {
         if (expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
@@ -557,7 +589,7 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
     }
     if (strcmp(path, "/v1/import") == 0) {
         if (expect_no_query(c, req) == 0)
-            rs__server_import(srv, c, req);
+            rs__server_import(srv, c, req, &who);
         return;
     }
     if (strcmp(path, "/v1/jobs") == 0) {
@@ -582,7 +614,7 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
             rs_http_respond_error(c, 405, "%s is not allowed on %s (use DELETE)", req->method,
                                   path);
         else if (expect_no_query(c, req) == 0)
-            start_delete(srv, c, name);
+            start_delete(srv, c, name, &who);
         return;
     }
     rs_http_respond_error(c, 404, "no endpoint %s (see docs/openapi.yaml)", path);

@@ -46,6 +46,8 @@ on_signal(uv_signal_t *h, int signum)
     run->maintenance = NULL;
     rs_evaluator_close(run->srv.evaluator);
     run->srv.evaluator = NULL;
+    rs_hang_watch_close(run->srv.hang_watch);
+    run->srv.hang_watch = NULL;
     rs_space_close(run->space);
     run->space = NULL;
     uv_close((uv_handle_t *)&run->srv.sigint, NULL);
@@ -60,6 +62,7 @@ on_sighup(uv_signal_t *h, int signum)
     struct running *run = h->data;
 
     rs_log(RS_LOG_INFO, "RS-SERVER-RELOAD", "signal %d: reloading", signum);
+    rs__server_auth_reload(run->srv.auth);
     rs_server_tls_reload(run->srv.tls);
 }
 
@@ -158,9 +161,10 @@ rs_server_run(const struct rs_server_config *cfg)
     struct rs_store_options sopts = rs__server_store_options(cfg);
     struct rs_writer_options wopts = {(unsigned)cfg->writer_queue, 256,
                                       (unsigned)cfg->fault_exit_after_commits};
-    struct rs_ingest_options iopts = {cfg->listen, (unsigned)cfg->ingest_contexts,
-                                      (size_t)cfg->max_batch_mb << 20, (unsigned)cfg->writer_queue,
-                                      NULL};
+    struct rs_ingest_options iopts = {.url = cfg->listen,
+                                      .contexts = (unsigned)cfg->ingest_contexts,
+                                      .max_message = (size_t)cfg->max_batch_mb << 20,
+                                      .writer_queue = (unsigned)cfg->writer_queue};
     struct rs_http_options hopts;
     char host[256];
     int rc, http_port, status = 1;
@@ -182,7 +186,12 @@ rs_server_run(const struct rs_server_config *cfg)
                                      (unsigned)cfg->http_request_timeout_ms,
                                      (unsigned)cfg->http_idle_timeout_ms,
                                      (unsigned)cfg->http_max_connections};
+    if (rs__server_auth_new(cfg, &srv->auth) != 0)
+        return 2;
+    iopts.authorize = rs__server_auth_agent;
+    iopts.authorize_arg = srv->auth;
     if ((rc = rs_store_open(cfg->data, &sopts, &srv->store)) != 0) {
+        rs__server_auth_free(srv->auth);
         long pid = rc == RS_E_LOCKED ? rs_store_locked_by(cfg->data) : 0;
         char who[64];
         if (rc == RS_E_LOCKED && pid > 0)
@@ -229,6 +238,8 @@ rs_server_run(const struct rs_server_config *cfg)
         goto out;
     struct rs_evaluator_options eopts = {(unsigned)cfg->evaluate_ms, (unsigned)cfg->active_s};
     if ((rc = rs_evaluator_start(srv, &eopts, &srv->evaluator)) != 0 ||
+        (rc = rs_hang_watch_start(srv, (unsigned)cfg->hang_check_ms, (unsigned)cfg->active_s,
+                                  &srv->hang_watch)) != 0 ||
         (rc = rs_space_start(srv, (uint64_t)(cfg->disk_budget_gb * (double)(1ull << 30)),
                              SPACE_CHECK_MS, &run.space)) != 0)
         goto out;
@@ -248,10 +259,19 @@ rs_server_run(const struct rs_server_config *cfg)
         uv_run(&srv->loop, UV_RUN_DEFAULT);
         goto out;
     }
+    /* retention changes only with a restart: each start records the settings in force */
+    rs__server_audit(&rs__server_self, "retention-settings",
+                     "retention_s=%lld disk_budget_gb=%g raw_retention_s=%lld map_size_gb=%g",
+                     (long long)cfg->retention_s, cfg->disk_budget_gb,
+                     (long long)cfg->raw_retention_s, cfg->map_size_gb);
     rs_log(RS_LOG_INFO, "RS-SERVER-START",
-           "rankscope-server %s: %s %s:%d, agents %s, data %s, %lu file descriptors", RS_VERSION,
-           rs_server_tls_http(srv->tls) ? "https" : "http", host, rs_http_port(run.http),
-           rs_ingest_url(run.ingest), cfg->data, fds);
+           "rankscope-server %s: %s %s:%d, agents %s, data %s, %lu file descriptors, auth %s%s",
+           RS_VERSION, rs_server_tls_http(srv->tls) ? "https" : "http", host,
+           rs_http_port(run.http), rs_ingest_url(run.ingest), cfg->data, fds,
+           rs__server_auth_mode(srv->auth),
+           strcmp(rs__server_auth_mode(srv->auth), "insecure") == 0
+               ? " (INSECURE: no authentication beyond loopback, --insecure)"
+               : "");
     uv_run(&srv->loop, UV_RUN_DEFAULT);
     status = 0;
 out:
@@ -262,6 +282,7 @@ out:
             rs_post_close(srv->post);
         rs_maintenance_close(run.maintenance);
         rs_evaluator_close(srv->evaluator);
+        rs_hang_watch_close(srv->hang_watch);
         rs_space_close(run.space);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
@@ -271,6 +292,7 @@ out:
     rs_http_free(run.http);
     rs_server_tls_free(srv->tls);
     uv_loop_close(&srv->loop);
+    rs__server_auth_free(srv->auth);
     /* a server that did not start leaves no new store (or directory) behind — unless it
      * acknowledged a batch in the moment its listener was up (a ready file that failed) */
     if (status != 0 && RS_COUNT_GET(&srv->counters, batches_committed) == 0)

@@ -32,6 +32,11 @@ struct rs_server_config {
     double disk_budget_gb;            /* delete the oldest jobs while data exceeds it; 0 = none */
     int64_t evaluate_ms;              /* streaming straggler evaluation period; 0 = off */
     int64_t active_s;                 /* jobs with data this recent are evaluated */
+    int64_t hang_check_ms;            /* hang watch period (hang_watch.h); 0 = off */
+    char *token_file; /* principals and token hashes (server/auth_file.h); "" = none */
+    bool insecure;    /* serve beyond loopback without a token file */
+    char *new_token;  /* print a new token for this name and exit ("" = serve) */
+    char *role;       /* --new-token's role */
     /* TLS (tls_reload.h): HTTPS on --http when tls_cert is set; tls+tcp:// agents with the agent
      * pair (default: the same); agents must show a certificate signed by agent_tls_ca when set. */
     char *tls_cert, *tls_key;
@@ -40,6 +45,11 @@ struct rs_server_config {
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */
 int rs_server_run(const struct rs_server_config *cfg);
+
+/* `--new-token NAME --role ROLE`: prints a new random token and the token-file line that grants
+ * it ROLE (read, ingest or admin) on stdout; the server keeps only the line. Returns the exit
+ * status: 0, 2 for a bad name or role, 1 when no random bytes could be had. */
+int rs_server_new_token(const struct rs_server_config *cfg);
 
 /* `--check`: checks the store in cfg->data (which must exist) and prints a report on stdout.
  * Returns the exit status: 0 consistent, 1 problems found or no store there. */

@@ -2,8 +2,10 @@
 #ifndef RS_SERVER_SERVER_INT_H
 #define RS_SERVER_SERVER_INT_H
 
+#include "server/auth.h"
 #include "server/counters.h"
 #include "server/evaluator.h"
+#include "server/hang_watch.h"
 #include "server/http.h"
 #include "server/post.h"
 #include "server/server.h"
@@ -20,8 +22,10 @@ struct rs_server {
     uv_signal_t sigint, sigterm;
     rs_store *store;
     rs_writer *writer;
-    rs_post *post;           /* completions from the writer thread back onto the loop */
-    rs_evaluator *evaluator; /* streaming straggler evaluation and verdict history */
+    rs_post *post;             /* completions from the writer thread back onto the loop */
+    rs_evaluator *evaluator;   /* streaming straggler evaluation and verdict history */
+    rs_hang_watch *hang_watch; /* hang verdicts logged and counted */
+    rs_server_auth *auth;      /* tokens and roles (auth.h) */
     struct rs_counters counters;
     uint64_t start_ns;
     rs_server_tls *tls; /* HTTPS and tls+tcp:// files; rs_server_tls_reload on SIGHUP */
@@ -48,7 +52,8 @@ bool rs__server_http_loopback(const char *http_address);
 
 /* POST /v1/import: one AgentBatch protobuf in the body, answered after its commit
  * (bulk_import.c). */
-void rs__server_import(struct rs_server *srv, rs_http_conn *c, const struct rs_http_request *req);
+void rs__server_import(struct rs_server *srv, rs_http_conn *c, const struct rs_http_request *req,
+                       const struct rs_auth_who *who);
 
 /* GET /metrics: Prometheus text exposition (metrics.c). */
 void rs__server_metrics(struct rs_server *srv, rs_http_conn *c);

@@ -40,6 +40,8 @@ deleted(void *arg, const char *job, int status, uint64_t entries) /* on the loop
     s->freeing = false;
     if (status == 0) {
         RS_COUNT(&s->srv->counters, jobs_deleted_for_space);
+        rs__server_audit(&rs__server_self, "delete-for-space", "job=%s entries=%llu result=deleted",
+                         job, (unsigned long long)entries);
         rs_log(RS_LOG_WARN, "RS-RETENTION-SPACE",
                "deleted job %s (%llu entries), the one that received data least recently: %s "
                "(data %.1f MB, limit %.1f MB)",

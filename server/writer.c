@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 struct item {
@@ -16,6 +18,7 @@ struct item {
     rs_wire_agent_batch *batch;
     rs_writer_done_fn done;
     void *arg;
+    char principal[RS_STORE_PRINCIPAL_MAX + 1]; /* "" = not authenticated */
 };
 
 struct task {
@@ -56,7 +59,7 @@ commit_group(rs_writer *w, struct item *group)
 
     for (struct item *it = group; rc == 0 && it; it = it->next, n++) {
         bool dup = false;
-        rc = rs_store_write_batch(txn, rs_wire_agent_batch_get(it->batch), &dup);
+        rc = rs_store_write_batch_as(txn, rs_wire_agent_batch_get(it->batch), it->principal, &dup);
         status[n] = dup ? RS_REPLY_DUPLICATE : RS_REPLY_ACK;
     }
     if (rc == 0)
@@ -215,9 +218,18 @@ rs_writer_start(rs_store *store, const struct rs_writer_options *opts, struct rs
 int
 rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn done, void *arg)
 {
+    return rs_writer_submit_as(w, batch, NULL, done, arg);
+}
+
+int
+rs_writer_submit_as(rs_writer *w, rs_wire_agent_batch *batch, const char *principal,
+                    rs_writer_done_fn done, void *arg)
+{
     struct item *it;
     int rc = 0;
 
+    if (principal && strlen(principal) > RS_STORE_PRINCIPAL_MAX)
+        return RS_E_MALFORMED;
     pthread_mutex_lock(&w->lock);
     if (w->stopping)
         rc = RS_E_CLOSED;
@@ -226,7 +238,8 @@ rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn don
     else if (!(it = malloc(sizeof *it)))
         rc = -ENOMEM;
     if (rc == 0) {
-        *it = (struct item){NULL, batch, done, arg};
+        *it = (struct item){NULL, batch, done, arg, ""};
+        snprintf(it->principal, sizeof it->principal, "%s", principal ? principal : "");
         *w->tail = it;
         w->tail = &it->next;
         w->queued++;

@@ -31,6 +31,12 @@ int rs_writer_start(rs_store *store, const struct rs_writer_options *opts,
  * (queue full: answer RETRY) or RS_E_CLOSED (stopping). Thread-safe. */
 int rs_writer_submit(rs_writer *w, rs_wire_agent_batch *batch, rs_writer_done_fn done, void *arg);
 
+/* rs_writer_submit for a batch sent by an authenticated `principal` (NULL or "" = none): the
+ * batch is deduplicated by (principal, agent_id, batch_seq) (rs_store_write_batch_as).
+ * RS_E_MALFORMED for a name over RS_STORE_PRINCIPAL_MAX bytes. */
+int rs_writer_submit_as(rs_writer *w, rs_wire_agent_batch *batch, const char *principal,
+                        rs_writer_done_fn done, void *arg);
+
 /* Long maintenance work (deleting a job, retention, rollups, the evaluator's step summaries) runs
  * as a task: the writer calls `step` with a fresh transaction between batch groups, commits after
  * each call, and repeats until `step` sets *done or fails; then `done` runs (on the writer thread;

@@ -7,6 +7,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "node-agent/collector_client.h"
+#include "proto/in_flight.h"
 #include "sim/model.h"
 #include "sim/nvml_script.h"
 #include "sim/profile.h"
@@ -22,8 +23,9 @@
 struct sim_config {
     char *job, *agent, *log_level, *nvml_script;
     int64_t ranks, steps, slow_rank, onset_step, recover_step, host_stall, seed, kernel_split;
-    bool pc_sampling, no_step_markers, buckets_after;
-    double step_ms, slowdown, stall_ms, noise, speed, duration_s, max_rate;
+    int64_t hang_rank;
+    bool pc_sampling, no_step_markers, buckets_after, nccl_plugin;
+    double step_ms, slowdown, stall_ms, noise, speed, duration_s, max_rate, hang_s;
 };
 
 #define OPT(...) RS_CONFIG_OPT(struct sim_config, __VA_ARGS__)
@@ -62,6 +64,15 @@ static const struct rs_config_option options[] = {
         0, 0),
     OPT("pc-sampling", RS_CONFIG_BOOL, "false", pc_sampling,
         "also send synthetic PC-sampling stall counts (see sim/stalls.h)", 0, 0),
+    OPT("nccl-plugin", RS_CONFIG_BOOL, "false", nccl_plugin,
+        "send collectives as the NCCL profiler plugin does: NCCL's exact sequence numbers", 0, 0),
+    OPT("hang-rank", RS_CONFIG_INT, "-1", hang_rank,
+        "rank that never arrives at the first AllReduce of --onset-step: the job hangs there, "
+        "the other ranks report it in flight for --hang-s wall seconds, then it completes and the "
+        "run ends (-1 = none)",
+        -1, 65535),
+    OPT("hang-s", RS_CONFIG_DOUBLE, "10", hang_s, "how long the hang lasts, wall seconds", 0.5,
+        86400),
     OPT("seed", RS_CONFIG_INT, "1", seed, "random seed (runs are deterministic per seed)", 0,
         (double)INT64_MAX),
     OPT("speed", RS_CONFIG_DOUBLE, "1", speed,
@@ -150,22 +161,64 @@ sink_step(void *arg, uint32_t rank, const struct rs_step_record *s)
         rs_collector_add_step(run->collectors[rank], s);
 }
 
+/* --hang-rank: every other rank waits in the AllReduce the hung rank never reaches, and says so
+ * as the collector's NCCL profiler plugin does (the in-flight condition, convert.h) at each flush
+ * for `hang_s` wall seconds; then the operation completes (the conditions clear). */
+static void
+simulate_hang(const struct sim_config *cfg, struct sim_run *run, sim_model *m, uint64_t comm_hash)
+{
+    uint64_t since = rs_clock_realtime_ns(),
+             until = rs_clock_mono_ns() + (uint64_t)(cfg->hang_s * 1e9);
+    uint32_t n = (uint32_t)cfg->ranks;
+    char text[200];
+
+    rs_log(RS_LOG_INFO, "RS-SIM-HANG", "rank %lld never arrives: the others wait for %.1f s",
+           (long long)cfg->hang_rank, cfg->hang_s);
+    while (rs_clock_mono_ns() < until) {
+        uint64_t now = rs_clock_realtime_ns();
+        struct rs_clock_pair clock = {now, now};
+        for (uint32_t r = 0; r < n; r++) {
+            if ((int64_t)r != cfg->hang_rank) {
+                struct rs_in_flight f = {comm_hash,
+                                         sim_model_next_seq(m, r),
+                                         since / 1000000u,
+                                         (now - since) / 1000000u,
+                                         r,
+                                         n,
+                                         "AllReduce",
+                                         true};
+                rs_in_flight_format(&f, text, sizeof text);
+                rs_collector_set_status(run->collectors[r], RS_COLLECTOR_IN_FLIGHT, text);
+            }
+            rs_collector_flush(run->collectors[r], &clock);
+        }
+        rs_clock_sleep_ns(250000000ull);
+    }
+    uint64_t now = rs_clock_realtime_ns();
+    struct rs_clock_pair clock = {now, now};
+    for (uint32_t r = 0; r < n; r++) {
+        rs_collector_set_status(run->collectors[r], 0, "");
+        rs_collector_flush(run->collectors[r], &clock);
+    }
+    rs_log(RS_LOG_INFO, "RS-SIM-HANG", "the AllReduce completed");
+}
+
 static int
 run_sim(const struct sim_config *cfg)
 {
-    struct sim_params p = {(uint32_t)cfg->ranks,
-                           cfg->step_ms,
-                           cfg->noise,
-                           cfg->slow_rank,
-                           cfg->slowdown,
-                           cfg->host_stall,
-                           cfg->stall_ms,
-                           (uint64_t)cfg->onset_step,
-                           (uint64_t)cfg->seed,
-                           0,
-                           (uint64_t)cfg->recover_step,
-                           (uint32_t)cfg->kernel_split,
-                           cfg->buckets_after};
+    struct sim_params p = {.ranks = (uint32_t)cfg->ranks,
+                           .step_ms = cfg->step_ms,
+                           .noise = cfg->noise,
+                           .slow_rank = cfg->slow_rank,
+                           .slowdown = cfg->slowdown,
+                           .stall_rank = cfg->host_stall,
+                           .stall_ms = cfg->stall_ms,
+                           .onset_step = (uint64_t)cfg->onset_step,
+                           .seed = (uint64_t)cfg->seed,
+                           .recover_step = (uint64_t)cfg->recover_step,
+                           .kernel_split = (uint32_t)cfg->kernel_split,
+                           .buckets_after = cfg->buckets_after,
+                           .nccl_plugin = cfg->nccl_plugin};
     struct sim_run run = {0};
     struct sim_sink sink = {&run, sink_kernel, sink_memcpy, sink_collective, sink_step};
     struct rs_collector_options copts = {cfg->agent, 0};
@@ -204,6 +257,11 @@ run_sim(const struct sim_config *cfg)
     for (uint64_t s = 0; s < steps; s++) {
         if (s == (uint64_t)cfg->onset_step)
             onset_ns = end_ns; /* the fault's step starts where the previous one ended */
+        if (cfg->hang_rank >= 0 && s == (uint64_t)cfg->onset_step) {
+            simulate_hang(cfg, &run, m, p.comm_hash);
+            steps = s;
+            break;
+        }
         end_ns = sim_model_step(m, s, &sink);
         if ((s + 1) % flush_every != 0 && s + 1 != steps)
             continue;
@@ -302,9 +360,12 @@ options_consistent(const struct sim_config *cfg)
                 cfg->job);
         return false;
     }
-    if (cfg->slow_rank >= cfg->ranks || cfg->host_stall >= cfg->ranks) {
-        fprintf(stderr, "rankscope-sim: --slow-rank/--host-stall must be below --ranks (%lld)\n",
-                (long long)cfg->ranks);
+    if (cfg->slow_rank >= cfg->ranks || cfg->host_stall >= cfg->ranks ||
+        cfg->hang_rank >= cfg->ranks) {
+        fprintf(
+            stderr,
+            "rankscope-sim: --slow-rank/--host-stall/--hang-rank must be below --ranks (%lld)\n",
+            (long long)cfg->ranks);
         return false;
     }
     if (cfg->recover_step && cfg->recover_step <= cfg->onset_step) {

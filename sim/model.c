@@ -77,6 +77,12 @@ sim_model_new(const struct sim_params *p, uint64_t start_ns, sim_model **out)
     return 0;
 }
 
+uint64_t
+sim_model_next_seq(const sim_model *m, uint32_t rank)
+{
+    return m->ranks[rank].nccl_seq;
+}
+
 void
 sim_model_free(sim_model *m)
 {
@@ -205,9 +211,9 @@ sim_model_step(sim_model *m, uint64_t step, const struct sim_sink *sink)
         for (uint32_t r = 0; r < p->ranks; r++) {
             struct rank_state *rs = &m->ranks[r];
             struct rs_collective_record c = {
-                rs->arrive_ns[b],  comm_end, op->bytes,          p->comm_hash, rs->nccl_seq++,
-                RS_COLL_ALLREDUCE, 0,        RS_SIM_NCCL_STREAM, false};
-            sink->collective(sink->arg, r, op->name, &c);
+                rs->arrive_ns[b],  comm_end, op->bytes,          p->comm_hash,  rs->nccl_seq++,
+                RS_COLL_ALLREDUCE, 0,        RS_SIM_NCCL_STREAM, p->nccl_plugin};
+            sink->collective(sink->arg, r, p->nccl_plugin ? "AllReduce RING/LL" : op->name, &c);
             rs->free_ns = comm_end;
         }
     }

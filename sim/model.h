@@ -32,6 +32,9 @@ struct sim_params {
      * buckets): every AllReduce waits for the rank's whole compute, so only the first of them
      * shows who arrived late (docs/analysis.md "The rule"); false: each when its layer is done */
     bool buckets_after;
+    /* collectives as the NCCL profiler plugin sends them: NCCL's sequence (seq_exact), named
+     * "AllReduce RING/LL"; else as CUPTI's NCCL kernels (the template's kernel name) */
+    bool nccl_plugin;
 };
 
 /* Receives the records of one rank; names are the template's kernel names. */
@@ -53,6 +56,10 @@ void sim_model_free(sim_model *m);
 /* Simulates step `step` (0, 1, 2, ... in order) on every rank, emitting its records. Returns the
  * time the step ended on the slowest rank. */
 uint64_t sim_model_step(sim_model *m, uint64_t step, const struct sim_sink *sink);
+
+/* The sequence number of the next AllReduce of `rank` (what a collector reports in flight when
+ * that AllReduce hangs). */
+uint64_t sim_model_next_seq(const sim_model *m, uint32_t rank);
 
 /* Turns synthetic PC sampling on (stalls.h). Returns 0 or -ENOMEM. */
 int sim_model_enable_stalls(sim_model *m);

@@ -377,7 +377,9 @@ static void
 visit_dedup(struct check *c, const MDB_val *k, const MDB_val *v)
 {
     c->rep->batches++;
-    if (k->mv_size != sizeof(struct rs_key_dedup) || v->mv_size != sizeof(uint64_t))
+    if (k->mv_size < sizeof(struct rs_key_dedup) ||
+        k->mv_size > sizeof(struct rs_key_dedup) + RS_STORE_PRINCIPAL_MAX ||
+        v->mv_size != sizeof(uint64_t))
         problem(c, "dedup: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
 }
 

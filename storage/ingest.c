@@ -421,20 +421,31 @@ out:
 int
 rs_store_write_batch(rs_store_write *w, const struct rs_agent_batch *b, bool *duplicate)
 {
-    struct rs_key_dedup key;
+    return rs_store_write_batch_as(w, b, NULL, duplicate);
+}
+
+int
+rs_store_write_batch_as(rs_store_write *w, const struct rs_agent_batch *b, const char *principal,
+                        bool *duplicate)
+{
+    uint8_t key[sizeof(struct rs_key_dedup) + RS_STORE_PRINCIPAL_MAX];
+    size_t plen = principal ? strlen(principal) : 0, klen = sizeof(struct rs_key_dedup) + plen;
     uint64_t now = rs_clock_realtime_ns();
     int rc;
 
-    rs__be64_put(key.agent_id, b->agent_id);
-    rs__be64_put(key.batch_seq, b->batch_seq);
-    rc = put(w, w->store->dedup, &key, sizeof key, &now, sizeof now, MDB_NOOVERWRITE);
+    if (plen > RS_STORE_PRINCIPAL_MAX)
+        return RS_E_MALFORMED;
+    rs__be64_put(key + offsetof(struct rs_key_dedup, agent_id), b->agent_id);
+    rs__be64_put(key + offsetof(struct rs_key_dedup, batch_seq), b->batch_seq);
+    memcpy(key + sizeof(struct rs_key_dedup), principal ? principal : "", plen);
+    rc = put(w, w->store->dedup, key, klen, &now, sizeof now, MDB_NOOVERWRITE);
     if (rc == -EEXIST) {
         *duplicate = true;
         return 0;
     }
     if (rc != 0)
         return rc;
-    w->uniq = (uint32_t)rs_hash_fnv1a64(&key, sizeof key);
+    w->uniq = (uint32_t)rs_hash_fnv1a64(key, klen);
     struct job_update job = {NULL, 0, 0, {0, 0}};
     for (uint32_t i = 0; i < b->n_ranks; i++)
         if ((rc = write_rank_batch(w, &b->ranks[i], &job)) != 0)

@@ -70,7 +70,10 @@ rs__be32_get(const uint8_t *p)
     return v;
 }
 
-/* dedup: (agent_id, batch_seq) -> commit time (u64 ns) */
+/* dedup: (agent_id, batch_seq) [+ principal] -> commit time (u64 ns). A batch that came with a
+ * token has the authenticated principal's name (1..RS_STORE_PRINCIPAL_MAX bytes, no NUL) after
+ * these 16 bytes, so one principal cannot claim another's sequence numbers; one without (no
+ * token file) has the 16 bytes alone — the key of stores written before principals existed. */
 struct rs_key_dedup {
     uint8_t agent_id[8], batch_seq[8];
 };

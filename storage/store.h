@@ -81,6 +81,14 @@ int rs_store_write_begin(rs_store *s, rs_store_write **out);
  * then unusable and must be aborted. The batch must come from the wire decoder (validated). */
 int rs_store_write_batch(rs_store_write *w, const struct rs_agent_batch *b, bool *duplicate);
 
+/* rs_store_write_batch for a batch sent by an authenticated `principal` (1..RS_STORE_PRINCIPAL_MAX
+ * bytes; NULL or "" = none, the same as rs_store_write_batch): deduplicated by (principal,
+ * agent_id, batch_seq), so that a client cannot pre-claim the sequence numbers of an agent that
+ * authenticates as someone else. RS_E_MALFORMED for a longer name. */
+#define RS_STORE_PRINCIPAL_MAX 64
+int rs_store_write_batch_as(rs_store_write *w, const struct rs_agent_batch *b,
+                            const char *principal, bool *duplicate);
+
 /* Deletes up to `max_entries` entries of job `job` (ranks, series chunks, steps, collective
  * records; the job entry itself last) in the open transaction, adding the count to *deleted.
  * *done is set once nothing of the job is left. Call repeatedly, one transaction each, so that a

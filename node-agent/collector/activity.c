@@ -4,6 +4,8 @@
 #include "common/clock.h"
 #include "node-agent/collector/got_hook.h"
 #include "node-agent/collector/log.h"
+#include "node-agent/collector/plugin.h"
+#include "node-agent/collector/window.h"
 
 #include <cupti.h>
 #include <pthread.h>
@@ -27,16 +29,24 @@ static struct {
     /* Collection stops once (stop_collection): at exit, or when another CUPTI client takes over. */
     pthread_mutex_t stop_lock;
     bool stopped;
+    /* kernel tracing in windows (window.h); flush thread only, but for the stats */
+    struct rs_window_schedule window;
+    bool windows;        /* tracing in windows, not always */
+    bool traced_refused; /* CUPTI refused the traced kinds at a window: said once */
+    struct rs_activity_window_stats window_stats;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER,
        .wake_lock = PTHREAD_MUTEX_INITIALIZER,
        .wake = PTHREAD_COND_INITIALIZER,
        .stop_lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* The kinds always on (host synchronizations and markers are optional: sync_start, MARKER). */
+/* The kinds always on (host synchronizations and markers are optional: sync_start, MARKER), and
+ * those of them that are on only inside the windows when tracing in windows (with host
+ * synchronizations and launch calls). */
 static const CUpti_ActivityKind always_kinds[] = {
     CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET};
 #define N_ALWAYS_KINDS (sizeof always_kinds / sizeof always_kinds[0])
+#define FIRST_TRACED_KIND 1 /* always_kinds[1..]: traced in windows */
 
 /* Application thread (whichever filled the last buffer): must be quick. */
 static void CUPTIAPI
@@ -69,7 +79,20 @@ buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, s
     free(buffer);
 }
 
-/* Sends what was converted; `last`: at the end of collection. */
+static void
+plugin_done(void *arg, const struct rs_plugin_op *op)
+{
+    rs_convert_plugin_op(arg, op);
+}
+
+static void
+plugin_in_flight(void *arg, const struct rs_plugin_op *op)
+{
+    rs_convert_in_flight(arg, op, rs_clock_realtime_ns());
+}
+
+/* Sends what was converted, with the NCCL operations the plugin finished by now (under our
+ * lock: rs_convert is not thread-safe); `last`: at the end of collection. */
 static void
 send_converted(bool last)
 {
@@ -78,12 +101,69 @@ send_converted(bool last)
     cuptiGetTimestamp(&clock.source_ns); /* CUPTI's clock, paired with CLOCK_REALTIME */
     clock.realtime_ns = rs_clock_realtime_ns();
     pthread_mutex_lock(&g.lock);
+    rs_convert_in_flight_begin(g.conv);
+    rs_plugin_drain(clock.realtime_ns, last, plugin_done, plugin_in_flight, g.conv);
+    rs_convert_in_flight_end(g.conv);
     if (rs_convert_check_clock(g.conv, &clock))
         rs_collector_log("CUPTI timestamps are not CLOCK_REALTIME (off by %.3f s): another tool "
                          "replaced CUPTI's clock",
                          ((double)clock.realtime_ns - (double)clock.source_ns) / 1e9);
     rs_convert_flush(g.conv, &clock, last);
     pthread_mutex_unlock(&g.lock);
+}
+
+static bool sync_start(enum rs_activity_sync how);
+static void sync_stop(enum rs_activity_sync how);
+static bool launch_wait_start(enum rs_activity_launch_wait how);
+static void launch_wait_stop(enum rs_activity_launch_wait how);
+
+/* Turns the traced kinds on (a window opens) or off (it closes); false when CUPTI refused. */
+static bool
+traced_kinds(bool on)
+{
+    bool ok = true;
+
+    for (size_t i = FIRST_TRACED_KIND; i < N_ALWAYS_KINDS; i++)
+        ok = (on ? cuptiActivityEnable(always_kinds[i]) : cuptiActivityDisable(always_kinds[i])) ==
+                 CUPTI_SUCCESS &&
+             ok;
+    if (on) {
+        sync_start(g.opts.sync);
+        if (g.opts.launch_wait == RS_ACTIVITY_LAUNCH_WAIT_API)
+            launch_wait_start(g.opts.launch_wait);
+    } else {
+        sync_stop(g.opts.sync);
+        launch_wait_stop(g.opts.launch_wait);
+    }
+    return ok;
+}
+
+/* Opens or closes a window when the wall clock says so (window.h), timing what it costs. */
+static void
+window_tick(void)
+{
+    uint64_t t0 = rs_clock_mono_ns();
+    enum rs_window_action a = rs_window_tick(&g.window, rs_clock_realtime_ns(), t0);
+
+    if (a == RS_WINDOW_STAY)
+        return;
+    bool ok = traced_kinds(a == RS_WINDOW_OPEN);
+    uint64_t took = rs_clock_mono_ns() - t0;
+    pthread_mutex_lock(&g.lock);
+    if (a == RS_WINDOW_OPEN) {
+        g.window_stats.opened++;
+        g.window_stats.open_ns += took;
+    } else {
+        g.window_stats.closed++;
+        g.window_stats.close_ns += took;
+    }
+    pthread_mutex_unlock(&g.lock);
+    if (!ok && !g.traced_refused) {
+        g.traced_refused = true;
+        rs_collector_log("CUPTI refused to turn kernel tracing %s at a window; windows may be "
+                         "incomplete",
+                         a == RS_WINDOW_OPEN ? "on" : "off");
+    }
 }
 
 static void *
@@ -101,6 +181,8 @@ flush_main(void *arg)
         if (g.stopping)
             break;
         pthread_mutex_unlock(&g.wake_lock);
+        if (g.windows)
+            window_tick();
         /* Completed buffers only (0): no GPU synchronisation, no incomplete records. */
         cuptiActivityFlushAll(0);
         rs_pcsampling_tick(rs_clock_mono_ns());
@@ -202,18 +284,25 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
                     "cuptiActivityRegisterCallbacks")))
         return rc;
     /* Queue times of kernels, for launch waits; before the kinds (CUPTI wants latency timestamps
-     * before CUDA is initialized: we run inside cuInit); optional. */
-    if (!launch_wait_start(opts->launch_wait))
+     * before CUDA is initialized: we run inside cuInit); optional. In windows: the launch calls'
+     * records only inside them. */
+    g.windows = opts->window_ns > 0;
+    g.window =
+        (struct rs_window_schedule){.window_ns = opts->window_ns, .period_ns = opts->period_ns};
+    if ((!g.windows || opts->launch_wait == RS_ACTIVITY_LAUNCH_WAIT_LATENCY) &&
+        !launch_wait_start(opts->launch_wait))
         rs_collector_log("queue times of kernels unavailable: no launch waits");
-    for (size_t i = 0; i < N_ALWAYS_KINDS; i++) {
+    size_t n_kinds = g.windows ? FIRST_TRACED_KIND : N_ALWAYS_KINDS;
+    for (size_t i = 0; i < n_kinds; i++) {
         if ((rc = check(cuptiActivityEnable(always_kinds[i]), "cuptiActivityEnable"))) {
             for (size_t j = 0; j < i; j++)
                 cuptiActivityDisable(always_kinds[j]);
             return rc;
         }
     }
-    /* Host synchronizations (cudaStreamSynchronize, .item(), ...); optional. */
-    if (!sync_start(opts->sync))
+    /* Host synchronizations (cudaStreamSynchronize, .item(), ...); optional; in windows: inside
+     * them only. */
+    if (!g.windows && !sync_start(opts->sync))
         rs_collector_log("host synchronization records unavailable");
     /* NVTX markers (step ranges) when NVTX is routed to CUPTI; optional. */
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER) != CUPTI_SUCCESS)
@@ -359,6 +448,14 @@ install_hand_over_hooks(void)
     size_t n = rs_got_hook(redirects, sizeof redirects / sizeof redirects[0]);
     if (g.opts.log_hooks)
         rs_collector_log("hand-over hooks: %zu call sites of other libraries redirected", n);
+}
+
+void
+rs_activity_get_window_stats(struct rs_activity_window_stats *out)
+{
+    pthread_mutex_lock(&g.lock);
+    *out = g.window_stats;
+    pthread_mutex_unlock(&g.lock);
 }
 
 void

@@ -44,7 +44,17 @@ struct rs_activity_options {
     enum rs_activity_sync sync;
     enum rs_activity_launch_wait launch_wait;
     bool log_hooks; /* say on stderr how many call sites the hand-over hooks redirected */
+    /* Kernel tracing in windows (window.h): CONCURRENT_KERNEL, MEMCPY, MEMSET, host
+     * synchronizations and launch calls on for window_ns every period_ns, aligned on the wall
+     * clock, opened and closed by the flush thread; 0: always on. DEVICE and MARKER stay on. */
+    uint64_t window_ns, period_ns;
 };
+
+/* Windows opened and closed, and the time the flush thread spent turning the kinds on and off. */
+struct rs_activity_window_stats {
+    uint64_t opened, closed, open_ns, close_ns;
+};
+void rs_activity_get_window_stats(struct rs_activity_window_stats *out);
 
 /* Starts collection into `conv` (owned by the caller, used under our lock until
  * rs_activity_finish). Returns 0 or the CUptiResult of the step that failed (collection is then

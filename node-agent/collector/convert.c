@@ -1,8 +1,10 @@
 /* CUPTI activity records -> rankscope records (see convert.h). */
 #include "node-agent/collector/convert.h"
 
+#include "proto/in_flight.h"
 #include "proto/nccl_kernel.h"
 #include "node-agent/collector_client.h"
+#include "node-agent/collector/log.h"
 #include "common/strtab.h"
 
 #include <errno.h>
@@ -59,6 +61,14 @@ struct rs_convert {
     uint64_t pending_dropped;
     int last_device;             /* of the latest kernel; -1 before */
     rs_launch_wait *launch_wait; /* NULL: off */
+    char status_text[200];       /* of rs_convert_report, kept under an in-flight text */
+    struct {
+        bool any; /* this drain found operations in flight past the limit */
+        struct rs_plugin_op oldest;
+        uint64_t now_ns;
+        uint64_t logged_comm, logged_seq; /* the last one said on stderr */
+        uint32_t logged_op;
+    } hang;
     struct rs_convert_stats stats;
 };
 
@@ -130,9 +140,12 @@ output(rs_convert *c, int device)
     struct rs_rank_identity id = {c->id.job,  c->id.rank, c->id.local_rank, c->id.world_size,
                                   c->id.host, "",         c->id.pid};
 
-    if (!c->out && rs_collector_open(&opts, &id, &c->out) == 0 && c->pending_dropped) {
-        rs_collector_count_dropped(c->out, c->pending_dropped);
+    if (!c->out && rs_collector_open(&opts, &id, &c->out) == 0) {
+        if (c->pending_dropped)
+            rs_collector_count_dropped(c->out, c->pending_dropped);
         c->pending_dropped = 0;
+        if (c->status_flags) /* noted before the connection existed */
+            rs_collector_set_status(c->out, c->status_flags, c->status_text);
     }
     if (c->out && device >= 0 && !c->uuid_known && uuid_of(c, (uint32_t)device)[0])
         c->uuid_known = rs_collector_set_gpu_uuid(c->out, uuid_of(c, (uint32_t)device)) == 0;
@@ -222,6 +235,10 @@ convert_kernel(rs_convert *c, const CUpti_ActivityKernel10 *k)
         return;
     }
     c->last_device = (int)k->deviceId;
+    if (ni->is_nccl && rs_plugin_active()) {
+        c->stats.nccl_kernels_skipped++; /* the plugin's record of it has the exact sequence */
+        return;
+    }
     if (ni->is_nccl) {
         struct rs_collective_record r = {k->start,
                                          k->end,
@@ -503,8 +520,104 @@ rs_convert_report(rs_convert *c, uint32_t flag, const char *text)
     rs_collector *out = output(c, -1);
 
     c->status_flags |= flag;
+    snprintf(c->status_text, sizeof c->status_text, "%s", text ? text : "");
     if (out)
         rs_collector_set_status(out, c->status_flags, text);
+}
+
+void
+rs_convert_note(rs_convert *c, uint32_t flag, const char *text)
+{
+    c->status_flags |= flag;
+    snprintf(c->status_text, sizeof c->status_text, "%s", text ? text : "");
+    if (c->out)
+        rs_collector_set_status(c->out, c->status_flags, c->status_text);
+}
+
+void
+rs_convert_plugin_op(rs_convert *c, const struct rs_plugin_op *op)
+{
+    rs_collector *out = output(c, c->last_device);
+    char name[96];
+    uint32_t name_id;
+    bool gpu = op->gpu_start_ns && op->gpu_end_ns >= op->gpu_start_ns;
+    uint64_t end = op->enqueued_ns > op->enqueue_ns ? op->enqueued_ns : op->enqueue_ns;
+
+    if (!out)
+        return;
+    if (op->algo[0])
+        snprintf(name, sizeof name, "%.32s %.24s/%.24s", op->func, op->algo, op->proto);
+    else
+        snprintf(name, sizeof name, "%.32s", op->func);
+    if ((name_id = rs_collector_name(out, name)) == UINT32_MAX) {
+        rs_convert_count_dropped(c, 1);
+        return;
+    }
+    struct rs_collective_record r = {gpu ? op->gpu_start_ns : op->enqueue_ns,
+                                     gpu ? op->gpu_end_ns : end,
+                                     op->bytes,
+                                     op->comm_hash,
+                                     op->seq,
+                                     op->op,
+                                     name_id,
+                                     0,
+                                     op->seq_exact};
+    if (rs_collector_add_collective(out, &r) == 0)
+        c->stats.plugin_ops++;
+}
+
+void
+rs_convert_in_flight_begin(rs_convert *c)
+{
+    c->hang.any = false;
+}
+
+void
+rs_convert_in_flight(rs_convert *c, const struct rs_plugin_op *op, uint64_t now_ns)
+{
+    if (c->hang.any && c->hang.oldest.enqueue_ns <= op->enqueue_ns)
+        return;
+    c->hang.any = true;
+    c->hang.oldest = *op;
+    c->hang.now_ns = now_ns;
+}
+
+void
+rs_convert_in_flight_end(rs_convert *c)
+{
+    rs_collector *out = output(c, -1);
+    const struct rs_plugin_op *op = &c->hang.oldest;
+    char text[RS_IN_FLIGHT_MAX + 1];
+
+    if (!c->hang.any) {
+        if (c->status_flags & RS_COLLECTOR_IN_FLIGHT) {
+            c->status_flags &= ~(uint32_t)RS_COLLECTOR_IN_FLIGHT;
+            if (out)
+                rs_collector_set_status(out, c->status_flags, c->status_text);
+        }
+        return;
+    }
+    struct rs_in_flight f = {op->comm_hash,
+                             op->seq,
+                             op->enqueue_ns / 1000000u,
+                             (c->hang.now_ns - op->enqueue_ns) / 1000000u,
+                             op->comm_rank,
+                             op->comm_size,
+                             "",
+                             op->channels > 0};
+    snprintf(f.op, sizeof f.op, "%s", op->func);
+    if (rs_in_flight_format(&f, text, sizeof text) != 0)
+        snprintf(text, sizeof text, "in flight: an NCCL operation NCCL names oddly");
+    c->status_flags |= RS_COLLECTOR_IN_FLIGHT;
+    if (out)
+        rs_collector_set_status(out, c->status_flags, text);
+    if (c->hang.logged_comm != op->comm_hash || c->hang.logged_seq != op->seq ||
+        c->hang.logged_op != op->op) {
+        c->hang.logged_comm = op->comm_hash;
+        c->hang.logged_seq = op->seq;
+        c->hang.logged_op = op->op;
+        rs_collector_log("NCCL operation past the hang limit: %s", text);
+    }
 }
 
 #define CLOCK_TOLERANCE_NS 1000000000ll

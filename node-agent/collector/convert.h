@@ -12,6 +12,7 @@
 
 #include "node-agent/collector/identity.h"
 #include "node-agent/collector/launch_wait.h"
+#include "node-agent/collector/plugin.h"
 #include "proto/wire.h"
 
 #include <cupti_activity.h>
@@ -25,6 +26,8 @@ typedef struct rs_convert rs_convert;
 struct rs_convert_stats {
     uint64_t kernels, collectives, memcpys, memsets, syncs, steps, stalls; /* converted */
     uint64_t launch_calls;  /* driver-API records of launch calls (queue times) */
+    uint64_t plugin_ops;    /* collective records from the NCCL profiler plugin */
+    uint64_t nccl_kernels_skipped; /* NCCL kernels CUPTI saw while the plugin reports them */
     uint64_t untimed;       /* records without timestamps (CUPTI's device buffer ran out) */
     uint64_t other;         /* records of kinds we do not convert */
     uint64_t cupti_dropped; /* records CUPTI itself dropped */
@@ -56,6 +59,10 @@ void rs_convert_record(rs_convert *c, const CUpti_Activity *record);
  * stepped aside still says so). */
 void rs_convert_report(rs_convert *c, uint32_t flag, const char *text);
 
+/* Like rs_convert_report, for a lasting condition that needs no frame of its own (kernels traced
+ * in windows): it rides on the first frame the process sends, if it ever sends one. */
+void rs_convert_note(rs_convert *c, uint32_t flag, const char *text);
+
 /* Checks a (CUPTI clock, CLOCK_REALTIME) pair: CUPTI's clock is CLOCK_REALTIME unless another tool
  * replaced it (Kineto can install a TSC clock). Returns true the first time the two differ by
  * more than a second (and reports RS_COLLECTOR_CLOCK_REPLACED), false otherwise. */
@@ -78,6 +85,20 @@ bool rs_convert_sync_call(size_t i, CUpti_CallbackId *cbid);
  * records of them give launch waits their queue times (RANKSCOPE_LAUNCH_WAIT=api, activity.c);
  * PC-sampling windows open and close at them. False past the last. */
 bool rs_convert_launch_call(size_t i, CUpti_CallbackId *cbid);
+
+/* One operation the NCCL profiler plugin finished (plugin.h): a collective record with NCCL's
+ * communicator hash and exact sequence, named "<func> <algo>/<proto>" ("AllReduce RING/LL") or
+ * "<func>" for point-to-point, timed by the GPU (kernel-channel events) or, without them, by its
+ * enqueue. While the plugin is active, NCCL kernels from CUPTI give no collective records. */
+void rs_convert_plugin_op(rs_convert *c, const struct rs_plugin_op *op);
+
+/* The operations in flight past the hang limit at one drain (rs_plugin_drain's in_flight calls
+ * between rs_convert_in_flight_begin and _end): when there are some, the rank's condition gets
+ * RS_COLLECTOR_IN_FLIGHT and a status text naming the oldest (proto/in_flight.h) and one stderr
+ * line the first time; when there are none any more, both are cleared. */
+void rs_convert_in_flight_begin(rs_convert *c);
+void rs_convert_in_flight(rs_convert *c, const struct rs_plugin_op *op, uint64_t now_ns);
+void rs_convert_in_flight_end(rs_convert *c);
 
 /* Records CUPTI reported as dropped. */
 void rs_convert_count_dropped(rs_convert *c, uint64_t n);

@@ -10,6 +10,7 @@
 #include "node-agent/collector/convert.h"
 #include "node-agent/collector/identity.h"
 #include "node-agent/collector/log.h"
+#include "node-agent/collector/plugin.h"
 #include "node-agent/collector/settings.h"
 
 #include <cupti.h>
@@ -25,6 +26,8 @@
  * (launch_wait.h): a kernel's record comes within about a flush period of its end. */
 #define LAUNCH_WAIT_LAG_FLUSHES 4
 #define LAUNCH_WAIT_MIN_LAG_MS 1000
+
+__attribute__((visibility("default"))) int InitializeInjection(void);
 
 static struct {
     pthread_once_t once;
@@ -80,6 +83,30 @@ log_stats(void)
         (unsigned long long)st.launch_wait.waits, st.launch_wait.wait_ns / 1e6,
         (unsigned long long)st.launch_wait.unqueued, (unsigned long long)st.launch_wait.late,
         (unsigned long long)st.launch_wait.forced, (unsigned long long)st.launch_wait.refused);
+    struct rs_activity_window_stats ws;
+    rs_activity_get_window_stats(&ws);
+    if (ws.opened)
+        rs_collector_log("kernel windows: %llu opened (%.1f us each to turn tracing on), %llu "
+                         "closed (%.1f us each to turn it off)",
+                         (unsigned long long)ws.opened,
+                         (double)ws.open_ns / (double)ws.opened / 1e3,
+                         (unsigned long long)ws.closed,
+                         ws.closed ? (double)ws.close_ns / (double)ws.closed / 1e3 : 0.0);
+    struct rs_plugin_stats ps;
+    rs_plugin_get_stats(&ps);
+    if (ps.comms || ps.comms_refused)
+        rs_collector_log(
+            "NCCL plugin: %llu communicators (%llu refused), %llu operations (%llu dropped, "
+            "%llu abandoned), %llu kernel-channel events, %llu other events, %llu strays; %llu "
+            "handed over (%llu without GPU times), %llu sent, %llu NCCL kernels left to it; "
+            "GPU clock offset %lld ns",
+            (unsigned long long)ps.comms, (unsigned long long)ps.comms_refused,
+            (unsigned long long)ps.ops, (unsigned long long)ps.dropped,
+            (unsigned long long)ps.abandoned, (unsigned long long)ps.channel_events,
+            (unsigned long long)ps.other_events, (unsigned long long)ps.stray,
+            (unsigned long long)ps.drained, (unsigned long long)ps.host_only,
+            (unsigned long long)st.plugin_ops, (unsigned long long)st.nccl_kernels_skipped,
+            (long long)ps.gpu_offset_ns);
 }
 
 static void
@@ -97,6 +124,7 @@ in_forked_child(void)
 {
     /* The flush thread was not copied; CUPTI's state in the child is not ours to use. */
     rs_activity_abandon();
+    rs_plugin_disarm(); /* NCCL in the child gets no profiler from us */
     state.pid = 0;
 }
 
@@ -162,6 +190,25 @@ report_setting(const char *line)
     rs_collector_log("%s", line);
 }
 
+/* The NCCL profiler plugin (plugin.h) takes communicators from now on. NCCL loads one profiler
+ * plugin: when NCCL_PROFILER_PLUGIN names another (NCCL Inspector, say), ours is never loaded and
+ * theirs keeps working; said once, so that nobody wonders where the exact sequences went. */
+static void
+nccl_plugin_start(const struct rs_collector_settings *s)
+{
+    Dl_info self;
+    const char *named = getenv("NCCL_PROFILER_PLUGIN");
+    struct rs_plugin_options po = {(uint64_t)s->hang_ms * 1000000u, (unsigned)s->hang_factor};
+
+    if (!dladdr((void *)InitializeInjection, &self))
+        self.dli_fname = NULL;
+    if (rs_plugin_other_named(named, self.dli_fname))
+        rs_collector_log("NCCL_PROFILER_PLUGIN=%.200s is another NCCL profiler plugin; rankscope's "
+                         "steps aside (collectives are matched from CUPTI's NCCL kernels)",
+                         named);
+    rs_plugin_arm(&po);
+}
+
 static void
 initialize(void)
 {
@@ -180,7 +227,10 @@ initialize(void)
                                        s->pc_sampling ? &s->pc : NULL,
                                        s->sync,
                                        s->launch_wait,
-                                       s->hook_debug};
+                                       s->hook_debug,
+                                       s->kernels_in_windows ? (uint64_t)s->window_ms * 1000000u
+                                                             : 0,
+                                       (uint64_t)s->window_period_ms * 1000000u};
     if (!version_ok(why, sizeof why))
         refusal = RS_COLLECTOR_VERSION_MISMATCH;
     else if (!cupti_free(why, sizeof why))
@@ -212,9 +262,17 @@ initialize(void)
         state.conv = NULL;
         return;
     }
+    if (opts.window_ns) {
+        char text[160];
+        snprintf(text, sizeof text,
+                 "kernels traced in windows of %ld ms every %ld ms (RANKSCOPE_KERNELS=window)",
+                 s->window_ms, s->window_period_ms);
+        rs_convert_note(state.conv, RS_COLLECTOR_KERNELS_SAMPLED, text);
+    }
     state.pid = getpid();
     pthread_atfork(NULL, NULL, in_forked_child);
     atexit(at_exit);
+    nccl_plugin_start(s);
 }
 
 /* NVTX reaches CUPTI through NVTX's own injection hook: NVTX_INJECTION64_PATH names a library

@@ -29,6 +29,13 @@
  */
 #define DEFAULT_PC_WINDOW_MS 1000
 #define DEFAULT_PC_PERIOD_MS 60000
+/* Hangs (plugin.h): 10 s at least, or 20 times the communicator's usual operation time, whichever
+ * is longer: far beyond the jitter of a step, well within what an operator waits for. */
+#define DEFAULT_HANG_MS 10000
+#define DEFAULT_HANG_FACTOR 20
+/* Kernel tracing windows (window.h): 2 s every 30 s, the example, until measured. */
+#define DEFAULT_WINDOW_MS 2000
+#define DEFAULT_WINDOW_PERIOD_MS 30000
 /* Each window costs a synchronize: shorter ones would be mostly that. */
 #define MIN_PC_WINDOW_MS 100
 
@@ -43,6 +50,7 @@ static const struct choice sync_choices[] = {{"api", RS_ACTIVITY_SYNC_API},
                                              {"1", RS_ACTIVITY_SYNC_RECORDS},
                                              {"0", RS_ACTIVITY_SYNC_OFF},
                                              {0}};
+static const struct choice kernels_choices[] = {{"always", 0}, {"window", 1}, {0}};
 static const struct choice launch_wait_choices[] = {{"api", RS_ACTIVITY_LAUNCH_WAIT_API},
                                                     {"latency", RS_ACTIVITY_LAUNCH_WAIT_LATENCY},
                                                     {"0", RS_ACTIVITY_LAUNCH_WAIT_OFF},
@@ -85,6 +93,12 @@ static const struct setting table[] = {
     NUM("RANKSCOPE_PC_DRAIN_MS", pc.drain_ms, 100, 600000, 1000, false),
     NUM("RANKSCOPE_PC_SAMPLING_PERIOD", pc.sampling_period, 5, 31, 0, false),
     NUM("RANKSCOPE_PC_HW_BUFFER_MB", pc.hw_buffer_mb, 16, 4096, 64, false),
+    {"RANKSCOPE_KERNELS", CHOICE, AT(kernels_in_windows), 0, 0, 0, 0, false, kernels_choices, NULL},
+    NUM("RANKSCOPE_WINDOW_MS", window_ms, 100, 600000, DEFAULT_WINDOW_MS, false),
+    NUM("RANKSCOPE_WINDOW_PERIOD_MS", window_period_ms, 1000, 86400000, DEFAULT_WINDOW_PERIOD_MS,
+        false),
+    NUM("RANKSCOPE_HANG_MS", hang_ms, 1000, 86400000, DEFAULT_HANG_MS, true),
+    NUM("RANKSCOPE_HANG_FACTOR", hang_factor, 1, 10000, DEFAULT_HANG_FACTOR, false),
 };
 
 static void
@@ -160,5 +174,7 @@ rs_collector_settings_read(rs_getenv_fn env, rs_settings_report_fn report,
         bad += read_one(&table[i], env(table[i].name), report, out);
     if (out->pc.period_ms < out->pc.window_ms)
         out->pc.period_ms = out->pc.window_ms; /* a window per period at most: always on */
+    if (out->window_period_ms < out->window_ms)
+        out->window_period_ms = out->window_ms;
     return bad;
 }

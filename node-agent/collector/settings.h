@@ -18,6 +18,15 @@
  *   RANKSCOPE_PC_DRAIN_MS       100 - 600000 (default 1000), RANKSCOPE_PC_SAMPLING_PERIOD 5 - 31
  *                               (2^N cycles; default CUPTI's), RANKSCOPE_PC_HW_BUFFER_MB 16 - 4096
  *                               (default 64), RANKSCOPE_PC_DEBUG 1: a line per window step
+ *   RANKSCOPE_KERNELS           always (default): CUPTI kernel, copy, synchronization and launch
+ *                               records all the time; window: only inside windows of
+ *                               RANKSCOPE_WINDOW_MS 100 - 600000 (default 2000) every
+ *                               RANKSCOPE_WINDOW_PERIOD_MS 1000 - 86400000 (default 30000; at
+ *                               least the window), aligned on the wall clock (window.h)
+ *   RANKSCOPE_HANG_MS           an NCCL operation (NCCL profiler plugin) in flight longer than
+ *                               max(this, RANKSCOPE_HANG_FACTOR x its communicator's usual time)
+ *                               is reported: 0 (never) or 1000 - 86400000 (default 10000);
+ *                               RANKSCOPE_HANG_FACTOR 1 - 10000 (default 20)
  *   RANKSCOPE_HOOK_DEBUG        1: say how many call sites the hand-over redirected (activity.h)
  *   RANKSCOPE_DEBUG             1: counts of what was converted, at exit
  * Switches are on when set, not empty and not "0". Identity variables: identity.h. */
@@ -35,6 +44,9 @@ struct rs_collector_settings {
     const char *agent_socket; /* the environment's string, or the default */
     const char *step_range;   /* NULL when not set */
     long flush_ms, buffer_kb;
+    long hang_ms, hang_factor;
+    int kernels_in_windows; /* RANKSCOPE_KERNELS=window (a CHOICE: an int) */
+    long window_ms, window_period_ms;
     enum rs_activity_sync sync;
     enum rs_activity_launch_wait launch_wait;
     struct rs_pcsampling_options pc; /* meaningful when pc_sampling */

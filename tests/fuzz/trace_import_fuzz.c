@@ -36,7 +36,17 @@ input_read(void *arg, void *buf, size_t cap)
 static int
 check_batch(void *arg, const struct rs_rank_batch *b)
 {
-    struct rs_agent_batch ab = {1, 1, 1, {1, 1, "", "fuzz", b->clock}, b, 1, 0, NULL, 0};
+    struct rs_agent_batch ab = {.agent_id = 1,
+                                .boot_id = 1,
+                                .batch_seq = 1,
+                                .hello = {.agent_id = 1,
+                                          .boot_id = 1,
+                                          .host = "",
+                                          .agent_version = "fuzz",
+                                          .clock = b->clock},
+                                .ranks = b,
+                                .n_ranks = 1,
+                                .agent_dropped = 0};
     uint8_t *out = NULL;
     size_t len;
     int rc = rs_wire_agent_batch_encode(&ab, &out, &len);

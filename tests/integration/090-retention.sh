@@ -18,6 +18,9 @@ for _ in $(seq 60); do
 done
 check "the old job is deleted after 2 s without data" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/old/ranks') = 404 ]"
 check "the live job stays" sh -c "curl -sf '$HTTP/v1/jobs/live/ranks' >/dev/null"
+check "retention leaves an audit line, and each start one with the settings in force" sh -c "
+    grep -qE 'RS-AUDIT who=server role=none from=local action=expire jobs=[1-9][0-9]* entries=[1-9][0-9]* retention_s=2' '$WORK/server.log' &&
+    grep -q 'RS-AUDIT who=server role=none from=local action=retention-settings retention_s=2 ' '$WORK/server.log'"
 check "expired jobs are counted" sh -c "curl -s '$HTTP/healthz' | python3 -c 'import json,sys; assert json.load(sys.stdin)[\"counters\"][\"jobs_expired\"] >= 1'"
 wait "$SIM"
 stop "$PID_server"

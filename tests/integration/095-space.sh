@@ -18,6 +18,8 @@ check "over the budget, the older job is deleted" wait_gone old
 check "the newer job is complete" totals_match new "$WORK/new.json"
 check "the log says which job and why" grep -q "RS-RETENTION-SPACE deleted job old .*exceeded its budget" "$WORK/server.log"
 check "counted in /healthz" health_is jobs_deleted_for_space 1
+check "an audit line names the job deleted for space" \
+    grep -qE 'RS-AUDIT who=server .* action=delete-for-space job=old entries=[1-9]' "$WORK/server.log"
 stop_all
 
 # 2. a 4 MB map and no budget: the second job takes the store past 90% of it (or fills it)

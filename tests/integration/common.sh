@@ -69,8 +69,9 @@ start_agent_at() {
 start_agent() { start_agent_at "$LISTEN" "$@"; }
 
 # The server's per-job totals as "kernels collectives memcpys steps".
+# With RS_TEST_TOKEN set (tests of a server with a token file), sent as a Bearer token.
 server_totals() {
-    curl -sf "$HTTP/v1/jobs/$1/ranks" | python3 -c '
+    curl -sf ${RS_TEST_TOKEN:+-H "Authorization: Bearer $RS_TEST_TOKEN"} "$HTTP/v1/jobs/$1/ranks" | python3 -c '
 import json, sys
 r = json.load(sys.stdin)["ranks"]
 print(sum(x["kernels"] for x in r), sum(x["collectives"] for x in r),

@@ -49,7 +49,17 @@ main(int argc, char **argv)
                                .n_copy_totals = 1,
                                .collector_flags = RS_COLLECTOR_CLOCK_REPLACED,
                                .collector_status = "clock replaced"};
-    struct rs_agent_batch b = {5, 6, 7, {5, 6, "host", "0.1.0", {1, 2}}, &rb, 1, 0, NULL, 0};
+    struct rs_agent_batch b = {.agent_id = 5,
+                               .boot_id = 6,
+                               .batch_seq = 7,
+                               .hello = {.agent_id = 5,
+                                         .boot_id = 6,
+                                         .host = "host",
+                                         .agent_version = "0.1.0",
+                                         .clock = {1, 2}},
+                               .ranks = &rb,
+                               .n_ranks = 1,
+                               .agent_dropped = 0};
     struct rs_server_reply r = {7, RS_REPLY_ACK, "", 0, {1000}};
     uint8_t frame[RS_WIRE_MAX_FRAME_BYTES], *req, rep[256];
     size_t len;
@@ -101,7 +111,13 @@ main(int argc, char **argv)
          .xid_count = 1,
          .last_xid = 79},
         {.uuid = "GPU-b", .time_ns = 2000, .present = RS_GPU_SM_CLOCK, .sm_clock_mhz = 1980}};
-    struct rs_agent_batch gb = {5, 6, 8, {5, 6, "host", "0.1.0", {1, 2}}, NULL, 0, 0, g, 2};
+    struct rs_agent_batch gb = {.agent_id = 5,
+                                .boot_id = 6,
+                                .batch_seq = 8,
+                                .hello = {.agent_id = 5, .boot_id = 6, .host = "host",
+                                          .agent_version = "0.1.0", .clock = {1, 2}},
+                                .gpus = g,
+                                .n_gpus = 2};
     if (rs_wire_agent_batch_encode(&gb, &req, &len) == 0) {
         put(argv[1], "agent-batch-gpus", req, len);
         req[1] = 4;

@@ -50,7 +50,17 @@ main(int argc, char **argv)
         struct rs_rank_batch rb = {.identity = T_IDENTITY("crash", 0, 1, "GPU-x"),
                                    T_RECORDS(strings, names, 1),
                                    T_RECORDS(kernels, k, (uint32_t)per)};
-        struct rs_agent_batch b = {0xc0ffee, 1, seq, {0xc0ffee, 1, "h", "load", {0, 0}}, &rb, 1, 0, NULL, 0};
+        struct rs_agent_batch b = {.agent_id = 0xc0ffee,
+                                   .boot_id = 1,
+                                   .batch_seq = seq,
+                                   .hello = {.agent_id = 0xc0ffee,
+                                             .boot_id = 1,
+                                             .host = "h",
+                                             .agent_version = "load",
+                                             .clock = {0, 0}},
+                                   .ranks = &rb,
+                                   .n_ranks = 1,
+                                   .agent_dropped = 0};
         uint8_t *data;
         size_t len;
         if (rs_wire_agent_batch_encode(&b, &data, &len) != 0)

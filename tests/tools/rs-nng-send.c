@@ -1,6 +1,7 @@
 /* Test tool: sends one request to a rankscope-server over NNG req and prints the reply as
  * "status=N seq=N error=...". The request is either raw bytes from a file (--raw FILE: garbage,
- * truncated or hostile input) or a small valid AgentBatch (--valid JOB SEQ). */
+ * truncated or hostile input) or a small valid AgentBatch (--valid JOB SEQ), optionally as agent
+ * AGENT_ID (hex) and with a bearer token appended (--token T), as an agent sends it. */
 #include "proto/wire.h"
 #include "tests/t_batch.h"
 
@@ -48,22 +49,41 @@ main(int argc, char **argv)
             fclose(f);
         return send_bytes(argv[1], buf, n);
     }
-    if (argc == 5 && strcmp(argv[2], "--valid") == 0) {
+    if (argc >= 5 && strcmp(argv[2], "--valid") == 0) {
+        uint64_t agent_id = 0x7e57;
+        const char *token = NULL;
+        for (int i = 5; i + 1 < argc; i += 2) {
+            if (strcmp(argv[i], "--agent-id") == 0)
+                agent_id = strtoull(argv[i + 1], NULL, 16);
+            else if (strcmp(argv[i], "--token") == 0)
+                token = argv[i + 1];
+        }
         static const char *const names[] = {"k"};
         struct rs_kernel_record k = {1000, 2000, 0, 7, 0, 0};
         struct rs_rank_batch rb = {.identity = T_IDENTITY(argv[3], 0, 1, "GPU-x"),
                                    T_RECORDS(strings, names, 1),
                                    T_RECORDS(kernels, &k, 1)};
         struct rs_agent_batch b = {
-            0x7e57, 1, strtoull(argv[4], NULL, 10), {0x7e57, 1, "h", "test", {0, 0}}, &rb, 1, 0, NULL, 0};
-        uint8_t *data;
-        size_t len;
+            agent_id, 1,   strtoull(argv[4], NULL, 10), {agent_id, 1, "h", "test", {0, 0}}, &rb, 1,
+            0,        NULL,  NULL, 0};
+        uint8_t *data, *with;
+        size_t len, tlen = 0;
+        uint8_t field[512];
         if (rs_wire_agent_batch_encode(&b, &data, &len) != 0)
             return 1;
-        int rc = send_bytes(argv[1], data, len);
+        if (token && rs_wire_auth_token_field(token, field, sizeof field, &tlen) != 0) {
+            fprintf(stderr, "rs-nng-send: not a valid token\n");
+            return 2;
+        }
+        if (!(with = realloc(data, len + tlen)))
+            return 1;
+        data = with;
+        memcpy(data + len, field, tlen);
+        int rc = send_bytes(argv[1], data, len + tlen);
         free(data);
         return rc;
     }
-    fprintf(stderr, "usage: rs-nng-send URL --raw FILE | URL --valid JOB SEQ\n");
+    fprintf(stderr, "usage: rs-nng-send URL --raw FILE | URL --valid JOB SEQ [--agent-id HEX] "
+                    "[--token T]\n");
     return 2;
 }

@@ -2,7 +2,9 @@
  * collective and step counts, and how many collective instances (comm, op, seq) were seen on
  * every rank; and per rank where its kernels are (raw records, windows) and how many of its steps
  * an agent measured. Used by tests/gpu/ to check cross-rank matching on real GPUs and by the
- * integration tests. usage: rs-store-dump DATA_DIR JOB */
+ * integration tests. usage: rs-store-dump DATA_DIR JOB [collectives]: with "collectives", one
+ * JSON line per stored collective record instead (rank, communicator, op, seq, seq_exact, start,
+ * duration, bytes), as tests/gpu/plugin.sh checks the NCCL profiler plugin's records. */
 #include "common/error.h"
 #include "query/instances.h"
 #include "storage/store.h"
@@ -88,6 +90,18 @@ on_rank(void *arg, const struct rs_rank_info *r)
     return 0;
 }
 
+static int
+print_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
+{
+    (void)arg;
+    printf("{\"rank\":%u,\"comm\":\"0x%016llx\",\"op\":%u,\"seq\":%llu,\"seq_exact\":%s,"
+           "\"start_ns\":%llu,\"dur_ns\":%llu,\"bytes\":%llu}\n",
+           rank, (unsigned long long)c->comm_hash, c->op, (unsigned long long)c->seq,
+           c->seq_exact ? "true" : "false", (unsigned long long)c->start_ns,
+           (unsigned long long)(c->end_ns - c->start_ns), (unsigned long long)c->bytes);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -98,8 +112,8 @@ main(int argc, char **argv)
     rs_store_read *r;
     int rc;
 
-    if (argc != 3) {
-        fprintf(stderr, "usage: rs-store-dump DATA_DIR JOB\n");
+    if (argc != 3 && !(argc == 4 && strcmp(argv[3], "collectives") == 0)) {
+        fprintf(stderr, "usage: rs-store-dump DATA_DIR JOB [collectives]\n");
         return 2;
     }
     if ((rc = rs_store_open(argv[1], &opts, &st)) || (rc = rs_store_read_begin(st, &r))) {
@@ -109,6 +123,12 @@ main(int argc, char **argv)
     if ((rc = rs_store_job_get(r, argv[2], &job)) != 0) {
         fprintf(stderr, "rs-store-dump: job %s: %s\n", argv[2], rs_strerror(rc));
         return 1;
+    }
+    if (argc == 4) {
+        rc = rs_store_collectives_scan(r, argv[2], print_collective, NULL);
+        rs_store_read_end(r);
+        rs_store_close(st);
+        return rc ? 1 : 0;
     }
     memset(&inst, 0, sizeof inst);
     inst.world = job.n_ranks;

@@ -150,8 +150,17 @@ agent(void *arg)
         for (uint32_t i = 0; i < per_agent; i++)
             fill_rank(&rb[i], first + node + i, w, &kt[i * per_rank * KERNEL_NAMES],
                       &ct[i * per_rank * 2], &st[i * per_rank], &c[i * per_rank * COLLS]);
-        struct rs_agent_batch b = {agent_id,  1, ++seq, {agent_id, 1, "node", "bench", {0, 0}}, rb,
-                                   per_agent, 0, NULL, 0};
+        struct rs_agent_batch b = {.agent_id = agent_id,
+                                   .boot_id = 1,
+                                   .batch_seq = ++seq,
+                                   .hello = {.agent_id = agent_id,
+                                             .boot_id = 1,
+                                             .host = "node",
+                                             .agent_version = "bench",
+                                             .clock = {0, 0}},
+                                   .ranks = rb,
+                                   .n_ranks = per_agent,
+                                   .agent_dropped = 0};
         uint8_t *data;
         size_t len;
         if (rs_wire_agent_batch_encode(&b, &data, &len) != 0) {

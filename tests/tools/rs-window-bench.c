@@ -47,8 +47,17 @@ generate(rs_store *st, const char *const *names, uint32_t ranks, uint64_t second
                     T_RECORDS(strings, names, NAMES),
                     .kernel_totals = kt,
                     .n_kernel_totals = n};
-            struct rs_agent_batch b = {
-                1000 + node, 1, ++seq, {1000 + node, 1, "h", "bench", {0, 0}}, rb, m, 0, NULL, 0};
+            struct rs_agent_batch b = {.agent_id = 1000 + node,
+                                       .boot_id = 1,
+                                       .batch_seq = ++seq,
+                                       .hello = {.agent_id = 1000 + node,
+                                                 .boot_id = 1,
+                                                 .host = "h",
+                                                 .agent_version = "bench",
+                                                 .clock = {0, 0}},
+                                       .ranks = rb,
+                                       .n_ranks = m,
+                                       .agent_dropped = 0};
             if ((rc = rs_store_write_begin(st, &w)) != 0)
                 break;
             if ((rc = rs_store_write_batch(w, &b, &dup)) != 0) {

@@ -12,6 +12,7 @@
 #include "tests/t.h"
 #include "tests/t_isolated.h"
 #include "tests/unit/collector/fake_cupti.h"
+#include "common/clock.h"
 #include "tests/unit/collector/t_convert.h"
 
 #include <string.h>
@@ -24,7 +25,7 @@ options(enum rs_activity_sync sync)
 {
     /* the flush thread never ticks within a case: everything happens at finish or hand-over */
     return (struct rs_activity_options){60000, 64 << 10, NULL, sync, RS_ACTIVITY_LAUNCH_WAIT_OFF,
-                                        true};
+                                        true,  0,        0};
 }
 
 /* A converter, and collection into it started with `sync`. */
@@ -40,6 +41,52 @@ started(enum rs_activity_sync sync)
 static const CUpti_ActivityKind always[] = {
     CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MARKER};
+
+/* RANKSCOPE_KERNELS=window: devices and markers always; kernels, copies and the synchronizing
+ * calls' records only inside windows (300 ms every second of the wall clock, a flush thread
+ * ticking every 10 ms): none at the start unless it falls in a window, windows opened and closed
+ * while it runs, and off between them. (The flush thread alone touches the stand-in's state while
+ * it runs: the test reads it after, and the window counts under the collector's lock; where the
+ * windows fall on the clock is window_test's.) */
+static void
+kernels_in_windows(void)
+{
+    rs_convert *c = t_converter();
+    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_API);
+    struct rs_activity_window_stats ws;
+    CUpti_CallbackId sync_cbid;
+
+    o.flush_ms = 10;
+    o.window_ns = 300000000ull;
+    o.period_ns = 1000000000ull;
+    rs_convert_sync_call(0, &sync_cbid);
+    /* start well after a window closed: nothing traced until the next one */
+    uint64_t phase = rs_clock_realtime_ns() % o.period_ns;
+    rs_clock_sleep_ns((450000000ull + o.period_ns - phase) % o.period_ns);
+    T_EQ(rs_activity_start(c, &o), 0);
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_DEVICE));
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_MARKER));
+    T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    /* wait for two windows to open and close, then for the middle of a gap */
+    for (int i = 0; i < 400; i++) {
+        rs_activity_get_window_stats(&ws);
+        if (ws.closed >= 2)
+            break;
+        rs_clock_sleep_ns(10000000ull);
+    }
+    T_CHECK(ws.opened >= 2 && ws.closed >= 2);
+    phase = rs_clock_realtime_ns() % o.period_ns;
+    rs_clock_sleep_ns((600000000ull + o.period_ns - phase) % o.period_ns);
+    rs_activity_finish(); /* the flush thread stops: its last tick was between windows */
+    rs_activity_get_window_stats(&ws);
+    T_EQ(ws.opened, ws.closed);
+    T_CHECK(fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    T_CHECK(fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_MEMCPY));
+    T_CHECK(!fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    T_CHECK(!fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_MEMSET));
+    T_CHECK(!fake_cupti_driver_api_on(sync_cbid));
+    rs_convert_free(c);
+}
 
 static void
 kinds_and_sync_by_api(void)
@@ -204,6 +251,7 @@ main(void)
 {
     t_isolated_context = fake_cupti_log;
     T_RUN_ISOLATED(kinds_and_sync_by_api);
+    T_RUN_ISOLATED(kernels_in_windows);
     T_RUN_ISOLATED(sync_by_records);
     T_RUN_ISOLATED(sync_off);
     T_RUN_ISOLATED(launch_waits_by_latency);

@@ -7,6 +7,8 @@
  * nothing and exits without hanging). Each case is a child process (t_isolated.h); the agent's
  * side is read here after it ends. */
 #include "node-agent/collector/convert.h"
+#include "node-agent/collector/plugin.h"
+#include "proto/in_flight.h"
 #include "proto/wire.h"
 #include "tests/t.h"
 #include "tests/t_isolated.h"
@@ -14,6 +16,7 @@
 #include "tests/unit/collector/fake_cupti.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,7 @@ static int listener = -1;
 static struct {
     unsigned connections, frames;
     uint64_t kernels, launch_waits;
+    uint64_t collectives, exact; /* exact: seq_exact with the test's communicator hash */
     uint32_t flags;
     char status[256];
 } got;
@@ -49,6 +53,11 @@ read_agent_side(void)
                 const struct rs_rank_batch *b = rs_wire_rank_frame_batch(f);
                 got.frames++;
                 got.kernels += b->n_kernels;
+                got.collectives += b->n_collectives;
+                for (uint32_t i = 0; i < b->n_collectives; i++)
+                    got.exact += b->collectives[i].seq_exact &&
+                                 b->collectives[i].comm_hash == 0xc0ffee0000000001ull &&
+                                 b->collectives[i].end_ns > b->collectives[i].start_ns;
                 for (uint32_t i = 0; i < b->n_memcpys; i++)
                     got.launch_waits += b->memcpys[i].kind == RS_LAUNCH_WAIT;
                 got.flags |= b->collector_flags;
@@ -109,6 +118,104 @@ launch_waits_as_set(void)
         T_CHECK(fake_cupti_driver_api_on(cbid) == api);
     T_CHECK(fake_cupti_kernels(5));
     t_isolated_exit();
+}
+
+/* NCCL's side of the plugin as NCCL 2.28 calls it (plugin_test.c has the details): a grouped
+ * send/recv to oneself with kernel-channel events, and an all-reduce that stays queued. */
+struct descr {
+    uint64_t type;
+    void *parent;
+    int rank;
+    union {
+        struct {
+            uint64_t seq;
+            const char *func;
+            const void *s;
+            void *r;
+            size_t count;
+            int root;
+            const char *datatype;
+            uint8_t n_channels, n_warps;
+            const char *algo, *proto;
+            void *group;
+        } coll;
+        struct {
+            const char *func;
+            void *buff;
+            const char *datatype;
+            size_t count;
+            int peer;
+            uint8_t n_channels;
+            void *group;
+        } p2p;
+        struct {
+            uint8_t channel;
+            uint64_t ptimer;
+        } ch;
+    };
+};
+
+static void
+nccl_op(void *ctx, struct descr *d, bool finish)
+{
+    void *h = NULL, *ch = NULL;
+    struct timespec ts;
+
+    T_EQ(ncclProfiler_v5.start_event(ctx, &h, d), 0);
+    T_CHECK(h != NULL);
+    if (finish) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - 50000;
+        struct descr c = {.type = 64, .parent = h, .ch = {0, t}};
+        ncclProfiler_v5.start_event(ctx, &ch, &c);
+        uint64_t stop = t + 20000;
+        ncclProfiler_v5.record_event_state(ch, 22, &stop);
+        ncclProfiler_v5.stop_event(ch);
+    }
+    ncclProfiler_v5.stop_event(h);
+}
+
+/* The plugin through the whole collector: NCCL's init is accepted once collection runs; finished
+ * operations reach the agent as collective records with the communicator hash and seq_exact; an
+ * operation left queued past RANKSCOPE_HANG_MS sets the in-flight condition with its text. */
+static void
+nccl_plugin_in_the_collector(void)
+{
+    void *ctx = NULL;
+    int mask = 0;
+
+    rank_environment();
+    setenv("RANKSCOPE_HANG_MS", "1000", 1);
+    T_CHECK(ncclProfiler_v5.init(&ctx, 1, &mask, "early", 1, 1, 0, NULL) != 0); /* not yet */
+    T_EQ(InitializeInjection(), 1);
+    T_EQ(ncclProfiler_v6.init(&ctx, 0xc0ffee0000000001ull, &mask, "c", 1, 1, 0, NULL), 0);
+    for (int i = 0; i < 3; i++) {
+        struct descr send = {.type = 4, .p2p = {"Send", NULL, "ncclFloat32", 256, 0, 1, NULL}};
+        struct descr recv = {.type = 4, .p2p = {"Recv", NULL, "ncclFloat32", 256, 0, 1, NULL}};
+        nccl_op(ctx, &send, true);
+        nccl_op(ctx, &recv, true);
+    }
+    struct descr ar = {
+        .type = 2,
+        .coll = {7, "AllReduce", NULL, NULL, 4, 0, "ncclFloat32", 1, 8, "RING", "LL", NULL}};
+    nccl_op(ctx, &ar, false); /* queued behind something that never ends */
+    usleep(1800 * 1000);      /* past the limit, and a few flushes */
+    t_isolated_exit();
+}
+
+static void
+nccl_plugin(void)
+{
+    t_isolated(nccl_plugin_in_the_collector);
+    read_agent_side();
+    T_EQ(got.exact, 6); /* send and recv to oneself share a key: the store keeps one */
+    T_EQ(got.collectives, 6);
+    T_CHECK(got.flags & RS_COLLECTOR_IN_FLIGHT);
+    struct rs_in_flight f;
+    T_OK(rs_in_flight_parse(got.status, &f));
+    T_EQ(f.comm, 0xc0ffee0000000001ull);
+    T_CHECK(strcmp(f.op, "AllReduce") == 0 && f.seq == 7 && f.comm_rank == 0 && f.comm_size == 1);
+    T_CHECK(f.for_ms >= 1000 && !f.gpu_started);
 }
 
 static void
@@ -270,6 +377,7 @@ main(void)
     T_RUN(disabled);
     T_RUN(bad_setting);
     T_RUN(fork_child);
+    T_RUN(nccl_plugin);
     close(listener);
     unlink(sock_path);
     t_isolated_done();

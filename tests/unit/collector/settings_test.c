@@ -54,6 +54,44 @@ defaults(void)
     T_EQ(s.pc.drain_ms, 1000);
     T_EQ(s.pc.sampling_period, 0);
     T_EQ(s.pc.hw_buffer_mb, 64);
+    T_EQ(s.kernels_in_windows, 0);
+    T_EQ(s.window_ms, 2000);
+    T_EQ(s.window_period_ms, 30000);
+    T_EQ(s.hang_ms, 10000);
+    T_EQ(s.hang_factor, 20);
+}
+
+/* The tiers' and hangs' settings: windows, a period shorter than the window (raised to it), a
+ * value that is not a choice, hangs off. */
+static void
+windows_and_hangs(void)
+{
+    struct rs_collector_settings s;
+    static const char *const env[] = {"RANKSCOPE_KERNELS",
+                                      "window",
+                                      "RANKSCOPE_WINDOW_MS",
+                                      "5000",
+                                      "RANKSCOPE_WINDOW_PERIOD_MS",
+                                      "2000",
+                                      "RANKSCOPE_HANG_MS",
+                                      "0",
+                                      "RANKSCOPE_HANG_FACTOR",
+                                      "0",
+                                      NULL};
+    static const char *const bad[] = {"RANKSCOPE_KERNELS", "sometimes", NULL};
+
+    T_EQ(read_with(env, &s), 1); /* the factor 0 */
+    T_EQ(s.kernels_in_windows, 1);
+    T_EQ(s.window_ms, 5000);
+    T_EQ(s.window_period_ms, 5000);
+    T_EQ(s.hang_ms, 0);
+    T_EQ(s.hang_factor, 20);
+    T_CHECK(strstr(reported[0], "RANKSCOPE_HANG_FACTOR=0") != NULL);
+    T_EQ(read_with(bad, &s), 1);
+    T_EQ(s.kernels_in_windows, 0);
+    T_CHECK(strstr(reported[0],
+                   "RANKSCOPE_KERNELS=sometimes is not one of always, window; using always") !=
+            NULL);
 }
 
 static void
@@ -145,5 +183,6 @@ main(void)
     T_RUN(values);
     T_RUN(bad_values_reported_once);
     T_RUN(period_at_least_the_window);
+    T_RUN(windows_and_hangs);
     return T_DONE("collector/settings");
 }

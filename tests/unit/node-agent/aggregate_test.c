@@ -34,7 +34,14 @@ rank_in(const struct rs_agent_batch *b, uint32_t rank)
 static int
 flush_decoded(rs_aggregate *a, rs_wire_agent_batch **d)
 {
-    struct rs_agent_batch env = {1, 2, 3, {1, 2, "h", "v", {0, 0}}, NULL, 0, 0, NULL, 0};
+    struct rs_agent_batch env = {
+        .agent_id = 1,
+        .boot_id = 2,
+        .batch_seq = 3,
+        .hello = {.agent_id = 1, .boot_id = 2, .host = "h", .agent_version = "v", .clock = {0, 0}},
+        .ranks = NULL,
+        .n_ranks = 0,
+        .agent_dropped = 0};
     uint8_t *buf = NULL;
     size_t len = 0;
     uint64_t lost = UINT64_MAX; /* the flush must set it */

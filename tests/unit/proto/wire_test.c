@@ -75,7 +75,17 @@ static void
 agent_batch_round_trip(void)
 {
     struct rs_rank_batch ranks[2] = {sample_rank(), sample_rank()};
-    struct rs_agent_batch b = {7, 8, 99, {7, 8, "host", "0.1.0", {1, 2}}, ranks, 2, 3, NULL, 0};
+    struct rs_agent_batch b = {.agent_id = 7,
+                               .boot_id = 8,
+                               .batch_seq = 99,
+                               .hello = {.agent_id = 7,
+                                         .boot_id = 8,
+                                         .host = "host",
+                                         .agent_version = "0.1.0",
+                                         .clock = {1, 2}},
+                               .ranks = ranks,
+                               .n_ranks = 2,
+                               .agent_dropped = 3};
     rs_wire_agent_batch *d = NULL;
     uint8_t *buf = NULL;
     size_t len = 0;

@@ -207,6 +207,66 @@ busy_and_launch_waits(void)
     t_store_remove(st, dir);
 }
 
+/* A rank that traces kernels in windows (RS_COLLECTOR_KERNELS_SAMPLED): 40 steps of 100 ms,
+ * kernels (20 ms each) only in steps 10 - 14 and 30 - 34, NCCL records in every step (the plugin
+ * is always on). Per-step figures are over the 10 traced steps, not diluted over 40; the answer
+ * says it is sampled and how many steps were not traced. A rank that always traces: all steps. */
+static void
+sampled_steps(void)
+{
+    char dir[] = "/tmp/rs-sampled-XXXXXX";
+    const uint64_t MS = 1000 * US;
+    struct rs_kernel_record k[10];
+    struct rs_collective_record c[40];
+    struct rs_step_record stp[40];
+    rs_store *st = t_store_open(dir, NULL);
+    rs_store_read *r;
+    json_t *d = NULL;
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < 40; i++) {
+        uint64_t t = T0 + i * 100 * MS;
+        stp[i] = (struct rs_step_record){.step = i, .start_ns = t, .end_ns = t + 100 * MS};
+        c[i] = (struct rs_collective_record){t + 90 * MS, t + 95 * MS, 8, 5, i, RS_COLL_ALLREDUCE,
+                                             3, 0, true};
+        if ((i >= 10 && i < 15) || (i >= 30 && i < 35))
+            k[n++] = (struct rs_kernel_record){t + 10 * MS, t + 30 * MS, 0, 7, 0, 0};
+    }
+    for (uint32_t flags = 0; flags <= RS_COLLECTOR_KERNELS_SAMPLED; flags += RS_COLLECTOR_KERNELS_SAMPLED) {
+        const char *job = flags ? "sampled" : "always";
+        struct rs_rank_batch rb = {.identity = T_IDENTITY_OF(job, 0, 0, 1, "node", "GPU-x", 1),
+                                   .clock = {T0, T0},
+                                   .collector_flags = flags,
+                                   T_RECORDS(strings, names, 4),
+                                   T_RECORDS(kernels, k, n),
+                                   T_RECORDS(collectives, c, 40),
+                                   T_RECORDS(steps, stp, 40)};
+        t_store_put(st, &rb, 1);
+    }
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    struct rs_profile_scope sampled = {"sampled", RS_PROFILE_ALL_RANKS, false, 0, 0};
+    T_EQ(rs_query_top(r, &sampled, 10, &d), 0);
+    json_t *scope = json_object_get(d, "scope");
+    T_CHECK(json_is_true(json_object_get(d, "sampled")));
+    T_EQ(json_integer_value(json_object_get(scope, "rank_steps")), 10);
+    T_EQ(json_integer_value(json_object_get(scope, "untraced_rank_steps")), 30);
+    T_EQ(json_integer_value(json_object_get(scope, "sampled_ranks")), 1);
+    json_t *a = json_array_get(json_object_get(d, "kernels"), 0);
+    T_CHECK(a && strcmp(str(a, "name"), "a") == 0 && fabs(num(a, "ms") - 20.0) < 1e-9);
+    json_decref(d);
+    struct rs_profile_scope always = {"always", RS_PROFILE_ALL_RANKS, false, 0, 0};
+    T_EQ(rs_query_top(r, &always, 10, &d), 0);
+    scope = json_object_get(d, "scope");
+    T_CHECK(json_is_false(json_object_get(d, "sampled")));
+    T_EQ(json_integer_value(json_object_get(scope, "rank_steps")), 40);
+    T_CHECK(json_object_get(scope, "untraced_rank_steps") == NULL);
+    a = json_array_get(json_object_get(d, "kernels"), 0);
+    T_CHECK(a && fabs(num(a, "ms") - 5.0) < 1e-9); /* 10 x 20 ms over 40 steps */
+    json_decref(d);
+    rs_store_read_end(r);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
@@ -218,6 +278,7 @@ main(void)
     T_RUN_ARG(compare, r);
     T_RUN_ARG(stalls, r);
     T_RUN(busy_and_launch_waits);
+    T_RUN(sampled_steps);
     /* the same totals when the kernels are rolled up into windows (compare's 5 ms windows are
      * finer than the 60 s rollups: not asked again) */
     rs_store_read_end(r);

@@ -74,7 +74,13 @@ run(const struct sim_params *p, int steps, struct tally *t)
 static struct sim_params
 params(void)
 {
-    return (struct sim_params){RANKS, 34.0, 0.0, -1, 0.0, -1, 0.0, 0, 1, 7, 0, 1, false};
+    return (struct sim_params){.ranks = RANKS,
+                               .step_ms = 34.0,
+                               .slow_rank = -1,
+                               .stall_rank = -1,
+                               .seed = 1,
+                               .comm_hash = 7,
+                               .kernel_split = 1};
 }
 
 static void

@@ -1,0 +1,31 @@
+/* The server's hang watch (issue 25, "Hangs"): every `period_ms` it applies the hang rule
+ * (query/hangs.h) to every job that received data within `active_s` and keeps the verdicts it
+ * found on the loop thread: a new one is logged once (RS-HANG-RAISED: job, op, seq,
+ * communicator, since, the waiting ranks and those that never arrived, with host and GPU,
+ * escaped) and counted; one no longer found is logged (RS-HANG-CLEARED) and counted. /metrics
+ * exports the counts (hangs_active, hangs_raised_total, hangs_cleared_total). The REST answer
+ * (GET /v1/jobs/{job}/hangs) is computed on request by the same rule. Reads rank infos on the
+ * loop thread: a few bytes per rank of the running jobs. */
+#ifndef RS_SERVER_HANG_WATCH_H
+#define RS_SERVER_HANG_WATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rs_server;
+typedef struct rs_hang_watch rs_hang_watch;
+
+/* Starts the timer (period_ms 0: no watch; the REST answer still works). Returns 0 or -ENOMEM. */
+int rs_hang_watch_start(struct rs_server *srv, unsigned period_ms, unsigned active_s,
+                        rs_hang_watch **out);
+
+/* Stops the timer (loop thread); freed once the loop has closed it. NULL is fine. */
+void rs_hang_watch_close(rs_hang_watch *w);
+
+struct rs_hang_watch_stats {
+    uint64_t active, raised, cleared, errors;
+};
+/* Loop thread; all zero for NULL. */
+void rs_hang_watch_get_stats(const rs_hang_watch *w, struct rs_hang_watch_stats *out);
+
+#endif
