@@ -279,7 +279,7 @@ $(BUILD)/tests/tools/libfake_nvml_old.so: tests/tools/fake_nvml.c
 	$(CC) -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -fPIC -shared -DFAKE_NVML_OLD -o $@ $<
 
 # A server that speaks wire schema version 4 at most, as servers before GPU telemetry did: the agent
-# must stop sending telemetry to it and lose no profile data (tests/integration/240).
+# must stop sending telemetry to it and lose no profile data (tests/integration/250).
 SERVER_V4 := $(BUILD)/tests/tools/rankscope-server-v4
 $(BUILD)/obj/tests/wire_v4.o: proto/wire.c | $(PB_H)
 	@mkdir -p $(dir $@)
