@@ -113,7 +113,7 @@ FUZZ_SRC  := $(shell find tests/fuzz -name '*_fuzz.c' | sort)
 FUZZ_BINS := $(patsubst tests/fuzz/%_fuzz.c,$(BUILD)/tests/fuzz/%_replay,$(FUZZ_SRC))
 TOOL_BINS := $(addprefix $(BUILD)/tests/tools/,rs-nng-send make-corpus rs-store-dump rs-load \
                                               rs-query-bench rs-import-bench rs-summary-load \
-                                              rs-window-bench fnv-collide)
+                                              rs-window-bench fnv-collide rs-nvml-read)
 
 
 .PHONY: all deps test-deps dev-deps build-check test asan tsan demo clean format bench collector
@@ -295,7 +295,28 @@ $(BUILD)/tests/tools/powerloss.so: tests/tools/powerloss.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -Wall -Wextra -fPIC -shared -o $@ $< -ldl -lpthread
 
-test-build: $(BINS) $(UNIT_BINS) $(FUZZ_BINS) $(TOOL_BINS) $(BUILD)/tests/tools/powerloss.so
+# The stand-in NVML the agent loads in tests and make demo (--nvml-library): today's names, and an
+# old driver's (renamed functions under their old names, some missing).
+FAKE_NVML := $(BUILD)/tests/tools/libfake_nvml.so $(BUILD)/tests/tools/libfake_nvml_old.so
+$(BUILD)/tests/tools/libfake_nvml.so: tests/tools/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -fPIC -shared -o $@ $<
+$(BUILD)/tests/tools/libfake_nvml_old.so: tests/tools/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -fPIC -shared -DFAKE_NVML_OLD -o $@ $<
+
+# A server that speaks wire schema version 4 at most, as servers before GPU telemetry did: the agent
+# must stop sending telemetry to it and lose no profile data (tests/integration/250).
+SERVER_V4 := $(BUILD)/tests/tools/rankscope-server-v4
+$(BUILD)/obj/tests/wire_v4.o: proto/wire.c | $(PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DRS_WIRE_SCHEMA_VERSION=4u -c $< -o $@
+$(SERVER_V4): $(BUILD)/obj/server/main.o $(BUILD)/obj/tests/wire_v4.o $(SERVER_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(EXT_LIBS)
+
+test-build: $(BINS) $(UNIT_BINS) $(FUZZ_BINS) $(TOOL_BINS) $(BUILD)/tests/tools/powerloss.so \
+            $(FAKE_NVML) $(SERVER_V4)
 .PHONY: test-build
 
 test: test-deps lint-tools browser-tools
@@ -308,7 +329,7 @@ lint-tools: test-deps
 	@tests/tools/lint-tools.sh
 .PHONY: lint-tools
 
-# puppeteer-core for the dashboard's browser test (tests/integration/250-dashboard.sh), pinned in
+# puppeteer-core for the dashboard's browser test (tests/integration/260-dashboard.sh), pinned in
 # tests/browser; npm ci only when its package-lock.json changes.
 browser-tools: test-deps
 	@tests/browser/install.sh
@@ -344,7 +365,7 @@ fuzz-%: $(PB_H)
 	  $(EXT_LIBS)
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(FAKE_NVML)
 	@BUILD=$(BUILD) scripts/demo.sh
 
 bench: all test-build

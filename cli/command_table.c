@@ -81,6 +81,17 @@ const struct rs_cli_command rs_cli_commands[] = {
      "profile (go tool pprof): stall reasons, rank -> kernel -> pc -> reason, or GPU time per\n"
      "kernel without PC samples, into --out FILE (or JOB.pb.gz in the current directory; the "
      "path is printed).\nFrom the server, or from a store directory with --data."},
+    {"gpus", rs_cli_gpus, "JOB", "", "each rank's GPU: clocks, throttling, power, errors, links",
+     "NVML telemetry the agents sampled, per rank over the job's newest 5 minutes: SM clock "
+     "against its maximum, the share\nof the time each throttle reason held the clocks, power "
+     "against its limit, temperature, utilisation, ECC\nerrors and XIDs, PCIe and NVLink state "
+     "(docs/telemetry.md)."},
+    {"fleet", rs_cli_fleet, "[gpus|hosts]", "",
+     "GPUs or hosts ranked by how often they were the straggler",
+     "Across jobs, from the straggler verdicts the server raised since it started: per GPU (or "
+     "host) the jobs it was in,\nthose where it was the straggler, the mean slowdown, and the "
+     "GPU's newest NVML reading. \"The straggler in 4 of\nits 5 jobs\" points at the hardware; "
+     "in 1 of 5, at the job (docs/telemetry.md)."},
     {"delete", rs_cli_delete, "JOB", "", "delete everything stored about a job",
      "Deletes the job's records, steps, collectives and verdicts from the server."},
 };

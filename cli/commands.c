@@ -293,6 +293,7 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
                            rs__cli_real(e, "sync_wait_ms"), rs__cli_real(e, "peers_sync_wait_ms"));
             }
         }
+        rs__cli_render_hardware(v);
         printf("  confidence %.2f; recommended action: %s\n", rs__cli_real(v, "confidence"),
                json_string_value(json_object_get(v, "action")));
     }

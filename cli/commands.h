@@ -51,5 +51,9 @@ int rs_cli_export(const struct rs_cli_options *o, int argc, char **argv);
 /* Imports trace files into the server (POST /v1/import). */
 int rs_cli_import(const struct rs_cli_options *o, int argc, char **argv);
 int rs_cli_watch(const struct rs_cli_options *o, int argc, char **argv);
+/* Each rank's GPU telemetry (GET /v1/jobs/{job}/gpus; cli/gpus.c). */
+int rs_cli_gpus(const struct rs_cli_options *o, int argc, char **argv);
+/* GPUs (or hosts) ranked by how often they were the straggler (GET /v1/gpus, /v1/hosts). */
+int rs_cli_fleet(const struct rs_cli_options *o, int argc, char **argv);
 
 #endif

@@ -76,6 +76,8 @@ int rs__cli_render_ranks(const char *job, json_t *doc);
 int rs__cli_render_steps(const char *job, json_t *doc);
 int rs__cli_render_skew(const char *job, json_t *doc);
 int rs__cli_render_stragglers(const char *job, json_t *doc);
+/* A verdict's hardware evidence lines ("hardware" of /stragglers; nothing without telemetry). */
+void rs__cli_render_hardware(json_t *verdict);
 int rs__cli_render_top(const char *job, json_t *doc);
 int rs__cli_render_advice(const char *job, json_t *doc); /* cli/advise.c */
 

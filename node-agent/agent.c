@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "node-agent/aggregate.h"
 #include "node-agent/forward.h"
+#include "node-agent/gpu_sampler.h"
 #include "node-agent/listener.h"
 #include "proto/wire.h"
 
@@ -24,6 +25,10 @@
 
 #define EARLY_FLUSH_BYTES (4u << 20) /* well under the server's request limit */
 #define TICK_MS 50
+/* Telemetry batches remembered, to tell a refused one from a refused profile batch. */
+#define GPU_SEQS 64
+/* GPU samples held between two telemetry batches: an hour of 64 GPUs at 1 Hz. */
+#define GPU_MAX_SAMPLES (64u * 3600u)
 
 struct agent {
     const struct rs_agent_config *cfg;
@@ -42,7 +47,33 @@ struct agent {
     uint64_t last_flush_ns, drain_deadline_ns, last_metrics_ns;
     uint64_t dropped; /* records this agent dropped (encode failures) */
     bool draining;
+    rs_gpu_sampler *gpus;          /* NULL with --gpu-telemetry=false */
+    uint64_t last_gpu_flush_ns;
+    uint64_t gpu_seqs[GPU_SEQS];   /* sequence numbers of the latest telemetry batches */
+    unsigned gpu_seq_next;
+    bool gpus_refused;             /* the server refused telemetry (an older server): stop */
+    uint64_t gpu_samples_sent, gpu_samples_lost;
 };
+
+/* The next batch's envelope (its sequence number reserved in the spool first). */
+static void
+envelope(struct agent *a, struct rs_agent_batch *env)
+{
+    int rc;
+
+    if (a->has_spool && (rc = rs_spool_reserve(&a->spool, a->next_seq)) != 0)
+        rs_log_limited(30, RS_LOG_ERROR, "RS-AGENT-SPOOL", "cannot reserve sequence numbers: %s",
+                       rs_strerror(rc));
+    env->agent_id = a->agent_id;
+    env->boot_id = a->boot_id;
+    env->batch_seq = a->next_seq;
+    env->hello = (struct rs_agent_hello){a->agent_id,
+                                         a->boot_id,
+                                         a->host,
+                                         RS_VERSION,
+                                         {rs_clock_realtime_ns(), rs_clock_realtime_ns()}};
+    env->agent_dropped = a->dropped;
+}
 
 static void
 flush(struct agent *a)
@@ -54,19 +85,7 @@ flush(struct agent *a)
     int rc;
 
     a->last_flush_ns = rs_clock_mono_ns();
-    if (a->has_spool && (rc = rs_spool_reserve(&a->spool, a->next_seq)) != 0) {
-        rs_log_limited(30, RS_LOG_ERROR, "RS-AGENT-SPOOL", "cannot reserve sequence numbers: %s",
-                       rs_strerror(rc));
-    }
-    env.agent_id = a->agent_id;
-    env.boot_id = a->boot_id;
-    env.batch_seq = a->next_seq;
-    env.hello = (struct rs_agent_hello){a->agent_id,
-                                        a->boot_id,
-                                        a->host,
-                                        RS_VERSION,
-                                        {rs_clock_realtime_ns(), rs_clock_realtime_ns()}};
-    env.agent_dropped = a->dropped;
+    envelope(a, &env);
     rc = rs_aggregate_flush(a->agg, &env, &data, &len, &lost);
     if (rc == RS_E_NOT_FOUND)
         return;
@@ -78,6 +97,59 @@ flush(struct agent *a)
     }
     a->next_seq++;
     rs_forward_push(a->fwd, env.batch_seq, data, len, 0);
+}
+
+/* Sends the GPU samples held in a batch of their own (schema version 5): an older server refuses
+ * it, and then loses no profile data (on_rejected stops telemetry). */
+static void
+flush_gpus(struct agent *a)
+{
+    struct rs_agent_batch env = {0};
+    struct rs_gpu_sample *v;
+    uint8_t *data;
+    size_t len, n;
+    int rc;
+
+    a->last_gpu_flush_ns = rs_clock_mono_ns();
+    if (!a->gpus || (n = rs_gpu_sampler_take(a->gpus, &v)) == 0)
+        return;
+    if (a->gpus_refused) {
+        rs_gpu_samples_free(v);
+        return;
+    }
+    envelope(a, &env);
+    env.gpus = v;
+    env.n_gpus = n > RS_WIRE_MAX_GPUS_PER_BATCH ? RS_WIRE_MAX_GPUS_PER_BATCH : (uint32_t)n;
+    rc = rs_wire_agent_batch_encode(&env, &data, &len);
+    rs_gpu_samples_free(v);
+    if (rc != 0) {
+        a->gpu_samples_lost += n;
+        rs_log_limited(30, RS_LOG_ERROR, "RS-AGENT-ENCODE", "dropped %zu GPU samples: %s", n,
+                       rs_strerror(rc));
+        return;
+    }
+    a->gpu_samples_lost += n - env.n_gpus;
+    a->gpu_samples_sent += env.n_gpus;
+    a->gpu_seqs[a->gpu_seq_next++ % GPU_SEQS] = a->next_seq;
+    a->next_seq++;
+    rs_forward_push(a->fwd, env.batch_seq, data, len, 0);
+}
+
+/* A batch the server refused for good: when it was telemetry, the server does not take it (an
+ * older server: schema version 5 is new to it), and sending more would only be refused again. */
+static void
+on_rejected(void *arg, uint64_t seq, const char *error)
+{
+    struct agent *a = arg;
+
+    for (unsigned i = 0; i < GPU_SEQS && !a->gpus_refused; i++)
+        if (a->gpu_seqs[i] == seq && seq != 0) {
+            a->gpus_refused = true;
+            rs_log(RS_LOG_WARN, "RS-AGENT-NVML",
+                   "the server refused GPU telemetry (%s): not sending it any more (an older "
+                   "server? profiles are not affected)",
+                   error);
+        }
 }
 
 static void
@@ -110,14 +182,16 @@ write_metrics(struct agent *a)
 {
     struct rs_forward_stats fs;
     struct rs_listener_stats ls;
-    char text[4096];
+    struct rs_gpu_sampler_stats gs;
+    char text[8192];
     size_t n = 0;
     int rc;
 
     get_stats(a, &fs, &ls);
+    rs_gpu_sampler_get_stats(a->gpus, &gs);
     const struct {
         const char *name, *type, *help;
-        uint64_t v;
+        double v;
     } m[] = {
         {"rankscope_agent_collectors", "gauge", "Collectors connected now.", ls.collectors_now},
         {"rankscope_agent_collectors_total", "counter", "Collector connections accepted.",
@@ -151,11 +225,28 @@ write_metrics(struct agent *a)
          fs.queued_batches},
         {"rankscope_agent_queued_bytes", "gauge", "Bytes of the batches not yet acknowledged.",
          fs.queued_bytes},
+        {"rankscope_agent_gpus", "gauge", "GPUs sampled through NVML (0: no telemetry).",
+         gs.gpus},
+        {"rankscope_agent_gpu_samples_total", "counter", "GPU readings taken through NVML.",
+         gs.samples},
+        {"rankscope_agent_gpu_samples_sent_total", "counter",
+         "GPU readings put into telemetry batches.", a->gpu_samples_sent},
+        {"rankscope_agent_gpu_samples_dropped_total", "counter",
+         "GPU readings dropped unsent (held over the bound, or not encodable).",
+         gs.dropped + a->gpu_samples_lost},
+        {"rankscope_agent_nvml_errors_total", "counter",
+         "NVML queries that failed (fields left out of a reading).", gs.field_errors},
+        {"rankscope_agent_nvml_unsupported_total", "counter",
+         "NVML queries the GPU does not support.", gs.unsupported},
+        {"rankscope_agent_nvml_missing_functions", "gauge",
+         "NVML functions the loaded library does not export.", gs.missing_functions},
+        {"rankscope_agent_gpu_xids_total", "counter", "XID events NVML reported.", gs.xids},
+        {"rankscope_agent_gpu_sampling_cpu_seconds_total", "counter",
+         "CPU time of the GPU sampling thread.", (double)gs.cpu_ns / 1e9},
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0] && n < sizeof text; i++)
-        n += (size_t)snprintf(text + n, sizeof text - n, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n",
-                              m[i].name, m[i].help, m[i].name, m[i].type, m[i].name,
-                              (unsigned long long)m[i].v);
+        n += (size_t)snprintf(text + n, sizeof text - n, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n",
+                              m[i].name, m[i].help, m[i].name, m[i].type, m[i].name, m[i].v);
     if (n >= sizeof text)
         n = sizeof text - 1;
     if ((rc = rs_fs_write_atomic(a->cfg->metrics_file, text, n)) != 0)
@@ -203,6 +294,8 @@ on_tick(uv_timer_t *t)
         interval_ms = fs.server_min_flush_ms;
     if (!a->draining && now - a->last_flush_ns >= interval_ms * 1000000ull)
         flush(a);
+    if (!a->draining && now - a->last_gpu_flush_ns >= (uint64_t)a->cfg->gpu_send_s * 1000000000ull)
+        flush_gpus(a);
     rs_forward_pump(a->fwd);
     if (a->cfg->metrics_file[0] &&
         now - a->last_metrics_ns >= (uint64_t)a->cfg->metrics_s * 1000000000ull)
@@ -233,6 +326,7 @@ on_signal(uv_signal_t *h, int signum)
     a->listener = NULL;
     rs_aggregate_close_windows(a->agg); /* nothing more comes: summarize what is open */
     flush(a);
+    flush_gpus(a);
     a->drain_deadline_ns = rs_clock_mono_ns() + (uint64_t)a->cfg->drain_timeout_ms * 1000000ull;
 }
 
@@ -343,6 +437,8 @@ rs_agent_run(const struct rs_agent_config *cfg)
                                         .reply_timeout_ms = (unsigned)cfg->reply_timeout_ms,
                                         .spool = a.has_spool ? &a.spool : NULL,
                                         .token = token,
+                                        .on_rejected = on_rejected,
+                                        .on_rejected_arg = &a,
                                         .tls_ca = cfg->tls_ca,
                                         .tls_server_name = cfg->tls_server_name,
                                         .tls_cert = cfg->tls_cert,
@@ -354,6 +450,14 @@ rs_agent_run(const struct rs_agent_config *cfg)
     rs_aggregate_set_demangler(a.agg, a.demangler);
     if (cfg->summarize)
         rs_aggregate_set_summary(a.agg, (uint64_t)cfg->summary_window_s * 1000000000ull);
+    if (cfg->gpu_telemetry) {
+        struct rs_gpu_sampler_options go = {cfg->nvml_library, (uint64_t)cfg->gpu_interval_ms,
+                                            GPU_MAX_SAMPLES};
+        if ((rc = rs_gpu_sampler_start(&go, &a.gpus)) != 0)
+            rs_log(RS_LOG_WARN, "RS-AGENT-NVML", "no GPU telemetry: cannot start its thread: %s",
+                   rs_strerror(rc));
+    }
+    a.last_gpu_flush_ns = rs_clock_mono_ns();
     if (a.has_spool) {
         struct rs_spool_load_stats ls = {0};
         rs_spool_load(&a.spool, load_spooled, a.fwd, &ls);
@@ -423,6 +527,7 @@ rs_agent_run(const struct rs_agent_config *cfg)
     status = 0;
 out:
     uv_run(&a.loop, UV_RUN_DEFAULT);
+    rs_gpu_sampler_stop(a.gpus);
     rs_forward_free(a.fwd);
     rs_aggregate_free(a.agg);
     rs_demangler_free(a.demangler);

@@ -30,6 +30,11 @@ struct rs_agent_config {
     bool demangle;            /* C++ kernel names made readable here (demangle.h) */
     bool summarize;           /* per-window totals and measured steps (summary.h) */
     int64_t summary_window_s; /* their window */
+    /* GPU telemetry (gpu_sampler.h) */
+    bool gpu_telemetry;      /* sample the node's GPUs through NVML */
+    char *nvml_library;      /* NVML to load */
+    int64_t gpu_interval_ms; /* between two readings of a GPU */
+    int64_t gpu_send_s;      /* telemetry batches at most this often */
     char *token_file;         /* the bearer token sent with every batch; "" = none */
     /* tls+tcp:// to the server (proto/nng_tls.h): CA that signed the server's certificate, the
      * name it must carry ("" = the URL's host), this agent's certificate and key ("" = none) */

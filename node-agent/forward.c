@@ -181,6 +181,8 @@ finish(rs_forward *f, struct fwd_ctx *c)
         f->stats.rejected++;
         rs_log(RS_LOG_ERROR, "RS-AGENT-REJECTED", "server refused batch %llu: %s",
                (unsigned long long)it->seq, err);
+        if (f->opts.on_rejected)
+            f->opts.on_rejected(f->opts.on_rejected_arg, it->seq, err);
         drop_item(f, it, false);
         break;
     case RS_REPLY_UNAUTHORIZED:

@@ -22,6 +22,10 @@ struct rs_forward_options {
     uint64_t max_queue_bytes; /* memory (and spool) budget */
     unsigned reply_timeout_ms;
     struct rs_spool *spool; /* NULL: memory only */
+    /* Called on the loop when the server refuses a batch for good (REJECTED), with its reason;
+     * NULL: only counted and logged. */
+    void (*on_rejected)(void *arg, uint64_t seq, const char *error);
+    void *on_rejected_arg;
     /* The bearer token sent with every batch (appended when sent, never spooled: a new token
      * applies to spooled batches too); NULL or "" = none. Must be rs_auth_token_valid. */
     const char *token;

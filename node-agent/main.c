@@ -62,6 +62,17 @@ static const struct rs_config_option options[] = {
     OPT("tls-key", RS_CONFIG_STRING, "", tls_key, "PEM private key of --tls-cert", 0, 0),
     OPT("demangle", RS_CONFIG_BOOL, "true", demangle,
         "make C++ kernel names readable (the collector sends them as CUDA reports them)", 0, 0),
+    OPT("gpu-telemetry", RS_CONFIG_BOOL, "true", gpu_telemetry,
+        "sample the node's GPUs through NVML (clocks, throttle reasons, power, temperature, "
+        "errors, links) and send them to the server; without NVML the agent says so once and goes "
+        "on",
+        0, 0),
+    OPT("nvml-library", RS_CONFIG_STRING, "libnvidia-ml.so.1", nvml_library,
+        "the NVML library to load (a name for the dynamic loader, or a path)", 0, 0),
+    OPT("gpu-interval-ms", RS_CONFIG_INT, "1000", gpu_interval_ms,
+        "read each GPU this often", 10, 3600000),
+    OPT("gpu-send-s", RS_CONFIG_INT, "5", gpu_send_s,
+        "send the GPU readings held this often (one telemetry batch)", 1, 3600),
 };
 
 static const struct rs_config_spec spec = {

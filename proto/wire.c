@@ -654,6 +654,105 @@ rs_wire_rank_frame_free(rs_wire_rank_frame *f)
 /* ---- AgentBatch
  * ---------------------------------------------------------------------------------- */
 
+/* ---- GPU telemetry ------------------------------------------------------------------------ */
+
+bool
+rs_wire_gpu_uuid_valid(const char *uuid)
+{
+    size_t n = uuid ? strlen(uuid) : 0;
+
+    if (n == 0 || n > RS_WIRE_MAX_UUID_LEN)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (uuid[i] <= ' ' || uuid[i] > '~')
+            return false;
+    return true;
+}
+
+/* A sample is what NVML can report: known field bits, times and counters in range, percentages
+ * up to 100, clocks and link figures no hardware reaches exceeded. */
+static bool
+gpu_sample_ok(const struct rs_gpu_sample *g)
+{
+    return rs_wire_gpu_uuid_valid(g->uuid) && g->time_ns < RS_WIRE_MAX_TIME_NS &&
+           (g->present & ~(uint32_t)RS_GPU_FIELDS_ALL) == 0 && g->util_gpu_pct <= 100 &&
+           g->util_mem_pct <= 100 && g->sm_clock_mhz <= 65535 && g->sm_clock_max_mhz <= 65535 &&
+           g->mem_clock_mhz <= 65535 && g->mem_clock_max_mhz <= 65535 &&
+           g->temperature_c <= 255 && g->pcie_gen <= 255 && g->pcie_gen_max <= 255 &&
+           g->pcie_width <= 255 && g->pcie_width_max <= 255 && g->nvlink_up <= 255 &&
+           g->power_violation_ns < RS_WIRE_MAX_TIME_NS &&
+           g->thermal_violation_ns < RS_WIRE_MAX_TIME_NS &&
+           g->sync_boost_violation_ns < RS_WIRE_MAX_TIME_NS &&
+           g->board_violation_ns < RS_WIRE_MAX_TIME_NS &&
+           g->reliability_violation_ns < RS_WIRE_MAX_TIME_NS;
+}
+
+/* The field-by-field copy both ways (one list, so encoder and decoder cannot drift apart). */
+#define RS__GPU_FIELDS(X)                                                                          \
+    X(time_ns) X(present) X(sm_clock_mhz) X(sm_clock_max_mhz) X(mem_clock_mhz)                     \
+    X(mem_clock_max_mhz) X(clock_reasons) X(power_violation_ns) X(thermal_violation_ns)            \
+    X(sync_boost_violation_ns) X(board_violation_ns) X(reliability_violation_ns) X(power_mw)       \
+    X(power_limit_mw) X(temperature_c) X(util_gpu_pct) X(util_mem_pct) X(mem_used_bytes)           \
+    X(mem_total_bytes) X(ecc_corrected) X(ecc_uncorrected) X(remapped_correctable)                 \
+    X(remapped_uncorrectable) X(remap_pending) X(remap_failed) X(pcie_gen) X(pcie_gen_max)         \
+    X(pcie_width) X(pcie_width_max) X(pcie_replay) X(nvlink_errors) X(nvlink_up) X(xid_count)      \
+    X(last_xid)
+
+static int
+gpus_to_pb(struct arena *a, const struct rs_agent_batch *b, Rankscope__V1__AgentBatch *pb)
+{
+    Rankscope__V1__GpuSample **gp, *g;
+
+    if (b->n_gpus > RS_WIRE_MAX_GPUS_PER_BATCH)
+        return RS_E_TOO_BIG;
+    if (b->n_gpus == 0)
+        return 0;
+    if (!ARENA_ARRAY(a, gp, g, b->n_gpus))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < b->n_gpus; i++) {
+        const struct rs_gpu_sample *s = &b->gpus[i];
+        if (!gpu_sample_ok(s))
+            return RS_E_MALFORMED;
+        rankscope__v1__gpu_sample__init(&g[i]);
+        g[i].uuid = (char *)s->uuid;
+#define RS__TO_PB(f) g[i].f = s->f;
+        RS__GPU_FIELDS(RS__TO_PB)
+#undef RS__TO_PB
+        gp[i] = &g[i];
+    }
+    pb->n_gpus = b->n_gpus;
+    pb->gpus = gp;
+    return 0;
+}
+
+static int
+gpus_from_pb(struct arena *a, const Rankscope__V1__AgentBatch *pb, struct rs_agent_batch *b)
+{
+    struct rs_gpu_sample *g;
+
+    if (pb->n_gpus > RS_WIRE_MAX_GPUS_PER_BATCH)
+        return RS_E_TOO_BIG;
+    if (pb->n_gpus && pb->schema_version < 5)
+        return RS_E_MALFORMED; /* telemetry needs version 5 (wire.h) */
+    if (pb->n_gpus == 0)
+        return 0;
+    if (!(g = arena_alloc(a, pb->n_gpus, sizeof *g)))
+        return -ENOMEM;
+    for (size_t i = 0; i < pb->n_gpus; i++) {
+        const Rankscope__V1__GpuSample *p = pb->gpus[i];
+        memset(&g[i], 0, sizeof g[i]);
+        g[i].uuid = p->uuid;
+#define RS__FROM_PB(f) g[i].f = p->f;
+        RS__GPU_FIELDS(RS__FROM_PB)
+#undef RS__FROM_PB
+        if (!gpu_sample_ok(&g[i]))
+            return RS_E_MALFORMED;
+    }
+    b->gpus = g;
+    b->n_gpus = (uint32_t)pb->n_gpus;
+    return 0;
+}
+
 struct rs_wire_agent_batch {
     struct arena arena;
     Rankscope__V1__AgentBatch *pb;
@@ -689,7 +788,7 @@ rank_version(const struct rs_rank_batch *r)
 static uint32_t
 batch_version(const struct rs_agent_batch *b)
 {
-    uint32_t v = 1;
+    uint32_t v = b->n_gpus ? 5 : 1;
 
     for (uint32_t i = 0; i < b->n_ranks && v < RS_WIRE_SCHEMA_VERSION; i++) {
         uint32_t rv = rank_version(&b->ranks[i]);
@@ -742,6 +841,8 @@ rs_wire_agent_batch_encode(const struct rs_agent_batch *b, uint8_t **out, size_t
     pb.n_ranks = b->n_ranks;
     pb.ranks = rp;
     pb.agent_dropped = b->agent_dropped;
+    if ((rc = gpus_to_pb(&a, b, &pb)) != 0)
+        goto out;
     n = rankscope__v1__agent_batch__get_packed_size(&pb);
     if (n > RS_WIRE_MAX_BATCH_BYTES) {
         rc = RS_E_TOO_BIG;
@@ -833,6 +934,8 @@ rs_wire_agent_batch_decode(const uint8_t *buf, size_t len, rs_wire_agent_batch *
     w->batch.n_ranks = (uint32_t)pb->n_ranks;
     w->batch.agent_dropped = pb->agent_dropped;
     w->batch.auth_token = pb->auth_token;
+    if ((rc = gpus_from_pb(&w->arena, pb, &w->batch)) != 0)
+        goto fail;
     *out = w;
     return 0;
 fail:

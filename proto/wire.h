@@ -19,9 +19,13 @@
  * steps), which a server that reads only version 1 would drop without a word — it refuses them
  * instead. 3: it carries host synchronizations (rs_copy_kind_is_sync), which a version-2 server
  * would reject as malformed. 4: it carries launch waits (RS_LAUNCH_WAIT), which a version-3
- * server would reject as malformed. Encoders write the lowest version that holds the batch;
- * decoders accept 1 .. 4. */
-#define RS_WIRE_SCHEMA_VERSION 4u
+ * server would reject as malformed. 5: it carries GPU telemetry (rs_gpu_sample), which a version-4
+ * server would drop without a word (an unknown field) — it refuses the batch instead, and the agent
+ * sends telemetry in batches of its own so that a refusal costs no profile data (agent.c). Encoders
+ * write the lowest version that holds the batch; decoders accept 1 .. 5. */
+#ifndef RS_WIRE_SCHEMA_VERSION /* tests build an older server with a lower one (Makefile) */
+#define RS_WIRE_SCHEMA_VERSION 5u
+#endif
 #define RS_WIRE_SCHEMA_VERSION_MIN 1u
 #define RS_WIRE_MAX_BATCH_BYTES (16u << 20) /* one AgentBatch request */
 #define RS_WIRE_MAX_FRAME_BYTES (60u << 10) /* one RankBatch frame, collector -> agent */
@@ -210,6 +214,69 @@ struct rs_rank_batch {
     const char *collector_status; /* NULL or text for people */
 };
 
+/* Bits of struct rs_gpu_sample.present (GpuField in rankscope.proto): which field groups NVML
+ * answered; a group left out is unknown, not zero. */
+enum rs_gpu_field {
+    RS_GPU_SM_CLOCK = 1,
+    RS_GPU_SM_CLOCK_MAX = 2,
+    RS_GPU_MEM_CLOCK = 4,
+    RS_GPU_MEM_CLOCK_MAX = 8,
+    RS_GPU_CLOCK_REASONS = 16,
+    RS_GPU_VIOLATIONS = 32,
+    RS_GPU_POWER = 64,
+    RS_GPU_POWER_LIMIT = 128,
+    RS_GPU_TEMPERATURE = 256,
+    RS_GPU_UTILIZATION = 512,
+    RS_GPU_MEMORY = 1024,
+    RS_GPU_ECC = 2048,
+    RS_GPU_REMAPPED = 4096,
+    RS_GPU_PCIE_LINK = 8192,
+    RS_GPU_PCIE_REPLAY = 16384,
+    RS_GPU_NVLINK = 32768,
+    RS_GPU_XID = 65536,
+    RS_GPU_FIELDS_ALL = 131071
+};
+
+/* NVML's clock-event (throttle) reason bits that rs_gpu_sample.clock_reasons carries (their values
+ * are NVML's, part of its ABI). */
+enum rs_gpu_reason {
+    RS_GPU_REASON_IDLE = 0x1,
+    RS_GPU_REASON_APP_CLOCKS = 0x2,
+    RS_GPU_REASON_SW_POWER_CAP = 0x4,
+    RS_GPU_REASON_HW_SLOWDOWN = 0x8,
+    RS_GPU_REASON_SYNC_BOOST = 0x10,
+    RS_GPU_REASON_SW_THERMAL = 0x20,
+    RS_GPU_REASON_HW_THERMAL = 0x40,
+    RS_GPU_REASON_HW_POWER_BRAKE = 0x80,
+    RS_GPU_REASON_DISPLAY_CLOCKS = 0x100
+};
+
+#define RS_WIRE_MAX_GPUS_PER_BATCH 65536u /* 64 GPUs sampled every 10 ms for 10 s */
+#define RS_WIRE_MAX_UUID_LEN 95u          /* NVML's UUID buffer is 96 bytes */
+
+/* One NVML reading of one GPU (rankscope.proto GpuSample; docs/telemetry.md). Counters are
+ * cumulative since the driver loaded; xid_count counts the XIDs since the previous sample. */
+struct rs_gpu_sample {
+    const char *uuid; /* 1..RS_WIRE_MAX_UUID_LEN printable ASCII bytes; borrowed */
+    uint64_t time_ns; /* CLOCK_REALTIME */
+    uint32_t present; /* enum rs_gpu_field bits */
+    uint32_t sm_clock_mhz, sm_clock_max_mhz, mem_clock_mhz, mem_clock_max_mhz;
+    uint64_t clock_reasons; /* enum rs_gpu_reason bits */
+    uint64_t power_violation_ns, thermal_violation_ns, sync_boost_violation_ns,
+        board_violation_ns, reliability_violation_ns;
+    uint32_t power_mw, power_limit_mw, temperature_c, util_gpu_pct, util_mem_pct;
+    uint64_t mem_used_bytes, mem_total_bytes;
+    uint64_t ecc_corrected, ecc_uncorrected;
+    uint32_t remapped_correctable, remapped_uncorrectable;
+    bool remap_pending, remap_failed;
+    uint32_t pcie_gen, pcie_gen_max, pcie_width, pcie_width_max, pcie_replay;
+    uint64_t nvlink_errors;
+    uint32_t nvlink_up, xid_count, last_xid;
+};
+
+/* True when `uuid` is a GPU UUID the wire accepts (see struct rs_gpu_sample). */
+bool rs_wire_gpu_uuid_valid(const char *uuid);
+
 struct rs_agent_hello {
     uint64_t agent_id, boot_id;
     const char *host, *agent_version;
@@ -225,6 +292,8 @@ struct rs_agent_batch {
     /* Decoded only: the bearer token the sender appended (rs_wire_auth_token_field), "" when
      * none. Never encoded by rs_wire_agent_batch_encode: batches are spooled without it. */
     const char *auth_token;
+    const struct rs_gpu_sample *gpus; /* telemetry (schema version 5); borrowed like ranks */
+    uint32_t n_gpus;
 };
 
 /* What the server asks of the agent (zero = nothing). */

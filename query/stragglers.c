@@ -1173,6 +1173,10 @@ verdict_json(const struct rs_straggler_verdict *v)
         json_decref(j);
         return NULL;
     }
+    if (j && json_object_set_new(j, "hardware", rs_gpu_evidence_json(&v->hardware)) != 0) {
+        json_decref(j);
+        return NULL;
+    }
     return j;
 }
 
@@ -1236,6 +1240,8 @@ rs_stragglers_evaluate(rs_store_read *r, const char *job, const struct rs_stragg
     if (!opts)
         rs_straggler_options_default(&defaults);
     int rc = evaluate(r, job, opts ? opts : &defaults, ranks, n_ranks, &rep);
+    if (rc == 0)
+        rc = rs__query_straggler_hardware(r, &rep);
     if (rc != 0) {
         rs_straggler_report_fini(&rep);
         return rc;

@@ -41,6 +41,7 @@
 #ifndef RS_QUERY_STRAGGLERS_H
 #define RS_QUERY_STRAGGLERS_H
 
+#include "query/gpu_evidence.h"
 #include "query/steps.h"
 #include "storage/store.h"
 
@@ -172,6 +173,9 @@ struct rs_straggler_verdict {
     enum rs_straggler_action action;
     struct rs_straggler_onset onset;
     struct rs_straggler_span impact_window;
+    /* what its GPU did differently from its peers' over [since_ns, the newest window's end)
+     * (gpu_evidence.h; JSON "hardware"); attached by rs_stragglers_evaluate */
+    struct rs_gpu_evidence hardware;
 };
 
 /* Every rank's figures in the newest window. */
@@ -242,5 +246,10 @@ size_t rs_straggler_steps_needed(const struct rs_straggler_options *o);
 /* rs_query_stragglers over steps the caller loaded already (as rs_stragglers_evaluate). */
 int rs_query_stragglers_on(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
                            struct rs_rank_steps *ranks, size_t n_ranks, json_t **out);
+
+/* Inside query/: attaches each verdict's hardware evidence (straggler_hardware.c) over the run of
+ * windows it covers, and makes a verdict whose GPU reports errors its peers do not (ECC, XID) a
+ * drain candidate. Returns 0, -ENOMEM or a storage error. */
+int rs__query_straggler_hardware(rs_store_read *r, struct rs_straggler_report *rep);
 
 #endif

@@ -13,8 +13,14 @@ start server "$BIN/rankscope-server" --data "$WORK/data" --http 127.0.0.1:0 \
     --listen tcp://127.0.0.1:0 --ready-file "$WORK/server.ready"
 wait_file "$WORK/server.ready"
 HTTP=http://$(field "$WORK/server.ready" http)
+# GPU telemetry without GPUs: the simulator describes its job's GPUs (rank 5's held by its power
+# cap) for the stand-in NVML of the tests, which the agent loads instead of the driver's
+"$BIN/rankscope-sim" --job demo --ranks 16 --slow-rank 5 --slowdown 0.10 \
+    --nvml-script "$WORK/nvml.script"
+export FAKE_NVML_SCRIPT=$WORK/nvml.script
 start agent "$BIN/rankscope-agent" --server "$(field "$WORK/server.ready" listen)" \
-    --socket "$WORK/agent.sock" --spool "$WORK/spool" --ready-file "$WORK/agent.ready"
+    --socket "$WORK/agent.sock" --spool "$WORK/spool" --ready-file "$WORK/agent.ready" \
+    --nvml-library "$PWD/${BUILD:-build}/tests/tools/libfake_nvml.so" --gpu-send-s 1
 wait_file "$WORK/agent.ready"
 
 echo "== simulating job 'demo': 16 ranks, 300 steps, rank 5 has a GPU 10% slower from step 100;"
@@ -50,6 +56,10 @@ echo "== rankscope stalls demo --limit 3   (synthetic PC samples from the simula
 echo
 echo "== what the server noticed on its own while the job ran (its log)"
 grep -h "RS-STRAGGLER" "$WORK/server.log" || echo "   (nothing raised)"
+echo
+echo "== rankscope gpus demo   (NVML telemetry; here from the stand-in NVML the simulator scripted)"
+sleep 1.5 # the readings of the job's last second
+"$BIN/rankscope" --server "$HTTP" gpus demo
 echo
 echo "== rankscope stragglers demo"
 "$BIN/rankscope" --server "$HTTP" stragglers demo

@@ -69,6 +69,11 @@ rs_server_check(const struct rs_server_config *cfg)
                    100.0 * (double)rep.dbs[i].entry_bytes / (double)rep.dbs[i].leaf_bytes);
     }
     printf("\n");
+    if (rep.gpu_readings)
+        printf("check: GPU telemetry: %llu readings in %llu bytes of series entries (%.1f bytes a "
+               "reading)\n",
+               (unsigned long long)rep.gpu_readings, (unsigned long long)rep.gpu_entry_bytes,
+               (double)rep.gpu_entry_bytes / (double)rep.gpu_readings);
     if (rc == 0) {
         printf("check: consistent\n");
         return 0;

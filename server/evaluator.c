@@ -526,3 +526,13 @@ rs_evaluator_foreach_active(const rs_evaluator *e, size_t max, rs_evaluator_verd
         }
     return seen;
 }
+
+void
+rs_evaluator_foreach_verdict(const rs_evaluator *e, rs_evaluator_history_fn fn, void *arg)
+{
+    for (size_t i = 0; e && i < e->n_jobs; i++)
+        for (size_t k = 0; k < e->jobs[i].n; k++) {
+            const struct verdict_state *v = &e->jobs[i].v[k];
+            fn(arg, e->jobs[i].name, v->rank, v->slowdown, v->detected_ns, v->cleared_ns);
+        }
+}

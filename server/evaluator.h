@@ -79,4 +79,10 @@ typedef void (*rs_evaluator_verdict_fn)(void *arg, const char *job, uint32_t ran
 size_t rs_evaluator_foreach_active(const rs_evaluator *e, size_t max, rs_evaluator_verdict_fn fn,
                                    void *arg);
 
+/* Loop thread: calls fn for every verdict of the history, active (cleared_ns 0) or cleared: the
+ * fleet view's input (fleet.c). NULL e: none. */
+typedef void (*rs_evaluator_history_fn)(void *arg, const char *job, uint32_t rank, double slowdown,
+                                        uint64_t detected_ns, uint64_t cleared_ns);
+void rs_evaluator_foreach_verdict(const rs_evaluator *e, rs_evaluator_history_fn fn, void *arg);
+
 #endif

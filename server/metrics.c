@@ -13,6 +13,15 @@
 #include <string.h>
 
 #define MAX_VERDICT_SERIES 100
+#define MAX_GPU_SERIES 4096 /* GPUs of active jobs exported (each their newest reading) */
+
+/* The newest NVML reading of one active rank's GPU. */
+struct gpu_row {
+    char job[RS_WIRE_MAX_JOB_LEN + 1];
+    uint32_t rank;
+    char host[RS_STORE_HOST_MAX], uuid[RS_STORE_UUID_MAX];
+    struct rs_gpu_sample g;
+};
 
 struct store_totals {
     uint64_t jobs, jobs_active, ranks, dropped_records, kernels, collectives;
@@ -25,6 +34,8 @@ struct metrics_work {
     uint64_t active_after_ns;
     struct store_totals t;
     struct rs_store_space space;
+    struct gpu_row *gpus; /* MAX_GPU_SERIES */
+    size_t n_gpus, gpus_omitted;
     int rc;
 };
 
@@ -84,23 +95,60 @@ add_rank(void *arg, const struct rs_rank_info *r)
 struct jobs_scan {
     rs_store_read *r;
     struct metrics_work *w;
+    const char *job; /* active: its ranks' GPUs are read */
 };
+
+static int
+add_gpu(struct jobs_scan *s, const struct rs_rank_info *r)
+{
+    struct metrics_work *w = s->w;
+    struct rs_gpu_sample g;
+    int rc;
+
+    if (!r->gpu_uuid[0] || (rc = rs_store_gpu_last(s->r, s->job, r->rank, &g)) == RS_E_NOT_FOUND)
+        return 0;
+    if (rc != 0)
+        return rc;
+    if (w->n_gpus == MAX_GPU_SERIES || (!w->gpus && !(w->gpus = calloc(MAX_GPU_SERIES,
+                                                                        sizeof *w->gpus)))) {
+        w->gpus_omitted++;
+        return 0;
+    }
+    struct gpu_row *row = &w->gpus[w->n_gpus++];
+    snprintf(row->job, sizeof row->job, "%s", s->job);
+    row->rank = r->rank;
+    memcpy(row->host, r->host, sizeof row->host);
+    memcpy(row->uuid, r->gpu_uuid, sizeof row->uuid);
+    row->g = g;
+    return 0;
+}
+
+static int
+add_rank_and_gpu(void *arg, const struct rs_rank_info *r)
+{
+    struct jobs_scan *s = arg;
+
+    add_rank(&s->w->t, r);
+    return s->job ? add_gpu(s, r) : 0;
+}
 
 static int
 add_job(void *arg, const struct rs_job_info *job)
 {
     struct jobs_scan *s = arg;
+    bool active = job->received_ns >= s->w->active_after_ns;
 
     s->w->t.jobs++;
-    s->w->t.jobs_active += job->received_ns >= s->w->active_after_ns;
-    return rs_store_ranks_scan(s->r, job->name, add_rank, &s->w->t);
+    s->w->t.jobs_active += active;
+    s->job = active ? job->name : NULL;
+    return rs_store_ranks_scan(s->r, job->name, add_rank_and_gpu, s);
 }
 
 static void
 read_store(uv_work_t *req) /* thread pool */
 {
     struct metrics_work *w = req->data;
-    struct jobs_scan s = {NULL, w};
+    struct jobs_scan s = {NULL, w, NULL};
 
     if ((w->rc = rs_store_space_get(w->srv->store, &w->space)) != 0 ||
         (w->rc = rs_store_read_begin(w->srv->store, &s.r)) != 0)
@@ -138,6 +186,104 @@ family(struct text *t, const char *name, const char *help, const struct text *se
         put(t, "%.*s", (int)series->len, series->s);
 }
 
+/* A label value from the wire (host, GPU UUID) as the exposition format wants it. */
+static void
+put_label(struct text *t, const char *v)
+{
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '"')
+            put(t, "\\%c", *v);
+        else if (*v == '\n')
+            put(t, "\\n");
+        else
+            put(t, "%c", *v);
+    }
+}
+
+static void
+gpu_labels(struct text *t, const struct gpu_row *row)
+{
+    put(t, "{job=\"%s\",rank=\"%u\",host=\"", row->job, row->rank);
+    put_label(t, row->host);
+    put(t, "\",gpu_uuid=\"");
+    put_label(t, row->uuid);
+    put(t, "\"");
+}
+
+/* The per-GPU gauges: each active rank's GPU, its newest reading (docs/telemetry.md). */
+static void
+write_gpu_metrics(const struct metrics_work *w, struct text *t)
+{
+    static const struct {
+        const char *name, *help;
+        uint32_t need;
+    } fam[] = {
+        {"gpu_sm_clock_hertz", "SM clock of the rank's GPU.", RS_GPU_SM_CLOCK},
+        {"gpu_sm_clock_max_hertz", "Highest SM clock of the rank's GPU.", RS_GPU_SM_CLOCK_MAX},
+        {"gpu_power_watts", "Power drawn by the rank's GPU.", RS_GPU_POWER},
+        {"gpu_power_limit_watts", "Enforced power limit of the rank's GPU.", RS_GPU_POWER_LIMIT},
+        {"gpu_temperature_celsius", "Temperature of the rank's GPU.", RS_GPU_TEMPERATURE},
+        {"gpu_utilization_ratio", "NVML utilisation of the rank's GPU (busy, not efficient).",
+         RS_GPU_UTILIZATION},
+        {"gpu_memory_used_bytes", "Memory used on the rank's GPU.", RS_GPU_MEMORY},
+        {"gpu_ecc_uncorrected_errors", "Volatile uncorrected ECC errors since the driver loaded.",
+         RS_GPU_ECC},
+        {"gpu_xid_events", "XID events in the newest reading's interval.", RS_GPU_XID},
+        {"gpu_pcie_link_width", "PCIe link width (lanes) now.", RS_GPU_PCIE_LINK},
+        {"gpu_pcie_link_width_max", "PCIe link width (lanes) at most.", RS_GPU_PCIE_LINK},
+        {"gpu_nvlink_up", "NVLinks active.", RS_GPU_NVLINK},
+    };
+    for (size_t f = 0; f < sizeof fam / sizeof fam[0]; f++) {
+        put(t, "# HELP rankscope_%s %s\n# TYPE rankscope_%s gauge\n", fam[f].name, fam[f].help,
+            fam[f].name);
+        for (size_t i = 0; i < w->n_gpus; i++) {
+            const struct rs_gpu_sample *g = &w->gpus[i].g;
+            if (!(g->present & fam[f].need))
+                continue;
+            double v[] = {g->sm_clock_mhz * 1e6,
+                          g->sm_clock_max_mhz * 1e6,
+                          g->power_mw / 1e3,
+                          g->power_limit_mw / 1e3,
+                          g->temperature_c,
+                          g->util_gpu_pct / 100.0,
+                          (double)g->mem_used_bytes,
+                          (double)g->ecc_uncorrected,
+                          g->xid_count,
+                          g->pcie_width,
+                          g->pcie_width_max,
+                          g->nvlink_up};
+            put(t, "rankscope_%s", fam[f].name);
+            gpu_labels(t, &w->gpus[i]);
+            put(t, "} %.17g\n", v[f]);
+        }
+    }
+    static const struct {
+        const char *reason;
+        uint64_t bit;
+    } reasons[] = {{"power_cap", RS_GPU_REASON_SW_POWER_CAP},
+                   {"hw_slowdown", RS_GPU_REASON_HW_SLOWDOWN},
+                   {"sw_thermal", RS_GPU_REASON_SW_THERMAL},
+                   {"hw_thermal", RS_GPU_REASON_HW_THERMAL},
+                   {"power_brake", RS_GPU_REASON_HW_POWER_BRAKE},
+                   {"sync_boost", RS_GPU_REASON_SYNC_BOOST}};
+    put(t, "# HELP rankscope_gpu_throttled 1 when the reason held the GPU's clocks down at its "
+           "newest reading.\n# TYPE rankscope_gpu_throttled gauge\n");
+    for (size_t i = 0; i < w->n_gpus; i++)
+        for (size_t k = 0; k < sizeof reasons / sizeof reasons[0]; k++) {
+            if (!(w->gpus[i].g.present & RS_GPU_CLOCK_REASONS))
+                continue;
+            put(t, "rankscope_gpu_throttled");
+            gpu_labels(t, &w->gpus[i]);
+            put(t, ",reason=\"%s\"} %d\n", reasons[k].reason,
+                (w->gpus[i].g.clock_reasons & reasons[k].bit) != 0);
+        }
+    metric(t, "gpu_series_omitted", "gauge", "Active GPUs beyond the series limit, not exported.",
+           (double)w->gpus_omitted);
+    metric(t, "gpu_samples_unattributed_total", "counter",
+           "GPU readings dropped: no rank had reported their GPU.",
+           (double)rs_store_gpu_unattributed());
+}
+
 static void
 write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *t)
 {
@@ -166,6 +312,7 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
         metric(t, "collector_dropped_records", "gauge",
                "Records collectors dropped (agent absent or slow), summed over stored ranks.",
                (double)w->t.dropped_records);
+        write_gpu_metrics(w, t);
     }
     rs_evaluator_get_stats(srv->evaluator, &ev);
     metric(t, "evaluations_total", "counter", "Streaming straggler evaluations run.",
@@ -221,6 +368,7 @@ metrics_done(uv_work_t *req, int status) /* loop */
     else
         rs_http_respond(w->conn, 200, "text/plain; version=0.0.4; charset=utf-8", t.s, t.len);
     free(t.s);
+    free(w->gpus);
     free(w);
 }
 

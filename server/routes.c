@@ -17,6 +17,7 @@
 #include "query/skew.h"
 #include "query/stalls.h"
 #include "query/steps.h"
+#include "query/gpus.h"
 #include "query/stragglers.h"
 #include "query/top.h"
 #include "query/trace_export.h"
@@ -42,6 +43,7 @@ enum query_kind {
     Q_PPROF_STALLS,
     Q_PPROF_TIME,
     Q_TRACE,
+    Q_GPUS,
     Q_ADVICE, /* issue 27: the advisor */
     Q_HANGS, /* issue 25: hang verdicts */
     Q_HEATMAP
@@ -79,7 +81,7 @@ struct query_work {
     const char *content_type;
     int rc;
     uint64_t deadline_ns; /* monotonic: the store's scans stop there (-ETIMEDOUT) */
-    char side; /* compare: the side that was not found */
+    char side;            /* compare: the side that was not found */
     /* not found: what is missing, looked up after the query ('j' the job, 'r' the rank, 0 only
      * records in the range) */
     char missing;
@@ -227,6 +229,10 @@ run_query(struct rs_work *req)
         q->rc = trace_document(r, q);
         q->content_type = "application/json";
         break;
+    case Q_GPUS: /* limit: the default window's seconds */
+        q->rc =
+            rs_query_gpus(r, q->job, q->p.since_ns, q->p.until_ns, (double)q->p.limit, &q->result);
+        break;
     case Q_HEATMAP:
         q->rc = rs_query_heatmap(r, q->job, (size_t)q->p.limit, (int)q->p.metric,
                                  (size_t)q->p.columns, &q->result);
@@ -266,8 +272,7 @@ query_done(struct rs_work *req, int status)
                               "the query took longer than the server allows (query-timeout-ms "
                               "%lld): narrow it with since_ns/until_ns or rank=",
                               (long long)q->srv->cfg->query_timeout_ms);
-    }
-    else if (q->rc == -ENODATA)
+    } else if (q->rc == -ENODATA)
         rs_http_respond_error(q->conn, 404,
                               "job '%s' has no PC-sampling stall samples in the range (turn PC "
                               "sampling on for the job, or use /v1/jobs/%s/pprof/time)",
@@ -309,12 +314,18 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
     snprintf(q->job, sizeof q->job, "%s", job ? job : "");
     q->req.work = run_query;
     q->req.done = query_done;
-    q->req.key = rs_http_conn_peer_key(c);
     q->deadline_ns = rs_clock_mono_ns() + (uint64_t)srv->cfg->query_timeout_ms * 1000000ull;
-    int rc = rs_work_pool_submit(srv->queries, &q->req);
+    if (rs__server_query_submit(srv, c, &q->req) != 0)
+        free(q);
+}
+
+int
+rs__server_query_submit(struct rs_server *srv, rs_http_conn *c, struct rs_work *w)
+{
+    w->key = rs_http_conn_peer_key(c);
+    int rc = rs_work_pool_submit(srv->queries, w);
     if (rc == 0)
-        return;
-    free(q);
+        return 0;
     RS_COUNT(&srv->counters, queries_refused);
     rs_http_retry_after(c, QUERY_RETRY_AFTER_S);
     if (rc == -EBUSY)
@@ -329,6 +340,7 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
                               (long long)srv->cfg->query_max, QUERY_RETRY_AFTER_S);
     else
         rs_http_respond_error(c, 503, "the server is stopping");
+    return rc;
 }
 
 /* DELETE /v1/jobs/{job}: answered when the deletion (server/job_delete.h) is over; 10,000
@@ -514,6 +526,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/pprof/stalls", Q_PPROF_STALLS, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
+    {"/gpus", Q_GPUS, {RANGE(""), UINT("window_s", limit, 300, 1, 86400 * 365)}},
     {"/advice", Q_ADVICE, {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000)}},
     {"/hangs", Q_HANGS, {{0}}},
     {"/heatmap",
@@ -601,6 +614,14 @@ start_job_endpoint(struct rs_server *srv, rs_http_conn *c, const struct rs_http_
                               "with_since_ns=/with_until_ns= (see docs/openapi.yaml)");
         return;
     }
+    if (e->kind == Q_GPUS && (p.until_ns != 0) != (p.since_ns != 0 || p.until_ns != 0)) {
+        rs_http_respond_error(c, 400, "gpus: since_ns needs until_ns (or neither: window_s)");
+        return;
+    }
+    if (e->kind == Q_GPUS && p.until_ns != 0 && p.until_ns <= p.since_ns) {
+        rs_http_respond_error(c, 400, "gpus: until_ns must be after since_ns");
+        return;
+    }
     if (e->kind == Q_TRACE && p.rank == ALL_RANKS) {
         rs_http_respond_error(c, 400,
                               "trace needs rank=R: one Chrome trace document per rank (see "
@@ -632,6 +653,11 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
     if (strcmp(path, "/metrics") == 0) {
         if (expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
             rs__server_metrics(srv, c);
+        return;
+    }
+    if (strcmp(path, "/v1/gpus") == 0 || strcmp(path, "/v1/hosts") == 0) {
+        if (expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
+            rs__server_fleet(srv, c, path[4] == 'h');
         return;
     }
     if (strcmp(path, "/v1/import") == 0) {

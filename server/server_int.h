@@ -31,8 +31,8 @@ struct rs_server {
     uint64_t start_ns;
     rs_work_pool *queries;  /* REST queries (routes.c), bounded per client and in total */
     rs_work_pool *decoders; /* agents' batches decoded (ingest.c): ingest's own threads */
-    rs_server_tls *tls; /* HTTPS and tls+tcp:// files; rs_server_tls_reload on SIGHUP */
-    uv_signal_t sighup; /* reloads (server.c on_sighup) */
+    rs_server_tls *tls;     /* HTTPS and tls+tcp:// files; rs_server_tls_reload on SIGHUP */
+    uv_signal_t sighup;     /* reloads (server.c on_sighup) */
 };
 
 /* Store options from the configuration (map size, durability), with the migration of an older
@@ -67,5 +67,13 @@ void rs__server_import(struct rs_server *srv, rs_http_conn *c, const struct rs_h
 
 /* GET /metrics: Prometheus text exposition (metrics.c). */
 void rs__server_metrics(struct rs_server *srv, rs_http_conn *c);
+/* Runs w in the query pool on behalf of the client on c (routes.c): 0, or the client has been
+ * answered already (429 over its share, 503 when the pool is full or closing, with Retry-After),
+ * w->done is never called and the caller frees w. Every REST read goes through here, so that no
+ * query takes ingest's threads and every client's share is bounded (work_pool.h). */
+int rs__server_query_submit(struct rs_server *srv, rs_http_conn *c, struct rs_work *w);
+
+/* GET /v1/gpus (hosts false) and /v1/hosts: the fleet view (fleet.c), in the query pool. */
+void rs__server_fleet(struct rs_server *srv, rs_http_conn *c, bool hosts);
 
 #endif

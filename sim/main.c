@@ -9,6 +9,7 @@
 #include "node-agent/collector_client.h"
 #include "proto/in_flight.h"
 #include "sim/model.h"
+#include "sim/nvml_script.h"
 #include "sim/profile.h"
 
 #include <stddef.h>
@@ -20,7 +21,7 @@
 #define PROGRESS_NS (10 * 1000000000ull) /* a progress line on stderr this often */
 
 struct sim_config {
-    char *job, *agent, *log_level;
+    char *job, *agent, *log_level, *nvml_script;
     int64_t ranks, steps, slow_rank, onset_step, recover_step, host_stall, seed, kernel_split;
     int64_t hang_rank;
     bool pc_sampling, no_step_markers, buckets_after, nccl_plugin;
@@ -81,6 +82,11 @@ static const struct rs_config_option options[] = {
         "what it cannot take)",
         0, 1e9),
     OPT("log-level", RS_CONFIG_STRING, "info", log_level, "error, warn, info or debug", 0, 0),
+    OPT("nvml-script", RS_CONFIG_STRING, "", nvml_script,
+        "write this job's GPUs (the slow rank's power-capped) as a script for the stand-in NVML "
+        "(tests/tools/fake_nvml.c) to this file and exit; an agent loading that NVML then sends "
+        "their telemetry",
+        0, 0),
 };
 
 static const struct rs_config_spec spec = {
@@ -235,8 +241,7 @@ run_sim(const struct sim_config *cfg)
         return 1;
     for (uint32_t r = 0; r < p.ranks; r++) {
         snprintf(host, sizeof host, "sim-node-%03u", r / 8);
-        snprintf(uuid, sizeof uuid, "GPU-5a11%04x-0000-4000-8000-%012x",
-                 (unsigned)(cfg->seed & 0xffff), r);
+        rs_sim_gpu_uuid(uuid, sizeof uuid, (uint64_t)cfg->seed, r);
         struct rs_rank_identity id = {cfg->job, r, r % 8, p.ranks, host, uuid, (uint32_t)getpid()};
         if ((rc = rs_collector_open(&copts, &id, &run.collectors[r])) != 0) {
             rs_log(RS_LOG_ERROR, "RS-SIM-OPEN", "cannot create collector for rank %u: %s", r,
@@ -372,9 +377,21 @@ options_consistent(const struct sim_config *cfg)
 }
 
 static int
-run(void *cfg)
+run(void *arg)
 {
-    return options_consistent(cfg) ? run_sim(cfg) : 2;
+    struct sim_config *cfg = arg;
+
+    if (!options_consistent(cfg))
+        return 2;
+    if (cfg->nvml_script[0]) {
+        int rc = rs_sim_nvml_script_write(cfg->nvml_script, (uint32_t)cfg->ranks,
+                                          (uint64_t)cfg->seed, cfg->slow_rank, cfg->slowdown);
+        if (rc != 0)
+            fprintf(stderr, "rankscope-sim: cannot write %s: %s\n", cfg->nvml_script,
+                    rs_strerror(rc));
+        return rc == 0 ? 0 : 1;
+    }
+    return run_sim(cfg);
 }
 
 int

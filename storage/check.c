@@ -168,6 +168,9 @@ visit_series(struct check *c, const MDB_val *k, const MDB_val *v)
     case RS_SERIES_STALL:
         size = sizeof(struct rs_stall_value);
         break;
+    case RS_SERIES_GPU:
+        size = sizeof(struct rs_gpu_value);
+        break;
     default:
         problem(c, "series: unknown kind %u", key->kind[1]);
         return;
@@ -176,6 +179,11 @@ visit_series(struct check *c, const MDB_val *k, const MDB_val *v)
         problem(c, "series: chunk of a job that does not exist");
     if (v->mv_size == 0 || v->mv_size % size != 0 || v->mv_size > RS_STORE_CHUNK_BYTES) {
         problem(c, "series: %zu-byte chunk of kind %u", v->mv_size, key->kind[1]);
+        return;
+    }
+    if (key->kind[1] == RS_SERIES_GPU) {
+        c->rep->gpu_readings += v->mv_size / size;
+        c->rep->gpu_entry_bytes += k->mv_size + v->mv_size + NODE_OVERHEAD;
         return;
     }
     if (key->kind[1] == RS_SERIES_STALL)

@@ -389,6 +389,7 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_up
     rv.pid = b->identity.pid;
     copy_text(rv.host, sizeof rv.host, b->identity.host);
     copy_text(rv.gpu_uuid, sizeof rv.gpu_uuid, b->identity.gpu_uuid);
+    rs__gpu_map_note(w->store, b->identity.gpu_uuid, job_id, b->identity.rank);
     if (sp.first && (rv.first_ns == 0 || sp.first < rv.first_ns))
         rv.first_ns = sp.first;
     if (sp.last > rv.last_ns)
@@ -449,7 +450,7 @@ rs_store_write_batch_as(rs_store_write *w, const struct rs_agent_batch *b, const
     for (uint32_t i = 0; i < b->n_ranks; i++)
         if ((rc = write_rank_batch(w, &b->ranks[i], &job)) != 0)
             return rc;
-    if ((rc = put_job_update(w, &job)) != 0)
+    if ((rc = put_job_update(w, &job)) != 0 || (rc = rs__store_write_gpus(w, b)) != 0)
         return rc;
     *duplicate = false;
     return 0;

@@ -111,7 +111,12 @@ _Static_assert(RS__KEY_END(struct rs_key_series, job_id) == RS_KEY_JOB_PREFIX &&
                    RS__KEY_END(struct rs_key_series, rank) == RS_KEY_RANK_PREFIX,
                "series keys start with (job_id, rank)");
 
-enum rs_series_kind { RS_SERIES_KERNEL = 1, RS_SERIES_MEMCPY = 2, RS_SERIES_STALL = 3 };
+enum rs_series_kind {
+    RS_SERIES_KERNEL = 1,
+    RS_SERIES_MEMCPY = 2,
+    RS_SERIES_STALL = 3,
+    RS_SERIES_GPU = 4, /* NVML telemetry of the rank's GPU (struct rs_gpu_value, gpu.c) */
+};
 
 /* steps: (job_id, rank, step) -> struct rs_step_value */
 struct rs_key_step {
@@ -313,6 +318,27 @@ struct rs_stall_value {
     uint32_t cubin_crc, pad;
 };
 _Static_assert(sizeof(struct rs_stall_value) == 40, "stall value layout");
+
+/* One NVML reading of a rank's GPU (proto/wire.h struct rs_gpu_sample, narrowed: clocks in MHz
+ * fit 16 bits, memory in MiB and violation times in ms fit 32 — those counters wrap, and readers
+ * take differences modulo 2^32, as NVML's own 32-bit counters do). 96 bytes: 19 per chunk. */
+struct rs_gpu_value {
+    uint64_t time_ns;
+    uint32_t present, reasons; /* enum rs_gpu_field bits; NVML's reason bits (all below 2^32) */
+    uint16_t sm_mhz, sm_max_mhz, mem_mhz, mem_max_mhz;
+    uint32_t power_mw, power_limit_mw;
+    uint32_t mem_used_mib, mem_total_mib;
+    uint32_t violation_ms[5]; /* power, thermal, sync boost, board, reliability */
+    uint32_t ecc_corrected, ecc_uncorrected;
+    uint32_t pcie_replay, nvlink_errors;
+    uint16_t remapped_correctable, remapped_uncorrectable;
+    uint16_t xid_count, last_xid;
+    uint8_t temperature_c, util_gpu_pct, util_mem_pct, pcie_gen, pcie_gen_max, pcie_width,
+        pcie_width_max, nvlink_up;
+    uint8_t remap_flags; /* 1: a remap is pending, 2: a remap failed */
+    uint8_t pad[3];
+};
+_Static_assert(sizeof(struct rs_gpu_value) == 96, "GPU value layout");
 
 struct rs_step_value {
     uint64_t start_ns, end_ns;

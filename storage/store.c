@@ -148,6 +148,7 @@ static void
 store_free(rs_store *s)
 {
     rs__known_fini(&s->known_strings);
+    rs__gpu_map_fini(s);
     rs__numbers_fini(&s->numbers);
     free(s->made_dir);
     free(s->dir);

@@ -292,6 +292,31 @@ int rs_store_collectives_scan_range(rs_store_read *r, const char *job, uint64_t 
 int rs_store_step_summaries_scan(rs_store_read *r, const char *job, uint32_t rank,
                                  uint64_t from_step, rs_store_step_summary_cb cb, void *arg);
 
+/* --- GPU telemetry (gpu.c) ------------------------------------------------------------------ */
+
+/* NVML readings of a rank's GPU, filed by the writer under the (job, rank) whose collector last
+ * reported the reading's GPU UUID (docs/storage.md "GPU telemetry"). Read back as struct
+ * rs_gpu_sample with uuid NULL (the rank's gpu_uuid names it); memory in whole MiB; the violation
+ * counters are whole ms that wrap at 2^32 ms: take differences with rs_gpu_violation_delta_ns. */
+typedef int (*rs_store_gpu_cb)(void *arg, const struct rs_gpu_sample *s);
+
+/* Readings of one rank's GPU taken in [t0, t1), in time order. An unknown job has none (0). */
+int rs_store_gpu_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
+                      rs_store_gpu_cb cb, void *arg);
+
+/* The newest reading of one rank's GPU; RS_E_NOT_FOUND when it has none (or the job is unknown). */
+int rs_store_gpu_last(rs_store_read *r, const char *job, uint32_t rank, struct rs_gpu_sample *out);
+
+/* Readings dropped since the process started because no rank had reported their GPU. */
+uint64_t rs_store_gpu_unattributed(void);
+
+/* The growth of a violation counter between two stored readings (ns; the stored counters wrap). */
+static inline uint64_t
+rs_gpu_violation_delta_ns(uint64_t earlier_ns, uint64_t later_ns)
+{
+    return (uint64_t)(uint32_t)(later_ns / 1000000u - earlier_ns / 1000000u) * 1000000u;
+}
+
 /* --- consistency ------------------------------------------------------------------------- */
 
 #define RS_STORE_DBS 14 /* databases of the layout (docs/storage.md) */
@@ -307,6 +332,9 @@ struct rs_store_check_report {
                                  values on overflow pages counted in full): entry_bytes /
                                  leaf_bytes is how full its leaf pages are */
     } dbs[RS_STORE_DBS];
+    /* GPU telemetry (series of kind RS_SERIES_GPU): readings and what their chunks take of leaf
+     * pages (keys, values, node headers) */
+    uint64_t gpu_readings, gpu_entry_bytes;
     uint64_t problems;
     char first_problem[256]; /* "" when none */
 };

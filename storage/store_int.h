@@ -49,6 +49,7 @@ struct rs_store {
     uint64_t map_bytes; /* the map asked for; LMDB's is RS_STORE_HEADROOM larger */
     MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum, kwin, names, awin;
     MDB_dbi job_keys, job_ids; /* job name <-> the job's key prefix (job_keys.c) */
+    struct rs__gpu_map *gpu_map; /* GPU UUID -> (job, rank) last reported (gpu.c); writer's */
     /* what rs_store_open found and made, for rs_store_close_discard (writer_lock.c) */
     int lock_fd;    /* DIR/writer.lock, flock'd (exclusive), or -1 */
     char *dir;      /* as given to rs_store_open */
@@ -99,6 +100,13 @@ void rs__numbers_committed(rs_store_write *w);
 /* Notes that the transaction gave the name with fingerprint fp the id `id` (known_strings.c).
  * 0 or -ENOMEM. */
 int rs__write_note_string(rs_store_write *w, uint64_t fp, uint64_t id);
+
+/* gpu.c — the writer's map of GPU UUID -> (job key prefix, rank), noted from every rank batch; and
+ * the GPU readings of a batch filed under their ranks. */
+struct rs__gpu_map;
+void rs__gpu_map_note(rs_store *s, const char *uuid, uint64_t job_id, uint32_t rank);
+void rs__gpu_map_fini(rs_store *s);
+int rs__store_write_gpus(rs_store_write *w, const struct rs_agent_batch *b);
 
 struct rs_store_read {
     rs_store *store;

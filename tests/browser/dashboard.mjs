@@ -1,5 +1,5 @@
 // The dashboard in a real browser (Debian's chromium, headless, driven by puppeteer-core) against
-// a real rankscope-server that tests/integration/250-dashboard.sh fed with the simulator:
+// a real rankscope-server that tests/integration/260-dashboard.sh fed with the simulator:
 //   node dashboard.mjs BASE_URL OUT_DIR
 // Jobs it expects: "tour" (16 ranks, rank 5's GPU 10% slow from step 100), "pc" (PC sampling on),
 // "live" (running while the test runs), "evil" (kernel and host names that are markup).

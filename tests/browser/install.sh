@@ -1,5 +1,5 @@
 #!/bin/sh
-# Installs puppeteer-core for the dashboard's browser test (tests/integration/250-dashboard.sh)
+# Installs puppeteer-core for the dashboard's browser test (tests/integration/260-dashboard.sh)
 # with `npm ci` from tests/browser/package-lock.json into tests/browser/node_modules (git-ignored),
 # again only when the lock file changed. The browser is Debian's chromium (make test-deps).
 set -eu

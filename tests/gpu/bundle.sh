@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 make --no-print-directory all test-build >/dev/null
 rm -rf gpu-bundle && mkdir -p gpu-bundle/bin gpu-bundle/lib
 cp build/bin/rankscope-server build/bin/rankscope-agent build/bin/rankscope-sim build/bin/rankscope \
-   build/tests/tools/rs-store-dump gpu-bundle/bin/
+   build/tests/tools/rs-store-dump build/tests/tools/rs-nvml-read gpu-bundle/bin/
 cp build/lib/librankscope.so gpu-bundle/lib/
 mkdir -p gpu-bundle/lib/bench && cp build/lib/bench/libcupti_floor.so gpu-bundle/lib/bench/
 for lib in $(ldd gpu-bundle/bin/* | awk '/=>/ {print $3}' | sort -u |

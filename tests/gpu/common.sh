@@ -19,7 +19,7 @@ daemons_up() {
     HTTP=http://$(sed -n 's/^http=//p' "$W/server.ready")
     LD_LIBRARY_PATH=$B/lib "$B/bin/rankscope-agent" \
         --server "$(sed -n 's/^listen=//p' "$W/server.ready")" --socket "$W/agent.sock" \
-        --spool "$W/spool" --ready-file "$W/agent.ready" >"$W/agent.log" 2>&1 &
+        --spool "$W/spool" --ready-file "$W/agent.ready" ${AGENT_OPTS:-} >"$W/agent.log" 2>&1 &
     PIDS+=($!)
     for _ in $(seq 100); do [ -s "$W/agent.ready" ] && break; sleep 0.1; done
 }
@@ -31,7 +31,8 @@ daemons_down() {
     PIDS=()
 }
 
-# train JOB [--collector [--pc-sampling]] ARGS...: a 2-rank DDP job ($TRAIN_SCRIPT when set,
+# AGENT_OPTS: more options for the agent of daemons_up (split on spaces).
+# train JOB [--collector [--pc-sampling]] ARGS...: a 2-rank DDP job ($NPROC ranks when set) ($TRAIN_SCRIPT when set,
 # e.g. tests/gpu/pp_train.py); its rank-0 JSON line goes to $W/JOB.result. The collector sends to $AGENT_SOCK when set (default: the agent of daemons_up).
 # --pc-sampling turns PC sampling on (drained every $PC_DRAIN_MS, 1000; windows of $PC_WINDOW_MS
 # every $PC_PERIOD_MS when set, else the collector's defaults). A job still running after
@@ -55,7 +56,7 @@ train() {
             shift
         fi
     fi
-    env "${vars[@]}" timeout "${TRAIN_TIMEOUT:-300}" torchrun --standalone --nproc_per_node=2 \
+    env "${vars[@]}" timeout "${TRAIN_TIMEOUT:-300}" torchrun --standalone --nproc_per_node="${NPROC:-2}" \
         "${TRAIN_SCRIPT:-tests/gpu/ddp_train.py}" "$@" >"$W/$job.log" 2>&1
     rc=$?
     grep '^{' "$W/$job.log" | tail -1 >"$W/$job.result"

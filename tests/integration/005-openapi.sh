@@ -32,4 +32,20 @@ code |= {"/v1/jobs/{job}" + s for s in re.findall(r"\{\"(/[a-z/]+)\"", table)}
 if "rs__server_dashboard(c, req)" in src:
     code |= {"/", "/assets/{file}"}
 assert doc == code, ("documented only:", doc - code, "routed only:", code - doc)'
+# Every operation but /healthz needs a token when the server has a token file (401/403), and every
+# REST read runs in the bounded query pool (429 over a client's share, 503 when full, 504 past the
+# query timeout): a new endpoint that forgets to say so is caught here.
+check "every operation declares 401/403, every GET under /v1 declares 429/503/504" python3 -c '
+import yaml
+d = yaml.safe_load(open("docs/openapi.yaml"))
+missing = []
+for path, ops in d["paths"].items():
+    for method, op in ops.items():
+        if not isinstance(op, dict) or path == "/healthz":
+            continue
+        want = {"401", "403"} | ({"429", "503", "504"} if method == "get" and path.startswith("/v1/") else set())
+        lack = want - set(map(str, op["responses"]))
+        if lack:
+            missing.append((method, path, sorted(lack)))
+assert not missing, missing'
 finish

@@ -88,6 +88,42 @@ main(int argc, char **argv)
     }
     if (rs_wire_rank_batch_encode(&rb, frame, sizeof frame, &len) == 0)
         put(argv[1], "rank-frame-sync", frame, len);
+    /* GPU telemetry: schema version 5, a batch of readings alone; and the same bytes claiming
+     * version 4, which cannot carry them */
+    struct rs_gpu_sample g[2] = {
+        {.uuid = "GPU-5a110001-0000-4000-8000-000000000002",
+         .time_ns = 1000,
+         .present = RS_GPU_FIELDS_ALL,
+         .sm_clock_mhz = 1410,
+         .sm_clock_max_mhz = 1980,
+         .clock_reasons = RS_GPU_REASON_SW_POWER_CAP,
+         .power_violation_ns = 780000000,
+         .power_mw = 699000,
+         .power_limit_mw = 700000,
+         .temperature_c = 83,
+         .util_gpu_pct = 98,
+         .ecc_uncorrected = 2,
+         .pcie_gen = 5,
+         .pcie_gen_max = 5,
+         .pcie_width = 8,
+         .pcie_width_max = 16,
+         .nvlink_up = 18,
+         .xid_count = 1,
+         .last_xid = 79},
+        {.uuid = "GPU-b", .time_ns = 2000, .present = RS_GPU_SM_CLOCK, .sm_clock_mhz = 1980}};
+    struct rs_agent_batch gb = {.agent_id = 5,
+                                .boot_id = 6,
+                                .batch_seq = 8,
+                                .hello = {.agent_id = 5, .boot_id = 6, .host = "host",
+                                          .agent_version = "0.1.0", .clock = {1, 2}},
+                                .gpus = g,
+                                .n_gpus = 2};
+    if (rs_wire_agent_batch_encode(&gb, &req, &len) == 0) {
+        put(argv[1], "agent-batch-gpus", req, len);
+        req[1] = 4;
+        put(argv[1], "agent-batch-gpus-v4", req, len);
+        free(req);
+    }
     put(argv[1], "empty", "", 0);
     put(argv[1], "garbage", "\xff\xff\xff\xff\xff\x0f\x12\x34\x08\x02", 10);
     return 0;

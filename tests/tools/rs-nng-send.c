@@ -72,7 +72,7 @@ main(int argc, char **argv)
             T_RECORDS(kernels, &k, 1)};
         struct rs_agent_batch b = {
             agent_id, 1,   strtoull(argv[4], NULL, 10), {agent_id, 1, "h", "test", {0, 0}}, &rb, 1,
-            0,        NULL};
+            0,        NULL,  NULL, 0};
         uint8_t *data, *with;
         size_t len, tlen = 0;
         uint8_t field[512];

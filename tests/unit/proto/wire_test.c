@@ -270,8 +270,8 @@ rejects_bad_summaries(void)
 static void
 rejects_wrong_version(void)
 {
-    /* schema_version is field 1 (varint); a request carrying version 5 must be refused. */
-    static const uint8_t v5[] = {0x08, 0x05, 0x11, 1, 0, 0, 0, 0, 0, 0, 0};
+    /* schema_version is field 1 (varint); a request carrying version 6 must be refused. */
+    static const uint8_t v5[] = {0x08, 0x06, 0x11, 1, 0, 0, 0, 0, 0, 0, 0};
     rs_wire_agent_batch *d = NULL;
 
     T_EQ(rs_wire_agent_batch_decode(v5, sizeof v5, &d), RS_E_VERSION);

@@ -5,9 +5,9 @@
 # (puppeteer-core): banner, heatmap colours, click, deep links, icicle, timeline download, live
 # refresh, markup in kernel and host names, the token prompt. The browser part is skipped, and says
 # so, where chromium or puppeteer-core is missing. On failure: a screenshot per failed check in
-# $RS_TEST_OUT (default build/test-out/250-dashboard).
+# $RS_TEST_OUT (default build/test-out/260-dashboard).
 . "$(dirname "$0")/common.sh"
-OUT=${RS_TEST_OUT:-$ROOT/${BUILD:-build}/test-out/250-dashboard}
+OUT=${RS_TEST_OUT:-$ROOT/${BUILD:-build}/test-out/260-dashboard}
 start_server
 start_agent
 "$BIN/rankscope-sim" --job tour --ranks 16 --steps 300 --speed 0 --slow-rank 5 --slowdown 0.1 \
