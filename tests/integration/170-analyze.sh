@@ -187,14 +187,16 @@ cp "$FIX/fixture_baseline_rank0.json.gz" "$WORK/evil-name/"$'ev\x1b[31mil\nRS-FA
 check "a hostile file name is shown escaped on stderr, on one line" bash -c '
 ! grep -q $'"'"'\x1b'"'"' "$1" && grep -q "ev\\\\x1b\[31mil\\\\x0aRS-FAKE_rank0.json.gz: rank 0" "$1" &&
 ! grep -q "^RS-FAKE" "$1"' _ "$WORK/evil-name.err"
-# killed while importing (the second trace is a FIFO nobody writes: analyze waits on it with its
-# temporary store open): nothing is left in TMPDIR
+# killed while importing (the second trace is a FIFO this shell holds open and never writes:
+# analyze waits in its read, its temporary store long open): nothing is left in TMPDIR
 mkdir -p "$WORK/tmpdir" && mkfifo "$WORK/stuck.json"
+exec 3<>"$WORK/stuck.json"
 TMPDIR=$WORK/tmpdir "$BIN/rankscope" analyze "$FIX"/fixture_baseline_rank0.json.gz "$WORK/stuck.json" \
     >/dev/null 2>&1 &
 STUCK=$!
-opened() { local i; for i in $(seq 50); do ls -l "/proc/$STUCK/fd" 2>/dev/null | grep -q data.mdb && return 0; sleep 0.1; done; return 1; }
+reading() { local i; for i in $(seq 200); do ls -l "/proc/$STUCK/fd" 2>/dev/null | grep -q stuck.json && return 0; sleep 0.1; done; return 1; }
 check "analyze killed with its temporary store open leaves nothing in TMPDIR" sh -c "
-    $(declare -f opened); STUCK=$STUCK; opened && kill -9 $STUCK && sleep 0.2 && [ -z \"\$(ls -A '$WORK/tmpdir')\" ]"
+    $(declare -f reading); STUCK=$STUCK; reading && kill -9 $STUCK && sleep 0.2 && [ -z \"\$(ls -A '$WORK/tmpdir')\" ]"
 wait $STUCK 2>/dev/null
+exec 3>&-
 finish
