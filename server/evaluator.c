@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 
 #define MAX_JOBS 4096         /* job histories kept; the least recently evaluated goes first */
@@ -379,6 +382,14 @@ evaluated(uv_work_t *req, int status) /* loop */
         kept_free(&run->known[i].kept);
     free(run->known);
     free(run);
+#ifdef __GLIBC__
+    /* An evaluation frees arrays of every rank's steps (10,000 ranks x 120 steps: ~115 MB) that it
+     * allocated in a pool thread's malloc arena; glibc keeps freed arena memory for reuse, and
+     * with the evaluations moving between threads the heap held nearly twice the steps' size and
+     * kept rising (tests/bench/soak.sh, docs/BENCHMARKS.md "Soak"). Giving it back costs
+     * milliseconds every evaluate-ms. */
+    malloc_trim(0);
+#endif
     rs__periodic_settle(&e->tick);
 }
 
