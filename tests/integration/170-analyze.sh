@@ -194,9 +194,21 @@ exec 3<>"$WORK/stuck.json"
 TMPDIR=$WORK/tmpdir "$BIN/rankscope" analyze "$FIX"/fixture_baseline_rank0.json.gz "$WORK/stuck.json" \
     >/dev/null 2>&1 &
 STUCK=$!
-reading() { local i; for i in $(seq 200); do ls -l "/proc/$STUCK/fd" 2>/dev/null | grep -q stuck.json && return 0; sleep 0.1; done; return 1; }
+# waits until analyze sits in read(2) on the FIFO (/proc/PID/syscall: number 0, then the fd), by
+# then its store is open and gone from TMPDIR; this shell is its parent, so it may look
+reading() {
+    local i nr fd
+    for i in $(seq 300); do
+        read -r nr fd _ <"/proc/$STUCK/syscall" 2>/dev/null
+        [ "$nr" = 0 ] && [ "$(readlink "/proc/$STUCK/fd/$((fd))")" = "$WORK/stuck.json" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+reading
+R=$?
 check "analyze killed with its temporary store open leaves nothing in TMPDIR" sh -c "
-    $(declare -f reading); STUCK=$STUCK; reading && kill -9 $STUCK && sleep 0.2 && [ -z \"\$(ls -A '$WORK/tmpdir')\" ]"
+    [ $R = 0 ] && kill -9 $STUCK && sleep 0.2 && [ -z \"\$(ls -A '$WORK/tmpdir')\" ]"
 wait $STUCK 2>/dev/null
 exec 3>&-
 finish
