@@ -73,29 +73,39 @@ rs_auth_token_new(char *out, size_t len)
 }
 
 int
-rs_auth_token_read_file(const char *path, char *out, size_t len, char *err, size_t err_len)
+rs_auth_file_open(const char *path, unsigned forbidden, const char *mode_advice, struct stat *st,
+                  char *err, size_t err_len)
 {
-    char buf[RS_AUTH_TOKEN_MAX + 64];
-    struct stat st;
-    ssize_t n;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    int rc = RS_E_CONFIG;
 
     if (fd < 0) {
         snprintf(err, err_len, "cannot open token file %s: %s", path, strerror(errno));
         return RS_E_CONFIG;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
         snprintf(err, err_len, "token file %s is not a regular file", path);
-        goto out;
-    }
-    if (st.st_mode & 0027) {
-        snprintf(err, err_len,
-                 "token file %s has mode %04o: others may read it or its group may write it "
-                 "(chmod 600 or 640 it)",
-                 path, (unsigned)(st.st_mode & 07777));
-        goto out;
-    }
+    } else if (st->st_mode & forbidden) {
+        snprintf(err, err_len, "token file %s has mode %04o: %s", path,
+                 (unsigned)(st->st_mode & 07777), mode_advice);
+    } else
+        return fd;
+    close(fd);
+    return RS_E_CONFIG;
+}
+
+int
+rs_auth_token_read_file(const char *path, char *out, size_t len, char *err, size_t err_len)
+{
+    char buf[RS_AUTH_TOKEN_MAX + 64];
+    struct stat st;
+    ssize_t n;
+    int rc = RS_E_CONFIG, fd = rs_auth_file_open(path, 0027,
+                                                 "others may read it or its group may write it "
+                                                 "(chmod 600 or 640 it)",
+                                                 &st, err, err_len);
+
+    if (fd < 0)
+        return fd;
     n = read(fd, buf, sizeof buf - 1);
     if (n < 0) {
         snprintf(err, err_len, "cannot read token file %s: %s", path, strerror(errno));

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define RS_AUTH_TOKEN_MIN 16     /* characters: shorter secrets are refused everywhere */
 #define RS_AUTH_TOKEN_MAX 256    /* characters */
@@ -38,6 +39,13 @@ void rs_auth_hash_format(const uint8_t hash[RS_AUTH_HASH_BYTES], char *out, size
 /* A new random token ("rst_" + 64 hex digits from getrandom) into out[len >= 69]. Returns 0,
  * -EINVAL (buffer too small) or the negative errno of getrandom. */
 int rs_auth_token_new(char *out, size_t len);
+
+/* Opens the token file at `path` for reading: a regular file whose mode has none of the bits of
+ * `forbidden` (0027 for a client's secret; 0022 for the server's file of hashes, which grants
+ * roles); `mode_advice` ends the refusal ("... has mode 0644: " + mode_advice). Returns the open
+ * fd with *st filled, or RS_E_CONFIG with a message naming the file in err[err_len]. */
+int rs_auth_file_open(const char *path, unsigned forbidden, const char *mode_advice,
+                      struct stat *st, char *err, size_t err_len);
 
 /* Reads a token from the file at `path`: its first line, without surrounding blanks. Refuses a
  * file others may read or write, or that its group may write (mode & 0027, like ssh's private

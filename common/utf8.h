@@ -18,4 +18,17 @@ bool rs_utf8_valid(const char *s, size_t len);
  * Returns the whole escaped text's length (as snprintf does: >= out_len means cut). */
 size_t rs_utf8_escape(const char *s, size_t len, char *out, size_t out_len);
 
+/* The value of one hexadecimal digit (either case), or -1: for percent escapes and hashes. */
+static inline int
+rs_hex_digit(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
 #endif

@@ -2,6 +2,7 @@
 #include "server/auth_file.h"
 
 #include "common/error.h"
+#include "common/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,18 +51,6 @@ rs_auth_name_valid(const char *name)
            strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@-") == n;
 }
 
-static int
-hex_digit(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 /* "sha256:" + 64 hex digits into out. */
 static bool
 parse_hash(const char *text, uint8_t out[RS_AUTH_HASH_BYTES])
@@ -69,7 +58,7 @@ parse_hash(const char *text, uint8_t out[RS_AUTH_HASH_BYTES])
     if (strncmp(text, "sha256:", 7) != 0 || strlen(text) != 7 + 2 * RS_AUTH_HASH_BYTES)
         return false;
     for (size_t i = 0; i < RS_AUTH_HASH_BYTES; i++) {
-        int hi = hex_digit(text[7 + 2 * i]), lo = hex_digit(text[8 + 2 * i]);
+        int hi = rs_hex_digit(text[7 + 2 * i]), lo = rs_hex_digit(text[8 + 2 * i]);
         if (hi < 0 || lo < 0)
             return false;
         out[i] = (uint8_t)(hi << 4 | lo);
@@ -201,23 +190,13 @@ rs_auth_table_load(const char *path, rs_auth_table **out, char *err, size_t err_
     struct stat st;
     char *text = NULL;
     size_t got = 0;
-    int rc = RS_E_CONFIG, fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    int rc = RS_E_CONFIG, fd = rs_auth_file_open(path, 0022,
+                                                 "its group or others may write it, and so grant "
+                                                 "themselves admin (chmod go-w it)",
+                                                 &st, err, err_len);
 
-    if (fd < 0) {
-        snprintf(err, err_len, "cannot open token file %s: %s", path, strerror(errno));
-        return RS_E_CONFIG;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, err_len, "token file %s is not a regular file", path);
-        goto out;
-    }
-    if (st.st_mode & 0022) {
-        snprintf(err, err_len,
-                 "token file %s has mode %04o: its group or others may write it, and so grant "
-                 "themselves admin (chmod go-w it)",
-                 path, (unsigned)(st.st_mode & 07777));
-        goto out;
-    }
+    if (fd < 0)
+        return fd;
     if ((size_t)st.st_size > RS_AUTH_FILE_MAX_BYTES) {
         snprintf(err, err_len, "token file %s: over %u bytes", path, RS_AUTH_FILE_MAX_BYTES);
         rc = RS_E_TOO_BIG;

@@ -216,18 +216,6 @@ rs_http_parser_feed(struct rs_http_parser *p, const char *data, size_t len, size
     return p->error_status ? p->error_status : 400;
 }
 
-static int
-hex_value(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decodes s into out (at most out_len - 1 bytes and a NUL). Returns the length, or -1
  * for a bad escape, an escaped NUL, or (no_slash) an escaped '/'. */
 static long
@@ -240,7 +228,7 @@ percent_decode(const char *s, char *out, size_t out_len, bool no_slash)
             out[w++] = *r;
             continue;
         }
-        int hi = hex_value(r[1]), lo = hi < 0 ? -1 : hex_value(r[2]);
+        int hi = rs_hex_digit(r[1]), lo = hi < 0 ? -1 : rs_hex_digit(r[2]);
         if (hi < 0 || lo < 0 || (hi == 0 && lo == 0) || (no_slash && hi == 2 && lo == 0xF))
             return -1;
         out[w++] = (char)(hi << 4 | lo);
