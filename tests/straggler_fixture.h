@@ -68,17 +68,7 @@ t_straggler_put(rs_store *st, const char *job, enum t_fault job_fault, uint32_t 
                                    T_RECORDS(collectives, c, n),
                                    T_RECORDS(steps, s, n),
                                    T_RECORDS(memcpys, lw, job_fault == T_LATE_HOST ? n : 0)};
-        struct rs_agent_batch b = {.agent_id = 1,
-                                   .boot_id = 1,
-                                   .batch_seq = ++seq,
-                                   .hello = {.agent_id = 1,
-                                             .boot_id = 1,
-                                             .host = "h",
-                                             .agent_version = "v",
-                                             .clock = {0, 0}},
-                                   .ranks = &rb,
-                                   .n_ranks = 1,
-                                   .agent_dropped = 0};
+        struct rs_agent_batch b = t_agent_batch(1, ++seq, &rb, 1);
         T_EQ(rs_store_write_begin(st, &w), 0);
         T_EQ(rs_store_write_batch(w, &b, &dup), 0);
         T_EQ(rs_store_write_commit(w), 0);

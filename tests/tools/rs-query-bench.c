@@ -90,17 +90,7 @@ generate(rs_store *st, uint32_t ranks, uint64_t steps)
                 T_RECORDS(kernels, k, (uint32_t)nk),
                 T_RECORDS(collectives, c, (uint32_t)nc),
                 T_RECORDS(steps, s, (uint32_t)ns)};
-            struct rs_agent_batch b = {.agent_id = 1,
-                                       .boot_id = 7,
-                                       .batch_seq = ++seq,
-                                       .hello = {.agent_id = 7,
-                                                 .boot_id = 1,
-                                                 .host = "h",
-                                                 .agent_version = "v",
-                                                 .clock = {0, 0}},
-                                       .ranks = &rb,
-                                       .n_ranks = 1,
-                                       .agent_dropped = 0};
+            struct rs_agent_batch b = t_agent_batch(1, ++seq, &rb, 1);
             bool dup;
             rc = rs_store_write_batch(w, &b, &dup);
         }

@@ -14,6 +14,7 @@
 #include "tests/t_isolated.h"
 #include "tests/t_socket.h"
 #include "tests/unit/collector/fake_cupti.h"
+#include "tests/unit/collector/fake_nccl.h"
 
 #include <fcntl.h>
 #include <time.h>
@@ -120,43 +121,11 @@ launch_waits_as_set(void)
     t_isolated_exit();
 }
 
-/* NCCL's side of the plugin as NCCL 2.28 calls it (plugin_test.c has the details): a grouped
- * send/recv to oneself with kernel-channel events, and an all-reduce that stays queued. */
-struct descr {
-    uint64_t type;
-    void *parent;
-    int rank;
-    union {
-        struct {
-            uint64_t seq;
-            const char *func;
-            const void *s;
-            void *r;
-            size_t count;
-            int root;
-            const char *datatype;
-            uint8_t n_channels, n_warps;
-            const char *algo, *proto;
-            void *group;
-        } coll;
-        struct {
-            const char *func;
-            void *buff;
-            const char *datatype;
-            size_t count;
-            int peer;
-            uint8_t n_channels;
-            void *group;
-        } p2p;
-        struct {
-            uint8_t channel;
-            uint64_t ptimer;
-        } ch;
-    };
-};
-
+/* NCCL's side of the plugin as NCCL 2.28 calls it (plugin_test.c has the details; the descriptor
+ * is tests/unit/collector/fake_nccl.h): a grouped send/recv to oneself with kernel-channel
+ * events, and an all-reduce that stays queued. */
 static void
-nccl_op(void *ctx, struct descr *d, bool finish)
+nccl_op(void *ctx, struct nccl_descr *d, bool finish)
 {
     void *h = NULL, *ch = NULL;
     struct timespec ts;
@@ -166,7 +135,7 @@ nccl_op(void *ctx, struct descr *d, bool finish)
     if (finish) {
         clock_gettime(CLOCK_REALTIME, &ts);
         uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - 50000;
-        struct descr c = {.type = 64, .parent = h, .ch = {0, t}};
+        struct nccl_descr c = {.type = KERNEL_CH, .parentObj = h, .kernelCh = {0, t}};
         ncclProfiler_v5.start_event(ctx, &ch, &c);
         uint64_t stop = t + 20000;
         ncclProfiler_v5.record_event_state(ch, 22, &stop);
@@ -190,13 +159,15 @@ nccl_plugin_in_the_collector(void)
     T_EQ(InitializeInjection(), 1);
     T_EQ(ncclProfiler_v6.init(&ctx, 0xc0ffee0000000001ull, &mask, "c", 1, 1, 0, NULL), 0);
     for (int i = 0; i < 3; i++) {
-        struct descr send = {.type = 4, .p2p = {"Send", NULL, "ncclFloat32", 256, 0, 1, NULL}};
-        struct descr recv = {.type = 4, .p2p = {"Recv", NULL, "ncclFloat32", 256, 0, 1, NULL}};
+        struct nccl_descr send = {.type = P2P,
+                                  .p2p = {"Send", NULL, "ncclFloat32", 256, 0, 1, NULL}};
+        struct nccl_descr recv = {.type = P2P,
+                                  .p2p = {"Recv", NULL, "ncclFloat32", 256, 0, 1, NULL}};
         nccl_op(ctx, &send, true);
         nccl_op(ctx, &recv, true);
     }
-    struct descr ar = {
-        .type = 2,
+    struct nccl_descr ar = {
+        .type = COLL,
         .coll = {7, "AllReduce", NULL, NULL, 4, 0, "ncclFloat32", 1, 8, "RING", "LL", NULL}};
     nccl_op(ctx, &ar, false); /* queued behind something that never ends */
     usleep(1800 * 1000);      /* past the limit, and a few flushes */

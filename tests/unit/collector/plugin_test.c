@@ -6,6 +6,7 @@
 #include "node-agent/collector/plugin.h"
 #include "proto/wire.h"
 #include "tests/t.h"
+#include "tests/unit/collector/fake_nccl.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -18,56 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* NCCL's descriptor (profiler_v5.h), written out as NCCL's own header has it. */
-struct nccl_descr {
-    uint64_t type;
-    void *parentObj;
-    int rank;
-    union {
-        struct {
-            uint64_t seqNumber;
-            const char *func;
-            void const *sendBuff;
-            void *recvBuff;
-            size_t count;
-            int root;
-            const char *datatype;
-            uint8_t nChannels;
-            uint8_t nWarps;
-            const char *algo;
-            const char *proto;
-            void *parentGroup;
-        } coll;
-        struct {
-            const char *func;
-            void *buff;
-            const char *datatype;
-            size_t count;
-            int peer;
-            uint8_t nChannels;
-            void *parentGroup;
-        } p2p;
-        struct {
-            uint8_t channelId;
-            uint64_t pTimer;
-        } kernelCh;
-        struct { /* a v6 member, larger than the others: the union must not move */
-            uint64_t a[12];
-        } ceColl;
-    };
-};
-union nccl_state_args {
-    struct {
-        size_t transSize;
-    } proxyStep;
-    struct {
-        uint64_t pTimer;
-    } kernelCh;
-};
-
-#define COLL 2
-#define P2P 4
-#define KERNEL_CH 64
 #define SEC 1000000000ull
 
 static const struct rs_nccl_profiler *nccl = &ncclProfiler_v5;
