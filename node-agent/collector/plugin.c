@@ -2,6 +2,8 @@
  * drain the collector's flush thread runs over it. */
 #include "node-agent/collector/plugin.h"
 
+#include "common/clock.h"
+
 #include "proto/wire.h"
 
 #include <stdatomic.h>
@@ -77,11 +79,14 @@ struct slot {
     struct rs_plugin_op op;
     uint8_t n_channels;
     bool no_channels; /* NCCL gives this operation no kernel-channel events */
+    /* NCCL's element count and static type name: op->bytes and op->op are worked out on the
+     * flush thread (fill_times), not on NCCL's thread */
+    size_t count;
+    const char *datatype;
 };
 
 static struct slot pool[RS_PLUGIN_SLOTS];
 static atomic_uint cursor;
-static struct comm *comms[RS_PLUGIN_MAX_COMMS];
 static atomic_uint n_comms;
 static atomic_bool armed, active;
 static struct rs_plugin_options options;
@@ -105,18 +110,10 @@ since(uint64_t a, uint64_t b)
     return b > a ? b - a : 0;
 }
 
-static uint64_t
-now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void
 note_gpu_time(uint64_t ptimer)
 {
-    int64_t diff = (int64_t)(now_ns() - ptimer);
+    int64_t diff = (int64_t)(rs_clock_realtime_ns() - ptimer);
     int64_t cur = atomic_load_explicit(&gpu_offset, memory_order_relaxed);
 
     while (diff < cur && !atomic_compare_exchange_weak(&gpu_offset, &cur, diff))
@@ -245,7 +242,6 @@ plugin_init(void **context, uint64_t comm_id, int *activation_mask, const char *
     c->size = (uint32_t)n_ranks;
     if (n_ranks <= 65536)
         c->p2p_counts = calloc(2 * (size_t)n_ranks, sizeof c->p2p_counts[0]);
-    comms[idx] = c;
     /* The mask is one for the whole process: every communicator gets the same. Kernel-channel
      * events give GPU times and keep graph-captured collectives' sequence numbers in step
      * across ranks (NCCL's profiler.cc). */
@@ -269,29 +265,29 @@ start_op(struct comm *c, void **handle, const struct descr *d)
     op->comm_hash = c->hash;
     op->comm_rank = c->rank;
     op->comm_size = c->size;
-    op->enqueue_ns = now_ns();
-    op->peer = -1;
+    op->enqueue_ns = rs_clock_realtime_ns();
     op->algo = op->proto = "";
     if (d->type == EV_COLL) {
         op->func = d->coll.func ? d->coll.func : "";
         op->seq = d->coll.seq;
         op->seq_exact = true;
-        op->bytes = d->coll.count * type_size(d->coll.datatype);
+        s->count = d->coll.count;
+        s->datatype = d->coll.datatype;
         op->algo = d->coll.algo ? d->coll.algo : "";
         op->proto = d->coll.proto ? d->coll.proto : "";
         s->n_channels = d->coll.n_channels;
     } else {
         op->func = d->p2p.func ? d->p2p.func : "";
-        op->peer = d->p2p.peer;
         op->seq = p2p_seq(c, strcmp(op->func, "Send") == 0, d->p2p.peer, &op->seq_exact);
-        op->bytes = d->p2p.count * type_size(d->p2p.datatype);
+        s->count = d->p2p.count;
+        s->datatype = d->p2p.datatype;
         s->n_channels = d->p2p.n_channels;
     }
     /* A send or receive to oneself has no proxy operation, hence no kernel-channel events (NCCL
      * 2.28.9 enqueue.cc: selfSend -> nProxyOps = 0; seen on an H100): on a communicator that has
-     * them otherwise (an all-to-all's own part) it would look in flight until the next operation. */
+     * them otherwise (an all-to-all's own part) it would look in flight until the next operation.
+     */
     s->no_channels = d->type == EV_P2P && d->p2p.peer == (int)c->rank;
-    op->op = op_of(op->func);
     s->comm = c;
     atomic_store_explicit(&s->enqueued, false, memory_order_relaxed);
     atomic_store_explicit(&s->ch_started, 0, memory_order_relaxed);
@@ -315,7 +311,8 @@ start_channel(void **handle, const struct descr *d)
         atomic_fetch_add_explicit(&stats.stray, 1, memory_order_relaxed);
         return;
     }
-    atomic_store_explicit(&s->comm->kernel_ch_seen, true, memory_order_relaxed);
+    if (!atomic_load_explicit(&s->comm->kernel_ch_seen, memory_order_relaxed))
+        atomic_store_explicit(&s->comm->kernel_ch_seen, true, memory_order_relaxed);
     if (d->kernel_ch.ptimer) {
         atomic_min_u64(&s->gpu_start, d->kernel_ch.ptimer);
         note_gpu_time(d->kernel_ch.ptimer);
@@ -351,10 +348,10 @@ plugin_stop_event(void *handle)
     if (!s)
         return NCCL_SUCCESS;
     if (channel) {
-        atomic_store_explicit(&s->last_ch_ns, now_ns(), memory_order_relaxed);
+        atomic_store_explicit(&s->last_ch_ns, rs_clock_realtime_ns(), memory_order_relaxed);
         atomic_fetch_add_explicit(&s->ch_stopped, 1, memory_order_acq_rel);
     } else {
-        atomic_store_explicit(&s->enqueued_ns, now_ns(), memory_order_relaxed);
+        atomic_store_explicit(&s->enqueued_ns, rs_clock_realtime_ns(), memory_order_relaxed);
         atomic_store_explicit(&s->enqueued, true, memory_order_release);
     }
     return NCCL_SUCCESS;
@@ -462,6 +459,8 @@ static void
 fill_times(struct slot *s, struct rs_plugin_op *op)
 {
     *op = s->op;
+    op->op = op_of(op->func);
+    op->bytes = s->count * type_size(s->datatype);
     op->enqueued_ns = atomic_load_explicit(&s->enqueued_ns, memory_order_relaxed);
     op->channels = atomic_load_explicit(&s->ch_started, memory_order_relaxed);
     op->gpu_start_ns = to_realtime(atomic_load_explicit(&s->gpu_start, memory_order_relaxed));

@@ -37,7 +37,6 @@ struct rs_plugin_op {
     const char *func;     /* NCCL's names: "AllReduce", "Send", ... */
     const char *algo;     /* "RING", "TREE", ...; "" for point-to-point */
     const char *proto;    /* "LL", "LL128", "SIMPLE"; "" for point-to-point */
-    int peer;             /* point-to-point: the other comm rank; -1 otherwise */
     uint64_t enqueue_ns;  /* CLOCK_REALTIME when NCCL started the operation's event */
     uint64_t enqueued_ns; /* ... and when it stopped it (enqueued); 0: not yet */
     /* GPU start (earliest channel) and stop (latest channel) in CLOCK_REALTIME; 0 when NCCL gave
@@ -89,9 +88,10 @@ typedef void (*rs_plugin_op_fn)(void *arg, const struct rs_plugin_op *op);
  * none new for a second); without channel events, when a later operation of its communicator
  * finished on the GPU (one stream: in order), or a second after its enqueue on a communicator
  * that never had channel events; a send or receive to oneself at its enqueue (NCCL gives it no
- * channel events: its GPU end is unknown and it cannot be seen to hang). `last` (the process ends): also every enqueued operation
- * with channels all stopped, or of a communicator without channel events. Returns the number of
- * operations passed to `done`. One thread at a time (the flush thread). */
+ * channel events: its GPU end is unknown and it cannot be seen to hang). `last` (the process ends):
+ * also every enqueued operation with channels all stopped, or of a communicator without channel
+ * events. Returns the number of operations passed to `done`. One thread at a time (the flush
+ * thread). */
 size_t rs_plugin_drain(uint64_t now_ns, bool last, rs_plugin_op_fn done, rs_plugin_op_fn in_flight,
                        void *arg);
 
