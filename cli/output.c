@@ -57,7 +57,7 @@ rs__cli_request(const struct rs_cli_options *o, const char *method, const char *
     int rc;
 
     if (rs_cli_http(method, o->server, path, &status, doc, err, sizeof err) != 0) {
-        fprintf(stderr, "rankscope: %s\n", err);
+        fprintf(stderr, "rankscope: %s\n", rs__cli_escaped(err)); /* may quote the server */
         return 1;
     }
     if (status == 200) {
