@@ -498,6 +498,39 @@ near_threshold(void)
     t_store_remove(st, dir);
 }
 
+/* 2 ranks: the slower one is last everywhere whatever it is, so a 1% difference (within the spread
+ * of two healthy GPUs) is neither a verdict nor a suspect; 2.5% slower in the newest window only,
+ * a suspect ("newest window only"); 2.5% slower in both windows, a verdict. */
+static void
+two_ranks(void)
+{
+    char dir[] = "/tmp/rs-stragglers-two-XXXXXX";
+    rs_store *st = model_store(dir);
+    struct rs_straggler_report rep;
+    struct job_model m = {2, 90, slow_from_onset, slowest_late, true, {1}, 1, {1.01}, 0};
+
+    model_evaluate(st, &m, &rep);
+    T_EQ(rep.n_verdicts, 0);
+    T_EQ(rep.n_suspects, 0);
+    rs_straggler_report_fini(&rep);
+
+    m.slow_factor[0] = 1.025;
+    m.onset = 70; /* windows [60, 89] and [30, 59]: slow on 20 of the newest's 30 steps */
+    model_evaluate(st, &m, &rep);
+    T_EQ(rep.n_verdicts, 0);
+    T_EQ(rep.n_suspects, 1);
+    T_CHECK(rep.n_suspects == 1 && rep.suspects[0].rank == 1 &&
+            strcmp(rep.suspects[0].reason, "meets the rule in the newest window only") == 0);
+    rs_straggler_report_fini(&rep);
+
+    m.onset = 0;
+    model_evaluate(st, &m, &rep);
+    T_EQ(named_mask(&rep), 1ull << 1);
+    T_EQ(rep.n_suspects, 0);
+    rs_straggler_report_fini(&rep);
+    t_store_remove(st, dir);
+}
+
 /* since in GPU time: slow from step 37; the host marks each step 1 ms before its GPU starts it
  * (host gap), so since_ns is step 37's start + 1 ms, and since_step the onset itself, not the
  * oldest window's first step. A clear 10% straggler in a long run: confidence >= 0.9. */
@@ -596,6 +629,7 @@ main(void)
     T_RUN(back_to_back_buckets);
     T_RUN(several_stragglers);
     T_RUN(near_threshold);
+    T_RUN(two_ranks);
     T_RUN(since_gpu_time);
     T_RUN(intermittent_kind);
     return T_DONE("query/stragglers");
