@@ -112,7 +112,7 @@ def judge(a, out, ranks, fault, layout, markers, seed, variant):
     verdicts = d["stragglers"].get("stragglers", [])
     expected, causes, onsets, onset_ns, kinds, measured = set(), {}, {}, {}, {}, {}
     with gzip.open(os.path.join(out, "ddp_rank0.json.gz"), "rt") as fh:
-        base = int(re.search(r'"baseTimeNanoseconds":\s*(\d+)', fh.read(4096)).group(1))
+        base = int(re.search(r'"baseTimeNanoseconds":\s*(\d+)', fh.read(1 << 20)).group(1))
     for f in truth["faults"]:
         # a slow link slows every rank's collectives alike: no rank is late (truth.json's note)
         if f.get("straggler_expected") and f["expected_cause"] != "communication":
