@@ -213,8 +213,8 @@ fit_to_short_job(struct ctx *c)
  * (more than OUTLIER_SIGMAS robust spreads, or threshold / 2, above the median of all ranks), so
  * that several slow ranks do not raise each other's reference; the median of all other ranks when
  * fewer than 2 ranks remain (2 ranks: the other one — against the median of all, their mean, a 5%
- * slower GPU among 2 ranks measured 1.0 – 2.5% and went unseen). refs holds every rank's work_ms; devs is
- * scratch of n_ranks. */
+ * slower GPU among 2 ranks measured 1.0 – 2.5% and went unseen). refs holds every rank's work_ms;
+ * devs is scratch of n_ranks. */
 static void
 rank_references(const struct ctx *c, struct window *w, double *refs, double *devs)
 {
