@@ -1,9 +1,9 @@
 /* GPU telemetry in the store: agents send NVML readings keyed by GPU UUID (proto/wire.h struct
  * rs_gpu_sample); the writer files each under the (job, rank) whose collector last reported that
- * UUID, as a series of kind RS_SERIES_GPU (struct rs_gpu_value chunks) — so a job holds only its
- * own GPUs' readings, and retention and job deletion treat them like its other series. Readings
- * of a GPU no rank has reported (no job on it yet, or a server restarted since) are counted and
- * dropped. */
+ * UUID (the same batch's ranks, else the gpu_ranks table, gpu_ranks.c), as a series of kind
+ * RS_SERIES_GPU (struct rs_gpu_value chunks) — so a job holds only its own GPUs' readings, and
+ * retention and job deletion treat them like its other series. Readings of a GPU no stored rank
+ * reports are counted and dropped. */
 #include "storage/keys.h"
 #include "storage/store_int.h"
 
@@ -15,15 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GPU_MAP_SLOTS 8192u /* GPUs remembered: a few thousand nodes of 8 */
-#define GPU_MAP_PROBES 8u
-
-struct rs__gpu_map {
-    uint64_t uuid_hash[GPU_MAP_SLOTS]; /* 0: free */
-    uint64_t job_id[GPU_MAP_SLOTS];
-    uint32_t rank[GPU_MAP_SLOTS];
-};
-
 static _Atomic uint64_t unattributed_total;
 
 static uint64_t
@@ -31,52 +22,6 @@ uuid_hash(const char *uuid)
 {
     uint64_t h = rs_hash_fnv1a64(uuid, strlen(uuid));
     return h ? h : 1;
-}
-
-void
-rs__gpu_map_note(rs_store *s, const char *uuid, uint64_t job_id, uint32_t rank)
-{
-    if (!uuid || !uuid[0])
-        return;
-    if (!s->gpu_map && !(s->gpu_map = calloc(1, sizeof *s->gpu_map)))
-        return; /* a cache: without memory, readings go unattributed */
-    struct rs__gpu_map *m = s->gpu_map;
-    uint64_t h = uuid_hash(uuid);
-    size_t slot = h % GPU_MAP_SLOTS, use = slot;
-    for (unsigned p = 0; p < GPU_MAP_PROBES; p++) {
-        size_t i = (slot + p) % GPU_MAP_SLOTS;
-        if (m->uuid_hash[i] == h || m->uuid_hash[i] == 0) {
-            use = i;
-            break;
-        }
-    }
-    m->uuid_hash[use] = h;
-    m->job_id[use] = job_id;
-    m->rank[use] = rank;
-}
-
-static bool
-map_get(const rs_store *s, const char *uuid, uint64_t *job_id, uint32_t *rank)
-{
-    const struct rs__gpu_map *m = s->gpu_map;
-    uint64_t h = uuid_hash(uuid);
-
-    for (unsigned p = 0; m && p < GPU_MAP_PROBES; p++) {
-        size_t i = (h % GPU_MAP_SLOTS + p) % GPU_MAP_SLOTS;
-        if (m->uuid_hash[i] == h) {
-            *job_id = m->job_id[i];
-            *rank = m->rank[i];
-            return true;
-        }
-    }
-    return false;
-}
-
-void
-rs__gpu_map_fini(rs_store *s)
-{
-    free(s->gpu_map);
-    s->gpu_map = NULL;
 }
 
 uint64_t
@@ -202,18 +147,6 @@ cmp_target(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* True when (job_id, rank) is a stored rank (its job was not deleted meanwhile). */
-static bool
-rank_exists(rs_store_write *w, uint64_t job_id, uint32_t rank)
-{
-    struct rs_key_rank key;
-    MDB_val k = {sizeof key, &key}, v;
-
-    rs__be64_put(key.job_id, job_id);
-    rs__be32_put(key.rank, rank);
-    return mdb_get(w->txn, w->store->ranks, &k, &v) == 0;
-}
-
 /* The ranks of a batch by their GPU's UUID hash, so that each reading finds its rank in log time:
  * a hostile agent's 65,536 readings against 4,096 ranks must not cost 2^28 comparisons. */
 struct batch_gpu {
@@ -228,7 +161,8 @@ cmp_batch_gpu(const void *a, const void *b)
     return x->hash < y->hash ? -1 : x->hash > y->hash;
 }
 
-/* A rank of this batch that reported `uuid` (its identity's GPU), else the map's. */
+/* A rank of this batch that reported `uuid` (its identity's GPU), else the stored map's
+ * (gpu_ranks.c). */
 static bool
 attribute(rs_store_write *w, const struct rs_agent_batch *b, const struct batch_gpu *by_hash,
           size_t n, const char *uuid, uint64_t *job_id, uint32_t *rank)
@@ -246,7 +180,7 @@ attribute(rs_store_write *w, const struct rs_agent_batch *b, const struct batch_
             return true;
         }
     }
-    return map_get(w->store, uuid, job_id, rank) && rank_exists(w, *job_id, *rank);
+    return rs__gpu_rank_get(w->txn, w->store, uuid, job_id, rank) == 0;
 }
 
 int

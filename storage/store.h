@@ -317,13 +317,39 @@ rs_gpu_violation_delta_ns(uint64_t earlier_ns, uint64_t later_ns)
     return (uint64_t)(uint32_t)(later_ns / 1000000u - earlier_ns / 1000000u) * 1000000u;
 }
 
+/* --- straggler verdict history (verdicts.c) ------------------------------------------------ */
+
+/* One time a rank was found a straggler: from the evaluation that raised it (detected_ns, server
+ * clock) to the first one that no longer did (cleared_ns; 0 while active — or when the server
+ * stopped before clearing it). slowdown: the newest evaluation's. */
+struct rs_store_verdict {
+    uint32_t rank;
+    uint64_t detected_ns, cleared_ns;
+    double slowdown;
+};
+
+/* Records what one evaluation found for rank `rank` of `job`: active (a straggler, slowdown > 0)
+ * or not. An active finding continues the rank's newest verdict when that one is not cleared (a
+ * later evaluation, or the first after a restart, which raises it again), else starts one at
+ * now_ns — making room by deleting the rank's oldest beyond RS_VERDICTS_PER_RANK - 1; an
+ * inactive one clears the open verdict at now_ns, if any. Deleting the job removes its verdicts.
+ * Returns 0, RS_E_NOT_FOUND (no such job: deleted meanwhile), -EINVAL (active with a slowdown
+ * that is not a positive number) or a storage error. */
+int rs_store_verdict_note(rs_store_write *w, const char *job, uint32_t rank, bool active,
+                          double slowdown, uint64_t now_ns);
+
+/* The stored verdicts of `job`, by rank then detected_ns. An unknown job has none (0). */
+typedef int (*rs_store_verdict_cb)(void *arg, const struct rs_store_verdict *v);
+int rs_store_verdicts_scan(rs_store_read *r, const char *job, rs_store_verdict_cb cb, void *arg);
+
 /* --- consistency ------------------------------------------------------------------------- */
 
-#define RS_STORE_DBS 14 /* databases of the layout (docs/storage.md) */
+#define RS_STORE_DBS 16 /* databases of the layout (docs/storage.md) */
 
 struct rs_store_check_report {
     uint64_t jobs, ranks, series_chunks, kernel_windows, steps, collectives, strings, batches,
         step_summaries, name_numbers; /* entries seen */
+    uint64_t gpu_ranks, verdicts;     /* entries of the GPU map and the verdict history */
     struct {
         const char *name;     /* "series", "coll_blocks", ... */
         uint64_t bytes;       /* its pages (branch, leaf, overflow) times the page size */
