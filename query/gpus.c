@@ -279,10 +279,21 @@ rs_gpu_summary_json(const struct rs_gpu_summary *s)
                   s->remap_pending, "remap_failed", s->remap_failed, "xids",
                   int_if(s, RS_GPU_XID, s->xids), "last_xid",
                   s->xids ? json_integer(s->last_xid) : json_null()));
-    json_object_set_new(j, "kernels",
-                        s->busy.known ? json_pack("{s:f, s:f}", "busy_share", s->busy.busy_share,
-                                                  "tensor_core_share", s->busy.tensor_share)
-                                      : json_null());
+    const struct rs_gpu_busy *b = &s->busy;
+    json_object_set_new(
+        j, "kernels",
+        b->known ? json_pack("{s:f, s:f, s:s}", "busy_share", b->busy_share, "tensor_core_share",
+                             b->tensor_share, "busy_from",
+                             b->basis == RS_GPU_BUSY_UNION ? "intervals" : "summed_windows")
+                 : json_null());
+    json_object_set_new(j, "kernels_why",
+                        b->why_unknown ? json_string(b->why_unknown) : json_null());
+    json_object_set_new(j, "memory_bound",
+                        json_pack("{s:o, s:I, s:I, s:o}", "share",
+                                  b->memory_known ? json_real(b->memory_share) : json_null(),
+                                  "stall_samples", (json_int_t)b->stall_samples, "memory_samples",
+                                  (json_int_t)b->memory_samples, "why",
+                                  b->why_no_memory ? json_string(b->why_no_memory) : json_null()));
     json_object_set_new(j, "links",
                         json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "pcie_gen",
                                   int_if(s, RS_GPU_PCIE_LINK, s->pcie_gen), "pcie_gen_max",
