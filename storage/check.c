@@ -149,6 +149,32 @@ visit_rank(struct check *c, const MDB_val *k, const MDB_val *v)
         problem(c, "ranks: bad value for rank %u", rs__be32_get(key->rank));
 }
 
+/* A rolled-up GPU window (keys.h RS_SERIES_GPU_WINDOW): one struct rs_gpu_window, of readings
+ * taken in its window (the key's start, a multiple of the rollup window). */
+static void
+visit_gpu_window(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    const struct rs_key_series *key = k->mv_data;
+    struct rs_gpu_window w;
+
+    if (!find_job(c, key->job_id))
+        problem(c, "series: a GPU window of a job that does not exist");
+    if (v->mv_size != sizeof w) {
+        problem(c, "series: %zu-byte GPU window", v->mv_size);
+        return;
+    }
+    memcpy(&w, v->mv_data, sizeof w);
+    if (w.version != RS_GPU_WINDOW_VERSION || w.samples == 0 || w.last_ns < w.first_ns ||
+        w.first_ns < rs__be64_get(key->start_ns) || rs__be32_get(key->uniq) != 0 ||
+        w.n_sm > w.samples || w.n_reasons > w.samples || w.n_power > w.samples) {
+        problem(c, "series: bad GPU window");
+        return;
+    }
+    c->rep->gpu_windows++;
+    c->rep->gpu_window_readings += w.samples;
+    c->rep->gpu_window_entry_bytes += k->mv_size + v->mv_size + NODE_OVERHEAD;
+}
+
 static void
 visit_series(struct check *c, const MDB_val *k, const MDB_val *v)
 {
@@ -173,6 +199,9 @@ visit_series(struct check *c, const MDB_val *k, const MDB_val *v)
     case RS_SERIES_GPU:
         size = sizeof(struct rs_gpu_value);
         break;
+    case RS_SERIES_GPU_WINDOW:
+        visit_gpu_window(c, k, v);
+        return;
     default:
         problem(c, "series: unknown kind %u", key->kind[1]);
         return;

@@ -87,8 +87,8 @@ to_value(const struct rs_gpu_sample *g, struct rs_gpu_value *v)
     v->remap_flags = (uint8_t)((g->remap_pending ? 1 : 0) | (g->remap_failed ? 2 : 0));
 }
 
-static void
-from_value(const struct rs_gpu_value *v, struct rs_gpu_sample *g)
+void
+rs__gpu_value_read(const struct rs_gpu_value *v, struct rs_gpu_sample *g)
 {
     memset(g, 0, sizeof *g);
     g->time_ns = v->time_ns;
@@ -259,7 +259,7 @@ visit_chunk(void *p, const MDB_val *k, const MDB_val *v)
         memcpy(&gv, (const char *)v->mv_data + off, sizeof gv);
         if (gv.time_ns < ctx->t0 || gv.time_ns >= ctx->t1)
             continue;
-        from_value(&gv, &g);
+        rs__gpu_value_read(&gv, &g);
         if ((rc = ctx->cb(ctx->arg, &g)) != 0)
             return rc;
     }
@@ -334,7 +334,7 @@ rs_store_gpu_last(rs_store_read *r, const char *job, uint32_t rank, struct rs_gp
     }
     /* the chunk's newest reading (readings are in time order within a chunk) */
     memcpy(&gv, (const char *)v.mv_data + v.mv_size - sizeof gv, sizeof gv);
-    from_value(&gv, out);
+    rs__gpu_value_read(&gv, out);
 out:
     mdb_cursor_close(c);
     return rc;

@@ -120,6 +120,9 @@ enum rs_series_kind {
     RS_SERIES_MEMCPY = 2,
     RS_SERIES_STALL = 3,
     RS_SERIES_GPU = 4, /* NVML telemetry of the rank's GPU (struct rs_gpu_value, gpu.c) */
+    /* rolled-up NVML telemetry: one struct rs_gpu_window (store.h) per key, the key's start the
+     * window's (a multiple of the rollup window), uniq 0 (gpu_rollup.c) */
+    RS_SERIES_GPU_WINDOW = 5,
 };
 
 /* steps: (job_id, rank, step) -> struct rs_step_value */

@@ -102,8 +102,11 @@ void rs__numbers_committed(rs_store_write *w);
  * 0 or -ENOMEM. */
 int rs__write_note_string(rs_store_write *w, uint64_t fp, uint64_t id);
 
-/* gpu.c — the GPU readings of a batch filed under their ranks. */
+/* gpu.c — the GPU readings of a batch filed under their ranks; a stored reading read back (uuid
+ * NULL). */
 int rs__store_write_gpus(rs_store_write *w, const struct rs_agent_batch *b);
+struct rs_gpu_value;
+void rs__gpu_value_read(const struct rs_gpu_value *v, struct rs_gpu_sample *g);
 
 /* gpu_ranks.c — the table GPU UUID -> the rank that reported it last (keys.h gpu_ranks), kept in
  * the transaction of the rank batches that report UUIDs, so that it survives restarts.

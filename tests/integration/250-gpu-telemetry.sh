@@ -237,4 +237,29 @@ agent_with hung --nvml-library "$FAKE"
 check "NVML hangs 3 s per call: the job's records arrive anyway, well before NVML answers twice" sh -c "
     [ \$(( ($(date +%s%N) - $start_ns) / 1000000 )) -lt 5500 ]"
 check "NVML hangs: records" totals_match hung "$WORK/hung.json"
+
+# Rollups: with the agent stopped (no more readings), the capped job's answer over a fixed range;
+# then a server that keeps 1 s raw folds every reading of these idle jobs into 60 s windows, and
+# the same range answers the same NVML figures from the windows.
+stop "$PID_agent"
+RANGE="since_ns=1&until_ns=$(python3 -c 'import time; print(time.time_ns() + 3600 * 10**9)')"
+curl -s "$HTTP/v1/jobs/capped/gpus?$RANGE" >"$WORK/capped.raw.gpus"
+stop "$PID_server"
+start_server --raw-retention-s 1 --maintenance-s 1
+for _ in $(seq 100); do grep -q RS-ROLLUP-GPU "$WORK/server.log" && break; sleep 0.1; done
+sleep 1 # a second pass: nothing left raw
+"$BIN/rankscope-server" --check --data "$WORK/data" >"$WORK/rollup.check"
+check "rollup: every reading folded into GPU windows, none left raw, the store consistent" sh -c "
+    grep -q RS-ROLLUP-GPU '$WORK/server.log' && grep -q '^check: consistent' '$WORK/rollup.check' &&
+    grep -q '^check: GPU telemetry rollups: [0-9]* windows of [0-9]* readings' '$WORK/rollup.check' &&
+    ! grep -q '^check: GPU telemetry: ' '$WORK/rollup.check'"
+curl -s "$HTTP/v1/jobs/capped/gpus?$RANGE" >"$WORK/capped.rolled.gpus"
+check "rollup: the same NVML figures from the windows as from the readings" python3 -c '
+import json, sys
+a, b = (json.load(open(p))["gpus"] for p in sys.argv[1:3])
+assert len(a) == len(b) == 4, (a, b)
+for x, y in zip(a, b):
+    for k in ("kernels", "kernels_why", "memory_bound"):  # from kernel records: rolled up too
+        x.pop(k), y.pop(k)
+    assert x["samples"] >= 20 and x == y, (x, y)' "$WORK/capped.raw.gpus" "$WORK/capped.rolled.gpus"
 finish
