@@ -299,43 +299,54 @@ rs_store_gpu_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
     return rc == 1 ? 0 : rc;
 }
 
-int
-rs_store_gpu_last(rs_store_read *r, const char *job, uint32_t rank, struct rs_gpu_sample *out)
+/* The value of the newest entry of the (job, rank, kind) that `key` starts with (copied to
+ * out[0..size), which must be a multiple of `unit` long; the last `unit` bytes are taken): 0,
+ * RS_E_NOT_FOUND, RS_E_CORRUPT or a storage error. */
+static int
+newest_of_kind(rs_store_read *r, struct rs_key_series *key, size_t unit, void *out)
 {
-    struct rs_key_series key;
     MDB_cursor *c;
     MDB_val k, v;
-    struct rs_gpu_value gv;
-    int rc = gpu_prefix(r, job, rank, &key);
+    int rc;
 
-    if (rc != 0)
-        return rc;
     /* the first key after the series, then one back */
-    memset(key.start_ns, 0xff, sizeof key.start_ns);
-    memset(key.uniq, 0xff, sizeof key.uniq);
+    memset(key->start_ns, 0xff, sizeof key->start_ns);
+    memset(key->uniq, 0xff, sizeof key->uniq);
     if ((rc = mdb_cursor_open(r->txn, r->store->series, &c)) != 0)
         return rs__store_err(rc);
-    k = (MDB_val){sizeof key, &key};
+    k = (MDB_val){sizeof *key, key};
     rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
     rc = rc == 0              ? mdb_cursor_get(c, &k, &v, MDB_PREV)
          : rc == MDB_NOTFOUND ? mdb_cursor_get(c, &k, &v, MDB_LAST)
                               : rc;
-    if (rc != 0) {
+    if (rc != 0)
         rc = rs__store_err(rc);
-        goto out;
-    }
-    if (k.mv_size != sizeof key || memcmp(k.mv_data, &key, RS_KEY_KIND_PREFIX) != 0) {
+    else if (k.mv_size != sizeof *key || memcmp(k.mv_data, key, RS_KEY_KIND_PREFIX) != 0)
         rc = RS_E_NOT_FOUND;
-        goto out;
-    }
-    if (v.mv_size < sizeof gv || v.mv_size % sizeof gv != 0) {
+    else if (v.mv_size < unit || v.mv_size % unit != 0)
         rc = RS_E_CORRUPT;
-        goto out;
-    }
-    /* the chunk's newest reading (readings are in time order within a chunk) */
-    memcpy(&gv, (const char *)v.mv_data + v.mv_size - sizeof gv, sizeof gv);
-    rs__gpu_value_read(&gv, out);
-out:
+    else /* a chunk's newest reading is its last (readings are in time order within a chunk) */
+        memcpy(out, (const char *)v.mv_data + v.mv_size - unit, unit);
     mdb_cursor_close(c);
+    return rc;
+}
+
+int
+rs_store_gpu_last(rs_store_read *r, const char *job, uint32_t rank, struct rs_gpu_sample *out)
+{
+    struct rs_key_series key;
+    struct rs_gpu_value gv;
+    struct rs_gpu_window w;
+    int rc = gpu_prefix(r, job, rank, &key);
+
+    if (rc != 0 || (rc = newest_of_kind(r, &key, sizeof gv, &gv)) != RS_E_NOT_FOUND) {
+        if (rc == 0)
+            rs__gpu_value_read(&gv, out);
+        return rc;
+    }
+    /* every reading rolled up: the newest window stands for them */
+    rs__be16_put(key.kind, RS_SERIES_GPU_WINDOW);
+    if ((rc = newest_of_kind(r, &key, sizeof w, &w)) == 0)
+        rs__gpu_window_as_sample(&w, out);
     return rc;
 }

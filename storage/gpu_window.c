@@ -194,6 +194,45 @@ rs_gpu_window_merge(struct rs_gpu_window *into, const struct rs_gpu_window *late
     }
 }
 
+void
+rs__gpu_window_as_sample(const struct rs_gpu_window *w, struct rs_gpu_sample *g)
+{
+    memset(g, 0, sizeof *g);
+    g->time_ns = w->last_ns;
+    g->present = w->present;
+    g->sm_clock_mhz = (uint32_t)(w->n_sm ? w->sum_sm_mhz / w->n_sm : 0);
+    g->sm_clock_max_mhz = w->sm_max_mhz;
+    g->mem_clock_mhz = (uint32_t)(w->n_mem ? w->sum_mem_mhz / w->n_mem : 0);
+    g->mem_clock_max_mhz = w->mem_max_mhz;
+    for (int b = 0; b < RS_GPU_WINDOW_REASON_BITS; b++)
+        if (2ull * w->reason_hits[b] > w->n_reasons)
+            g->clock_reasons |= 1ull << b;
+    g->power_violation_ns = w->viol_last[0];
+    g->thermal_violation_ns = w->viol_last[1];
+    g->power_mw = (uint32_t)(w->n_power ? w->sum_power_mw / w->n_power : 0);
+    g->power_limit_mw = w->power_limit_mw;
+    g->temperature_c = (uint32_t)(w->n_temp ? w->sum_temp_c / w->n_temp : 0);
+    g->util_gpu_pct = (uint32_t)(w->n_util ? w->sum_util_gpu / w->n_util : 0);
+    g->util_mem_pct = (uint32_t)(w->n_util ? w->sum_util_mem / w->n_util : 0);
+    g->mem_used_bytes = (uint64_t)w->mem_used_max_mib << 20;
+    g->mem_total_bytes = (uint64_t)w->mem_total_mib << 20;
+    g->ecc_corrected = w->ecc_last[0];
+    g->ecc_uncorrected = w->ecc_last[1];
+    g->remapped_correctable = w->remapped[0];
+    g->remapped_uncorrectable = w->remapped[1];
+    g->remap_pending = w->remap_pending;
+    g->remap_failed = w->remap_failed;
+    g->xid_count = (uint32_t)(w->xids > UINT32_MAX ? UINT32_MAX : w->xids);
+    g->last_xid = w->last_xid;
+    g->pcie_gen = w->pcie_gen_min;
+    g->pcie_gen_max = w->pcie_gen_max;
+    g->pcie_width = w->pcie_width_min;
+    g->pcie_width_max = w->pcie_width_max;
+    g->pcie_replay = (uint32_t)w->replay_last;
+    g->nvlink_up = w->nvlink_up_min;
+    g->nvlink_errors = w->nvlink_err_last;
+}
+
 /* ---- the scan ------------------------------------------------------------------------------ */
 
 struct windows_ctx {

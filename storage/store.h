@@ -305,7 +305,9 @@ typedef int (*rs_store_gpu_cb)(void *arg, const struct rs_gpu_sample *s);
 int rs_store_gpu_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
                       rs_store_gpu_cb cb, void *arg);
 
-/* The newest reading of one rank's GPU; RS_E_NOT_FOUND when it has none (or the job is unknown). */
+/* The newest reading of one rank's GPU — once all its readings are rolled up, its newest window
+ * as one reading (the window's means, its majority reason bits, its counters' last values, at its
+ * last reading's time); RS_E_NOT_FOUND when it has none (or the job is unknown). */
 int rs_store_gpu_last(rs_store_read *r, const char *job, uint32_t rank, struct rs_gpu_sample *out);
 
 /* Readings dropped since the process started because no rank had reported their GPU. */

@@ -107,6 +107,10 @@ int rs__write_note_string(rs_store_write *w, uint64_t fp, uint64_t id);
 int rs__store_write_gpus(rs_store_write *w, const struct rs_agent_batch *b);
 struct rs_gpu_value;
 void rs__gpu_value_read(const struct rs_gpu_value *v, struct rs_gpu_sample *g);
+/* gpu_window.c — a rolled-up window as one reading (uuid NULL) taken at its last reading's time:
+ * the means of its clocks, power, utilisation and temperature, the reason bits set in most of its
+ * readings, its largest memory use, lowest link state, and its counters' last values. */
+void rs__gpu_window_as_sample(const struct rs_gpu_window *w, struct rs_gpu_sample *g);
 
 /* gpu_ranks.c — the table GPU UUID -> the rank that reported it last (keys.h gpu_ranks), kept in
  * the transaction of the rank batches that report UUIDs, so that it survives restarts.

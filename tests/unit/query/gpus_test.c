@@ -171,6 +171,14 @@ rollup_answers_the_same(void)
     T_EQ(all.nvlink_up, 16);
     T_EQ(all.ecc_uncorrected, 5);
 
+    struct rs_gpu_sample last;
+    rs_store_read *r;
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_gpu_last(r, "job", 0, &last), 0);
+    rs_store_read_end(r);
+    T_EQ(last.time_ns, reading(599).time_ns);
+    T_EQ(last.sm_clock_mhz, reading(599).sm_clock_mhz);
+
     struct rs_store_rollup ru = rollup(st, 7); /* 7 a transaction: windows merge across steps */
     T_EQ(ru.gpu_readings, 600);
     T_EQ(rs_store_check(st, &rep), 0);
@@ -181,6 +189,18 @@ rollup_answers_the_same(void)
     struct rs_gpu_summary minutes2 = summary(st, T0 + 120 * S, T0 + 420 * S);
     same(&all, &all2);
     same(&minutes, &minutes2);
+    /* the newest "reading" is now the last minute's window: its means, its majority reasons */
+    uint64_t sm = 0;
+    for (uint64_t i = 540; i < 600; i++)
+        sm += reading(i).sm_clock_mhz;
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_gpu_last(r, "job", 0, &last), 0);
+    rs_store_read_end(r);
+    T_EQ(last.time_ns, reading(599).time_ns);
+    T_EQ(last.sm_clock_mhz, sm / 60);
+    T_EQ(last.clock_reasons, RS_GPU_REASON_SW_POWER_CAP);
+    T_EQ(last.ecc_corrected, reading(599).ecc_corrected);
+    T_EQ(last.pcie_width, 16);
     /* not whole minutes: the windows that start in the range, whole */
     T_EQ(summary(st, T0 + 30 * S, T0 + 90 * S).samples, 60);
 
