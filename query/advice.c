@@ -1,5 +1,6 @@
-/* The advisor's driver (advice.h): each rank's findings over its last steps, kept above the noise
- * threshold, merged per kind across ranks, the job's load imbalance, ranked by estimated cost. */
+/* The advisor's driver (advice.h): each rank's findings over its last steps (and its GPU's memory
+ * telemetry), kept above the noise threshold, merged per kind across ranks, the job's load
+ * imbalance, ranked by estimated cost. */
 #include "query/advice.h"
 
 #include "common/error.h"
@@ -104,6 +105,9 @@ rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_
         goto fail;
     a->steps_source = rs_steps_source(ranks, n_ranks);
     a->ranks = n_ranks;
+    if ((rc = rs__advice_memory(r, job, ranks, n_ranks, a)) != 0)
+        goto fail;
+    rc = -ENOMEM;
     /* the slowest rank's compute: the others wait for it inside their collectives */
     double max_compute = 0;
     for (size_t i = 0; i < n_ranks; i++) {
@@ -125,6 +129,7 @@ rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_
         if ((rc = rs__advice_rank(r, job, rk, per, &a->stalls_seen, &no_kernels)) != 0)
             goto fail;
         a->ranks_without_kernels += no_kernels;
+        rs__advice_batch_rank(a, &per[RS_ADVICE_BATCH_SIZE]);
         exposed_not_waiting(&per[RS_ADVICE_EXPOSED_COMM], max_compute - compute[i]);
         for (int k = 0; k < RS_ADVICE_KIND_COUNT; k++) {
             if (!above_noise(&per[k])) {

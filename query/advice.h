@@ -33,6 +33,7 @@ enum rs_advice_kind {
     RS_ADVICE_EXPOSED_COMM,   /* NCCL time not overlapped with compute */
     RS_ADVICE_MEMORY_BOUND,   /* kernels stalled on memory (PC sampling) */
     RS_ADVICE_LOAD_IMBALANCE, /* one rank computes longer than the others per step */
+    RS_ADVICE_BATCH_SIZE,     /* GPU memory free and the GPU idles: a larger batch amortizes it */
     RS_ADVICE_KIND_COUNT
 };
 
@@ -62,6 +63,11 @@ struct rs_advice {
     bool stalls_seen;             /* PC-sampling samples in the window */
     size_t ranks_without_kernels; /* ranks whose steps have no kernel records (summarized or
                                      rolled up): no timeline findings there */
+    /* GPU memory telemetry (NVML, query/gpus.h) over the steps analysed, for batch_size */
+    size_t ranks_with_memory;       /* ranks whose GPU sent memory readings */
+    uint32_t fullest_rank;          /* the rank whose GPU has the least room */
+    double fullest_used_mib, fullest_total_mib;
+    uint32_t batch_factor; /* the batch multiple that fits on every GPU (0: not even 2) */
 };
 
 /* The findings of `job` over each rank's last `last_steps` steps (RS_ADVICE_STEPS when 0). A job
