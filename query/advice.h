@@ -64,8 +64,8 @@ struct rs_advice {
     size_t ranks_without_kernels; /* ranks whose steps have no kernel records (summarized or
                                      rolled up): no timeline findings there */
     /* GPU memory telemetry (NVML, query/gpus.h) over the steps analysed, for batch_size */
-    size_t ranks_with_memory;       /* ranks whose GPU sent memory readings */
-    uint32_t fullest_rank;          /* the rank whose GPU has the least room */
+    size_t ranks_with_memory; /* ranks whose GPU sent memory readings */
+    uint32_t fullest_rank;    /* the rank whose GPU has the least room */
     double fullest_used_mib, fullest_total_mib;
     uint32_t batch_factor; /* the batch multiple that fits on every GPU (0: not even 2) */
 };

@@ -1,8 +1,9 @@
 /* The advisor's batch-size finding (advice_int.h): GPU memory telemetry (NVML readings, gpus.h)
  * says how much larger a batch fits; the steps say how much of each step the GPU idles for
  * per-step reasons (launch pace, host synchronizations: a larger batch makes the kernels longer,
- * not more numerous; advice_rank.c measures that idle on the rank's timeline). Never on a job whose fullest GPU has no room for twice its batch, nor
- * without readings: advice_json.c lists those under `skipped`. */
+ * not more numerous; advice_rank.c measures that idle on the rank's timeline). Never on a job whose
+ * fullest GPU has no room for twice its batch, nor without readings: advice_json.c lists those
+ * under `skipped`. */
 #include "query/advice_int.h"
 
 #include "common/error.h"

@@ -351,7 +351,8 @@ skipped_why(const struct rs_advice *a, const char *kind)
     size_t i;
     const char *found = NULL;
 
-    json_array_foreach(json_object_get(doc, "skipped"), i, x) {
+    json_array_foreach(json_object_get(doc, "skipped"), i, x)
+    {
         if (strcmp(json_string_value(json_object_get(x, "kind")), kind) == 0) {
             snprintf(why, sizeof why, "%s", json_string_value(json_object_get(x, "why")));
             found = why;
@@ -388,7 +389,8 @@ batch_size(void)
     const struct rs_advice_finding *f;
     struct rs_advice *a;
 
-    a = advice_of(&(struct job_spec){.job = "roomy", .world = 1, .markers = true, .mem_used_mib = 10000}, 1);
+    a = advice_of(
+        &(struct job_spec){.job = "roomy", .world = 1, .markers = true, .mem_used_mib = 10000}, 1);
     T_CHECK((f = find(a, RS_ADVICE_BATCH_SIZE)) != NULL);
     if (f) {
         T_CHECK(near(f->cost_ns, 170.0 * 5 / 6));
@@ -401,29 +403,33 @@ batch_size(void)
     json_t *doc = rs_advice_json("roomy", a), *x;
     size_t i;
     bool said = false;
-    json_array_foreach(json_object_get(doc, "findings"), i, x) {
+    json_array_foreach(json_object_get(doc, "findings"), i, x)
+    {
         if (strcmp(json_string_value(json_object_get(x, "kind")), "batch_size") == 0)
-            said = json_real_value(json_object_get(json_object_get(x, "seen"), "batch_factor")) ==
-                       6 &&
-                   json_object_get(json_object_get(x, "seen"), "memory_used_mib") != NULL;
+            said =
+                json_real_value(json_object_get(json_object_get(x, "seen"), "batch_factor")) == 6 &&
+                json_object_get(json_object_get(x, "seen"), "memory_used_mib") != NULL;
     }
     T_CHECK(said);
     json_decref(doc);
     rs_advice_free(a);
 
     /* 30,000 MiB: twice fits (2.13x), 170 x 1/2 = 85 us is 4.3% of the step: noise */
-    a = advice_of(&(struct job_spec){.job = "half", .world = 1, .markers = true, .mem_used_mib = 30000}, 1);
+    a = advice_of(
+        &(struct job_spec){.job = "half", .world = 1, .markers = true, .mem_used_mib = 30000}, 1);
     T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE) && a->batch_factor == 2);
     T_CHECK(skipped_why(a, "batch_size") == NULL);
     rs_advice_free(a);
 
     /* near full: 40,000 MiB (1.6x) and 70,000: never, and said why with the numbers */
-    a = advice_of(&(struct job_spec){.job = "full", .world = 1, .markers = true, .mem_used_mib = 70000}, 1);
+    a = advice_of(
+        &(struct job_spec){.job = "full", .world = 1, .markers = true, .mem_used_mib = 70000}, 1);
     T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE) && a->batch_factor == 0);
     const char *why = skipped_why(a, "batch_size");
     T_CHECK(why && strstr(why, "memory near full: rank 0's GPU used 70000 of 80000 MiB (88%)"));
     rs_advice_free(a);
-    a = advice_of(&(struct job_spec){.job = "full", .world = 1, .markers = true, .mem_used_mib = 40000}, 1);
+    a = advice_of(
+        &(struct job_spec){.job = "full", .world = 1, .markers = true, .mem_used_mib = 40000}, 1);
     T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE) && skipped_why(a, "batch_size"));
     rs_advice_free(a);
 
@@ -432,26 +438,34 @@ batch_size(void)
     T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE) && a->ranks_with_memory == 0);
     T_CHECK((why = skipped_why(a, "batch_size")) && strstr(why, "no GPU memory telemetry"));
     rs_advice_free(a);
-    a = advice_of(&(struct job_spec){.job = "clocks", .world = 1, .markers = true, .no_memory = true}, 1);
+    a = advice_of(
+        &(struct job_spec){.job = "clocks", .world = 1, .markers = true, .no_memory = true}, 1);
     T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE) && a->ranks_with_memory == 0);
     rs_advice_free(a);
 
     /* a clean job with room: nothing idles, nothing to say */
-    a = advice_of(&(struct job_spec){.job = "clean", .world = 1, .markers = true, .clean = true, .mem_used_mib = 10000}, 1);
+    a = advice_of(
+        &(struct job_spec){
+            .job = "clean", .world = 1, .markers = true, .clean = true, .mem_used_mib = 10000},
+        1);
     T_EQ(a->n, 0);
     rs_advice_free(a);
 
     /* two ranks: the fullest GPU sets the multiple; one near full stops it for the job */
-    a = advice_of((struct job_spec[]){{.job = "two", .world = 2, .markers = true, .mem_used_mib = 10000},
-                                      {.job = "two", .rank = 1, .world = 2, .markers = true, .mem_used_mib = 20000}},
-                  2);
+    a = advice_of(
+        (struct job_spec[]){
+            {.job = "two", .world = 2, .markers = true, .mem_used_mib = 10000},
+            {.job = "two", .rank = 1, .world = 2, .markers = true, .mem_used_mib = 20000}},
+        2);
     T_CHECK((f = find(a, RS_ADVICE_BATCH_SIZE)) && f->ranks == 2 && f->seen[3] == 3 &&
             f->seen[0] == 20000 && near(f->cost_ns, 170.0 * 2 / 3));
     T_EQ(a->ranks_with_memory, 2);
     rs_advice_free(a);
-    a = advice_of((struct job_spec[]){{.job = "two", .world = 2, .markers = true, .mem_used_mib = 10000},
-                                      {.job = "two", .rank = 1, .world = 2, .markers = true, .mem_used_mib = 50000}},
-                  2);
+    a = advice_of(
+        (struct job_spec[]){
+            {.job = "two", .world = 2, .markers = true, .mem_used_mib = 10000},
+            {.job = "two", .rank = 1, .world = 2, .markers = true, .mem_used_mib = 50000}},
+        2);
     T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE));
     T_CHECK((why = skipped_why(a, "batch_size")) && strstr(why, "rank 1's GPU used 50000"));
     rs_advice_free(a);
