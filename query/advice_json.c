@@ -189,11 +189,12 @@ rs_advice_json(const char *job, const struct rs_advice *a)
         json_decref(skipped);
         return NULL;
     }
-    return json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:I, s:o, s:o}", "job", job,
-                     "steps_source", a->steps_source, "ranks", (json_int_t)a->ranks,
-                     "ranks_with_steps", (json_int_t)a->ranks_with_steps, "steps_analysed",
-                     (json_int_t)a->steps_analysed, "median_step_ms",
-                     (double)a->median_step_ns / 1e6, "min_share", RS_ADVICE_MIN_SHARE,
-                     "min_cost_ms", (double)RS_ADVICE_MIN_COST_NS / 1e6, "below_threshold",
-                     (json_int_t)a->below_threshold, "findings", list, "skipped", skipped);
+    return json_pack(
+        "{s:s, s:o, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:I, s:o, s:o}", "job", job, "rank",
+        a->rank == RS_ADVICE_ALL_RANKS ? json_null() : json_integer((json_int_t)a->rank),
+        "steps_source", a->steps_source, "ranks", (json_int_t)a->ranks, "ranks_with_steps",
+        (json_int_t)a->ranks_with_steps, "steps_analysed", (json_int_t)a->steps_analysed,
+        "median_step_ms", (double)a->median_step_ns / 1e6, "min_share", RS_ADVICE_MIN_SHARE,
+        "min_cost_ms", (double)RS_ADVICE_MIN_COST_NS / 1e6, "below_threshold",
+        (json_int_t)a->below_threshold, "findings", list, "skipped", skipped);
 }

@@ -181,7 +181,7 @@ run_query(struct rs_work *req)
         q->rc = rs_query_steps(r, q->job, (size_t)q->p.limit, &q->result);
         break;
     case Q_ADVICE:
-        q->rc = rs_query_advice_json(r, q->job, (size_t)q->p.limit, &q->result);
+        q->rc = rs_query_advice_json(r, q->job, (size_t)q->p.limit, q->p.rank, &q->result);
         break;
     case Q_STRAGGLERS: {
         struct rs_straggler_options o;
@@ -527,7 +527,8 @@ static const struct job_endpoint job_endpoints[] = {
     {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/gpus", Q_GPUS, {RANGE(""), UINT("window_s", limit, 300, 1, 86400 * 365)}},
-    {"/advice", Q_ADVICE, {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000)}},
+    {"/advice", Q_ADVICE,
+     {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000), UINT("rank", rank, ALL_RANKS, 0, MAX_RANK)}},
     {"/hangs", Q_HANGS, {{0}}},
     {"/heatmap",
      Q_HEATMAP,

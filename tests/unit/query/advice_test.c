@@ -308,6 +308,20 @@ imbalance(void)
     T_CHECK((f = find(a, RS_ADVICE_INPUT)) && f->rank == 0 && f->ranks == 1);
     T_CHECK((f = find(a, RS_ADVICE_FP32_GEMM)) && f->ranks == 2);
     rs_advice_free(a);
+    /* one rank's findings: rank 0 has the input idle, not the imbalance (rank 1's) */
+    T_OK(rs_query_advice_rank(r, "two", 0, 0, &a));
+    T_CHECK((f = find(a, RS_ADVICE_INPUT)) && f->rank == 0);
+    T_CHECK(!find(a, RS_ADVICE_LOAD_IMBALANCE) && a->ranks_with_steps == 1 && a->rank == 0);
+    for (size_t i = 0; i < a->n; i++)
+        T_EQ(a->findings[i].rank, 0);
+    rs_advice_free(a);
+    T_OK(rs_query_advice_rank(r, "two", 0, 1, &a));
+    T_CHECK((f = find(a, RS_ADVICE_LOAD_IMBALANCE)) && f->rank == 1 && !find(a, RS_ADVICE_INPUT));
+    json_t *doc = rs_advice_json("two", a);
+    T_EQ(json_integer_value(json_object_get(doc, "rank")), 1);
+    json_decref(doc);
+    rs_advice_free(a);
+    T_EQ(rs_query_advice_rank(r, "two", 0, 7, &a), RS_E_NOT_FOUND);
     rs_store_read_end(r);
     t_store_remove(st, dir);
 }
