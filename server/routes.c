@@ -254,6 +254,12 @@ query_done(struct rs_work *req, int status)
         rs_evaluator_annotate(q->srv->evaluator, q->job, q->p.since_ns, &q->stragglers,
                               q->result) != 0)
         q->rc = -ENOMEM;
+    if (status == 0 && q->rc == 0 && q->kind == Q_HANGS && /* the watch's raised and cleared */
+        json_object_set_new(q->result, "history",
+                            rs_hang_watch_history_json(q->srv->hang_watch, q->job)) != 0) {
+        json_decref(q->result);
+        q->rc = -ENOMEM;
+    }
     if (status == 0 && q->rc == 0 && q->bytes)
         rs_http_respond(q->conn, 200, q->content_type, (const char *)q->bytes, q->n_bytes);
     else if (q->rc == RS_E_TOO_BIG)

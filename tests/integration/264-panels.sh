@@ -114,4 +114,13 @@ rc=$?
 kill "$HUNG" 2>/dev/null
 wait "$HUNG" 2>/dev/null
 browser_checks "$WORK/browser.out" "$rc" 9 "$OUT"
+check "hangs: the history keeps the cleared hang (raised, cleared, rank 2 never arrived)" python3 -c '
+import json, sys, urllib.request
+d = json.load(urllib.request.urlopen(sys.argv[1] + "/v1/jobs/hung/hangs"))
+assert d["hangs"] == [], d["hangs"]
+(e,) = d["history"]
+assert e["op"] == "AllReduce" and e["seq"] == 80 and e["never_arrived"] == [2] and e["waiting"] == 3, e
+assert e["since_ns"] <= e["raised_ns"] < e["cleared_ns"], e
+o = json.load(urllib.request.urlopen(sys.argv[1] + "/v1/jobs/capped/hangs"))
+assert o["history"] == [], o' "$HTTP"
 finish

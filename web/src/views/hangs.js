@@ -1,55 +1,13 @@
 // Hangs (GET /v1/jobs/{job}/hangs, docs/analysis.md "Hangs"): a banner above every view of a job
 // while one of its NCCL operations hangs — communicator, op, seq, since when, the ranks waiting
 // and the ranks that never arrived with their host and GPU — and the hangs view: the open hangs in
-// full and the history of those this browser tab saw raised and cleared (the server answers open
-// hangs only; the history is kept in sessionStorage, per job, for this tab).
+// full and their history (the answer's `history`: what the server's hang watch raised and cleared
+// since the server started).
 import { jobPath } from '../api.js';
 import { fill, h, table } from '../dom.js';
 import { seconds, time } from '../format.js';
 import { href } from '../route.js';
 
-const HISTORY_MAX = 200;
-const historyKey = (job) => `rankscope.hangs.${job}`;
-const hangKey = (x) => `${x.comm}|${x.op}|${x.seq}`;
-
-function loadHistory(job) {
-    try {
-        const v = JSON.parse(sessionStorage.getItem(historyKey(job)) || '[]');
-        return Array.isArray(v) ? v : [];
-    } catch {
-        return [];
-    }
-}
-
-// Records what the answer `d` says against what this tab saw before: new hangs raised, those gone
-// cleared (at the time this tab noticed). Returns the history, newest first.
-function noteHangs(job, d) {
-    const now = Date.now() * 1e6;
-    const hist = loadHistory(job);
-    const open = new Map((d.hangs || []).map((x) => [hangKey(x), x]));
-    for (const e of hist) {
-        if (e.cleared_ns) continue;
-        if (open.has(e.key)) {
-            const x = open.get(e.key);
-            e.waiting = x.waiting.map((w) => w.rank);
-            e.missing = x.never_arrived.map((w) => w.rank);
-            open.delete(e.key);
-        } else {
-            e.cleared_ns = now;
-        }
-    }
-    for (const [key, x] of open) {
-        hist.unshift({ key, comm: x.comm, op: x.op, seq: x.seq, since_ns: x.since_ns, seen_ns: now,
-            cleared_ns: null, waiting: x.waiting.map((w) => w.rank), missing: x.never_arrived.map((w) => w.rank) });
-    }
-    hist.length = Math.min(hist.length, HISTORY_MAX);
-    try {
-        sessionStorage.setItem(historyKey(job), JSON.stringify(hist));
-    } catch { /* storage full or off: the history lasts as long as the view */ }
-    return hist;
-}
-
-const rankList = (list) => list.map((w, i) => [i ? ', ' : '', `rank ${w.rank}`]);
 const forHow = (sinceNs) => seconds(Math.max(0, (Date.now() * 1e6 - sinceNs) / 1e9));
 
 function whoText(w) {
@@ -71,7 +29,6 @@ function hangBanner(job, d) {
 // The banner above a job's views: el is filled while a hang is open, emptied when it clears.
 export function watchHangs(el, job, poller) {
     poller.watch(jobPath(job, 'hangs'), (d) => {
-        noteHangs(job, d);
         fill(el, hangBanner(job, d));
     }, () => fill(el)); // no answer: no banner (the view itself reports API errors)
 }
@@ -96,15 +53,16 @@ export function mountHangs(main, route, poller) {
     fill(main, h('h1', null, 'Hangs: ', h('span', { class: 'job-name' }, job)),
         h('h2', null, 'Open'), openEl,
         h('h2', null, 'History'),
-        h('p', { class: 'meta' }, 'Hangs this browser tab saw while it watched the job (the server reports open hangs and logs RS-HANG-RAISED / RS-HANG-CLEARED; cleared at: when this tab noticed).'),
+        h('p', { class: 'meta' }, 'The hangs the server\'s hang watch raised since the server started (raised: when the watch first found it; cleared: when it found it gone).'),
         histEl);
     poller.watch(jobPath(job, 'hangs'), (d) => {
-        const hist = noteHangs(job, d);
+        const hist = d.history || [];
         fill(openEl, d.hangs?.length ? d.hangs.map(openHang) : h('p', { class: 'none' }, '✓ No open hang.'),
             d.malformed_statuses ? h('p', null, `${d.malformed_statuses} in-flight reports could not be read.`) : null);
-        fill(histEl, hist.length ? table(null, ['op', 'seq', 'communicator', 'since', 'seen', 'cleared', 'waiting', 'never arrived'],
-            hist.map((e) => [e.op, String(e.seq), h('code', null, e.comm), time(e.since_ns), time(e.seen_ns),
-                e.cleared_ns ? time(e.cleared_ns) : h('strong', null, '⛔ open'), e.waiting.join(', '), e.missing.join(', ') || '–']),
-            { class: 'hang-history' }) : h('p', null, 'None seen.'));
+        fill(histEl, hist.length ? table(null, ['op', 'seq', 'communicator', 'since', 'raised', 'cleared', 'ranks waiting', 'never arrived'],
+            hist.map((e) => [e.op, String(e.seq), h('code', null, e.comm), time(e.since_ns), time(e.raised_ns),
+                e.cleared_ns ? time(e.cleared_ns) : h('strong', null, '⛔ open'), `${e.waiting} of ${e.comm_size}`,
+                e.never_arrived.join(', ') + (e.never_arrived_count > e.never_arrived.length ? ` (+${e.never_arrived_count - e.never_arrived.length})` : '') || '–']),
+            { class: 'hang-history' }) : h('p', null, 'None since the server started (or its hang watch is off: --hang-check-ms 0).'));
     });
 }
