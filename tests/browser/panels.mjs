@@ -40,7 +40,7 @@ await check('hangs view: the open hang in full (never arrived: rank 2; waiting 0
     const missing = await page.$$eval('#hangs-open table.never-arrived tbody tr', (r) => r.map((x) => x.cells[0].innerText));
     const waiting = await page.$$eval('#hangs-open table.waiting tbody tr', (r) => r.map((x) => x.cells[0].innerText));
     assert(missing.join() === '2' && waiting.join() === '0,1,3', `${missing} / ${waiting}`);
-    await until(page, () => /⛔ open/.test(document.querySelector('#hangs-history')?.innerText || '')); // the watch's tick
+    await until(page, () => /⚠ open/.test(document.querySelector('#hangs-history')?.innerText || '')); // the watch's tick
     assert(await page.evaluate(() => document.querySelector('nav a[aria-current="page"]')?.innerText === 'Hangs'), 'nav');
 });
 
@@ -87,14 +87,14 @@ await check('GPU panel, rank view: ?rank=2 shows rank 2\'s GPU in full and marks
 
 await check('fleet: GPUs ranked by straggling, capped\'s rank 2 GPU first; hosts; deep link ?show=hosts', page, async () => {
     const f = await api('/v1/gpus');
+    await open(page, '#/fleet?show=hosts');
+    await until(page, () => document.querySelector('#fleet-hosts tbody tr'));
+    assert((await text(page, '#fleet-hosts')).includes('sim-node-000'), 'no host');
     await open(page, '#/fleet');
     await until(page, () => document.querySelector('#fleet-gpus tbody tr'));
     const first = await page.$eval('#fleet-gpus tbody tr', (r) => r.innerText);
     assert(first.includes(f.gpus[0].gpu_uuid) && f.gpus[0].gpu_uuid.endsWith('000000000002') && first.includes(f.gpus[0].summary), first);
-    assert(await page.$('#fleet-gpus tbody tr .badge.bad'), 'the straggling GPU is not marked');
-    await open(page, '#/fleet?show=hosts');
-    await until(page, () => document.querySelector('#fleet-hosts tbody tr'));
-    assert((await text(page, '#fleet-hosts')).includes('sim-node-000'), 'no host');
+    assert(await page.$('#fleet-gpus tbody tr:first-child .badge.bad'), 'the straggling GPU is not marked');
 });
 
 await check('advice panel: the API\'s findings in its order, the top one first with its cost and change', page, async () => {

@@ -5,10 +5,9 @@
 // since the server started).
 import { jobPath } from '../api.js';
 import { fill, h, table } from '../dom.js';
-import { seconds, time } from '../format.js';
+import { time } from '../format.js';
 import { href } from '../route.js';
 
-const forHow = (sinceNs) => seconds(Math.max(0, (Date.now() * 1e6 - sinceNs) / 1e9));
 
 function whoText(w) {
     return [`rank ${w.rank} (host `, h('span', { class: 'host' }, w.host || '?'), ', GPU ', h('span', { class: 'gpu' }, w.gpu_uuid || '?'), ')'];
@@ -18,8 +17,8 @@ function hangBanner(job, d) {
     if (!d.hangs?.length) return null;
     return h('div', { class: 'banner bad hang', id: 'hang-banner', role: 'alert' }, d.hangs.map((x) =>
         h('div', { class: 'hang', 'data-op': x.op, 'data-seq': x.seq },
-            h('strong', null, `⛔ Hang: ${x.op} seq ${x.seq}`), ' on communicator ', h('code', null, x.comm),
-            ` since ${time(x.since_ns)} (${forHow(x.since_ns)}): ${x.waiting.length} of ${x.comm_size} ranks waiting; `,
+            h('strong', null, `⚠ Hang: ${x.op} seq ${x.seq}`), ' on communicator ', h('code', null, x.comm),
+            ` in flight since ${time(x.since_ns)}: ${x.waiting.length} of ${x.comm_size} ranks waiting; `,
             x.never_arrived.length ? ['never arrived: ', x.never_arrived.map((w, i) =>
                 h('span', { class: 'missing-rank', 'data-rank': w.rank }, i ? '; ' : '', whoText(w)))] : 'every known member started it',
             x.never_arrived_unknown ? ` (+${x.never_arrived_unknown} members not known by rank)` : '',
@@ -36,7 +35,7 @@ export function watchHangs(el, job, poller) {
 function openHang(x) {
     return h('section', { class: 'hang-detail', 'data-seq': x.seq },
         h('h3', null, `${x.op} seq ${x.seq} on `, h('code', null, x.comm)),
-        h('p', null, `In flight since ${time(x.since_ns)} (${forHow(x.since_ns)}); communicator of ${x.comm_size} ranks.`),
+        h('p', null, `In flight since ${time(x.since_ns)}; communicator of ${x.comm_size} ranks.`),
         table('Never arrived (did not start it)', ['rank', 'host', 'GPU'],
             x.never_arrived.map((w) => [String(w.rank), h('span', { class: 'host' }, w.host || '?'), h('span', { class: 'gpu' }, w.gpu_uuid || '?')]),
             { class: 'never-arrived' }),
@@ -61,7 +60,7 @@ export function mountHangs(main, route, poller) {
             d.malformed_statuses ? h('p', null, `${d.malformed_statuses} in-flight reports could not be read.`) : null);
         fill(histEl, hist.length ? table(null, ['op', 'seq', 'communicator', 'since', 'raised', 'cleared', 'ranks waiting', 'never arrived'],
             hist.map((e) => [e.op, String(e.seq), h('code', null, e.comm), time(e.since_ns), time(e.raised_ns),
-                e.cleared_ns ? time(e.cleared_ns) : h('strong', null, '⛔ open'), `${e.waiting} of ${e.comm_size}`,
+                e.cleared_ns ? time(e.cleared_ns) : h('strong', null, '⚠ open'), `${e.waiting} of ${e.comm_size}`,
                 e.never_arrived.join(', ') + (e.never_arrived_count > e.never_arrived.length ? ` (+${e.never_arrived_count - e.never_arrived.length})` : '') || '–']),
             { class: 'hang-history' }) : h('p', null, 'None since the server started (or its hang watch is off: --hang-check-ms 0).'));
     });
