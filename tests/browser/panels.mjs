@@ -112,12 +112,14 @@ await check('advice panel: the API\'s findings in its order, the top one first w
     assert(await page.$('#advice-chart canvas'), 'no chart');
 });
 
-await check('advice panel, rank view: ?rank=1 asks the API for rank 1 and shows its findings only; the select changes it', page, async () => {
+await check('advice panel, rank view: ?rank=1 asks the API for rank 1 and shows its findings only; the rank box changes it, by keyboard', page, async () => {
     await open(page, '#/job/roomy/advice?rank=1');
     await until(page, () => /^Rank 1: /.test(document.querySelector('#advice-summary')?.innerText || ''));
     const ranks = await page.$$eval('#advice-findings li.finding', (l) => l.map((x) => x.dataset.rank));
     assert(ranks.length && ranks.every((r) => r === '1'), `${ranks}`);
-    await page.select('#advice-rank', '3');
+    await page.click('#advice-rank', { clickCount: 3 });
+    await page.keyboard.type('3');
+    await page.keyboard.press('Enter');
     await until(page, () => /^Rank 3: /.test(document.querySelector('#advice-summary')?.innerText || ''));
     assert(/rank=3/.test(await page.evaluate(() => location.hash)), 'not in the URL');
     await open(page, '#/job/capped/advice');

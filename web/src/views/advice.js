@@ -1,7 +1,8 @@
 // The advice panel (GET /v1/jobs/{job}/advice, docs/analysis.md "Advice"): the advisor's findings
 // ranked by the step time each costs (an upper bound, computed as its `how` says), each with the
 // numbers seen, the kernels it names and the change to make; the kinds that could not be checked
-// and why. ?rank=R is the rank view: the findings of that rank alone (the API's rank parameter).
+// and why. ?rank=R is the rank view: the findings of that rank alone (the API's rank parameter;
+// a rank the job lacks is the API's 404, shown in the status line).
 import { jobPath } from '../api.js';
 import { fill, h, table } from '../dom.js';
 import { ms, pct } from '../format.js';
@@ -49,20 +50,15 @@ export function mountAdvice(main, route, poller) {
     const list = h('ol', { id: 'advice-findings', class: 'findings' });
     const skipped = h('div', { id: 'advice-skipped' });
     const chartEl = h('div', { id: 'advice-chart', class: 'chart short' });
-    const scope = h('select', { id: 'advice-rank', 'aria-label': 'findings of' }, h('option', { value: '' }, 'the job (each finding on its costliest rank)'));
+    // a rank number (ranks need not be 0..n-1), empty for the job; Enter or leaving the box applies it
+    const scope = h('input', { id: 'advice-rank', type: 'number', min: 0, step: 1, value: rank ?? '', placeholder: 'all', class: 'rank-input' });
     scope.addEventListener('change', () => go({ view: 'advice', job, params: { ...route.params, rank: scope.value } }));
     fill(main, h('h1', null, 'Advice: ', h('span', { class: 'job-name' }, job)),
-        h('div', { class: 'controls' }, h('label', { for: 'advice-rank' }, 'findings of '), scope),
+        h('div', { class: 'controls' }, h('label', { for: 'advice-rank' }, 'findings of rank '), scope,
+            h('span', { class: 'meta' }, ' (empty: the job, each finding on the rank where it costs most)')),
         summary, chartEl, list, h('h2', null, 'Not checked'), skipped);
     let c = null;
-    let ranksKnown = 0;
     poller.watch(jobPath(job, 'advice', { last, rank: rank ?? '' }), (d) => {
-        if (d.ranks !== ranksKnown) {
-            ranksKnown = d.ranks;
-            const opts = [];
-            for (let r = 0; r < Math.min(d.ranks, 4096); r++) opts.push(h('option', { value: r, selected: r === rank }, `rank ${r}`));
-            fill(scope, h('option', { value: '' }, 'the job (each finding on its costliest rank)'), opts);
-        }
         summary.textContent = `${rank !== null ? `Rank ${rank}: ` : ''}${d.findings.length} finding${d.findings.length === 1 ? '' : 's'} over ` +
             `${d.steps_analysed} steps of ${d.ranks_with_steps} rank${d.ranks_with_steps === 1 ? '' : 's'} (steps: ${d.steps_source}; median step ${ms(d.median_step_ms)}). ` +
             `Costs are upper bounds per step; kinds can overlap, so they rank and do not add. ${d.below_threshold} below the noise threshold ` +
