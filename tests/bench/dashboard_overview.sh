@@ -5,6 +5,8 @@
 # chromium contexts open the overview (tests/bench/dashboard_overview.mjs): time to first render,
 # bytes transferred; and the heatmap endpoint's own time with curl.
 #   tests/bench/dashboard_overview.sh [LOAD_S] [RUNS]     (make all test-build browser-tools first)
+# RS_BENCH_DATA=DIR keeps the store in DIR: loaded when DIR does not exist yet, used as it is when
+# it does (the load takes LOAD_S seconds; the measurements can then be repeated on the same job).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 LOAD_S=${1:-420}
@@ -12,13 +14,16 @@ RUNS=${2:-5}
 BIN=${BUILD:-build}/bin
 W=$(mktemp -d "${TMPDIR:-/tmp}/rs-dash-bench.XXXXXX")
 trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$W"' EXIT
-"$BIN/rankscope-server" --data "$W/data" --http 127.0.0.1:0 --listen tcp://127.0.0.1:0 \
+DATA=${RS_BENCH_DATA:-$W/data}
+LOADED=$([ -d "$DATA" ] && echo yes || echo no)
+"$BIN/rankscope-server" --data "$DATA" --http 127.0.0.1:0 --listen tcp://127.0.0.1:0 \
     --ready-file "$W/ready" --log-level warn >"$W/server.log" 2>&1 &
 SERVER=$!
 for _ in $(seq 100); do [ -s "$W/ready" ] && break; sleep 0.1; done
 LISTEN=$(sed -n 's/^listen=//p' "$W/ready")
 HTTP=http://$(sed -n 's/^http=//p' "$W/ready")
-"${BUILD:-build}/tests/tools/rs-summary-load" "$LISTEN" 1024 "$LOAD_S" 4 8 5 2>/dev/null
+[ "$LOADED" = yes ] || "${BUILD:-build}/tests/tools/rs-summary-load" "$LISTEN" 1024 "$LOAD_S" 4 8 5 2>/dev/null
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 curl -s "$HTTP/v1/jobs" | python3 -c '
 import json, sys
 (j,) = json.load(sys.stdin)["jobs"]

@@ -40,6 +40,24 @@ check "/assets/app.js is JavaScript, /assets/style.css CSS (or the not-built pag
     curl -s -D - -o /dev/null "$1/assets/app.js" | tr -d "\r" | grep -qi "^Content-Type: text/javascript" &&
     curl -s -D - -o /dev/null "$1/assets/style.css" | tr -d "\r" | grep -qi "^Content-Type: text/css"' \
     _ "$HTTP" "$WORK/body"
+check "gzip: assets and a large API answer compressed for Accept-Encoding: gzip (gunzip = the plain bytes, a -gz ETag that revalidates, Vary); plain without it or with gzip;q=0" bash -c '
+    for path in /index.html /assets/app.js "/v1/jobs/tour/heatmap?columns=2000"; do
+        curl -s -D "$2.ph" -o "$2.plain" "$1$path" &&
+        curl -s -D "$2.zh" -o "$2.gz" -H "Accept-Encoding: gzip, br" "$1$path" &&
+        curl -s -D "$2.qh" -o "$2.q0" -H "Accept-Encoding: gzip;q=0, *" "$1$path" || exit 1
+        tr -d "\r" <"$2.zh" | grep -qi "^Content-Encoding: gzip$" || { echo "$path: not compressed"; exit 1; }
+        tr -d "\r" <"$2.zh" | grep -qi "^Vary: Accept-Encoding$" || { echo "$path: no Vary"; exit 1; }
+        ! grep -qi "^Content-Encoding" "$2.ph" "$2.qh" || { echo "$path: compressed unasked"; exit 1; }
+        gunzip -c "$2.gz" | cmp -s - "$2.plain" || { echo "$path: gunzip differs"; exit 1; }
+        cmp -s "$2.q0" "$2.plain" || exit 1
+        [ "$(wc -c <"$2.gz")" -lt "$(wc -c <"$2.plain")" ] || { echo "$path: no smaller"; exit 1; }
+        tag=$(tr -d "\r" <"$2.zh" | sed -n "s/^ETag: //Ip")
+        case $tag in *-gz\") ;; *) echo "$path: ETag $tag"; exit 1 ;; esac
+        [ "$(curl -s -o /dev/null -w "%{http_code}" -H "Accept-Encoding: gzip" -H "If-None-Match: $tag" "$1$path")" = 304 ] || exit 1
+    done
+    [ "$(curl -s -o /dev/null -w "%{size_download}" -H "Accept-Encoding: gzip" "$1/healthz")" -gt 0 ] &&
+    ! curl -s -D - -o /dev/null -H "Accept-Encoding: gzip" "$1/v1/jobs/tour/heatmap?columns=1&metric=step_ms&last=1" | grep -qi "^Content-Encoding"' \
+    _ "$HTTP" "$WORK/gz"
 check "an unknown asset is 404 JSON; POST / is 405; /assets/../healthz is not a way out" bash -c '
     [ "$(curl -s -o "$2" -w "%{http_code}" "$1/assets/nope.js")" = 404 ] && grep -q "\"status\":404" "$2" &&
     [ "$(curl -s -o /dev/null -w "%{http_code}" -X POST "$1/")" = 405 ] &&
