@@ -105,7 +105,7 @@ per = h["steps_per_column"]
 assert per == 43 and len(h["columns"]) == 7, per
 for i in range(7):
     want = sum(r3[i * per:(i + 1) * per]) / len(r3[i * per:(i + 1) * per])
-    assert abs(h["values"][3][i] - want) < 1e-6, (i, h["values"][3][i], want)
+    assert abs(h["values"][3][i] - want) < 6e-4, (i, h["values"][3][i], want)  # rounded to the us
 n = get("last=40&columns=4")
 assert (n["first_step"], n["last_step"], n["steps_per_column"]) == (260, 299, 10), n' "$HTTP"
 check "heatmap refuses a bad metric, 0 or too many columns, an unknown job" bash -c '
