@@ -1,6 +1,7 @@
 /* The rank x step heatmap (heatmap.h): steps binned into columns, per-column median and slowest
  * rank, for the dashboard's job overview. */
 #include "query/heatmap.h"
+#include "query/heatmap_int.h"
 
 #include "common/array.h"
 #include "query/stats.h"
@@ -54,9 +55,10 @@ struct cell {
     uint32_t n;
 };
 
-/* The grid being filled: columns of `per` consecutive steps from `lo` to `hi`, per rank. */
+/* The grid being filled: columns of `per` consecutive steps from `lo` to `hi`, per rank; the
+ * first column may begin before the lowest step, `shown_lo` (columns aligned on cached bins). */
 struct bins {
-    uint64_t lo, hi, per;
+    uint64_t lo, hi, per, shown_lo;
     size_t n_cols, n_ranks;
     struct cell *cells; /* rank-major: cells[i * n_cols + c] */
     uint64_t *col_start; /* the earliest step start in each column (UINT64_MAX: none yet) */
@@ -70,16 +72,24 @@ bins_fini(struct bins *b)
     memset(b, 0, sizeof *b);
 }
 
-/* An empty grid over steps lo..hi (none when lo > hi) in at most `columns` columns. */
+/* An empty grid over steps lo..hi (none when lo > hi) in at most `columns` columns; with `align`
+ * (a power of two) > 1, every column begins at a multiple of it and spans a multiple of it. */
 static int
-bins_init(struct bins *b, uint64_t lo, uint64_t hi, size_t columns, size_t n_ranks)
+bins_init(struct bins *b, uint64_t lo, uint64_t hi, size_t columns, uint64_t align, size_t n_ranks)
 {
-    uint64_t span = lo <= hi ? hi - lo + 1 : 0;
-
     memset(b, 0, sizeof *b);
+    b->shown_lo = lo;
+    if (lo <= hi && align > 1)
+        lo -= lo % align;
+    uint64_t span = lo <= hi ? hi - lo + 1 : 0;
     b->lo = lo;
     b->hi = hi;
-    b->per = span ? (span + columns - 1) / columns : 1;
+    if (align > 1 && span) {
+        uint64_t units = (hi - lo) / align + 1;
+        b->per = align * ((units + columns - 1) / columns);
+    } else {
+        b->per = span ? (span + columns - 1) / columns : 1;
+    }
     if (span && b->per == 0) /* span 2^64 (steps 0..UINT64_MAX): one column */
         b->per = UINT64_MAX;
     b->n_cols = span ? (size_t)((span - 1) / b->per + 1) : 0;
@@ -104,6 +114,20 @@ bins_add(struct bins *b, size_t i, uint64_t step, uint64_t start_ns, uint64_t va
     size_t c = (size_t)((step - b->lo) / b->per);
     b->cells[i * b->n_cols + c].sum_ms += (double)value_ns / 1e6;
     b->cells[i * b->n_cols + c].n++;
+    if (start_ns < b->col_start[c])
+        b->col_start[c] = start_ns;
+}
+
+/* Adds a cached bin of rank i: `count` steps from `step` on (within one column) summing sum_ms. */
+static void
+bins_add_sum(struct bins *b, size_t i, uint64_t step, double sum_ms, uint32_t count,
+             uint64_t start_ns)
+{
+    if (!count || step < b->lo || step > b->hi || !b->n_cols)
+        return;
+    size_t c = (size_t)((step - b->lo) / b->per);
+    b->cells[i * b->n_cols + c].sum_ms += sum_ms;
+    b->cells[i * b->n_cols + c].n += count;
     if (start_ns < b->col_start[c])
         b->col_start[c] = start_ns;
 }
@@ -158,8 +182,9 @@ bins_json(const struct bins *b, const char *job, int metric, const char *source,
             n++;
         }
         double median = n ? rs_quantile(col_values, n, 0.5) : 0;
-        uint64_t first = b->lo + c * b->per;
-        uint64_t last = b->hi - first >= b->per - 1 ? first + b->per - 1 : b->hi;
+        uint64_t col_lo = b->lo + c * b->per;
+        uint64_t first = col_lo < b->shown_lo ? b->shown_lo : col_lo;
+        uint64_t last = b->hi - col_lo >= b->per - 1 ? col_lo + b->per - 1 : b->hi;
         json_t *col = json_pack(
             "{s:I, s:I, s:o, s:o, s:o, s:o}", "first_step", (json_int_t)first, "last_step",
             (json_int_t)last, "start_ns", n ? json_integer((json_int_t)b->col_start[c]) : json_null(),
@@ -170,7 +195,7 @@ bins_json(const struct bins *b, const char *job, int metric, const char *source,
     }
     out = json_pack("{s:s, s:s, s:s, s:o, s:o, s:I, s:o, s:o, s:o}", "job", job, "metric",
                     metric_names[metric], "steps_source", source, "first_step",
-                    b->n_cols ? json_integer((json_int_t)b->lo) : json_null(), "last_step",
+                    b->n_cols ? json_integer((json_int_t)b->shown_lo) : json_null(), "last_step",
                     b->n_cols ? json_integer((json_int_t)b->hi) : json_null(), "steps_per_column",
                     (json_int_t)b->per, "columns", cols, "ranks", rank_list, "values", values);
     cols = rank_list = values = NULL;
@@ -228,7 +253,7 @@ rs_heatmap_json(const char *job, const struct rs_rank_steps *ranks, size_t n_ran
     json_t *out;
 
     loaded_span(ranks, n_ranks, 0, UINT64_MAX, &lo, &hi);
-    if (bins_init(&b, lo, hi, columns, n_ranks) != 0)
+    if (bins_init(&b, lo, hi, columns, 1, n_ranks) != 0)
         return NULL;
     bins_add_loaded(&b, ranks, n_ranks, metric);
     out = bins_json(&b, job, metric, rs_steps_source(ranks, n_ranks), loaded_rank, ranks);
@@ -262,18 +287,22 @@ first_summary(void *arg, const struct rs_step_summary *s)
     return 1;
 }
 
-/* One rank's older steps (from..until): stored summaries first, then step records whose agent
- * measured them (and that have no summary); records with neither are only counted. */
+/* One rank's older steps (from..until) in step order: stored summaries, merged with the step
+ * records whose agent measured them (and that have no summary); records with neither go to the
+ * sink without a value. */
+struct older_sum {
+    uint64_t step, start_ns, value_ns;
+};
+
 struct older_ctx {
-    struct bins *b;
-    size_t i;
+    rs__heatmap_sink sink;
+    void *arg;
     int metric;
     uint64_t until;
-    uint64_t *sum_steps; /* steps that had a summary, in step order */
+    struct older_sum *sums; /* the summaries, in step order */
     size_t n_sums, cap_sums, k;
     struct rs_step_record prev; /* the record waiting for the next one's start */
     bool has_prev;
-    uint64_t stored, without;
 };
 
 static int
@@ -282,12 +311,18 @@ older_summary(void *arg, const struct rs_step_summary *s)
     struct older_ctx *c = arg;
     if (s->step > c->until)
         return 1;
-    if (RS_ARRAY_RESERVE(c->sum_steps, c->cap_sums, c->n_sums, 1) != 0)
+    if (RS_ARRAY_RESERVE(c->sums, c->cap_sums, c->n_sums, 1) != 0)
         return -ENOMEM;
-    c->sum_steps[c->n_sums++] = s->step;
-    bins_add(c->b, c->i, s->step, s->start_ns, metric_ns(s, c->metric));
-    c->stored++;
+    c->sums[c->n_sums++] = (struct older_sum){s->step, s->start_ns, metric_ns(s, c->metric)};
     return 0;
+}
+
+/* Passes the summaries of steps below `step` (all: UINT64_MAX). */
+static void
+older_flush(struct older_ctx *c, uint64_t step)
+{
+    for (; c->k < c->n_sums && c->sums[c->k].step < step; c->k++)
+        c->sink(c->arg, c->sums[c->k].step, c->sums[c->k].start_ns, c->sums[c->k].value_ns, true);
 }
 
 static uint64_t
@@ -307,27 +342,29 @@ measured_ns(const struct rs_step_metrics *m, int metric)
     }
 }
 
-/* Bins record p, whose successor (NULL: none) is `next`. As query/steps.h takes steps: skipped
- * when empty; a step lasts until the next one starts when that is later than its marker's end. */
+/* Passes record p, whose successor (NULL: none) is `next`, or its summary. As query/steps.h
+ * takes steps: skipped when empty; a step lasts until the next one starts when that is later
+ * than its marker's end. */
 static void
 older_finish(struct older_ctx *c, const struct rs_step_record *p, const struct rs_step_record *next)
 {
+    older_flush(c, p->step);
+    if (c->k < c->n_sums && c->sums[c->k].step == p->step) {
+        older_flush(c, p->step + 1); /* its summary */
+        return;
+    }
     if (p->end_ns <= p->start_ns)
         return;
-    while (c->k < c->n_sums && c->sum_steps[c->k] < p->step)
-        c->k++;
-    if (c->k < c->n_sums && c->sum_steps[c->k] == p->step)
-        return; /* binned from its summary */
     if (!p->measured) {
-        c->without++;
+        c->sink(c->arg, p->step, p->start_ns, 0, false);
         return;
     }
     uint64_t end = p->end_ns;
     if (next && next->step == p->step + 1 && next->start_ns > end)
         end = next->start_ns;
-    bins_add(c->b, c->i, p->step, p->start_ns,
-             c->metric == RS_HEATMAP_STEP ? end - p->start_ns : measured_ns(&p->metrics, c->metric));
-    c->stored++;
+    c->sink(c->arg, p->step, p->start_ns,
+            c->metric == RS_HEATMAP_STEP ? end - p->start_ns : measured_ns(&p->metrics, c->metric),
+            true);
 }
 
 static int
@@ -343,12 +380,11 @@ older_record(void *arg, const struct rs_step_record *st)
     return 0;
 }
 
-/* Bins rank i's steps from..until from the store's summaries and measured step records. */
-static int
-bins_add_older(struct bins *b, rs_store_read *r, const char *job, uint32_t rank, size_t i,
-               int metric, uint64_t from, uint64_t until, uint64_t *stored, uint64_t *without)
+int
+rs__heatmap_scan_older(rs_store_read *r, const char *job, uint32_t rank, int metric, uint64_t from,
+                       uint64_t until, rs__heatmap_sink sink, void *arg)
 {
-    struct older_ctx c = {.b = b, .i = i, .metric = metric, .until = until};
+    struct older_ctx c = {.sink = sink, .arg = arg, .metric = metric, .until = until};
     int rc;
 
     if (from > until)
@@ -358,17 +394,34 @@ bins_add_older(struct bins *b, rs_store_read *r, const char *job, uint32_t rank,
         goto out;
     if (c.has_prev)
         older_finish(&c, &c.prev, NULL);
-    *stored += c.stored;
-    *without += c.without;
+    older_flush(&c, UINT64_MAX);
     rc = 0;
 out:
-    free(c.sum_steps);
+    free(c.sums);
     return rc;
 }
 
-/* The lowest stored step of rank numbered from..until (UINT64_MAX: none). */
-static int
-first_stored(rs_store_read *r, const char *job, uint32_t rank, uint64_t from, uint64_t until,
+/* The sink of one rank's older steps straight into the answer's grid. */
+struct direct_sink {
+    struct bins *b;
+    size_t i;
+    uint64_t stored, without;
+};
+
+static void
+direct_add(void *arg, uint64_t step, uint64_t start_ns, uint64_t value_ns, bool has_value)
+{
+    struct direct_sink *d = arg;
+    if (!has_value) {
+        d->without++;
+        return;
+    }
+    bins_add(d->b, d->i, step, start_ns, value_ns);
+    d->stored++;
+}
+
+int
+rs__heatmap_first_stored(rs_store_read *r, const char *job, uint32_t rank, uint64_t from, uint64_t until,
              uint64_t *out)
 {
     struct first_ctx a = {0}, s = {0};
@@ -393,15 +446,29 @@ set_integer(json_t *o, const char *key, uint64_t v)
     return json_object_set_new(o, key, json_integer((json_int_t)v));
 }
 
+/* Bins the older steps held by the cache (and those not final yet) into b. */
+static void
+bins_add_older(struct bins *b, const struct rs__heatmap_older *o)
+{
+    for (size_t i = 0; i < o->n_ranks; i++)
+        for (size_t k = 0; k < o->n_bins; k++)
+            bins_add_sum(b, i, (o->first_bin + k) * o->width, o->sum_ms[i * o->n_bins + k],
+                         o->count[i * o->n_bins + k], o->bin_start[k]);
+    for (size_t x = 0; x < o->n_extra; x++)
+        bins_add(b, o->extra[x].i, o->extra[x].step, o->extra[x].start_ns, o->extra[x].value_ns);
+}
+
 int
 rs_query_heatmap(rs_store_read *r, const char *job, const struct rs_heatmap_window *w, int metric,
-                 size_t columns, json_t **out)
+                 size_t columns, rs_heatmap_cache *cache, json_t **out)
 {
     struct rs_rank_steps *ranks = NULL;
     struct rs_job_info info;
+    struct rs__heatmap_older o = {.lowest = UINT64_MAX};
     struct bins b = {0};
     uint64_t *older_end = NULL, lo, hi, stored = 0, without = 0, exact = 0;
     size_t n = 0, last = w->last_steps;
+    bool whole = !w->last_steps && w->from_step == 0 && w->to_step == UINT64_MAX, cached = false;
     json_t *doc = NULL;
     int rc;
 
@@ -417,23 +484,36 @@ rs_query_heatmap(rs_store_read *r, const char *job, const struct rs_heatmap_wind
         return rc;
     /* The newest steps come exact from the load (computed where not stored yet, ending at
      * to_step); with the whole window asked for, each rank's older steps come from the store's
-     * per-step values. Every rank with a step by to_step has some in the load, so its newest
-     * step bounds the window; older ones only move its start. */
+     * per-step values — through the cache for the whole job. Every rank with a step by to_step
+     * has some in the load, so its newest step bounds the window; older ones only move its
+     * start. */
     loaded_span(ranks, n, w->from_step, w->to_step, &lo, &hi);
     if (!(older_end = calloc(n ? n : 1, sizeof *older_end))) {
         rc = -ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < n && !w->last_steps && lo <= hi; i++) {
+    if (whole && cache && lo <= hi) {
+        rc = rs__heatmap_cache_older(cache, r, job, metric, ranks, n, &o);
+        if (rc != 0 && rc != -E2BIG)
+            goto out;
+        cached = rc == 0;
+        lo = o.lowest < lo ? o.lowest : lo;
+        for (size_t x = 0; x < o.n_extra; x++)
+            lo = o.extra[x].step < lo ? o.extra[x].step : lo;
+        stored = o.stored + o.n_extra;
+        without = o.without + o.extra_without;
+    }
+    for (size_t i = 0; i < n && !w->last_steps && !cached && lo <= hi; i++) {
         uint64_t f;
         older_end[i] = ranks[i].n ? ranks[i].steps[0].step : 0; /* exclusive */
         if (older_end[i] <= w->from_step)
             continue;
-        if ((rc = first_stored(r, job, ranks[i].rank, w->from_step, older_end[i] - 1, &f)) != 0)
+        if ((rc = rs__heatmap_first_stored(r, job, ranks[i].rank, w->from_step,
+                                           older_end[i] - 1, &f)) != 0)
             goto out;
         lo = f < lo ? f : lo;
     }
-    if ((rc = bins_init(&b, lo, hi, columns, n)) != 0)
+    if ((rc = bins_init(&b, lo, hi, columns, cached ? o.width : 1, n)) != 0)
         goto out;
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < ranks[i].n; k++) {
@@ -443,11 +523,17 @@ rs_query_heatmap(rs_store_read *r, const char *job, const struct rs_heatmap_wind
             bins_add(&b, i, s->step, s->start_ns, metric_ns(s, metric));
             exact++;
         }
-    for (size_t i = 0; i < n; i++)
+    if (cached)
+        bins_add_older(&b, &o);
+    for (size_t i = 0; i < n && !cached; i++) {
+        struct direct_sink d = {&b, i, 0, 0};
         if (older_end[i] > w->from_step &&
-            (rc = bins_add_older(&b, r, job, ranks[i].rank, i, metric, w->from_step,
-                                 older_end[i] - 1, &stored, &without)) != 0)
+            (rc = rs__heatmap_scan_older(r, job, ranks[i].rank, metric, w->from_step,
+                                         older_end[i] - 1, direct_add, &d)) != 0)
             goto out;
+        stored += d.stored;
+        without += d.without;
+    }
     rc = -ENOMEM;
     if (!(doc = bins_json(&b, job, metric, rs_steps_source(ranks, n), loaded_rank, ranks)) ||
         set_integer(doc, "last_steps", last) != 0 || set_integer(doc, "exact_rank_steps", exact) ||
@@ -461,6 +547,7 @@ rs_query_heatmap(rs_store_read *r, const char *job, const struct rs_heatmap_wind
 out:
     json_decref(doc);
     bins_fini(&b);
+    rs__heatmap_older_fini(&o);
     free(older_end);
     rs_job_steps_free(ranks, n);
     return rc;

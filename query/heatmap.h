@@ -54,6 +54,15 @@ struct rs_heatmap_window {
     size_t last_steps;
 };
 
+/* A memo of jobs' older steps for whole-job heatmaps (query/heatmap_cache.c): per job and metric,
+ * each rank's sums in at most 1,024 base bins of a power-of-two width (12 bytes a rank and bin), so
+ * that a running job's older steps are read from the store once, not once per answer. Entries use
+ * at most `max_bytes` together (the least recently used goes first; a job larger than that is read
+ * directly every time). Thread-safe. NULL without memory. */
+typedef struct rs_heatmap_cache rs_heatmap_cache;
+rs_heatmap_cache *rs_heatmap_cache_new(size_t max_bytes);
+void rs_heatmap_cache_free(rs_heatmap_cache *c);
+
 /* Bins the steps of every rank of `job` in window `w` (from_step <= to_step) into at most
  * `columns` (>= 1) columns, as rs_heatmap_json. Each rank's newest steps (w->last_steps, or with
  * 0: RS_HEATMAP_AUTO_RANK_STEPS over the job's ranks, within [RS_HEATMAP_AUTO_MIN_STEPS,
@@ -63,9 +72,12 @@ struct rs_heatmap_window {
  * kernels. Adds to the answer "window" ("all" or "last"), "last_steps" (the newest steps loaded per
  * rank), "exact_rank_steps" (binned from that load), "stored_rank_steps" (binned from stored
  * values) and "rank_steps_without_metrics" (older steps with neither, left out: a job whose
- * steps the server has not summarized yet). Returns 0 with *out set, RS_E_NOT_FOUND (no such
+ * steps the server has not summarized yet). For the whole job (from_step 0, to_step UINT64_MAX,
+ * no last_steps) with a `cache` (NULL: none), the older steps come from it, in its bins: the
+ * columns then begin at multiples of its bin width and span a multiple of it (the first column
+ * may hold fewer steps; its first_step says so). Returns 0 with *out set, RS_E_NOT_FOUND (no such
  * job), -ENOMEM, -ETIMEDOUT (the read's deadline) or a storage error. */
 int rs_query_heatmap(rs_store_read *r, const char *job, const struct rs_heatmap_window *w,
-                     int metric, size_t columns, json_t **out);
+                     int metric, size_t columns, rs_heatmap_cache *cache, json_t **out);
 
 #endif

@@ -238,7 +238,8 @@ run_query(struct rs_work *req)
         q->rc = rs_query_heatmap(r, q->job,
                                  &(struct rs_heatmap_window){q->p.from_step, q->p.until_step,
                                                              (size_t)q->p.limit},
-                                 (int)q->p.metric, (size_t)q->p.columns, &q->result);
+                                 (int)q->p.metric, (size_t)q->p.columns, q->srv->heatmaps,
+                                 &q->result);
         break;
     }
     if (q->rc == RS_E_NOT_FOUND) {

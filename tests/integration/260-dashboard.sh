@@ -92,7 +92,7 @@ for i, c in enumerate(d["columns"]):
         assert 1.07 < r5 < 1.13 and c["max_rank"] == 5 and c["max_ms"] == d["values"][5][i], (i, r5, c)
     elif c["last_step"] < 100:
         assert abs(r5 - 1) < 0.03, (i, r5)' "$WORK/hm.json"
-check "heatmap: one column per step when columns >= steps; last=N keeps the newest N" python3 -c '
+check "heatmap: one column per step when columns >= steps; last=N keeps the newest N; from_step..to_step bins that window" python3 -c '
 import json, sys, urllib.request
 get = lambda q: json.load(urllib.request.urlopen(sys.argv[1] + "/v1/jobs/tour/heatmap?" + q))
 d = get("columns=2000")
@@ -107,12 +107,21 @@ for i in range(7):
     want = sum(r3[i * per:(i + 1) * per]) / len(r3[i * per:(i + 1) * per])
     assert abs(h["values"][3][i] - want) < 6e-4, (i, h["values"][3][i], want)  # rounded to the us
 n = get("last=40&columns=4")
-assert (n["first_step"], n["last_step"], n["steps_per_column"]) == (260, 299, 10), n' "$HTTP"
-check "heatmap refuses a bad metric, 0 or too many columns, an unknown job" bash -c '
+assert (n["first_step"], n["last_step"], n["steps_per_column"]) == (260, 299, 10), n
+# a window of steps: 50..149 in 10 columns of 10, each the mean of its steps
+w = get("metric=idle_ms&from_step=50&to_step=149&columns=10")
+assert (w["first_step"], w["last_step"], w["steps_per_column"], w["window"]) == (50, 149, 10, "all"), w
+for i in range(10):
+    want = sum(r3[50 + i * 10:60 + i * 10]) / 10
+    assert abs(w["values"][3][i] - want) < 6e-4, (i, w["values"][3][i], want)
+assert w["exact_rank_steps"] + w["stored_rank_steps"] == 16 * 100, w' "$HTTP"
+check "heatmap refuses a bad metric, 0 or too many columns, from_step after to_step, an unknown job" bash -c '
     code() { curl -s -o "$2" -w "%{http_code}" "$1/v1/jobs/$3"; }
     [ "$(code "$1" "$2" "tour/heatmap?metric=steps")" = 400 ] && grep -q "not one of step_ms" "$2" &&
     [ "$(code "$1" "$2" "tour/heatmap?columns=0")" = 400 ] &&
     [ "$(code "$1" "$2" "tour/heatmap?columns=2001")" = 400 ] &&
+    [ "$(code "$1" "$2" "tour/heatmap?from_step=10&to_step=9")" = 400 ] && grep -q "from_step must not be after" "$2" &&
+    [ "$(code "$1" "$2" "tour/heatmap?to_step=-1")" = 400 ] &&
     [ "$(code "$1" "$2" "tour/heatmap?metric=%3Cimg%3E")" = 400 ] && ! grep -q "<img>" "$2" &&
     [ "$(code "$1" "$2" "nope/heatmap")" = 404 ]' _ "$HTTP" "$WORK/e"
 

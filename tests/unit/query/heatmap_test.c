@@ -154,12 +154,19 @@ mean_ms(uint64_t (*f)(uint64_t), uint64_t a, uint64_t b, bool skip_gap)
 }
 
 static json_t *
-query(rs_store_read *r, uint64_t from, uint64_t to, size_t last, size_t columns)
+query_with(rs_store_read *r, uint64_t from, uint64_t to, size_t last, size_t columns,
+           rs_heatmap_cache *cache)
 {
     json_t *d = NULL;
     struct rs_heatmap_window w = {from, to, last};
-    T_EQ(rs_query_heatmap(r, "j", &w, RS_HEATMAP_COMPUTE, columns, &d), 0);
+    T_EQ(rs_query_heatmap(r, "j", &w, RS_HEATMAP_COMPUTE, columns, cache, &d), 0);
     return d;
+}
+
+static json_t *
+query(rs_store_read *r, uint64_t from, uint64_t to, size_t last, size_t columns)
+{
+    return query_with(r, from, to, last, columns, NULL);
 }
 
 /* Whether row `rank` of d holds, column by column, the mean of f over the column's steps. */
@@ -282,7 +289,70 @@ whole_job_from_store(void)
         json_decref(d);
     }
     struct rs_heatmap_window all = {0, UINT64_MAX, 0};
-    T_EQ(rs_query_heatmap(r, "nope", &all, RS_HEATMAP_STEP, 10, &d), RS_E_NOT_FOUND);
+    T_EQ(rs_query_heatmap(r, "nope", &all, RS_HEATMAP_STEP, 10, NULL, &d), RS_E_NOT_FOUND);
+
+    /* the same whole job through a cache: columns on its bins, the same means; asked again, the
+     * same answer; a cache too small for the job reads directly */
+    rs_heatmap_cache *cache = rs_heatmap_cache_new(64u << 20), *tiny = rs_heatmap_cache_new(1000);
+    json_t *c1 = query_with(r, 0, UINT64_MAX, 0, 25, cache);
+    json_t *c2 = query_with(r, 0, UINT64_MAX, 0, 25, cache);
+    json_t *t1 = query_with(r, 0, UINT64_MAX, 0, 25, tiny);
+    json_t *direct = query(r, 0, UINT64_MAX, 0, 25);
+    T_CHECK(c1 && c2 && t1 && direct);
+    if (c1 && c2 && t1 && direct) {
+        T_CHECK(json_equal(c1, c2));
+        T_CHECK(json_equal(t1, direct));
+        T_CHECK(json_array_size(json_object_get(c1, "columns")) <= 25);
+        T_EQ(json_integer_value(json_object_get(c1, "first_step")), 0);
+        T_EQ(json_integer_value(json_object_get(c1, "stored_rank_steps")), 1500 + 1400);
+        T_EQ(json_integer_value(json_object_get(c1, "rank_steps_without_metrics")), 100);
+        T_CHECK(columns_match(c1, 0, compute0_ns, false));
+    }
+    json_decref(c1);
+    json_decref(c2);
+    json_decref(t1);
+    json_decref(direct);
+    rs_store_read_end(r);
+
+    /* the job goes on: 1,500 more steps of rank 0 and 1 (measured on both now); the cache adds
+     * the steps that left the load, and counts none twice */
+    struct rs_step_record *more0 = calloc(1500, sizeof *more0), *more1 = calloc(1500, sizeof *more1);
+    for (uint64_t k = 0; k < 1500; k++) {
+        uint64_t s = STEPS + k, t = 1000000000000ull + s * STEP_MS * 1000000ull;
+        more0[k] = (struct rs_step_record){.step = s, .start_ns = t, .end_ns = t + STEP_MS * 1000000ull,
+                                           .measured = true};
+        more0[k].metrics = (struct rs_step_metrics){.compute_ns = compute0_ns(s),
+                                                    .idle_ns = STEP_MS * 1000000ull - compute0_ns(s)};
+        more1[k] = more0[k];
+    }
+    struct rs_rank_batch rb2[2] = {
+        {.identity = T_IDENTITY("j", 0, 2, "G0"), T_RECORDS(steps, more0, 1500)},
+        {.identity = T_IDENTITY("j", 1, 2, "G1"), T_RECORDS(steps, more1, 1500)}};
+    t_store_put(st, rb2, 2);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    c1 = query_with(r, 0, UINT64_MAX, 0, 25, cache);
+    direct = query(r, 0, UINT64_MAX, 0, 25);
+    T_CHECK(c1 && direct);
+    if (c1 && direct) {
+        T_EQ(json_integer_value(json_object_get(c1, "last_step")), STEPS + 1500 - 1);
+        T_EQ(json_integer_value(json_object_get(c1, "stored_rank_steps")),
+             json_integer_value(json_object_get(direct, "stored_rank_steps")));
+        T_EQ(json_integer_value(json_object_get(c1, "exact_rank_steps")),
+             json_integer_value(json_object_get(direct, "exact_rank_steps")));
+        T_CHECK(columns_match(c1, 0, compute0_ns, false));
+        /* every step counted once: rank 1's steps 2000..2499, measured from (no) kernels while
+         * they were loaded, are now older, with neither a summary nor measured metrics */
+        T_EQ(json_integer_value(json_object_get(c1, "stored_rank_steps")) +
+                 json_integer_value(json_object_get(c1, "exact_rank_steps")),
+             4000 + 4000 - 100 - 500);
+        T_EQ(json_integer_value(json_object_get(c1, "rank_steps_without_metrics")), 600);
+    }
+    json_decref(c1);
+    json_decref(direct);
+    rs_heatmap_cache_free(cache);
+    rs_heatmap_cache_free(tiny);
+    free(more0);
+    free(more1);
     rs_store_read_end(r);
     t_store_remove(st, dir);
     free(s0);
