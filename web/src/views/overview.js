@@ -399,5 +399,14 @@ export function mountOverview(main, route, poller) {
     poller.watch(jobPath(job, 'stragglers'), (d) => { verdict = d; draw(); }, (e) => {
         fill(bannerEl, h('div', { class: 'banner pending', id: 'verdict' }, `No verdict: ${e.message}`));
     });
-    poller.watch(jobPath(job, 'heatmap', { metric, columns: COLUMNS, ...windowParams(route.params) }), (d) => { hm = d; drawnFor = null; draw(); });
+    // redraw the heatmap only when what it shows changed (an answer also changes when steps it
+    // had computed get stored: the same numbers from another source)
+    let shown = null;
+    poller.watch(jobPath(job, 'heatmap', { metric, columns: COLUMNS, ...windowParams(route.params) }), (d) => {
+        const now = JSON.stringify([d.ranks, d.columns, d.values]);
+        if (now !== shown) drawnFor = null;
+        shown = now;
+        hm = d;
+        draw();
+    });
 }
