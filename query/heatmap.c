@@ -458,6 +458,54 @@ bins_add_older(struct bins *b, const struct rs__heatmap_older *o)
         bins_add(b, o->extra[x].i, o->extra[x].step, o->extra[x].start_ns, o->extra[x].value_ns);
 }
 
+/* The steps the cache found without a value that may still get one (not summarized yet), measured
+ * now as the newest steps are: one load of the steps they span (at most RS_HEATMAP_AUTO_RANK_STEPS
+ * over the ranks; beyond that they stay out, counted). */
+static int
+bins_add_pending(struct bins *b, rs_store_read *r, const char *job, int metric,
+                 const struct rs__heatmap_older *o, const struct rs_rank_steps *loaded,
+                 uint64_t *exact, uint64_t *without)
+{
+    struct rs_rank_steps *ranks = NULL;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    size_t n = 0, found = 0;
+    int rc;
+
+    if (!o->n_pending)
+        return 0;
+    for (size_t x = 0; x < o->n_pending; x++) {
+        lo = o->pending[x].step < lo ? o->pending[x].step : lo;
+        hi = o->pending[x].step > hi ? o->pending[x].step : hi;
+    }
+    if ((hi - lo + 1) * o->n_ranks > RS_HEATMAP_AUTO_RANK_STEPS) {
+        *without += o->n_pending;
+        return 0;
+    }
+    if ((rc = rs_query_job_steps_until(r, job, (size_t)(hi - lo + 1), hi, &ranks, &n)) != 0)
+        return rc;
+    /* pending holds each rank's steps in step order, ranks in load order (as the load's) */
+    for (size_t x = 0, k = 0, i = SIZE_MAX; x < o->n_pending; x++) {
+        const struct rs__heatmap_extra *p = &o->pending[x];
+        if (p->i != i) {
+            i = p->i;
+            k = 0;
+        }
+        if (i >= n || ranks[i].rank != loaded[i].rank) /* the job's ranks changed in between */
+            continue;
+        while (k < ranks[i].n && ranks[i].steps[k].step < p->step)
+            k++;
+        if (k < ranks[i].n && ranks[i].steps[k].step == p->step) {
+            const struct rs_step_summary *s = &ranks[i].steps[k];
+            bins_add(b, i, s->step, s->start_ns, metric_ns(s, metric));
+            found++;
+        }
+    }
+    *exact += found;
+    *without += o->n_pending - found;
+    rs_job_steps_free(ranks, n);
+    return 0;
+}
+
 int
 rs_query_heatmap(rs_store_read *r, const char *job, const struct rs_heatmap_window *w, int metric,
                  size_t columns, rs_heatmap_cache *cache, json_t **out)
@@ -479,6 +527,10 @@ rs_query_heatmap(rs_store_read *r, const char *job, const struct rs_heatmap_wind
         last = last < RS_HEATMAP_AUTO_MIN_STEPS   ? RS_HEATMAP_AUTO_MIN_STEPS
                : last > RS_HEATMAP_AUTO_MAX_STEPS ? RS_HEATMAP_AUTO_MAX_STEPS
                                                   : last;
+        /* with the cache holding the older steps, only the newest few need loading in full:
+         * those whose values the store may not hold yet */
+        if (whole && cache && rs__heatmap_cache_fits(cache, info.n_ranks))
+            last = RS_HEATMAP_AUTO_MIN_STEPS;
     }
     if ((rc = rs_query_job_steps_until(r, job, last, w->to_step, &ranks, &n)) != 0)
         return rc;
@@ -501,7 +553,7 @@ rs_query_heatmap(rs_store_read *r, const char *job, const struct rs_heatmap_wind
         for (size_t x = 0; x < o.n_extra; x++)
             lo = o.extra[x].step < lo ? o.extra[x].step : lo;
         stored = o.stored + o.n_extra;
-        without = o.without + o.extra_without;
+        without = o.without;
     }
     for (size_t i = 0; i < n && !w->last_steps && !cached && lo <= hi; i++) {
         uint64_t f;
@@ -523,8 +575,11 @@ rs_query_heatmap(rs_store_read *r, const char *job, const struct rs_heatmap_wind
             bins_add(&b, i, s->step, s->start_ns, metric_ns(s, metric));
             exact++;
         }
-    if (cached)
+    if (cached) {
         bins_add_older(&b, &o);
+        if ((rc = bins_add_pending(&b, r, job, metric, &o, ranks, &exact, &without)) != 0)
+            goto out;
+    }
     for (size_t i = 0; i < n && !cached; i++) {
         struct direct_sink d = {&b, i, 0, 0};
         if (older_end[i] > w->from_step &&

@@ -73,7 +73,8 @@ void rs_heatmap_cache_free(rs_heatmap_cache *c);
  * rank), "exact_rank_steps" (binned from that load), "stored_rank_steps" (binned from stored
  * values) and "rank_steps_without_metrics" (older steps with neither, left out: a job whose
  * steps the server has not summarized yet). For the whole job (from_step 0, to_step UINT64_MAX,
- * no last_steps) with a `cache` (NULL: none), the older steps come from it, in its bins: the
+ * no last_steps) with a `cache` (NULL: none) the job fits, each rank's newest
+ * RS_HEATMAP_AUTO_MIN_STEPS are loaded in full and the older steps come from the cache, in its bins: the
  * columns then begin at multiples of its bin width and span a multiple of it (the first column
  * may hold fewer steps; its first_step says so). Returns 0 with *out set, RS_E_NOT_FOUND (no such
  * job), -ENOMEM, -ETIMEDOUT (the read's deadline) or a storage error. */

@@ -225,7 +225,7 @@ struct fill {
     uint64_t final_before_ns; /* a step without a value that started before this is final */
     bool all_final;           /* no step that is not final seen yet */
     struct rs__heatmap_older *out;
-    size_t cap_extra;
+    size_t cap_extra, cap_pending;
     int rc;
 };
 
@@ -252,7 +252,10 @@ fill_add(void *arg, uint64_t step, uint64_t start_ns, uint64_t value_ns, bool ha
     }
     f->all_final = false;
     if (!has_value) {
-        f->out->extra_without++;
+        if (RS_ARRAY_RESERVE(f->out->pending, f->cap_pending, f->out->n_pending, 1) != 0)
+            f->rc = -ENOMEM;
+        else
+            f->out->pending[f->out->n_pending++] = (struct rs__heatmap_extra){f->i, step, start_ns, 0};
         return;
     }
     if (RS_ARRAY_RESERVE(f->out->extra, f->cap_extra, f->out->n_extra, 1) != 0) {
@@ -276,7 +279,7 @@ entry_update(struct entry *e, rs_store_read *r, const struct rs_rank_steps *rank
     for (size_t i = 0; i < n; i++) {
         uint64_t end = ranks[i].n ? ranks[i].steps[0].step : 0; /* exclusive */
         struct fill f = {e, i, newest > RS_HEATMAP_FINAL_NS ? newest - RS_HEATMAP_FINAL_NS : 0,
-                         true, out, 0, 0};
+                         true, out, 0, 0, 0};
         if (e->covered[i] >= end)
             continue;
         if ((rc = rs__heatmap_scan_older(r, e->job, ranks[i].rank, e->metric, e->covered[i],
@@ -317,6 +320,12 @@ copy_out(const struct entry *e, struct rs__heatmap_older *o)
     return 0;
 }
 
+bool
+rs__heatmap_cache_fits(const rs_heatmap_cache *c, size_t n_ranks)
+{
+    return entry_bytes(n_ranks) <= c->max_bytes;
+}
+
 int
 rs__heatmap_cache_older(rs_heatmap_cache *c, rs_store_read *r, const char *job, int metric,
                         const struct rs_rank_steps *ranks, size_t n,
@@ -328,7 +337,7 @@ rs__heatmap_cache_older(rs_heatmap_cache *c, rs_store_read *r, const char *job, 
 
     memset(out, 0, sizeof *out);
     out->lowest = UINT64_MAX;
-    if (entry_bytes(n) > c->max_bytes)
+    if (!rs__heatmap_cache_fits(c, n))
         return -E2BIG;
     if ((rc = rs_store_job_get(r, job, &info)) != 0)
         return rc;
@@ -376,6 +385,7 @@ rs__heatmap_older_fini(struct rs__heatmap_older *o)
     free(o->count);
     free(o->bin_start);
     free(o->extra);
+    free(o->pending);
     memset(o, 0, sizeof *o);
     o->lowest = UINT64_MAX;
 }

@@ -44,7 +44,10 @@ struct rs__heatmap_older {
     uint64_t stored, without; /* rank-steps with a value; final ones without */
     struct rs__heatmap_extra *extra;
     size_t n_extra;
-    uint64_t extra_without; /* not final and without a value (yet) */
+    /* not final and without a value yet (the server has not stored their summaries): the
+     * caller measures them (value_ns unused) */
+    struct rs__heatmap_extra *pending;
+    size_t n_pending;
 };
 
 /* Brings the cache's entry for (job, metric) up to the steps before each rank's loaded ones
@@ -59,5 +62,8 @@ int rs__heatmap_cache_older(rs_heatmap_cache *c, rs_store_read *r, const char *j
                             const struct rs_rank_steps *ranks, size_t n_ranks,
                             struct rs__heatmap_older *out);
 void rs__heatmap_older_fini(struct rs__heatmap_older *o);
+
+/* Whether a job of n_ranks ranks fits c (rs__heatmap_cache_older would not say -E2BIG). */
+bool rs__heatmap_cache_fits(const rs_heatmap_cache *c, size_t n_ranks);
 
 #endif

@@ -29,10 +29,19 @@ import json, sys
 (j,) = json.load(sys.stdin)["jobs"]
 print("job %s: %d ranks, %.0f s of 1 s windows" % (j["job"], j["ranks_seen"], j["span_s"]))'
 sleep 5 # the evaluator's first pass over the job
-for i in 1 2 3; do
-    curl -s -o /dev/null -w "heatmap endpoint: %{time_total} s, %{size_download} bytes\n" \
+# the whole job: the first answer after a start reads every stored step (and fills the server's
+# cache of them), the next ones only what is new; gzip as a browser asks for it
+for i in 1 2 3 4; do
+    curl -s -o /dev/null -H "Accept-Encoding: gzip" \
+        -w "heatmap endpoint (whole job, gzip): %{time_total} s, %{size_download} bytes\n" \
         "$HTTP/v1/jobs/summary-bench/heatmap?metric=compute_ms&columns=200"
 done
+curl -s -o /dev/null -w "the same without gzip: %{time_total} s, %{size_download} bytes\n" \
+    "$HTTP/v1/jobs/summary-bench/heatmap?metric=compute_ms&columns=200"
+curl -s -o /dev/null -H "Accept-Encoding: gzip" \
+    -w "stragglers (gzip): %{time_total} s, %{size_download} bytes\n" "$HTTP/v1/jobs/summary-bench/stragglers"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 mkdir -p "$W/home" # chromium's crash-report settings and dconf cache, not in the real HOME
 HOME=$W/home XDG_CONFIG_HOME=$W/home/.config XDG_CACHE_HOME=$W/home/.cache \
     node tests/bench/dashboard_overview.mjs "$HTTP" summary-bench "$RUNS"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

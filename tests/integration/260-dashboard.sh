@@ -41,7 +41,7 @@ check "/assets/app.js is JavaScript, /assets/style.css CSS (or the not-built pag
     curl -s -D - -o /dev/null "$1/assets/style.css" | tr -d "\r" | grep -qi "^Content-Type: text/css"' \
     _ "$HTTP" "$WORK/body"
 check "gzip: assets and a large API answer compressed for Accept-Encoding: gzip (gunzip = the plain bytes, a -gz ETag that revalidates, Vary); plain without it or with gzip;q=0" bash -c '
-    for path in /index.html /assets/app.js "/v1/jobs/tour/heatmap?columns=2000"; do
+    for path in /index.html /assets/app.js "/v1/jobs/tour/heatmap?columns=2000&last=300"; do
         curl -s -D "$2.ph" -o "$2.plain" "$1$path" &&
         curl -s -D "$2.zh" -o "$2.gz" -H "Accept-Encoding: gzip, br" "$1$path" &&
         curl -s -D "$2.qh" -o "$2.q0" -H "Accept-Encoding: gzip;q=0, *" "$1$path" || exit 1
@@ -72,12 +72,15 @@ check "without node (DASHBOARD=off) make says so and embeds the how-to-build pag
     grep -q "\"/index.html\", \"text/html; charset=utf-8\"" "$1/fallback.c"' _ "$WORK"
 
 curl -s "$HTTP/v1/jobs/tour/heatmap?metric=compute_ms&columns=50" >"$WORK/hm.json"
-check "heatmap: 16 ranks x 50 columns of 6 steps, steps 0..299, each column's median and slowest" python3 -c '
+check "heatmap: the whole job, 16 ranks x 50 columns of 6 steps, steps 0..299, each column's median and slowest, every rank-step once" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["metric"] == "compute_ms" and d["steps_source"] == "markers", d["metric"]
 assert (d["first_step"], d["last_step"], d["steps_per_column"]) == (0, 299, 6), d
-assert d["last_steps"] == 1000, d["last_steps"]  # the default for 16 ranks: 100,000 / 16 > 1,000
+# the whole job: the newest 30 steps of each rank loaded in full, the older ones from what the
+# store holds per step (through the server cache); every rank-step counted once
+assert d["window"] == "all" and d["last_steps"] == 30, (d["window"], d["last_steps"])
+assert d["exact_rank_steps"] + d["stored_rank_steps"] == 16 * 300 and d["rank_steps_without_metrics"] == 0, d
 assert d["ranks"] == list(range(16)) and len(d["columns"]) == 50, (d["ranks"], len(d["columns"]))
 assert all(len(row) == 50 and None not in row for row in d["values"])
 c = d["columns"][0]

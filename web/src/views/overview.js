@@ -50,39 +50,53 @@ function banner(v, ranksInfo) {
 // ECharts places in its grid, with its axes around it: a 1,024-rank heatmap has ~100,000 cells,
 // too many to draw as chart elements in well under a second (docs/BENCHMARKS.md "Dashboard").
 const LUT_SIZE = 256;
-let lut = null; // LUT_SIZE colours from -SCALE_PCT to +SCALE_PCT along DIVERGING
+let lut = null; // LUT_SIZE colours [r, g, b] from -SCALE_PCT to +SCALE_PCT along DIVERGING
 
-export function colourOf(pctOff) {
+function lutIndex(pctOff) {
     if (!lut) {
         const stops = DIVERGING.map((c) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)));
         lut = Array.from({ length: LUT_SIZE }, (_, k) => {
             const x = (k / (LUT_SIZE - 1)) * (stops.length - 1);
             const i = Math.min(Math.floor(x), stops.length - 2);
             const f = x - i;
-            return `rgb(${stops[i].map((v, j) => Math.round(v + (stops[i + 1][j] - v) * f)).join(',')})`;
+            return stops[i].map((v, j) => Math.round(v + (stops[i + 1][j] - v) * f));
         });
     }
     const t = Math.max(-1, Math.min(1, pctOff / SCALE_PCT)); // -1 .. 1
-    return lut[Math.round(((t + 1) / 2) * (LUT_SIZE - 1))];
+    return Math.round(((t + 1) / 2) * (LUT_SIZE - 1));
 }
 
+// One pixel per cell (ImageData: a few milliseconds for 1,024 x 200 cells, where a rectangle
+// each took ~100 ms), then stretched onto a canvas of the grid's size without smoothing.
 function paintCells(hm, width, height) {
+    const cols = Math.max(1, hm.columns.length);
+    const rows = Math.max(1, hm.ranks.length);
+    const small = document.createElement('canvas');
+    small.width = cols;
+    small.height = rows;
+    const img = small.getContext('2d').createImageData(cols, rows);
+    const px = img.data;
+    hm.values.forEach((row, y) => row.forEach((v, x) => {
+        const med = hm.columns[x].median_ms;
+        if (v === null || !med) return;
+        const k = lutIndex((v / med - 1) * 100);
+        const o = (y * cols + x) * 4;
+        px[o] = lut[k][0];
+        px[o + 1] = lut[k][1];
+        px[o + 2] = lut[k][2];
+        px[o + 3] = 255;
+    }));
+    small.getContext('2d').putImageData(img, 0, 0);
     const canvas = document.createElement('canvas');
     canvas.width = Math.max(1, Math.round(width));
     canvas.height = Math.max(1, Math.round(height));
     const g = canvas.getContext('2d');
-    const w = canvas.width / Math.max(1, hm.columns.length);
-    const h = canvas.height / Math.max(1, hm.ranks.length);
-    hm.values.forEach((row, y) => row.forEach((v, x) => {
-        const med = hm.columns[x].median_ms;
-        if (v === null || !med) return;
-        g.fillStyle = colourOf((v / med - 1) * 100);
-        g.fillRect(Math.floor(x * w), Math.floor(y * h), Math.ceil(w), Math.ceil(h));
-    }));
+    g.imageSmoothingEnabled = false;
+    g.drawImage(small, 0, 0, canvas.width, canvas.height);
     return canvas;
 }
 
-function heatmapOption(hm, marked, el, tip) {
+function heatmapOption(hm, marked, el, tip, focusCell) {
     const width = el.clientWidth - GRID.left - GRID.right;
     const height = el.clientHeight - GRID.top - GRID.bottom;
     const rankLabel = (i) => `${marked.has(hm.ranks[i]) ? '⚠ ' : ''}${hm.ranks[i]}`;
@@ -95,7 +109,7 @@ function heatmapOption(hm, marked, el, tip) {
         xAxis: { type: 'category', name: 'step', nameLocation: 'middle', nameGap: 25, data: hm.columns.map((c) => c.first_step),
             axisTick: { show: false }, axisLabel: { interval: (i) => hm.columns.length <= 20 || i % Math.ceil(hm.columns.length / 20) === 0 } },
         graphic: [{ type: 'image', id: 'cells', x: GRID.left, y: GRID.top, silent: true,
-            style: { image: paintCells(hm, width, height), width, height } }],
+            style: { image: paintCells(hm, width, height), width, height } }, focusGraphic(hm, el, focusCell)],
         // ECharts' tooltip (drawn in the canvas, text only) for the cell under the pointer or the
         // keyboard's focus: one transparent item over the grid that the view shows it for
         tooltip: { trigger: 'item', triggerOn: 'none', renderMode: 'richText', confine: true, formatter: tip },
@@ -360,7 +374,7 @@ export function mountOverview(main, route, poller) {
             if (focusCell && (focusCell.row >= hm.ranks.length || focusCell.col >= hm.columns.length)) focusCell = null;
             const tip = () => (hover && hm.values[hover.row] ? cellText(hm, hover) : '');
             if (!heat) {
-                heat = chart(heatEl, heatmapOption(hm, marked(), heatEl, tip), false);
+                heat = chart(heatEl, heatmapOption(hm, marked(), heatEl, tip, focusCell), false);
                 heat.getZr().on('mousemove', (e) => {
                     const cell = cellAt(hm, heatEl, e.offsetX, e.offsetY);
                     if (cell) showTip(cell, [e.offsetX, e.offsetY]);
@@ -371,8 +385,7 @@ export function mountOverview(main, route, poller) {
                     const cell = cellAt(hm, heatEl, e.offsetX, e.offsetY);
                     if (cell) open(cell);
                 });
-            } else heat.setOption(heatmapOption(hm, marked(), heatEl, tip), { replaceMerge: ['graphic'] });
-            heat.setOption({ graphic: [focusGraphic(hm, heatEl, focusCell)] });
+            } else heat.setOption(heatmapOption(hm, marked(), heatEl, tip, focusCell), { replaceMerge: ['graphic'] });
             // a new answer redraws the chart, which hides its tooltip: show it again (live jobs)
             if (hover && hover.row < hm.ranks.length && hover.col < hm.columns.length) showTip(hover, tipAt);
             else hover = null;
@@ -403,8 +416,8 @@ export function mountOverview(main, route, poller) {
     // had computed get stored: the same numbers from another source)
     let shown = null;
     poller.watch(jobPath(job, 'heatmap', { metric, columns: COLUMNS, ...windowParams(route.params) }), (d) => {
-        const now = JSON.stringify([d.ranks, d.columns, d.values]);
-        if (now !== shown) drawnFor = null;
+        const now = hm ? JSON.stringify([d.ranks, d.columns, d.values]) : null; // (not for the first)
+        if (!hm || now !== shown) drawnFor = null;
         shown = now;
         hm = d;
         draw();
