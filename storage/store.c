@@ -134,7 +134,8 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         (rc = mdb_dbi_open(txn, "kwin_names", MDB_CREATE, &s->names)) ||
         (rc = mdb_dbi_open(txn, "awin", MDB_CREATE, &s->awin)) ||
         (rc = mdb_dbi_open(txn, "job_keys", MDB_CREATE, &s->job_keys)) ||
-        (rc = mdb_dbi_open(txn, "job_ids", MDB_CREATE, &s->job_ids))) {
+        (rc = mdb_dbi_open(txn, "job_ids", MDB_CREATE, &s->job_ids)) ||
+        (rc = mdb_dbi_open(txn, "frame_seqs", MDB_CREATE, &s->frame_seqs))) {
         rc = rs__store_err(rc);
         goto out;
     }
@@ -191,7 +192,7 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
     }
     s->map_bytes = o.map_size ? o.map_size : 256ull << 30;
     mdb_env_set_mapsize(s->env, (size_t)((double)s->map_bytes * RS_STORE_HEADROOM));
-    mdb_env_set_maxdbs(s->env, 16);
+    mdb_env_set_maxdbs(s->env, 32);
     mdb_env_set_maxreaders(s->env, o.max_readers ? o.max_readers : 126);
     rc = mdb_env_open(s->env, dir, MDB_NOTLS | (o.sync_metadata ? 0 : MDB_NOMETASYNC), 0600);
     if (rc != 0) {

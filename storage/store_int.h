@@ -49,6 +49,7 @@ struct rs_store {
     uint64_t map_bytes; /* the map asked for; LMDB's is RS_STORE_HEADROOM larger */
     MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum, kwin, names, awin;
     MDB_dbi job_keys, job_ids; /* job name <-> the job's key prefix (job_keys.c) */
+    MDB_dbi frame_seqs;        /* frames of each collector that arrived (keys.h) */
     struct rs__gpu_map *gpu_map; /* GPU UUID -> (job, rank) last reported (gpu.c); writer's */
     /* what rs_store_open found and made, for rs_store_close_discard (writer_lock.c) */
     int lock_fd;    /* DIR/writer.lock, flock'd (exclusive), or -1 */
