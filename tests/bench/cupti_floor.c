@@ -13,12 +13,24 @@
  *                           when the launch was queued and submitted
  *   FLOOR_LAUNCH_API=1      driver-API records of the kernel-launch calls (cuLaunchKernel, -Ex,
  *                           their _ptsz forms), as a collector recording launches would need
+ *   FLOOR_STAGE             how far to go, to price each step a client takes (issue 25: what
+ *                           costs between kernel-tracing windows); cumulative, in this order:
+ *                           noop (return at once), version (cuptiGetVersion, CUPTI loaded and
+ *                           initialised), subscribe (cuptiSubscribe + cuptiUnsubscribe, as the
+ *                           collector's check for another client), register (buffer callbacks),
+ *                           device (DEVICE records), marker (MARKER records), flush (a thread
+ *                           calling cuptiActivityFlushAll(0) every 250 ms), toggled (kernel
+ *                           records turned on and off again, as a closed window leaves them),
+ *                           kernel (kernel records on: the default, the floor itself)
  * At exit it writes one line to stderr: "cupti-floor: N records, M dropped". */
 #include <cupti.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 int InitializeInjection(void); /* called by CUDA, as for the collector */
 
@@ -73,11 +85,75 @@ set_attribute(CUpti_ActivityAttribute attr, void *value, size_t len, const char 
     return -1;
 }
 
+enum stage { NOOP, VERSION, SUBSCRIBE, REGISTER, DEVICE, MARKER, FLUSH, TOGGLED, KERNEL };
+
+static enum stage
+stage_of(const char *v)
+{
+    static const char *names[] = {"noop",   "version", "subscribe", "register", "device",
+                                  "marker", "flush",   "toggled",   "kernel"};
+
+    for (size_t i = 0; v && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(v, names[i]) == 0)
+            return (enum stage)i;
+    return KERNEL;
+}
+
+static void CUPTIAPI
+ignore(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+{
+    (void)userdata, (void)domain, (void)cbid, (void)data;
+}
+
+static void *
+flusher(void *arg)
+{
+    struct timespec period = {0, 250 * 1000000L};
+
+    (void)arg;
+    for (;;) {
+        nanosleep(&period, NULL);
+        cuptiActivityFlushAll(0);
+    }
+    return NULL;
+}
+
 int
 InitializeInjection(void)
 {
     uint8_t one = 1;
     long kb = env_long("FLOOR_BUFFER_KB", 4096), mb = env_long("FLOOR_DEVICE_BUFFER_MB", 0);
+    enum stage stage = stage_of(getenv("FLOOR_STAGE"));
+    uint32_t version = 0;
+    CUpti_SubscriberHandle sub;
+    pthread_t thread;
+
+    if (stage == NOOP)
+        return 1;
+    cuptiGetVersion(&version);
+    if (stage == VERSION)
+        return 1;
+    if (cuptiSubscribe(&sub, ignore, NULL) == CUPTI_SUCCESS)
+        cuptiUnsubscribe(sub);
+    if (stage == SUBSCRIBE)
+        return 1;
+    if (stage < KERNEL) {
+        if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS)
+            fprintf(stderr, "cupti-floor: CUPTI refused the callbacks\n");
+        if (stage >= DEVICE)
+            cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+        if (stage >= MARKER)
+            cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
+        if (stage >= FLUSH && pthread_create(&thread, NULL, flusher, NULL) == 0)
+            pthread_detach(thread);
+        if (stage >= TOGGLED && (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) !=
+                                     CUPTI_SUCCESS ||
+                                 cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) !=
+                                     CUPTI_SUCCESS))
+            fprintf(stderr, "cupti-floor: CUPTI refused to toggle kernel records\n");
+        atexit(at_exit);
+        return 1;
+    }
 
     if (kb > 0)
         buffer_bytes = (size_t)kb << 10;
