@@ -145,12 +145,17 @@ window_tick(void)
     uint64_t t0 = rs_clock_mono_ns();
     enum rs_window_action a = rs_window_tick(&g.window, rs_clock_realtime_ns(), t0);
 
+    uint64_t cupti_now = 0;
+
     if (a == RS_WINDOW_STAY)
         return;
+    /* CUPTI's clock before the kinds go on: every record of the window starts after it */
+    cuptiGetTimestamp(&cupti_now);
     bool ok = traced_kinds(a == RS_WINDOW_OPEN);
     uint64_t took = rs_clock_mono_ns() - t0;
     pthread_mutex_lock(&g.lock);
     if (a == RS_WINDOW_OPEN) {
+        rs_convert_traced_from(g.conv, cupti_now);
         g.window_stats.opened++;
         g.window_stats.open_ns += took;
     } else {
