@@ -12,7 +12,11 @@
  *   FLOOR_LATENCY=1         cuptiActivityEnableLatencyTimestamps(1): kernel records also carry
  *                           when the launch was queued and submitted
  *   FLOOR_LAUNCH_API=1      driver-API records of the kernel-launch calls (cuLaunchKernel, -Ex,
- *                           their _ptsz forms), as a collector recording launches would need
+ *                           their _ptsz forms), as a collector recording launches would need;
+ *                           =2: the same, turned on 300 ms after start from another thread (as
+ *                           a kernel-tracing window opens); =3: all driver-API records
+ *                           (CUPTI_ACTIVITY_KIND_DRIVER) turned on 300 ms after start; =4: as
+ *                           2, the launch calls' records turned on and off once at start first
  *   FLOOR_STAGE             how far to go, to price each step a client takes (issue 25: what
  *                           costs between kernel-tracing windows); cumulative, in this order:
  *                           noop (return at once), version (cuptiGetVersion, CUPTI loaded and
@@ -22,7 +26,7 @@
  *                           calling cuptiActivityFlushAll(0) every 250 ms), toggled (kernel
  *                           records turned on and off again, as a closed window leaves them),
  *                           kernel (kernel records on: the default, the floor itself)
- * At exit it writes one line to stderr: "cupti-floor: N records, M dropped". */
+ * At exit it writes one line to stderr: "cupti-floor: N records (A of launch calls), M dropped". */
 #include <cupti.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,7 +39,12 @@
 int InitializeInjection(void); /* called by CUDA, as for the collector */
 
 static size_t buffer_bytes = 4096u << 10;
-static atomic_ulong n_records, n_dropped;
+static atomic_ulong n_records, n_dropped, n_launch_api;
+static const CUpti_CallbackId launches[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz};
+#define N_LAUNCHES (sizeof launches / sizeof launches[0])
 
 static void CUPTIAPI
 requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -50,12 +59,17 @@ completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t v
 {
     CUpti_Activity *record = NULL;
     size_t dropped = 0;
-    unsigned long n = 0;
+    unsigned long n = 0, api = 0;
 
     (void)size;
-    while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS)
+    while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
         n++;
+        if (record->kind == CUPTI_ACTIVITY_KIND_DRIVER)
+            for (size_t i = 0; i < N_LAUNCHES; i++)
+                api += ((CUpti_ActivityAPI *)record)->cbid == launches[i];
+    }
     atomic_fetch_add(&n_records, n);
+    atomic_fetch_add(&n_launch_api, api);
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
         atomic_fetch_add(&n_dropped, dropped);
     free(buffer);
@@ -65,8 +79,8 @@ static void
 at_exit(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    fprintf(stderr, "cupti-floor: %lu records, %lu dropped\n", atomic_load(&n_records),
-            atomic_load(&n_dropped));
+    fprintf(stderr, "cupti-floor: %lu records (%lu of launch calls), %lu dropped\n",
+            atomic_load(&n_records), atomic_load(&n_launch_api), atomic_load(&n_dropped));
 }
 
 static long
@@ -115,6 +129,24 @@ flusher(void *arg)
         nanosleep(&period, NULL);
         cuptiActivityFlushAll(0);
     }
+    return NULL;
+}
+
+/* FLOOR_LAUNCH_API=2/3: launch-call records turned on later, from this thread */
+static void *
+late_launch_api(void *arg)
+{
+    struct timespec wait = {0, 300 * 1000000L};
+
+    nanosleep(&wait, NULL);
+    if ((long)(intptr_t)arg == 3) {
+        if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS)
+            fprintf(stderr, "cupti-floor: late DRIVER kind refused\n");
+        return NULL;
+    }
+    for (size_t i = 0; i < N_LAUNCHES; i++)
+        if (cuptiActivityEnableDriverApi(launches[i], 1) != CUPTI_SUCCESS)
+            fprintf(stderr, "cupti-floor: late launch API records refused\n");
     return NULL;
 }
 
@@ -173,12 +205,15 @@ InitializeInjection(void)
     }
     if (env_long("FLOOR_LATENCY", 0) && cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS)
         fprintf(stderr, "cupti-floor: latency timestamps refused\n");
-    if (env_long("FLOOR_LAUNCH_API", 0)) {
-        const CUpti_CallbackId launches[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz};
-        for (size_t i = 0; i < sizeof launches / sizeof launches[0]; i++)
+    long late = env_long("FLOOR_LAUNCH_API", 0);
+    for (size_t i = 0; late == 4 && i < N_LAUNCHES; i++)
+        if (cuptiActivityEnableDriverApi(launches[i], 1) != CUPTI_SUCCESS ||
+            cuptiActivityEnableDriverApi(launches[i], 0) != CUPTI_SUCCESS)
+            fprintf(stderr, "cupti-floor: launch API records refused at start\n");
+    if (late >= 2 && pthread_create(&thread, NULL, late_launch_api, (void *)(intptr_t)late) == 0)
+        pthread_detach(thread);
+    if (late == 1) {
+        for (size_t i = 0; i < N_LAUNCHES; i++)
             if (cuptiActivityEnableDriverApi(launches[i], 1) != CUPTI_SUCCESS)
                 fprintf(stderr, "cupti-floor: launch API records refused\n");
     }
