@@ -10,15 +10,16 @@
 #             RANKSCOPE_WINDOW_PERIOD_MS; whether a window fell in a run is in the debug lines)
 #   between   RANKSCOPE_KERNELS=window with one 100 ms window a day: the collector between windows
 #   version   (lm only) a CUPTI client that only loads CUPTI (FLOOR_STAGE=version)
-# MODES_LM / MODES_GPU pick the modes; STEPS_LM / STEPS_GPU the timed steps. Per run the median
+# MODES_LM / MODES_GPU pick the modes (empty: that workload not run); STEPS_LM / STEPS_GPU the
+# timed steps. Per run the median
 # step and the 10th percentile (host wall time per step, the host waiting for the GPU at each
 # step's end); per mode the ratio to the same round's none: median and range. OMP_NUM_THREADS=1
 # (no CPU thread pool competing for the pinned CPUs). Leaves $OUT/overhead.jsonl (written as it
 # goes) and $OUT/overhead-summary.txt. Needs gpu-bundle/.
 . "$(dirname "$0")/common.sh"
 ROUNDS=${ROUNDS:-8} CPUS=${CPUS:-2}
-MODES_LM=${MODES_LM:-none floor always default between version}
-MODES_GPU=${MODES_GPU:-none floor always default}
+MODES_LM=${MODES_LM-none floor always default between version}
+MODES_GPU=${MODES_GPU-none floor always default}
 STEPS_LM=${STEPS_LM:-150} STEPS_GPU=${STEPS_GPU:-100}
 daemons_up
 : >"$OUT/overhead.jsonl"
