@@ -672,6 +672,21 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
     }
     char name[RS_WIRE_MAX_JOB_LEN + 1];
     int rc;
+    /* captures on demand (capture_routes.c) */
+    if ((rc = job_in_path(c, path, "/capture", name, sizeof name)) <= 0) {
+        if (rc < 0 || expect_no_query(c, req) != 0)
+            return;
+        if (strcmp(req->method, "POST") != 0)
+            rs_http_respond_error(c, 405, "%s is not allowed on %s (use POST)", req->method, path);
+        else
+            rs__server_capture_post(srv, c, req, name, &who);
+        return;
+    }
+    if ((rc = job_in_path(c, path, "/captures", name, sizeof name)) <= 0) {
+        if (rc == 0 && expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
+            rs__server_captures_get(srv, c, name);
+        return;
+    }
     for (size_t i = 0; i < sizeof job_endpoints / sizeof job_endpoints[0]; i++) {
         const struct job_endpoint *e = &job_endpoints[i];
         if ((rc = job_in_path(c, path, e->suffix, name, sizeof name)) > 0)
