@@ -294,7 +294,7 @@ take_marked(rs_captures *cs, const struct rs_rank_batch *b)
         return;
     }
     c->batches++;
-    c->kernels += b->n_kernels + b->n_collectives;
+    c->kernels += b->n_kernels;
     for (uint32_t i = 0; i < b->n_kernel_totals; i++)
         c->kernels += b->kernel_totals[i].count;
     for (uint32_t i = 0; i < b->n_stalls; i++)
@@ -445,7 +445,7 @@ rs_capture_info_json(const struct rs_capture_info *c)
                      time_or_null(c->started_ns), "ended_ns", time_or_null(c->ended_ns), "who",
                      c->who, "reason", c->reason, "message", c->message, "ran_kinds",
                      kinds_json(c->ran_kinds), "records", "batches", (json_int_t)c->batches,
-                     "kernels", (json_int_t)c->kernels, "stalls", (json_int_t)c->stalls);
+                     "kernels", (json_int_t)c->kernels, "stall_samples", (json_int_t)c->stalls);
 }
 
 static int
