@@ -136,7 +136,7 @@ static const struct rs_config_option options[] = {
     OPT("capture-timeout-s", RS_CONFIG_INT, "30", capture_timeout_s,
         "a capture whose collector gives no word this long (not started after it was requested, "
         "not ended this long after its seconds) expires",
-        5, 3600),
+        2, 3600),
     OPT("auto-capture", RS_CONFIG_BOOL, "true", auto_capture,
         "the evaluator asks for a capture of the suspect rank and a healthy peer when it raises a "
         "straggler, suspect or hang verdict without recent per-kernel evidence",
