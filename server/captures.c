@@ -414,6 +414,28 @@ rs_captures_latest_done(rs_captures *cs, const char *job, uint32_t rank, uint32_
     return best ? 0 : -ENOENT;
 }
 
+uint32_t
+rs_captures_ranks_during(rs_captures *cs, const char *job, uint64_t since_ns, uint64_t until_ns,
+                         uint32_t *ranks, uint32_t max)
+{
+    uint32_t n = 0;
+
+    pthread_mutex_lock(&cs->lock);
+    for (uint32_t i = 0; i < cs->n_caps && n < max; i++) {
+        const struct rs_capture_info *c = &cs->caps[i];
+        bool dup = false;
+        if (c->state != RS_CAPTURES_DONE || !(c->ran_kinds & RS_CAPTURE_KERNELS) ||
+            c->started_ns >= until_ns || c->ended_ns <= since_ns || strcmp(c->job, job) != 0)
+            continue;
+        for (uint32_t k = 0; k < n && !dup; k++)
+            dup = ranks[k] == c->rank;
+        if (!dup)
+            ranks[n++] = c->rank;
+    }
+    pthread_mutex_unlock(&cs->lock);
+    return n;
+}
+
 static json_t *
 kinds_json(uint32_t kinds)
 {

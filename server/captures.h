@@ -95,6 +95,11 @@ int rs_captures_get(rs_captures *cs, uint64_t id, struct rs_capture_info *out);
 int rs_captures_latest_done(rs_captures *cs, const char *job, uint32_t rank, uint32_t kinds,
                             uint64_t since_ns, struct rs_capture_info *out);
 
+/* Ranks of `job` with a capture that ended done with kernels and overlaps [since_ns, until_ns),
+ * into ranks[max] (each once); returns how many. */
+uint32_t rs_captures_ranks_during(rs_captures *cs, const char *job, uint64_t since_ns,
+                                  uint64_t until_ns, uint32_t *ranks, uint32_t max);
+
 /* {"captures":[...]} of `job`, newest first (docs/openapi.yaml CaptureList); NULL on ENOMEM. */
 json_t *rs_captures_json(rs_captures *cs, const char *job);
 

@@ -21,6 +21,7 @@
 #include "query/stragglers.h"
 #include "query/top.h"
 #include "query/trace_export.h"
+#include "server/capture_evidence.h"
 #include "server/job_delete.h"
 #include "server/server_int.h"
 
@@ -196,6 +197,11 @@ run_query(struct rs_work *req)
         q->rc = rs_stragglers_evaluate_job(r, q->job, &o, &q->stragglers);
         if (q->rc == 0 && !(q->result = rs_straggler_report_json(&q->stragglers)))
             q->rc = -ENOMEM;
+        /* verdicts without kernel evidence take it from a capture of their rank, if one ran
+         * (a failure there leaves the answer as the rule gave it) */
+        if (q->rc == 0)
+            rs__server_capture_evidence(q->srv->captures, r, q->job, &o, &q->stragglers,
+                                        q->result);
         break;
     }
     case Q_TOP: {

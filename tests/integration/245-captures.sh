@@ -7,7 +7,9 @@
 # dies mid-capture, and a rank whose collectors are gone, expire with a reason; hostile bodies
 # (huge seconds, unknown kinds, thousands of ranks, bad JSON, another job's rank) get 400/404,
 # a second open capture of a rank 409, the job's rate 429; every request leaves an RS-AUDIT line;
-# with --token-file, no token is 401 and a read token 403.
+# the evaluator captures a straggler without kernel evidence and a healthy peer by itself, and the
+# verdict's cause then comes from the capture (not with --auto-capture=false); with --token-file,
+# no token is 401 and a read token 403.
 . "$(dirname "$0")/common.sh"
 
 start_server --capture-per-job-per-min 6 --capture-timeout-s 4 --evaluate-ms 0
@@ -160,6 +162,52 @@ check "/metrics counts captures by outcome" bash -c '
 m=$(curl -sf "$1/metrics") && echo "$m" | grep -q "^rankscope_captures_total{state=\"done\"} [1-9]" &&
 echo "$m" | grep -q "^rankscope_captures_total{state=\"expired\"} 2$" &&
 echo "$m" | grep -q "^rankscope_captures_refused_total{reason=\"rate\"} [1-9]"' _ "$HTTP"
+stop "$PID_agent"
+stop "$PID_server"
+
+# ---- evaluator-triggered: a straggler verdict without kernels gets a capture and a cause -------
+# rank 2's GPU runs its kernels 30% slower; with kernels only in captures the rule sees its longer
+# steps and the others' waits but no kernels, and names the cause host_side — until the evaluator
+# captures rank 2 and a healthy peer, whose kernels show the same kernels 1.3x slower: gpu_slow.
+rm -rf "$WORK/data" "$WORK/spool"
+start_server --evaluate-ms 500 --auto-capture-s 4
+start_agent
+sim ev 4 20 --slow-rank 2 --slowdown 0.3 --nccl-plugin &
+EV=$!
+for _ in $(seq 200); do
+    curl -sf "$HTTP/v1/jobs/ev/stragglers" >"$WORK/ev-stragglers.json" 2>/dev/null &&
+        grep -q evidence_source "$WORK/ev-stragglers.json" && break
+    sleep 0.1
+done
+captures ev >"$WORK/ev-captures.json"
+check "the evaluator asked for rank 2 and one healthy peer, both done with kernels" python3 -c '
+import json, sys
+cs = json.load(open(sys.argv[1]))["captures"]
+assert len(cs) == 2 and all(c["who"] == "evaluator" and c["state"] == "done" for c in cs), cs
+assert {c["rank"] for c in cs} - {2} and 2 in {c["rank"] for c in cs}, cs
+assert all("straggler verdict on rank 2" in c["reason"] and c["records"]["kernels"] > 0 for c in cs), cs' "$WORK/ev-captures.json"
+check "the verdict's cause from the capture: gpu_slow, its kernels 1.3x the peer's, from capture <rank 2's id>" python3 -c '
+import json, sys
+(v,) = json.load(open(sys.argv[1]))["stragglers"]
+cs = json.load(open(sys.argv[2]))["captures"]
+(mine,) = [c["id"] for c in cs if c["rank"] == 2]
+assert v["rank"] == 2 and v["cause"] == "gpu_slow" and v["cause_without_capture"] == "host_side", v
+assert v["evidence_source"] == "from capture %d" % mine and v["capture"]["id"] == mine, v
+assert all(1.25 < e["ratio_to_peers"] < 1.35 for e in v["evidence"]), v["evidence"]' \
+    "$WORK/ev-stragglers.json" "$WORK/ev-captures.json"
+check "RS-CAPTURE-AUTO and an RS-AUDIT line by who=evaluator" bash -c '
+grep -q "RS-CAPTURE-AUTO job ev: capture [0-9]* of rank 2 (and [0-9]* of healthy peer" "$1" &&
+grep -q "RS-AUDIT who=evaluator .*action=capture job=ev ranks=2 first_rank=2" "$1"' _ "$WORK/server.log"
+wait "$EV"
+stop "$PID_agent"
+stop "$PID_server"
+rm -rf "$WORK/data" "$WORK/spool"
+start_server --evaluate-ms 500 --auto-capture=false
+start_agent
+(sim off 4 8 --slow-rank 2 --slowdown 0.3 --nccl-plugin)
+check "--auto-capture=false: the verdict is raised, no capture is asked for" bash -c '
+grep -q "RS-STRAGGLER-RAISED job off: rank 2" "$1" && ! grep -q RS-CAPTURE-AUTO "$1" &&
+curl -sf "$2/v1/jobs/off/captures" | grep -q "\"captures\": *\[\]"' _ "$WORK/server.log" "$HTTP"
 stop "$PID_agent"
 stop "$PID_server"
 
