@@ -2,6 +2,7 @@
 #include "node-agent/collector/activity.h"
 
 #include "common/clock.h"
+#include "node-agent/collector/capture.h"
 #include "node-agent/collector/got_hook.h"
 #include "node-agent/collector/log.h"
 #include "node-agent/collector/plugin.h"
@@ -33,6 +34,8 @@ static struct {
     struct rs_window_schedule window;
     bool windows;        /* tracing in windows, not always */
     bool traced_refused; /* CUPTI refused the traced kinds at a window: said once */
+    bool traced_on;      /* the traced kinds are on now (a window or a capture) */
+    uint64_t capture_until_mono; /* a capture keeps them on until then (capture.h) */
     struct rs_activity_window_stats window_stats;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER,
        .wake_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -138,19 +141,22 @@ traced_kinds(bool on)
     return ok;
 }
 
-/* Opens or closes a window when the wall clock says so (window.h), timing what it costs. */
+/* Opens or closes a window when the wall clock says so (window.h), or a capture does (capture.h:
+ * the kinds stay on until it ends), timing what it costs. */
 static void
 window_tick(void)
 {
     uint64_t t0 = rs_clock_mono_ns();
-    enum rs_window_action a = rs_window_tick(&g.window, rs_clock_realtime_ns(), t0);
 
-    if (a == RS_WINDOW_STAY)
+    rs_window_tick(&g.window, rs_clock_realtime_ns(), t0);
+    bool want = g.window.open || t0 < g.capture_until_mono;
+    if (want == g.traced_on)
         return;
-    bool ok = traced_kinds(a == RS_WINDOW_OPEN);
+    bool ok = traced_kinds(want);
     uint64_t took = rs_clock_mono_ns() - t0;
+    g.traced_on = want;
     pthread_mutex_lock(&g.lock);
-    if (a == RS_WINDOW_OPEN) {
+    if (want) {
         g.window_stats.opened++;
         g.window_stats.open_ns += took;
     } else {
@@ -162,8 +168,16 @@ window_tick(void)
         g.traced_refused = true;
         rs_collector_log("CUPTI refused to turn kernel tracing %s at a window; windows may be "
                          "incomplete",
-                         a == RS_WINDOW_OPEN ? "on" : "off");
+                         want ? "on" : "off");
     }
+}
+
+bool
+rs_activity_capture_kernels(unsigned seconds)
+{
+    /* the flush thread's window_tick, right after the orders were read, turns the kinds on */
+    g.capture_until_mono = seconds ? rs_clock_mono_ns() + (uint64_t)seconds * 1000000000ull : 0;
+    return g.windows;
 }
 
 static void *
@@ -181,6 +195,9 @@ flush_main(void *arg)
         if (g.stopping)
             break;
         pthread_mutex_unlock(&g.wake_lock);
+        pthread_mutex_lock(&g.lock);
+        rs_capture_tick(g.conv); /* orders from the agent (capture.h) */
+        pthread_mutex_unlock(&g.lock);
         if (g.windows)
             window_tick();
         /* Completed buffers only (0): no GPU synchronisation, no incomplete records. */
@@ -398,6 +415,9 @@ stop_collection(const char *taken_by)
         } else {
             taken_over();
         }
+        pthread_mutex_lock(&g.lock);
+        rs_capture_finish(g.conv); /* a capture running to the end is reported done */
+        pthread_mutex_unlock(&g.lock);
         send_converted(true);
     }
     pthread_mutex_unlock(&g.stop_lock);
