@@ -56,11 +56,12 @@ struct rs_activity_window_stats {
 };
 void rs_activity_get_window_stats(struct rs_activity_window_stats *out);
 
-/* Captures on demand (capture.h): keeps the kinds traced in windows on for `seconds` from now,
- * whatever the schedule says (0: until the schedule's next change); they turn on at the flush
- * thread's next window step, right after the orders were read. Returns true when tracing is in
- * windows, false when it is always on (nothing to turn on). Flush thread. */
-bool rs_activity_capture_kernels(unsigned seconds);
+/* Captures on demand (capture.h): turns the kinds traced in windows on now and keeps them on for
+ * `seconds`, whatever the schedule says (0: the capture ended; they follow the schedule again at
+ * the next window step). With tracing always on there is nothing to do. Returns 0, or -1 with
+ * why[len] when CUPTI refused (measured on H100: with PC sampling on, kernel activity cannot be
+ * turned on later). Flush thread, with the activity lock held (rs_capture_tick's caller). */
+int rs_activity_capture_kernels(unsigned seconds, char *why, size_t len);
 
 /* Starts collection into `conv` (owned by the caller, used under our lock until
  * rs_activity_finish). Returns 0 or the CUptiResult of the step that failed (collection is then

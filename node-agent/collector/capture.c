@@ -18,14 +18,17 @@ static struct {
 static int
 start(void *arg, uint32_t kinds, uint32_t seconds, uint32_t *ran, char *why, size_t len)
 {
+    char kernels_why[RS_CAPTURE_MAX_MESSAGE / 2] = "", pc_why[RS_CAPTURE_MAX_MESSAGE / 2] = "";
+
     (void)arg;
     *ran = 0;
-    if (kinds & RS_CAPTURE_KERNELS) {
-        rs_activity_capture_kernels(seconds);
+    if ((kinds & RS_CAPTURE_KERNELS) &&
+        rs_activity_capture_kernels(seconds, kernels_why, sizeof kernels_why) == 0)
         *ran |= RS_CAPTURE_KERNELS;
-    }
-    if ((kinds & RS_CAPTURE_PC_SAMPLING) && rs_pcsampling_capture(seconds, why, len) == 0)
+    if ((kinds & RS_CAPTURE_PC_SAMPLING) &&
+        rs_pcsampling_capture(seconds, pc_why, sizeof pc_why) == 0)
         *ran |= RS_CAPTURE_PC_SAMPLING;
+    snprintf(why, len, "%s%s%s", kernels_why, kernels_why[0] && pc_why[0] ? "; " : "", pc_why);
     return *ran ? 0 : -1;
 }
 
@@ -33,8 +36,9 @@ static void
 stop(void *arg, uint32_t ran)
 {
     (void)arg;
+    char why[8];
     if (ran & RS_CAPTURE_KERNELS)
-        rs_activity_capture_kernels(0);
+        rs_activity_capture_kernels(0, why, sizeof why);
     /* a PC-sampling window closes by itself at its end (at the first launch after it) */
 }
 
