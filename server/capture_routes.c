@@ -1,5 +1,5 @@
-/* POST /v1/jobs/{job}/capture and GET /v1/jobs/{job}/captures (docs/openapi.yaml): the REST side
- * of captures on demand (captures.h). The body is JSON, checked field by field with a message that
+/* POST /v1/jobs/{job}/capture (docs/openapi.yaml): the REST side of captures on demand
+ * (captures.h; GET /v1/jobs/{job}/captures is a query in routes.c). The body is JSON, checked field by field with a message that
  * names what is wrong; every request, refused or not, leaves an RS-AUDIT line. Answered on the
  * loop: the table is in memory, a request touches at most RS_CAPTURES_MAX entries. */
 #include "common/clock.h"
@@ -127,16 +127,4 @@ rs__server_capture_post(struct rs_server *srv, rs_http_conn *c, const struct rs_
             json_array_append_new(list, rs_capture_info_json(&info));
     }
     rs_http_respond_json(c, 202, json_pack("{s:s,s:o}", "job", job, "captures", list));
-}
-
-void
-rs__server_captures_get(struct rs_server *srv, rs_http_conn *c, const char *job)
-{
-    json_t *doc = rs_captures_json(srv->captures, job);
-
-    if (!doc) {
-        rs_http_respond_error(c, 503, "out of memory");
-        return;
-    }
-    rs_http_respond_json(c, 200, doc);
 }

@@ -47,7 +47,8 @@ enum query_kind {
     Q_GPUS,
     Q_ADVICE, /* issue 27: the advisor */
     Q_HANGS, /* issue 25: hang verdicts */
-    Q_HEATMAP
+    Q_HEATMAP,
+    Q_CAPTURES /* issue 25 item 4: captures on demand (captures.h) */
 };
 
 /* A query refused for load (429, 503) says when to come back. */
@@ -172,6 +173,10 @@ run_query(struct rs_work *req)
         break;
     case Q_HANGS:
         q->rc = rs_query_hangs(r, q->job, rs_clock_realtime_ns(), &q->result);
+        break;
+    case Q_CAPTURES: /* from memory (captures.h), bounded like every read */
+        if (!(q->result = rs_captures_json(q->srv->captures, q->job)))
+            q->rc = -ENOMEM;
         break;
     case Q_SKEW: {
         struct rs_skew_options o = {q->p.since_ns, q->p.until_ns};
@@ -535,6 +540,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/gpus", Q_GPUS, {RANGE(""), UINT("window_s", limit, 300, 1, 86400 * 365)}},
     {"/advice", Q_ADVICE, {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000)}},
     {"/hangs", Q_HANGS, {{0}}},
+    {"/captures", Q_CAPTURES, {{0}}},
     {"/heatmap",
      Q_HEATMAP,
      {METRIC("metric", metric), UINT("columns", columns, 200, 1, 2000),
@@ -686,11 +692,6 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
             rs_http_respond_error(c, 405, "%s is not allowed on %s (use POST)", req->method, path);
         else
             rs__server_capture_post(srv, c, req, name, &who);
-        return;
-    }
-    if ((rc = job_in_path(c, path, "/captures", name, sizeof name)) <= 0) {
-        if (rc == 0 && expect_get(c, req) == 0 && expect_no_query(c, req) == 0)
-            rs__server_captures_get(srv, c, name);
         return;
     }
     for (size_t i = 0; i < sizeof job_endpoints / sizeof job_endpoints[0]; i++) {

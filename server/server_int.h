@@ -75,12 +75,11 @@ void rs__server_metrics(struct rs_server *srv, rs_http_conn *c);
  * query takes ingest's threads and every client's share is bounded (work_pool.h). */
 int rs__server_query_submit(struct rs_server *srv, rs_http_conn *c, struct rs_work *w);
 
-/* POST /v1/jobs/{job}/capture and GET /v1/jobs/{job}/captures (capture_routes.c): answered on
- * the loop (the table is in memory). */
+/* POST /v1/jobs/{job}/capture (capture_routes.c): answered on the loop (the table is in memory;
+ * GET /v1/jobs/{job}/captures is a query like the others, routes.c). */
 void rs__server_capture_post(struct rs_server *srv, rs_http_conn *c,
                              const struct rs_http_request *req, const char *job,
                              const struct rs_auth_who *who);
-void rs__server_captures_get(struct rs_server *srv, rs_http_conn *c, const char *job);
 
 /* GET /v1/gpus (hosts false) and /v1/hosts: the fleet view (fleet.c), in the query pool. */
 void rs__server_fleet(struct rs_server *srv, rs_http_conn *c, bool hosts);
