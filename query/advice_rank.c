@@ -347,6 +347,11 @@ findings(struct rank_data *d, struct rs_advice_finding *out, double *scratch)
     out[RS_ADVICE_LAUNCH_BOUND].seen[2] = step > 0 ? kernels / (step * ms) : 0;
     out[RS_ADVICE_LAUNCH_BOUND].seen[3] = kernel_us;
 
+    /* batch size: the idle a larger batch spreads over more samples (advice_batch.c scales it) */
+    for (size_t i = 0; i < n; i++)
+        scratch[i] = (double)(d->tally[i].launch_gap + d->tally[i].sync_gap);
+    out[RS_ADVICE_BATCH_SIZE].cost_ns = (uint64_t)rs_median(scratch, n);
+
     /* pageable copies: their time above pinned bandwidth, and the launch idle of the steps they
      * block (the host cannot run ahead past a synchronous copy) */
     for (size_t i = 0; i < n; i++) {

@@ -104,6 +104,19 @@ _Static_assert(sizeof(struct rs_key_rank) == 12, "rank key layout");
 _Static_assert(RS_KEY_JOB_PREFIX == 8 && RS_KEY_RANK_PREFIX == 12, "job and rank prefixes");
 _Static_assert(RS_KEY_RANK_PREFIX == sizeof(struct rs_key_rank), "a rank key is its prefix");
 
+/* frame_seqs: (job_id, rank, collector_id) -> rs_frames_value: what arrived of one collector's
+ * numbered frames (rankscope.proto RankBatch.frame_seq), to count the frames lost on the way. */
+struct rs_key_frames {
+    uint8_t job_id[8], rank[4], collector_id[8];
+};
+_Static_assert(sizeof(struct rs_key_frames) == 20, "frame_seqs key layout");
+
+struct rs_frames_value {
+    uint64_t frames, frame_seq;     /* frames stored; the highest frame number seen */
+    uint64_t records, records_sent; /* their records; records in frames 1 .. frame_seq */
+};
+_Static_assert(sizeof(struct rs_frames_value) == 32, "frame_seqs value layout");
+
 /* series: (job_id, rank, kind, chunk start ns, uniq) -> packed records (<= RS_STORE_CHUNK_BYTES) */
 struct rs_key_series {
     uint8_t job_id[8], rank[4], kind[2], start_ns[8], uniq[4];

@@ -137,7 +137,8 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         (rc = mdb_dbi_open(txn, "job_keys", MDB_CREATE, &s->job_keys)) ||
         (rc = mdb_dbi_open(txn, "job_ids", MDB_CREATE, &s->job_ids)) ||
         (rc = mdb_dbi_open(txn, "gpu_ranks", MDB_CREATE, &s->gpu_ranks)) ||
-        (rc = mdb_dbi_open(txn, "verdicts", MDB_CREATE, &s->verdicts))) {
+        (rc = mdb_dbi_open(txn, "verdicts", MDB_CREATE, &s->verdicts)) ||
+        (rc = mdb_dbi_open(txn, "frame_seqs", MDB_CREATE, &s->frame_seqs))) {
         rc = rs__store_err(rc);
         goto out;
     }
@@ -193,7 +194,7 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
     }
     s->map_bytes = o.map_size ? o.map_size : 256ull << 30;
     mdb_env_set_mapsize(s->env, (size_t)((double)s->map_bytes * RS_STORE_HEADROOM));
-    mdb_env_set_maxdbs(s->env, 24);
+    mdb_env_set_maxdbs(s->env, 32);
     mdb_env_set_maxreaders(s->env, o.max_readers ? o.max_readers : 126);
     rc = mdb_env_open(s->env, dir, MDB_NOTLS | (o.sync_metadata ? 0 : MDB_NOMETASYNC), 0600);
     if (rc != 0) {

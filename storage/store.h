@@ -185,6 +185,11 @@ struct rs_rank_info {
     uint64_t n_stalls;
     uint64_t dropped_records; /* latest cumulative count reported by the collector */
     uint64_t batches;         /* rank batches stored */
+    /* Loss accounting (rankscope.proto RankBatch.frame_seq), over every collector of the rank;
+     * 0 when its collectors do not number their frames */
+    uint64_t frames;       /* collector frames stored */
+    uint64_t frames_lost;  /* frames collectors sent (their highest numbers) that never arrived */
+    uint64_t records_lost; /* the records those frames carried */
     int64_t clock_offset_ns;  /* CLOCK_REALTIME minus the record clock, latest batch; far from
                                  0 means another tool replaced CUPTI's clock */
     uint32_t collector_flags; /* enum rs_collector_flag bits, latest */
