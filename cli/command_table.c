@@ -88,8 +88,8 @@ const struct rs_cli_command rs_cli_commands[] = {
      "(docs/telemetry.md)."},
     {"fleet", rs_cli_fleet, "[gpus|hosts]", "",
      "GPUs or hosts ranked by how often they were the straggler",
-     "Across jobs, from the straggler verdicts the server raised since it started: per GPU (or "
-     "host) the jobs it was in,\nthose where it was the straggler, the mean slowdown, and the "
+     "Across jobs, from the straggler verdicts the server stored (kept across restarts): per GPU "
+     "(or host) the jobs it was in,\nthose where it was the straggler, the mean slowdown, and the "
      "GPU's newest NVML reading. \"The straggler in 4 of\nits 5 jobs\" points at the hardware; "
      "in 1 of 5, at the job (docs/telemetry.md)."},
     {"delete", rs_cli_delete, "JOB", "", "delete everything stored about a job",
