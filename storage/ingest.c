@@ -414,8 +414,11 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_up
     rv.world_size = b->identity.world_size;
     rv.pid = b->identity.pid;
     copy_text(rv.host, sizeof rv.host, b->identity.host);
+    rv.gpu_uuid[sizeof rv.gpu_uuid - 1] = '\0'; /* the UUID it reported before ("" if new) */
+    if ((rc = rs__gpu_rank_note(w, rv.gpu_uuid, b->identity.gpu_uuid, job_id, b->identity.rank)) !=
+        0)
+        goto out;
     copy_text(rv.gpu_uuid, sizeof rv.gpu_uuid, b->identity.gpu_uuid);
-    rs__gpu_map_note(w->store, b->identity.gpu_uuid, job_id, b->identity.rank);
     if (sp.first && (rv.first_ns == 0 || sp.first < rv.first_ns))
         rv.first_ns = sp.first;
     if (sp.last > rv.last_ns)

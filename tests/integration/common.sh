@@ -42,6 +42,21 @@ no_sanitizer_reports() {
     ! grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: ' "$WORK"/*.log
 }
 
+# browser_checks OUTPUT RC MIN SHOTS: a check per "PASS what" / "FAIL what: why" line that a
+# tests/browser/*.mjs run printed to OUTPUT (failures point to the screenshots in SHOTS), then one
+# that the run exited 0 (RC) with at least MIN checks passed.
+browser_checks() {
+    local verdict what
+    while read -r verdict what; do
+        case $verdict in
+        PASS) check "browser: $what" true ;;
+        FAIL) check "browser: ${what%%: *}" sh -c 'echo "$1"; echo "screenshots: $2"; exit 1' _ "$what" "$4" ;;
+        esac
+    done <"$1"
+    check "the browser run ended cleanly with every check reported (exit $2)" bash -c '
+        [ "$1" = 0 ] && [ "$(grep -c "^PASS " "$2")" -ge "$3" ] || { tail -5 "$2"; exit 1; }' _ "$2" "$1" "$3"
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # start_server_at URL [options]: server on URL (port 0 allowed), HTTP on a free port.

@@ -1,0 +1,76 @@
+"""Shared by the single-GPU workloads (lm.py, gpubound.py): options every workload takes, the
+timed loop and the one JSON line a runner parses. Timing is the host's wall clock per step, the
+host waiting for the GPU at the end of each step (as a loop that reads its loss does), so a
+collector's cost on the launching thread shows whether the job is launch- or GPU-bound."""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+
+def parser(doc):
+    """The options every workload takes; a workload adds its own."""
+    p = argparse.ArgumentParser(description=doc)
+    p.add_argument("--steps", type=int, default=200, help="timed steps")
+    p.add_argument("--warmup", type=int, default=20, help="steps run before timing")
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--host-sleep-ms", type=float, default=0.0,
+                   help="after each step's sync the host sleeps this long (an input-bound loop: "
+                        "known host-side idle, the GPU waiting for its next launch)")
+    p.add_argument("--nvtx-steps", action="store_true",
+                   help="each step in an NVTX range 'ProfilerStep#N' (as Megatron-style jobs do)")
+    p.add_argument("--count-kernels", type=int, default=0, metavar="N",
+                   help="after timing, run N steps under torch.profiler and report GPU kernels "
+                        "per step and per ms of step time (needs no other CUPTI client)")
+    return p
+
+
+def run(name, args, step, extra=None):
+    """Runs step() warmup + steps times and prints one JSON line:
+    {"workload", "steps", "step_ms": [...], "step_ms_median", "wall_s", "host_sleep_ms_sum",
+     "t0_ns", "t1_ns" (CLOCK_REALTIME around the timed steps), "kernels_per_step",
+     "kernels_per_ms", ...extra}."""
+    torch.manual_seed(args.seed)
+    n = 0
+
+    def one():
+        nonlocal n
+        if args.nvtx_steps:
+            torch.cuda.nvtx.range_push(f"ProfilerStep#{n}")
+        step()
+        if args.nvtx_steps:
+            torch.cuda.nvtx.range_pop()
+        n += 1
+        torch.cuda.synchronize()
+
+    for _ in range(args.warmup):
+        one()
+    times, slept = [], 0.0
+    t0_ns = time.time_ns()
+    t_start = time.perf_counter()
+    for _ in range(args.steps):
+        if args.host_sleep_ms > 0:
+            s0 = time.perf_counter()
+            time.sleep(args.host_sleep_ms / 1000)
+            slept += time.perf_counter() - s0
+        t0 = time.perf_counter()
+        one()
+        times.append((time.perf_counter() - t0) * 1000)
+    wall = time.perf_counter() - t_start
+    t1_ns = time.time_ns()
+    out = {"workload": name, "steps": args.steps, "step_ms": [round(t, 4) for t in times],
+           "step_ms_median": statistics.median(times), "wall_s": wall,
+           "host_sleep_ms_sum": slept * 1000, "t0_ns": t0_ns, "t1_ns": t1_ns, "kernels_per_step": None, "kernels_per_ms": None}
+    if args.count_kernels > 0:
+        acts = [torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=acts) as prof:
+            for _ in range(args.count_kernels):
+                one()
+        kernels = sum(1 for e in prof.events()
+                      if e.device_type == torch.autograd.DeviceType.CUDA)
+        out["kernels_per_step"] = kernels / args.count_kernels
+        out["kernels_per_ms"] = out["kernels_per_step"] / statistics.median(times)
+    out.update(extra or {})
+    print(json.dumps(out), flush=True)
