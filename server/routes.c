@@ -168,8 +168,8 @@ finish_answer(struct query_work *q)
                               (long)(q->srv->cfg->fault_query_delay_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }
-    /* the stragglers' result is annotated on the loop (query_done): encoded there */
-    if (q->rc == 0 && q->result && q->kind != Q_STRAGGLERS) {
+    /* the stragglers' and hangs' results are annotated on the loop (query_done): encoded there */
+    if (q->rc == 0 && q->result && q->kind != Q_STRAGGLERS && q->kind != Q_HANGS) {
         q->text = rs_http_json_text(q->result);
         q->result = NULL;
         if (!q->text)
