@@ -15,8 +15,12 @@ for _ in $(seq 200); do [ -s "$WORK/c.json" ] && break; sleep 0.1; done
 held=$(rss)
 check "1,000 idle keep-alive connections, each answered once" \
     python3 -c "import json; c = json.load(open('$WORK/c.json')); assert c['answered'] == 1000, c"
-check "they cost the server under 30 MiB (before $before KiB, held $held KiB)" \
-    [ $((held - before)) -lt 30720 ]
+if nm "$BIN/rankscope-server" 2>/dev/null | grep -q __asan_init; then
+    echo "$SUITE: the memory bound is not checked under sanitizers (their allocator's redzones)"
+else
+    check "they cost the server under 30 MiB (before $before KiB, held $held KiB)" \
+        [ $((held - before)) -lt 30720 ]
+fi
 check "the server answers another client meanwhile" curl -sf -m 2 "$HTTP/v1/jobs"
 touch "$WORK/stop"
 wait "$CLIENT"
