@@ -182,7 +182,7 @@ run_query(struct rs_work *req)
         q->rc = rs_query_steps(r, q->job, (size_t)q->p.limit, &q->result);
         break;
     case Q_ADVICE:
-        q->rc = rs_query_advice_json(r, q->job, (size_t)q->p.limit, &q->result);
+        q->rc = rs_query_advice_json(r, q->job, (size_t)q->p.limit, q->p.rank, &q->result);
         break;
     case Q_STRAGGLERS: {
         struct rs_straggler_options o;
@@ -258,6 +258,12 @@ query_done(struct rs_work *req, int status)
         rs_evaluator_annotate(q->srv->evaluator, q->job, q->p.since_ns, &q->stragglers,
                               q->result) != 0)
         q->rc = -ENOMEM;
+    if (status == 0 && q->rc == 0 && q->kind == Q_HANGS && /* the watch's raised and cleared */
+        json_object_set_new(q->result, "history",
+                            rs_hang_watch_history_json(q->srv->hang_watch, q->job)) != 0) {
+        json_decref(q->result);
+        q->rc = -ENOMEM;
+    }
     if (status == 0 && q->rc == 0 && q->bytes)
         rs_http_respond(q->conn, 200, q->content_type, (const char *)q->bytes, q->n_bytes);
     else if (q->rc == RS_E_TOO_BIG)
@@ -531,7 +537,8 @@ static const struct job_endpoint job_endpoints[] = {
     {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/gpus", Q_GPUS, {RANGE(""), UINT("window_s", limit, 300, 1, 86400 * 365)}},
-    {"/advice", Q_ADVICE, {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000)}},
+    {"/advice", Q_ADVICE,
+     {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000), UINT("rank", rank, ALL_RANKS, 0, MAX_RANK)}},
     {"/hangs", Q_HANGS, {{0}}},
     {"/heatmap",
      Q_HEATMAP,

@@ -5,65 +5,13 @@
 // "live" (running while the test runs), "evil" (kernel and host names that are markup).
 // Prints one line per check: "PASS what" or "FAIL what: why"; writes a screenshot of the view to
 // OUT_DIR/<check>.png when a check fails (RS_SCREENSHOTS=DIR: of every view, for docs/).
-import puppeteer from 'puppeteer-core';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { startHarness } from './harness.mjs';
 
 const [base, out, authBase] = process.argv.slice(2); // authBase: a server with --token-file
 const authToken = process.env.RS_TOKEN || '';
-const shotsDir = process.env.RS_SCREENSHOTS || '';
-const chromium = process.env.RS_CHROMIUM || '/usr/bin/chromium';
-mkdirSync(out, { recursive: true });
-
-const browser = await puppeteer.launch({
-    executablePath: chromium,
-    headless: true,
-    // --no-sandbox: the test may run as root (CI containers), where chromium's sandbox refuses
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-});
-let failures = 0;
-
-// A fresh page that records everything a view must not do: console errors and warnings (CSP
-// violations are console errors), uncaught exceptions, dialogs (alert from injected markup),
-// failed requests.
-async function newPage() {
-    const page = await browser.newPage();
-    await page.setViewport({ width: 1300, height: 1000 });
-    page.problems = [];
-    page.on('console', (m) => {
-        if (m.type() === 'error' || m.type() === 'warn') page.problems.push(`console ${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => page.problems.push(`exception: ${e.message}`));
-    page.on('dialog', async (d) => { page.problems.push(`dialog: ${d.message()}`); await d.dismiss(); });
-    // (requests still in flight when the test navigates away are aborted: not a failure)
-    page.on('requestfailed', (r) => {
-        if (r.failure()?.errorText !== 'net::ERR_ABORTED') page.problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
-    });
-    return page;
-}
-
-async function check(name, page, fn) {
-    const file = name.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '');
-    try {
-        await fn();
-        if (page.problems.length) throw new Error(page.problems.join('; '));
-        console.log(`PASS ${name}`);
-        if (shotsDir) await page.screenshot({ path: join(shotsDir, `${file}.png`) });
-    } catch (e) {
-        failures++;
-        console.log(`FAIL ${name}: ${String(e.message || e).replace(/\s+/g, ' ').slice(0, 800)}`);
-        await page.screenshot({ path: join(out, `${file}.png`), fullPage: true }).catch(() => {});
-    }
-    page.problems = [];
-}
-
-const open = (page, hash) => page.goto(`${base}/?poll_ms=500${hash}`, { waitUntil: "load" });
-const text = (page, sel) => page.$eval(sel, (e) => e.innerText);
-const until = (page, fn, ...args) => page.waitForFunction(fn, { timeout: 15000, polling: 100 }, ...args);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-function assert(cond, what) {
-    if (!cond) throw new Error(what);
-}
+const { browser, newPage, check, open, text, until, sleep, assert, finish } = await startHarness(base, out);
 
 // The colour of the heatmap cell of (rank row, column), read from the canvas ECharts drew.
 async function cellColour(page, row, col) {
@@ -399,5 +347,4 @@ await check('keyboard: Tab reaches the views and Enter on the rank list selects 
     assert(tabbable, 'nav links not reachable by Tab');
 });
 
-await browser.close();
-process.exit(failures ? 1 : 0);
+await finish();

@@ -189,12 +189,5 @@ HOME=$WORK/home XDG_CONFIG_HOME=$WORK/home/.config XDG_CACHE_HOME=$WORK/home/.ca
 rc=$?
 kill "$LIVE_SIM" 2>/dev/null
 wait "$LIVE_SIM" 2>/dev/null
-while read -r verdict what; do
-    case $verdict in
-    PASS) check "browser: $what" true ;;
-    FAIL) check "browser: ${what%%: *}" sh -c 'echo "$1"; echo "screenshots: $2"; exit 1' _ "$what" "$OUT" ;;
-    esac
-done <"$WORK/browser.out"
-check "the browser run ended cleanly with every check reported (exit $rc)" bash -c '
-    [ "$1" = 0 ] && [ "$(grep -c "^PASS " "$2")" -ge 15 ] || { tail -5 "$2"; exit 1; }' _ "$rc" "$WORK/browser.out"
+browser_checks "$WORK/browser.out" "$rc" 15 "$OUT"
 finish
