@@ -10,7 +10,7 @@ import { fill, h } from '../dom.js';
 import { pct, time } from '../format.js';
 import { chart } from '../charts.js';
 import { href } from '../route.js';
-import { celsius, int, mhz, mib, ofMax, share, watts } from '../units.js';
+import { celsius, dash, int, mhz, mib, ofMax, share, watts } from '../units.js';
 
 const REASONS = { power_cap: 'power cap', hw_slowdown: 'HW slowdown', sw_thermal: 'SW thermal',
     hw_thermal: 'HW thermal', power_brake: 'power brake', sync_boost: 'sync boost' };
@@ -69,7 +69,9 @@ function cells(g) {
         ['memory', `${mib(m.used_mib)} of ${mib(m.total_mib)}`],
         ['errors', errorsText(g)],
         ['links', linksText(g)],
-        ['busy', `NVML ${u.gpu_pct !== null && u.gpu_pct !== undefined ? pct(u.gpu_pct) : '–'} · kernels ${k.busy_share !== null && k.busy_share !== undefined ? share(k.busy_share) : '–'} · tensor cores ${k.tensor_core_share !== null && k.tensor_core_share !== undefined ? share(k.tensor_core_share) : '–'}`],
+        ['busy', `NVML ${dash(u.gpu_pct, pct)} · kernels ${share(k.busy_share)} · tensor cores ${share(k.tensor_core_share)}` +
+            // the memory-bound share of PC samples, where the server reports one (issue 26)
+            (k.memory_bound_share !== undefined && k.memory_bound_share !== null ? ` · memory-bound ${share(k.memory_bound_share)}` : '')],
     ];
 }
 
