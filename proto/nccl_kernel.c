@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* NCCL's names of its operations: kernel names and the profiler plugin's func strings. NCCL
+ * spells all-to-all "AlltoAll" in its plugin strings; "AllToAll" is accepted as well. A send and
+ * a receive are halves of one send/recv exchange. */
 static const struct {
     const char *name;
     enum rs_coll_op op;
@@ -16,9 +19,20 @@ static const struct {
     {"Broadcast", RS_COLL_BROADCAST},
     {"Reduce", RS_COLL_REDUCE},
     {"SendRecv", RS_COLL_SENDRECV},
+    {"Send", RS_COLL_SENDRECV},
+    {"Recv", RS_COLL_SENDRECV},
     {"AllToAll", RS_COLL_ALLTOALL},
     {"AlltoAll", RS_COLL_ALLTOALL},
 };
+
+enum rs_coll_op
+rs_coll_op_from_name(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(name, ops[i].name) == 0)
+            return ops[i].op;
+    return RS_COLL_UNKNOWN;
+}
 
 static const char *const redops[] = {"Sum", "Prod",      "Min",        "Max",
                                      "Avg", "PreMulSum", "SumPostDiv", NULL};
@@ -85,9 +99,8 @@ rs_nccl_kernel_parse(const char *name, struct rs_nccl_kernel *out)
      * stay RS_COLL_UNKNOWN: still NCCL). The rest, in any order: reduction, type, algorithm,
      * protocol; two-word algorithms (COLLNET_DIRECT, NVLS_TREE) and types (int8_t) span two
      * tokens, so pairs are tried first. */
-    for (size_t i = 0; n > 1 && i < sizeof ops / sizeof ops[0]; i++)
-        if (strcmp(tok[1], ops[i].name) == 0)
-            out->op = ops[i].op;
+    if (n > 1)
+        out->op = rs_coll_op_from_name(tok[1]);
     for (size_t i = 2; i < n; i++) {
         const char *hit;
         char joined[64];

@@ -19,6 +19,11 @@ struct rs_nccl_kernel {
     const char *proto; /* "LL", "LL128", "SIMPLE" */
 };
 
+/* The operation NCCL names `name` ("AllReduce", "AlltoAll" or "AllToAll", "Send", "Recv",
+ * "SendRecv", ...: the collective of a kernel name, the func string of the profiler plugin); exact
+ * match; RS_COLL_UNKNOWN for NULL and any other name ("Generic"). Pure; thread-safe. */
+enum rs_coll_op rs_coll_op_from_name(const char *name);
+
 /* True when `name` is an NCCL kernel; then *out says what it is. */
 bool rs_nccl_kernel_parse(const char *name, struct rs_nccl_kernel *out);
 

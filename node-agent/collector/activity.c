@@ -129,8 +129,6 @@ traced_kinds(bool on)
              ok;
     if (on) {
         sync_start(g.opts.sync);
-        if (g.opts.launch_wait == RS_ACTIVITY_LAUNCH_WAIT_API)
-            launch_wait_start(g.opts.launch_wait);
     } else {
         sync_stop(g.opts.sync);
         launch_wait_stop(g.opts.launch_wait);
@@ -145,12 +143,17 @@ window_tick(void)
     uint64_t t0 = rs_clock_mono_ns();
     enum rs_window_action a = rs_window_tick(&g.window, rs_clock_realtime_ns(), t0);
 
+    uint64_t cupti_now = 0;
+
     if (a == RS_WINDOW_STAY)
         return;
+    /* CUPTI's clock before the kinds go on: every record of the window starts after it */
+    cuptiGetTimestamp(&cupti_now);
     bool ok = traced_kinds(a == RS_WINDOW_OPEN);
     uint64_t took = rs_clock_mono_ns() - t0;
     pthread_mutex_lock(&g.lock);
     if (a == RS_WINDOW_OPEN) {
+        rs_convert_traced_from(g.conv, cupti_now);
         g.window_stats.opened++;
         g.window_stats.open_ns += took;
     } else {
@@ -289,8 +292,18 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
     g.windows = opts->window_ns > 0;
     g.window =
         (struct rs_window_schedule){.window_ns = opts->window_ns, .period_ns = opts->period_ns};
-    if ((!g.windows || opts->launch_wait == RS_ACTIVITY_LAUNCH_WAIT_LATENCY) &&
-        !launch_wait_start(opts->launch_wait))
+    /* Driver-API records cannot be turned on once CUDA runs: on an H100 (CUDA 13.0) records of
+     * the launch calls turned on 300 ms after start, per call or as the whole DRIVER kind, gave 0
+     * of 300,000 launches (docs/BENCHMARKS.md "Default tiers"). Windows therefore take queue
+     * times from CUPTI's latency timestamps (an attribute of kernel records: on from the start,
+     * paid only while kernels are traced) and synchronizations from the SYNCHRONIZATION kind,
+     * which can be turned on and off like the kernels. */
+    if (g.windows && g.opts.launch_wait == RS_ACTIVITY_LAUNCH_WAIT_API)
+        g.opts.launch_wait = RS_ACTIVITY_LAUNCH_WAIT_LATENCY;
+    if (g.windows && g.opts.sync == RS_ACTIVITY_SYNC_API)
+        g.opts.sync = RS_ACTIVITY_SYNC_RECORDS;
+    if ((!g.windows || g.opts.launch_wait == RS_ACTIVITY_LAUNCH_WAIT_LATENCY) &&
+        !launch_wait_start(g.opts.launch_wait))
         rs_collector_log("queue times of kernels unavailable: no launch waits");
     size_t n_kinds = g.windows ? FIRST_TRACED_KIND : N_ALWAYS_KINDS;
     for (size_t i = 0; i < n_kinds; i++) {
@@ -302,7 +315,7 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
     }
     /* Host synchronizations (cudaStreamSynchronize, .item(), ...); optional; in windows: inside
      * them only. */
-    if (!g.windows && !sync_start(opts->sync))
+    if (!g.windows && !sync_start(g.opts.sync))
         rs_collector_log("host synchronization records unavailable");
     /* NVTX markers (step ranges) when NVTX is routed to CUPTI; optional. */
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER) != CUPTI_SUCCESS)

@@ -61,9 +61,10 @@ struct rs_convert {
     uint64_t pending_dropped;
     int last_device;             /* of the latest kernel; -1 before */
     rs_launch_wait *launch_wait; /* NULL: off */
-    char status_text[200];       /* of rs_convert_report, kept under an in-flight text */
+    char status_text[200];       /* of rs_convert_report/_note, kept under an in-flight text */
     struct {
         bool any; /* this drain found operations in flight past the limit */
+        char text[RS_IN_FLIGHT_MAX + 1]; /* what is said while RS_COLLECTOR_IN_FLIGHT is set */
         struct rs_plugin_op oldest;
         uint64_t now_ns;
         uint64_t logged_comm, logged_seq; /* the last one said on stderr */
@@ -133,6 +134,14 @@ uuid_of(const rs_convert *c, uint32_t device)
 
 /* The agent connection, opened at the first record that needs it. The GPU UUID joins the
  * identity with the first record that names a device (a step marker may come before any). */
+/* The text that goes with the status flags: an operation in flight past the hang limit says so
+ * (its text refreshed at each drain) while it lasts; otherwise the last report or note. */
+static const char *
+status_text(const rs_convert *c)
+{
+    return c->status_flags & RS_COLLECTOR_IN_FLIGHT ? c->hang.text : c->status_text;
+}
+
 static rs_collector *
 output(rs_convert *c, int device)
 {
@@ -145,7 +154,7 @@ output(rs_convert *c, int device)
             rs_collector_count_dropped(c->out, c->pending_dropped);
         c->pending_dropped = 0;
         if (c->status_flags) /* noted before the connection existed */
-            rs_collector_set_status(c->out, c->status_flags, c->status_text);
+            rs_collector_set_status(c->out, c->status_flags, status_text(c));
     }
     if (c->out && device >= 0 && !c->uuid_known && uuid_of(c, (uint32_t)device)[0])
         c->uuid_known = rs_collector_set_gpu_uuid(c->out, uuid_of(c, (uint32_t)device)) == 0;
@@ -514,24 +523,30 @@ rs_convert_record(rs_convert *c, const CUpti_Activity *record)
     }
 }
 
-void
-rs_convert_report(rs_convert *c, uint32_t flag, const char *text)
+/* rs_convert_report (connect: open the connection now, so that a frame goes out) and
+ * rs_convert_note (ride on whatever frame comes). An in-flight text, while it lasts, stays what
+ * is said (status_text); the new text is said once it is cleared. */
+static void
+set_status(rs_convert *c, uint32_t flag, const char *text, bool connect)
 {
-    rs_collector *out = output(c, -1);
+    rs_collector *out = connect ? output(c, -1) : c->out;
 
     c->status_flags |= flag;
     snprintf(c->status_text, sizeof c->status_text, "%s", text ? text : "");
     if (out)
-        rs_collector_set_status(out, c->status_flags, text);
+        rs_collector_set_status(out, c->status_flags, status_text(c));
+}
+
+void
+rs_convert_report(rs_convert *c, uint32_t flag, const char *text)
+{
+    set_status(c, flag, text, true);
 }
 
 void
 rs_convert_note(rs_convert *c, uint32_t flag, const char *text)
 {
-    c->status_flags |= flag;
-    snprintf(c->status_text, sizeof c->status_text, "%s", text ? text : "");
-    if (c->out)
-        rs_collector_set_status(c->out, c->status_flags, c->status_text);
+    set_status(c, flag, text, false);
 }
 
 void
@@ -587,7 +602,8 @@ rs_convert_in_flight_end(rs_convert *c)
 {
     rs_collector *out = output(c, -1);
     const struct rs_plugin_op *op = &c->hang.oldest;
-    char text[RS_IN_FLIGHT_MAX + 1];
+    char *text = c->hang.text;
+    size_t text_size = sizeof c->hang.text;
 
     if (!c->hang.any) {
         if (c->status_flags & RS_COLLECTOR_IN_FLIGHT) {
@@ -606,8 +622,8 @@ rs_convert_in_flight_end(rs_convert *c)
                              "",
                              op->channels > 0};
     snprintf(f.op, sizeof f.op, "%s", op->func);
-    if (rs_in_flight_format(&f, text, sizeof text) != 0)
-        snprintf(text, sizeof text, "in flight: an NCCL operation NCCL names oddly");
+    if (rs_in_flight_format(&f, text, text_size) != 0)
+        snprintf(text, text_size, "in flight: an NCCL operation NCCL names oddly");
     c->status_flags |= RS_COLLECTOR_IN_FLIGHT;
     if (out)
         rs_collector_set_status(out, c->status_flags, text);
@@ -644,6 +660,13 @@ rs_convert_count_dropped(rs_convert *c, uint64_t n)
         rs_collector_count_dropped(c->out, n);
     else
         c->pending_dropped += n;
+}
+
+void
+rs_convert_traced_from(rs_convert *c, uint64_t at_ns)
+{
+    if (c->launch_wait)
+        rs_launch_wait_traced_from(c->launch_wait, at_ns);
 }
 
 int

@@ -103,6 +103,10 @@ void rs_convert_in_flight_end(rs_convert *c);
 /* Records CUPTI reported as dropped. */
 void rs_convert_count_dropped(rs_convert *c, uint64_t n);
 
+/* Kernel tracing (re)started at `at_ns` (CUPTI's clock: a window opened): launch waits are not
+ * counted across the untraced time before it (launch_wait.h). */
+void rs_convert_traced_from(rs_convert *c, uint64_t at_ns);
+
 /* Sends what was converted (see rs_collector_flush), with the launch waits settled by now — all
  * of them when `last` (the end of collection). 0 when there is nothing to send. */
 int rs_convert_flush(rs_convert *c, const struct rs_clock_pair *clock, bool last);

@@ -35,6 +35,9 @@ struct rs_launch_wait {
     struct device devices[RS_LAUNCH_WAIT_MAX_DEVICES];
     unsigned n_devices;
     struct call *calls; /* RS_LAUNCH_WAIT_CALLS, by correlation id modulo; NULL before the first */
+    /* when tracing (re)started (windows), the last RS_LAUNCH_WAIT_TRACE_STARTS, in a ring */
+    uint64_t trace_starts[RS_LAUNCH_WAIT_TRACE_STARTS];
+    unsigned n_trace_starts;
     struct rs_launch_wait_stats stats;
 };
 
@@ -137,8 +140,20 @@ rs_launch_wait_call(rs_launch_wait *lw, uint32_t correlation, uint64_t queued_ns
     return 0;
 }
 
+/* True when tracing (re)started within (g0, t]: the gap was not watched all along. */
+static bool
+untraced_between(const rs_launch_wait *lw, uint64_t g0, uint64_t t)
+{
+    unsigned n = lw->n_trace_starts < RS_LAUNCH_WAIT_TRACE_STARTS ? lw->n_trace_starts
+                                                                   : RS_LAUNCH_WAIT_TRACE_STARTS;
+    for (unsigned i = 0; i < n; i++)
+        if (lw->trace_starts[i] > g0 && lw->trace_starts[i] <= t)
+            return true;
+    return false;
+}
+
 /* Walks one interval in start order: a gap before it that began before the host queued it is a
- * launch wait. */
+ * launch wait — unless tracing started during it (a window opened: what ran before is unknown). */
 static void
 sweep(rs_launch_wait *lw, struct device *d, const struct busy *b, rs_launch_wait_fn emit, void *arg)
 {
@@ -146,7 +161,7 @@ sweep(rs_launch_wait *lw, struct device *d, const struct busy *b, rs_launch_wait
 
     if (!q)
         lw->stats.unqueued++;
-    if (g0 && b->start_ns > g0 && q > g0) {
+    if (g0 && b->start_ns > g0 && q > g0 && !untraced_between(lw, g0, b->start_ns)) {
         uint64_t g1 = q < b->start_ns ? q : b->start_ns;
         emit(arg, d->id, b->stream, g0, g1);
         lw->stats.waits++;
@@ -231,4 +246,10 @@ void
 rs_launch_wait_get_stats(const rs_launch_wait *lw, struct rs_launch_wait_stats *out)
 {
     *out = lw->stats;
+}
+
+void
+rs_launch_wait_traced_from(rs_launch_wait *lw, uint64_t at_ns)
+{
+    lw->trace_starts[lw->n_trace_starts++ % RS_LAUNCH_WAIT_TRACE_STARTS] = at_ns;
 }

@@ -29,6 +29,7 @@
 /* Launch calls remembered by correlation id, the newest (16 bytes each): a launch call more than
  * this many launches older than its work's sweep is forgotten (its work counts as unqueued). */
 #define RS_LAUNCH_WAIT_CALLS (1u << 17)
+#define RS_LAUNCH_WAIT_TRACE_STARTS 16u
 
 typedef struct rs_launch_wait rs_launch_wait;
 
@@ -63,6 +64,12 @@ int rs_launch_wait_add(rs_launch_wait *lw, uint32_t device, uint32_t stream, uin
 /* The launch call of `correlation` (not 0) had queued its work by `queued_ns`. Returns 0 or
  * -ENOMEM (counted as refused). */
 int rs_launch_wait_call(rs_launch_wait *lw, uint32_t correlation, uint64_t queued_ns);
+
+/* Tracing (re)started at `at_ns` (a kernel-tracing window opened, activity.c): GPU work before it
+ * was not recorded, so a gap that began before it is not known to be idle and gives no launch
+ * wait. Times in increasing order; the last RS_LAUNCH_WAIT_TRACE_STARTS are kept (windows are
+ * at least a second apart: far more than the intervals pending). */
+void rs_launch_wait_traced_from(rs_launch_wait *lw, uint64_t at_ns);
 
 /* Emits the launch waits of every gap that is settled now; with `all`, of every gap up to the
  * last interval (at the end of collection: nothing more is coming). */

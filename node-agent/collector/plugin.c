@@ -4,7 +4,7 @@
 
 #include "common/clock.h"
 
-#include "proto/wire.h"
+#include "proto/nccl_kernel.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -70,10 +70,11 @@ enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_LIVE };
 
 struct slot {
     _Atomic uint32_t state;
-    atomic_bool enqueued;
     _Atomic uint32_t ch_started, ch_stopped;
     _Atomic uint64_t gpu_start, gpu_end; /* globaltimer: earliest start, latest stop */
-    _Atomic uint64_t enqueued_ns, last_ch_ns;
+    /* when NCCL's stop said the operation was enqueued (release); 0: not yet */
+    _Atomic uint64_t enqueued_ns;
+    _Atomic uint64_t last_ch_ns;
     /* written by the starting thread before SLOT_LIVE (release), read-only after */
     struct comm *comm;
     struct rs_plugin_op op;
@@ -93,9 +94,12 @@ static struct rs_plugin_options options;
 /* CLOCK_REALTIME - globaltimer, least seen: the proxy thread sees a GPU timestamp a little after
  * it was taken, so the least difference is the offset plus the shortest polling delay. */
 static _Atomic int64_t gpu_offset = INT64_MAX;
+/* NCCL's threads count only what is rare (refusals, a full pool, strays); operations and their
+ * channel events are counted on the flush thread, as it hands them over (no shared counter
+ * written for every operation). */
 static struct {
-    _Atomic uint64_t comms, comms_refused, ops, dropped, stray, channel_events, other_events;
-    uint64_t drained, host_only, abandoned; /* flush thread only */
+    _Atomic uint64_t comms, comms_refused, dropped, stray, other_events;
+    uint64_t drained, host_only, abandoned, channel_events; /* flush thread only */
 } stats;
 
 /* Limits of the completion rules (see finished()). */
@@ -136,28 +140,6 @@ atomic_max_u64(_Atomic uint64_t *a, uint64_t v)
         ;
 }
 
-static uint32_t
-op_of(const char *func)
-{
-    static const struct {
-        const char *name;
-        uint32_t op;
-    } ops[] = {{"AllReduce", RS_COLL_ALLREDUCE},
-               {"AllGather", RS_COLL_ALLGATHER},
-               {"ReduceScatter", RS_COLL_REDUCESCATTER},
-               {"Broadcast", RS_COLL_BROADCAST},
-               {"Reduce", RS_COLL_REDUCE},
-               {"AlltoAll", RS_COLL_ALLTOALL},
-               {"Send", RS_COLL_SENDRECV},
-               {"Recv", RS_COLL_SENDRECV},
-               {"SendRecv", RS_COLL_SENDRECV}};
-
-    for (size_t i = 0; func && i < sizeof ops / sizeof ops[0]; i++)
-        if (strcmp(func, ops[i].name) == 0)
-            return ops[i].op;
-    return RS_COLL_UNKNOWN;
-}
-
 /* Bytes of one element of NCCL's type name ("ncclFloat32"); 0 when unknown. */
 static uint64_t
 type_size(const char *datatype)
@@ -176,15 +158,19 @@ type_size(const char *datatype)
     return 0;
 }
 
-/* A free slot, marked SLOT_FILLING; NULL when the pool is full (a bounded search). */
+/* A free slot, marked SLOT_FILLING; NULL when the pool is full (a bounded search). One shared
+ * increment per operation: the cursor hands each caller its own starting point and the search
+ * goes on from there locally (threads that collide settle it by the compare-and-swap). */
 static struct slot *
 claim(void)
 {
-    for (int i = 0; i < CLAIM_TRIES; i++) {
-        struct slot *s =
-            &pool[atomic_fetch_add_explicit(&cursor, 1, memory_order_relaxed) % RS_PLUGIN_SLOTS];
+    unsigned from = atomic_fetch_add_explicit(&cursor, 1, memory_order_relaxed);
+
+    for (unsigned i = 0; i < CLAIM_TRIES; i++) {
+        struct slot *s = &pool[(from + i) % RS_PLUGIN_SLOTS];
         uint32_t expected = SLOT_FREE;
-        if (atomic_compare_exchange_strong(&s->state, &expected, SLOT_FILLING))
+        if (atomic_load_explicit(&s->state, memory_order_relaxed) == SLOT_FREE &&
+            atomic_compare_exchange_strong(&s->state, &expected, SLOT_FILLING))
             return s;
     }
     atomic_fetch_add_explicit(&stats.dropped, 1, memory_order_relaxed);
@@ -289,7 +275,6 @@ start_op(struct comm *c, void **handle, const struct descr *d)
      */
     s->no_channels = d->type == EV_P2P && d->p2p.peer == (int)c->rank;
     s->comm = c;
-    atomic_store_explicit(&s->enqueued, false, memory_order_relaxed);
     atomic_store_explicit(&s->ch_started, 0, memory_order_relaxed);
     atomic_store_explicit(&s->ch_stopped, 0, memory_order_relaxed);
     atomic_store_explicit(&s->gpu_start, 0, memory_order_relaxed);
@@ -297,7 +282,6 @@ start_op(struct comm *c, void **handle, const struct descr *d)
     atomic_store_explicit(&s->enqueued_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&s->last_ch_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&s->state, SLOT_LIVE, memory_order_release);
-    atomic_fetch_add_explicit(&stats.ops, 1, memory_order_relaxed);
     *handle = s;
 }
 
@@ -318,7 +302,6 @@ start_channel(void **handle, const struct descr *d)
         note_gpu_time(d->kernel_ch.ptimer);
     }
     atomic_fetch_add_explicit(&s->ch_started, 1, memory_order_acq_rel);
-    atomic_fetch_add_explicit(&stats.channel_events, 1, memory_order_relaxed);
     *handle = (char *)s + 1;
 }
 
@@ -351,8 +334,7 @@ plugin_stop_event(void *handle)
         atomic_store_explicit(&s->last_ch_ns, rs_clock_realtime_ns(), memory_order_relaxed);
         atomic_fetch_add_explicit(&s->ch_stopped, 1, memory_order_acq_rel);
     } else {
-        atomic_store_explicit(&s->enqueued_ns, rs_clock_realtime_ns(), memory_order_relaxed);
-        atomic_store_explicit(&s->enqueued, true, memory_order_release);
+        atomic_store_explicit(&s->enqueued_ns, rs_clock_realtime_ns(), memory_order_release);
     }
     return NCCL_SUCCESS;
 }
@@ -415,14 +397,13 @@ enum progress { RUNNING, DONE_GPU, DONE_HOST };
 static enum progress
 progress_of(struct slot *s, uint64_t now, bool last)
 {
-    bool enqueued = atomic_load_explicit(&s->enqueued, memory_order_acquire);
+    uint64_t enq_ns = atomic_load_explicit(&s->enqueued_ns, memory_order_acquire);
     uint32_t stopped = atomic_load_explicit(&s->ch_stopped, memory_order_acquire);
     uint32_t started = atomic_load_explicit(&s->ch_started, memory_order_acquire);
-    uint64_t enq_ns = atomic_load_explicit(&s->enqueued_ns, memory_order_relaxed);
 
     /* more stops than starts: a late channel of the slot's previous operation (one that finished
      * by the quiet rule) — never a reason to keep this one in flight */
-    if (!enqueued || started > stopped)
+    if (!enq_ns || started > stopped)
         return RUNNING;
     bool channels_here = atomic_load_explicit(&s->comm->kernel_ch_seen, memory_order_relaxed);
     if (last && started > 0) /* the process ends: no channel left running */
@@ -459,7 +440,7 @@ static void
 fill_times(struct slot *s, struct rs_plugin_op *op)
 {
     *op = s->op;
-    op->op = op_of(op->func);
+    op->op = rs_coll_op_from_name(op->func);
     op->bytes = s->count * type_size(s->datatype);
     op->enqueued_ns = atomic_load_explicit(&s->enqueued_ns, memory_order_relaxed);
     op->channels = atomic_load_explicit(&s->ch_started, memory_order_relaxed);
@@ -496,40 +477,51 @@ finish(struct slot *s, enum progress p, rs_plugin_op_fn done, void *arg)
     release(s);
     done(arg, &op);
     stats.drained++;
+    stats.channel_events += op.channels;
 }
+
+/* The live slots the drain's first pass left (flush thread only: the drain runs on it alone). */
+static uint32_t left[RS_PLUGIN_SLOTS];
 
 size_t
 rs_plugin_drain(uint64_t now, bool last, rs_plugin_op_fn done, rs_plugin_op_fn in_flight, void *arg)
 {
-    size_t n = 0;
+    size_t n = 0, n_left = 0;
 
-    /* First the operations that finished on the GPU: they also finish the ones enqueued before
-     * them on their communicator (second pass). */
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < RS_PLUGIN_SLOTS; i++) {
-            struct slot *s = &pool[i];
-            if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_LIVE)
-                continue;
-            enum progress p = progress_of(s, now, last);
-            if (p == DONE_GPU || (pass == 1 && p == DONE_HOST)) {
-                finish(s, p, done, arg);
-                n++;
-                continue;
-            }
-            if (pass == 0 || p != RUNNING)
-                continue;
-            uint64_t age = since(s->op.enqueue_ns, now);
-            uint64_t limit = s->comm->usual_ns * options.hang_factor;
-            if (limit < options.hang_min_ns)
-                limit = options.hang_min_ns;
-            if (age > RS_PLUGIN_ABANDON_NS) {
-                stats.abandoned++;
-                release(s);
-            } else if (in_flight && options.hang_min_ns && age > limit) {
-                struct rs_plugin_op op;
-                fill_times(s, &op);
-                in_flight(arg, &op);
-            }
+    /* One pass over the pool hands over the operations that finished on the GPU; they also
+     * finish the ones enqueued before them on their communicator, so the live ones left are
+     * looked at again, and only they. */
+    for (uint32_t i = 0; i < RS_PLUGIN_SLOTS; i++) {
+        struct slot *s = &pool[i];
+        if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_LIVE)
+            continue;
+        if (progress_of(s, now, last) == DONE_GPU) {
+            finish(s, DONE_GPU, done, arg);
+            n++;
+        } else {
+            left[n_left++] = i;
+        }
+    }
+    for (size_t j = 0; j < n_left; j++) {
+        struct slot *s = &pool[left[j]];
+        enum progress p = progress_of(s, now, last);
+        if (p != RUNNING) {
+            finish(s, p, done, arg);
+            n++;
+            continue;
+        }
+        uint64_t age = since(s->op.enqueue_ns, now);
+        uint64_t limit = s->comm->usual_ns * options.hang_factor;
+        if (limit < options.hang_min_ns)
+            limit = options.hang_min_ns;
+        if (age > RS_PLUGIN_ABANDON_NS) {
+            stats.abandoned++;
+            stats.channel_events += atomic_load_explicit(&s->ch_started, memory_order_relaxed);
+            release(s);
+        } else if (in_flight && options.hang_min_ns && age > limit) {
+            struct rs_plugin_op op;
+            fill_times(s, &op);
+            in_flight(arg, &op);
         }
     }
     return n;
@@ -540,8 +532,11 @@ rs_plugin_get_stats(struct rs_plugin_stats *out)
 {
     out->comms = atomic_load(&stats.comms);
     out->comms_refused = atomic_load(&stats.comms_refused);
-    out->ops = atomic_load(&stats.ops);
-    out->channel_events = atomic_load(&stats.channel_events);
+    size_t live = 0;
+    for (size_t i = 0; i < RS_PLUGIN_SLOTS; i++)
+        live += atomic_load_explicit(&pool[i].state, memory_order_relaxed) == SLOT_LIVE;
+    out->ops = stats.drained + stats.abandoned + live;
+    out->channel_events = stats.channel_events;
     out->other_events = atomic_load(&stats.other_events);
     out->dropped = atomic_load(&stats.dropped);
     out->stray = atomic_load(&stats.stray);

@@ -48,8 +48,8 @@ struct rs_plugin_op {
 struct rs_plugin_stats {
     uint64_t comms;          /* communicators initialised */
     uint64_t comms_refused;  /* beyond RS_PLUGIN_MAX_COMMS */
-    uint64_t ops;            /* operations started */
-    uint64_t channel_events; /* kernel-channel starts */
+    uint64_t ops;            /* operations tracked: drained + abandoned + live now */
+    uint64_t channel_events; /* kernel-channel starts of the drained and abandoned ones */
     uint64_t other_events;   /* events of other types, not tracked */
     uint64_t dropped;        /* pool full: operations not tracked */
     uint64_t drained;        /* operations handed to the done callback */

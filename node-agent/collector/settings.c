@@ -33,9 +33,13 @@
  * is longer: far beyond the jitter of a step, well within what an operator waits for. */
 #define DEFAULT_HANG_MS 10000
 #define DEFAULT_HANG_FACTOR 20
-/* Kernel tracing windows (window.h): 2 s every 30 s, the example, until measured. */
+/* Kernel tracing in windows (window.h) by default: 2 s every 60 s (3.3% of the time). Measured on
+ * one H100 (docs/BENCHMARKS.md "Default tiers"): tracing every kernel costs the launch-bound LM
+ * about as much as CUPTI's floor while the collector between windows costs it nothing measurable,
+ * so the time-averaged cost is the duty cycle times the in-window cost. */
+#define DEFAULT_KERNELS_IN_WINDOWS 1
 #define DEFAULT_WINDOW_MS 2000
-#define DEFAULT_WINDOW_PERIOD_MS 30000
+#define DEFAULT_WINDOW_PERIOD_MS 60000
 /* Each window costs a synchronize: shorter ones would be mostly that. */
 #define MIN_PC_WINDOW_MS 100
 
@@ -93,7 +97,8 @@ static const struct setting table[] = {
     NUM("RANKSCOPE_PC_DRAIN_MS", pc.drain_ms, 100, 600000, 1000, false),
     NUM("RANKSCOPE_PC_SAMPLING_PERIOD", pc.sampling_period, 5, 31, 0, false),
     NUM("RANKSCOPE_PC_HW_BUFFER_MB", pc.hw_buffer_mb, 16, 4096, 64, false),
-    {"RANKSCOPE_KERNELS", CHOICE, AT(kernels_in_windows), 0, 0, 0, 0, false, kernels_choices, NULL},
+    {"RANKSCOPE_KERNELS", CHOICE, AT(kernels_in_windows), 0, 0, 0, DEFAULT_KERNELS_IN_WINDOWS, false,
+     kernels_choices, NULL},
     NUM("RANKSCOPE_WINDOW_MS", window_ms, 100, 600000, DEFAULT_WINDOW_MS, false),
     NUM("RANKSCOPE_WINDOW_PERIOD_MS", window_period_ms, 1000, 86400000, DEFAULT_WINDOW_PERIOD_MS,
         false),

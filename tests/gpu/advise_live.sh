@@ -30,6 +30,7 @@ pc=()
 for j in "${jobs[@]}"; do
     env "${pc[@]}" RANKSCOPE_JOB_ID="live_$j" RANKSCOPE_AGENT_SOCKET="$W/agent.sock" \
         LD_LIBRARY_PATH="$CUPTI_DIR:${LD_LIBRARY_PATH:-}" CUDA_INJECTION64_PATH="$B/lib/librankscope.so" \
+        RANKSCOPE_KERNELS=always \
         NVTX_INJECTION64_PATH="$B/lib/librankscope.so" timeout 120 \
         python3 "$here/advise_catalogue.py" --live "${LIVE_STEPS:-60}" "$j" >>"$OUT/live.log" 2>&1
     echo "== $j exit $?" >>"$OUT/live.log"

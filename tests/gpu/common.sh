@@ -36,14 +36,16 @@ daemons_down() {
 # e.g. tests/gpu/pp_train.py); its rank-0 JSON line goes to $W/JOB.result. The collector sends to $AGENT_SOCK when set (default: the agent of daemons_up).
 # --pc-sampling turns PC sampling on (drained every $PC_DRAIN_MS, 1000; windows of $PC_WINDOW_MS
 # every $PC_PERIOD_MS when set, else the collector's defaults). A job still running after
-# $TRAIN_TIMEOUT seconds (300) is killed.
+# $TRAIN_TIMEOUT seconds (300) is killed. Kernels are traced all the time (RANKSCOPE_KERNELS=always,
+# the checks count them) unless RANKSCOPE_KERNELS says otherwise.
 # get PATH: the server's answer (daemons_up) to GET PATH, on stdout.
 get() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$HTTP$1"; }
 
 train() {
     local job=$1 rc
     local -a vars=(RANKSCOPE_JOB_ID="$job" RANKSCOPE_AGENT_SOCKET="${AGENT_SOCK:-$W/agent.sock}"
-                   LD_LIBRARY_PATH="$CUPTI_DIR:${LD_LIBRARY_PATH:-}" PYTHONUNBUFFERED=1)
+                   LD_LIBRARY_PATH="$CUPTI_DIR:${LD_LIBRARY_PATH:-}" PYTHONUNBUFFERED=1
+                   RANKSCOPE_KERNELS="${RANKSCOPE_KERNELS:-always}")
     shift
     if [ "${1:-}" = --collector ]; then
         vars+=(CUDA_INJECTION64_PATH="$B/lib/librankscope.so"

@@ -141,3 +141,11 @@ store_counts() {
 health_is() {
     curl -sf "$HTTP/healthz" | python3 -c "import json,sys; v=json.load(sys.stdin)['counters']['$1']; print(v); assert v == $2"
 }
+
+# new_token NAME ROLE: the token in $WORK/NAME.token (0600), its line appended to $WORK/tokens
+new_token() {
+    "$BIN/rankscope-server" --new-token "$1" --role "$2" >"$WORK/$1.new" || return 1
+    grep '^rst_' "$WORK/$1.new" >"$WORK/$1.token"
+    chmod 600 "$WORK/$1.token"
+    grep "^$1 $2 sha256:" "$WORK/$1.new" >>"$WORK/tokens"
+}

@@ -30,7 +30,8 @@ def parser(doc):
 def run(name, args, step, extra=None):
     """Runs step() warmup + steps times and prints one JSON line:
     {"workload", "steps", "step_ms": [...], "step_ms_median", "wall_s", "host_sleep_ms_sum",
-     "kernels_per_step", "kernels_per_ms", ...extra}."""
+     "t0_ns", "t1_ns" (CLOCK_REALTIME around the timed steps), "kernels_per_step",
+     "kernels_per_ms", ...extra}."""
     torch.manual_seed(args.seed)
     n = 0
 
@@ -47,6 +48,7 @@ def run(name, args, step, extra=None):
     for _ in range(args.warmup):
         one()
     times, slept = [], 0.0
+    t0_ns = time.time_ns()
     t_start = time.perf_counter()
     for _ in range(args.steps):
         if args.host_sleep_ms > 0:
@@ -57,9 +59,10 @@ def run(name, args, step, extra=None):
         one()
         times.append((time.perf_counter() - t0) * 1000)
     wall = time.perf_counter() - t_start
+    t1_ns = time.time_ns()
     out = {"workload": name, "steps": args.steps, "step_ms": [round(t, 4) for t in times],
            "step_ms_median": statistics.median(times), "wall_s": wall,
-           "host_sleep_ms_sum": slept * 1000, "kernels_per_step": None, "kernels_per_ms": None}
+           "host_sleep_ms_sum": slept * 1000, "t0_ns": t0_ns, "t1_ns": t1_ns, "kernels_per_step": None, "kernels_per_ms": None}
     if args.count_kernels > 0:
         acts = [torch.profiler.ProfilerActivity.CUDA]
         with torch.profiler.profile(activities=acts) as prof:

@@ -3,6 +3,7 @@
  * CUPTI drop counts, demangling, launch waits — all the way to decoded frames on a fake agent
  * socket. */
 #include "node-agent/collector/convert.h"
+#include "proto/in_flight.h"
 #include "tests/t.h"
 #include "tests/t_socket.h"
 
@@ -384,6 +385,69 @@ launch_waits_to_frames(void)
     unlink(sock_path);
 }
 
+/* The last status frame of what reached `lfd`: its flags and text (into text). */
+static uint32_t
+last_status(int lfd, int *afd, char *text, size_t cap)
+{
+    rs_wire_rank_frame *f;
+    uint32_t flags = UINT32_MAX;
+
+    while ((f = received_frame(lfd, afd))) {
+        const struct rs_rank_batch *b = rs_wire_rank_frame_batch(f);
+        flags = b->collector_flags;
+        snprintf(text, cap, "%s", b->collector_status ? b->collector_status : "");
+        rs_wire_rank_frame_free(f);
+    }
+    return flags;
+}
+
+/* While an NCCL operation is in flight past the hang limit its text is what the collector says,
+ * refreshed at each drain, also when a report comes meanwhile (the report used to replace it
+ * while the in-flight flag stayed); once it completes, the report's text is said. */
+static void
+in_flight_text_stays_until_cleared(void)
+{
+    struct rs_env_identity id = {.job = "job-h", .world_size = 1, .host = "h", .pid = 1};
+    struct rs_clock_pair clock = {0, 0};
+    struct rs_plugin_op op = {.comm_hash = 0xabcull, .comm_size = 1, .op = RS_COLL_ALLREDUCE,
+                              .seq = 5, .func = "AllReduce", .algo = "", .proto = "",
+                              .enqueue_ns = 1000000000ull};
+    rs_convert *c = NULL;
+    int lfd = t_listen_seqpacket(sock_path), afd = -1;
+    char text[512];
+
+    struct rs_convert_options opts = {sock_path, NULL, NULL, 0};
+    T_OK(rs_convert_new(&id, &opts, &c));
+    rs_convert_in_flight_begin(c);
+    rs_convert_in_flight(c, &op, 3000000000ull); /* 2 s in flight */
+    rs_convert_in_flight_end(c);
+    T_OK(rs_convert_flush(c, &clock, false));
+    T_CHECK(last_status(lfd, &afd, text, sizeof text) & RS_COLLECTOR_IN_FLIGHT);
+    T_CHECK(strstr(text, "AllReduce") != NULL);
+    rs_convert_report(c, RS_COLLECTOR_CLOCK_REPLACED, "clock replaced");
+    T_OK(rs_convert_flush(c, &clock, false));
+    uint32_t flags = last_status(lfd, &afd, text, sizeof text);
+    T_CHECK(flags & RS_COLLECTOR_IN_FLIGHT && flags & RS_COLLECTOR_CLOCK_REPLACED);
+    T_CHECK(strstr(text, "AllReduce") != NULL); /* still the in-flight text */
+    rs_convert_in_flight_begin(c);
+    rs_convert_in_flight(c, &op, 5000000000ull); /* 4 s now: refreshed */
+    rs_convert_in_flight_end(c);
+    T_OK(rs_convert_flush(c, &clock, false));
+    last_status(lfd, &afd, text, sizeof text);
+    struct rs_in_flight f;
+    T_CHECK(rs_in_flight_parse(text, &f) == 0 && f.for_ms == 4000 && f.seq == 5);
+    rs_convert_in_flight_begin(c); /* it completed */
+    rs_convert_in_flight_end(c);
+    T_OK(rs_convert_flush(c, &clock, false));
+    flags = last_status(lfd, &afd, text, sizeof text);
+    T_EQ(flags, RS_COLLECTOR_CLOCK_REPLACED);
+    T_CHECK(strcmp(text, "clock replaced") == 0);
+    rs_convert_free(c);
+    close(afd);
+    close(lfd);
+    unlink(sock_path);
+}
+
 int
 main(void)
 {
@@ -392,5 +456,6 @@ main(void)
     T_RUN(launcher_sends_nothing);
     T_RUN(enabled_sync_calls_convert);
     T_RUN(launch_waits_to_frames);
+    T_RUN(in_flight_text_stays_until_cleared);
     return T_DONE("collector/convert");
 }

@@ -71,10 +71,12 @@ read_agent_side(void)
     }
 }
 
-/* The environment of rank 0 of a one-rank job sending to the stand-in agent. */
+/* The environment of rank 0 of a one-rank job sending to the stand-in agent, kernels traced all
+ * the time (the cases below look at what is traced; the default, windows, has its own case). */
 static void
 rank_environment(void)
 {
+    setenv("RANKSCOPE_KERNELS", "always", 1);
     setenv("RANKSCOPE_AGENT_SOCKET", sock_path, 1);
     setenv("RANKSCOPE_JOB_ID", "job-inj", 1);
     setenv("RANK", "0", 1);
@@ -93,6 +95,29 @@ collects_then_flushes_at_exit(void)
     T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     T_CHECK(fake_cupti_kernels(3));
     T_CHECK(t_said()[0] == '\0');
+    t_isolated_exit();
+}
+
+/* By default kernels are traced in windows: nothing of them at start (the stand-in's clock is
+ * far from a window), queue times from CUPTI's latency timestamps (on from the start: driver-API
+ * records of the launch calls cannot be turned on later, measured), no driver-API records. */
+static void
+windows_by_default(void)
+{
+    CUpti_CallbackId cbid;
+
+    rank_environment();
+    unsetenv("RANKSCOPE_KERNELS");
+    setenv("RANKSCOPE_WINDOW_MS", "100", 1);
+    setenv("RANKSCOPE_WINDOW_PERIOD_MS", "86400000", 1);
+    T_EQ(InitializeInjection(), 1);
+    T_CHECK(!fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_DEVICE));
+    T_CHECK(fake_cupti_latency);
+    for (size_t i = 0; rs_convert_launch_call(i, &cbid); i++)
+        T_CHECK(!fake_cupti_driver_api_on(cbid));
+    for (size_t i = 0; rs_convert_sync_call(i, &cbid); i++)
+        T_CHECK(!fake_cupti_driver_api_on(cbid));
     t_isolated_exit();
 }
 
@@ -272,6 +297,15 @@ collects_then_flushes(void)
 }
 
 static void
+default_windows(void)
+{
+    t_isolated(windows_by_default);
+    read_agent_side();
+    T_EQ(got.kernels, 0);
+    T_EQ(got.flags, RS_COLLECTOR_KERNELS_SAMPLED);
+}
+
+static void
 launch_waits(void)
 {
     launch_wait_setting = NULL;
@@ -342,6 +376,7 @@ main(void)
     T_CHECK(listener >= 0 && fcntl(listener, F_SETFL, O_NONBLOCK) == 0);
     t_isolated_context = fake_cupti_log;
     T_RUN(collects_then_flushes);
+    T_RUN(default_windows);
     T_RUN(launch_waits);
     T_RUN(steps_aside);
     T_RUN(version_mismatch);

@@ -269,6 +269,34 @@ pending_cap(void)
     rs_launch_wait_free(lw);
 }
 
+/* Kernels traced in windows (RANKSCOPE_KERNELS=window): between windows nothing is recorded, so
+ * the time from the last work of one window to the first of the next is not known to be idle —
+ * without this rule it counted as one launch wait as long as the time between windows (28 s of a
+ * 30 s period: launch waits past the wall time). Waits inside a window still count. */
+static void
+windows_untraced_between(void)
+{
+    rs_launch_wait *lw = tracker(1000);
+    struct waits ws = {0};
+
+    rs_launch_wait_traced_from(lw, 1000);       /* window 1 opens */
+    add(lw, &ws, 0, 7, 1010, 1100, 1005);       /* first of the window: no gap known */
+    add(lw, &ws, 0, 7, 1200, 1300, 1150);       /* host's 50 ns: a wait */
+    rs_launch_wait_traced_from(lw, 30000);      /* window 2 opens, 28.7 us later */
+    add(lw, &ws, 0, 7, 30010, 30100, 30005);    /* across the untraced time: no wait */
+    add(lw, &ws, 0, 7, 30300, 30400, 30250);    /* inside window 2: a wait of 150 ns */
+    rs_launch_wait_traced_from(lw, 60000);      /* window 3: its work arrives first, then ... */
+    add(lw, &ws, 0, 7, 60300, 60400, 60250);
+    add(lw, &ws, 0, 7, 60100, 60200, 60050);    /* ... earlier work of it, out of order */
+    rs_launch_wait_settle(lw, true, collect, &ws);
+    T_EQ(ws.n, 3);
+    T_CHECK(wait_is(&ws, 0, 1100, 1150));
+    T_CHECK(wait_is(&ws, 1, 30100, 30250));
+    T_CHECK(wait_is(&ws, 2, 60200, 60250));
+    T_EQ(ws.total_ns, 50 + 150 + 50);
+    rs_launch_wait_free(lw);
+}
+
 int
 main(void)
 {
@@ -279,5 +307,6 @@ main(void)
     T_RUN(queue_times_by_launch_call);
     T_RUN(devices_apart);
     T_RUN(pending_cap);
+    T_RUN(windows_untraced_between);
     return T_DONE("collector/launch_wait");
 }

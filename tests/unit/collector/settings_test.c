@@ -54,9 +54,9 @@ defaults(void)
     T_EQ(s.pc.drain_ms, 1000);
     T_EQ(s.pc.sampling_period, 0);
     T_EQ(s.pc.hw_buffer_mb, 64);
-    T_EQ(s.kernels_in_windows, 0);
+    T_EQ(s.kernels_in_windows, 1); /* windows by default (docs/collector.md "Tiers") */
     T_EQ(s.window_ms, 2000);
-    T_EQ(s.window_period_ms, 30000);
+    T_EQ(s.window_period_ms, 60000);
     T_EQ(s.hang_ms, 10000);
     T_EQ(s.hang_factor, 20);
 }
@@ -88,9 +88,9 @@ windows_and_hangs(void)
     T_EQ(s.hang_factor, 20);
     T_CHECK(strstr(reported[0], "RANKSCOPE_HANG_FACTOR=0") != NULL);
     T_EQ(read_with(bad, &s), 1);
-    T_EQ(s.kernels_in_windows, 0);
+    T_EQ(s.kernels_in_windows, 1);
     T_CHECK(strstr(reported[0],
-                   "RANKSCOPE_KERNELS=sometimes is not one of always, window; using always") !=
+                   "RANKSCOPE_KERNELS=sometimes is not one of always, window; using window") !=
             NULL);
 }
 

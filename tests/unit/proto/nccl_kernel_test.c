@@ -42,9 +42,36 @@ names(void)
     T_CHECK(!rs_nccl_kernel_parse("_Z99ncclDevKernel_AllReduce", &k));
 }
 
+/* One table for kernel names and the plugin's func strings: NCCL's plugin spells all-to-all
+ * "AlltoAll", kernel names and older code "AllToAll"; both are all-to-all, in both places. */
+static void
+op_names(void)
+{
+    struct rs_nccl_kernel k;
+
+    T_EQ(rs_coll_op_from_name("AlltoAll"), RS_COLL_ALLTOALL);
+    T_EQ(rs_coll_op_from_name("AllToAll"), RS_COLL_ALLTOALL);
+    T_EQ(rs_coll_op_from_name("AllReduce"), RS_COLL_ALLREDUCE);
+    T_EQ(rs_coll_op_from_name("Reduce"), RS_COLL_REDUCE);
+    T_EQ(rs_coll_op_from_name("ReduceScatter"), RS_COLL_REDUCESCATTER);
+    T_EQ(rs_coll_op_from_name("Send"), RS_COLL_SENDRECV);
+    T_EQ(rs_coll_op_from_name("Recv"), RS_COLL_SENDRECV);
+    T_EQ(rs_coll_op_from_name("SendRecv"), RS_COLL_SENDRECV);
+    T_EQ(rs_coll_op_from_name("Generic"), RS_COLL_UNKNOWN);
+    T_EQ(rs_coll_op_from_name("allreduce"), RS_COLL_UNKNOWN); /* exact, as NCCL spells them */
+    T_EQ(rs_coll_op_from_name("AllReduceX"), RS_COLL_UNKNOWN);
+    T_EQ(rs_coll_op_from_name(""), RS_COLL_UNKNOWN);
+    T_EQ(rs_coll_op_from_name(NULL), RS_COLL_UNKNOWN);
+    T_CHECK(rs_nccl_kernel_parse("ncclDevKernel_AlltoAll_RING_SIMPLE(x)", &k));
+    T_EQ(k.op, RS_COLL_ALLTOALL);
+    T_CHECK(rs_nccl_kernel_parse("ncclDevKernel_AllToAll_RING_SIMPLE(x)", &k));
+    T_EQ(k.op, RS_COLL_ALLTOALL);
+}
+
 int
 main(void)
 {
     T_RUN(names);
+    T_RUN(op_names);
     return T_DONE("proto/nccl_kernel");
 }
