@@ -69,9 +69,9 @@ function cells(g) {
         ['memory', `${mib(m.used_mib)} of ${mib(m.total_mib)}`],
         ['errors', errorsText(g)],
         ['links', linksText(g)],
+        // memory-bound: the share of PC-sampling stall samples waiting on memory (null without samples)
         ['busy', `NVML ${dash(u.gpu_pct, pct)} · kernels ${share(k.busy_share)} · tensor cores ${share(k.tensor_core_share)}` +
-            // the memory-bound share of PC samples, where the server reports one (issue 26)
-            (k.memory_bound_share !== undefined && k.memory_bound_share !== null ? ` · memory-bound ${share(k.memory_bound_share)}` : '')],
+            ` · memory-bound ${share(g.memory_bound?.share)}`],
     ];
 }
 
@@ -143,7 +143,9 @@ function rankDetail(g, s) {
             h('dt', null, 'host'), h('dd', { class: 'host' }, g.host || '?'),
             h('dt', null, 'GPU UUID'), h('dd', { class: 'gpu' }, g.gpu_uuid || '?'),
             h('dt', null, 'readings'), h('dd', null, `${g.samples} from ${time(g.first_ns)} to ${time(g.last_ns)}`),
-            cells(g).map(([key, text]) => [h('dt', null, TITLES[key]), h('dd', { 'data-col': key }, text)])));
+            cells(g).map(([key, text]) => [h('dt', null, TITLES[key]), h('dd', { 'data-col': key }, text)]),
+            g.kernels_why ? [h('dt', null, 'why no kernel figures'), h('dd', null, g.kernels_why)] : null,
+            g.memory_bound?.why ? [h('dt', null, 'why no memory-bound share'), h('dd', null, g.memory_bound.why)] : null));
 }
 
 export function mountGpus(main, route, poller) {
@@ -157,7 +159,7 @@ export function mountGpus(main, route, poller) {
     fill(main, h('h1', null, 'GPUs: ', h('span', { class: 'job-name' }, job)), evidenceEl, detailEl, meta,
         h('h2', null, 'Per rank'), tableEl,
         h('h2', null, 'Clocks, power and busy vs efficient'),
-        h('p', { class: 'meta' }, 'NVML\'s utilisation counts any kernel running, however little of the GPU it uses; kernels busy is the share of time a kernel ran, tensor cores the share of kernel time in tensor-core kernels (by name).'),
+        h('p', { class: 'meta' }, 'NVML\'s utilisation counts any kernel running, however little of the GPU it uses; kernels busy is the share of time a kernel ran, tensor cores the share of kernel time in tensor-core kernels (by name), memory-bound the share of PC-sampling stall samples waiting on memory (when sampled).'),
         chartEl);
     let gpus = null;
     let verdict = null;
