@@ -18,7 +18,12 @@ print_seen(json_t *seen)
     printf("    seen:");
     json_object_foreach(seen, key, v)
     {
-        printf("%s %s %.3g", first ? "" : ",", key, json_number_value(v));
+        double x = json_number_value(v);
+        /* whole numbers in full (12000 MiB, not 1.2e+04); others to 3 significant digits */
+        if (x == (double)(long long)x && x < 1e15 && x > -1e15)
+            printf("%s %s %lld", first ? "" : ",", key, (long long)x);
+        else
+            printf("%s %s %.3g", first ? "" : ",", key, x);
         first = 0;
     }
     printf("\n");

@@ -135,7 +135,8 @@ report_build(rs_store *store, const char *job, struct report *rep, char *err, si
         what = "stragglers",
         rc = rs_query_stragglers_on(r, job, &so, newest, n_ranks, &rep->stragglers);
     if (rc == 0)
-        what = "advice", rc = rs_query_advice_json(r, job, 0, &rep->advice);
+        what = "advice",
+        rc = rs_query_advice_json(r, job, 0, RS_ADVICE_ALL_RANKS, &rep->advice);
 out:
     free(newest);
     rs_job_steps_free(ranks, n_ranks);

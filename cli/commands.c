@@ -67,21 +67,23 @@ rs__cli_render_ranks(const char *job, json_t *doc)
     printf("job %s: %lld of %lld ranks seen, %.1f s of data\n\n", job,
            (long long)rs__cli_int(info, "ranks_seen"), (long long)rs__cli_int(info, "world_size"),
            rs__cli_real(info, "span_s"));
-    printf("%5s %-16s %-42s %6s %9s %10s %10s %8s\n", "RANK", "HOST", "GPU", "STEPS", "STEP ms",
-           "KERNEL ms", "NCCL ms", "DROPPED");
+    printf("%5s %-16s %-42s %6s %9s %10s %10s %8s %8s\n", "RANK", "HOST", "GPU", "STEPS", "STEP ms",
+           "KERNEL ms", "NCCL ms", "DROPPED", "LOST");
     json_array_foreach(json_object_get(doc, "ranks"), i, rank)
     {
-        printf("%5lld %-16.16s %-42.42s %6lld %9.2f %10.2f %10.2f %8lld\n",
+        printf("%5lld %-16.16s %-42.42s %6lld %9.2f %10.2f %10.2f %8lld %8lld\n",
                (long long)rs__cli_int(rank, "rank"),
                json_string_value(json_object_get(rank, "host")),
                json_string_value(json_object_get(rank, "gpu_uuid")),
                (long long)rs__cli_int(rank, "steps"), rs__cli_real(rank, "step_time_ms"),
                rs__cli_real(rank, "kernel_ms_per_step"), rs__cli_real(rank, "nccl_ms_per_step"),
-               (long long)rs__cli_int(rank, "dropped_records"));
+               (long long)rs__cli_int(rank, "dropped_records"),
+               (long long)rs__cli_int(rank, "records_lost"));
     }
     printf(
         "\nKERNEL ms and NCCL ms are per step; a rank with less NCCL time than its peers arrives "
-        "last at collectives.\n");
+        "last at collectives.\nDROPPED: records the collector dropped itself; LOST: records it "
+        "sent that never reached the server (an agent killed with them).\n");
     return 0;
 }
 

@@ -35,6 +35,26 @@ throttled(json_t *g, char *out, size_t len)
                  json_is_number(json_object_get(share, "power_cap")) ? "none" : "?");
 }
 
+/* Busy is not efficient: what the rank's kernels did over the window (from its records, not
+ * NVML), " (kernels busy 85%, tensor cores 0% of kernel time, memory-bound 40% of stall
+ * samples)"; "<=" before a busy share summed from windows (an upper bound). Nothing without
+ * kernels. */
+static void
+kernels(json_t *g)
+{
+    json_t *k = json_object_get(g, "kernels"), *mb = json_object_get(g, "memory_bound");
+    const char *from = json_string_value(json_object_get(k, "busy_from"));
+
+    if (!json_is_object(k))
+        return;
+    printf(" (kernels busy %s%.0f%%, tensor cores %.0f%% of kernel time",
+           from && strcmp(from, "summed_windows") == 0 ? "<=" : "",
+           100 * rs__cli_real(k, "busy_share"), 100 * rs__cli_real(k, "tensor_core_share"));
+    if (json_is_number(json_object_get(mb, "share")))
+        printf(", memory-bound %.0f%% of stall samples", 100 * rs__cli_real(mb, "share"));
+    printf(")");
+}
+
 static int
 render_gpus(const char *job, json_t *doc)
 {
@@ -54,7 +74,9 @@ render_gpus(const char *job, json_t *doc)
                json_string_value(json_object_get(g, "host")),
                json_string_value(json_object_get(g, "gpu_uuid")));
         if (rs__cli_int(g, "samples") == 0) {
-            printf("  no readings (no telemetry from its node's agent in the window)\n");
+            printf("  no readings (no telemetry from its node's agent in the window)");
+            kernels(g);
+            printf("\n");
             continue;
         }
         throttled(g, t, sizeof t);
@@ -67,10 +89,7 @@ render_gpus(const char *job, json_t *doc)
                rs__cli_real(p, "limit_watts"),
                rs__cli_real(json_object_get(g, "temperature"), "max_c"),
                rs__cli_real(json_object_get(g, "utilization"), "gpu_pct"));
-        json_t *k = json_object_get(g, "kernels");
-        if (json_is_object(k)) /* busy is not efficient: what the kernels did meanwhile */
-            printf(" (kernels busy %.0f%%, tensor cores %.0f%% of kernel time)",
-                   100 * rs__cli_real(k, "busy_share"), 100 * rs__cli_real(k, "tensor_core_share"));
+        kernels(g);
         printf("  ECC %lld/%lld  XID %lld", (long long)rs__cli_int(e, "ecc_corrected"),
                (long long)rs__cli_int(e, "ecc_uncorrected"), (long long)rs__cli_int(e, "xids"));
         if (json_is_integer(json_object_get(l, "pcie_width")))
@@ -113,8 +132,7 @@ render_fleet(const char *what, json_t *doc)
     json_t *row;
     size_t i;
 
-    printf("%s ranked by how often they were the straggler (%lld verdicts since the server "
-           "started)\n",
+    printf("%s ranked by how often they were the straggler (%lld stored verdicts)\n",
            hosts ? "hosts" : "GPUs", (long long)rs__cli_int(doc, "verdicts_known"));
     json_array_foreach(json_object_get(doc, hosts ? "hosts" : "gpus"), i, row)
     {

@@ -206,6 +206,9 @@ write_metrics(struct agent *a)
          ls.frames_refused},
         {"rankscope_agent_frames_rejected_total", "counter",
          "Frames refused as malformed, truncated or oversized.", ls.frames_rejected},
+        {"rankscope_agent_frames_gap_total", "counter",
+         "Frames collectors sent that this agent never received (skipped frame numbers).",
+         rs_aggregate_frame_gaps(a->agg)},
         {"rankscope_agent_records_dropped_total", "counter",
          "Records the agent could not put into a batch.", a->dropped},
         {"rankscope_agent_batches_sent_total", "counter", "Batch sends to the server.", fs.sent},
@@ -225,8 +228,7 @@ write_metrics(struct agent *a)
          fs.queued_batches},
         {"rankscope_agent_queued_bytes", "gauge", "Bytes of the batches not yet acknowledged.",
          fs.queued_bytes},
-        {"rankscope_agent_gpus", "gauge", "GPUs sampled through NVML (0: no telemetry).",
-         gs.gpus},
+        {"rankscope_agent_gpus", "gauge", "GPUs sampled through NVML (0: no telemetry).", gs.gpus},
         {"rankscope_agent_gpu_samples_total", "counter", "GPU readings taken through NVML.",
          gs.samples},
         {"rankscope_agent_gpu_samples_sent_total", "counter",
@@ -263,10 +265,12 @@ log_stats(struct agent *a, int level, const char *id)
 
     get_stats(a, &fs, &ls);
     rs_log(level, id,
-           "collectors %llu, frames %llu (rejected %llu), batches sent %llu acked %llu "
-           "duplicate %llu rejected %llu dropped %llu, queued %llu (%llu bytes)",
+           "collectors %llu, frames %llu (rejected %llu), frame gaps %llu, "
+           "batches sent %llu acked %llu duplicate %llu rejected %llu dropped %llu, "
+           "queued %llu (%llu bytes)",
            (unsigned long long)ls.collectors_now, (unsigned long long)ls.frames,
-           (unsigned long long)ls.frames_rejected, (unsigned long long)fs.sent,
+           (unsigned long long)ls.frames_rejected,
+           (unsigned long long)rs_aggregate_frame_gaps(a->agg), (unsigned long long)fs.sent,
            (unsigned long long)fs.acked, (unsigned long long)fs.duplicates,
            (unsigned long long)fs.rejected, (unsigned long long)fs.dropped_batches,
            (unsigned long long)fs.queued_batches, (unsigned long long)fs.queued_bytes);

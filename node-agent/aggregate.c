@@ -30,6 +30,9 @@ struct rank_slot {
     size_t bytes;             /* its frames' encoded size since its records were last sent */
     struct rs_records records;
     struct rs_rank_summary summary; /* with summaries on (summary.h) */
+    /* Loss accounting (rankscope.proto RankBatch.frame_seq): one slot per collector handle */
+    uint64_t collector_id, frame_seq, records_sent; /* of the newest frame merged */
+    uint64_t frames, frame_records;                 /* merged since the last flush */
 };
 
 /* A rank silent for this many flushes (about 5 minutes at the default 250 ms) has finished or
@@ -41,6 +44,7 @@ struct rs_aggregate {
     struct rank_slot *slots;
     size_t n, cap;
     size_t pending_bytes;
+    uint64_t frame_gaps; /* frames of a collector this agent never received (numbers skipped) */
     rs_demangler *demangler;    /* NULL: names as they came */
     uint64_t summary_window_ns; /* 0: records as they are */
     bool close_windows;         /* the next flush emits every pending summary */
@@ -92,17 +96,23 @@ evict_idle(rs_aggregate *a)
     }
 }
 
+/* A rank's slot is its collector's: frames of a restarted rank (a new collector handle, numbered
+ * from 1 again) are counted apart from its predecessor's. */
 static struct rank_slot *
-find_slot(rs_aggregate *a, const struct rs_rank_identity *id)
+find_slot(rs_aggregate *a, const struct rs_rank_batch *b)
 {
+    const struct rs_rank_identity *id = &b->identity;
+
     for (size_t i = 0; i < a->n; i++)
-        if (a->slots[i].identity.rank == id->rank && strcmp(a->slots[i].job, id->job) == 0)
+        if (a->slots[i].identity.rank == id->rank && a->slots[i].collector_id == b->collector_id &&
+            strcmp(a->slots[i].job, id->job) == 0)
             return &a->slots[i];
     if (RS_ARRAY_RESERVE(a->slots, a->cap, a->n, 1) != 0)
         return NULL;
     struct rank_slot *s = &a->slots[a->n];
     memset(s, 0, sizeof *s);
     snprintf(s->job, sizeof s->job, "%s", id->job);
+    s->collector_id = b->collector_id;
     rs_records_init(&s->records);
     rs_rank_summary_init(&s->summary, a->summary_window_ns);
     a->n++;
@@ -172,7 +182,7 @@ merge(rs_aggregate *a, struct rank_slot *s, const struct rs_rank_batch *b)
 int
 rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
 {
-    struct rank_slot *s = find_slot(a, &b->identity);
+    struct rank_slot *s = find_slot(a, b);
     int rc;
 
     if (!s)
@@ -191,6 +201,19 @@ rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
     s->collector_flags = b->collector_flags; /* the collector's latest word */
     snprintf(s->collector_status, sizeof s->collector_status, "%s",
              b->collector_status ? b->collector_status : "");
+    if (b->frame_seq) {
+        /* A number skipped: frames the socket took that this agent never read (it was killed
+         * with them queued, or refused their connection); the server counts them too. */
+        if (s->frame_seq && b->frame_seq > s->frame_seq + b->frames)
+            a->frame_gaps += b->frame_seq - s->frame_seq - b->frames;
+        if (b->frame_seq > s->frame_seq) {
+            s->frame_seq = b->frame_seq;
+            s->records_sent = b->records_sent;
+        }
+        s->frames += b->frames;
+        s->frame_records += (uint64_t)b->n_kernels + b->n_memcpys + b->n_collectives + b->n_steps +
+                            b->n_stalls + b->n_kernel_totals + b->n_copy_totals;
+    }
     s->dirty = true;
     /* Frames are encoded the same way, so their sizes predict the merged request's. */
     s->bytes += rs_wire_rank_batch_size(b);
@@ -280,6 +303,13 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
         ranks[n].collector_flags = s->collector_flags;
         ranks[n].collector_status = s->collector_status;
         rs_records_view(&s->records, &ranks[n]);
+        if (s->frames) {
+            ranks[n].collector_id = s->collector_id;
+            ranks[n].frame_seq = s->frame_seq;
+            ranks[n].records_sent = s->records_sent;
+            ranks[n].frames = s->frames;
+            ranks[n].frame_records = s->frame_records;
+        }
         n++;
     }
     if (n == 0) {
@@ -299,6 +329,7 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
         /* Names are dropped too: the next batch carries only the names it uses. */
         rs_records_clear(&s->records, 1);
         s->bytes = 0;
+        s->frames = s->frame_records = 0; /* sent, or (encode failed) lost: the server sees a gap */
         if (s->dirty)
             s->idle_flushes = 0;
     }
@@ -310,4 +341,10 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
     env->n_ranks = 0;
     free(ranks);
     return rc;
+}
+
+uint64_t
+rs_aggregate_frame_gaps(const rs_aggregate *a)
+{
+    return a->frame_gaps;
 }

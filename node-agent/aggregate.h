@@ -35,6 +35,11 @@ size_t rs_aggregate_pending_bytes(const rs_aggregate *a);
 /* Records pending (0 = nothing to send). */
 uint64_t rs_aggregate_pending_records(const rs_aggregate *a);
 
+/* Frames of collectors that this agent never received, by the gaps in their numbers
+ * (RankBatch.frame_seq) between frames it did receive; frames lost before this agent started
+ * (a predecessor killed) are counted by the server, which sees every agent's batches. */
+uint64_t rs_aggregate_frame_gaps(const rs_aggregate *a);
+
 /* Encodes everything pending as one AgentBatch with the given envelope (its ranks/n_ranks are
  * filled here) into a new buffer (*out, caller frees), then empties the aggregation.
  * Returns 0, RS_E_NOT_FOUND when nothing is pending, or an encoder error (the pending records

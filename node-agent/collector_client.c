@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/hash.h"
 #include "node-agent/records.h"
 
 #include <errno.h>
@@ -33,6 +34,8 @@ struct rs_collector {
     uint32_t status_flags;
     char *status_text;
     bool status_unsent;
+    uint64_t collector_id; /* numbers this handle's frames apart from a restarted rank's */
+    uint64_t records_sent; /* records in the frames the socket took (RankBatch.records_sent) */
     uint8_t buf[RS_WIRE_MAX_FRAME_BYTES];
 };
 
@@ -55,6 +58,7 @@ rs_collector_open(const struct rs_collector_options *opts, const struct rs_rank_
     c->pid = getpid();
     c->fd = -1;
     c->max_pending = opts->max_pending ? opts->max_pending : 1u << 20;
+    c->collector_id = rs_random_u64() | 1; /* never 0: 0 means "not reported" */
     c->socket_path = strdup(opts->socket_path);
     c->job = strdup(id->job);
     c->host = strdup(id->host ? id->host : "");
@@ -201,6 +205,13 @@ send_frame(rs_collector *c, const struct rs_clock_pair *clock)
     b.dropped_records = c->stats.dropped;
     b.collector_flags = c->status_flags;
     b.collector_status = c->status_text;
+    /* The frame's number is used only if the socket takes it: a frame refused here is counted
+     * as dropped, so the numbers the agent sees have a gap only for frames lost after sending. */
+    b.collector_id = c->collector_id;
+    b.frame_seq = c->stats.frames_sent + 1;
+    b.records_sent = c->records_sent + n;
+    b.frames = 1;
+    b.frame_records = n;
     rc = rs_wire_rank_batch_encode(&b, c->buf, sizeof c->buf, &len);
     if (rc == 0) {
         if (c->fd < 0)
@@ -218,6 +229,7 @@ send_frame(rs_collector *c, const struct rs_clock_pair *clock)
     if (rc == 0) {
         c->status_unsent = false;
         c->stats.frames_sent++;
+        c->records_sent += n;
         c->stats.kernels += c->frame.kernels.count;
         for (uint32_t i = 0; i < c->frame.memcpys.count; i++) {
             if (rs_copy_kind_is_host_side(c->frame.memcpys.items[i].kind))

@@ -5,13 +5,13 @@
 #include "common/array.h"
 #include "common/hash.h"
 #include "common/strtab.h"
+#include "proto/gzip.h"
 #include "pprof.pb-c.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 /* Ids in the profile are positions + 1 (0 means "none" in the format). */
 struct function {
@@ -508,37 +508,6 @@ encoding_build(const rs_pprof *p, struct encoding *e)
     return 0;
 }
 
-/* gzip (RFC 1952) of `len` bytes into a new buffer. */
-static int
-gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
-{
-    z_stream z;
-    uint8_t *buf;
-    int rc;
-
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return -ENOMEM;
-    size_t cap = deflateBound(&z, (uLong)len);
-    if (!(buf = malloc(cap))) {
-        deflateEnd(&z);
-        return -ENOMEM;
-    }
-    z.next_in = (Bytef *)in;
-    z.avail_in = (uInt)len;
-    z.next_out = buf;
-    z.avail_out = (uInt)cap;
-    rc = deflate(&z, Z_FINISH);
-    deflateEnd(&z);
-    if (rc != Z_STREAM_END) { /* deflateBound promises room: only a broken zlib gets here */
-        free(buf);
-        return -ENOMEM;
-    }
-    *out = buf;
-    *out_len = cap - z.avail_out;
-    return 0;
-}
-
 int
 rs_pprof_encode(const rs_pprof *p, uint8_t **out, size_t *len)
 {
@@ -555,7 +524,7 @@ rs_pprof_encode(const rs_pprof *p, uint8_t **out, size_t *len)
         goto out;
     }
     perftools__profiles__profile__pack(&e.prof, raw);
-    rc = gzip(raw, n, out, len);
+    rc = rs_gzip(raw, n, -1, out, len);
 out:
     free(raw);
     encoding_free(&e);

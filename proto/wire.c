@@ -155,6 +155,9 @@ validate_rank_batch(const struct rs_rank_batch *b)
         return RS_E_MALFORMED;
     if ((b->collector_flags & ~(uint32_t)RS_COLLECTOR_FLAGS_ALL) || !text_ok(b->collector_status))
         return RS_E_MALFORMED;
+    if (b->frames > b->frame_seq || b->frame_records > b->records_sent ||
+        (b->frame_seq && (!b->collector_id || !b->frames)))
+        return RS_E_MALFORMED;
     if (b->n_strings > RS_WIRE_MAX_STRINGS)
         return RS_E_TOO_BIG;
     for (uint32_t i = 0; i < b->n_strings; i++)
@@ -317,6 +320,11 @@ rank_to_pb(struct arena *a, const struct rs_rank_batch *b, Rankscope__V1__RankBa
     pb->dropped_records = b->dropped_records;
     pb->collector_flags = b->collector_flags;
     pb->collector_status = (char *)(b->collector_status ? b->collector_status : "");
+    pb->collector_id = b->collector_id;
+    pb->frame_seq = b->frame_seq;
+    pb->records_sent = b->records_sent;
+    pb->frames = b->frames;
+    pb->frame_records = b->frame_records;
     for (uint32_t i = 0; i < b->n_kernels; i++) {
         const struct rs_kernel_record *r = &b->kernels[i];
         rankscope__v1__kernel_record__init(&k[i]);
@@ -475,6 +483,11 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
     b->dropped_records = pb->dropped_records;
     b->collector_flags = pb->collector_flags;
     b->collector_status = pb->collector_status;
+    b->collector_id = pb->collector_id;
+    b->frame_seq = pb->frame_seq;
+    b->records_sent = pb->records_sent;
+    b->frames = pb->frames;
+    b->frame_records = pb->frame_records;
     for (size_t i = 0; i < pb->n_kernels; i++) {
         const Rankscope__V1__KernelRecord *r = pb->kernels[i];
         if (!offset_ok(base, r->start_offset_ns, r->duration_ns, &k[i].start_ns, &k[i].end_ns))

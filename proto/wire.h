@@ -212,6 +212,13 @@ struct rs_rank_batch {
     uint64_t dropped_records;
     uint32_t collector_flags;     /* enum rs_collector_flag bits */
     const char *collector_status; /* NULL or text for people */
+    /* Loss accounting (rankscope.proto RankBatch fields 20-24): 0 when not reported. A decoder
+     * refuses frames < 1 with a frame_seq, frame_seq < frames, records_sent < frame_records. */
+    uint64_t collector_id;  /* the collector handle (random, new per rank process) */
+    uint64_t frame_seq;     /* the highest frame number of that collector in this batch */
+    uint64_t records_sent;  /* records in its frames 1 .. frame_seq */
+    uint64_t frames;        /* its frames merged here */
+    uint64_t frame_records; /* records those frames carried */
 };
 
 /* Bits of struct rs_gpu_sample.present (GpuField in rankscope.proto): which field groups NVML

@@ -1,5 +1,6 @@
-/* The advisor's driver (advice.h): each rank's findings over its last steps, kept above the noise
- * threshold, merged per kind across ranks, the job's load imbalance, ranked by estimated cost. */
+/* The advisor's driver (advice.h): each rank's findings over its last steps (and its GPU's memory
+ * telemetry), kept above the noise threshold, merged per kind across ranks, the job's load
+ * imbalance, ranked by estimated cost. */
 #include "query/advice.h"
 
 #include "common/error.h"
@@ -84,6 +85,13 @@ exposed_not_waiting(struct rs_advice_finding *f, double deficit_ns)
 int
 rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_advice **out)
 {
+    return rs_query_advice_rank(r, job, last_steps, RS_ADVICE_ALL_RANKS, out);
+}
+
+int
+rs_query_advice_rank(rs_store_read *r, const char *job, size_t last_steps, uint64_t rank,
+                     struct rs_advice **out)
+{
     struct rs_rank_steps *ranks = NULL;
     struct rs_advice *a = NULL;
     struct rs_advice_finding best[RS_ADVICE_KIND_COUNT] = {0}, per[RS_ADVICE_KIND_COUNT];
@@ -102,8 +110,18 @@ rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_
         !(step = malloc((n_ranks + 1) * sizeof *step)) ||
         !(a->findings = calloc(RS_ADVICE_KIND_COUNT, sizeof *a->findings)))
         goto fail;
+    a->rank = rank;
+    rc = RS_E_NOT_FOUND;
+    bool has_rank = rank == RS_ADVICE_ALL_RANKS;
+    for (size_t i = 0; i < n_ranks; i++)
+        has_rank |= ranks[i].rank == rank;
+    if (!has_rank)
+        goto fail;
     a->steps_source = rs_steps_source(ranks, n_ranks);
     a->ranks = n_ranks;
+    if ((rc = rs__advice_memory(r, job, ranks, n_ranks, a)) != 0)
+        goto fail;
+    rc = -ENOMEM;
     /* the slowest rank's compute: the others wait for it inside their collectives */
     double max_compute = 0;
     for (size_t i = 0; i < n_ranks; i++) {
@@ -116,7 +134,7 @@ rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_
     size_t m = 0;
     for (size_t i = 0; i < n_ranks; i++) {
         const struct rs_rank_steps *rk = &ranks[i];
-        if (rk->n == 0)
+        if (rk->n == 0 || (rank != RS_ADVICE_ALL_RANKS && rk->rank != rank))
             continue;
         a->ranks_with_steps++;
         a->steps_analysed += rk->n;
@@ -125,6 +143,7 @@ rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_
         if ((rc = rs__advice_rank(r, job, rk, per, &a->stalls_seen, &no_kernels)) != 0)
             goto fail;
         a->ranks_without_kernels += no_kernels;
+        rs__advice_batch_rank(a, &per[RS_ADVICE_BATCH_SIZE]);
         exposed_not_waiting(&per[RS_ADVICE_EXPOSED_COMM], max_compute - compute[i]);
         for (int k = 0; k < RS_ADVICE_KIND_COUNT; k++) {
             if (!above_noise(&per[k])) {
@@ -140,6 +159,8 @@ rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_
     a->median_step_ns = m ? (uint64_t)rs_median(step, m) : 0;
     struct rs_advice_finding imb;
     imbalance(ranks, n_ranks, &imb, compute, step, scratch);
+    if (rank != RS_ADVICE_ALL_RANKS && imb.rank != rank)
+        imb.cost_ns = 0; /* another rank's: not this one's to fix */
     if (above_noise(&imb))
         best[RS_ADVICE_LOAD_IMBALANCE] = imb;
     else
@@ -173,10 +194,11 @@ rs_advice_free(struct rs_advice *a)
 }
 
 int
-rs_query_advice_json(rs_store_read *r, const char *job, size_t last_steps, json_t **out)
+rs_query_advice_json(rs_store_read *r, const char *job, size_t last_steps, uint64_t rank,
+                     json_t **out)
 {
     struct rs_advice *a;
-    int rc = rs_query_advice(r, job, last_steps, &a);
+    int rc = rs_query_advice_rank(r, job, last_steps, rank, &a);
 
     if (rc != 0)
         return rc;

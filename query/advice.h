@@ -33,6 +33,7 @@ enum rs_advice_kind {
     RS_ADVICE_EXPOSED_COMM,   /* NCCL time not overlapped with compute */
     RS_ADVICE_MEMORY_BOUND,   /* kernels stalled on memory (PC sampling) */
     RS_ADVICE_LOAD_IMBALANCE, /* one rank computes longer than the others per step */
+    RS_ADVICE_BATCH_SIZE,     /* GPU memory free and the GPU idles: a larger batch amortizes it */
     RS_ADVICE_KIND_COUNT
 };
 
@@ -62,19 +63,36 @@ struct rs_advice {
     bool stalls_seen;             /* PC-sampling samples in the window */
     size_t ranks_without_kernels; /* ranks whose steps have no kernel records (summarized or
                                      rolled up): no timeline findings there */
+    /* GPU memory telemetry (NVML, query/gpus.h) over the steps analysed, for batch_size */
+    size_t ranks_with_memory; /* ranks whose GPU sent memory readings */
+    uint32_t fullest_rank;    /* the rank whose GPU has the least room */
+    double fullest_used_mib, fullest_total_mib;
+    uint32_t batch_factor; /* the batch multiple that fits on every GPU (0: not even 2) */
+    uint64_t rank;         /* the rank asked for, or RS_ADVICE_ALL_RANKS */
 };
+
+/* One rank's findings, or the job's (RS_ADVICE_ALL_RANKS). */
+#define RS_ADVICE_ALL_RANKS UINT64_MAX
 
 /* The findings of `job` over each rank's last `last_steps` steps (RS_ADVICE_STEPS when 0). A job
  * whose ranks have no steps gets no findings (steps_source "none"). On success *out (caller
  * frees with rs_advice_free). Returns 0, RS_E_NOT_FOUND, -ENOMEM or a storage error. */
 int rs_query_advice(rs_store_read *r, const char *job, size_t last_steps, struct rs_advice **out);
+
+/* The same for one `rank` (RS_ADVICE_ALL_RANKS: every rank, as rs_query_advice): the findings of
+ * that rank alone (load imbalance when it is the rank that computes longest; batch size's room is
+ * still the fullest GPU's of the job, as one batch size goes to every rank). RS_E_NOT_FOUND also
+ * when the job has no such rank. */
+int rs_query_advice_rank(rs_store_read *r, const char *job, size_t last_steps, uint64_t rank,
+                         struct rs_advice **out);
 void rs_advice_free(struct rs_advice *a);
 
 /* The advice as JSON (docs/openapi.yaml, /v1/jobs/{job}/advice); NULL when out of memory. */
 json_t *rs_advice_json(const char *job, const struct rs_advice *a);
 
-/* rs_query_advice then rs_advice_json. */
-int rs_query_advice_json(rs_store_read *r, const char *job, size_t last_steps, json_t **out);
+/* rs_query_advice_rank then rs_advice_json. */
+int rs_query_advice_json(rs_store_read *r, const char *job, size_t last_steps, uint64_t rank,
+                         json_t **out);
 
 /* The kind's stable name ("launch_bound", ...). */
 const char *rs_advice_kind_name(enum rs_advice_kind k);

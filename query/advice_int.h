@@ -56,4 +56,25 @@ int rs__advice_rank(rs_store_read *r, const char *job, const struct rs_rank_step
                     struct rs_advice_finding out[RS_ADVICE_KIND_COUNT], bool *stalls_seen,
                     bool *no_kernels);
 
+/* Batch-size headroom (advice_batch.c). A batch RS__ADVICE_BATCH_FILL of the fullest GPU's memory
+ * fits (room for the allocator's peaks and fragmentation), taking all memory used to grow with
+ * the batch (weights and optimizer state do not: the true multiple is larger), at most
+ * RS__ADVICE_BATCH_MAX times. Readings are taken every second or so: the window read is the
+ * steps' span, widened to RS__ADVICE_BATCH_WINDOW_NS before the last step's end when shorter. */
+#define RS__ADVICE_BATCH_FILL 0.8
+#define RS__ADVICE_BATCH_MAX 8u
+#define RS__ADVICE_BATCH_WINDOW_NS 10000000000ull
+
+/* Reads the GPU memory readings of the ranks' GPUs over the steps in `ranks` and fills
+ * a->ranks_with_memory, fullest_*, batch_factor. Returns 0 (no readings: ranks_with_memory 0),
+ * -ENOMEM or a storage error. */
+int rs__advice_memory(rs_store_read *r, const char *job, const struct rs_rank_steps *ranks,
+                      size_t n_ranks, struct rs_advice *a);
+
+/* The batch-size finding of one rank from f as rs__advice_rank left it (cost_ns: the median per
+ * step of the GPU idle between kernels and after host synchronizations — per-step costs a larger
+ * batch spreads over more samples; not the idle at the step's start nor copies, which grow with
+ * the batch): cost_ns becomes that times 1 - 1/batch_factor, 0 when a->batch_factor is 0. */
+void rs__advice_batch_rank(const struct rs_advice *a, struct rs_advice_finding *f);
+
 #endif

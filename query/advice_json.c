@@ -97,6 +97,22 @@ static const struct kind_text texts[RS_ADVICE_KIND_COUNT] = {
          "balance the work: equal batch/sequence lengths per rank (bucketing, padding, "
          "DistributedSampler with drop_last), rebalanced pipeline stages, MoE capacity limits; "
          "check that no rank does extra work (logging, evaluation, checkpointing) in the step"},
+    [RS_ADVICE_BATCH_SIZE] =
+        {"batch_size",
+         "GPU memory is free and the GPU idles every step: a larger batch would use both",
+         {"memory_used_mib", "memory_total_mib", "idle_share_pct", "batch_factor"},
+         "median per step of the GPU idle between kernels and after host synchronizations "
+         "(launch_bound's and host_sync's: per-step costs that a larger batch does not "
+         "multiply, it makes the kernels longer; not the idle at the step's start nor copies, "
+         "which grow with the batch) times 1 - 1/batch_factor, per current batch of samples; "
+         "batch_factor: how many times the batch fits in 80% of the fullest GPU's memory (NVML's "
+         "largest reading over the steps, at least their last 10 s), counting all memory used "
+         "as growing with the batch, at most 8",
+         "raise the batch per GPU by up to batch_factor (DataLoader(batch_size=...)), scaling the "
+         "learning rate with it (linear scaling with warmup, or LAMB/LARS for large batches); if "
+         "the global batch must stay, lower gradient accumulation steps "
+         "(fewer, larger micro-batches) instead of more optimizer steps; check peak memory with "
+         "torch.cuda.max_memory_allocated() after the change"},
 };
 
 const char *
@@ -124,6 +140,27 @@ finding_json(const struct rs_advice_finding *f)
                      "how", t->how, "fix", t->fix);
 }
 
+/* Why batch_size was not checked: no readings, or no room for twice the batch. */
+static void
+skip_batch(json_t *skipped, const struct rs_advice *a)
+{
+    char why[240];
+
+    if (a->ranks_with_memory == 0)
+        snprintf(why, sizeof why,
+                 "no GPU memory telemetry for the ranks' GPUs in the steps analysed (NVML readings "
+                 "come from a live node agent; imported traces have none)");
+    else if (a->batch_factor == 0)
+        snprintf(why, sizeof why,
+                 "memory near full: rank %u's GPU used %.0f of %.0f MiB (%.0f%%); twice the batch "
+                 "would not fit in %.0f%% of it",
+                 a->fullest_rank, a->fullest_used_mib, a->fullest_total_mib,
+                 100.0 * a->fullest_used_mib / a->fullest_total_mib, 100.0 * RS__ADVICE_BATCH_FILL);
+    else
+        return;
+    json_array_append_new(skipped, json_pack("{s:s, s:s}", "kind", "batch_size", "why", why));
+}
+
 json_t *
 rs_advice_json(const char *job, const struct rs_advice *a)
 {
@@ -135,8 +172,7 @@ rs_advice_json(const char *job, const struct rs_advice *a)
         json_array_append_new(skipped, json_pack("{s:s, s:s}", "kind", "memory_bound", "why",
                                                  "no PC-sampling samples in the steps analysed"));
     if (skipped)
-        json_array_append_new(skipped, json_pack("{s:s, s:s}", "kind", "batch_size", "why",
-                                                 "no GPU memory telemetry is stored for this job"));
+        skip_batch(skipped, a);
     if (skipped && a->ranks_without_kernels > 0) {
         char why[200];
         snprintf(why, sizeof why,
@@ -153,11 +189,12 @@ rs_advice_json(const char *job, const struct rs_advice *a)
         json_decref(skipped);
         return NULL;
     }
-    return json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:I, s:o, s:o}", "job", job,
-                     "steps_source", a->steps_source, "ranks", (json_int_t)a->ranks,
-                     "ranks_with_steps", (json_int_t)a->ranks_with_steps, "steps_analysed",
-                     (json_int_t)a->steps_analysed, "median_step_ms",
-                     (double)a->median_step_ns / 1e6, "min_share", RS_ADVICE_MIN_SHARE,
-                     "min_cost_ms", (double)RS_ADVICE_MIN_COST_NS / 1e6, "below_threshold",
-                     (json_int_t)a->below_threshold, "findings", list, "skipped", skipped);
+    return json_pack(
+        "{s:s, s:o, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:I, s:o, s:o}", "job", job, "rank",
+        a->rank == RS_ADVICE_ALL_RANKS ? json_null() : json_integer((json_int_t)a->rank),
+        "steps_source", a->steps_source, "ranks", (json_int_t)a->ranks, "ranks_with_steps",
+        (json_int_t)a->ranks_with_steps, "steps_analysed", (json_int_t)a->steps_analysed,
+        "median_step_ms", (double)a->median_step_ns / 1e6, "min_share", RS_ADVICE_MIN_SHARE,
+        "min_cost_ms", (double)RS_ADVICE_MIN_COST_NS / 1e6, "below_threshold",
+        (json_int_t)a->below_threshold, "findings", list, "skipped", skipped);
 }

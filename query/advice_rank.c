@@ -10,6 +10,7 @@
 #include "common/array.h"
 #include "common/hash.h"
 #include "common/strtab.h"
+#include "query/gpu_busy.h"
 #include "query/stats.h"
 
 #include <errno.h>
@@ -113,18 +114,6 @@ on_collective(void *arg, uint32_t rank, const struct rs_collective_record *c)
     return 0;
 }
 
-static bool
-memory_reason(const char *reason)
-{
-    static const char *const parts[] = {"long_scoreboard", "lg_throttle", "mio_throttle",
-                                        "tex_throttle",    "drain",       "imc_miss",
-                                        "memory"};
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if (strstr(reason, parts[i]))
-            return true;
-    return false;
-}
-
 static int
 on_stall(void *arg, const struct rs_stall_record *s, uint64_t at_ns, const char *kernel,
          const char *reason)
@@ -133,7 +122,7 @@ on_stall(void *arg, const struct rs_stall_record *s, uint64_t at_ns, const char 
     (void)at_ns;
     (void)kernel;
     d->stall_total += s->count;
-    if (memory_reason(reason))
+    if (rs_gpu_stall_reason_is_memory(reason))
         d->stall_memory += s->count;
     return 0;
 }
@@ -357,6 +346,11 @@ findings(struct rank_data *d, struct rs_advice_finding *out, double *scratch)
     out[RS_ADVICE_LAUNCH_BOUND].seen[1] = step > 0 ? 100.0 * launch / step : 0;
     out[RS_ADVICE_LAUNCH_BOUND].seen[2] = step > 0 ? kernels / (step * ms) : 0;
     out[RS_ADVICE_LAUNCH_BOUND].seen[3] = kernel_us;
+
+    /* batch size: the idle a larger batch spreads over more samples (advice_batch.c scales it) */
+    for (size_t i = 0; i < n; i++)
+        scratch[i] = (double)(d->tally[i].launch_gap + d->tally[i].sync_gap);
+    out[RS_ADVICE_BATCH_SIZE].cost_ns = (uint64_t)rs_median(scratch, n);
 
     /* pageable copies: their time above pinned bandwidth, and the launch idle of the steps they
      * block (the host cannot run ahead past a synchronous copy) */

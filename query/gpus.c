@@ -25,153 +25,79 @@ rs_gpu_throttle_name(enum rs_gpu_throttle t)
     return (unsigned)t < RS_GPU_THROTTLE_COUNT ? throttles[t].name : "unknown";
 }
 
-/* Running sums of one rank's readings. */
-struct acc {
-    struct rs_gpu_summary *s;
-    size_t n_clock, n_mem_clock, n_reasons, n_power, n_temp, n_util, n_mem;
-    size_t reason_hits[RS_GPU_THROTTLE_COUNT];
-    double sm, sm_max, mem, mem_max, power, limit, temp, util, mutil;
-    bool first_viol, first_ecc, first_replay, first_nvlink;
-    struct rs_gpu_sample v0, e0, r0, n0; /* first reading with violations, ECC, replays, NVLink */
-    uint64_t viol_power, viol_thermal;   /* summed growth, clamped per interval */
-    struct rs_gpu_sample vprev;          /* the previous reading with violations */
-};
-
-static uint64_t
-clamp_delta(uint64_t d, uint64_t elapsed)
+/* A reason's bit number (the throttles' bits are single bits below RS_GPU_WINDOW_REASON_BITS). */
+static int
+bit_of(uint64_t bit)
 {
-    /* a counter that went back (driver reloaded) wraps to a huge growth: none counted */
-    return d > elapsed ? 0 : d;
+    int b = 0;
+
+    while (b < RS_GPU_WINDOW_REASON_BITS && !((bit >> b) & 1))
+        b++;
+    return b;
 }
 
 static int
-add_reading(void *arg, const struct rs_gpu_sample *g)
+add_window(void *arg, const struct rs_gpu_window *w)
 {
-    struct acc *a = arg;
-    struct rs_gpu_summary *s = a->s;
-
-    if (s->samples == 0)
-        s->first_ns = g->time_ns;
-    s->samples++;
-    s->last_ns = g->time_ns;
-    s->present |= g->present;
-    if (g->present & RS_GPU_SM_CLOCK)
-        a->sm += g->sm_clock_mhz, a->n_clock++;
-    if (g->present & RS_GPU_SM_CLOCK_MAX)
-        s->sm_max_mhz = g->sm_clock_max_mhz;
-    if (g->present & RS_GPU_MEM_CLOCK)
-        a->mem += g->mem_clock_mhz, a->n_mem_clock++;
-    if (g->present & RS_GPU_MEM_CLOCK_MAX)
-        s->mem_max_mhz = g->mem_clock_max_mhz;
-    if (g->present & RS_GPU_CLOCK_REASONS) {
-        a->n_reasons++;
-        for (int t = 0; t < RS_GPU_THROTTLE_COUNT; t++)
-            a->reason_hits[t] += (g->clock_reasons & throttles[t].bit) != 0;
-    }
-    if (g->present & RS_GPU_VIOLATIONS) {
-        if (a->first_viol) {
-            uint64_t elapsed = g->time_ns > a->vprev.time_ns ? g->time_ns - a->vprev.time_ns : 0;
-            a->viol_power += clamp_delta(
-                rs_gpu_violation_delta_ns(a->vprev.power_violation_ns, g->power_violation_ns),
-                elapsed + 1000000u);
-            a->viol_thermal += clamp_delta(
-                rs_gpu_violation_delta_ns(a->vprev.thermal_violation_ns, g->thermal_violation_ns),
-                elapsed + 1000000u);
-        } else {
-            a->v0 = *g;
-            a->first_viol = true;
-        }
-        a->vprev = *g;
-    }
-    if (g->present & RS_GPU_POWER)
-        a->power += g->power_mw / 1000.0, a->n_power++;
-    if (g->present & RS_GPU_POWER_LIMIT)
-        s->power_limit_w = g->power_limit_mw / 1000.0;
-    if (g->present & RS_GPU_TEMPERATURE) {
-        a->temp += g->temperature_c, a->n_temp++;
-        if (g->temperature_c > s->temperature_max_c)
-            s->temperature_max_c = g->temperature_c;
-    }
-    if (g->present & RS_GPU_UTILIZATION)
-        a->util += g->util_gpu_pct, a->mutil += g->util_mem_pct, a->n_util++;
-    if (g->present & RS_GPU_MEMORY) {
-        double used = (double)(g->mem_used_bytes >> 20);
-        if (used > s->mem_used_mib)
-            s->mem_used_mib = used;
-        s->mem_total_mib = (double)(g->mem_total_bytes >> 20);
-    }
-    if (g->present & RS_GPU_ECC) {
-        if (!a->first_ecc)
-            a->e0 = *g, a->first_ecc = true;
-        s->ecc_corrected_total = g->ecc_corrected;
-        s->ecc_uncorrected_total = g->ecc_uncorrected;
-        s->ecc_corrected =
-            g->ecc_corrected >= a->e0.ecc_corrected ? g->ecc_corrected - a->e0.ecc_corrected : 0;
-        s->ecc_uncorrected = g->ecc_uncorrected >= a->e0.ecc_uncorrected
-                                 ? g->ecc_uncorrected - a->e0.ecc_uncorrected
-                                 : 0;
-    }
-    if (g->present & RS_GPU_REMAPPED) {
-        s->remapped_correctable = g->remapped_correctable;
-        s->remapped_uncorrectable = g->remapped_uncorrectable;
-        s->remap_pending |= g->remap_pending;
-        s->remap_failed |= g->remap_failed;
-    }
-    if (g->present & RS_GPU_XID) {
-        s->xids += g->xid_count;
-        if (g->xid_count)
-            s->last_xid = g->last_xid;
-    }
-    if (g->present & RS_GPU_PCIE_LINK) {
-        if (!(s->present & RS_GPU_PCIE_LINK) || s->pcie_width == 0 || g->pcie_gen < s->pcie_gen)
-            s->pcie_gen = g->pcie_gen;
-        if (s->pcie_width == 0 || g->pcie_width < s->pcie_width)
-            s->pcie_width = g->pcie_width;
-        s->pcie_gen_max = g->pcie_gen_max;
-        s->pcie_width_max = g->pcie_width_max;
-    }
-    if (g->present & RS_GPU_PCIE_REPLAY) {
-        if (!a->first_replay)
-            a->r0 = *g, a->first_replay = true;
-        s->pcie_replays =
-            g->pcie_replay >= a->r0.pcie_replay ? g->pcie_replay - a->r0.pcie_replay : 0;
-    }
-    if (g->present & RS_GPU_NVLINK) {
-        if (!a->first_nvlink) {
-            a->n0 = *g, a->first_nvlink = true;
-            s->nvlink_up = g->nvlink_up;
-        }
-        if (g->nvlink_up < s->nvlink_up)
-            s->nvlink_up = g->nvlink_up;
-        s->nvlink_errors =
-            g->nvlink_errors >= a->n0.nvlink_errors ? g->nvlink_errors - a->n0.nvlink_errors : 0;
-    }
+    rs_gpu_window_merge(arg, w);
     return 0;
 }
 
+/* The summary's figures from the rank's readings folded into one window. */
 static void
-finish(struct acc *a)
+finish(const struct rs_gpu_window *w, struct rs_gpu_summary *s)
 {
-    struct rs_gpu_summary *s = a->s;
-
-    s->sm_mhz = a->n_clock ? a->sm / (double)a->n_clock : 0;
-    s->mem_mhz = a->n_mem_clock ? a->mem / (double)a->n_mem_clock : 0;
-    for (int t = 0; t < RS_GPU_THROTTLE_COUNT; t++)
-        s->throttle_share[t] = a->n_reasons ? (double)a->reason_hits[t] / (double)a->n_reasons : 0;
-    uint64_t span = a->first_viol ? a->vprev.time_ns - a->v0.time_ns : 0;
-    if (span > 0) {
+    s->samples = w->samples;
+    s->first_ns = w->first_ns;
+    s->last_ns = w->last_ns;
+    s->present = w->present;
+    s->sm_mhz = w->n_sm ? (double)w->sum_sm_mhz / w->n_sm : 0;
+    s->sm_max_mhz = w->sm_max_mhz;
+    s->mem_mhz = w->n_mem ? (double)w->sum_mem_mhz / w->n_mem : 0;
+    s->mem_max_mhz = w->mem_max_mhz;
+    for (int t = 0; t < RS_GPU_THROTTLE_COUNT; t++) {
+        int b = bit_of(throttles[t].bit);
+        s->throttle_share[t] = w->n_reasons && b < RS_GPU_WINDOW_REASON_BITS
+                                   ? (double)w->reason_hits[b] / w->n_reasons
+                                   : 0;
+    }
+    uint64_t span = w->viol_last_ns - w->viol_first_ns;
+    if ((w->present & RS_GPU_VIOLATIONS) && span > 0) {
         s->has_violation_share = true;
-        s->power_violation_share = (double)a->viol_power / (double)span;
-        s->thermal_violation_share = (double)a->viol_thermal / (double)span;
+        s->power_violation_share = (double)w->viol_growth_ns[0] / (double)span;
+        s->thermal_violation_share = (double)w->viol_growth_ns[1] / (double)span;
         if (s->power_violation_share > 1)
             s->power_violation_share = 1;
         if (s->thermal_violation_share > 1)
             s->thermal_violation_share = 1;
     }
-    s->power_w = a->n_power ? a->power / (double)a->n_power : 0;
-    s->temperature_c = a->n_temp ? a->temp / (double)a->n_temp : 0;
-    s->util_gpu_pct = a->n_util ? a->util / (double)a->n_util : 0;
-    s->util_mem_pct = a->n_util ? a->mutil / (double)a->n_util : 0;
+    s->power_w = w->n_power ? (double)w->sum_power_mw / 1000.0 / w->n_power : 0;
+    s->power_limit_w = w->power_limit_mw / 1000.0;
+    s->temperature_c = w->n_temp ? (double)w->sum_temp_c / w->n_temp : 0;
+    s->temperature_max_c = w->temp_max_c;
+    s->util_gpu_pct = w->n_util ? (double)w->sum_util_gpu / w->n_util : 0;
+    s->util_mem_pct = w->n_util ? (double)w->sum_util_mem / w->n_util : 0;
+    s->mem_used_mib = w->mem_used_max_mib;
+    s->mem_total_mib = w->mem_total_mib;
+    /* counters: growth over the window (a counter that went back — a driver reload — grew 0) */
+    s->ecc_corrected = w->ecc_last[0] >= w->ecc_first[0] ? w->ecc_last[0] - w->ecc_first[0] : 0;
+    s->ecc_uncorrected = w->ecc_last[1] >= w->ecc_first[1] ? w->ecc_last[1] - w->ecc_first[1] : 0;
+    s->ecc_corrected_total = w->ecc_last[0];
+    s->ecc_uncorrected_total = w->ecc_last[1];
+    s->remapped_correctable = w->remapped[0];
+    s->remapped_uncorrectable = w->remapped[1];
+    s->remap_pending = w->remap_pending;
+    s->remap_failed = w->remap_failed;
+    s->xids = w->xids;
+    s->last_xid = w->last_xid;
+    s->pcie_gen = w->pcie_gen_min;
+    s->pcie_width = w->pcie_width_min;
+    s->pcie_gen_max = w->pcie_gen_max;
+    s->pcie_width_max = w->pcie_width_max;
+    s->pcie_replays = w->replay_last >= w->replay_first ? w->replay_last - w->replay_first : 0;
+    s->nvlink_up = w->nvlink_up_min;
+    s->nvlink_errors =
+        w->nvlink_err_last >= w->nvlink_err_first ? w->nvlink_err_last - w->nvlink_err_first : 0;
 }
 
 static int
@@ -190,18 +116,14 @@ summaries(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1, bool want
         return -ENOMEM;
     }
     for (size_t i = 0; i < nr && rc == 0; i++) {
-        struct acc *a = calloc(1, sizeof *a);
-        if (!a) {
-            rc = -ENOMEM;
-            break;
-        }
-        a->s = &v[i];
+        struct rs_gpu_window w;
+        memset(&w, 0, sizeof w);
         v[i].rank = ranks[i].rank;
         memcpy(v[i].host, ranks[i].host, sizeof v[i].host);
         memcpy(v[i].gpu_uuid, ranks[i].gpu_uuid, sizeof v[i].gpu_uuid);
-        rc = rs_store_gpu_scan(r, job, ranks[i].rank, t0, t1, add_reading, a);
-        finish(a);
-        free(a);
+        /* rolled-up windows and raw readings alike (store.h struct rs_gpu_window) */
+        rc = rs_store_gpu_windows_scan(r, job, ranks[i].rank, t0, t1, add_window, &w);
+        finish(&w, &v[i]);
         if (rc == 0 && want_busy)
             rc = rs_gpu_busy_of(r, job, ranks[i].rank, t0, t1, &v[i].busy);
     }
@@ -279,10 +201,21 @@ rs_gpu_summary_json(const struct rs_gpu_summary *s)
                   s->remap_pending, "remap_failed", s->remap_failed, "xids",
                   int_if(s, RS_GPU_XID, s->xids), "last_xid",
                   s->xids ? json_integer(s->last_xid) : json_null()));
-    json_object_set_new(j, "kernels",
-                        s->busy.known ? json_pack("{s:f, s:f}", "busy_share", s->busy.busy_share,
-                                                  "tensor_core_share", s->busy.tensor_share)
-                                      : json_null());
+    const struct rs_gpu_busy *b = &s->busy;
+    json_object_set_new(
+        j, "kernels",
+        b->known ? json_pack("{s:f, s:f, s:s}", "busy_share", b->busy_share, "tensor_core_share",
+                             b->tensor_share, "busy_from",
+                             b->basis == RS_GPU_BUSY_UNION ? "intervals" : "summed_windows")
+                 : json_null());
+    json_object_set_new(j, "kernels_why",
+                        b->why_unknown ? json_string(b->why_unknown) : json_null());
+    json_object_set_new(j, "memory_bound",
+                        json_pack("{s:o, s:I, s:I, s:o}", "share",
+                                  b->memory_known ? json_real(b->memory_share) : json_null(),
+                                  "stall_samples", (json_int_t)b->stall_samples, "memory_samples",
+                                  (json_int_t)b->memory_samples, "why",
+                                  b->why_no_memory ? json_string(b->why_no_memory) : json_null()));
     json_object_set_new(j, "links",
                         json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "pcie_gen",
                                   int_if(s, RS_GPU_PCIE_LINK, s->pcie_gen), "pcie_gen_max",

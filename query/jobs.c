@@ -88,7 +88,11 @@ add_rank(void *arg, const struct rs_rank_info *r)
         (json_int_t)r->batches, "first_ns", (json_int_t)r->first_ns, "last_ns",
         (json_int_t)r->last_ns);
 
-    if (!j || json_object_set_new(j, "collector", collector_json(r)) != 0 ||
+    /* loss accounting (storage/store.h): frames collectors sent that never arrived */
+    if (!j || json_object_set_new(j, "frames", json_integer((json_int_t)r->frames)) != 0 ||
+        json_object_set_new(j, "frames_lost", json_integer((json_int_t)r->frames_lost)) != 0 ||
+        json_object_set_new(j, "records_lost", json_integer((json_int_t)r->records_lost)) != 0 ||
+        json_object_set_new(j, "collector", collector_json(r)) != 0 ||
         json_array_append_new(list, j) != 0)
         return -ENOMEM;
     return 0;

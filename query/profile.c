@@ -299,6 +299,7 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
     it->count++;
     it->ns += k->end_ns - k->start_ns;
     cover(b, k->start_ns, k->end_ns);
+    rs_span_cover(&b->p->timed_t0, &b->p->timed_t1, k->start_ns, k->end_ns);
     if (traced_add(b, k->start_ns, k->end_ns) != 0)
         return -ENOMEM;
     return busy_add(&b->busy, k->start_ns, k->end_ns, true);
@@ -333,6 +334,7 @@ count_collective(struct build *b, const struct rs_collective_record *c)
     it->count++;
     it->ns += c->end_ns - c->start_ns;
     rs_span_cover(&b->p->t0, &b->p->t1, c->start_ns, c->end_ns);
+    rs_span_cover(&b->p->timed_t0, &b->p->timed_t1, c->start_ns, c->end_ns);
     return 0;
 }
 

@@ -66,6 +66,10 @@ struct rs_profile {
      * syncs and launch waits: every record counted lies in [t0, t1), so per-second figures never
      * divide by a shorter span than their records cover */
     uint64_t t0, t1;
+    /* the same of the kernel and NCCL kernel records alone (windows, copies and host-side
+     * records left out): where GPU work with intervals ran — a window's extent says only which
+     * seconds its totals fell in. t0 == t1 == 0 when there are none. */
+    uint64_t timed_t0, timed_t1;
     /* GPU busy time: per rank, the union of its kernel and NCCL kernel intervals (kernels on
      * several streams overlap: the items' sum can exceed it, and wall time), summed over ranks;
      * busy_known is false when kernel windows (summarized or rolled-up kernels, which have no

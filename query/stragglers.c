@@ -112,6 +112,7 @@ struct rank_window {
     double last_frac;  /* last / instances (0 without instances) */
     double wait_share; /* impact_ns / the window's sum of every rank's impact_ns */
     double separation; /* (work_ms − peers_ms) / the ranks' robust spread; -1: spread 0 */
+    double late_ratio; /* (NCCL time of the ranks not slow − comm_ms) / (work_ms − peers_ms) */
     bool separated;    /* apart from the noise (rank_references) */
     bool evidence;     /* arrival evidence (own, or shared with ranks late together) */
     bool strong;       /* strong arrival evidence, and separated */
@@ -212,8 +213,8 @@ fit_to_short_job(struct ctx *c)
  * (more than OUTLIER_SIGMAS robust spreads, or threshold / 2, above the median of all ranks), so
  * that several slow ranks do not raise each other's reference; the median of all other ranks when
  * fewer than 2 ranks remain (2 ranks: the other one — against the median of all, their mean, a 5%
- * straggler among 2 ranks measured 2.5% and went unseen). refs holds every rank's work_ms; devs is
- * scratch of n_ranks. */
+ * slower GPU among 2 ranks measured 1.0 – 2.5% and went unseen). refs holds every rank's work_ms;
+ * devs is scratch of n_ranks. */
 static void
 rank_references(const struct ctx *c, struct window *w, double *refs, double *devs)
 {
@@ -290,7 +291,9 @@ rank_evidence(const struct ctx *c, struct window *w, double *scratch)
          * though they are late); the group caused most of the waiting, and each of its ranks
          * caused more than any rank that is not slow, or waited in its collectives less than
          * those by at least half its excess work (it arrived late, clock-free) */
-        bool late = n_ok > 0 && comm_ok - rw->comm_ms >= 0.5 * (rw->work_ms - rw->peers_ms);
+        double excess = rw->work_ms - rw->peers_ms;
+        rw->late_ratio = n_ok > 0 && excess > 0 ? (comm_ok - rw->comm_ms) / excess : 0;
+        bool late = n_ok > 0 && comm_ok - rw->comm_ms >= 0.5 * excess;
         bool shared = above && slow >= 2 && group >= mlf && (rw->wait_share > max_other || late) &&
                       rw->separated;
         rw->evidence = own || shared;
@@ -764,10 +767,12 @@ clamp01(double x)
 }
 
 /* The confidence of a verdict (docs/analysis.md "Since, confidence"): the product of the margin
- * above the threshold (full at 1.5 x threshold), the arrival evidence (full at STRONG: the larger
- * of last_frac and wait_share x the ranks slow together), the separation from the noise (full at
- * 2 x SEPARATED spreads; 2 ranks have no robust spread: 0.8) and the run (0.9 when shorter than
- * 2 x windows_required windows). Calibrated on tests/bench/trace_sweep.py (docs/BENCHMARKS.md). */
+ * above the threshold (full at 1.5 x threshold), the arrival evidence (full at STRONG: the largest
+ * of last_frac, wait_share x the ranks slow together and — for a rank named on shared evidence —
+ * late_ratio, the clock-free lateness its shorter NCCL time shows), the separation from the noise
+ * (full at 2 x SEPARATED spreads; 2 ranks have no robust spread: 0.8) and the run (0.9 when shorter
+ * than 2 x windows_required windows). Calibrated on tests/bench/trace_sweep.py
+ * (docs/BENCHMARKS.md). */
 static double
 verdict_confidence(const struct ctx *c, const struct rank_window *rw, size_t run)
 {
@@ -776,7 +781,14 @@ verdict_confidence(const struct ctx *c, const struct rank_window *rw, size_t run
         slow += c->w[0].r[i].slowdown - 1.0 >= c->o->threshold;
     double margin = clamp01((rw->slowdown - 1.0) / (1.5 * c->o->threshold));
     double arrival = rw->wait_share * (double)(slow > 1 ? slow : 1);
-    double evidence = clamp01((rw->last_frac > arrival ? rw->last_frac : arrival) / STRONG);
+    if (rw->last_frac > arrival)
+        arrival = rw->last_frac;
+    /* a rank hidden by a later one is never last and causes no wait: its lateness shows only as
+     * less waiting in its own collectives (the `late` evidence of rank_evidence), which counts as
+     * much as the other two where the rule named it on that (shared) evidence */
+    if (slow > 1 && rw->late_ratio > arrival)
+        arrival = rw->late_ratio;
+    double evidence = clamp01(arrival / STRONG);
     double sep = c->n_ranks <= 2      ? 0.8
                  : rw->separation < 0 ? (rw->work_ms > rw->peers_ms ? 1.0 : 0.0)
                                       : clamp01(rw->separation / (2 * SEPARATED));
@@ -954,15 +966,18 @@ intermittent_verdicts(struct ctx *c, rs_store_read *r, const char *job,
 }
 
 /* Suspects: in the newest window, ranks without a verdict at least SUSPECT x threshold slower than
- * their reference with arrival evidence — separated from the noise, except among 2 ranks, which
- * have no robust spread. Informational. */
+ * their reference with arrival evidence and separated from the noise. Informational. Among 2 ranks
+ * too: there the slower one is last at nearly every collective whatever the reason, so its arrival
+ * evidence says nothing that its slowdown does not, and a slowdown below TWO_RANKS_APART x
+ * threshold is within the spread of two healthy GPUs (ddp_tracegen's fault-free pair of seed 2,
+ * GPUs 1.0% apart, was a suspect). */
 static int
 find_suspects(const struct ctx *c, const bool *named, struct rs_straggler_report *rep)
 {
     for (size_t i = 0; i < c->n_ranks; i++) {
         const struct rank_window *rw = &c->w[0].r[i];
         if (named[i] || rw->slowdown - 1.0 < SUSPECT * c->o->threshold ||
-            !(rw->evidence || rw->strong) || !(rw->separated || c->n_ranks <= 2))
+            !(rw->evidence || rw->strong) || !rw->separated)
             continue;
         if (RS_ARRAY_RESERVE(rep->suspects, rep->cap_suspects, rep->n_suspects, 1) != 0)
             return -ENOMEM;

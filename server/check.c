@@ -74,6 +74,14 @@ rs_server_check(const struct rs_server_config *cfg)
                "reading)\n",
                (unsigned long long)rep.gpu_readings, (unsigned long long)rep.gpu_entry_bytes,
                (double)rep.gpu_entry_bytes / (double)rep.gpu_readings);
+    if (rep.gpu_windows)
+        printf("check: GPU telemetry rollups: %llu windows of %llu readings in %llu bytes of "
+               "series entries\n",
+               (unsigned long long)rep.gpu_windows, (unsigned long long)rep.gpu_window_readings,
+               (unsigned long long)rep.gpu_window_entry_bytes);
+    if (rep.gpu_ranks || rep.verdicts)
+        printf("check: GPU map: %llu GPUs; verdict history: %llu verdicts\n",
+               (unsigned long long)rep.gpu_ranks, (unsigned long long)rep.verdicts);
     if (rc == 0) {
         printf("check: consistent\n");
         return 0;

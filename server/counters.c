@@ -79,6 +79,9 @@ const struct rs_counter_info rs_counter_infos[] = {
     C(tls_reload_failures, "tls_reload_failures",
       "Reloads refused (a file that does not parse, a key that is not the certificate's): the "
       "previous files stay in use."),
+    C(batch_decoded_bytes, "batch_decoded_bytes",
+      "Bytes of agent batches decoded in full (a batch's token is checked before: a batch "
+      "without a valid ingest token is not decoded)."),
 };
 
 const size_t rs_counter_info_count = sizeof rs_counter_infos / sizeof rs_counter_infos[0];

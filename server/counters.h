@@ -59,6 +59,8 @@ struct rs_counters {
     _Atomic uint64_t http_tls_timeouts;
     _Atomic uint64_t tls_reloads;
     _Atomic uint64_t tls_reload_failures;
+    /* bytes of agent requests decoded in full: only after their token was accepted (ingest.c) */
+    _Atomic uint64_t batch_decoded_bytes;
 };
 
 /* One counter as /healthz ("counters": {name: value}, the count itself: nanoseconds where the

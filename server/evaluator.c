@@ -11,8 +11,10 @@
 #include "server/periodic.h"
 #include "server/server_int.h"
 #include "server/step_summaries.h"
+#include "server/verdict_history.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -29,6 +31,7 @@ struct verdict_state {
     uint32_t rank;
     uint64_t detected_ns, cleared_ns;
     double slowdown;               /* of the newest evaluation that found it */
+    double stored_slowdown;        /* as last noted for the store (verdict_history.h) */
     enum rs_straggler_cause cause; /* as last logged: at the raise, or the last one not unknown */
 };
 
@@ -102,6 +105,7 @@ struct rs_evaluator {
     struct job_state *jobs;
     size_t n_jobs;
     struct rs_evaluator_stats stats;
+    struct rs_verdict_notes notes; /* this evaluation's changes, for the store */
 };
 
 static bool
@@ -122,6 +126,7 @@ evaluator_free(void *arg)
         kept_free(&e->jobs[i].kept);
     }
     free(e->jobs);
+    rs__verdict_notes_fini(&e->notes);
     free(e);
 }
 
@@ -334,12 +339,20 @@ merge_job(rs_evaluator *e, struct job_result *res, uint64_t now_ns)
             known->cause = v->cause;
         }
         known->slowdown = v->slowdown;
+        /* the store hears of a raise and of a slowdown that moved half a point: the fleet
+         * view's mean needs no more (a note costs a writer put) */
+        if (known->stored_slowdown == 0 || fabs(known->stored_slowdown - v->slowdown) > 0.005) {
+            if (rs__verdict_notes_add(&e->notes, res->name, v->rank, true, v->slowdown, now_ns) ==
+                0)
+                known->stored_slowdown = v->slowdown;
+        }
     }
     for (size_t k = 0; k < j->n; k++) {
         if (j->v[k].cleared_ns || in_verdicts(&res->report, j->v[k].rank))
             continue;
         j->v[k].cleared_ns = now_ns;
         e->stats.cleared++;
+        (void)rs__verdict_notes_add(&e->notes, res->name, j->v[k].rank, false, 0, now_ns);
         rs_log(RS_LOG_INFO, "RS-STRAGGLER-CLEARED", "job %s: rank %u is no longer a straggler",
                res->name, j->v[k].rank);
     }
@@ -366,6 +379,8 @@ evaluated(uv_work_t *req, int status) /* loop */
         rs_straggler_report_fini(&run->jobs[i].report);
         kept_free(&run->jobs[i].kept);
     }
+    if (!e->tick.closed)
+        rs__verdict_notes_submit(e->srv, &e->notes);
     e->stats.evaluations++;
     e->stats.catchup_steps += run->catchup_steps;
     e->stats.active_stragglers = 0;
@@ -536,14 +551,4 @@ rs_evaluator_foreach_active(const rs_evaluator *e, size_t max, rs_evaluator_verd
                 fn(arg, e->jobs[i].name, v->rank, v->slowdown, v->detected_ns);
         }
     return seen;
-}
-
-void
-rs_evaluator_foreach_verdict(const rs_evaluator *e, rs_evaluator_history_fn fn, void *arg)
-{
-    for (size_t i = 0; e && i < e->n_jobs; i++)
-        for (size_t k = 0; k < e->jobs[i].n; k++) {
-            const struct verdict_state *v = &e->jobs[i].v[k];
-            fn(arg, e->jobs[i].name, v->rank, v->slowdown, v->detected_ns, v->cleared_ns);
-        }
 }

@@ -9,7 +9,9 @@
  * raised with cause "unknown" before its agents' kernel windows of the same steps arrive). The
  * stragglers endpoint adds this history to its answer, and `?since_ns=` lets a scheduler poll for
  * changes only. State is in memory: after a restart, verdicts are raised again by the first
- * evaluation (with a new detected_ns).
+ * evaluation (with a new detected_ns). Each raise, clear and change of slowdown is also recorded
+ * in the store (verdict_history.h), where a verdict raised again after a restart continues the one
+ * that was open: the fleet view's lasting history.
  *
  * Share limit: an evaluation starts no sooner than RS_EVALUATOR_SHARE_DIVISOR - 1 times its
  * predecessor's duration after that one ended, so evaluations take at most 1 /
@@ -79,10 +81,5 @@ typedef void (*rs_evaluator_verdict_fn)(void *arg, const char *job, uint32_t ran
 size_t rs_evaluator_foreach_active(const rs_evaluator *e, size_t max, rs_evaluator_verdict_fn fn,
                                    void *arg);
 
-/* Loop thread: calls fn for every verdict of the history, active (cleared_ns 0) or cleared: the
- * fleet view's input (fleet.c). NULL e: none. */
-typedef void (*rs_evaluator_history_fn)(void *arg, const char *job, uint32_t rank, double slowdown,
-                                        uint64_t detected_ns, uint64_t cleared_ns);
-void rs_evaluator_foreach_verdict(const rs_evaluator *e, rs_evaluator_history_fn fn, void *arg);
 
 #endif

@@ -1,9 +1,9 @@
 /* GET /v1/gpus and /v1/hosts: the fleet view (docs/telemetry.md "Fleet view"). GPUs and hosts
  * ranked by how often they were the straggler across jobs — "slow in 4 of its 5 jobs" tells bad
- * hardware from a bad job config — from the verdict history the server keeps (evaluator.h: in
- * memory, since the server started) joined with the store's ranks (which GPU and host each rank
- * of each job ran on) and each GPU's newest NVML reading. The verdicts are copied on the loop
- * thread; the store is read in the thread pool. */
+ * hardware from a bad job config — from the verdict history in the store (storage/store.h
+ * rs_store_verdicts_scan; recorded by the evaluator, verdict_history.h, kept across restarts and
+ * deleted with its job) joined with the store's ranks (which GPU and host each rank of each job
+ * ran on) and each GPU's newest NVML reading. All of it is read in the thread pool. */
 #include "server/server_int.h"
 
 #include "common/array.h"
@@ -16,12 +16,6 @@
 #include <string.h>
 
 #define FLEET_MAX_ROWS 1000 /* rows answered, worst first */
-
-struct verdict_copy {
-    char job[RS_WIRE_MAX_JOB_LEN + 1];
-    uint32_t rank;
-    double slowdown;
-};
 
 /* One GPU (or host) of the fleet. */
 struct row {
@@ -45,29 +39,12 @@ struct fleet_work {
     struct rs_server *srv;
     rs_http_conn *conn;
     bool hosts;
-    struct verdict_copy *verdicts;
-    size_t n_verdicts, cap_verdicts;
+    uint64_t n_verdicts; /* read from the store */
     struct row *rows;
     size_t n_rows, cap_rows;
     json_t *doc;
     int rc;
 };
-
-static void
-copy_verdict(void *arg, const char *job, uint32_t rank, double slowdown, uint64_t detected_ns,
-             uint64_t cleared_ns)
-{
-    struct fleet_work *w = arg;
-
-    if (w->rc != 0 || RS_ARRAY_RESERVE(w->verdicts, w->cap_verdicts, w->n_verdicts, 1) != 0) {
-        w->rc = -ENOMEM;
-        return;
-    }
-    struct verdict_copy *v = &w->verdicts[w->n_verdicts++];
-    snprintf(v->job, sizeof v->job, "%s", job);
-    v->rank = rank;
-    v->slowdown = slowdown;
-}
 
 static struct row *
 row_of(struct fleet_work *w, const char *key)
@@ -86,18 +63,31 @@ row_of(struct fleet_work *w, const char *key)
 struct job_scan {
     struct fleet_work *w;
     rs_store_read *r;
+    struct rs_store_verdict *verdicts; /* the current job's, by rank */
+    size_t n_verdicts, cap_verdicts;
 };
 
-/* The verdicts of `job` whose rank is `rank`: how many, and their slowdowns' sum. */
+static int
+copy_verdict(void *arg, const struct rs_store_verdict *v)
+{
+    struct job_scan *s = arg;
+
+    if (RS_ARRAY_RESERVE(s->verdicts, s->cap_verdicts, s->n_verdicts, 1) != 0)
+        return -ENOMEM;
+    s->verdicts[s->n_verdicts++] = *v;
+    return 0;
+}
+
+/* The current job's verdicts of rank `rank`: how many, and their slowdowns' sum. */
 static size_t
-verdicts_of(const struct fleet_work *w, const char *job, uint32_t rank, double *slowdown_sum)
+verdicts_of(const struct job_scan *s, uint32_t rank, double *slowdown_sum)
 {
     size_t n = 0;
 
-    for (size_t i = 0; i < w->n_verdicts; i++)
-        if (w->verdicts[i].rank == rank && strcmp(w->verdicts[i].job, job) == 0) {
+    for (size_t i = 0; i < s->n_verdicts; i++)
+        if (s->verdicts[i].rank == rank) {
             n++;
-            *slowdown_sum += w->verdicts[i].slowdown;
+            *slowdown_sum += s->verdicts[i].slowdown;
         }
     return n;
 }
@@ -113,6 +103,12 @@ add_job(void *arg, const struct rs_job_info *job)
 
     if (rc != 0)
         return rc == RS_E_NOT_FOUND ? 0 : rc;
+    s->n_verdicts = 0;
+    if ((rc = rs_store_verdicts_scan(s->r, job->name, copy_verdict, s)) != 0) {
+        free(ranks);
+        return rc;
+    }
+    w->n_verdicts += s->n_verdicts;
     /* one count per job for a GPU (or host) however many of its ranks it ran */
     for (size_t i = 0; i < n && rc == 0; i++) {
         const char *key = w->hosts ? ranks[i].host : ranks[i].gpu_uuid;
@@ -125,7 +121,7 @@ add_job(void *arg, const struct rs_job_info *job)
         }
         bool first_in_job = strcmp(r->counted_job, job->name) != 0;
         double sum = 0;
-        size_t v = verdicts_of(w, job->name, ranks[i].rank, &sum);
+        size_t v = verdicts_of(s, ranks[i].rank, &sum);
         if (first_in_job) {
             snprintf(r->counted_job, sizeof r->counted_job, "%s", job->name);
             r->jobs++;
@@ -185,7 +181,7 @@ static void
 read_fleet(struct rs_work *req) /* query pool */
 {
     struct fleet_work *w = (struct fleet_work *)req;
-    struct job_scan s = {w, NULL};
+    struct job_scan s = {w, NULL, NULL, 0, 0};
 
     if (w->rc != 0 || (w->rc = rs_store_read_begin(w->srv->store, &s.r)) != 0)
         return;
@@ -198,6 +194,7 @@ read_fleet(struct rs_work *req) /* query pool */
                                   &w->rows[i].reading) == 0;
     }
     rs_store_read_end(s.r);
+    free(s.verdicts);
     if (w->rc != 0)
         return;
     json_t *list = json_array();
@@ -229,8 +226,8 @@ read_fleet(struct rs_work *req) /* query pool */
                          "verdicts_known", (json_int_t)w->n_verdicts, "rows_omitted",
                          (json_int_t)(w->n_rows > FLEET_MAX_ROWS ? w->n_rows - FLEET_MAX_ROWS : 0),
                          "history",
-                         "straggler verdicts the server raised since it started "
-                         "(continuous evaluation)")
+                         "straggler verdicts of the server's continuous evaluation, stored with "
+                         "their jobs (kept across restarts; at most 16 per rank)")
              : NULL;
     if (!w->doc)
         w->rc = -ENOMEM;
@@ -255,7 +252,6 @@ fleet_done(struct rs_work *req, int status) /* loop */
     } else
         rs_http_respond_error(w->conn, 500, "fleet view: %s", rs_strerror(w->rc));
     json_decref(w->doc);
-    free(w->verdicts);
     free(w->rows);
     free(w);
 }
@@ -275,9 +271,6 @@ rs__server_fleet(struct rs_server *srv, rs_http_conn *c, bool hosts)
     w->deadline_ns = rs_clock_mono_ns() + (uint64_t)srv->cfg->query_timeout_ms * 1000000ull;
     w->req.work = read_fleet;
     w->req.done = fleet_done;
-    rs_evaluator_foreach_verdict(srv->evaluator, copy_verdict, w);
-    if (rs__server_query_submit(srv, c, &w->req) != 0) { /* answered */
-        free(w->verdicts);
+    if (rs__server_query_submit(srv, c, &w->req) != 0) /* answered */
         free(w);
-    }
 }

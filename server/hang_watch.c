@@ -21,7 +21,20 @@ struct active_hang {
     char job[RS_WIRE_MAX_JOB_LEN + 1];
     uint64_t comm, seq, since_ns;
     char op[32];
-    bool seen; /* found again by the newest check */
+    bool seen;   /* found again by the newest check */
+    uint64_t id; /* its history entry's */
+};
+
+/* A hang the watch raised, kept after it cleared (the newest RS_HANG_HISTORY of all jobs). */
+#define HISTORY_RANKS 16
+struct past_hang {
+    uint64_t id; /* 1, 2, ... in the order raised */
+    char job[RS_WIRE_MAX_JOB_LEN + 1];
+    char op[32];
+    uint64_t comm, seq, since_ns, raised_ns, cleared_ns; /* cleared_ns 0: still open */
+    uint32_t comm_size, n_waiting, n_absent;             /* n_absent: known ranks that never
+                                                            arrived; the first HISTORY_RANKS: */
+    uint32_t absent[HISTORY_RANKS];
 };
 
 struct rs_hang_watch {
@@ -31,6 +44,8 @@ struct rs_hang_watch {
     struct active_hang *v;
     size_t n, cap;
     struct rs_hang_watch_stats stats;
+    struct past_hang history[RS_HANG_HISTORY]; /* a ring: entry id lives at id % size */
+    uint64_t next_id;
 };
 
 /* "0 (host node1, GPU-...), 3 (...)" for the log, hosts and GPU names escaped; cut at `len`. */
@@ -52,6 +67,34 @@ ranks_text(const struct rs_hang_rank *r, size_t n, char *out, size_t len)
     }
     if (used >= len && len > 4)
         memcpy(out + len - 4, "...", 4);
+}
+
+static struct past_hang *
+history_entry(rs_hang_watch *w, uint64_t id)
+{
+    struct past_hang *p = &w->history[id % RS_HANG_HISTORY];
+    return p->id == id ? p : NULL;
+}
+
+static uint64_t
+remember(rs_hang_watch *w, const char *job, const struct rs_hang *h, uint64_t now)
+{
+    uint64_t id = ++w->next_id;
+    struct past_hang *p = &w->history[id % RS_HANG_HISTORY];
+
+    *p = (struct past_hang){.id = id,
+                            .comm = h->comm,
+                            .seq = h->seq,
+                            .since_ns = h->since_ns,
+                            .raised_ns = now,
+                            .comm_size = h->comm_size,
+                            .n_waiting = (uint32_t)h->n_waiting,
+                            .n_absent = (uint32_t)h->n_absent};
+    snprintf(p->job, sizeof p->job, "%s", job);
+    snprintf(p->op, sizeof p->op, "%s", h->op);
+    for (size_t i = 0; i < h->n_absent && i < HISTORY_RANKS; i++)
+        p->absent[i] = h->absent[i].rank;
+    return id;
 }
 
 static void
@@ -103,6 +146,7 @@ check_job(rs_hang_watch *w, rs_store_read *r, const char *job, uint64_t now)
         a->seq = h->seq;
         a->since_ns = h->since_ns;
         a->seen = true;
+        a->id = remember(w, job, h, now);
         raised(w, job, h);
     }
     rs_hang_report_fini(&rep);
@@ -147,6 +191,9 @@ on_tick(uv_timer_t *t)
             continue;
         }
         w->stats.cleared++;
+        struct past_hang *p = history_entry(w, a->id);
+        if (p)
+            p->cleared_ns = now;
         rs_log(RS_LOG_INFO, "RS-HANG-CLEARED",
                "job %s: %s seq %" PRIu64 " on communicator 0x%016" PRIx64
                " no longer in flight (after %.1f s)",
@@ -195,6 +242,38 @@ rs_hang_watch_close(rs_hang_watch *w)
 {
     if (w)
         rs__periodic_close(&w->periodic);
+}
+
+json_t *
+rs_hang_watch_history_json(const rs_hang_watch *w, const char *job)
+{
+    json_t *list = json_array();
+    char comm[24];
+
+    for (uint64_t id = w ? w->next_id : 0; list && id > 0 && w->next_id - id < RS_HANG_HISTORY;
+         id--) {
+        const struct past_hang *p = &w->history[id % RS_HANG_HISTORY];
+        if (p->id != id || strcmp(p->job, job) != 0)
+            continue;
+        json_t *absent = json_array();
+        for (uint32_t i = 0; absent && i < p->n_absent && i < HISTORY_RANKS; i++)
+            json_array_append_new(absent, json_integer(p->absent[i]));
+        snprintf(comm, sizeof comm, "0x%016" PRIx64, p->comm);
+        json_t *e =
+            absent ? json_pack(
+                         "{s:s, s:s, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:o}", "comm", comm, "op",
+                         p->op, "seq", (json_int_t)p->seq, "since_ns", (json_int_t)p->since_ns,
+                         "raised_ns", (json_int_t)p->raised_ns, "cleared_ns",
+                         p->cleared_ns ? json_integer((json_int_t)p->cleared_ns) : json_null(),
+                         "comm_size", (json_int_t)p->comm_size, "waiting", (json_int_t)p->n_waiting,
+                         "never_arrived_count", (json_int_t)p->n_absent, "never_arrived", absent)
+                   : NULL;
+        if (!e || json_array_append_new(list, e) != 0) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return list;
 }
 
 void

@@ -9,8 +9,12 @@
 #ifndef RS_SERVER_HANG_WATCH_H
 #define RS_SERVER_HANG_WATCH_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Hangs kept once cleared, for their history (the newest, over all jobs). */
+#define RS_HANG_HISTORY 1024
 
 struct rs_server;
 typedef struct rs_hang_watch rs_hang_watch;
@@ -25,6 +29,13 @@ void rs_hang_watch_close(rs_hang_watch *w);
 struct rs_hang_watch_stats {
     uint64_t active, raised, cleared, errors;
 };
+/* The hangs of `job` the watch raised since the server started, newest first (at most the newest
+ * RS_HANG_HISTORY of all jobs): communicator, op, seq, since_ns, raised_ns (when the watch first
+ * found it), cleared_ns (null while open), comm_size, waiting (how many), never_arrived (the first
+ * 16 ranks) and never_arrived_count. Loop thread. An empty array for NULL (no watch); NULL when
+ * out of memory. */
+json_t *rs_hang_watch_history_json(const rs_hang_watch *w, const char *job);
+
 /* Loop thread; all zero for NULL. */
 void rs_hang_watch_get_stats(const rs_hang_watch *w, struct rs_hang_watch_stats *out);
 

@@ -4,6 +4,7 @@
 #include "common/array.h"
 #include "common/hash.h"
 #include "common/log.h"
+#include "proto/gzip.h"
 #include "server/conn_limits.h"
 #include "server/tls_stream.h"
 
@@ -15,6 +16,11 @@
 #include <string.h>
 
 #define READ_CHUNK 65536
+/* JSON answers at least this long go gzip-compressed to a client that accepts it (smaller ones
+ * gain less than a packet), at zlib's fastest level: the loop thread compresses, and the
+ * dashboard's numbers shrink 4-6x at level 1 already (docs/BENCHMARKS.md "Dashboard"). */
+#define RS_HTTP_GZIP_MIN_BYTES 1024
+#define RS_HTTP_GZIP_LEVEL 1
 
 enum conn_state { CONN_IDLE, CONN_READING, CONN_BUSY, CONN_WRITING, CONN_DRAINING };
 
@@ -395,14 +401,28 @@ rs_http_respond_json(rs_http_conn *c, int status, json_t *doc)
         free(text);
         return;
     }
-    /* Pollers (schedulers) revalidate with If-None-Match and get 304 while nothing changed. */
-    char etag[40];
-    snprintf(etag, sizeof etag, "\"%016llx\"", (unsigned long long)rs_hash_fnv1a64(text, len));
+    /* Pollers (schedulers) revalidate with If-None-Match and get 304 while nothing changed. The
+     * gzip form of an answer is another representation, so another (strong) ETag: "<hash>-gz";
+     * either revalidates, since both name the same document. */
+    uint8_t *gz = NULL;
+    size_t gz_len = 0;
+    bool may_zip = len >= RS_HTTP_GZIP_MIN_BYTES;
+    bool zip = may_zip && rs_http_accepts_gzip(c->parser.headers[RS_HTTP_ACCEPT_ENCODING].value);
+    unsigned long long hash = (unsigned long long)rs_hash_fnv1a64(text, len);
+    char plain[24], etag[32], etag_gz[40];
+    snprintf(plain, sizeof plain, "\"%016llx", hash); /* the prefix both tags share */
+    snprintf(etag, sizeof etag, "%s\"", plain);
+    snprintf(etag_gz, sizeof etag_gz, "%s-gz\"", plain);
     const char *inm = c->parser.headers[RS_HTTP_IF_NONE_MATCH].value;
-    if (inm[0] && strstr(inm, etag))
-        respond(c, 304, "application/json", etag, "", 0);
-    else
-        respond(c, 200, "application/json", etag, text, len);
+    const char *vary = may_zip ? "Vary: Accept-Encoding\r\n" : NULL;
+    if (inm[0] && strstr(inm, plain))
+        respond_with(c, 304, "application/json", zip ? etag_gz : etag, vary, "", 0);
+    else if (zip && rs_gzip(text, len, RS_HTTP_GZIP_LEVEL, &gz, &gz_len) == 0 && gz_len < len)
+        respond_with(c, 200, "application/json", etag_gz,
+                     "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n", (char *)gz, gz_len);
+    else /* not asked for, too small, no memory, or no smaller: the plain form */
+        respond_with(c, 200, "application/json", etag, vary, text, len);
+    free(gz);
     free(text);
 }
 

@@ -72,7 +72,9 @@ void rs_http_conn_peer(const rs_http_conn *c, char *out, size_t len);
 
 /* Answers with a JSON document; takes the reference to `doc`. A 200 answer carries an ETag (a hash
  * of the body) and becomes 304 Not Modified, without a body, when the request's If-None-Match
- * holds that ETag. */
+ * holds that ETag. A 200 answer of 1 KiB or more goes gzip-compressed (Content-Encoding: gzip,
+ * ETag "<hash>-gz") when the request's Accept-Encoding accepts gzip, with Vary: Accept-Encoding;
+ * either ETag revalidates it. */
 void rs_http_respond_json(rs_http_conn *c, int status, json_t *doc);
 
 /* Answers {"error": {"status": N, "message": "..."}} with the given status. */

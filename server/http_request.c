@@ -81,7 +81,8 @@ on_header_field_complete(llhttp_t *l)
     struct rs_http_parser *p = parser_of(l);
 
     static const char *const names[RS_HTTP_HEADERS] = {
-        "if-none-match", "expect", "host", "origin", "content-type", "authorization"};
+        "if-none-match", "expect",        "host",           "origin",
+        "content-type",  "authorization", "accept-encoding"};
 
     p->capturing = -1;
     for (int i = 0; i < RS_HTTP_HEADERS; i++)
@@ -268,8 +269,65 @@ rs_http_parser_request(struct rs_http_parser *p, struct rs_http_request *out)
         .origin = p->headers[RS_HTTP_ORIGIN].value,
         .content_type = p->headers[RS_HTTP_CONTENT_TYPE].value,
         .authorization = p->headers[RS_HTTP_AUTHORIZATION].value,
+        .accept_encoding = p->headers[RS_HTTP_ACCEPT_ENCODING].value,
     };
     return 0;
+}
+
+/* The weight of one Accept-Encoding element's parameters (";q=0.5"): 0 for q=0 (or 0.0..),
+ * 1 for anything else that is well formed, -1 when malformed. */
+static int
+coding_weight(const char *params, size_t len)
+{
+    size_t i = 0;
+
+    while (i < len && (params[i] == ' ' || params[i] == '\t'))
+        i++;
+    if (i == len)
+        return 1;
+    if (params[i++] != ';')
+        return -1;
+    while (i < len && (params[i] == ' ' || params[i] == '\t'))
+        i++;
+    if (len - i < 3 || (params[i] != 'q' && params[i] != 'Q') || params[i + 1] != '=')
+        return -1;
+    i += 2;
+    bool zero = params[i] == '0';
+    if (params[i] != '0' && params[i] != '1')
+        return -1;
+    for (i++; i < len && params[i] != ' ' && params[i] != '\t'; i++)
+        if (params[i] != '.' && !(params[i] >= '0' && params[i] <= '9'))
+            return -1;
+        else if (params[i] >= '1' && params[i] <= '9')
+            zero = false;
+    return zero ? 0 : 1;
+}
+
+bool
+rs_http_accepts_gzip(const char *v)
+{
+    int gzip = -1, star = -1; /* their weights; -1: not listed */
+
+    while (*v) {
+        size_t len = strcspn(v, ","), name = 0;
+        const char *e = v;
+        while (len && (*e == ' ' || *e == '\t'))
+            e++, len--;
+        while (name < len && e[name] != ';' && e[name] != ' ' && e[name] != '\t')
+            name++;
+        int w = coding_weight(e + name, len - name);
+        if (w < 0)
+            return false;
+        if ((name == 4 && strncasecmp(e, "gzip", 4) == 0) ||
+            (name == 6 && strncasecmp(e, "x-gzip", 6) == 0))
+            gzip = w;
+        else if (name == 1 && e[0] == '*')
+            star = w;
+        v = e + len;
+        if (*v == ',')
+            v++;
+    }
+    return gzip > 0 || (gzip < 0 && star > 0);
 }
 
 bool

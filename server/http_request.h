@@ -21,6 +21,7 @@ struct rs_http_request {
     const char *if_none_match;                /* the If-None-Match header, "" when absent */
     const char *host, *origin, *content_type; /* "" when absent */
     const char *authorization; /* the Authorization header, "" when absent (server/auth.c) */
+    const char *accept_encoding; /* the Accept-Encoding header, "" when absent */
 };
 
 enum {
@@ -37,6 +38,7 @@ enum rs_http_header_id {
     RS_HTTP_ORIGIN,
     RS_HTTP_CONTENT_TYPE,
     RS_HTTP_AUTHORIZATION,
+    RS_HTTP_ACCEPT_ENCODING,
     RS_HTTP_HEADERS
 };
 
@@ -90,6 +92,11 @@ bool rs_http_parser_keep_alive(const struct rs_http_parser *p);
 
 /* Readies the parser for the next request on the same connection; frees the last body. */
 void rs_http_parser_next(struct rs_http_parser *p);
+
+/* Whether an Accept-Encoding value (RFC 9110 12.5.3: "gzip, deflate;q=0.5, *;q=0") accepts
+ * gzip: "gzip" or "x-gzip" listed with a weight above 0, or "*" above 0 with gzip not listed.
+ * Anything malformed counts as not accepting it. */
+bool rs_http_accepts_gzip(const char *accept_encoding);
 
 /* A short reason for the last protocol error (for 400 messages). */
 const char *rs_http_parser_error(const struct rs_http_parser *p);

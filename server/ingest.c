@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "proto/wire.h"
+#include "proto/wire_head.h"
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
@@ -31,7 +32,8 @@ struct ingest_ctx {
     struct rs_work decode; /* the request decoded on ingest's threads */
     rs_wire_agent_batch *batch;
     int decode_rc;
-    uint64_t batch_seq;      /* of the request being answered */
+    uint64_t agent_id, batch_seq; /* of the request being answered (its head, wire_head.h) */
+    char principal[RS_STORE_PRINCIPAL_MAX + 1]; /* whose token it carried ("" without auth) */
     struct ingest_ctx *next; /* in the ready list */
 };
 
@@ -145,6 +147,7 @@ decode_request(struct rs_work *w)
     struct ingest_ctx *c = (struct ingest_ctx *)((char *)w - offsetof(struct ingest_ctx, decode));
     c->batch = NULL;
     c->decode_rc = rs_wire_agent_batch_decode(nng_msg_body(c->msg), nng_msg_len(c->msg), &c->batch);
+    RS_COUNT_ADD(c->ing->counters, batch_decoded_bytes, nng_msg_len(c->msg));
 }
 
 /* The address of the agent that sent `msg` ("IP:PORT"), "?" when NNG does not say. */
@@ -165,16 +168,54 @@ peer_of(nng_msg *msg, char *out, size_t len)
         snprintf(out, len, "ipc");
 }
 
+/* Loop: answers a request that does not decode (or whose head does not), and frees it. */
+static void
+refuse_malformed(struct ingest_ctx *c, int rc)
+{
+    size_t len = nng_msg_len(c->msg);
+    char why[160];
+
+    nng_msg_free(c->msg);
+    c->msg = NULL;
+    RS_COUNT(c->ing->counters, batches_rejected);
+    snprintf(why, sizeof why, "batch rejected: %s", rs_strerror(rc));
+    rs_log_limited(10, RS_LOG_WARN, "RS-INGEST-DECODE",
+                   "rejected a %zu-byte batch (agent %016llx seq %llu): %s", len,
+                   (unsigned long long)c->agent_id, (unsigned long long)c->batch_seq,
+                   rs_strerror(rc));
+    send_reply(c, c->batch_seq, RS_REPLY_REJECTED, why, 0);
+}
+
+/* Loop: checks the token of a request from its head, before anything decodes it — a peer
+ * without a valid ingest token costs the server a walk over the request's top-level fields, not
+ * a decode of its megabytes. Returns true when the request may go on (c->principal is set);
+ * otherwise it was answered and freed. */
+static bool
+authorized(struct ingest_ctx *c, const struct rs_wire_batch_head *head)
+{
+    rs_ingest *ing = c->ing;
+    char peer[80], why[160];
+
+    c->principal[0] = '\0';
+    if (!ing->authorize)
+        return true;
+    peer_of(c->msg, peer, sizeof peer);
+    if (ing->authorize(ing->authorize_arg, head->token, peer, c->principal, sizeof c->principal,
+                       why, sizeof why) == 0)
+        return true;
+    RS_COUNT(ing->counters, batches_unauthorized);
+    nng_msg_free(c->msg);
+    c->msg = NULL;
+    send_reply(c, c->batch_seq, RS_REPLY_UNAUTHORIZED, why, UNAUTHORIZED_RETRY_MS);
+    return false;
+}
+
 /* Loop: queue a decoded request for the writer, or refuse it. */
 static void
 request_decoded(struct rs_work *w, int status)
 {
     struct ingest_ctx *c = (struct ingest_ctx *)((char *)w - offsetof(struct ingest_ctx, decode));
     rs_ingest *ing = c->ing;
-    const uint8_t *body = nng_msg_body(c->msg);
-    size_t len = nng_msg_len(c->msg);
-    uint64_t agent_id = 0, seq = 0;
-    char why[160];
     int rc = status == 0 ? c->decode_rc : RS_E_CLOSED;
 
     if (atomic_load(&ing->closing) || rc == RS_E_CLOSED) {
@@ -185,38 +226,16 @@ request_decoded(struct rs_work *w, int status)
         return;
     }
     if (rc != 0) {
-        rs_wire_agent_batch_peek_seq(body, len, &agent_id, &seq);
-        nng_msg_free(c->msg);
-        c->msg = NULL;
-        RS_COUNT(ing->counters, batches_rejected);
-        snprintf(why, sizeof why, "batch rejected: %s", rs_strerror(rc));
-        rs_log_limited(10, RS_LOG_WARN, "RS-INGEST-DECODE",
-                       "rejected a %zu-byte batch (agent %016llx seq %llu): %s", len,
-                       (unsigned long long)agent_id, (unsigned long long)seq, rs_strerror(rc));
-        send_reply(c, seq, RS_REPLY_REJECTED, why, 0);
+        refuse_malformed(c, rc);
         return;
     }
     rs_wire_agent_batch *batch = c->batch;
-    const struct rs_agent_batch *b = rs_wire_agent_batch_get(batch);
-    char principal[RS_STORE_PRINCIPAL_MAX + 1] = "", peer[80];
     c->batch = NULL;
-    c->batch_seq = b->batch_seq;
-    if (ing->authorize) {
-        peer_of(c->msg, peer, sizeof peer);
-        if (ing->authorize(ing->authorize_arg, b->auth_token, peer, principal, sizeof principal,
-                           why, sizeof why) != 0) {
-            RS_COUNT(ing->counters, batches_unauthorized);
-            rs_wire_agent_batch_free(batch);
-            nng_msg_free(c->msg);
-            c->msg = NULL;
-            send_reply(c, c->batch_seq, RS_REPLY_UNAUTHORIZED, why, UNAUTHORIZED_RETRY_MS);
-            return;
-        }
-    }
+    c->batch_seq = rs_wire_agent_batch_get(batch)->batch_seq;
     size_t bytes = nng_msg_len(c->msg);
     nng_msg_free(c->msg);
     c->msg = NULL;
-    rc = rs_writer_submit_as(ing->writer, batch, principal, bytes, batch_done, c);
+    rc = rs_writer_submit_as(ing->writer, batch, c->principal, bytes, batch_done, c);
     if (rc != 0) {
         rs_wire_agent_batch_free(batch);
         RS_COUNT(ing->counters, batches_retry);
@@ -228,7 +247,21 @@ request_decoded(struct rs_work *w, int status)
 static void
 handle_request(struct ingest_ctx *c)
 {
+    struct rs_wire_batch_head head;
+    int rc;
+
     RS_COUNT(c->ing->counters, batches_received);
+    rc = rs_wire_agent_batch_head(nng_msg_body(c->msg), nng_msg_len(c->msg), &head);
+    c->agent_id = rc == 0 ? head.agent_id : 0;
+    c->batch_seq = rc == 0 ? head.batch_seq : 0;
+    if (rc == 0 && head.token_state == RS_WIRE_TOKEN_INVALID)
+        rc = RS_E_MALFORMED; /* the decoder refuses it too */
+    if (rc != 0) {
+        refuse_malformed(c, rc);
+        return;
+    }
+    if (!authorized(c, &head))
+        return;
     c->decode.work = decode_request;
     c->decode.done = request_decoded;
     c->decode.key = 0;

@@ -83,6 +83,11 @@ sweep_finished(void *arg) /* on the loop */
                (unsigned long long)ru->records, (unsigned long long)ru->chunks,
                (unsigned long long)ru->agent_windows, (unsigned long long)m->o.raw_retention_s,
                (unsigned long long)ru->windows, (unsigned long long)m->o.rollup_window_s);
+    if (ru->gpu_readings)
+        rs_log(RS_LOG_INFO, "RS-ROLLUP-GPU",
+               "rolled %llu NVML readings older than %llu s into GPU windows of %llu s",
+               (unsigned long long)ru->gpu_readings, (unsigned long long)m->o.raw_retention_s,
+               (unsigned long long)m->o.rollup_window_s);
     rs__periodic_settle(&m->tick);
 }
 

@@ -25,6 +25,7 @@ struct gpu_row {
 
 struct store_totals {
     uint64_t jobs, jobs_active, ranks, dropped_records, kernels, collectives;
+    uint64_t frames_lost, records_lost;
 };
 
 struct metrics_work {
@@ -87,6 +88,8 @@ add_rank(void *arg, const struct rs_rank_info *r)
 
     t->ranks++;
     t->dropped_records += r->dropped_records;
+    t->frames_lost += r->frames_lost;
+    t->records_lost += r->records_lost;
     t->kernels += r->n_kernels;
     t->collectives += r->n_collectives;
     return 0;
@@ -312,6 +315,13 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
         metric(t, "collector_dropped_records", "gauge",
                "Records collectors dropped (agent absent or slow), summed over stored ranks.",
                (double)w->t.dropped_records);
+        metric(t, "collector_frames_lost", "gauge",
+               "Frames collectors sent that never reached the store (gaps in their numbers, "
+               "e.g. an agent killed with frames queued), summed over stored ranks.",
+               (double)w->t.frames_lost);
+        metric(t, "collector_records_lost", "gauge",
+               "Records those lost frames carried, summed over stored ranks.",
+               (double)w->t.records_lost);
         write_gpu_metrics(w, t);
     }
     rs_evaluator_get_stats(srv->evaluator, &ev);

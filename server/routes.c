@@ -64,6 +64,7 @@ struct query_params {
     char with[RS_WIRE_MAX_JOB_LEN + 1]; /* compare: side B */
     uint64_t with_rank, with_since_ns, with_until_ns;
     uint64_t metric, columns; /* heatmap: enum rs_heatmap_metric, at most this many columns */
+    uint64_t from_step;       /* heatmap: the window's first step (until_step its last) */
 };
 
 struct query_work {
@@ -181,7 +182,7 @@ run_query(struct rs_work *req)
         q->rc = rs_query_steps(r, q->job, (size_t)q->p.limit, &q->result);
         break;
     case Q_ADVICE:
-        q->rc = rs_query_advice_json(r, q->job, (size_t)q->p.limit, &q->result);
+        q->rc = rs_query_advice_json(r, q->job, (size_t)q->p.limit, q->p.rank, &q->result);
         break;
     case Q_STRAGGLERS: {
         struct rs_straggler_options o;
@@ -234,8 +235,11 @@ run_query(struct rs_work *req)
             rs_query_gpus(r, q->job, q->p.since_ns, q->p.until_ns, (double)q->p.limit, &q->result);
         break;
     case Q_HEATMAP:
-        q->rc = rs_query_heatmap(r, q->job, (size_t)q->p.limit, (int)q->p.metric,
-                                 (size_t)q->p.columns, &q->result);
+        q->rc = rs_query_heatmap(r, q->job,
+                                 &(struct rs_heatmap_window){q->p.from_step, q->p.until_step,
+                                                             (size_t)q->p.limit},
+                                 (int)q->p.metric, (size_t)q->p.columns, q->srv->heatmaps,
+                                 &q->result);
         break;
     }
     if (q->rc == RS_E_NOT_FOUND) {
@@ -254,6 +258,12 @@ query_done(struct rs_work *req, int status)
         rs_evaluator_annotate(q->srv->evaluator, q->job, q->p.since_ns, &q->stragglers,
                               q->result) != 0)
         q->rc = -ENOMEM;
+    if (status == 0 && q->rc == 0 && q->kind == Q_HANGS && /* the watch's raised and cleared */
+        json_object_set_new(q->result, "history",
+                            rs_hang_watch_history_json(q->srv->hang_watch, q->job)) != 0) {
+        json_decref(q->result);
+        q->rc = -ENOMEM;
+    }
     if (status == 0 && q->rc == 0 && q->bytes)
         rs_http_respond(q->conn, 200, q->content_type, (const char *)q->bytes, q->n_bytes);
     else if (q->rc == RS_E_TOO_BIG)
@@ -527,12 +537,15 @@ static const struct job_endpoint job_endpoints[] = {
     {"/pprof/time", Q_PPROF_TIME, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/trace", Q_TRACE, {UINT("rank", rank, ALL_RANKS, 0, MAX_RANK), RANGE("")}},
     {"/gpus", Q_GPUS, {RANGE(""), UINT("window_s", limit, 300, 1, 86400 * 365)}},
-    {"/advice", Q_ADVICE, {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000)}},
+    {"/advice", Q_ADVICE,
+     {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000), UINT("rank", rank, ALL_RANKS, 0, MAX_RANK)}},
     {"/hangs", Q_HANGS, {{0}}},
     {"/heatmap",
      Q_HEATMAP,
      {METRIC("metric", metric), UINT("columns", columns, 200, 1, 2000),
-      UINT("last", limit, 0, 1, 100000)}}, /* absent: chosen by the ranks (query/heatmap.h) */
+      UINT("last", limit, 0, 1, 100000), /* absent: the whole window (query/heatmap.h) */
+      UINT("from_step", from_step, 0, 0, UINT64_MAX - 1),
+      UINT("to_step", until_step, UINT64_MAX, 0, UINT64_MAX - 1)}},
 };
 
 /* Parses "a=1&b=x" against e->params into *p (defaults first); answers 400 and returns -1 on an
@@ -620,6 +633,10 @@ start_job_endpoint(struct rs_server *srv, rs_http_conn *c, const struct rs_http_
     }
     if (e->kind == Q_GPUS && p.until_ns != 0 && p.until_ns <= p.since_ns) {
         rs_http_respond_error(c, 400, "gpus: until_ns must be after since_ns");
+        return;
+    }
+    if (e->kind == Q_HEATMAP && p.from_step > p.until_step) {
+        rs_http_respond_error(c, 400, "heatmap: from_step must not be after to_step");
         return;
     }
     if (e->kind == Q_TRACE && p.rank == ALL_RANKS) {

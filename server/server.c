@@ -226,6 +226,8 @@ rs_server_run(const struct rs_server_config *cfg)
                    rs_strerror(rc));
         return 1;
     }
+    /* without memory for it, heatmaps read the store directly (rs_query_heatmap takes NULL) */
+    srv->heatmaps = rs_heatmap_cache_new(RS_SERVER_HEATMAP_CACHE_BYTES);
     uv_loop_init(&srv->loop);
     if ((rc = rs_server_tls_new(cfg, &srv->counters, &srv->tls)) != 0) {
         status = 2; /* a configuration error, like a bad --http */
@@ -326,6 +328,7 @@ out:
     rs_server_tls_free(srv->tls);
     uv_loop_close(&srv->loop);
     rs__server_auth_free(srv->auth);
+    rs_heatmap_cache_free(srv->heatmaps);
     /* a server that did not start leaves no new store (or directory) behind — unless it
      * acknowledged a batch in the moment its listener was up (a ready file that failed) */
     if (status != 0 && RS_COUNT_GET(&srv->counters, batches_committed) == 0)

@@ -2,6 +2,7 @@
 #ifndef RS_SERVER_SERVER_INT_H
 #define RS_SERVER_SERVER_INT_H
 
+#include "query/heatmap.h"
 #include "server/auth.h"
 #include "server/counters.h"
 #include "server/evaluator.h"
@@ -33,7 +34,11 @@ struct rs_server {
     rs_work_pool *decoders; /* agents' batches decoded (ingest.c): ingest's own threads */
     rs_server_tls *tls;     /* HTTPS and tls+tcp:// files; rs_server_tls_reload on SIGHUP */
     uv_signal_t sighup;     /* reloads (server.c on_sighup) */
+    rs_heatmap_cache *heatmaps; /* whole-job heatmaps' older steps (query/heatmap.h); NULL: none */
 };
+
+/* The heatmap cache's budget: a 1,024-rank job's entry is ~12.6 MB per metric. */
+#define RS_SERVER_HEATMAP_CACHE_BYTES (64u << 20)
 
 /* Store options from the configuration (map size, durability), with the migration of an older
  * store's format logged as it goes (server.c). */

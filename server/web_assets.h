@@ -12,6 +12,11 @@ struct rs_web_asset {
     const char *etag;         /* "\"<CRC-32>-<size>\"" of the file (POSIX cksum) */
     const unsigned char *data;
     size_t len;
+    /* the file gzip-compressed (gzip -9 -n), served with Content-Encoding: gzip to clients that
+     * accept it; NULL (gz_len 0) when gzip was absent at build time or gained nothing */
+    const char *gz_etag; /* "\"<CRC-32>-<size>-gz\"": another representation, another ETag */
+    const unsigned char *gz_data;
+    size_t gz_len;
 };
 
 extern const struct rs_web_asset rs_web_assets[];

@@ -25,7 +25,7 @@ struct sim_config {
     int64_t ranks, steps, slow_rank, onset_step, recover_step, host_stall, seed, kernel_split;
     int64_t hang_rank;
     bool pc_sampling, no_step_markers, buckets_after, nccl_plugin;
-    double step_ms, slowdown, stall_ms, noise, speed, duration_s, max_rate, hang_s;
+    double step_ms, slowdown, stall_ms, noise, speed, duration_s, max_rate, hang_s, launch_gap_us;
 };
 
 #define OPT(...) RS_CONFIG_OPT(struct sim_config, __VA_ARGS__)
@@ -46,6 +46,10 @@ static const struct rs_config_option options[] = {
         "launch each compute kernel as N back-to-back kernels of 1/N its time (the template has "
         "51 compute kernels per step; 20 gives 1,020)",
         1, 1000),
+    OPT("launch-gap-us", RS_CONFIG_DOUBLE, "0", launch_gap_us,
+        "GPU idle before each kernel, copy or memset: the host's launch pace (a launch-bound job; "
+        "0 = the trace's median, 1.7 us)",
+        0, 1e6),
     OPT("slow-rank", RS_CONFIG_INT, "-1", slow_rank, "rank whose GPU is slow (-1 = none)", -1,
         65535),
     OPT("slowdown", RS_CONFIG_DOUBLE, "0.1", slowdown,
@@ -217,6 +221,7 @@ run_sim(const struct sim_config *cfg)
                            .seed = (uint64_t)cfg->seed,
                            .recover_step = (uint64_t)cfg->recover_step,
                            .kernel_split = (uint32_t)cfg->kernel_split,
+                           .launch_gap_us = cfg->launch_gap_us,
                            .buckets_after = cfg->buckets_after,
                            .nccl_plugin = cfg->nccl_plugin};
     struct sim_run run = {0};

@@ -116,10 +116,11 @@ run_ops(sim_model *m, uint32_t r, uint64_t step, size_t from, size_t to, uint64_
 
     if ((int64_t)r == p->slow_rank && fault_active(p, step))
         fault = 1.0 + p->slowdown;
+    double gap_us = p->launch_gap_us > 0 ? p->launch_gap_us : RS_SIM_LAUNCH_GAP_US;
     factor *= fault;
     for (size_t i = from; i < to; i++) {
         const struct sim_op *op = &rs_sim_step_ops[i];
-        uint64_t start = *t + dur_ns(RS_SIM_LAUNCH_GAP_US * jitter(&rs->rng, p->noise * 10));
+        uint64_t start = *t + dur_ns(gap_us * jitter(&rs->rng, p->noise * 10));
         uint64_t end = start + dur_ns(op->us * factor * jitter(&rs->rng, p->noise));
 
         switch (op->kind) {

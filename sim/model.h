@@ -28,6 +28,9 @@ struct sim_params {
     uint64_t comm_hash;
     uint64_t recover_step; /* first step without the fault again; 0 = the fault stays */
     uint32_t kernel_split; /* each compute kernel as this many back-to-back launches (>= 1) */
+    /* the host's launch pace: the GPU idles this long before each kernel, copy or memset (a
+     * launch-bound job: the steps grow by it); 0: the traced median, RS_SIM_LAUNCH_GAP_US */
+    double launch_gap_us;
     /* DDP's buckets launched back to back after the backward pass (a small model, or large
      * buckets): every AllReduce waits for the rank's whole compute, so only the first of them
      * shows who arrived late (docs/analysis.md "The rule"); false: each when its layer is done */

@@ -32,6 +32,8 @@ struct check {
     struct rs_key_rank awin_rank;
     bool awin_rank_known, awin_rank_found;
     uint64_t awin_rank_longest_ns;
+    struct rs_key_rank verdict_rank; /* the rank of the last verdict checked, and its count */
+    uint32_t verdict_rank_n;
 };
 
 /* LMDB's node header in a leaf page (lmdb.h: NODESIZE), and the page index slot per node. */
@@ -147,6 +149,32 @@ visit_rank(struct check *c, const MDB_val *k, const MDB_val *v)
         problem(c, "ranks: bad value for rank %u", rs__be32_get(key->rank));
 }
 
+/* A rolled-up GPU window (keys.h RS_SERIES_GPU_WINDOW): one struct rs_gpu_window, of readings
+ * taken in its window (the key's start, a multiple of the rollup window). */
+static void
+visit_gpu_window(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    const struct rs_key_series *key = k->mv_data;
+    struct rs_gpu_window w;
+
+    if (!find_job(c, key->job_id))
+        problem(c, "series: a GPU window of a job that does not exist");
+    if (v->mv_size != sizeof w) {
+        problem(c, "series: %zu-byte GPU window", v->mv_size);
+        return;
+    }
+    memcpy(&w, v->mv_data, sizeof w);
+    if (w.version != RS_GPU_WINDOW_VERSION || w.samples == 0 || w.last_ns < w.first_ns ||
+        w.first_ns < rs__be64_get(key->start_ns) || rs__be32_get(key->uniq) != 0 ||
+        w.n_sm > w.samples || w.n_reasons > w.samples || w.n_power > w.samples) {
+        problem(c, "series: bad GPU window");
+        return;
+    }
+    c->rep->gpu_windows++;
+    c->rep->gpu_window_readings += w.samples;
+    c->rep->gpu_window_entry_bytes += k->mv_size + v->mv_size + NODE_OVERHEAD;
+}
+
 static void
 visit_series(struct check *c, const MDB_val *k, const MDB_val *v)
 {
@@ -171,6 +199,9 @@ visit_series(struct check *c, const MDB_val *k, const MDB_val *v)
     case RS_SERIES_GPU:
         size = sizeof(struct rs_gpu_value);
         break;
+    case RS_SERIES_GPU_WINDOW:
+        visit_gpu_window(c, k, v);
+        return;
     default:
         problem(c, "series: unknown kind %u", key->kind[1]);
         return;
@@ -383,6 +414,62 @@ visit_dedup(struct check *c, const MDB_val *k, const MDB_val *v)
         problem(c, "dedup: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
 }
 
+/* gpu_ranks: a UUID -> a stored rank that reports it (gpu_ranks.c keeps it so). */
+static void
+visit_gpu_rank(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    struct rs_gpu_rank_value e;
+    struct rs_key_rank key;
+    struct rs_rank_value rv;
+    MDB_val rk = {sizeof key, &key}, rval;
+
+    c->rep->gpu_ranks++;
+    if (k->mv_size == 0 || k->mv_size >= RS_STORE_UUID_MAX || memchr(k->mv_data, 0, k->mv_size) ||
+        v->mv_size != sizeof e) {
+        problem(c, "gpu_ranks: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
+        return;
+    }
+    memcpy(&e, v->mv_data, sizeof e);
+    rs__be64_put(key.job_id, e.job_id);
+    rs__be32_put(key.rank, e.rank);
+    if (mdb_get(c->r->txn, c->r->store->ranks, &rk, &rval) != 0 || rval.mv_size != sizeof rv) {
+        problem(c, "gpu_ranks: a GPU mapped to rank %u of a job that has no such rank", e.rank);
+        return;
+    }
+    memcpy(&rv, rval.mv_data, sizeof rv);
+    if (strnlen(rv.gpu_uuid, sizeof rv.gpu_uuid) != k->mv_size ||
+        memcmp(rv.gpu_uuid, k->mv_data, k->mv_size) != 0)
+        problem(c, "gpu_ranks: a GPU mapped to rank %u, which reports another GPU", e.rank);
+}
+
+/* verdicts: of an existing job, sane times and slowdowns, at most RS_VERDICTS_PER_RANK a rank. */
+static void
+visit_verdict(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    const struct rs_key_verdict *key = k->mv_data;
+    struct rs_verdict_value vv;
+
+    c->rep->verdicts++;
+    if (k->mv_size != sizeof *key || v->mv_size != sizeof vv) {
+        problem(c, "verdicts: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
+        return;
+    }
+    memcpy(&vv, v->mv_data, sizeof vv);
+    if (!find_job(c, key->job_id))
+        problem(c, "verdicts: a verdict of a job that does not exist");
+    if (vv.version != RS_VALUE_VERSION ||
+        (vv.cleared_ns && vv.cleared_ns < rs__be64_get(key->detected_ns)) ||
+        !(vv.slowdown > 0 && vv.slowdown < 1e9))
+        problem(c, "verdicts: bad value for rank %u", rs__be32_get(key->rank));
+    if (memcmp(&c->verdict_rank, key, sizeof c->verdict_rank) != 0) {
+        memcpy(&c->verdict_rank, key, sizeof c->verdict_rank);
+        c->verdict_rank_n = 0;
+    }
+    if (++c->verdict_rank_n == RS_VERDICTS_PER_RANK + 1)
+        problem(c, "verdicts: rank %u has more than %u", rs__be32_get(key->rank),
+                RS_VERDICTS_PER_RANK);
+}
+
 /* Where the bytes are: each database's pages, and what its entries take of them. */
 static int
 db_sizes(struct check *c, struct rs_store_check_report *out)
@@ -397,7 +484,8 @@ db_sizes(struct check *c, struct rs_store_check_report *out)
         {"steps", s->steps},       {"stepsum", s->stepsum}, {"strings", s->strings},
         {"ranks", s->ranks},       {"jobs", s->jobs},       {"dedup", s->dedup},
         {"kwin_names", s->names},  {"meta", s->meta},       {"awin", s->awin},
-        {"job_keys", s->job_keys}, {"job_ids", s->job_ids}};
+        {"job_keys", s->job_keys}, {"job_ids", s->job_ids}, {"gpu_ranks", s->gpu_ranks},
+        {"verdicts", s->verdicts}};
     MDB_stat st;
     int rc;
 
@@ -439,7 +527,9 @@ rs_store_check(rs_store *s, struct rs_store_check_report *out)
         (rc = walk(&c, s->kwin, visit_kwin)) || (rc = walk(&c, s->awin, visit_awin)) ||
         (rc = walk(&c, s->steps, visit_step)) || (rc = walk(&c, s->stepsum, visit_stepsum)) ||
         (rc = walk(&c, s->colls, visit_coll)) || (rc = walk(&c, s->strings, visit_string)) ||
-        (rc = walk(&c, s->dedup, visit_dedup)) || (rc = walk(&c, s->names, visit_name_number)))
+        (rc = walk(&c, s->dedup, visit_dedup)) || (rc = walk(&c, s->names, visit_name_number)) ||
+        (rc = walk(&c, s->gpu_ranks, visit_gpu_rank)) ||
+        (rc = walk(&c, s->verdicts, visit_verdict)))
         goto out;
     if ((rc = db_sizes(&c, out)) != 0)
         goto out;

@@ -40,7 +40,8 @@ rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint
 {
     rs_store *s = w->store;
     MDB_val jk = {strlen(job), (void *)job}, jv;
-    MDB_dbi dbis[] = {s->series, s->kwin, s->awin, s->steps, s->stepsum, s->colls, s->ranks};
+    MDB_dbi dbis[] = {s->series,  s->kwin,     s->awin,       s->steps, s->stepsum,
+                      s->colls,   s->verdicts, s->frame_seqs, s->ranks};
     uint8_t job_id[RS_KEY_JOB_PREFIX];
     size_t budget = max_entries;
     int rc;
@@ -54,9 +55,14 @@ rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint
     if ((rc = rs__store_job_key(w->txn, s, job, &id)) != 0)
         return rc;
     rs__be64_put(job_id, id);
-    for (size_t i = 0; i < sizeof dbis / sizeof dbis[0]; i++)
+    for (size_t i = 0; i < sizeof dbis / sizeof dbis[0]; i++) {
+        /* the GPU map's entries of its ranks go while the ranks still say their GPUs */
+        if (dbis[i] == s->ranks &&
+            (rc = rs__gpu_ranks_forget_job(w->txn, s, job_id, &budget, deleted)) != 0)
+            return rc;
         if ((rc = delete_prefix(w->txn, dbis[i], job_id, &budget, deleted)) != 0)
             return rc;
+    }
     if (budget == 0)
         return 0; /* more may be left: the caller commits and calls again */
     /* Everything else is gone: the job entry goes last, so a crash never leaves data of a job

@@ -1,9 +1,9 @@
 /* GPU telemetry in the store: agents send NVML readings keyed by GPU UUID (proto/wire.h struct
  * rs_gpu_sample); the writer files each under the (job, rank) whose collector last reported that
- * UUID, as a series of kind RS_SERIES_GPU (struct rs_gpu_value chunks) — so a job holds only its
- * own GPUs' readings, and retention and job deletion treat them like its other series. Readings
- * of a GPU no rank has reported (no job on it yet, or a server restarted since) are counted and
- * dropped. */
+ * UUID (the same batch's ranks, else the gpu_ranks table, gpu_ranks.c), as a series of kind
+ * RS_SERIES_GPU (struct rs_gpu_value chunks) — so a job holds only its own GPUs' readings, and
+ * retention and job deletion treat them like its other series. Readings of a GPU no stored rank
+ * reports are counted and dropped. */
 #include "storage/keys.h"
 #include "storage/store_int.h"
 
@@ -15,15 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GPU_MAP_SLOTS 8192u /* GPUs remembered: a few thousand nodes of 8 */
-#define GPU_MAP_PROBES 8u
-
-struct rs__gpu_map {
-    uint64_t uuid_hash[GPU_MAP_SLOTS]; /* 0: free */
-    uint64_t job_id[GPU_MAP_SLOTS];
-    uint32_t rank[GPU_MAP_SLOTS];
-};
-
 static _Atomic uint64_t unattributed_total;
 
 static uint64_t
@@ -31,52 +22,6 @@ uuid_hash(const char *uuid)
 {
     uint64_t h = rs_hash_fnv1a64(uuid, strlen(uuid));
     return h ? h : 1;
-}
-
-void
-rs__gpu_map_note(rs_store *s, const char *uuid, uint64_t job_id, uint32_t rank)
-{
-    if (!uuid || !uuid[0])
-        return;
-    if (!s->gpu_map && !(s->gpu_map = calloc(1, sizeof *s->gpu_map)))
-        return; /* a cache: without memory, readings go unattributed */
-    struct rs__gpu_map *m = s->gpu_map;
-    uint64_t h = uuid_hash(uuid);
-    size_t slot = h % GPU_MAP_SLOTS, use = slot;
-    for (unsigned p = 0; p < GPU_MAP_PROBES; p++) {
-        size_t i = (slot + p) % GPU_MAP_SLOTS;
-        if (m->uuid_hash[i] == h || m->uuid_hash[i] == 0) {
-            use = i;
-            break;
-        }
-    }
-    m->uuid_hash[use] = h;
-    m->job_id[use] = job_id;
-    m->rank[use] = rank;
-}
-
-static bool
-map_get(const rs_store *s, const char *uuid, uint64_t *job_id, uint32_t *rank)
-{
-    const struct rs__gpu_map *m = s->gpu_map;
-    uint64_t h = uuid_hash(uuid);
-
-    for (unsigned p = 0; m && p < GPU_MAP_PROBES; p++) {
-        size_t i = (h % GPU_MAP_SLOTS + p) % GPU_MAP_SLOTS;
-        if (m->uuid_hash[i] == h) {
-            *job_id = m->job_id[i];
-            *rank = m->rank[i];
-            return true;
-        }
-    }
-    return false;
-}
-
-void
-rs__gpu_map_fini(rs_store *s)
-{
-    free(s->gpu_map);
-    s->gpu_map = NULL;
 }
 
 uint64_t
@@ -142,8 +87,8 @@ to_value(const struct rs_gpu_sample *g, struct rs_gpu_value *v)
     v->remap_flags = (uint8_t)((g->remap_pending ? 1 : 0) | (g->remap_failed ? 2 : 0));
 }
 
-static void
-from_value(const struct rs_gpu_value *v, struct rs_gpu_sample *g)
+void
+rs__gpu_value_read(const struct rs_gpu_value *v, struct rs_gpu_sample *g)
 {
     memset(g, 0, sizeof *g);
     g->time_ns = v->time_ns;
@@ -202,18 +147,6 @@ cmp_target(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* True when (job_id, rank) is a stored rank (its job was not deleted meanwhile). */
-static bool
-rank_exists(rs_store_write *w, uint64_t job_id, uint32_t rank)
-{
-    struct rs_key_rank key;
-    MDB_val k = {sizeof key, &key}, v;
-
-    rs__be64_put(key.job_id, job_id);
-    rs__be32_put(key.rank, rank);
-    return mdb_get(w->txn, w->store->ranks, &k, &v) == 0;
-}
-
 /* The ranks of a batch by their GPU's UUID hash, so that each reading finds its rank in log time:
  * a hostile agent's 65,536 readings against 4,096 ranks must not cost 2^28 comparisons. */
 struct batch_gpu {
@@ -228,7 +161,8 @@ cmp_batch_gpu(const void *a, const void *b)
     return x->hash < y->hash ? -1 : x->hash > y->hash;
 }
 
-/* A rank of this batch that reported `uuid` (its identity's GPU), else the map's. */
+/* A rank of this batch that reported `uuid` (its identity's GPU), else the stored map's
+ * (gpu_ranks.c). */
 static bool
 attribute(rs_store_write *w, const struct rs_agent_batch *b, const struct batch_gpu *by_hash,
           size_t n, const char *uuid, uint64_t *job_id, uint32_t *rank)
@@ -246,7 +180,7 @@ attribute(rs_store_write *w, const struct rs_agent_batch *b, const struct batch_
             return true;
         }
     }
-    return map_get(w->store, uuid, job_id, rank) && rank_exists(w, *job_id, *rank);
+    return rs__gpu_rank_get(w->txn, w->store, uuid, job_id, rank) == 0;
 }
 
 int
@@ -325,7 +259,7 @@ visit_chunk(void *p, const MDB_val *k, const MDB_val *v)
         memcpy(&gv, (const char *)v->mv_data + off, sizeof gv);
         if (gv.time_ns < ctx->t0 || gv.time_ns >= ctx->t1)
             continue;
-        from_value(&gv, &g);
+        rs__gpu_value_read(&gv, &g);
         if ((rc = ctx->cb(ctx->arg, &g)) != 0)
             return rc;
     }
@@ -365,43 +299,54 @@ rs_store_gpu_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
     return rc == 1 ? 0 : rc;
 }
 
-int
-rs_store_gpu_last(rs_store_read *r, const char *job, uint32_t rank, struct rs_gpu_sample *out)
+/* The value of the newest entry of the (job, rank, kind) that `key` starts with (copied to
+ * out[0..size), which must be a multiple of `unit` long; the last `unit` bytes are taken): 0,
+ * RS_E_NOT_FOUND, RS_E_CORRUPT or a storage error. */
+static int
+newest_of_kind(rs_store_read *r, struct rs_key_series *key, size_t unit, void *out)
 {
-    struct rs_key_series key;
     MDB_cursor *c;
     MDB_val k, v;
-    struct rs_gpu_value gv;
-    int rc = gpu_prefix(r, job, rank, &key);
+    int rc;
 
-    if (rc != 0)
-        return rc;
     /* the first key after the series, then one back */
-    memset(key.start_ns, 0xff, sizeof key.start_ns);
-    memset(key.uniq, 0xff, sizeof key.uniq);
+    memset(key->start_ns, 0xff, sizeof key->start_ns);
+    memset(key->uniq, 0xff, sizeof key->uniq);
     if ((rc = mdb_cursor_open(r->txn, r->store->series, &c)) != 0)
         return rs__store_err(rc);
-    k = (MDB_val){sizeof key, &key};
+    k = (MDB_val){sizeof *key, key};
     rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
     rc = rc == 0              ? mdb_cursor_get(c, &k, &v, MDB_PREV)
          : rc == MDB_NOTFOUND ? mdb_cursor_get(c, &k, &v, MDB_LAST)
                               : rc;
-    if (rc != 0) {
+    if (rc != 0)
         rc = rs__store_err(rc);
-        goto out;
-    }
-    if (k.mv_size != sizeof key || memcmp(k.mv_data, &key, RS_KEY_KIND_PREFIX) != 0) {
+    else if (k.mv_size != sizeof *key || memcmp(k.mv_data, key, RS_KEY_KIND_PREFIX) != 0)
         rc = RS_E_NOT_FOUND;
-        goto out;
-    }
-    if (v.mv_size < sizeof gv || v.mv_size % sizeof gv != 0) {
+    else if (v.mv_size < unit || v.mv_size % unit != 0)
         rc = RS_E_CORRUPT;
-        goto out;
-    }
-    /* the chunk's newest reading (readings are in time order within a chunk) */
-    memcpy(&gv, (const char *)v.mv_data + v.mv_size - sizeof gv, sizeof gv);
-    from_value(&gv, out);
-out:
+    else /* a chunk's newest reading is its last (readings are in time order within a chunk) */
+        memcpy(out, (const char *)v.mv_data + v.mv_size - unit, unit);
     mdb_cursor_close(c);
+    return rc;
+}
+
+int
+rs_store_gpu_last(rs_store_read *r, const char *job, uint32_t rank, struct rs_gpu_sample *out)
+{
+    struct rs_key_series key;
+    struct rs_gpu_value gv;
+    struct rs_gpu_window w;
+    int rc = gpu_prefix(r, job, rank, &key);
+
+    if (rc != 0 || (rc = newest_of_kind(r, &key, sizeof gv, &gv)) != RS_E_NOT_FOUND) {
+        if (rc == 0)
+            rs__gpu_value_read(&gv, out);
+        return rc;
+    }
+    /* every reading rolled up: the newest window stands for them */
+    rs__be16_put(key.kind, RS_SERIES_GPU_WINDOW);
+    if ((rc = newest_of_kind(r, &key, sizeof w, &w)) == 0)
+        rs__gpu_window_as_sample(&w, out);
     return rc;
 }

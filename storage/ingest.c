@@ -357,6 +357,31 @@ put_job_update(rs_store_write *w, struct job_update *u)
     return put(w, w->store->jobs, job, strlen(job), &jv, sizeof jv, 0);
 }
 
+/* Adds what arrived of one collector's numbered frames (keys.h frame_seqs). */
+static int
+write_frames(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b)
+{
+    struct rs_key_frames key;
+    struct rs_frames_value fv;
+    int rc;
+
+    if (!b->frame_seq)
+        return 0; /* an older collector: not reported */
+    rs__be64_put(key.job_id, job_id);
+    rs__be32_put(key.rank, b->identity.rank);
+    rs__be64_put(key.collector_id, b->collector_id);
+    rc = get_fixed(w, w->store->frame_seqs, &key, sizeof key, &fv, sizeof fv);
+    if (rc != 0 && rc != RS_E_NOT_FOUND)
+        return rc;
+    fv.frames += b->frames;
+    fv.records += b->frame_records;
+    if (b->frame_seq > fv.frame_seq) {
+        fv.frame_seq = b->frame_seq;
+        fv.records_sent = b->records_sent;
+    }
+    return put(w, w->store->frame_seqs, &key, sizeof key, &fv, sizeof fv, 0);
+}
+
 static int
 write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_update *u)
 {
@@ -379,7 +404,8 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_up
     if (rc != 0 && rc != RS_E_NOT_FOUND)
         goto out;
     new_rank = rc == RS_E_NOT_FOUND;
-    if ((rc = write_strings(w, b, hashes)) || (rc = write_records(w, job_id, b, hashes, &rv, &sp)))
+    if ((rc = write_strings(w, b, hashes)) ||
+        (rc = write_records(w, job_id, b, hashes, &rv, &sp)) || (rc = write_frames(w, job_id, b)))
         goto out;
 
     rv.version = RS_VALUE_VERSION;
@@ -388,8 +414,11 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_up
     rv.world_size = b->identity.world_size;
     rv.pid = b->identity.pid;
     copy_text(rv.host, sizeof rv.host, b->identity.host);
+    rv.gpu_uuid[sizeof rv.gpu_uuid - 1] = '\0'; /* the UUID it reported before ("" if new) */
+    if ((rc = rs__gpu_rank_note(w, rv.gpu_uuid, b->identity.gpu_uuid, job_id, b->identity.rank)) !=
+        0)
+        goto out;
     copy_text(rv.gpu_uuid, sizeof rv.gpu_uuid, b->identity.gpu_uuid);
-    rs__gpu_map_note(w->store, b->identity.gpu_uuid, job_id, b->identity.rank);
     if (sp.first && (rv.first_ns == 0 || sp.first < rv.first_ns))
         rv.first_ns = sp.first;
     if (sp.last > rv.last_ns)

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define RS_STORE_FORMAT "rankscope-store 5"
+#define RS_STORE_FORMAT "rankscope-store 6"
 /* Format 1 (before the collective blocks, see rs_key_coll) is migrated when opened (migrate.c). */
 #define RS_STORE_FORMAT_1 "rankscope-store 1"
 /* Format 2 (before kernel windows named kernels by number, RS_KWIN_VERSION_NUMBERED) is read as it
@@ -23,6 +23,10 @@
  * alone) is read as it is, each job's prefix its hash; a writer records every job's key and moves
  * the marker to 5 (older servers then refuse the store: they would hash new names again). */
 #define RS_STORE_FORMAT_4 "rankscope-store 4"
+/* Format 5 (before gpu_ranks and verdicts, below) is read as it is: a writer creates the two
+ * tables and moves the marker to 6, so that a format-5 server — which would delete a job without
+ * its entries there — refuses the store. */
+#define RS_STORE_FORMAT_5 "rankscope-store 5"
 #define RS_STORE_MIGRATE_CHUNK 100000 /* records converted per transaction */
 
 static inline void
@@ -100,6 +104,19 @@ _Static_assert(sizeof(struct rs_key_rank) == 12, "rank key layout");
 _Static_assert(RS_KEY_JOB_PREFIX == 8 && RS_KEY_RANK_PREFIX == 12, "job and rank prefixes");
 _Static_assert(RS_KEY_RANK_PREFIX == sizeof(struct rs_key_rank), "a rank key is its prefix");
 
+/* frame_seqs: (job_id, rank, collector_id) -> rs_frames_value: what arrived of one collector's
+ * numbered frames (rankscope.proto RankBatch.frame_seq), to count the frames lost on the way. */
+struct rs_key_frames {
+    uint8_t job_id[8], rank[4], collector_id[8];
+};
+_Static_assert(sizeof(struct rs_key_frames) == 20, "frame_seqs key layout");
+
+struct rs_frames_value {
+    uint64_t frames, frame_seq;     /* frames stored; the highest frame number seen */
+    uint64_t records, records_sent; /* their records; records in frames 1 .. frame_seq */
+};
+_Static_assert(sizeof(struct rs_frames_value) == 32, "frame_seqs value layout");
+
 /* series: (job_id, rank, kind, chunk start ns, uniq) -> packed records (<= RS_STORE_CHUNK_BYTES) */
 struct rs_key_series {
     uint8_t job_id[8], rank[4], kind[2], start_ns[8], uniq[4];
@@ -116,6 +133,9 @@ enum rs_series_kind {
     RS_SERIES_MEMCPY = 2,
     RS_SERIES_STALL = 3,
     RS_SERIES_GPU = 4, /* NVML telemetry of the rank's GPU (struct rs_gpu_value, gpu.c) */
+    /* rolled-up NVML telemetry: one struct rs_gpu_window (store.h) per key, the key's start the
+     * window's (a multiple of the rollup window), uniq 0 (gpu_rollup.c) */
+    RS_SERIES_GPU_WINDOW = 5,
 };
 
 /* steps: (job_id, rank, step) -> struct rs_step_value */
@@ -339,6 +359,36 @@ struct rs_gpu_value {
     uint8_t pad[3];
 };
 _Static_assert(sizeof(struct rs_gpu_value) == 96, "GPU value layout");
+
+/* gpu_ranks: GPU UUID (1..RS_STORE_UUID_MAX - 1 bytes, no NUL) -> the rank whose collector
+ * reported it last: the writer's map for NVML readings, which name only the GPU (gpu_ranks.c).
+ * Each entry names a stored rank whose gpu_uuid is the key (a rank that moves to another GPU takes
+ * its entry along; deleting a job removes its ranks' entries), so the table is never larger than
+ * `ranks`. The job id in host order (it is not part of a key). */
+struct rs_gpu_rank_value {
+    uint64_t job_id;
+    uint32_t rank, pad;
+};
+_Static_assert(sizeof(struct rs_gpu_rank_value) == 16, "GPU rank value layout");
+
+/* verdicts: (job_id, rank, detected_ns) -> struct rs_verdict_value: the straggler verdicts the
+ * server's continuous evaluation raised, one entry per time a rank became a straggler until it
+ * was cleared (verdicts.c) — the fleet view's history. At most RS_VERDICTS_PER_RANK per rank
+ * (the oldest go first); job deletion and retention remove them with the job. */
+struct rs_key_verdict {
+    uint8_t job_id[8], rank[4], detected_ns[8];
+};
+_Static_assert(sizeof(struct rs_key_verdict) == 20, "verdict key layout");
+_Static_assert(RS__KEY_END(struct rs_key_verdict, job_id) == RS_KEY_JOB_PREFIX &&
+                   RS__KEY_END(struct rs_key_verdict, rank) == RS_KEY_RANK_PREFIX,
+               "verdict keys start with (job_id, rank)");
+#define RS_VERDICTS_PER_RANK 16u
+struct rs_verdict_value {
+    uint32_t version, pad;
+    uint64_t cleared_ns; /* server clock; 0: still active at the last evaluation that saw it */
+    double slowdown;     /* of the newest evaluation that found it (> 1) */
+};
+_Static_assert(sizeof(struct rs_verdict_value) == 24, "verdict value layout");
 
 struct rs_step_value {
     uint64_t start_ns, end_ns;

@@ -2,7 +2,8 @@
  * rank at a time: its raw chunks older than the horizon are read and deleted, their records summed
  * per (window, kernel name or copy kind), and each window's totals merged into what `kwin` already
  * holds for it (kwin.c) — all in the caller's transaction; then its agent windows older than the
- * horizon are coarsened the same way. Kernel and memcpy values share a layout
+ * horizon are coarsened the same way, and its NVML readings folded into GPU windows (store.h
+ * struct rs_gpu_window). Kernel and memcpy values share a layout
  * size and start with (start_ns, end_ns). */
 #include "storage/keys.h"
 #include "storage/store_int.h"
@@ -52,6 +53,38 @@ first_of_kind(MDB_cursor *c, const void *from, size_t key_size, MDB_val *k, MDB_
     return rs__store_err(rc);
 }
 
+/* The start of (job, rank, kind) in `series` — rank_key is (job_id, rank) — in *from, and a
+ * cursor of the writer's transaction on `series`. */
+static int
+series_cursor(rs_store_write *w, const uint8_t *rank_key, int kind, struct rs_key_series *from,
+              MDB_cursor **c)
+{
+    memset(from, 0, sizeof *from);
+    memcpy(from, rank_key, RS_KEY_RANK_PREFIX); /* job_id, rank */
+    from->kind[1] = (uint8_t)kind;
+    return rs__store_err(mdb_cursor_open(w->txn, w->store->series, c));
+}
+
+/* The next raw chunk of from's (job, rank, kind) to roll up: 0 (k, v set) while one starts
+ * before `horizon` and the budget lasts, 1 when none does (*more set when the budget ran out
+ * first), or a storage error. */
+static int
+next_chunk(MDB_cursor *c, const struct rs_key_series *from, uint64_t horizon, size_t budget,
+           bool *more, MDB_val *k, MDB_val *v)
+{
+    int rc = first_of_kind(c, from, sizeof *from, k, v);
+
+    if (rc != 0)
+        return rc == RS_E_NOT_FOUND ? 1 : rc;
+    if (rs__be64_get(((const struct rs_key_series *)k->mv_data)->start_ns) >= horizon)
+        return 1;
+    if (budget == 0) {
+        *more = true;
+        return 1;
+    }
+    return 0;
+}
+
 /* Rolls up one rank's raw chunks of `kind` that start before `horizon`, within *budget records.
  * Sets *more when the budget ran out first. */
 static int
@@ -65,23 +98,9 @@ rollup_series(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank
     int rc;
 
     *more = false;
-    memset(&from, 0, sizeof from);
-    memcpy(&from, rank_key, RS_KEY_RANK_PREFIX); /* job_id, rank */
-    from.kind[1] = (uint8_t)kind;
-    if ((rc = mdb_cursor_open(w->txn, w->store->series, &c)) != 0)
-        return rs__store_err(rc);
-    for (;;) {
-        if ((rc = first_of_kind(c, &from, sizeof from, &k, &v)) != 0) {
-            rc = rc == RS_E_NOT_FOUND ? 0 : rc;
-            break;
-        }
-        const struct rs_key_series *key = k.mv_data;
-        if (rs__be64_get(key->start_ns) >= horizon)
-            break;
-        if (*budget == 0) {
-            *more = true;
-            break;
-        }
+    if ((rc = series_cursor(w, rank_key, kind, &from, &c)) != 0)
+        return rc;
+    while ((rc = next_chunk(c, &from, horizon, *budget, more, &k, &v)) == 0) {
         if (v.mv_size % sizeof(struct rs_kernel_value) != 0) {
             rc = RS_E_CORRUPT;
             goto out;
@@ -111,7 +130,7 @@ rollup_series(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank
             goto out;
         ru->chunks++;
     }
-    if (rc != 0)
+    if (rc != 1)
         goto out;
     rc = rs__kwin_merge(w, rank_key, kind, &sums, &ru->windows);
 out:
@@ -216,7 +235,107 @@ coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8
     return rc;
 }
 
-/* One rank's raw records before `raw` and agent windows before `windows` (0: none). */
+/* A rollup window of GPU readings being filled. */
+struct gpu_window_sum {
+    uint64_t start;
+    struct rs_gpu_window w;
+};
+
+/* Merges each filled window into the one stored for its start (late readings join it). */
+static int
+gpu_windows_put(rs_store_write *w, const uint8_t *rank_key, const struct gpu_window_sum *v,
+                size_t n)
+{
+    struct rs_key_series key;
+    MDB_val k = {sizeof key, &key}, old;
+    int rc = 0;
+
+    memset(&key, 0, sizeof key);
+    memcpy(&key, rank_key, RS_KEY_RANK_PREFIX); /* job_id, rank; uniq 0 */
+    key.kind[1] = RS_SERIES_GPU_WINDOW;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        struct rs_gpu_window merged;
+        rs__be64_put(key.start_ns, v[i].start);
+        memset(&merged, 0, sizeof merged);
+        rc = rs__store_err(mdb_get(w->txn, w->store->series, &k, &old));
+        if (rc == 0 && old.mv_size == sizeof merged)
+            memcpy(&merged, old.mv_data, sizeof merged); /* (else the check reports it) */
+        else if (rc != 0 && rc != RS_E_NOT_FOUND)
+            break;
+        rs_gpu_window_merge(&merged, &v[i].w);
+        MDB_val val = {sizeof merged, &merged};
+        rc = rs__store_err(mdb_put(w->txn, w->store->series, &k, &val, 0));
+    }
+    return rc;
+}
+
+/* Rolls up one rank's NVML readings taken before `horizon` into GPU windows of ru->window_ns
+ * (store.h struct rs_gpu_window), deleting them, within *budget readings (whole chunks). Sets
+ * *more when the budget ran out first. */
+static int
+rollup_gpu(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key, uint64_t horizon,
+           size_t *budget, bool *more)
+{
+    struct rs_key_series from;
+    struct gpu_window_sum *sums = NULL;
+    size_t n_sums = 0, cap_sums = 0;
+    MDB_cursor *c;
+    MDB_val k, v;
+    int rc;
+
+    *more = false;
+    if ((rc = series_cursor(w, rank_key, RS_SERIES_GPU, &from, &c)) != 0)
+        return rc;
+    while ((rc = next_chunk(c, &from, horizon, *budget, more, &k, &v)) == 0) {
+        if (v.mv_size % sizeof(struct rs_gpu_value) != 0 || v.mv_size > RS_STORE_CHUNK_BYTES) {
+            rc = RS_E_CORRUPT;
+            break;
+        }
+        /* readings from the horizon on stay raw: they go back as a chunk of their own */
+        struct rs_gpu_value keep[RS_STORE_CHUNK_BYTES / sizeof(struct rs_gpu_value)];
+        size_t n_keep = 0;
+        for (size_t off = 0; off < v.mv_size && rc == 0; off += sizeof keep[0]) {
+            struct rs_gpu_value gv;
+            struct rs_gpu_sample g;
+            memcpy(&gv, (const char *)v.mv_data + off, sizeof gv);
+            if (gv.time_ns >= horizon) {
+                keep[n_keep++] = gv;
+                continue;
+            }
+            rs__gpu_value_read(&gv, &g);
+            uint64_t start = g.time_ns - g.time_ns % ru->window_ns;
+            size_t i = n_sums; /* readings come in time order: their window is the last, mostly */
+            while (i > 0 && sums[i - 1].start != start)
+                i--;
+            if (i == 0) {
+                if (RS_ARRAY_RESERVE(sums, cap_sums, n_sums, 1) != 0) {
+                    rc = -ENOMEM;
+                    break;
+                }
+                i = ++n_sums;
+                memset(&sums[i - 1], 0, sizeof sums[i - 1]);
+                sums[i - 1].start = start;
+            }
+            rs_gpu_window_add(&sums[i - 1].w, &g);
+            ru->gpu_readings++;
+            *budget -= *budget > 0;
+        }
+        if (rc != 0)
+            break;
+        if ((rc = rs__store_err(mdb_cursor_del(c, 0))) != 0 ||
+            (n_keep > 0 && (rc = rs__store_put_chunk(w, &from, keep[0].time_ns, keep,
+                                                     n_keep * sizeof keep[0])) != 0))
+            break;
+    }
+    mdb_cursor_close(c);
+    if (rc == 1)
+        rc = gpu_windows_put(w, rank_key, sums, n_sums);
+    free(sums);
+    return rc;
+}
+
+/* One rank's raw records before `raw` and agent windows and GPU readings before `windows` (0:
+ * none). */
 static int
 rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_key, uint64_t raw,
             uint64_t windows, size_t *budget, bool *more)
@@ -233,6 +352,8 @@ rollup_rank(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank_k
         !*more)
         rc = coarsen_agent_windows(w, ru, rank_key, RS_KWIN_AGENT_MEMCPY, RS_KWIN_MEMCPY, windows,
                                    budget, more);
+    if (windows > 0 && rc == 0 && !*more)
+        rc = rollup_gpu(w, ru, rank_key, windows, budget, more);
     return rc;
 }
 

@@ -94,9 +94,28 @@ out:
 }
 
 struct ranks_ctx {
+    rs_store_read *r;
     rs_store_rank_cb cb;
     void *arg;
 };
+
+/* Adds one collector's frames (keys.h frame_seqs) to the rank's loss accounting. A collector
+ * whose last frames were lost and that sent nothing after cannot be counted: nothing says they
+ * existed. Frames stored twice (resent under another dedup key) count as arrived, never below 0. */
+static int
+visit_frames(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct rs_rank_info *info = p;
+    struct rs_frames_value fv;
+
+    if (k->mv_size != sizeof(struct rs_key_frames) || v->mv_size != sizeof fv)
+        return RS_E_CORRUPT;
+    memcpy(&fv, v->mv_data, sizeof fv);
+    info->frames += fv.frames;
+    info->frames_lost += fv.frame_seq > fv.frames ? fv.frame_seq - fv.frames : 0;
+    info->records_lost += fv.records_sent > fv.records ? fv.records_sent - fv.records : 0;
+    return 0;
+}
 
 static int
 visit_rank(void *p, const MDB_val *k, const MDB_val *v)
@@ -132,14 +151,16 @@ visit_rank(void *p, const MDB_val *k, const MDB_val *v)
     info.collector_flags = rv.collector_flags;
     snprintf(info.collector_status, sizeof info.collector_status, "%.*s",
              (int)sizeof rv.collector_status - 1, rv.collector_status);
-    return ctx->cb(ctx->arg, &info);
+    int rc = rs__store_prefix_scan(ctx->r, ctx->r->store->frame_seqs, k->mv_data, k->mv_size,
+                                   k->mv_data, k->mv_size, visit_frames, &info);
+    return rc ? rc : ctx->cb(ctx->arg, &info);
 }
 
 int
 rs_store_ranks_scan(rs_store_read *r, const char *job, rs_store_rank_cb cb, void *arg)
 {
     struct rs_job_info info;
-    struct ranks_ctx ctx = {cb, arg};
+    struct ranks_ctx ctx = {r, cb, arg};
     uint8_t prefix[RS_KEY_JOB_PREFIX];
     int rc = rs_store_job_get(r, job, &info);
 

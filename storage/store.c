@@ -108,11 +108,12 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
             goto out;
         }
     } else if (format_is(&v, RS_STORE_FORMAT_2) || format_is(&v, RS_STORE_FORMAT_3) ||
-               format_is(&v, RS_STORE_FORMAT_4)) {
-        /* formats 2 - 4 read as they are; a writer marks the store 5, since windows name kernels
-         * by number, agent windows go to awin and jobs have recorded keys from now on (keys.h) —
-         * but not keep_format (--check, --compact-to), while an older server may still be
-         * serving the store (the empty kwin_names, awin, job_keys and job_ids below are no change
+               format_is(&v, RS_STORE_FORMAT_4) || format_is(&v, RS_STORE_FORMAT_5)) {
+        /* formats 2 - 5 read as they are; a writer marks the store 6, since windows name kernels
+         * by number, agent windows go to awin, jobs have recorded keys and deleting a job must
+         * remove its gpu_ranks and verdicts entries from now on (keys.h) — but not keep_format
+         * (--check, --compact-to), while an older server may still be serving the store (the
+         * empty kwin_names, awin, job_keys, job_ids, gpu_ranks and verdicts below are no change
          * to it) */
         v.mv_size = sizeof format - 1;
         v.mv_data = (void *)format;
@@ -134,7 +135,10 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         (rc = mdb_dbi_open(txn, "kwin_names", MDB_CREATE, &s->names)) ||
         (rc = mdb_dbi_open(txn, "awin", MDB_CREATE, &s->awin)) ||
         (rc = mdb_dbi_open(txn, "job_keys", MDB_CREATE, &s->job_keys)) ||
-        (rc = mdb_dbi_open(txn, "job_ids", MDB_CREATE, &s->job_ids))) {
+        (rc = mdb_dbi_open(txn, "job_ids", MDB_CREATE, &s->job_ids)) ||
+        (rc = mdb_dbi_open(txn, "gpu_ranks", MDB_CREATE, &s->gpu_ranks)) ||
+        (rc = mdb_dbi_open(txn, "verdicts", MDB_CREATE, &s->verdicts)) ||
+        (rc = mdb_dbi_open(txn, "frame_seqs", MDB_CREATE, &s->frame_seqs))) {
         rc = rs__store_err(rc);
         goto out;
     }
@@ -148,7 +152,6 @@ static void
 store_free(rs_store *s)
 {
     rs__known_fini(&s->known_strings);
-    rs__gpu_map_fini(s);
     rs__numbers_fini(&s->numbers);
     free(s->made_dir);
     free(s->dir);
@@ -191,7 +194,7 @@ rs_store_open(const char *dir, const struct rs_store_options *opts, rs_store **o
     }
     s->map_bytes = o.map_size ? o.map_size : 256ull << 30;
     mdb_env_set_mapsize(s->env, (size_t)((double)s->map_bytes * RS_STORE_HEADROOM));
-    mdb_env_set_maxdbs(s->env, 16);
+    mdb_env_set_maxdbs(s->env, 32);
     mdb_env_set_maxreaders(s->env, o.max_readers ? o.max_readers : 126);
     rc = mdb_env_open(s->env, dir, MDB_NOTLS | (o.sync_metadata ? 0 : MDB_NOMETASYNC), 0600);
     if (rc != 0) {

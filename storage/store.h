@@ -128,6 +128,7 @@ struct rs_store_rollup {
     uint64_t records, chunks, windows; /* totals so far: rolled kernel and memcpy records, deleted
                                           raw chunks, windows written */
     uint64_t agent_windows;            /* agent windows coarsened into rollup windows so far */
+    uint64_t gpu_readings;             /* NVML readings rolled up into GPU windows so far */
     /* private: where to go on, and the job of the last rank seen */
     uint8_t resume[12];
     bool started;
@@ -184,6 +185,11 @@ struct rs_rank_info {
     uint64_t n_stalls;
     uint64_t dropped_records; /* latest cumulative count reported by the collector */
     uint64_t batches;         /* rank batches stored */
+    /* Loss accounting (rankscope.proto RankBatch.frame_seq), over every collector of the rank;
+     * 0 when its collectors do not number their frames */
+    uint64_t frames;       /* collector frames stored */
+    uint64_t frames_lost;  /* frames collectors sent (their highest numbers) that never arrived */
+    uint64_t records_lost; /* the records those frames carried */
     int64_t clock_offset_ns;  /* CLOCK_REALTIME minus the record clock, latest batch; far from
                                  0 means another tool replaced CUPTI's clock */
     uint32_t collector_flags; /* enum rs_collector_flag bits, latest */
@@ -304,11 +310,59 @@ typedef int (*rs_store_gpu_cb)(void *arg, const struct rs_gpu_sample *s);
 int rs_store_gpu_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0, uint64_t t1,
                       rs_store_gpu_cb cb, void *arg);
 
-/* The newest reading of one rank's GPU; RS_E_NOT_FOUND when it has none (or the job is unknown). */
+/* The newest reading of one rank's GPU — once all its readings are rolled up, its newest window
+ * as one reading (the window's means, its majority reason bits, its counters' last values, at its
+ * last reading's time); RS_E_NOT_FOUND when it has none (or the job is unknown). */
 int rs_store_gpu_last(rs_store_read *r, const char *job, uint32_t rank, struct rs_gpu_sample *out);
 
 /* Readings dropped since the process started because no rank had reported their GPU. */
 uint64_t rs_store_gpu_unattributed(void);
+
+/* A GPU's readings folded together (gpu_window.c): what the answers over a time range need of
+ * them — counts and sums for means, hits per clock-event reason bit, extremes, the first and last
+ * values of cumulative counters and the violation counters' growth — and no more; so the
+ * readings of any span fold into one, in any grouping, with the figures of folding them one by
+ * one. The rollup keeps old readings as one window per rank and rollup window (docs/
+ * storage.md "Rollups"); the answers fold windows and the readings still raw. Counters are as in
+ * struct rs_gpu_sample (violation counters: whole ms that wrap, rs_gpu_violation_delta_ns). A
+ * field group's figures mean something only when its bit is in `present`. Stored as it is (host
+ * order): 328 bytes. */
+#define RS_GPU_WINDOW_VERSION 1u
+#define RS_GPU_WINDOW_REASON_BITS 16 /* NVML's clock-event reasons are bits 0 - 8 */
+struct rs_gpu_window {
+    uint32_t version, present;           /* present: the union of the readings' field bits */
+    uint64_t first_ns, last_ns, samples; /* of the readings */
+    uint64_t sum_sm_mhz, sum_mem_mhz, sum_power_mw, sum_temp_c, sum_util_gpu, sum_util_mem;
+    uint32_t n_sm, n_mem, n_reasons, n_power, n_temp, n_util; /* readings with each figure */
+    uint32_t reason_hits[RS_GPU_WINDOW_REASON_BITS];          /* readings with reason bit i */
+    uint32_t sm_max_mhz, mem_max_mhz, power_limit_mw, mem_total_mib; /* the newest */
+    uint32_t mem_used_max_mib, temp_max_c;
+    /* violation counters (power, thermal): the first and last reading with them, and the growth
+     * between consecutive readings summed, each step capped at the time between them (a counter
+     * that went back — a driver reload — counts none) */
+    uint64_t viol_first_ns, viol_last_ns;
+    uint64_t viol_first[2], viol_last[2], viol_growth_ns[2];
+    uint64_t ecc_first[2], ecc_last[2]; /* corrected, uncorrected */
+    uint64_t replay_first, replay_last, nvlink_err_first, nvlink_err_last;
+    uint64_t xids;                  /* events */
+    uint32_t last_xid, remapped[2]; /* the newest: XID code, remapped rows (correctable, not) */
+    uint8_t remap_pending, remap_failed; /* in any reading */
+    uint8_t pcie_gen_min, pcie_width_min, pcie_gen_max, pcie_width_max, nvlink_up_min, pad;
+};
+
+/* Folds one reading (taken after those already in w, or w empty: zeroed) into w. */
+void rs_gpu_window_add(struct rs_gpu_window *w, const struct rs_gpu_sample *g);
+/* Folds `later` (readings after into's, or overlapping them: then the counters' growth between
+ * the two is not counted) into `into` (zeroed: empty). */
+void rs_gpu_window_merge(struct rs_gpu_window *into, const struct rs_gpu_window *later);
+
+/* One rank's GPU over [t0, t1) as windows, in time order: its rolled-up windows that start in
+ * the range (whole: a window's readings may reach past t1), then its raw readings in the range,
+ * each as a window of one. An unknown job has none (0). Returns 0, the callback's non-zero value,
+ * RS_E_CORRUPT or a storage error. */
+typedef int (*rs_store_gpu_window_cb)(void *arg, const struct rs_gpu_window *w);
+int rs_store_gpu_windows_scan(rs_store_read *r, const char *job, uint32_t rank, uint64_t t0,
+                              uint64_t t1, rs_store_gpu_window_cb cb, void *arg);
 
 /* The growth of a violation counter between two stored readings (ns; the stored counters wrap). */
 static inline uint64_t
@@ -317,13 +371,39 @@ rs_gpu_violation_delta_ns(uint64_t earlier_ns, uint64_t later_ns)
     return (uint64_t)(uint32_t)(later_ns / 1000000u - earlier_ns / 1000000u) * 1000000u;
 }
 
+/* --- straggler verdict history (verdicts.c) ------------------------------------------------ */
+
+/* One time a rank was found a straggler: from the evaluation that raised it (detected_ns, server
+ * clock) to the first one that no longer did (cleared_ns; 0 while active — or when the server
+ * stopped before clearing it). slowdown: the newest evaluation's. */
+struct rs_store_verdict {
+    uint32_t rank;
+    uint64_t detected_ns, cleared_ns;
+    double slowdown;
+};
+
+/* Records what one evaluation found for rank `rank` of `job`: active (a straggler, slowdown > 0)
+ * or not. An active finding continues the rank's newest verdict when that one is not cleared (a
+ * later evaluation, or the first after a restart, which raises it again), else starts one at
+ * now_ns — making room by deleting the rank's oldest beyond RS_VERDICTS_PER_RANK - 1; an
+ * inactive one clears the open verdict at now_ns, if any. Deleting the job removes its verdicts.
+ * Returns 0, RS_E_NOT_FOUND (no such job: deleted meanwhile), -EINVAL (active with a slowdown
+ * that is not a positive number) or a storage error. */
+int rs_store_verdict_note(rs_store_write *w, const char *job, uint32_t rank, bool active,
+                          double slowdown, uint64_t now_ns);
+
+/* The stored verdicts of `job`, by rank then detected_ns. An unknown job has none (0). */
+typedef int (*rs_store_verdict_cb)(void *arg, const struct rs_store_verdict *v);
+int rs_store_verdicts_scan(rs_store_read *r, const char *job, rs_store_verdict_cb cb, void *arg);
+
 /* --- consistency ------------------------------------------------------------------------- */
 
-#define RS_STORE_DBS 14 /* databases of the layout (docs/storage.md) */
+#define RS_STORE_DBS 16 /* databases of the layout (docs/storage.md) */
 
 struct rs_store_check_report {
     uint64_t jobs, ranks, series_chunks, kernel_windows, steps, collectives, strings, batches,
         step_summaries, name_numbers; /* entries seen */
+    uint64_t gpu_ranks, verdicts;     /* entries of the GPU map and the verdict history */
     struct {
         const char *name;     /* "series", "coll_blocks", ... */
         uint64_t bytes;       /* its pages (branch, leaf, overflow) times the page size */
@@ -335,6 +415,8 @@ struct rs_store_check_report {
     /* GPU telemetry (series of kind RS_SERIES_GPU): readings and what their chunks take of leaf
      * pages (keys, values, node headers) */
     uint64_t gpu_readings, gpu_entry_bytes;
+    /* their rollups (series of kind RS_SERIES_GPU_WINDOW): windows, readings they hold, bytes */
+    uint64_t gpu_windows, gpu_window_readings, gpu_window_entry_bytes;
     uint64_t problems;
     char first_problem[256]; /* "" when none */
 };

@@ -49,7 +49,9 @@ struct rs_store {
     uint64_t map_bytes; /* the map asked for; LMDB's is RS_STORE_HEADROOM larger */
     MDB_dbi meta, dedup, jobs, ranks, series, steps, colls, strings, stepsum, kwin, names, awin;
     MDB_dbi job_keys, job_ids; /* job name <-> the job's key prefix (job_keys.c) */
-    struct rs__gpu_map *gpu_map; /* GPU UUID -> (job, rank) last reported (gpu.c); writer's */
+    MDB_dbi gpu_ranks;         /* GPU UUID -> the rank that reported it last (gpu_ranks.c) */
+    MDB_dbi verdicts;          /* straggler verdict history (verdicts.c) */
+    MDB_dbi frame_seqs;        /* frames of each collector that arrived (keys.h) */
     /* what rs_store_open found and made, for rs_store_close_discard (writer_lock.c) */
     int lock_fd;    /* DIR/writer.lock, flock'd (exclusive), or -1 */
     char *dir;      /* as given to rs_store_open */
@@ -101,12 +103,31 @@ void rs__numbers_committed(rs_store_write *w);
  * 0 or -ENOMEM. */
 int rs__write_note_string(rs_store_write *w, uint64_t fp, uint64_t id);
 
-/* gpu.c — the writer's map of GPU UUID -> (job key prefix, rank), noted from every rank batch; and
- * the GPU readings of a batch filed under their ranks. */
-struct rs__gpu_map;
-void rs__gpu_map_note(rs_store *s, const char *uuid, uint64_t job_id, uint32_t rank);
-void rs__gpu_map_fini(rs_store *s);
+/* gpu.c — the GPU readings of a batch filed under their ranks; a stored reading read back (uuid
+ * NULL). */
 int rs__store_write_gpus(rs_store_write *w, const struct rs_agent_batch *b);
+struct rs_gpu_value;
+void rs__gpu_value_read(const struct rs_gpu_value *v, struct rs_gpu_sample *g);
+/* gpu_window.c — a rolled-up window as one reading (uuid NULL) taken at its last reading's time:
+ * the means of its clocks, power, utilisation and temperature, the reason bits set in most of its
+ * readings, its largest memory use, lowest link state, and its counters' last values. */
+void rs__gpu_window_as_sample(const struct rs_gpu_window *w, struct rs_gpu_sample *g);
+
+/* gpu_ranks.c — the table GPU UUID -> the rank that reported it last (keys.h gpu_ranks), kept in
+ * the transaction of the rank batches that report UUIDs, so that it survives restarts.
+ * rs__gpu_rank_note: rank (job_id, rank) reports `uuid` ("" or NULL: nothing) and reported
+ * `old_uuid` before (NULL or "": none); the old UUID's entry goes when it names this rank. One
+ * lookup when nothing changed. 0 or a storage error.
+ * rs__gpu_rank_get: the rank of `uuid` when it names a stored rank that still reports it: 0,
+ * RS_E_NOT_FOUND or a storage error.
+ * rs__gpu_ranks_forget_job: removes the entries of the job's ranks (before the ranks go), within
+ * *budget deletions (decremented). 0 or a storage error. */
+int rs__gpu_rank_note(rs_store_write *w, const char *old_uuid, const char *uuid, uint64_t job_id,
+                      uint32_t rank);
+int rs__gpu_rank_get(MDB_txn *txn, const rs_store *s, const char *uuid, uint64_t *job_id,
+                     uint32_t *rank);
+int rs__gpu_ranks_forget_job(MDB_txn *txn, const rs_store *s, const uint8_t *job_id, size_t *budget,
+                             uint64_t *deleted);
 
 struct rs_store_read {
     rs_store *store;

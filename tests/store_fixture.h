@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static inline rs_store *
 t_store_open(char *dir, const struct rs_store_options *opts)
@@ -59,6 +60,28 @@ t_store_delete_job(rs_store *st, const char *job, size_t per_txn)
     }
     T_CHECK(done);
     return deleted;
+}
+
+/* Rolls up with a clock of `now`, `raw_ns` of each rank's newest data kept raw and windows of
+ * `window_ns`, in transactions of at most `per_txn` records, until done; returns the totals. */
+static inline struct rs_store_rollup
+t_store_rollup(rs_store *st, uint64_t now, uint64_t raw_ns, uint64_t window_ns, size_t per_txn)
+{
+    struct rs_store_rollup ru;
+    bool done = false;
+
+    memset(&ru, 0, sizeof ru);
+    ru.now_ns = now;
+    ru.raw_ns = raw_ns;
+    ru.window_ns = window_ns;
+    for (int rounds = 0; !done && rounds < 100000; rounds++) {
+        rs_store_write *w;
+        T_EQ(rs_store_write_begin(st, &w), 0);
+        T_EQ(rs_store_rollup_step(w, &ru, per_txn, &done), 0);
+        T_EQ(rs_store_write_commit(w), 0);
+    }
+    T_CHECK(done);
+    return ru;
 }
 
 static inline void

@@ -1,5 +1,6 @@
 /* libFuzzer target for HTTP request parsing (server/http_request.c): arbitrary bytes, fed whole
- * and then in two pieces, with pipelined requests parsed one after the other. */
+ * and then in two pieces, with pipelined requests parsed one after the other; each request's
+ * Accept-Encoding goes through rs_http_accepts_gzip. */
 #include "server/http_request.h"
 
 #include <stddef.h>
@@ -26,8 +27,11 @@ parse(const char *data, size_t size, size_t split)
             break;
         if (rc != RS_HTTP_COMPLETE)
             break;
-        if (rs_http_parser_request(&p, &r) == 0 && (!r.path || !r.query || !r.method))
+        if (rs_http_parser_request(&p, &r) == 0 &&
+            (!r.path || !r.query || !r.method || !r.accept_encoding))
             __builtin_trap();
+        if (rs_http_parser_request(&p, &r) == 0)
+            (void)rs_http_accepts_gzip(r.accept_encoding);
         if (used > size)
             __builtin_trap();
         data += used;

@@ -1,6 +1,7 @@
 /* libFuzzer target for the wire decoders (AgentBatch requests, RankBatch frames, replies).
  * Build with `make fuzz-wire`; `make test` replays tests/fuzz/corpus/wire/ with replay_main.c. */
 #include "proto/wire.h"
+#include "proto/wire_head.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             __builtin_trap();
         __builtin_free(out);
     }
+    /* What decodes has a head the walk reads alike (the server checks tokens on the head). */
+    struct rs_wire_batch_head h;
+    if (b && (rs_wire_agent_batch_head(data, size, &h) != 0 ||
+              h.batch_seq != rs_wire_agent_batch_get(b)->batch_seq ||
+              h.agent_id != rs_wire_agent_batch_get(b)->agent_id ||
+              __builtin_strcmp(h.token, rs_wire_agent_batch_get(b)->auth_token) != 0))
+        __builtin_trap();
     rs_wire_agent_batch_free(b);
     rs_wire_agent_batch_peek_seq(data, size, &a, &s);
     if (rs_wire_rank_frame_decode(data, size, RS_WIRE_MAX_FRAME_BYTES, &f) == 0 &&

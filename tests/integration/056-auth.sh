@@ -9,13 +9,6 @@
 # longer pre-claim its sequence numbers (without tokens it still can: shown too).
 . "$(dirname "$0")/common.sh"
 
-# new_token NAME ROLE: the token in $WORK/NAME.token (0600), its line appended to $WORK/tokens
-new_token() {
-    "$BIN/rankscope-server" --new-token "$1" --role "$2" >"$WORK/$1.new" || return 1
-    grep '^rst_' "$WORK/$1.new" >"$WORK/$1.token"
-    chmod 600 "$WORK/$1.token"
-    grep "^$1 $2 sha256:" "$WORK/$1.new" >>"$WORK/tokens"
-}
 : >"$WORK/tokens"
 chmod 600 "$WORK/tokens"
 new_token alice admin
@@ -213,7 +206,10 @@ check "a bad file on SIGHUP keeps the tokens loaded before, and says why with fi
     grep -q 'RS-AUTH-RELOAD SIGHUP: .*tokens:[0-9]*: expected NAME ROLE sha256:HEX.*keeping the' '$WORK/server.log'"
 check "the server still takes the agent's batches after the reloads" sh -c "
     '$BIN/rankscope-sim' --job after --ranks 1 --steps 5 --speed 0 --agent '$WORK/agent.sock' --log-level warn >'$WORK/after.json' &&
-    sleep 1 && RANKSCOPE_CLI_TOKEN='$C' '$BIN/rankscope' --server '$HTTP' jobs | grep -q after"
+    for _ in \$(seq 50); do
+        RANKSCOPE_CLI_TOKEN='$C' '$BIN/rankscope' --server '$HTTP' jobs | grep -q after && exit 0
+        sleep 0.2
+    done; exit 1"
 stop "$PID_agent"
 check "the agent's batches (sequence numbers 1..60 pre-claimed by mallory) were never duplicates" \
     grep -qE 'RS-AGENT-EXIT.* acked ([1-9]|[1-5][0-9]) duplicate 0 ' "$WORK/agent.log"

@@ -138,6 +138,50 @@ check "gpus: a bad window is refused" sh -c "
     [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/capped/gpus?since_ns=5') = 400 ] &&
     [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/nosuchjob/gpus') = 404 ]"
 
+# Busy is not efficient: with PC sampling, the memory-bound share of each rank's stall samples; the
+# simulated straggler's added time is sampled as waiting on memory (sim/stalls.h), so its share is
+# above its peers'. A job whose agent summarizes (windows, no intervals) still gets busy and
+# tensor-core figures, from summed kernel time: at least the union the raw records give.
+pcsim() { # JOB
+    "$BIN/rankscope-sim" --job "$1" --seed 3 --ranks 4 --steps 150 --step-ms 20 --speed 1 \
+        --slow-rank 2 --slowdown 0.3 --pc-sampling --agent "$WORK/agent.sock" --log-level warn \
+        >"$WORK/$1.json"
+    wait_for_records "$1" "$WORK/$1.json"
+    curl -s "$HTTP/v1/jobs/$1/gpus" >"$WORK/$1.gpus"
+}
+pcsim rawpc
+stop "$PID_agent"
+start_agent --nvml-library "$FAKE" --gpu-interval-ms 100 --gpu-send-s 1 --summarize \
+    --summary-window-s 1
+pcsim sumpc
+check "memory-bound share: from the stall samples, the straggler's above its peers'" python3 -c '
+import json, sys
+g = {x["rank"]: x for x in json.load(open(sys.argv[1]))["gpus"]}
+m = {r: x["memory_bound"] for r, x in g.items()}
+for r, x in m.items():
+    assert x["stall_samples"] > 1000 and x["why"] is None, x
+    assert abs(x["share"] - x["memory_samples"] / x["stall_samples"]) < 1e-6, x
+for r in (0, 1, 3):  # between the GEMM mix (12% memory) and the element-wise one (64%)
+    assert 0.12 < m[r]["share"] < 0.64 and m[2]["share"] > m[r]["share"] + 0.05, m
+assert all(x["kernels"]["busy_from"] == "intervals" and x["kernels_why"] is None for x in g.values()), g
+(c,) = [x for x in json.load(open(sys.argv[2]))["gpus"] if x["rank"] == 0]
+assert c["memory_bound"]["share"] is None and c["memory_bound"]["stall_samples"] == 0, c
+assert "PC sampling" in c["memory_bound"]["why"], c' "$WORK/rawpc.gpus" "$WORK/capped.gpus"
+check "a summarized job: busy and tensor-core shares from its windows, summed" python3 -c '
+import json, sys
+raw = {x["rank"]: x for x in json.load(open(sys.argv[1]))["gpus"]}
+summ = {x["rank"]: x for x in json.load(open(sys.argv[2]))["gpus"]}
+assert sorted(summ) == [0, 1, 2, 3], summ
+for r, x in summ.items():
+    k, kr = x["kernels"], raw[r]["kernels"]
+    assert k is not None and x["kernels_why"] is None, x
+    assert k["busy_from"] == "summed_windows" and k["tensor_core_share"] == 0, k
+    assert kr["busy_share"] - 0.02 <= k["busy_share"] <= 1, (k, kr)
+    assert x["memory_bound"]["share"] is not None, x' "$WORK/rawpc.gpus" "$WORK/sumpc.gpus"
+"$BIN/rankscope" --server "$HTTP" gpus rawpc >"$WORK/gpus-pc.txt" 2>&1
+check "rankscope gpus shows the memory-bound share beside busy and tensor cores" sh -c "
+    grep '^rank *2 ' '$WORK/gpus-pc.txt' | grep -q 'kernels busy [0-9]*%, tensor cores 0% of kernel time, memory-bound [0-9]*% of stall samples'"
+
 # A server from before telemetry (wire schema version 4 at most) refuses the telemetry batches: the
 # agent says so once and stops sending them; the job's profile reaches that server whole.
 start oldserver "$TOOLS/rankscope-server-v4" --data "$WORK/olddata" --http 127.0.0.1:0 \
@@ -193,4 +237,29 @@ agent_with hung --nvml-library "$FAKE"
 check "NVML hangs 3 s per call: the job's records arrive anyway, well before NVML answers twice" sh -c "
     [ \$(( ($(date +%s%N) - $start_ns) / 1000000 )) -lt 5500 ]"
 check "NVML hangs: records" totals_match hung "$WORK/hung.json"
+
+# Rollups: with the agent stopped (no more readings), the capped job's answer over a fixed range;
+# then a server that keeps 1 s raw folds every reading of these idle jobs into 60 s windows, and
+# the same range answers the same NVML figures from the windows.
+stop "$PID_agent"
+RANGE="since_ns=1&until_ns=$(python3 -c 'import time; print(time.time_ns() + 3600 * 10**9)')"
+curl -s "$HTTP/v1/jobs/capped/gpus?$RANGE" >"$WORK/capped.raw.gpus"
+stop "$PID_server"
+start_server --raw-retention-s 1 --maintenance-s 1
+for _ in $(seq 100); do grep -q RS-ROLLUP-GPU "$WORK/server.log" && break; sleep 0.1; done
+sleep 1 # a second pass: nothing left raw
+"$BIN/rankscope-server" --check --data "$WORK/data" >"$WORK/rollup.check"
+check "rollup: every reading folded into GPU windows, none left raw, the store consistent" sh -c "
+    grep -q RS-ROLLUP-GPU '$WORK/server.log' && grep -q '^check: consistent' '$WORK/rollup.check' &&
+    grep -q '^check: GPU telemetry rollups: [0-9]* windows of [0-9]* readings' '$WORK/rollup.check' &&
+    ! grep -q '^check: GPU telemetry: ' '$WORK/rollup.check'"
+curl -s "$HTTP/v1/jobs/capped/gpus?$RANGE" >"$WORK/capped.rolled.gpus"
+check "rollup: the same NVML figures from the windows as from the readings" python3 -c '
+import json, sys
+a, b = (json.load(open(p))["gpus"] for p in sys.argv[1:3])
+assert len(a) == len(b) == 4, (a, b)
+for x, y in zip(a, b):
+    for k in ("kernels", "kernels_why", "memory_bound"):  # from kernel records: rolled up too
+        x.pop(k), y.pop(k)
+    assert x["samples"] >= 20 and x == y, (x, y)' "$WORK/capped.raw.gpus" "$WORK/capped.rolled.gpus"
 finish

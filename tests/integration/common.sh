@@ -42,6 +42,21 @@ no_sanitizer_reports() {
     ! grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: ' "$WORK"/*.log
 }
 
+# browser_checks OUTPUT RC MIN SHOTS: a check per "PASS what" / "FAIL what: why" line that a
+# tests/browser/*.mjs run printed to OUTPUT (failures point to the screenshots in SHOTS), then one
+# that the run exited 0 (RC) with at least MIN checks passed.
+browser_checks() {
+    local verdict what
+    while read -r verdict what; do
+        case $verdict in
+        PASS) check "browser: $what" true ;;
+        FAIL) check "browser: ${what%%: *}" sh -c 'echo "$1"; echo "screenshots: $2"; exit 1' _ "$what" "$4" ;;
+        esac
+    done <"$1"
+    check "the browser run ended cleanly with every check reported (exit $2)" bash -c '
+        [ "$1" = 0 ] && [ "$(grep -c "^PASS " "$2")" -ge "$3" ] || { tail -5 "$2"; exit 1; }' _ "$2" "$1" "$3"
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # start_server_at URL [options]: server on URL (port 0 allowed), HTTP on a free port.
@@ -125,4 +140,12 @@ store_counts() {
 
 health_is() {
     curl -sf "$HTTP/healthz" | python3 -c "import json,sys; v=json.load(sys.stdin)['counters']['$1']; print(v); assert v == $2"
+}
+
+# new_token NAME ROLE: the token in $WORK/NAME.token (0600), its line appended to $WORK/tokens
+new_token() {
+    "$BIN/rankscope-server" --new-token "$1" --role "$2" >"$WORK/$1.new" || return 1
+    grep '^rst_' "$WORK/$1.new" >"$WORK/$1.token"
+    chmod 600 "$WORK/$1.token"
+    grep "^$1 $2 sha256:" "$WORK/$1.new" >>"$WORK/tokens"
 }

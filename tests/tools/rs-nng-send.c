@@ -3,7 +3,7 @@
  * truncated or hostile input) or a small valid AgentBatch (--valid JOB SEQ), optionally as agent
  * AGENT_ID (hex) and with a bearer token appended (--token T), as an agent sends it; --host H and
  * --kernel K name the rank's host and its kernel (e.g. markup for the dashboard's test; default
- * "h" and "k"). */
+ * "h" and "k"); --kernels N sends N kernel records (a request of megabytes: 400,000 take ~6 MB). */
 #include "proto/wire.h"
 #include "tests/t_batch.h"
 
@@ -44,7 +44,7 @@ int
 main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[2], "--raw") == 0) {
-        static char buf[1 << 20];
+        static char buf[RS_WIRE_MAX_BATCH_BYTES];
         FILE *f = fopen(argv[3], "rb");
         size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
         if (f)
@@ -54,6 +54,7 @@ main(int argc, char **argv)
     if (argc >= 5 && strcmp(argv[2], "--valid") == 0) {
         uint64_t agent_id = 0x7e57;
         const char *token = NULL, *host = "h", *kernel = "k";
+        uint32_t n_kernels = 1;
         for (int i = 5; i + 1 < argc; i += 2) {
             if (strcmp(argv[i], "--agent-id") == 0)
                 agent_id = strtoull(argv[i + 1], NULL, 16);
@@ -63,20 +64,27 @@ main(int argc, char **argv)
                 host = argv[i + 1];
             else if (strcmp(argv[i], "--kernel") == 0)
                 kernel = argv[i + 1];
+            else if (strcmp(argv[i], "--kernels") == 0)
+                n_kernels = (uint32_t)strtoul(argv[i + 1], NULL, 10);
         }
         const char *names[] = {kernel};
-        struct rs_kernel_record k = {1000, 2000, 0, 7, 0, 0};
-        struct rs_rank_batch rb = {
-            .identity = T_IDENTITY_OF(argv[3], 0, 0, 1, host, "GPU-x", 1),
-            T_RECORDS(strings, names, 1),
-            T_RECORDS(kernels, &k, 1)};
+        struct rs_kernel_record *k = calloc(n_kernels ? n_kernels : 1, sizeof *k);
+        if (!k)
+            return 1;
+        for (uint32_t i = 0; i < n_kernels; i++)
+            k[i] = (struct rs_kernel_record){1000 + 2000ull * i, 2000 + 2000ull * i, 0, 7, 0, 0};
+        struct rs_rank_batch rb = {.identity = T_IDENTITY_OF(argv[3], 0, 0, 1, host, "GPU-x", 1),
+                                   T_RECORDS(strings, names, 1),
+                                   T_RECORDS(kernels, k, n_kernels)};
         struct rs_agent_batch b = {
             agent_id, 1,   strtoull(argv[4], NULL, 10), {agent_id, 1, "h", "test", {0, 0}}, &rb, 1,
             0,        NULL,  NULL, 0};
         uint8_t *data, *with;
         size_t len, tlen = 0;
         uint8_t field[512];
-        if (rs_wire_agent_batch_encode(&b, &data, &len) != 0)
+        int erc = rs_wire_agent_batch_encode(&b, &data, &len);
+        free(k);
+        if (erc != 0)
             return 1;
         if (token && rs_wire_auth_token_field(token, field, sizeof field, &tlen) != 0) {
             fprintf(stderr, "rs-nng-send: not a valid token\n");
@@ -91,6 +99,6 @@ main(int argc, char **argv)
         return rc;
     }
     fprintf(stderr, "usage: rs-nng-send URL --raw FILE | URL --valid JOB SEQ [--agent-id HEX] "
-                    "[--token T] [--host H] [--kernel K]\n");
+                    "[--token T] [--host H] [--kernel K] [--kernels N]\n");
     return 2;
 }

@@ -53,7 +53,12 @@ export async function apiDownload(path, filename) {
         res = await request(path);
     }
     if (!res.ok) throw await errorOf(res);
-    const url = URL.createObjectURL(await res.blob());
+    saveBlob(await res.blob(), filename);
+}
+
+// Hands `blob` to the browser as a file it saves as `filename`.
+export function saveBlob(blob, filename) {
+    const url = URL.createObjectURL(blob);
     const a = document.createElement('a');
     a.href = url;
     a.download = filename;

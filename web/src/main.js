@@ -11,9 +11,12 @@ import { mountNccl } from './views/nccl.js';
 import { mountKernels } from './views/kernels.js';
 import { mountStalls } from './views/stalls.js';
 import { mountTimeline } from './views/timeline.js';
+import { PANEL_MOUNT, PANEL_TITLES, panelsNav, panelsShow } from './panels.js';
 
 const MOUNT = { jobs: mountJobs, overview: mountOverview, nccl: mountNccl, kernels: mountKernels, stalls: mountStalls, timeline: mountTimeline };
 const TITLES = { overview: 'Overview', nccl: 'NCCL', kernels: 'Kernels', stalls: 'Stall reasons', timeline: 'Timeline' };
+Object.assign(MOUNT, PANEL_MOUNT);
+Object.assign(TITLES, PANEL_TITLES);
 
 let poller = null;
 
@@ -25,6 +28,7 @@ function nav(route) {
             items.push(h('a', { href: href({ view, job: route.job, params: keep }), 'aria-current': route.view === view ? 'page' : null }, title));
         }
     }
+    items.splice(1, 0, panelsNav(route));
     fill(document.getElementById('nav'), items);
 }
 
@@ -39,6 +43,7 @@ function show() {
     poller = new Poller((e, path) => { status.textContent = `${path}: ${e.message}`; });
     nav(route);
     document.title = route.job ? `${route.job} · ${TITLES[route.view]} · rankscope` : 'rankscope';
+    panelsShow(route, poller);
     MOUNT[route.view](main, route, poller);
 }
 

@@ -237,11 +237,68 @@ first_records_wait_for_a_marker(void)
     rs_aggregate_free(a);
 }
 
+/* Numbered frames (loss accounting): the agent counts the numbers it never saw, per collector,
+ * and sends each collector's merged count and highest number; a restarted rank (another
+ * collector handle) is numbered apart. */
+static void
+counts_frame_gaps(void)
+{
+    static const char *const n1[] = {"a"};
+    struct rs_kernel_record k = {10, 20, 0, 7, 0, 0};
+    rs_aggregate *a = NULL;
+    rs_wire_agent_batch *d = NULL;
+    struct rs_rank_batch f = frame(n1, 1, 0, &k);
+
+    T_OK(rs_aggregate_new(&a));
+    f.collector_id = 77;
+    f.frames = 1;
+    f.frame_records = 1;
+    const uint64_t seqs[] = {1, 2, 5, 6}; /* 3 and 4 never arrive */
+    for (size_t i = 0; i < 4; i++) {
+        f.frame_seq = seqs[i];
+        f.records_sent = seqs[i]; /* one record a frame */
+        T_OK(rs_aggregate_add(a, &f));
+    }
+    struct rs_rank_batch other = f; /* the rank restarted: a new handle, numbered from 1 */
+    other.collector_id = 78;
+    other.frame_seq = other.records_sent = 1;
+    T_OK(rs_aggregate_add(a, &other));
+    T_EQ(rs_aggregate_frame_gaps(a), 2);
+    T_EQ(flush_decoded(a, &d), 0);
+    if (d) {
+        const struct rs_agent_batch *b = rs_wire_agent_batch_get(d);
+        T_EQ(b->n_ranks, 2);
+        for (uint32_t i = 0; i < b->n_ranks; i++) {
+            const struct rs_rank_batch *r = &b->ranks[i];
+            bool first = r->collector_id == 77;
+            T_EQ(r->frame_seq, first ? 6 : 1);
+            T_EQ(r->records_sent, first ? 6 : 1);
+            T_EQ(r->frames, first ? 4 : 1);
+            T_EQ(r->frame_records, first ? 4 : 1);
+        }
+    }
+    rs_wire_agent_batch_free(d);
+    /* after a flush the count starts again; the numbers go on */
+    f.frame_seq = f.records_sent = 8;
+    T_OK(rs_aggregate_add(a, &f));
+    T_EQ(rs_aggregate_frame_gaps(a), 3);
+    T_EQ(flush_decoded(a, &d), 0);
+    if (d) {
+        const struct rs_agent_batch *b = rs_wire_agent_batch_get(d);
+        T_EQ(b->n_ranks, 1);
+        T_EQ(b->ranks[0].frames, 1);
+        T_EQ(b->ranks[0].frame_seq, 8);
+    }
+    rs_wire_agent_batch_free(d);
+    rs_aggregate_free(a);
+}
+
 int
 main(void)
 {
     T_RUN(demangles_names);
     T_RUN(merges_per_rank);
+    T_RUN(counts_frame_gaps);
     T_RUN(many_ranks);
     T_RUN(first_records_wait_for_a_marker);
     return T_DONE("node-agent/aggregate");

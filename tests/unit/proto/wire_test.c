@@ -158,6 +158,38 @@ rejects_bad_input(void)
     b = sample_rank();
     b.collector_flags = 1u << 20;
     T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+    /* loss accounting that cannot be: more frames merged than numbered, more records in them
+     * than sent, a number without a collector or without a frame */
+    const struct {
+        uint64_t id, seq, sent, frames, records;
+    } bad_counts[] = {
+        {7, 2, 10, 3, 1}, {7, 2, 10, 1, 11}, {0, 2, 10, 1, 1}, {7, 2, 10, 0, 0}, {7, 0, 0, 1, 0}};
+    for (size_t i = 0; i < sizeof bad_counts / sizeof bad_counts[0]; i++) {
+        b = sample_rank();
+        b.collector_id = bad_counts[i].id;
+        b.frame_seq = bad_counts[i].seq;
+        b.records_sent = bad_counts[i].sent;
+        b.frames = bad_counts[i].frames;
+        b.frame_records = bad_counts[i].records;
+        T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+    }
+    b = sample_rank();
+    b.collector_id = 7;
+    b.frame_seq = 2;
+    b.records_sent = 10;
+    b.frames = b.frame_records = 1;
+    T_OK(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len));
+    T_OK(rs_wire_rank_frame_decode(buf, len, sizeof buf, &f));
+    if (f) {
+        const struct rs_rank_batch *g = rs_wire_rank_frame_batch(f);
+        T_EQ(g->collector_id, 7);
+        T_EQ(g->frame_seq, 2);
+        T_EQ(g->records_sent, 10);
+        T_EQ(g->frames, 1);
+        T_EQ(g->frame_records, 1);
+    }
+    rs_wire_rank_frame_free(f);
+    f = NULL;
     /* frame too small for the buffer */
     b = sample_rank();
     T_EQ(rs_wire_rank_batch_encode(&b, buf, 10, &len), RS_E_TOO_BIG);

@@ -62,7 +62,43 @@ struct job_spec {
     bool clean;      /* kernels back to back, nothing else */
     bool extra;      /* a 150 us kernel X at the step's start (load imbalance) */
     bool no_kernels; /* step records alone (an agent that summarizes sends windows instead) */
+    /* GPU telemetry: NVML readings every 5 ms over the steps with this much memory used of
+     * MEM_TOTAL_MIB (0: no readings); no_memory: readings of the clocks only */
+    double mem_used_mib;
+    bool no_memory;
 };
+
+#define MEM_TOTAL_MIB 80000.0
+
+/* NVML readings of the rank's GPU, as an agent sends them (with the rank's identity, so that the
+ * store files them under its rank). */
+static void
+put_readings(rs_store *st, const struct rs_rank_batch *id, const struct job_spec *j)
+{
+    static uint64_t seq;
+    struct rs_gpu_sample g[STEPS * STEP_US / 5000 + 1];
+    struct rs_rank_batch rb = {.identity = id->identity};
+    size_t n = 0;
+
+    for (uint64_t t = T0; t <= T0 + STEPS * STEP_US * US; t += 5000 * US)
+        g[n++] = (struct rs_gpu_sample){
+            .uuid = id->identity.gpu_uuid,
+            .time_ns = t,
+            .present = RS_GPU_SM_CLOCK | RS_GPU_SM_CLOCK_MAX | (j->no_memory ? 0 : RS_GPU_MEMORY),
+            .sm_clock_mhz = 1980,
+            .sm_clock_max_mhz = 1980,
+            /* whole MiB, as the wire carries them; the largest reading counts */
+            .mem_used_bytes = (uint64_t)(j->mem_used_mib - (t == T0 ? 0 : 1000)) << 20,
+            .mem_total_bytes = (uint64_t)MEM_TOTAL_MIB << 20};
+    struct rs_agent_batch b = t_agent_batch(0xad01, ++seq, &rb, 1);
+    rs_store_write *w;
+    bool dup;
+    b.gpus = g;
+    b.n_gpus = (uint32_t)n;
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+}
 
 static void
 put_job(rs_store *st, const struct job_spec *j)
@@ -100,8 +136,10 @@ put_job(rs_store *st, const struct job_spec *j)
         K(E, 1650, 2000);
 #undef K
     }
+    char uuid[64];
+    snprintf(uuid, sizeof uuid, "GPU-%s-%u", j->job, j->rank);
     struct rs_rank_batch rb = {
-        .identity = T_IDENTITY_OF(j->job, j->rank, j->rank, j->world, "node", "GPU-x", 1),
+        .identity = T_IDENTITY_OF(j->job, j->rank, j->rank, j->world, "node", uuid, 1),
         .clock = {T0, T0},
         .strings = names,
         .n_strings = sizeof names / sizeof names[0],
@@ -112,6 +150,8 @@ put_job(rs_store *st, const struct job_spec *j)
         .steps = s,
         .n_steps = j->markers ? STEPS : 0};
     t_store_put(st, &rb, 1);
+    if (j->mem_used_mib > 0 || j->no_memory)
+        put_readings(st, &rb, j);
 }
 
 static const struct rs_advice_finding *
@@ -165,7 +205,7 @@ with_markers(void)
     rs_store_read *r;
     struct rs_advice *a;
 
-    put_job(st, &(struct job_spec){"adv", 0, 1, true, false, false, false});
+    put_job(st, &(struct job_spec){"adv", 0, 1, true, false, false, false, 0, false});
     T_OK(rs_store_read_begin(st, &r));
     T_OK(rs_query_advice(r, "adv", 0, &a));
     T_CHECK(strcmp(a->steps_source, "markers") == 0);
@@ -193,7 +233,7 @@ from_kernel_period(void)
     rs_store_read *r;
     struct rs_advice *a;
 
-    put_job(st, &(struct job_spec){"adv", 0, 1, false, false, false, false});
+    put_job(st, &(struct job_spec){"adv", 0, 1, false, false, false, false, 0, false});
     T_OK(rs_store_read_begin(st, &r));
     T_OK(rs_query_advice(r, "adv", 0, &a));
     T_CHECK(strcmp(a->steps_source, "kernel_period") == 0);
@@ -213,7 +253,7 @@ clean(void)
     rs_store_read *r;
     struct rs_advice *a;
 
-    put_job(st, &(struct job_spec){"clean", 0, 1, true, true, false, false});
+    put_job(st, &(struct job_spec){"clean", 0, 1, true, true, false, false, 0, false});
     T_OK(rs_store_read_begin(st, &r));
     T_OK(rs_query_advice(r, "clean", 0, &a));
     T_EQ(a->n, 0);
@@ -232,7 +272,7 @@ without_kernels(void)
     rs_store_read *r;
     struct rs_advice *a;
 
-    put_job(st, &(struct job_spec){"bare", 0, 1, true, false, false, true});
+    put_job(st, &(struct job_spec){"bare", 0, 1, true, false, false, true, 0, false});
     T_OK(rs_store_read_begin(st, &r));
     T_OK(rs_query_advice(r, "bare", 0, &a));
     T_EQ(a->n, 0);
@@ -259,8 +299,8 @@ imbalance(void)
     struct rs_advice *a;
     const struct rs_advice_finding *f;
 
-    put_job(st, &(struct job_spec){"two", 0, 2, true, false, false, false});
-    put_job(st, &(struct job_spec){"two", 1, 2, true, false, true, false});
+    put_job(st, &(struct job_spec){"two", 0, 2, true, false, false, false, 0, false});
+    put_job(st, &(struct job_spec){"two", 1, 2, true, false, true, false, 0, false});
     T_OK(rs_store_read_begin(st, &r));
     T_OK(rs_query_advice(r, "two", 0, &a));
     T_CHECK((f = find(a, RS_ADVICE_LOAD_IMBALANCE)) && f->rank == 1 && near(f->cost_ns, 150));
@@ -268,6 +308,20 @@ imbalance(void)
     T_CHECK((f = find(a, RS_ADVICE_INPUT)) && f->rank == 0 && f->ranks == 1);
     T_CHECK((f = find(a, RS_ADVICE_FP32_GEMM)) && f->ranks == 2);
     rs_advice_free(a);
+    /* one rank's findings: rank 0 has the input idle, not the imbalance (rank 1's) */
+    T_OK(rs_query_advice_rank(r, "two", 0, 0, &a));
+    T_CHECK((f = find(a, RS_ADVICE_INPUT)) && f->rank == 0);
+    T_CHECK(!find(a, RS_ADVICE_LOAD_IMBALANCE) && a->ranks_with_steps == 1 && a->rank == 0);
+    for (size_t i = 0; i < a->n; i++)
+        T_EQ(a->findings[i].rank, 0);
+    rs_advice_free(a);
+    T_OK(rs_query_advice_rank(r, "two", 0, 1, &a));
+    T_CHECK((f = find(a, RS_ADVICE_LOAD_IMBALANCE)) && f->rank == 1 && !find(a, RS_ADVICE_INPUT));
+    json_t *doc = rs_advice_json("two", a);
+    T_EQ(json_integer_value(json_object_get(doc, "rank")), 1);
+    json_decref(doc);
+    rs_advice_free(a);
+    T_EQ(rs_query_advice_rank(r, "two", 0, 7, &a), RS_E_NOT_FOUND);
     rs_store_read_end(r);
     t_store_remove(st, dir);
 }
@@ -302,6 +356,135 @@ kernel_classes(void)
     T_CHECK(strcmp(s, "pl") == 0);
 }
 
+/* The skipped entry of `kind` in the advice's JSON, or NULL. */
+static const char *
+skipped_why(const struct rs_advice *a, const char *kind)
+{
+    static char why[400];
+    json_t *doc = rs_advice_json("j", a), *x;
+    size_t i;
+    const char *found = NULL;
+
+    json_array_foreach(json_object_get(doc, "skipped"), i, x)
+    {
+        if (strcmp(json_string_value(json_object_get(x, "kind")), kind) == 0) {
+            snprintf(why, sizeof why, "%s", json_string_value(json_object_get(x, "why")));
+            found = why;
+        }
+    }
+    json_decref(doc);
+    return found;
+}
+
+/* Advice of one job put by `specs` (n ranks). */
+static struct rs_advice *
+advice_of(const struct job_spec *specs, size_t n)
+{
+    char dir[] = "/tmp/rs-advice-XXXXXX";
+    rs_store *st = t_store_open(dir, NULL);
+    rs_store_read *r;
+    struct rs_advice *a = NULL;
+
+    for (size_t i = 0; i < n; i++)
+        put_job(st, &specs[i]);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_query_advice(r, specs[0].job, 0, &a), 0);
+    rs_store_read_end(r);
+    t_store_remove(st, dir);
+    return a;
+}
+
+/* Batch size: the planted job idles 170 us a step between kernels and after its sync (20 + 150);
+ * its GPU used at most 10,000 of 80,000 MiB, so 6 times the batch fits in 80% of it, and a 6x
+ * batch spreads that idle over 6 times the samples: 170 x (1 - 1/6) = 141.7 us per current step. */
+static void
+batch_size(void)
+{
+    const struct rs_advice_finding *f;
+    struct rs_advice *a;
+
+    a = advice_of(
+        &(struct job_spec){.job = "roomy", .world = 1, .markers = true, .mem_used_mib = 10000}, 1);
+    T_CHECK((f = find(a, RS_ADVICE_BATCH_SIZE)) != NULL);
+    if (f) {
+        T_CHECK(near(f->cost_ns, 170.0 * 5 / 6));
+        T_CHECK(f->seen[0] == 10000 && f->seen[1] == MEM_TOTAL_MIB && f->seen[3] == 6);
+        T_CHECK(fabs(f->seen[2] - 100.0 * 170 / 2000) < 0.01);
+        T_EQ(f->step_ns, STEP_US * US);
+    }
+    T_EQ(a->ranks_with_memory, 1);
+    T_CHECK(skipped_why(a, "batch_size") == NULL);
+    json_t *doc = rs_advice_json("roomy", a), *x;
+    size_t i;
+    bool said = false;
+    json_array_foreach(json_object_get(doc, "findings"), i, x)
+    {
+        if (strcmp(json_string_value(json_object_get(x, "kind")), "batch_size") == 0)
+            said =
+                json_real_value(json_object_get(json_object_get(x, "seen"), "batch_factor")) == 6 &&
+                json_object_get(json_object_get(x, "seen"), "memory_used_mib") != NULL;
+    }
+    T_CHECK(said);
+    json_decref(doc);
+    rs_advice_free(a);
+
+    /* 30,000 MiB: twice fits (2.13x), 170 x 1/2 = 85 us is 4.3% of the step: noise */
+    a = advice_of(
+        &(struct job_spec){.job = "half", .world = 1, .markers = true, .mem_used_mib = 30000}, 1);
+    T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE) && a->batch_factor == 2);
+    T_CHECK(skipped_why(a, "batch_size") == NULL);
+    rs_advice_free(a);
+
+    /* near full: 40,000 MiB (1.6x) and 70,000: never, and said why with the numbers */
+    a = advice_of(
+        &(struct job_spec){.job = "full", .world = 1, .markers = true, .mem_used_mib = 70000}, 1);
+    T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE) && a->batch_factor == 0);
+    const char *why = skipped_why(a, "batch_size");
+    T_CHECK(why && strstr(why, "memory near full: rank 0's GPU used 70000 of 80000 MiB (88%)"));
+    rs_advice_free(a);
+    a = advice_of(
+        &(struct job_spec){.job = "full", .world = 1, .markers = true, .mem_used_mib = 40000}, 1);
+    T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE) && skipped_why(a, "batch_size"));
+    rs_advice_free(a);
+
+    /* no readings, or readings without memory: skipped, no finding */
+    a = advice_of(&(struct job_spec){.job = "blind", .world = 1, .markers = true}, 1);
+    T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE) && a->ranks_with_memory == 0);
+    T_CHECK((why = skipped_why(a, "batch_size")) && strstr(why, "no GPU memory telemetry"));
+    rs_advice_free(a);
+    a = advice_of(
+        &(struct job_spec){.job = "clocks", .world = 1, .markers = true, .no_memory = true}, 1);
+    T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE) && a->ranks_with_memory == 0);
+    rs_advice_free(a);
+
+    /* a clean job with room: nothing idles, nothing to say */
+    a = advice_of(
+        &(struct job_spec){
+            .job = "clean", .world = 1, .markers = true, .clean = true, .mem_used_mib = 10000},
+        1);
+    T_EQ(a->n, 0);
+    rs_advice_free(a);
+
+    /* two ranks: the fullest GPU sets the multiple; one near full stops it for the job */
+    a = advice_of(
+        (struct job_spec[]){
+            {.job = "two", .world = 2, .markers = true, .mem_used_mib = 10000},
+            {.job = "two", .rank = 1, .world = 2, .markers = true, .mem_used_mib = 20000}},
+        2);
+    T_CHECK((f = find(a, RS_ADVICE_BATCH_SIZE)) && f->ranks == 2 && f->seen[3] == 3 &&
+            f->seen[0] == 20000 && near(f->cost_ns, 170.0 * 2 / 3));
+    T_EQ(a->ranks_with_memory, 2);
+    rs_advice_free(a);
+    a = advice_of(
+        (struct job_spec[]){
+            {.job = "two", .world = 2, .markers = true, .mem_used_mib = 10000},
+            {.job = "two", .rank = 1, .world = 2, .markers = true, .mem_used_mib = 50000}},
+        2);
+    T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE));
+    T_CHECK((why = skipped_why(a, "batch_size")) && strstr(why, "rank 1's GPU used 50000"));
+    rs_advice_free(a);
+}
+
 int
 main(void)
 {
@@ -311,5 +494,6 @@ main(void)
     T_RUN(without_kernels);
     T_RUN(imbalance);
     T_RUN(kernel_classes);
+    T_RUN(batch_size);
     return T_DONE("advice");
 }

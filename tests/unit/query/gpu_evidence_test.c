@@ -139,10 +139,37 @@ tensor_core_names(void)
         !rs_gpu_kernel_uses_tensor_cores("vectorized_elementwise_kernel<4, GeluCUDAKernelImpl>"));
 }
 
+/* Stall reasons as CUPTI names them (with and without the prefix): waits on memory told from
+ * waits on math pipes, scheduling, barriers and the shared-memory/special-function scoreboard. */
+static void
+memory_reasons(void)
+{
+    static const char *const memory[] = {
+        "smsp__pcsamp_warps_issue_stalled_long_scoreboard", "lg_throttle", "mio_throttle",
+        "smsp__pcsamp_warps_issue_stalled_tex_throttle",    "drain",       "imc_miss"};
+    static const char *const other[] = {"smsp__pcsamp_warps_issue_stalled_math_pipe_throttle",
+                                        "short_scoreboard",
+                                        "selected",
+                                        "not_selected",
+                                        "wait",
+                                        "barrier",
+                                        "branch_resolving",
+                                        "dispatch_stall",
+                                        "no_instructions",
+                                        "sleeping",
+                                        "membar"};
+
+    for (size_t i = 0; i < sizeof memory / sizeof memory[0]; i++)
+        T_CHECK(rs_gpu_stall_reason_is_memory(memory[i]));
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+        T_CHECK(!rs_gpu_stall_reason_is_memory(other[i]));
+}
+
 int
 main(void)
 {
     T_RUN(evidence);
     T_RUN(tensor_core_names);
+    T_RUN(memory_reasons);
     return T_DONE("unit/query/gpu_evidence");
 }

@@ -1,10 +1,14 @@
 /* Unit tests of the heatmap's binning (query/heatmap.h) on hand-built steps: column bounds when
  * the steps do not divide evenly, means per column, a rank missing steps (null cells), the
- * slowest rank and median per column, ranks with no steps at all, and metric names. */
+ * slowest rank and median per column, ranks with no steps at all, and metric names; and the whole
+ * job from a store, where older steps come from stored values: measured step records on one rank,
+ * stored step summaries on another (with a gap that has neither), against means taken here. */
 #include "query/heatmap.h"
+#include "tests/store_fixture.h"
 #include "tests/t.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MS 1000000ull
@@ -112,11 +116,260 @@ metric_names(void)
     T_EQ(rs_heatmap_metric_of("step_ms "), -1);
 }
 
+#define STEPS 2500u /* more than RS_HEATMAP_AUTO_MAX_STEPS: older steps come from the store */
+#define STEP_MS 10u
+
+/* rank 0's measured compute time at step s, rank 1's stored summary's */
+static uint64_t
+compute0_ns(uint64_t s)
+{
+    return (2000 + s) * 1000ull;
+}
+
+static uint64_t
+compute1_ns(uint64_t s)
+{
+    return (5000 + (s * 7919) % 3000) * 1000ull;
+}
+
+/* Rank 1 has no summary for these steps (and no kernels: not measured either). */
+static bool
+gap1(uint64_t s)
+{
+    return s >= 100 && s < 200;
+}
+
+/* The mean of f over steps a..b, skipping gap1's steps when skip_gap; NAN when none. */
+static double
+mean_ms(uint64_t (*f)(uint64_t), uint64_t a, uint64_t b, bool skip_gap)
+{
+    double sum = 0;
+    unsigned n = 0;
+    for (uint64_t s = a; s <= b; s++)
+        if (!(skip_gap && gap1(s))) {
+            sum += (double)f(s) / 1e6;
+            n++;
+        }
+    return n ? sum / n : NAN;
+}
+
+static json_t *
+query_with(rs_store_read *r, uint64_t from, uint64_t to, size_t last, size_t columns,
+           rs_heatmap_cache *cache)
+{
+    json_t *d = NULL;
+    struct rs_heatmap_window w = {from, to, last};
+    T_EQ(rs_query_heatmap(r, "j", &w, RS_HEATMAP_COMPUTE, columns, cache, &d), 0);
+    return d;
+}
+
+static json_t *
+query(rs_store_read *r, uint64_t from, uint64_t to, size_t last, size_t columns)
+{
+    return query_with(r, from, to, last, columns, NULL);
+}
+
+/* Whether row `rank` of d holds, column by column, the mean of f over the column's steps. */
+static bool
+columns_match(json_t *d, size_t row, uint64_t (*f)(uint64_t), bool skip_gap)
+{
+    json_t *cols = json_object_get(d, "columns");
+    json_t *vals = json_array_get(json_object_get(d, "values"), row);
+    bool ok = json_array_size(cols) > 0;
+    for (size_t c = 0; c < json_array_size(cols); c++) {
+        json_t *col = json_array_get(cols, c);
+        uint64_t a = (uint64_t)json_integer_value(json_object_get(col, "first_step"));
+        uint64_t b = (uint64_t)json_integer_value(json_object_get(col, "last_step"));
+        double want = mean_ms(f, a, b, skip_gap);
+        json_t *v = json_array_get(vals, c);
+        if (isnan(want) ? !json_is_null(v) : fabs(json_real_value(v) - want) > 0.0006) /* rounded to the us */ {
+            fprintf(stderr, "row %zu column %zu (steps %llu-%llu): %f, want %f\n", row, c,
+                    (unsigned long long)a, (unsigned long long)b, json_real_value(v), want);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+static void
+whole_job_from_store(void)
+{
+    struct rs_step_record *s0 = calloc(STEPS, sizeof *s0), *s1 = calloc(STEPS, sizeof *s1);
+    struct rs_step_summary *sum = calloc(STEPS, sizeof *sum);
+    char dir[] = "/tmp/rs-heatmap-XXXXXX";
+    size_t n_sum = 0;
+    rs_store_read *r;
+    rs_store_write *w;
+
+    /* 10 ms steps, long settled (the job's clock starts at 1,000 s) */
+    for (uint64_t s = 0; s < STEPS; s++) {
+        uint64_t t = 1000000000000ull + s * STEP_MS * 1000000ull;
+        s0[s] = (struct rs_step_record){.step = s, .start_ns = t, .end_ns = t + STEP_MS * 1000000ull};
+        s1[s] = s0[s];
+        s0[s].measured = true; /* as a summarizing agent sends them */
+        s0[s].metrics = (struct rs_step_metrics){.compute_ns = compute0_ns(s),
+                                                 .idle_ns = STEP_MS * 1000000ull - compute0_ns(s),
+                                                 .kernels = 3};
+        if (gap1(s) || s >= 2000) /* 2000..: newer than what the server summarized */
+            continue;
+        sum[n_sum++] = (struct rs_step_summary){.step = s, .start_ns = t, .end_ns = s1[s].end_ns,
+                                                .step_ns = STEP_MS * 1000000ull,
+                                                .compute_ns = compute1_ns(s),
+                                                .idle_ns = STEP_MS * 1000000ull - compute1_ns(s)};
+    }
+    struct rs_rank_batch rb[2] = {
+        {.identity = T_IDENTITY("j", 0, 2, "G0"), T_RECORDS(steps, s0, STEPS)},
+        {.identity = T_IDENTITY("j", 1, 2, "G1"), T_RECORDS(steps, s1, STEPS)}};
+    rs_store *st = t_store_open(dir, NULL);
+    t_store_put(st, rb, 2);
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_step_summaries_put(w, "j", 1, sum, n_sum), 0);
+    T_EQ(rs_store_write_commit(w), 0);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+
+    /* the whole job: 2,500 steps in at most 25 columns of 100 */
+    json_t *d = query(r, 0, UINT64_MAX, 0, 25);
+    T_CHECK(d != NULL);
+    if (d) {
+        T_EQ(json_integer_value(json_object_get(d, "first_step")), 0);
+        T_EQ(json_integer_value(json_object_get(d, "last_step")), STEPS - 1);
+        T_EQ(json_integer_value(json_object_get(d, "steps_per_column")), 100);
+        T_EQ(json_integer_value(json_object_get(d, "last_steps")), RS_HEATMAP_AUTO_MAX_STEPS);
+        T_EQ(json_integer_value(json_object_get(d, "exact_rank_steps")),
+             2 * RS_HEATMAP_AUTO_MAX_STEPS);
+        /* older: rank 0's 1,500 measured, rank 1's 1,400 summaries; rank 1's gap: neither */
+        T_EQ(json_integer_value(json_object_get(d, "stored_rank_steps")), 1500 + 1400);
+        T_EQ(json_integer_value(json_object_get(d, "rank_steps_without_metrics")), 100);
+        T_CHECK(strcmp(json_string_value(json_object_get(d, "window")), "all") == 0);
+        T_CHECK(columns_match(d, 0, compute0_ns, false));
+        /* rank 1: steps 2000.. have neither summary nor kernels: measured now, 0 compute */
+        json_t *v1 = json_array_get(json_object_get(d, "values"), 1);
+        T_CHECK(json_is_null(json_array_get(v1, 1))); /* steps 100..199: the gap */
+        T_CHECK(fabs(json_real_value(json_array_get(v1, 20))) < 1e-9);
+        json_array_remove(v1, 20); /* the rest against the summaries */
+        while (json_array_size(v1) > 20)
+            json_array_remove(v1, 20);
+        json_t *cols = json_object_get(d, "columns");
+        while (json_array_size(cols) > 20)
+            json_array_remove(cols, 20);
+        T_CHECK(columns_match(d, 1, compute1_ns, true));
+        json_decref(d);
+    }
+    /* a window: steps 250..1249 (older and newer than the load's first step 1500 overlap none) */
+    d = query(r, 250, 1249, 0, 10);
+    if (d) {
+        T_EQ(json_integer_value(json_object_get(d, "first_step")), 250);
+        T_EQ(json_integer_value(json_object_get(d, "last_step")), 1249);
+        T_EQ(json_array_size(json_object_get(d, "columns")), 10);
+        T_CHECK(columns_match(d, 0, compute0_ns, false));
+        T_CHECK(columns_match(d, 1, compute1_ns, true));
+        json_decref(d);
+    }
+    /* a window across the loaded steps' start: 1450..1549 in one column */
+    d = query(r, 1450, 1549, 0, 1);
+    if (d) {
+        T_EQ(json_integer_value(json_object_get(d, "steps_per_column")), 100);
+        T_CHECK(columns_match(d, 0, compute0_ns, false));
+        T_CHECK(columns_match(d, 1, compute1_ns, true));
+        json_decref(d);
+    }
+    /* last=N: only the newest N of each rank, nothing from the store's older values */
+    d = query(r, 0, UINT64_MAX, 40, 4);
+    if (d) {
+        T_EQ(json_integer_value(json_object_get(d, "first_step")), STEPS - 40);
+        T_EQ(json_integer_value(json_object_get(d, "stored_rank_steps")), 0);
+        T_CHECK(strcmp(json_string_value(json_object_get(d, "window")), "last") == 0);
+        T_CHECK(columns_match(d, 0, compute0_ns, false));
+        json_decref(d);
+    }
+    /* a window past the job's end: no columns; an unknown job: not found */
+    d = query(r, STEPS + 10, UINT64_MAX, 0, 10);
+    if (d) {
+        T_EQ(json_array_size(json_object_get(d, "columns")), 0);
+        json_decref(d);
+    }
+    struct rs_heatmap_window all = {0, UINT64_MAX, 0};
+    T_EQ(rs_query_heatmap(r, "nope", &all, RS_HEATMAP_STEP, 10, NULL, &d), RS_E_NOT_FOUND);
+
+    /* the same whole job through a cache: columns on its bins, the same means; asked again, the
+     * same answer; a cache too small for the job reads directly */
+    rs_heatmap_cache *cache = rs_heatmap_cache_new(64u << 20), *tiny = rs_heatmap_cache_new(1000);
+    json_t *c1 = query_with(r, 0, UINT64_MAX, 0, 25, cache);
+    json_t *c2 = query_with(r, 0, UINT64_MAX, 0, 25, cache);
+    json_t *t1 = query_with(r, 0, UINT64_MAX, 0, 25, tiny);
+    json_t *direct = query(r, 0, UINT64_MAX, 0, 25);
+    T_CHECK(c1 && c2 && t1 && direct);
+    if (c1 && c2 && t1 && direct) {
+        T_CHECK(json_equal(c1, c2));
+        T_CHECK(json_equal(t1, direct));
+        T_CHECK(json_array_size(json_object_get(c1, "columns")) <= 25);
+        T_EQ(json_integer_value(json_object_get(c1, "first_step")), 0);
+        /* the newest 30 loaded in full, the rest held; rank 1's steps without a value (its gap,
+         * 2000..2469) are too recent to be final (the job is 25 s long): measured now, as the
+         * newest are (from its kernels: none, 0 ms) */
+        T_EQ(json_integer_value(json_object_get(c1, "last_steps")), RS_HEATMAP_AUTO_MIN_STEPS);
+        T_EQ(json_integer_value(json_object_get(c1, "stored_rank_steps")), 2470 + 1900);
+        T_EQ(json_integer_value(json_object_get(c1, "exact_rank_steps")), 2 * 30 + 100 + 470);
+        T_EQ(json_integer_value(json_object_get(c1, "rank_steps_without_metrics")), 0);
+        T_CHECK(columns_match(c1, 0, compute0_ns, false));
+    }
+    json_decref(c1);
+    json_decref(c2);
+    json_decref(t1);
+    json_decref(direct);
+    rs_store_read_end(r);
+
+    /* the job goes on: 1,500 more steps of rank 0 and 1 (measured on both now); the cache adds
+     * the steps that left the load, and counts none twice */
+    struct rs_step_record *more0 = calloc(1500, sizeof *more0), *more1 = calloc(1500, sizeof *more1);
+    for (uint64_t k = 0; k < 1500; k++) {
+        uint64_t s = STEPS + k, t = 1000000000000ull + s * STEP_MS * 1000000ull;
+        more0[k] = (struct rs_step_record){.step = s, .start_ns = t, .end_ns = t + STEP_MS * 1000000ull,
+                                           .measured = true};
+        more0[k].metrics = (struct rs_step_metrics){.compute_ns = compute0_ns(s),
+                                                    .idle_ns = STEP_MS * 1000000ull - compute0_ns(s)};
+        more1[k] = more0[k];
+    }
+    struct rs_rank_batch rb2[2] = {
+        {.identity = T_IDENTITY("j", 0, 2, "G0"), T_RECORDS(steps, more0, 1500)},
+        {.identity = T_IDENTITY("j", 1, 2, "G1"), T_RECORDS(steps, more1, 1500)}};
+    t_store_put(st, rb2, 2);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    c1 = query_with(r, 0, UINT64_MAX, 0, 25, cache);
+    direct = query(r, 0, UINT64_MAX, 0, 25);
+    T_CHECK(c1 && direct);
+    if (c1 && direct) {
+        T_EQ(json_integer_value(json_object_get(c1, "last_step")), STEPS + 1500 - 1);
+        T_CHECK(columns_match(c1, 0, compute0_ns, false));
+        /* every step counted once (rank 1's without a value measured again: still recent) */
+        T_EQ(json_integer_value(json_object_get(c1, "stored_rank_steps")) +
+                 json_integer_value(json_object_get(c1, "exact_rank_steps")),
+             4000 + 4000);
+        T_EQ(json_integer_value(json_object_get(c1, "rank_steps_without_metrics")), 0);
+        /* directly: the newest 1,000 loaded, older steps without a value left out */
+        T_EQ(json_integer_value(json_object_get(direct, "stored_rank_steps")) +
+                 json_integer_value(json_object_get(direct, "exact_rank_steps")),
+             4000 + 4000 - 100 - 500);
+    }
+    json_decref(c1);
+    json_decref(direct);
+    rs_heatmap_cache_free(cache);
+    rs_heatmap_cache_free(tiny);
+    free(more0);
+    free(more1);
+    rs_store_read_end(r);
+    t_store_remove(st, dir);
+    free(s0);
+    free(s1);
+    free(sum);
+}
+
 int
 main(void)
 {
     T_RUN(binning);
     T_RUN(no_steps);
     T_RUN(metric_names);
+    T_RUN(whole_job_from_store);
     return T_DONE("query/heatmap");
 }

@@ -127,12 +127,23 @@ stalls(rs_store_read *r)
     T_CHECK(strcmp(str(x, "reason"), "selected") == 0 && NEAR(num(x, "pct"), 100.0 * 60 / 110));
     x = json_array_get(json_object_get(d, "kernels"), 0);
     T_CHECK(strcmp(str(x, "name"), "a") == 0);
+    /* down to its PCs: 0xc0 (30 + 30, all "selected") before 0x80 (10 + 40, long_scoreboard) */
+    json_t *pcs = json_object_get(x, "pcs"), *pc0 = json_array_get(pcs, 0), *pc1 = json_array_get(pcs, 1);
+    T_EQ(json_array_size(pcs), 2);
+    T_CHECK(strcmp(str(pc0, "pc"), "0xc0") == 0 && json_integer_value(json_object_get(pc0, "samples")) == 60);
+    T_CHECK(strcmp(str(pc1, "pc"), "0x80") == 0 && json_integer_value(json_object_get(pc1, "samples")) == 50);
+    x = json_array_get(json_object_get(pc1, "reasons"), 0);
+    T_CHECK(strcmp(str(x, "reason"), "long_scoreboard") == 0 &&
+            json_integer_value(json_object_get(x, "samples")) == 50);
+    T_EQ(json_array_size(json_object_get(pc1, "reasons")), 1);
     T_CHECK(json_is_null(json_object_get(d, "vs_peers"))); /* 10 steps: no straggler verdict */
     json_decref(d);
 
     one.rank = 1;
     T_EQ(rs_query_stalls(r, &one, 10, &d), 0);
     T_EQ(json_integer_value(json_object_get(d, "samples")), 70);
+    pc0 = json_array_get(json_object_get(json_array_get(json_object_get(d, "kernels"), 0), "pcs"), 0);
+    T_CHECK(strcmp(str(pc0, "pc"), "0x80") == 0 && json_integer_value(json_object_get(pc0, "samples")) == 40);
     json_t *vs = json_object_get(d, "vs_peers");
     T_CHECK(strcmp(str(vs, "why"), "requested") == 0);
     x = json_array_get(json_object_get(json_object_get(vs, "comparison"), "stall_mix"), 0);

@@ -446,6 +446,10 @@ several_stragglers(void)
         /* each against its clean peers, not a reference raised by the other */
         double want = rep.verdicts[v].rank == 7 ? 1.08 : 1.06;
         T_CHECK(rep.verdicts[v].slowdown > want - 0.01 && rep.verdicts[v].slowdown < want + 0.01);
+        /* rank 23 is never last and causes no wait: its evidence is its NCCL time, 1.8 ms per
+         * step below the others' for 1.8 ms of excess work — a confidence as high as rank 7's
+         * (margin 1, separation 1, 3 windows: 0.9), not 0 */
+        T_CHECK(rep.verdicts[v].confidence >= 0.85);
     }
     rs_straggler_report_fini(&rep);
 
@@ -490,6 +494,39 @@ near_threshold(void)
     json_t *sus = json_array_get(json_object_get(doc, "suspects"), 0);
     T_CHECK(json_is_string(json_object_get(sus, "reason")));
     json_decref(doc);
+    rs_straggler_report_fini(&rep);
+    t_store_remove(st, dir);
+}
+
+/* 2 ranks: the slower one is last everywhere whatever it is, so a 1% difference (within the spread
+ * of two healthy GPUs) is neither a verdict nor a suspect; 2.5% slower in the newest window only,
+ * a suspect ("newest window only"); 2.5% slower in both windows, a verdict. */
+static void
+two_ranks(void)
+{
+    char dir[] = "/tmp/rs-stragglers-two-XXXXXX";
+    rs_store *st = model_store(dir);
+    struct rs_straggler_report rep;
+    struct job_model m = {2, 90, slow_from_onset, slowest_late, true, {1}, 1, {1.01}, 0};
+
+    model_evaluate(st, &m, &rep);
+    T_EQ(rep.n_verdicts, 0);
+    T_EQ(rep.n_suspects, 0);
+    rs_straggler_report_fini(&rep);
+
+    m.slow_factor[0] = 1.025;
+    m.onset = 70; /* windows [60, 89] and [30, 59]: slow on 20 of the newest's 30 steps */
+    model_evaluate(st, &m, &rep);
+    T_EQ(rep.n_verdicts, 0);
+    T_EQ(rep.n_suspects, 1);
+    T_CHECK(rep.n_suspects == 1 && rep.suspects[0].rank == 1 &&
+            strcmp(rep.suspects[0].reason, "meets the rule in the newest window only") == 0);
+    rs_straggler_report_fini(&rep);
+
+    m.onset = 0;
+    model_evaluate(st, &m, &rep);
+    T_EQ(named_mask(&rep), 1ull << 1);
+    T_EQ(rep.n_suspects, 0);
     rs_straggler_report_fini(&rep);
     t_store_remove(st, dir);
 }
@@ -592,6 +629,7 @@ main(void)
     T_RUN(back_to_back_buckets);
     T_RUN(several_stragglers);
     T_RUN(near_threshold);
+    T_RUN(two_ranks);
     T_RUN(since_gpu_time);
     T_RUN(intermittent_kind);
     return T_DONE("query/stragglers");

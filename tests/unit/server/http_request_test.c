@@ -227,6 +227,40 @@ browser_headers(void)
     rs_http_parser_fini(&p);
 }
 
+/* Accept-Encoding: gzip accepted only where RFC 9110's weights say so; malformed: not accepted. */
+static void
+accept_encoding(void)
+{
+    static const char req[] = "GET /a HTTP/1.1\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n";
+    struct rs_http_parser p;
+    struct rs_http_request r;
+    size_t used = 0;
+
+    rs_http_parser_init(&p, 16384, 1024);
+    T_EQ(feed_all(&p, req, &used), RS_HTTP_COMPLETE);
+    T_OK(rs_http_parser_request(&p, &r));
+    T_CHECK(strcmp(r.accept_encoding, "gzip, deflate, br") == 0);
+    rs_http_parser_fini(&p);
+
+    T_CHECK(rs_http_accepts_gzip("gzip"));
+    T_CHECK(rs_http_accepts_gzip("GZIP"));
+    T_CHECK(rs_http_accepts_gzip("deflate, gzip;q=0.5"));
+    T_CHECK(rs_http_accepts_gzip("br ,  x-gzip ; q=1.000"));
+    T_CHECK(rs_http_accepts_gzip("*"));
+    T_CHECK(rs_http_accepts_gzip("gzip;q=0.001"));
+    T_CHECK(!rs_http_accepts_gzip(""));
+    T_CHECK(!rs_http_accepts_gzip("identity"));
+    T_CHECK(!rs_http_accepts_gzip("br, deflate"));
+    T_CHECK(!rs_http_accepts_gzip("gzip;q=0"));
+    T_CHECK(!rs_http_accepts_gzip("gzip; q=0.000, *"));      /* listed and refused: * does not undo */
+    T_CHECK(!rs_http_accepts_gzip("*;q=0"));
+    T_CHECK(!rs_http_accepts_gzip("gzipx"));
+    T_CHECK(!rs_http_accepts_gzip("gzip;q="));              /* malformed */
+    T_CHECK(!rs_http_accepts_gzip("gzip;level=9"));         /* not a weight */
+    T_CHECK(!rs_http_accepts_gzip("gzip;q=0.5x"));
+    T_CHECK(!rs_http_accepts_gzip("gzip;q=2"));
+}
+
 int
 main(void)
 {
@@ -238,5 +272,6 @@ main(void)
     T_RUN(url_hygiene);
     T_RUN(expect_continue);
     T_RUN(browser_headers);
+    T_RUN(accept_encoding);
     return T_DONE("server/http_request");
 }

@@ -315,7 +315,7 @@ refuses_a_newer_format(void)
     char dir[] = "/tmp/rs-colls-test-XXXXXX";
     rs_store *st;
 
-    store_marked(dir, "rankscope-store 6");
+    store_marked(dir, "rankscope-store 7");
     T_EQ(rs_store_open(dir, NULL, &st), RS_E_CORRUPT);
     t_dir_remove(dir);
 }
@@ -336,6 +336,8 @@ marked(const char *dir, const char *format)
         same = v.mv_size == strlen(format) && memcmp(v.mv_data, format, v.mv_size) == 0;
     T_EQ(mdb_dbi_open(txn, "kwin_names", 0, &meta), 0); /* created at any open */
     T_EQ(mdb_dbi_open(txn, "awin", 0, &meta), 0);
+    T_EQ(mdb_dbi_open(txn, "gpu_ranks", 0, &meta), 0);
+    T_EQ(mdb_dbi_open(txn, "verdicts", 0, &meta), 0);
     mdb_txn_abort(txn);
     mdb_env_close(env);
     return same;
@@ -372,5 +374,6 @@ main(void)
     T_RUN_ARG(older_format_moves_to_current, RS_STORE_FORMAT_2);
     T_RUN_ARG(older_format_moves_to_current, RS_STORE_FORMAT_3);
     T_RUN_ARG(older_format_moves_to_current, RS_STORE_FORMAT_4);
+    T_RUN_ARG(older_format_moves_to_current, RS_STORE_FORMAT_5);
     return T_DONE("storage/colls");
 }

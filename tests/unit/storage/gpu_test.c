@@ -1,7 +1,9 @@
 /* GPU telemetry in the store (storage/gpu.c): readings go to the rank whose collector reported
  * their GPU's UUID — in the same request or an earlier one — in time order, with their figures
  * (violation counters in whole ms); readings of a GPU no rank reported are counted and dropped;
- * the newest reading is found; deleting the job deletes them; --check counts them. */
+ * the newest reading is found; deleting the job deletes them; --check counts them. The map from
+ * UUID to rank (gpu_ranks.c) survives reopening the store, follows a rank to another GPU and a GPU
+ * to another job, and loses its entries with the job that holds them. */
 #include "storage/store.h"
 #include "tests/store_fixture.h"
 
@@ -111,7 +113,7 @@ filed_under_their_ranks(void)
     T_EQ(rs_store_gpu_scan(r, "j", 0, 0, UINT64_MAX, collect, &none), 0);
     T_EQ(none.n, 0);
     rs_store_read_end(r);
-    /* the map forgets nothing by itself, but a reading for a deleted rank is not stored */
+    /* the job's ranks took their map entries along: a reading of their GPUs is not stored */
     before = rs_store_gpu_unattributed();
     put_gpus(st, 3, NULL, 0, g + 4, 1);
     T_EQ(rs_store_gpu_unattributed() - before, 1);
@@ -120,9 +122,73 @@ filed_under_their_ranks(void)
     t_store_remove(st, dir);
 }
 
+/* The readings of `uuid` at t in one request of readings alone: how many went unattributed. */
+static uint64_t
+unattributed(rs_store *st, uint64_t seq, const char *uuid, uint64_t t)
+{
+    struct rs_gpu_sample g = reading(uuid, t, 1000);
+    uint64_t before = rs_store_gpu_unattributed();
+
+    put_gpus(st, seq, NULL, 0, &g, 1);
+    return rs_store_gpu_unattributed() - before;
+}
+
+static uint64_t
+map_entries(rs_store *st)
+{
+    struct rs_store_check_report rep;
+
+    T_EQ(rs_store_check(st, &rep), 0); /* (and consistent every time) */
+    return rep.gpu_ranks;
+}
+
+static void
+map_kept_in_the_store(void)
+{
+    char dir[] = "/tmp/rs-gpu-XXXXXX";
+    rs_store *st = t_store_open(dir, NULL);
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("j", 0, 1, "GPU-a")};
+    struct seen s = {0};
+    rs_store_read *r;
+
+    put_gpus(st, 1, &rb, 1, NULL, 0);
+    rs_store_close(st);
+    T_EQ(rs_store_open(dir, NULL, &st), 0); /* a restart: nothing in memory */
+    T_EQ(unattributed(st, 2, "GPU-a", T0 + 1000), 0);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_gpu_scan(r, "j", 0, 0, UINT64_MAX, collect, &s), 0);
+    rs_store_read_end(r);
+    T_EQ(s.n, 1);
+    T_EQ(map_entries(st), 1);
+
+    /* the rank moves to GPU-b: GPU-a's entry goes with it */
+    rb.identity.gpu_uuid = "GPU-b";
+    put_gpus(st, 3, &rb, 1, NULL, 0);
+    T_EQ(unattributed(st, 4, "GPU-a", T0 + 2000), 1);
+    T_EQ(unattributed(st, 5, "GPU-b", T0 + 2000), 0);
+    T_EQ(map_entries(st), 1);
+
+    /* job k's rank 3 takes GPU-b: its readings are k's now, and deleting j leaves the entry */
+    struct rs_rank_batch kb = {.identity = T_IDENTITY("k", 3, 4, "GPU-b")};
+    put_gpus(st, 6, &kb, 1, NULL, 0);
+    t_store_delete_job(st, "j", 1);
+    T_EQ(map_entries(st), 1);
+    T_EQ(unattributed(st, 7, "GPU-b", T0 + 3000), 0);
+    struct seen k = {0};
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    T_EQ(rs_store_gpu_scan(r, "k", 3, 0, UINT64_MAX, collect, &k), 0);
+    rs_store_read_end(r);
+    T_EQ(k.n, 1);
+    t_store_delete_job(st, "k", 1); /* one entry a transaction: the walk resumes */
+    T_EQ(map_entries(st), 0);
+    T_EQ(unattributed(st, 8, "GPU-b", T0 + 4000), 1);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
     T_RUN(filed_under_their_ranks);
+    T_RUN(map_kept_in_the_store);
     return T_DONE("unit/storage/gpu");
 }

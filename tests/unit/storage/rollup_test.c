@@ -147,22 +147,7 @@ totals(rs_store *st, uint32_t rank, uint64_t horizon)
 static struct rs_store_rollup
 rollup(rs_store *st, uint64_t now, uint64_t raw_s, size_t per_txn)
 {
-    struct rs_store_rollup ru;
-    bool done = false;
-    int rounds = 0;
-
-    memset(&ru, 0, sizeof ru);
-    ru.now_ns = now;
-    ru.raw_ns = raw_s * S;
-    ru.window_ns = 60 * S;
-    while (!done && rounds++ < 100000) {
-        rs_store_write *w;
-        T_EQ(rs_store_write_begin(st, &w), 0);
-        T_EQ(rs_store_rollup_step(w, &ru, per_txn, &done), 0);
-        T_EQ(rs_store_write_commit(w), 0);
-    }
-    T_CHECK(done);
-    return ru;
+    return t_store_rollup(st, now, raw_s * S, 60 * S, per_txn);
 }
 
 static bool

@@ -3,7 +3,7 @@
 // with_since_ns, with_until_ns), as bars of ms per step.
 import { jobPath } from '../api.js';
 import { fill, h, table } from '../dom.js';
-import { ms, pct } from '../format.js';
+import { ms, pct, time } from '../format.js';
 import { chart } from '../charts.js';
 import { go } from '../route.js';
 
@@ -49,15 +49,19 @@ export function mountKernels(main, route, poller) {
     form.addEventListener('submit', (e) => { e.preventDefault(); set({ rank: rankIn.value, with: withIn.value }); });
     const topEl = h('div', { id: 'top-chart', class: 'chart tall' });
     const topTable = h('div', { id: 'top-table' });
+    const topScope = h('p', { id: 'top-scope', class: 'meta' });
     const cmpTitle = h('h2', null);
     const cmpSummary = h('p', { id: 'compare-summary' });
     const cmpEl = h('div', { id: 'compare-chart', class: 'chart tall' });
     fill(main, h('h1', null, 'Kernels: ', h('span', { class: 'job-name' }, job), rank !== null ? `, rank ${rank}` : ''), form,
-        h('h2', null, rank !== null ? `Top kernels of rank ${rank}` : 'Top kernels of the job'), topEl, topTable, cmpTitle, cmpSummary, cmpEl);
+        h('h2', null, rank !== null ? `Top kernels of rank ${rank}` : 'Top kernels of the job'), topScope, topEl, topTable, cmpTitle, cmpSummary, cmpEl);
     let top = null;
     poller.watch(jobPath(job, 'top', { rank: rank ?? undefined, limit: 15 }), (d) => {
         if (!top) top = chart(topEl, topOption(d));
         else top.setOption(topOption(d));
+        const sc = d.scope || {};
+        topScope.textContent = `${sc.rank_steps ?? '–'} rank-steps of ${sc.ranks ?? '–'} rank${sc.ranks === 1 ? '' : 's'}, ` +
+            `up to ${time(sc.until_ns)}${d.sampled ? ' (kernels traced in windows: sampled)' : ''}`;
         fill(topTable, table(null, ['kernel', 'kind', 'ms/step', 'calls/step', 'share'],
             d.kernels.map((k) => [h('span', { class: 'kernel-name' }, k.name), k.kind, ms(k.ms), k.calls.toFixed(2), pct(k.share_pct)])));
     });

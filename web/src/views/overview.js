@@ -3,7 +3,7 @@
 // verdict history on the same step axis, and the selected rank's details. Clicking a heatmap cell
 // (or choosing a rank in the list, by keyboard) selects that rank and step in the URL.
 import { jobPath } from '../api.js';
-import { fill, h } from '../dom.js';
+import { fill, h, table } from '../dom.js';
 import { ms, pct, slower, time } from '../format.js';
 import { chart, DIVERGING } from '../charts.js';
 import { go, href } from '../route.js';
@@ -50,39 +50,53 @@ function banner(v, ranksInfo) {
 // ECharts places in its grid, with its axes around it: a 1,024-rank heatmap has ~100,000 cells,
 // too many to draw as chart elements in well under a second (docs/BENCHMARKS.md "Dashboard").
 const LUT_SIZE = 256;
-let lut = null; // LUT_SIZE colours from -SCALE_PCT to +SCALE_PCT along DIVERGING
+let lut = null; // LUT_SIZE colours [r, g, b] from -SCALE_PCT to +SCALE_PCT along DIVERGING
 
-export function colourOf(pctOff) {
+function lutIndex(pctOff) {
     if (!lut) {
         const stops = DIVERGING.map((c) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)));
         lut = Array.from({ length: LUT_SIZE }, (_, k) => {
             const x = (k / (LUT_SIZE - 1)) * (stops.length - 1);
             const i = Math.min(Math.floor(x), stops.length - 2);
             const f = x - i;
-            return `rgb(${stops[i].map((v, j) => Math.round(v + (stops[i + 1][j] - v) * f)).join(',')})`;
+            return stops[i].map((v, j) => Math.round(v + (stops[i + 1][j] - v) * f));
         });
     }
     const t = Math.max(-1, Math.min(1, pctOff / SCALE_PCT)); // -1 .. 1
-    return lut[Math.round(((t + 1) / 2) * (LUT_SIZE - 1))];
+    return Math.round(((t + 1) / 2) * (LUT_SIZE - 1));
 }
 
+// One pixel per cell (ImageData: a few milliseconds for 1,024 x 200 cells, where a rectangle
+// each took ~100 ms), then stretched onto a canvas of the grid's size without smoothing.
 function paintCells(hm, width, height) {
+    const cols = Math.max(1, hm.columns.length);
+    const rows = Math.max(1, hm.ranks.length);
+    const small = document.createElement('canvas');
+    small.width = cols;
+    small.height = rows;
+    const img = small.getContext('2d').createImageData(cols, rows);
+    const px = img.data;
+    hm.values.forEach((row, y) => row.forEach((v, x) => {
+        const med = hm.columns[x].median_ms;
+        if (v === null || !med) return;
+        const k = lutIndex((v / med - 1) * 100);
+        const o = (y * cols + x) * 4;
+        px[o] = lut[k][0];
+        px[o + 1] = lut[k][1];
+        px[o + 2] = lut[k][2];
+        px[o + 3] = 255;
+    }));
+    small.getContext('2d').putImageData(img, 0, 0);
     const canvas = document.createElement('canvas');
     canvas.width = Math.max(1, Math.round(width));
     canvas.height = Math.max(1, Math.round(height));
     const g = canvas.getContext('2d');
-    const w = canvas.width / Math.max(1, hm.columns.length);
-    const h = canvas.height / Math.max(1, hm.ranks.length);
-    hm.values.forEach((row, y) => row.forEach((v, x) => {
-        const med = hm.columns[x].median_ms;
-        if (v === null || !med) return;
-        g.fillStyle = colourOf((v / med - 1) * 100);
-        g.fillRect(Math.floor(x * w), Math.floor(y * h), Math.ceil(w), Math.ceil(h));
-    }));
+    g.imageSmoothingEnabled = false;
+    g.drawImage(small, 0, 0, canvas.width, canvas.height);
     return canvas;
 }
 
-function heatmapOption(hm, marked, el) {
+function heatmapOption(hm, marked, el, tip, focusCell) {
     const width = el.clientWidth - GRID.left - GRID.right;
     const height = el.clientHeight - GRID.top - GRID.bottom;
     const rankLabel = (i) => `${marked.has(hm.ranks[i]) ? '⚠ ' : ''}${hm.ranks[i]}`;
@@ -95,9 +109,29 @@ function heatmapOption(hm, marked, el) {
         xAxis: { type: 'category', name: 'step', nameLocation: 'middle', nameGap: 25, data: hm.columns.map((c) => c.first_step),
             axisTick: { show: false }, axisLabel: { interval: (i) => hm.columns.length <= 20 || i % Math.ceil(hm.columns.length / 20) === 0 } },
         graphic: [{ type: 'image', id: 'cells', x: GRID.left, y: GRID.top, silent: true,
-            style: { image: paintCells(hm, width, height), width, height } }],
-        series: [],
+            style: { image: paintCells(hm, width, height), width, height } }, focusGraphic(hm, el, focusCell)],
+        // ECharts' tooltip (drawn in the canvas, text only) for the cell under the pointer or the
+        // keyboard's focus: one transparent item over the grid that the view shows it for
+        tooltip: { trigger: 'item', triggerOn: 'none', renderMode: 'richText', confine: true, formatter: tip },
+        series: [{ type: 'custom', data: [[0]], renderItem: () => ({ type: 'rect', shape: { x: GRID.left, y: GRID.top, width, height }, style: { fill: 'transparent' } }) }],
     };
+}
+
+// The focused cell's outline (keyboard), as a graphic over the cells.
+function focusGraphic(hm, el, cell) {
+    if (!cell) return { type: 'rect', id: 'focus', invisible: true, shape: { x: 0, y: 0, width: 0, height: 0 } };
+    const w = (el.clientWidth - GRID.left - GRID.right) / hm.columns.length;
+    const h = (el.clientHeight - GRID.top - GRID.bottom) / hm.ranks.length;
+    return { type: 'rect', id: 'focus', invisible: false, silent: true, z: 100,
+        shape: { x: GRID.left + cell.col * w - 1, y: GRID.top + cell.row * h - 1, width: Math.max(w, 3) + 2, height: Math.max(h, 3) + 2 },
+        style: { fill: 'transparent', stroke: '#000', lineWidth: 2 } };
+}
+
+// The centre of a cell in the chart's coordinates (for the tooltip at a keyboard focus).
+function cellCentre(hm, el, cell) {
+    const w = (el.clientWidth - GRID.left - GRID.right) / hm.columns.length;
+    const h = (el.clientHeight - GRID.top - GRID.bottom) / hm.ranks.length;
+    return [GRID.left + (cell.col + 0.5) * w, GRID.top + (cell.row + 0.5) * h];
 }
 
 // The cell under a point of the chart (zrender's offsetX/Y), or null.
@@ -115,26 +149,52 @@ function cellText(hm, cell) {
     const v = hm.values[cell.row][cell.col];
     const off = v !== null && c.median_ms ? (v / c.median_ms - 1) * 100 : null;
     return `rank ${hm.ranks[cell.row]}, steps ${c.first_step}–${c.last_step}: ${METRICS[hm.metric]} ${ms(v)}` +
-        (off !== null ? `, column median ${ms(c.median_ms)} (${off >= 0 ? '+' : ''}${off.toFixed(1)}%)` : '');
+        (off !== null ? `, column median ${ms(c.median_ms)} (${off >= 0 ? '+' : ''}${off.toFixed(1)}%)` : '') +
+        (c.max_rank !== null && c.max_rank !== undefined ? `, slowest rank ${c.max_rank} (${ms(c.max_ms)})` : '');
+}
+
+// The last column that began by time `ns` (-1: none): verdicts are raised and cleared on the
+// server's clock, steps start on the GPUs' (both CLOCK_REALTIME: docs/analysis.md "Time").
+function columnAt(hm, ns) {
+    let k = -1;
+    hm.columns.forEach((c, i) => { if (c.start_ns !== null && c.start_ns <= ns) k = i; });
+    return k;
+}
+
+// Each verdict's onset (the step it began at), raise and clear (when the server's evaluation
+// raised and cleared it) on the step axis, and the same as table rows.
+function verdictHistory(hm, verdict) {
+    const x = hm.columns.map((c) => String(c.first_step));
+    const lines = [];
+    const areas = [];
+    const rows = [];
+    for (const s of verdict?.stragglers || []) {
+        const since = s.onset?.step ?? s.since_step;
+        const on = String(nearest(hm, since));
+        lines.push({ xAxis: on, lineStyle: { type: 'dashed' }, label: { formatter: `rank ${s.rank} slow since step ${since}` } });
+        const r = s.detected_ns ? columnAt(hm, s.detected_ns) : -1;
+        if (r >= 0) lines.push({ xAxis: x[r], lineStyle: { type: 'solid' }, label: { formatter: `rank ${s.rank} raised` } });
+        areas.push([{ xAxis: on }, { xAxis: x[x.length - 1] }]);
+        rows.push([`rank ${s.rank}`, s.kind || 'straggler', `step ${since}`, s.detected_ns ? time(s.detected_ns) : '–', 'active']);
+    }
+    for (const c of verdict?.cleared || []) {
+        const a = columnAt(hm, c.detected_ns);
+        const b = columnAt(hm, c.cleared_ns);
+        if (a >= 0) lines.push({ xAxis: x[a], lineStyle: { type: 'solid' }, label: { formatter: `rank ${c.rank} raised` } });
+        if (b >= 0) lines.push({ xAxis: x[b], lineStyle: { type: 'dotted' }, label: { formatter: `rank ${c.rank} cleared` } });
+        if (a >= 0 && b >= 0) areas.push([{ xAxis: x[a] }, { xAxis: x[b] }]);
+        rows.push([`rank ${c.rank}`, 'straggler', '–', time(c.detected_ns), time(c.cleared_ns)]);
+    }
+    return { lines, areas, rows };
 }
 
 function stepsOption(hm, selected, verdict) {
     const x = hm.columns.map((c) => c.first_step);
     const row = selected !== null ? hm.ranks.indexOf(selected) : -1;
-    const lines = [];
-    const areas = [];
-    for (const s of verdict?.stragglers || []) {
-        const since = s.onset?.step ?? s.since_step;
-        lines.push({ xAxis: String(nearest(hm, since)), name: `rank ${s.rank} slow`, label: { formatter: `rank ${s.rank} slow since ${since}` } });
-        areas.push([{ xAxis: String(nearest(hm, since)) }, { xAxis: String(x[x.length - 1]) }]);
-    }
-    for (const c of verdict?.cleared || []) {
-        const col = hm.columns.findIndex((k) => k.start_ns !== null && k.start_ns >= c.cleared_ns);
-        if (col >= 0) lines.push({ xAxis: String(x[col]), label: { formatter: `rank ${c.rank} cleared` } });
-    }
+    const { lines, areas } = verdictHistory(hm, verdict);
     const series = [
         { name: 'median rank', type: 'line', showSymbol: false, data: hm.columns.map((c) => c.median_ms),
-            markLine: { symbol: 'none', data: lines, lineStyle: { type: 'dashed', color: '#D55E00' } },
+            markLine: { symbol: 'none', data: lines, lineStyle: { color: '#D55E00' } },
             markArea: { data: areas, itemStyle: { color: 'rgba(213,94,0,0.08)' } } },
         { name: 'slowest rank', type: 'line', showSymbol: false, lineStyle: { type: 'dotted' }, data: hm.columns.map((c) => c.max_ms) },
     ];
@@ -174,6 +234,36 @@ function rankDetails(job, rank, step, info, hm) {
             h('a', { href: href({ view: 'timeline', job, params: { rank, ...win } }) }, 'timeline')));
 }
 
+// The heatmap's window: the whole job (default), each rank's newest steps (last=N), or a range of
+// steps (from_step, to_step) — all in the URL.
+const WINDOWS = { all: 'whole job', 1000: 'newest 1,000 steps', 100: 'newest 100 steps' };
+
+function windowParams(p) {
+    if (p.last) return { last: p.last };
+    return { from_step: p.from_step, to_step: p.to_step };
+}
+
+function windowText(hm) {
+    if (hm.window === 'last') return `each rank's newest ${hm.last_steps} steps`;
+    const older = hm.stored_rank_steps ? `; older steps from stored per-step summaries (${hm.stored_rank_steps} rank-steps)` : '';
+    const missing = hm.rank_steps_without_metrics ? `; ${hm.rank_steps_without_metrics} older rank-steps not summarized yet, left out` : '';
+    return `steps ${hm.first_step ?? '–'}–${hm.last_step ?? '–'}${older}${missing}`;
+}
+
+// Arrow keys move the focus cell, Page Up/Down by 10 ranks, Home/End to the row's ends: the new
+// cell, or null for a key the heatmap does not use.
+export function moveCell(cell, key, rows, cols) {
+    const clamp = (v, n) => Math.max(0, Math.min(n - 1, v));
+    const c = cell || { row: 0, col: 0 };
+    const moves = {
+        ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1],
+        PageUp: [-10, 0], PageDown: [10, 0], Home: [0, -cols], End: [0, cols],
+    };
+    if (!moves[key]) return null;
+    if (!cell) return c;
+    return { row: clamp(c.row + moves[key][0], rows), col: clamp(c.col + moves[key][1], cols) };
+}
+
 export function mountOverview(main, route, poller) {
     const { job } = route;
     // compute by default: in data-parallel training every rank's step takes as long as the slowest's
@@ -185,11 +275,23 @@ export function mountOverview(main, route, poller) {
     const select = h('select', { id: 'metric', 'aria-label': 'heatmap metric' },
         Object.entries(METRICS).map(([k, t]) => h('option', { value: k, selected: k === metric }, t)));
     select.addEventListener('change', () => set({ metric: select.value }));
+    const win = route.params.last || (route.params.from_step || route.params.to_step ? 'range' : 'all');
+    const winSelect = h('select', { id: 'window', 'aria-label': 'heatmap window' },
+        Object.entries(WINDOWS).map(([k, t]) => h('option', { value: k, selected: k === win }, t)),
+        win === 'range' ? h('option', { value: 'range', selected: true }, `steps ${route.params.from_step || 0}–${route.params.to_step || 'newest'}`) : null,
+        WINDOWS[win] || win === 'range' ? null : h('option', { value: win, selected: true }, `newest ${win} steps`));
+    winSelect.addEventListener('change', () => {
+        if (winSelect.value === 'range') return;
+        set({ last: winSelect.value === 'all' ? undefined : winSelect.value, from_step: undefined, to_step: undefined });
+    });
     const bannerEl = h('div', { id: 'banner' }, banner(null));
-    const heatEl = h('div', { id: 'heatmap', class: 'chart tall', 'data-grid': `${GRID.left},${GRID.top},${GRID.right},${GRID.bottom}` });
+    const heatEl = h('div', { id: 'heatmap', class: 'chart tall', tabindex: 0, role: 'group',
+        'aria-label': 'rank by step heatmap: arrow keys move between cells, Enter opens that rank and step',
+        'aria-describedby': 'heatmap-hover', 'data-grid': `${GRID.left},${GRID.top},${GRID.right},${GRID.bottom}` });
     const stepsEl = h('div', { id: 'steps-chart', class: 'chart' });
+    const historyEl = h('div', { id: 'verdict-history' });
     const marksEl = h('p', { id: 'heatmap-marks' });
-    const hoverEl = h('p', { id: 'heatmap-hover', 'aria-live': 'polite' }, 'Point at a cell for its numbers; click it to select that rank and step.');
+    const hoverEl = h('p', { id: 'heatmap-hover', 'aria-live': 'polite' }, 'Point at a cell for its numbers (or focus the heatmap and use the arrow keys); click it or press Enter to select that rank and step.');
     const detailsEl = h('div', null);
     const rankList = h('select', { id: 'rank-select', 'aria-label': 'select a rank' });
     rankList.addEventListener('change', () => set({ rank: rankList.value, step: undefined }));
@@ -197,9 +299,10 @@ export function mountOverview(main, route, poller) {
     fill(main, h('h1', null, `Job `, h('span', { class: 'job-name' }, job)), bannerEl,
         h('h2', null, 'Ranks × steps'),
         h('div', { class: 'controls' }, h('label', { for: 'metric' }, 'metric '), select,
+            h('label', { for: 'window' }, ' window '), winSelect,
             h('label', { for: 'rank-select' }, ' rank '), rankList, meta),
         heatEl, h('div', { class: 'legend', 'aria-hidden': 'true' }, h('span', null, `−${SCALE_PCT}%`), h('span', { class: 'legend-bar' }), h('span', null, `+${SCALE_PCT}%`)),
-        hoverEl, marksEl, h('h2', null, 'Step time and verdicts'), stepsEl, detailsEl);
+        hoverEl, marksEl, h('h2', null, 'Step time and verdicts'), stepsEl, historyEl, detailsEl);
 
     let hm = null;
     let verdict = null;
@@ -209,36 +312,96 @@ export function mountOverview(main, route, poller) {
     let markedNow = new Set();
     const marked = () => markedNow;
     let drawnFor = null; // the heatmap answer and marks the heatmap shows
+    let hover = null; // the cell the tooltip is for
+    let focusCell = null; // the keyboard's cell
+    let tipAt = null; // where the tooltip is (chart coordinates)
+    const showTip = (cell, at) => {
+        hover = cell;
+        tipAt = at;
+        hoverEl.textContent = cellText(hm, cell);
+        // after zrender has handled the pointer event that brought us here (ECharts hides a
+        // tooltip shown while that event is being dispatched)
+        requestAnimationFrame(() => {
+            if (hover === cell && heat) heat.dispatchAction({ type: 'showTip', seriesIndex: 0, dataIndex: 0, position: [at[0] + 12, at[1] + 12] });
+        });
+    };
+    const setFocus = (cell) => {
+        focusCell = cell;
+        heatEl.dataset.focus = cell ? `${cell.row},${cell.col}` : '';
+        heat.setOption({ graphic: [focusGraphic(hm, heatEl, cell)] });
+        if (cell) showTip(cell, cellCentre(hm, heatEl, cell));
+    };
+    const open = (cell) => set({ rank: hm.ranks[cell.row], step: hm.columns[cell.col].first_step });
+    heatEl.addEventListener('keydown', (e) => {
+        if (!hm || !heat || !hm.columns.length) return;
+        if (e.key === 'Enter' && focusCell) {
+            e.preventDefault();
+            open(focusCell);
+            return;
+        }
+        if (e.key === 'Escape') {
+            hideTip();
+            setFocus(null);
+            return;
+        }
+        const next = moveCell(focusCell, e.key, hm.ranks.length, hm.columns.length);
+        if (!next) return;
+        e.preventDefault();
+        setFocus(next);
+    });
+    heatEl.addEventListener('focus', () => {
+        if (!hm || !heat || !hm.columns.length || focusCell) return;
+        // start at the selected rank and step, else the first straggler's row, else the top left
+        const row = Math.max(0, hm.ranks.indexOf(selected ?? [...marked()][0] ?? hm.ranks[0]));
+        const col = step !== null ? Math.max(0, hm.columns.findIndex((c) => step >= c.first_step && step <= c.last_step)) : 0;
+        setFocus({ row, col });
+    });
+    const hideTip = () => {
+        hover = null;
+        if (heat) heat.dispatchAction({ type: 'hideTip' });
+    };
+    heatEl.addEventListener('blur', hideTip);
     const draw = () => {
         const t0 = performance.now();
         markedNow = new Set((verdict?.stragglers || []).map((s) => s.rank));
         fill(bannerEl, banner(verdict, info));
-        const key = hm ? `${hm.last_step}|${[...markedNow]}|${hm.columns.length}` : null;
+        const key = hm ? `${hm.last_step}|${[...markedNow]}|${hm.columns.length}|${hm.steps_per_column}` : null;
         if (hm && key !== drawnFor) {
             drawnFor = key;
             heatEl.dataset.columns = hm.columns.length;
             heatEl.dataset.ranks = hm.ranks.length;
-            heatEl.classList.toggle('tall', true);
             heatEl.dataset.rows = hm.ranks.map((r) => (marked().has(r) ? `${r}*` : r)).join(',');
+            if (focusCell && (focusCell.row >= hm.ranks.length || focusCell.col >= hm.columns.length)) focusCell = null;
+            const tip = () => (hover && hm.values[hover.row] ? cellText(hm, hover) : '');
             if (!heat) {
-                heat = chart(heatEl, heatmapOption(hm, marked(), heatEl), false);
+                heat = chart(heatEl, heatmapOption(hm, marked(), heatEl, tip, focusCell), false);
                 heat.getZr().on('mousemove', (e) => {
                     const cell = cellAt(hm, heatEl, e.offsetX, e.offsetY);
-                    if (cell) hoverEl.textContent = cellText(hm, cell);
+                    if (cell) showTip(cell, [e.offsetX, e.offsetY]);
+                    else hideTip();
                 });
+                heat.getZr().on('globalout', hideTip);
                 heat.getZr().on('click', (e) => {
                     const cell = cellAt(hm, heatEl, e.offsetX, e.offsetY);
-                    if (cell) set({ rank: hm.ranks[cell.row], step: hm.columns[cell.col].first_step });
+                    if (cell) open(cell);
                 });
-            } else heat.setOption(heatmapOption(hm, marked(), heatEl), { replaceMerge: ['graphic'] });
-            if (!steps) steps = chart(stepsEl, stepsOption(hm, selected, verdict));
-            else steps.setOption(stepsOption(hm, selected, verdict), { notMerge: true });
-            meta.textContent = ` steps ${hm.first_step ?? '–'}–${hm.last_step ?? '–'}, ${hm.steps_per_column} per column (steps: ${hm.steps_source})`;
+            } else heat.setOption(heatmapOption(hm, marked(), heatEl, tip, focusCell), { replaceMerge: ['graphic'] });
+            // a new answer redraws the chart, which hides its tooltip: show it again (live jobs)
+            if (hover && hover.row < hm.ranks.length && hover.col < hm.columns.length) showTip(hover, tipAt);
+            else hover = null;
+            meta.textContent = ` ${windowText(hm)}; ${hm.steps_per_column} step${hm.steps_per_column === 1 ? '' : 's'} per column (steps: ${hm.steps_source})`;
             fill(marksEl, [...marked()].map((r) => h('span', { class: 'mark', 'data-straggler-rank': r }, `⚠ rank ${r} is marked: the straggler`)),
-                ` Colour: each cell against its column's median (blue faster, vermillion slower, ±${SCALE_PCT}%).` +
-                ` Showing each rank's newest ${hm.last_steps} steps.`);
+                ` Colour: each cell against its column's median (blue faster, vermillion slower, ±${SCALE_PCT}%).`);
             const opts = hm.ranks.map((r) => h('option', { value: r, selected: r === selected }, `${marked().has(r) ? '⚠ ' : ''}rank ${r}`));
             fill(rankList, h('option', { value: '' }, '—'), opts);
+        }
+        if (hm) {
+            // the step chart and history follow the verdicts too (cheap: a point per column)
+            if (!steps) steps = chart(stepsEl, stepsOption(hm, selected, verdict));
+            else steps.setOption(stepsOption(hm, selected, verdict), { notMerge: true });
+            const { rows } = verdictHistory(hm, verdict);
+            fill(historyEl, rows.length ? table('Verdict history: onset (GPU time, as a step), raised and cleared (server time)',
+                ['rank', 'kind', 'onset', 'raised', 'cleared'], rows, { id: 'verdict-history-table' }) : h('p', null, 'No verdict raised or cleared in this job.'));
         }
         fill(detailsEl, rankDetails(job, selected, step, info, hm));
         // User Timing for tests/bench/dashboard_overview.mjs: how long a redraw takes
@@ -249,5 +412,14 @@ export function mountOverview(main, route, poller) {
     poller.watch(jobPath(job, 'stragglers'), (d) => { verdict = d; draw(); }, (e) => {
         fill(bannerEl, h('div', { class: 'banner pending', id: 'verdict' }, `No verdict: ${e.message}`));
     });
-    poller.watch(jobPath(job, 'heatmap', { metric, columns: COLUMNS }), (d) => { hm = d; drawnFor = null; draw(); });
+    // redraw the heatmap only when what it shows changed (an answer also changes when steps it
+    // had computed get stored: the same numbers from another source)
+    let shown = null;
+    poller.watch(jobPath(job, 'heatmap', { metric, columns: COLUMNS, ...windowParams(route.params) }), (d) => {
+        const now = hm ? JSON.stringify([d.ranks, d.columns, d.values]) : null; // (not for the first)
+        if (!hm || now !== shown) drawnFor = null;
+        shown = now;
+        hm = d;
+        draw();
+    });
 }

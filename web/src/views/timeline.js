@@ -1,7 +1,8 @@
 // The timeline of a short window: per-rank tracks (steps, compute kernels, NCCL, copies) from the
 // trace export (GET /v1/jobs/{job}/trace, one rank per request), aligned on one time axis and
-// zoomable; and the button that downloads the same window as a Perfetto/Chrome trace file.
-import { apiDownload, apiGet, jobPath } from '../api.js';
+// zoomable; and the button that downloads the same window of every rank shown as one
+// Perfetto/Chrome trace file.
+import { apiGet, jobPath, saveBlob } from '../api.js';
 import { fill, h } from '../dom.js';
 import { chart, PALETTE } from '../charts.js';
 import { go } from '../route.js';
@@ -52,6 +53,27 @@ function option(tracks, since, windowMs) {
     };
 }
 
+// One Chrome trace of several ranks' documents of the same window: the server gives every rank of
+// a job the same baseTimeNanoseconds (query/trace_export.c) and each rank's events its rank as
+// pid, so their events go side by side; a process_name per rank names its track in Perfetto.
+// `base` is the base as exact digits (JSON numbers in JS lose the nanoseconds).
+export function mergedTrace(job, tracks, base) {
+    const world = Math.max(0, ...tracks.map((t) => t.doc.distributedInfo?.world_size || 0));
+    const events = tracks.flatMap((t) => [
+        { name: 'process_name', ph: 'M', pid: t.rank, args: { name: `rank ${t.rank}` } },
+        ...t.doc.traceEvents,
+    ]);
+    const doc = {
+        schemaVersion: 1,
+        traceName: `rankscope export of job ${job}, ranks ${tracks.map((t) => t.rank).join(', ')}`,
+        distributedInfo: { backend: 'nccl', ranks: tracks.map((t) => t.rank), world_size: world },
+        displayTimeUnit: 'ms',
+        baseTimeNanoseconds: 0,
+        traceEvents: events,
+    };
+    return JSON.stringify(doc).replace('"baseTimeNanoseconds":0', `"baseTimeNanoseconds":${base}`);
+}
+
 export function mountTimeline(main, route, poller) {
     const { job } = route;
     const p = route.params;
@@ -81,7 +103,12 @@ export function mountTimeline(main, route, poller) {
         status.textContent = `ranks ${ranks.join(', ')}; ${windowMs} ms from ${new Date(since / 1e6).toISOString()} (scroll or drag the slider to zoom)`;
         el.dataset.events = tracks.reduce((n, t) => n + t.doc.traceEvents.length, 0);
         chart(el, option(tracks, since, windowMs));
-        button.addEventListener('click', () => apiDownload(jobPath(job, 'trace', { rank: ranks[0], ...range }),
-            `rankscope-${job}-rank${ranks[0]}.trace.json`).catch((e) => { status.textContent = `download failed: ${e.message}`; }));
+        // the documents shown are the file: every rank of the window, one base (the window's
+        // start, unless the job began later: then the job's first record, as the server chose)
+        const base = tracks.every((t) => Math.abs(Number(t.doc.baseTimeNanoseconds) - Number(range.since_ns)) < 1e3)
+            ? range.since_ns : String(tracks[0]?.doc.baseTimeNanoseconds ?? range.since_ns);
+        button.textContent = `Download this window of rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')} (Perfetto trace)`;
+        button.addEventListener('click', () => saveBlob(new Blob([mergedTrace(job, tracks, base)], { type: 'application/json' }),
+            `rankscope-${job}-ranks${ranks.join('-')}.trace.json`));
     })().catch((e) => { status.textContent = `Cannot show the timeline: ${e.message}`; });
 }
