@@ -21,6 +21,7 @@
 #include "query/stragglers.h"
 #include "query/top.h"
 #include "query/trace_export.h"
+#include "server/capture_evidence.h"
 #include "server/job_delete.h"
 #include "server/server_int.h"
 
@@ -46,7 +47,8 @@ enum query_kind {
     Q_GPUS,
     Q_ADVICE, /* issue 27: the advisor */
     Q_HANGS, /* issue 25: hang verdicts */
-    Q_HEATMAP
+    Q_HEATMAP,
+    Q_CAPTURES /* issue 25 item 4: captures on demand (captures.h) */
 };
 
 /* A query refused for load (429, 503) says when to come back. */
@@ -173,6 +175,10 @@ run_query(struct rs_work *req)
     case Q_HANGS:
         q->rc = rs_query_hangs(r, q->job, rs_clock_realtime_ns(), &q->result);
         break;
+    case Q_CAPTURES: /* from memory (captures.h), bounded like every read */
+        if (!(q->result = rs_captures_json(q->srv->captures, q->job)))
+            q->rc = -ENOMEM;
+        break;
     case Q_SKEW: {
         struct rs_skew_options o = {q->p.since_ns, q->p.until_ns};
         q->rc = rs_query_skew(r, q->job, &o, &q->result);
@@ -197,6 +203,11 @@ run_query(struct rs_work *req)
         q->rc = rs_stragglers_evaluate_job(r, q->job, &o, &q->stragglers);
         if (q->rc == 0 && !(q->result = rs_straggler_report_json(&q->stragglers)))
             q->rc = -ENOMEM;
+        /* verdicts without kernel evidence take it from a capture of their rank, if one ran
+         * (a failure there leaves the answer as the rule gave it) */
+        if (q->rc == 0)
+            rs__server_capture_evidence(q->srv->captures, r, q->job, &o, &q->stragglers,
+                                        q->result);
         break;
     }
     case Q_TOP: {
@@ -540,6 +551,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/advice", Q_ADVICE,
      {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000), UINT("rank", rank, ALL_RANKS, 0, MAX_RANK)}},
     {"/hangs", Q_HANGS, {{0}}},
+    {"/captures", Q_CAPTURES, {{0}}},
     {"/heatmap",
      Q_HEATMAP,
      {METRIC("metric", metric), UINT("columns", columns, 200, 1, 2000),
@@ -689,6 +701,16 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
     }
     char name[RS_WIRE_MAX_JOB_LEN + 1];
     int rc;
+    /* captures on demand (capture_routes.c) */
+    if ((rc = job_in_path(c, path, "/capture", name, sizeof name)) <= 0) {
+        if (rc < 0 || expect_no_query(c, req) != 0)
+            return;
+        if (strcmp(req->method, "POST") != 0)
+            rs_http_respond_error(c, 405, "%s is not allowed on %s (use POST)", req->method, path);
+        else
+            rs__server_capture_post(srv, c, req, name, &who);
+        return;
+    }
     for (size_t i = 0; i < sizeof job_endpoints / sizeof job_endpoints[0]; i++) {
         const struct job_endpoint *e = &job_endpoints[i];
         if ((rc = job_in_path(c, path, e->suffix, name, sizeof name)) > 0)

@@ -55,6 +55,10 @@ struct rs_server_config {
      * pair (default: the same); agents must show a certificate signed by agent_tls_ca when set. */
     char *tls_cert, *tls_key;
     char *agent_tls_cert, *agent_tls_key, *agent_tls_ca;
+    /* captures on demand (captures.h) */
+    int64_t capture_per_job_per_min, capture_timeout_s;
+    bool auto_capture;                          /* evaluator-triggered captures */
+    int64_t auto_capture_s, auto_capture_every_s;
 };
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */
