@@ -68,8 +68,8 @@ static const struct rs_config_option options[] = {
         "a REST query's deadline; beyond: 504", 10, 3600000),
     OPT("query-nice", RS_CONFIG_INT, "10", query_nice,
         "niceness added to the query threads, so that ingest wins a busy CPU (0 = none)", 0, 19),
-    OPT("ingest-threads", RS_CONFIG_INT, "2", ingest_threads,
-        "threads that decode agents' batches", 1, 64),
+    OPT("ingest-threads", RS_CONFIG_INT, "2", ingest_threads, "threads that decode agents' batches",
+        1, 64),
     OPT("http-max-connections-per-peer", RS_CONFIG_INT, "256", http_max_connections_per_peer,
         "concurrent HTTP connections from one IP address; beyond: 429 and closed", 1, 100000),
     OPT("http-max-body-total-mb", RS_CONFIG_INT, "256", http_max_body_total_mb,
@@ -148,6 +148,10 @@ static const struct rs_config_option options[] = {
     OPT("fault-exit-after-commits", RS_CONFIG_INT, "0", fault_exit_after_commits,
         "testing only: exit abruptly right after this many commits, before replying (0 = off)", 0,
         1000000),
+    OPT("fault-query-delay-ms", RS_CONFIG_INT, "0", fault_query_delay_ms,
+        "testing only: each REST query spends this long after its scans (CPU work after them, as "
+        "a large answer's encoding) (0 = off)",
+        0, 3600000),
 };
 
 static const struct rs_config_spec spec = {

@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,7 @@ struct query_work {
     json_t *result;
     /* Q_STRAGGLERS: the verdicts the result shows, for the evaluator's history */
     struct rs_straggler_report stragglers;
+    char *text;     /* the result encoded (rs_http_json_text) by the worker, not the loop */
     uint8_t *bytes; /* pprof, trace: the answer's body instead of a result */
     size_t n_bytes;
     const char *content_type;
@@ -154,6 +156,36 @@ what_is_missing(rs_store_read *r, const struct query_work *q)
             missing = 0;
     free(ranks);
     return missing;
+}
+
+/* Worker, after the scans: the CPU work left (a document's encoding; a pprof answer was encoded
+ * by its export) is done here, not on the loop, and the deadline is checked after it too — the
+ * scans check it, but an answer that took longer to encode than the query may take is a 504
+ * like one that took too long to read (the client has stopped waiting). */
+static void
+finish_answer(struct query_work *q)
+{
+    if (q->srv->cfg->fault_query_delay_ms > 0 && q->rc == 0) {
+        struct timespec ts = {(time_t)(q->srv->cfg->fault_query_delay_ms / 1000),
+                              (long)(q->srv->cfg->fault_query_delay_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    /* the stragglers' and hangs' results are annotated on the loop (query_done): encoded there */
+    if (q->rc == 0 && q->result && q->kind != Q_STRAGGLERS && q->kind != Q_HANGS) {
+        q->text = rs_http_json_text(q->result);
+        q->result = NULL;
+        if (!q->text)
+            q->rc = -ENOMEM;
+    }
+    if (q->rc == 0 && q->deadline_ns && rs_clock_mono_ns() > q->deadline_ns) {
+        q->rc = -ETIMEDOUT;
+        json_decref(q->result);
+        q->result = NULL;
+        free(q->text);
+        q->text = NULL;
+        free(q->bytes);
+        q->bytes = NULL;
+    }
 }
 
 static void
@@ -258,6 +290,7 @@ run_query(struct rs_work *req)
         q->missing = what_is_missing(r, q);
     }
     rs_store_read_end(r);
+    finish_answer(q);
 }
 
 static void
@@ -277,6 +310,8 @@ query_done(struct rs_work *req, int status)
     }
     if (status == 0 && q->rc == 0 && q->bytes)
         rs_http_respond(q->conn, 200, q->content_type, (const char *)q->bytes, q->n_bytes);
+    else if (status == 0 && q->rc == 0 && q->text)
+        rs_http_respond_json_text(q->conn, 200, q->text);
     else if (q->rc == RS_E_TOO_BIG)
         rs_http_respond_error(q->conn, 413,
                               "rank %llu of job '%s' has more than %u trace events in the range: "
@@ -314,6 +349,7 @@ query_done(struct rs_work *req, int status)
     } else
         rs_http_respond_error(q->conn, 500, "storage read failed: %s", rs_strerror(q->rc));
     free(q->bytes);
+    free(q->text);
     rs_straggler_report_fini(&q->stragglers);
     free(q);
 }

@@ -23,6 +23,7 @@ struct rs_server_config {
     int64_t http_idle_timeout_ms;
     int64_t http_max_connections;
     int64_t fault_exit_after_commits; /* tests only: see rs_writer_options */
+    int64_t fault_query_delay_ms;     /* tests only: time a query spends after its scans */
     bool check;                       /* check the store and exit instead of serving */
     char *compact_to;                 /* write a compacted copy there and exit ("" = serve) */
     int64_t retention_s;              /* jobs with no data for this long are deleted; 0 = keep */
