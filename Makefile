@@ -127,8 +127,8 @@ all: $(BINS) collector
 CUPTI_INC     := $(CUDA_HOME)/include
 CUPTI_LIBDIRS := $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib $(CUDA_HOME)/extras/CUPTI/lib64)
 COLLECTOR_SRC := $(sort $(wildcard node-agent/collector/*.c))
-COLLECTOR_DEPS_SRC := node-agent/collector_client.c node-agent/records.c common/strtab.c proto/nccl_kernel.c \
-                      proto/in_flight.c \
+COLLECTOR_DEPS_SRC := node-agent/collector_client.c node-agent/capture_run.c node-agent/records.c common/strtab.c proto/nccl_kernel.c \
+                      proto/in_flight.c proto/capture.c \
                       proto/wire.c common/hash.c common/clock.c common/utf8.c common/error.c \
                       common/pos_index.c common/array.c
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))

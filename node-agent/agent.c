@@ -47,12 +47,15 @@ struct agent {
     uint64_t last_flush_ns, drain_deadline_ns, last_metrics_ns;
     uint64_t dropped; /* records this agent dropped (encode failures) */
     bool draining;
-    rs_gpu_sampler *gpus;          /* NULL with --gpu-telemetry=false */
+    rs_gpu_sampler *gpus; /* NULL with --gpu-telemetry=false */
     uint64_t last_gpu_flush_ns;
-    uint64_t gpu_seqs[GPU_SEQS];   /* sequence numbers of the latest telemetry batches */
+    uint64_t gpu_seqs[GPU_SEQS]; /* sequence numbers of the latest telemetry batches */
     unsigned gpu_seq_next;
-    bool gpus_refused;             /* the server refused telemetry (an older server): stop */
+    bool gpus_refused; /* the server refused telemetry (an older server): stop */
     uint64_t gpu_samples_sent, gpu_samples_lost;
+    /* captures on demand: orders handed to collectors, orders for a rank with no collector here,
+     * and the empty batches sent so that replies can carry orders */
+    uint64_t capture_orders_sent, capture_orders_unroutable, polls;
 };
 
 /* The next batch's envelope (its sequence number reserved in the spool first). */
@@ -152,6 +155,58 @@ on_rejected(void *arg, uint64_t seq, const char *error)
         }
 }
 
+/* Capture orders from a reply: each goes, as a control frame, to the collector of its rank. An
+ * order comes again in every reply until the collector reports it started; the collector ignores
+ * ids it has seen. */
+static void
+on_captures(void *arg, const struct rs_capture_order *orders, uint32_t n)
+{
+    struct agent *a = arg;
+    uint8_t buf[RS_CAPTURE_MAX_CONTROL_BYTES];
+    size_t len;
+
+    for (uint32_t i = 0; i < n && a->listener; i++) {
+        if (rs_capture_control_encode(&orders[i], 1, buf, sizeof buf, &len) != 0)
+            continue; /* cannot happen: the reply decoder validated the order */
+        if (rs_listener_send_control(a->listener, orders[i].job, orders[i].rank, buf, len) > 0) {
+            a->capture_orders_sent++;
+            rs_log(RS_LOG_DEBUG, "RS-AGENT-CAPTURE", "capture %llu handed to rank %u of %s",
+                   (unsigned long long)orders[i].id, orders[i].rank, orders[i].job);
+        } else {
+            a->capture_orders_unroutable++;
+            rs_log_limited(30, RS_LOG_INFO, "RS-AGENT-CAPTURE",
+                           "capture %llu is for rank %u of %s, which has no collector connected "
+                           "here (the server expires it)",
+                           (unsigned long long)orders[i].id, orders[i].rank, orders[i].job);
+        }
+    }
+}
+
+/* With collectors connected, nothing queued and nothing sent for --control-poll-ms: an empty
+ * batch (no ranks), so that the server has a reply to carry capture orders in — a job whose
+ * collectors are idle or hung sends nothing of its own. Not spooled: it holds no data. */
+static void
+poll_server(struct agent *a, const struct rs_forward_stats *fs, uint64_t now)
+{
+    struct rs_agent_batch env = {0};
+    struct rs_listener_stats ls;
+    uint8_t *data;
+    size_t len;
+
+    if (a->cfg->control_poll_ms <= 0 || !a->listener || fs->queued_batches ||
+        now - fs->last_send_ns < (uint64_t)a->cfg->control_poll_ms * 1000000ull)
+        return;
+    rs_listener_get_stats(a->listener, &ls);
+    if (ls.collectors_now == 0)
+        return;
+    envelope(a, &env);
+    if (rs_wire_agent_batch_encode(&env, &data, &len) != 0)
+        return;
+    a->next_seq++;
+    a->polls++;
+    rs_forward_push(a->fwd, env.batch_seq, data, len, 1 /* not spooled */);
+}
+
 static void
 on_frame(void *arg, const struct rs_rank_batch *b)
 {
@@ -228,6 +283,18 @@ write_metrics(struct agent *a)
          fs.queued_batches},
         {"rankscope_agent_queued_bytes", "gauge", "Bytes of the batches not yet acknowledged.",
          fs.queued_bytes},
+        {"rankscope_agent_capture_orders_total", "counter",
+         "Capture orders received in the server's replies (an order repeats until started).",
+         fs.capture_orders},
+        {"rankscope_agent_capture_orders_sent_total", "counter",
+         "Capture orders handed to a collector.", a->capture_orders_sent},
+        {"rankscope_agent_capture_orders_unroutable_total", "counter",
+         "Capture orders for a rank with no collector connected to this agent.",
+         a->capture_orders_unroutable},
+        {"rankscope_agent_control_frames_dropped_total", "counter",
+         "Control frames not sent: the collector's socket was full or gone.", ls.control_dropped},
+        {"rankscope_agent_polls_total", "counter",
+         "Empty batches sent while idle so that replies can carry capture orders.", a->polls},
         {"rankscope_agent_gpus", "gauge", "GPUs sampled through NVML (0: no telemetry).", gs.gpus},
         {"rankscope_agent_gpu_samples_total", "counter", "GPU readings taken through NVML.",
          gs.samples},
@@ -300,6 +367,10 @@ on_tick(uv_timer_t *t)
         flush(a);
     if (!a->draining && now - a->last_gpu_flush_ns >= (uint64_t)a->cfg->gpu_send_s * 1000000000ull)
         flush_gpus(a);
+    if (!a->draining) {
+        rs_forward_get_stats(a->fwd, &fs);
+        poll_server(a, &fs, now);
+    }
     rs_forward_pump(a->fwd);
     if (a->cfg->metrics_file[0] &&
         now - a->last_metrics_ns >= (uint64_t)a->cfg->metrics_s * 1000000000ull)
@@ -443,6 +514,8 @@ rs_agent_run(const struct rs_agent_config *cfg)
                                         .token = token,
                                         .on_rejected = on_rejected,
                                         .on_rejected_arg = &a,
+                                        .on_captures = on_captures,
+                                        .on_captures_arg = &a,
                                         .tls_ca = cfg->tls_ca,
                                         .tls_server_name = cfg->tls_server_name,
                                         .tls_cert = cfg->tls_cert,

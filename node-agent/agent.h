@@ -36,6 +36,7 @@ struct rs_agent_config {
     int64_t gpu_interval_ms; /* between two readings of a GPU */
     int64_t gpu_send_s;      /* telemetry batches at most this often */
     char *token_file;         /* the bearer token sent with every batch; "" = none */
+    int64_t control_poll_ms;  /* idle: an empty batch this often, for capture orders; 0 = never */
     /* tls+tcp:// to the server (proto/nng_tls.h): CA that signed the server's certificate, the
      * name it must carry ("" = the URL's host), this agent's certificate and key ("" = none) */
     char *tls_ca, *tls_server_name, *tls_cert, *tls_key;

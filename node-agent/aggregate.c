@@ -30,6 +30,11 @@ struct rank_slot {
     size_t bytes;             /* its frames' encoded size since its records were last sent */
     struct rs_records records;
     struct rs_rank_summary summary; /* with summaries on (summary.h) */
+    /* captures (proto/capture.h): the capture the pending records were traced for (0: none),
+     * and the collector's reports since the last flush (NULL until the first) */
+    uint64_t capture_id;
+    struct rs_capture_report *captures;
+    uint32_t n_captures;
     /* Loss accounting (rankscope.proto RankBatch.frame_seq): one slot per collector handle */
     uint64_t collector_id, frame_seq, records_sent; /* of the newest frame merged */
     uint64_t frames, frame_records;                 /* merged since the last flush */
@@ -66,6 +71,7 @@ slot_fini(struct rank_slot *s)
 {
     free(s->host);
     free(s->gpu_uuid);
+    free(s->captures);
     rs_records_fini(&s->records);
     rs_rank_summary_fini(&s->summary);
 }
@@ -179,6 +185,23 @@ merge(rs_aggregate *a, struct rank_slot *s, const struct rs_rank_batch *b)
     return rc;
 }
 
+/* Keeps the frame's capture mark and reports for the next flush; past RS_CAPTURE_MAX_REPORTS
+ * in one flush (a collector that repeats itself) the rest are dropped (the server expires a
+ * capture it hears nothing more of). */
+static int
+keep_captures(struct rank_slot *s, const struct rs_rank_batch *b)
+{
+    if (b->capture_id)
+        s->capture_id = b->capture_id;
+    if (b->n_captures == 0)
+        return 0;
+    if (!s->captures && !(s->captures = malloc(RS_CAPTURE_MAX_REPORTS * sizeof *s->captures)))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < b->n_captures && s->n_captures < RS_CAPTURE_MAX_REPORTS; i++)
+        s->captures[s->n_captures++] = b->captures[i];
+    return 0;
+}
+
 int
 rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
 {
@@ -189,7 +212,8 @@ rs_aggregate_add(rs_aggregate *a, const struct rs_rank_batch *b)
         return -ENOMEM;
     struct rs_summary_unseen unseen = {s->records.kernels.count, s->records.memcpys.count,
                                        s->records.collectives.count};
-    if ((rc = set_identity(s, &b->identity)) || (rc = merge(a, s, b)) ||
+    if ((rc = set_identity(s, &b->identity)) || (rc = keep_captures(s, b)) ||
+        (rc = merge(a, s, b)) ||
         (a->summary_window_ns && (rc = rs_rank_summary_absorb(&s->summary, &s->records, &unseen))))
         return rc;
     s->last_add_ns = rs_clock_mono_ns();
@@ -302,6 +326,9 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
         ranks[n].dropped_records = s->dropped_records;
         ranks[n].collector_flags = s->collector_flags;
         ranks[n].collector_status = s->collector_status;
+        ranks[n].capture_id = s->capture_id;
+        ranks[n].captures = s->captures;
+        ranks[n].n_captures = s->n_captures;
         rs_records_view(&s->records, &ranks[n]);
         if (s->frames) {
             ranks[n].collector_id = s->collector_id;
@@ -329,6 +356,8 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
         /* Names are dropped too: the next batch carries only the names it uses. */
         rs_records_clear(&s->records, 1);
         s->bytes = 0;
+        s->capture_id = 0;
+        s->n_captures = 0;
         s->frames = s->frame_records = 0; /* sent, or (encode failed) lost: the server sees a gap */
         if (s->dirty)
             s->idle_flushes = 0;

@@ -34,6 +34,9 @@ struct rs_collector {
     uint32_t status_flags;
     char *status_text;
     bool status_unsent;
+    uint64_t capture_id; /* frames' capture mark */
+    struct rs_capture_report reports[RS_CAPTURE_MAX_REPORTS];
+    uint32_t n_reports; /* waiting for the next frame */
     uint64_t collector_id; /* numbers this handle's frames apart from a restarted rank's */
     uint64_t records_sent; /* records in the frames the socket took (RankBatch.records_sent) */
     uint8_t buf[RS_WIRE_MAX_FRAME_BYTES];
@@ -199,12 +202,15 @@ send_frame(rs_collector *c, const struct rs_clock_pair *clock)
     size_t len = 0;
     int rc;
 
-    if (n == 0 && !c->status_unsent)
+    if (n == 0 && !c->status_unsent && c->n_reports == 0)
         return 0;
     rs_records_view(&c->frame, &b);
     b.dropped_records = c->stats.dropped;
     b.collector_flags = c->status_flags;
     b.collector_status = c->status_text;
+    b.capture_id = c->capture_id;
+    b.captures = c->reports;
+    b.n_captures = c->n_reports;
     /* The frame's number is used only if the socket takes it: a frame refused here is counted
      * as dropped, so the numbers the agent sees have a gap only for frames lost after sending. */
     b.collector_id = c->collector_id;
@@ -228,6 +234,7 @@ send_frame(rs_collector *c, const struct rs_clock_pair *clock)
     }
     if (rc == 0) {
         c->status_unsent = false;
+        c->n_reports = 0;
         c->stats.frames_sent++;
         c->records_sent += n;
         c->stats.kernels += c->frame.kernels.count;
@@ -356,4 +363,52 @@ void
 rs_collector_get_stats(const rs_collector *c, struct rs_collector_stats *out)
 {
     *out = c->stats;
+}
+
+int
+rs_collector_poll_control(rs_collector *c, struct rs_capture_order *out, uint32_t max, uint32_t *n)
+{
+    uint8_t frame[RS_CAPTURE_MAX_CONTROL_BYTES + 1];
+    struct rs_capture_order got[RS_CAPTURE_MAX_ORDERS];
+
+    *n = 0;
+    if (inert(c) || c->fd < 0)
+        return 0;
+    for (int i = 0; i < RS_COLLECTOR_MAX_CONTROL_FRAMES; i++) {
+        struct iovec iov = {frame, sizeof frame};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+        ssize_t len = recvmsg(c->fd, &msg, MSG_DONTWAIT);
+        uint32_t k = 0;
+        if (len < 0 && (errno == EAGAIN || errno == EINTR))
+            return 0;
+        if (len <= 0) { /* the agent closed the connection: reconnect at a flush */
+            close(c->fd);
+            c->fd = -1;
+            return -ENOTCONN;
+        }
+        c->stats.control_frames++;
+        if ((msg.msg_flags & MSG_TRUNC) ||
+            rs_capture_control_decode(frame, (size_t)len, got, &k) != 0) {
+            c->stats.control_rejected++;
+            continue;
+        }
+        for (uint32_t j = 0; j < k && *n < max; j++)
+            out[(*n)++] = got[j];
+    }
+    return 0;
+}
+
+void
+rs_collector_set_capture(rs_collector *c, uint64_t id)
+{
+    c->capture_id = id;
+}
+
+int
+rs_collector_report_capture(rs_collector *c, const struct rs_capture_report *r)
+{
+    if (c->n_reports >= RS_CAPTURE_MAX_REPORTS || !rs_capture_report_valid(r))
+        return RS_E_FULL;
+    c->reports[c->n_reports++] = *r;
+    return 0;
 }

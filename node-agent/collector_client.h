@@ -27,6 +27,9 @@ struct rs_collector_stats {
     uint64_t syncs;   /* host synchronizations sent (copy records of the RS_SYNC_* kinds) */
     uint64_t dropped; /* records dropped */
     uint64_t frames_sent, frames_dropped, connects;
+    /* control frames from the agent (capture orders): read, and refused as malformed, oversized
+     * or truncated (proto/capture.h) */
+    uint64_t control_frames, control_rejected;
 };
 
 /* Creates a handle for one rank. Identity strings are copied. Never fails because the agent is
@@ -66,6 +69,25 @@ void rs_collector_count_dropped(rs_collector *c, uint64_t n);
 int rs_collector_flush(rs_collector *c, const struct rs_clock_pair *clock);
 
 void rs_collector_get_stats(const rs_collector *c, struct rs_collector_stats *out);
+
+/* --- Captures on demand (proto/capture.h; docs/collector.md "Captures") ------------------------
+ * The agent sends capture orders back over the same socket, one control frame each. */
+
+/* Reads the control frames waiting on the socket, without blocking and at most
+ * RS_COLLECTOR_MAX_CONTROL_FRAMES of them per call, into out[max]; *n gets how many orders. A
+ * frame that is truncated, oversized or not a valid CollectorControl is dropped and counted
+ * (control_rejected). Nothing happens before the handle connected (its first flush with records).
+ * Returns 0, or -ENOTCONN when the agent went away (the next flush reconnects). */
+#define RS_COLLECTOR_MAX_CONTROL_FRAMES 8
+int rs_collector_poll_control(rs_collector *c, struct rs_capture_order *out, uint32_t max,
+                              uint32_t *n);
+
+/* Frames sent from now on say their records were traced for capture `id` (0: none). */
+void rs_collector_set_capture(rs_collector *c, uint64_t id);
+
+/* Queues a report (copied; a valid one) for the next frame, which is sent at the next flush even
+ * without records. At most RS_CAPTURE_MAX_REPORTS wait; beyond, RS_E_FULL. */
+int rs_collector_report_capture(rs_collector *c, const struct rs_capture_report *r);
 
 /* Closes the socket and frees the handle (unsent records are dropped). NULL is fine. */
 void rs_collector_free(rs_collector *c);

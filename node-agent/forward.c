@@ -168,6 +168,11 @@ finish(rs_forward *f, struct fwd_ctx *c)
         return;
     }
     f->stats.server_min_flush_ms = r.control.min_flush_ms;
+    if (r.control.n_captures) {
+        f->stats.capture_orders += r.control.n_captures;
+        if (f->opts.on_captures)
+            f->opts.on_captures(f->opts.on_captures_arg, r.control.captures, r.control.n_captures);
+    }
     switch (r.status) {
     case RS_REPLY_ACK:
         f->stats.acked++;
@@ -232,6 +237,7 @@ send_item(struct fwd_ctx *c, struct item *it)
     c->busy = true;
     c->state = CTX_SEND;
     c->f->stats.sent++;
+    c->f->stats.last_send_ns = rs_clock_mono_ns();
     nng_aio_set_msg(c->aio, m);
     nng_ctx_send(c->ctx, c->aio);
 }

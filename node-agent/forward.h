@@ -10,6 +10,7 @@
 #define RS_NODE_AGENT_FORWARD_H
 
 #include "node-agent/spool.h"
+#include "proto/capture.h"
 
 #include <stdint.h>
 #include <uv.h>
@@ -26,6 +27,10 @@ struct rs_forward_options {
      * NULL: only counted and logged. */
     void (*on_rejected)(void *arg, uint64_t seq, const char *error);
     void *on_rejected_arg;
+    /* Called on the loop with the capture orders a reply carried (proto/capture.h; each valid;
+     * a reply lost or repeated may carry an order again); NULL: ignored. */
+    void (*on_captures)(void *arg, const struct rs_capture_order *orders, uint32_t n);
+    void *on_captures_arg;
     /* The bearer token sent with every batch (appended when sent, never spooled: a new token
      * applies to spooled batches too); NULL or "" = none. Must be rs_auth_token_valid. */
     const char *token;
@@ -38,6 +43,8 @@ struct rs_forward_stats {
     uint32_t server_min_flush_ms;          /* the server's latest request (0 = none) */
     uint64_t sent, acked, duplicates, rejected, retried, dropped_batches;
     uint64_t unauthorized; /* answers RS_REPLY_UNAUTHORIZED (the batch is kept and resent) */
+    uint64_t capture_orders; /* capture orders received in replies (repeats included) */
+    uint64_t last_send_ns;   /* CLOCK_MONOTONIC of the latest request sent (0: none yet) */
 };
 
 int rs_forward_start(uv_loop_t *loop, const struct rs_forward_options *opts, rs_forward **out);

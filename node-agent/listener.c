@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -18,6 +19,9 @@ struct peer {
     uv_poll_t poll;
     int fd;
     uint32_t pid, uid; /* from the kernel (SO_PEERCRED) */
+    /* the rank its latest valid frame named: where capture orders for that rank go */
+    char job[RS_WIRE_MAX_JOB_LEN + 1];
+    uint32_t rank;
     rs_listener *l;
     struct peer *prev, *next;
 };
@@ -109,6 +113,8 @@ on_peer_readable(uv_poll_t *h, int status, int events)
         }
         struct rs_rank_batch b = *rs_wire_rank_frame_batch(frame);
         b.identity.pid = p->pid; /* the kernel's word, not the frame's */
+        snprintf(p->job, sizeof p->job, "%s", b.identity.job);
+        p->rank = b.identity.rank;
         l->fn(l->arg, &b);
         rs_wire_rank_frame_free(frame);
     }
@@ -254,6 +260,29 @@ void
 rs_listener_get_stats(const rs_listener *l, struct rs_listener_stats *out)
 {
     *out = l->stats;
+}
+
+int
+rs_listener_send_control(rs_listener *l, const char *job, uint32_t rank, const uint8_t *buf,
+                         size_t len)
+{
+    int sent = 0;
+
+    for (struct peer *p = l->peers; p; p = p->next) {
+        if (p->rank != rank || strcmp(p->job, job) != 0)
+            continue;
+        /* the collector reads without blocking at its flush: never wait for it here */
+        if (send(p->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)len) {
+            l->stats.control_sent++;
+            sent++;
+        } else {
+            l->stats.control_dropped++;
+            rs_log_limited(10, RS_LOG_WARN, "RS-AGENT-CONTROL",
+                           "a capture order for rank %u (pid %u) was not sent: %s", rank, p->pid,
+                           strerror(errno));
+        }
+    }
+    return sent;
 }
 
 static void

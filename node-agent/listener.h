@@ -23,6 +23,9 @@ struct rs_listener_stats {
     uint64_t collectors_denied; /* uid not in the allow-list */
     uint64_t frames_refused;    /* frames a refused or denied collector had already sent: read,
                                  * counted and dropped, so that they do not vanish uncounted */
+    /* control frames (capture orders) to collectors: sent, and not sent because the collector's
+     * socket was full or gone */
+    uint64_t control_sent, control_dropped;
 };
 
 struct rs_listener_options {
@@ -38,6 +41,13 @@ int rs_listener_start(uv_loop_t *loop, const char *path, const struct rs_listene
                       rs_listener_frame_fn fn, void *arg, rs_listener **out);
 
 void rs_listener_get_stats(const rs_listener *l, struct rs_listener_stats *out);
+
+/* Sends one control frame (proto/capture.h) to the collector(s) of rank `rank` of `job` — those
+ * whose latest frame named that rank — without blocking: a collector whose socket is full misses
+ * it (counted; the server resends orders until the collector reports them started). Returns how
+ * many collectors got it (0: none connected for that rank). Loop thread. */
+int rs_listener_send_control(rs_listener *l, const char *job, uint32_t rank, const uint8_t *buf,
+                             size_t len);
 
 /* Stops accepting, closes every collector connection and removes the socket file; the memory is
  * freed once the loop has run the close callbacks. */

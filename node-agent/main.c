@@ -73,6 +73,11 @@ static const struct rs_config_option options[] = {
         "read each GPU this often", 10, 3600000),
     OPT("gpu-send-s", RS_CONFIG_INT, "5", gpu_send_s,
         "send the GPU readings held this often (one telemetry batch)", 1, 3600),
+    /* captures on demand (issue 25 item 4): orders come in the server's replies */
+    OPT("control-poll-ms", RS_CONFIG_INT, "1000", control_poll_ms,
+        "with collectors connected and nothing sent this long, send an empty batch so that the "
+        "server's reply can carry capture orders (0 = never)",
+        0, 600000),
 };
 
 static const struct rs_config_spec spec = {

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/hash.h"
 #include "common/utf8.h"
+#include "proto/capture_pb.h"
 #include "rankscope.pb-c.h"
 
 #include <errno.h>
@@ -155,6 +156,11 @@ validate_rank_batch(const struct rs_rank_batch *b)
         return RS_E_MALFORMED;
     if ((b->collector_flags & ~(uint32_t)RS_COLLECTOR_FLAGS_ALL) || !text_ok(b->collector_status))
         return RS_E_MALFORMED;
+    if (b->n_captures > RS_CAPTURE_MAX_REPORTS)
+        return RS_E_TOO_BIG;
+    for (uint32_t i = 0; i < b->n_captures; i++)
+        if (!rs_capture_report_valid(&b->captures[i]))
+            return RS_E_MALFORMED;
     if (b->frames > b->frame_seq || b->frame_records > b->records_sent ||
         (b->frame_seq && (!b->collector_id || !b->frames)))
         return RS_E_MALFORMED;
@@ -320,6 +326,18 @@ rank_to_pb(struct arena *a, const struct rs_rank_batch *b, Rankscope__V1__RankBa
     pb->dropped_records = b->dropped_records;
     pb->collector_flags = b->collector_flags;
     pb->collector_status = (char *)(b->collector_status ? b->collector_status : "");
+    pb->capture_id = b->capture_id;
+    if (b->n_captures) {
+        Rankscope__V1__CaptureReport **crp, *cr;
+        if (!ARENA_ARRAY(a, crp, cr, b->n_captures))
+            return -ENOMEM;
+        for (uint32_t i = 0; i < b->n_captures; i++) {
+            rs__capture_report_to_pb(&b->captures[i], &cr[i]);
+            crp[i] = &cr[i];
+        }
+        pb->captures = crp;
+        pb->n_captures = b->n_captures;
+    }
     pb->collector_id = b->collector_id;
     pb->frame_seq = b->frame_seq;
     pb->records_sent = b->records_sent;
@@ -483,6 +501,19 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
     b->dropped_records = pb->dropped_records;
     b->collector_flags = pb->collector_flags;
     b->collector_status = pb->collector_status;
+    b->capture_id = pb->capture_id;
+    if (pb->n_captures > RS_CAPTURE_MAX_REPORTS)
+        return RS_E_TOO_BIG;
+    if (pb->n_captures) {
+        struct rs_capture_report *cr = arena_alloc(a, pb->n_captures, sizeof *cr);
+        if (!cr)
+            return -ENOMEM;
+        for (size_t i = 0; i < pb->n_captures; i++)
+            if (rs__capture_report_from_pb(pb->captures[i], &cr[i]) != 0)
+                return RS_E_MALFORMED;
+        b->captures = cr;
+        b->n_captures = (uint32_t)pb->n_captures;
+    }
     b->collector_id = pb->collector_id;
     b->frame_seq = pb->frame_seq;
     b->records_sent = pb->records_sent;
@@ -1020,6 +1051,17 @@ rs_wire_reply_encode(const struct rs_server_reply *r, uint8_t *buf, size_t cap, 
     rankscope__v1__server_reply__init(&pb);
     rankscope__v1__control__init(&control);
     control.min_flush_ms = r->control.min_flush_ms;
+    Rankscope__V1__CaptureOrder orders[RS_CAPTURE_MAX_ORDERS], *order_ptrs[RS_CAPTURE_MAX_ORDERS];
+    if (r->control.n_captures > RS_CAPTURE_MAX_ORDERS)
+        return RS_E_TOO_BIG;
+    for (uint32_t i = 0; i < r->control.n_captures; i++) {
+        if (!rs_capture_order_valid(&r->control.captures[i]))
+            return RS_E_MALFORMED;
+        rs__capture_order_to_pb(&r->control.captures[i], &orders[i]);
+        order_ptrs[i] = &orders[i];
+    }
+    control.n_captures = r->control.n_captures;
+    control.captures = order_ptrs;
     pb.control = &control;
     /* Error texts are for people; cut them so a reply always fits its limit. */
     snprintf(err, sizeof err, "%s", r->error ? r->error : "");
@@ -1058,6 +1100,17 @@ rs_wire_reply_decode(const uint8_t *buf, size_t len, struct rs_server_reply *r, 
     r->error = err;
     r->retry_after_ms = pb->retry_after_ms;
     r->control.min_flush_ms = pb->control ? pb->control->min_flush_ms : 0;
+    r->control.n_captures = 0;
+    if (pb->control && pb->control->n_captures > RS_CAPTURE_MAX_ORDERS) {
+        rc = RS_E_MALFORMED;
+        goto out;
+    }
+    for (size_t i = 0; pb->control && i < pb->control->n_captures; i++)
+        if ((rc = rs__capture_order_from_pb(pb->control->captures[i],
+                                            &r->control.captures[i])) != 0)
+            goto out;
+    if (pb->control)
+        r->control.n_captures = (uint32_t)pb->control->n_captures;
 out:
     rankscope__v1__server_reply__free_unpacked(pb, NULL);
     return rc;

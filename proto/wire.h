@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "common/step_metrics.h"
+#include "proto/capture.h"
 
 /* AgentBatch.schema_version. 2: the batch carries agent summaries (kernel/copy totals or measured
  * steps), which a server that reads only version 1 would drop without a word — it refuses them
@@ -212,6 +213,11 @@ struct rs_rank_batch {
     uint64_t dropped_records;
     uint32_t collector_flags;     /* enum rs_collector_flag bits */
     const char *collector_status; /* NULL or text for people */
+    /* Captures (proto/capture.h): the records were traced for this capture (0: none), and what
+     * became of this rank's orders (at most RS_CAPTURE_MAX_REPORTS, each valid) */
+    uint64_t capture_id;
+    const struct rs_capture_report *captures;
+    uint32_t n_captures;
     /* Loss accounting (rankscope.proto RankBatch fields 20-24): 0 when not reported. A decoder
      * refuses frames < 1 with a frame_seq, frame_seq < frames, records_sent < frame_records. */
     uint64_t collector_id;  /* the collector handle (random, new per rank process) */
@@ -306,6 +312,9 @@ struct rs_agent_batch {
 /* What the server asks of the agent (zero = nothing). */
 struct rs_server_control {
     uint32_t min_flush_ms; /* send batches no more often than this: the server is backlogged */
+    /* capture orders for ranks this agent serves (proto/capture.h), each valid */
+    struct rs_capture_order captures[RS_CAPTURE_MAX_ORDERS];
+    uint32_t n_captures;
 };
 
 struct rs_server_reply {

@@ -1,6 +1,7 @@
 /* Streaming straggler evaluation on a timer, verdict history per job (see evaluator.h); the steps
  * it loads also feed the step summaries (step_summaries.h). */
 #include "server/evaluator.h"
+#include "server/auto_capture.h"
 
 #include "common/array.h"
 #include "common/clock.h"
@@ -356,6 +357,8 @@ merge_job(rs_evaluator *e, struct job_result *res, uint64_t now_ns)
         rs_log(RS_LOG_INFO, "RS-STRAGGLER-CLEARED", "job %s: rank %u is no longer a straggler",
                res->name, j->v[k].rank);
     }
+    /* a verdict or suspect without per-kernel evidence: capture it (auto_capture.h) */
+    rs__server_auto_capture_stragglers(e->srv, res->name, &res->report, rs_clock_realtime_ns());
 }
 
 static void

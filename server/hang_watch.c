@@ -1,5 +1,6 @@
 /* Hang verdicts on a timer, logged and counted (see hang_watch.h). */
 #include "server/hang_watch.h"
+#include "server/auto_capture.h"
 
 #include "common/array.h"
 #include "common/clock.h"
@@ -148,6 +149,7 @@ check_job(rs_hang_watch *w, rs_store_read *r, const char *job, uint64_t now)
         a->seen = true;
         a->id = remember(w, job, h, now);
         raised(w, job, h);
+        rs__server_auto_capture_hang(w->srv, job, h, rs_clock_realtime_ns()); /* auto_capture.h */
     }
     rs_hang_report_fini(&rep);
     free(ranks);

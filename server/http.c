@@ -42,7 +42,6 @@ struct rs_http_conn {
     bool peer_counted;      /* in http->peers */
     rs_tls_stream *tls; /* HTTPS: the TLS layer between the socket and the parser; NULL: HTTP */
     char peer[48];      /* HTTPS: the client's address, for logs (it may be gone by then) */
-    char read_buf[READ_CHUNK];
 };
 
 struct rs_http {
@@ -59,6 +58,12 @@ struct rs_http {
     int port;
     bool closed;
     rs_tls_conf *tls; /* serve HTTPS with it (rs_http_set_tls); NULL: plain HTTP */
+    /* What every connection reads into. One is enough: the loop reads one connection at a time
+     * and on_read is done with the bytes when it returns (the parser, the TLS layer and the
+     * pipelining buffer copy what they keep). Each connection had 64 KiB of its own: 10,000 idle
+     * keep-alive connections held 640 MiB of address space (docs/BENCHMARKS.md "Idle HTTP
+     * connections"). */
+    char read_buf[READ_CHUNK];
 };
 
 static void feed(rs_http_conn *c, const char *data, size_t len);
@@ -384,13 +389,29 @@ rs_http_conn_peer(const rs_http_conn *c, char *out, size_t len)
         snprintf(out, len, "%s:%d", ip, ntohs(((const struct sockaddr_in *)&ss)->sin_port));
 }
 
-void
-rs_http_respond_json(rs_http_conn *c, int status, json_t *doc)
+char *
+rs_http_json_text(json_t *doc)
 {
-    static const char oom[] = "{\"error\":{\"status\":500,\"message\":\"out of memory\"}}";
     char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
 
     json_decref(doc);
+    return text;
+}
+
+void
+rs_http_respond_json(rs_http_conn *c, int status, json_t *doc)
+{
+    char *text = rs_http_json_text(doc);
+
+    rs_http_respond_json_text(c, status, text);
+    free(text);
+}
+
+void
+rs_http_respond_json_text(rs_http_conn *c, int status, const char *text)
+{
+    static const char oom[] = "{\"error\":{\"status\":500,\"message\":\"out of memory\"}}";
+
     if (!text) {
         rs_http_respond(c, 500, "application/json", oom, sizeof oom - 1);
         return;
@@ -398,7 +419,6 @@ rs_http_respond_json(rs_http_conn *c, int status, json_t *doc)
     size_t len = strlen(text);
     if (status != 200) {
         respond(c, status, "application/json", NULL, text, len);
-        free(text);
         return;
     }
     /* Pollers (schedulers) revalidate with If-None-Match and get 304 while nothing changed. The
@@ -423,7 +443,6 @@ rs_http_respond_json(rs_http_conn *c, int status, json_t *doc)
     else /* not asked for, too small, no memory, or no smaller: the plain form */
         respond_with(c, 200, "application/json", etag, vary, text, len);
     free(gz);
-    free(text);
 }
 
 void
@@ -678,7 +697,7 @@ static void
 on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     rs_http_conn *c = h->data;
-    *buf = uv_buf_init(c->read_buf, sizeof c->read_buf);
+    *buf = uv_buf_init(c->http->read_buf, sizeof c->http->read_buf);
 }
 
 static void

@@ -77,6 +77,15 @@ void rs_http_conn_peer(const rs_http_conn *c, char *out, size_t len);
  * either ETag revalidates it. */
 void rs_http_respond_json(rs_http_conn *c, int status, json_t *doc);
 
+/* The text rs_http_respond_json sends for `doc` (takes the reference): a new string the caller
+ * frees, NULL when out of memory (or doc is NULL). Any thread: a query's worker encodes its answer
+ * there, not on the loop. */
+char *rs_http_json_text(json_t *doc);
+
+/* rs_http_respond_json with the document's text from rs_http_json_text (borrowed; NULL answers
+ * 500 "out of memory"). Loop thread. */
+void rs_http_respond_json_text(rs_http_conn *c, int status, const char *text);
+
 /* Answers {"error": {"status": N, "message": "..."}} with the given status. */
 void rs_http_respond_error(rs_http_conn *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

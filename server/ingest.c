@@ -1,6 +1,7 @@
 /* NNG rep ingest with contexts + aio, handed to the libuv loop (see ingest.h). */
 #include "server/ingest.h"
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "proto/wire.h"
@@ -32,7 +33,8 @@ struct ingest_ctx {
     struct rs_work decode; /* the request decoded on ingest's threads */
     rs_wire_agent_batch *batch;
     int decode_rc;
-    uint64_t agent_id, batch_seq; /* of the request being answered (its head, wire_head.h) */
+    uint64_t agent_id, batch_seq; /* of the request being answered (its head, wire_head.h);
+                                   * agent_id also says whose capture orders its reply carries */
     char principal[RS_STORE_PRINCIPAL_MAX + 1]; /* whose token it carried ("" without auth) */
     struct ingest_ctx *next; /* in the ready list */
 };
@@ -55,6 +57,7 @@ struct rs_ingest {
     int (*authorize)(void *, const char *, const char *, char *, size_t, char *, size_t);
     void *authorize_arg;
     nng_tls_config *tls, *tls_prev; /* the configuration in use and the one before, held */
+    rs_captures *captures;          /* NULL: no captures */
     char url[256];
 };
 
@@ -84,6 +87,12 @@ send_reply(struct ingest_ctx *c, uint64_t seq, enum rs_reply_status status, cons
     /* Backpressure: a writer queue past half full asks every agent to batch more per request. */
     if (queued * 2 > c->ing->writer_queue)
         r.control.min_flush_ms = SLOW_DOWN_FLUSH_MS;
+    /* Capture orders ride on the replies to authorized batches of the agent serving the ranks */
+    if (c->ing->captures && c->agent_id &&
+        (status == RS_REPLY_ACK || status == RS_REPLY_DUPLICATE || status == RS_REPLY_RETRY))
+        r.control.n_captures = rs_captures_orders(c->ing->captures, c->agent_id,
+                                                  rs_clock_realtime_ns(), r.control.captures,
+                                                  RS_CAPTURE_MAX_ORDERS);
     uint8_t buf[RS_WIRE_MAX_REPLY_BYTES];
     size_t len = 0;
     nng_msg *m = NULL;
@@ -232,6 +241,9 @@ request_decoded(struct rs_work *w, int status)
     rs_wire_agent_batch *batch = c->batch;
     c->batch = NULL;
     c->batch_seq = rs_wire_agent_batch_get(batch)->batch_seq;
+    if (ing->captures) /* authorized (handle_request): its ranks and capture reports count */
+        rs_captures_ingest(ing->captures, c->agent_id, rs_wire_agent_batch_get(batch),
+                           rs_clock_realtime_ns());
     size_t bytes = nng_msg_len(c->msg);
     nng_msg_free(c->msg);
     c->msg = NULL;
@@ -325,6 +337,7 @@ rs_ingest_start(uv_loop_t *loop, const struct rs_ingest_options *opts, rs_writer
     ing->decoders = opts->decoders;
     ing->authorize = opts->authorize;
     ing->authorize_arg = opts->authorize_arg;
+    ing->captures = opts->captures;
     if ((rv = nng_mtx_alloc(&ing->lock)) != 0 || (rv = nng_rep0_open(&ing->sock)) != 0)
         goto fail_nng;
     if ((rv = rs_agent_pipes_start(loop, ing->sock, &opts->pipes, counters, &ing->pipes)) != 0)

@@ -7,6 +7,7 @@
 #define RS_SERVER_INGEST_H
 
 #include "server/agent_pipes.h"
+#include "server/captures.h"
 #include "server/counters.h"
 #include "server/work_pool.h"
 #include "server/writer.h"
@@ -34,6 +35,10 @@ struct rs_ingest_options {
     void *authorize_arg;
     struct nng_tls_config *tls; /* a tls+tcp:// url's certificate and peer rules (NULL: NNG's
                                    default, which has no certificate); not taken over */
+    /* Captures (captures.h; NULL: none): an authorized batch tells it which agent serves which
+     * ranks and what became of their captures; every reply to an agent carries the capture
+     * orders for its ranks. Borrowed; must outlive the ingest. */
+    rs_captures *captures;
 };
 
 /* Listens and starts receiving. Must be called on the loop thread. */

@@ -68,8 +68,8 @@ static const struct rs_config_option options[] = {
         "a REST query's deadline; beyond: 504", 10, 3600000),
     OPT("query-nice", RS_CONFIG_INT, "10", query_nice,
         "niceness added to the query threads, so that ingest wins a busy CPU (0 = none)", 0, 19),
-    OPT("ingest-threads", RS_CONFIG_INT, "2", ingest_threads,
-        "threads that decode agents' batches", 1, 64),
+    OPT("ingest-threads", RS_CONFIG_INT, "2", ingest_threads, "threads that decode agents' batches",
+        1, 64),
     OPT("http-max-connections-per-peer", RS_CONFIG_INT, "256", http_max_connections_per_peer,
         "concurrent HTTP connections from one IP address; beyond: 429 and closed", 1, 100000),
     OPT("http-max-body-total-mb", RS_CONFIG_INT, "256", http_max_body_total_mb,
@@ -128,9 +128,30 @@ static const struct rs_config_option options[] = {
         "PEM CA file: agents on tls+tcp:// must present a certificate it signed (default: none "
         "asked)",
         0, 0),
+    /* captures on demand (issue 25 item 4; server/captures.h, docs/collector.md "Captures") */
+    OPT("capture-per-job-per-min", RS_CONFIG_INT, "8", capture_per_job_per_min,
+        "rank captures one job may be asked for per minute, by REST and the evaluator together "
+        "(POST /v1/jobs/{job}/capture beyond it: 429)",
+        1, 4096),
+    OPT("capture-timeout-s", RS_CONFIG_INT, "30", capture_timeout_s,
+        "a capture whose collector gives no word this long (not started after it was requested, "
+        "not ended this long after its seconds) expires",
+        2, 3600),
+    OPT("auto-capture", RS_CONFIG_BOOL, "true", auto_capture,
+        "the evaluator asks for a capture of the suspect rank and a healthy peer when it raises a "
+        "straggler, suspect or hang verdict without recent per-kernel evidence",
+        0, 0),
+    OPT("auto-capture-s", RS_CONFIG_INT, "5", auto_capture_s,
+        "seconds an evaluator-triggered capture traces", 1, 60),
+    OPT("auto-capture-every-s", RS_CONFIG_INT, "600", auto_capture_every_s,
+        "at most one evaluator-triggered capture per job this often, s", 10, 86400),
     OPT("fault-exit-after-commits", RS_CONFIG_INT, "0", fault_exit_after_commits,
         "testing only: exit abruptly right after this many commits, before replying (0 = off)", 0,
         1000000),
+    OPT("fault-query-delay-ms", RS_CONFIG_INT, "0", fault_query_delay_ms,
+        "testing only: each REST query spends this long after its scans (CPU work after them, as "
+        "a large answer's encoding) (0 = off)",
+        0, 3600000),
 };
 
 static const struct rs_config_spec spec = {

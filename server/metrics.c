@@ -347,6 +347,26 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
            (double)hw.active);
     metric(t, "hangs_raised_total", "counter", "Hang verdicts raised.", (double)hw.raised);
     metric(t, "hangs_cleared_total", "counter", "Hang verdicts cleared.", (double)hw.cleared);
+    struct rs_captures_stats cs;
+    rs_captures_get_stats(srv->captures, &cs);
+    put(t, "# HELP rankscope_captures_total Rank captures by what became of them (requested: all; "
+           "the others as they happen).\n# TYPE rankscope_captures_total counter\n");
+    const struct {
+        const char *state;
+        uint64_t n;
+    } cap[] = {{"requested", cs.requested}, {"delivered", cs.delivered}, {"started", cs.started},
+               {"done", cs.done},           {"failed", cs.failed},       {"expired", cs.expired}};
+    for (size_t i = 0; i < sizeof cap / sizeof cap[0]; i++)
+        put(t, "rankscope_captures_total{state=\"%s\"} %llu\n", cap[i].state,
+            (unsigned long long)cap[i].n);
+    put(t, "# HELP rankscope_captures_refused_total Capture requests refused: the job's rate, or "
+           "a rank with an open capture.\n# TYPE rankscope_captures_refused_total counter\n"
+           "rankscope_captures_refused_total{reason=\"rate\"} %llu\n"
+           "rankscope_captures_refused_total{reason=\"busy\"} %llu\n",
+           (unsigned long long)cs.refused_rate, (unsigned long long)cs.refused_busy);
+    metric(t, "capture_reports_ignored_total", "counter",
+           "Capture reports or marks from a rank the capture is not for (or of unknown ids).",
+           (double)cs.reports_ignored);
     struct verdict_text v = {0};
     size_t active =
         rs_evaluator_foreach_active(srv->evaluator, MAX_VERDICT_SERIES, verdict_series, &v);

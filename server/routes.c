@@ -21,11 +21,13 @@
 #include "query/stragglers.h"
 #include "query/top.h"
 #include "query/trace_export.h"
+#include "server/capture_evidence.h"
 #include "server/job_delete.h"
 #include "server/server_int.h"
 
 #include <errno.h>
 #include <stddef.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +48,8 @@ enum query_kind {
     Q_GPUS,
     Q_ADVICE, /* issue 27: the advisor */
     Q_HANGS, /* issue 25: hang verdicts */
-    Q_HEATMAP
+    Q_HEATMAP,
+    Q_CAPTURES /* issue 25 item 4: captures on demand (captures.h) */
 };
 
 /* A query refused for load (429, 503) says when to come back. */
@@ -77,6 +80,7 @@ struct query_work {
     json_t *result;
     /* Q_STRAGGLERS: the verdicts the result shows, for the evaluator's history */
     struct rs_straggler_report stragglers;
+    char *text;     /* the result encoded (rs_http_json_text) by the worker, not the loop */
     uint8_t *bytes; /* pprof, trace: the answer's body instead of a result */
     size_t n_bytes;
     const char *content_type;
@@ -154,6 +158,36 @@ what_is_missing(rs_store_read *r, const struct query_work *q)
     return missing;
 }
 
+/* Worker, after the scans: the CPU work left (a document's encoding; a pprof answer was encoded
+ * by its export) is done here, not on the loop, and the deadline is checked after it too — the
+ * scans check it, but an answer that took longer to encode than the query may take is a 504
+ * like one that took too long to read (the client has stopped waiting). */
+static void
+finish_answer(struct query_work *q)
+{
+    if (q->srv->cfg->fault_query_delay_ms > 0 && q->rc == 0) {
+        struct timespec ts = {(time_t)(q->srv->cfg->fault_query_delay_ms / 1000),
+                              (long)(q->srv->cfg->fault_query_delay_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    /* the stragglers' and hangs' results are annotated on the loop (query_done): encoded there */
+    if (q->rc == 0 && q->result && q->kind != Q_STRAGGLERS && q->kind != Q_HANGS) {
+        q->text = rs_http_json_text(q->result);
+        q->result = NULL;
+        if (!q->text)
+            q->rc = -ENOMEM;
+    }
+    if (q->rc == 0 && q->deadline_ns && rs_clock_mono_ns() > q->deadline_ns) {
+        q->rc = -ETIMEDOUT;
+        json_decref(q->result);
+        q->result = NULL;
+        free(q->text);
+        q->text = NULL;
+        free(q->bytes);
+        q->bytes = NULL;
+    }
+}
+
 static void
 run_query(struct rs_work *req)
 {
@@ -172,6 +206,10 @@ run_query(struct rs_work *req)
         break;
     case Q_HANGS:
         q->rc = rs_query_hangs(r, q->job, rs_clock_realtime_ns(), &q->result);
+        break;
+    case Q_CAPTURES: /* from memory (captures.h), bounded like every read */
+        if (!(q->result = rs_captures_json(q->srv->captures, q->job)))
+            q->rc = -ENOMEM;
         break;
     case Q_SKEW: {
         struct rs_skew_options o = {q->p.since_ns, q->p.until_ns};
@@ -197,6 +235,11 @@ run_query(struct rs_work *req)
         q->rc = rs_stragglers_evaluate_job(r, q->job, &o, &q->stragglers);
         if (q->rc == 0 && !(q->result = rs_straggler_report_json(&q->stragglers)))
             q->rc = -ENOMEM;
+        /* verdicts without kernel evidence take it from a capture of their rank, if one ran
+         * (a failure there leaves the answer as the rule gave it) */
+        if (q->rc == 0)
+            rs__server_capture_evidence(q->srv->captures, r, q->job, &o, &q->stragglers,
+                                        q->result);
         break;
     }
     case Q_TOP: {
@@ -247,6 +290,7 @@ run_query(struct rs_work *req)
         q->missing = what_is_missing(r, q);
     }
     rs_store_read_end(r);
+    finish_answer(q);
 }
 
 static void
@@ -266,6 +310,8 @@ query_done(struct rs_work *req, int status)
     }
     if (status == 0 && q->rc == 0 && q->bytes)
         rs_http_respond(q->conn, 200, q->content_type, (const char *)q->bytes, q->n_bytes);
+    else if (status == 0 && q->rc == 0 && q->text)
+        rs_http_respond_json_text(q->conn, 200, q->text);
     else if (q->rc == RS_E_TOO_BIG)
         rs_http_respond_error(q->conn, 413,
                               "rank %llu of job '%s' has more than %u trace events in the range: "
@@ -303,6 +349,7 @@ query_done(struct rs_work *req, int status)
     } else
         rs_http_respond_error(q->conn, 500, "storage read failed: %s", rs_strerror(q->rc));
     free(q->bytes);
+    free(q->text);
     rs_straggler_report_fini(&q->stragglers);
     free(q);
 }
@@ -540,6 +587,7 @@ static const struct job_endpoint job_endpoints[] = {
     {"/advice", Q_ADVICE,
      {UINT("last", limit, RS_ADVICE_STEPS, 1, 1000), UINT("rank", rank, ALL_RANKS, 0, MAX_RANK)}},
     {"/hangs", Q_HANGS, {{0}}},
+    {"/captures", Q_CAPTURES, {{0}}},
     {"/heatmap",
      Q_HEATMAP,
      {METRIC("metric", metric), UINT("columns", columns, 200, 1, 2000),
@@ -689,6 +737,16 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
     }
     char name[RS_WIRE_MAX_JOB_LEN + 1];
     int rc;
+    /* captures on demand (capture_routes.c) */
+    if ((rc = job_in_path(c, path, "/capture", name, sizeof name)) <= 0) {
+        if (rc < 0 || expect_no_query(c, req) != 0)
+            return;
+        if (strcmp(req->method, "POST") != 0)
+            rs_http_respond_error(c, 405, "%s is not allowed on %s (use POST)", req->method, path);
+        else
+            rs__server_capture_post(srv, c, req, name, &who);
+        return;
+    }
     for (size_t i = 0; i < sizeof job_endpoints / sizeof job_endpoints[0]; i++) {
         const struct job_endpoint *e = &job_endpoints[i];
         if ((rc = job_in_path(c, path, e->suffix, name, sizeof name)) > 0)

@@ -247,6 +247,11 @@ rs_server_run(const struct rs_server_config *cfg)
         goto out;
     }
     iopts.decoders = srv->decoders;
+    struct rs_captures_options copts = {(uint32_t)cfg->capture_per_job_per_min,
+                                        (uint64_t)cfg->capture_timeout_s * 1000000000ull};
+    if ((rc = rs_captures_new(&copts, &srv->captures)) != 0)
+        goto out;
+    iopts.captures = srv->captures;
     if ((rc = rs_ingest_start(&srv->loop, &iopts, srv->writer, &srv->counters, &run.ingest)))
         goto out;
     if ((rc = rs_http_start(&srv->loop, &hopts, rs__server_route, srv, &srv->counters,
@@ -324,6 +329,7 @@ out:
     rs_writer_stop(srv->writer);        /* commits what was queued */
     rs_post_drain(srv->post);           /* completions that came after the loop stopped */
     rs_ingest_free(run.ingest);
+    rs_captures_free(srv->captures); /* after the writer: its replies carry orders */
     rs_http_free(run.http);
     rs_server_tls_free(srv->tls);
     uv_loop_close(&srv->loop);

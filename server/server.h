@@ -23,6 +23,7 @@ struct rs_server_config {
     int64_t http_idle_timeout_ms;
     int64_t http_max_connections;
     int64_t fault_exit_after_commits; /* tests only: see rs_writer_options */
+    int64_t fault_query_delay_ms;     /* tests only: time a query spends after its scans */
     bool check;                       /* check the store and exit instead of serving */
     char *compact_to;                 /* write a compacted copy there and exit ("" = serve) */
     int64_t retention_s;              /* jobs with no data for this long are deleted; 0 = keep */
@@ -55,6 +56,10 @@ struct rs_server_config {
      * pair (default: the same); agents must show a certificate signed by agent_tls_ca when set. */
     char *tls_cert, *tls_key;
     char *agent_tls_cert, *agent_tls_key, *agent_tls_ca;
+    /* captures on demand (captures.h) */
+    int64_t capture_per_job_per_min, capture_timeout_s;
+    bool auto_capture;                          /* evaluator-triggered captures */
+    int64_t auto_capture_s, auto_capture_every_s;
 };
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */

@@ -4,6 +4,7 @@
 
 #include "query/heatmap.h"
 #include "server/auth.h"
+#include "server/captures.h"
 #include "server/counters.h"
 #include "server/evaluator.h"
 #include "server/hang_watch.h"
@@ -34,6 +35,7 @@ struct rs_server {
     rs_work_pool *decoders; /* agents' batches decoded (ingest.c): ingest's own threads */
     rs_server_tls *tls;     /* HTTPS and tls+tcp:// files; rs_server_tls_reload on SIGHUP */
     uv_signal_t sighup;     /* reloads (server.c on_sighup) */
+    rs_captures *captures;  /* captures on demand (captures.h) */
     rs_heatmap_cache *heatmaps; /* whole-job heatmaps' older steps (query/heatmap.h); NULL: none */
 };
 
@@ -77,6 +79,12 @@ void rs__server_metrics(struct rs_server *srv, rs_http_conn *c);
  * w->done is never called and the caller frees w. Every REST read goes through here, so that no
  * query takes ingest's threads and every client's share is bounded (work_pool.h). */
 int rs__server_query_submit(struct rs_server *srv, rs_http_conn *c, struct rs_work *w);
+
+/* POST /v1/jobs/{job}/capture (capture_routes.c): answered on the loop (the table is in memory;
+ * GET /v1/jobs/{job}/captures is a query like the others, routes.c). */
+void rs__server_capture_post(struct rs_server *srv, rs_http_conn *c,
+                             const struct rs_http_request *req, const char *job,
+                             const struct rs_auth_who *who);
 
 /* GET /v1/gpus (hosts false) and /v1/hosts: the fleet view (fleet.c), in the query pool. */
 void rs__server_fleet(struct rs_server *srv, rs_http_conn *c, bool hosts);

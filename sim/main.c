@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "common/hash.h"
 #include "common/log.h"
+#include "node-agent/capture_run.h"
 #include "node-agent/collector_client.h"
 #include "proto/in_flight.h"
 #include "sim/model.h"
@@ -24,7 +25,7 @@ struct sim_config {
     char *job, *agent, *log_level, *nvml_script;
     int64_t ranks, steps, slow_rank, onset_step, recover_step, host_stall, seed, kernel_split;
     int64_t hang_rank;
-    bool pc_sampling, no_step_markers, buckets_after, nccl_plugin;
+    bool pc_sampling, no_step_markers, buckets_after, nccl_plugin, kernels_in_captures;
     double step_ms, slowdown, stall_ms, noise, speed, duration_s, max_rate, hang_s, launch_gap_us;
 };
 
@@ -70,6 +71,10 @@ static const struct rs_config_option options[] = {
         "also send synthetic PC-sampling stall counts (see sim/stalls.h)", 0, 0),
     OPT("nccl-plugin", RS_CONFIG_BOOL, "false", nccl_plugin,
         "send collectives as the NCCL profiler plugin does: NCCL's exact sequence numbers", 0, 0),
+    OPT("kernels-in-captures", RS_CONFIG_BOOL, "false", kernels_in_captures,
+        "send kernel and copy records only while a capture runs on the rank (as a collector "
+        "tracing kernels in rare windows); steps and collectives always",
+        0, 0),
     OPT("hang-rank", RS_CONFIG_INT, "-1", hang_rank,
         "rank that never arrives at the first AllReduce of --onset-step: the job hangs there, "
         "the other ranks report it in flight for --hang-s wall seconds, then it completes and the "
@@ -108,8 +113,18 @@ static const struct rs_config_spec spec = {
     "RANKSCOPE_SIM_",
 };
 
+/* One rank's capture (node-agent/capture_run.h): what runs now. */
+struct sim_capture {
+    struct rs_capture_run run;
+    struct sim_run *sim;
+    bool kernels, stalls;
+};
+
 struct sim_run {
     rs_collector **collectors;
+    struct sim_capture *captures; /* per rank */
+    bool kernels_in_captures, pc_sampling;
+    sim_model *model;
     uint32_t *name_ids; /* template op index -> collector name id, per rank */
     bool no_step_markers;
 };
@@ -126,6 +141,8 @@ sink_kernel(void *arg, uint32_t rank, const char *name, const struct rs_kernel_r
     struct sim_run *run = arg;
     struct rs_kernel_record rec = *k;
 
+    if (run->kernels_in_captures && !run->captures[rank].kernels)
+        return; /* not traced now */
     rec.name_id = name_id(run->collectors[rank], name);
     rs_collector_add_kernel(run->collectors[rank], &rec);
 }
@@ -134,7 +151,8 @@ static void
 sink_memcpy(void *arg, uint32_t rank, const struct rs_memcpy_record *m)
 {
     struct sim_run *run = arg;
-    rs_collector_add_memcpy(run->collectors[rank], m);
+    if (!run->kernels_in_captures || run->captures[rank].kernels)
+        rs_collector_add_memcpy(run->collectors[rank], m);
 }
 
 static void
@@ -155,6 +173,52 @@ emit_stall(void *arg, uint32_t rank, const char *kernel, const char *reason, uin
     struct rs_stall_record rec = {pc, count, name_id(run->collectors[rank], kernel),
                                   name_id(run->collectors[rank], reason), 0x5133c0deu};
     rs_collector_add_stall(run->collectors[rank], &rec);
+}
+
+static void
+drop_stall(void *arg, uint32_t rank, const char *kernel, const char *reason, uint64_t pc,
+           uint64_t count)
+{
+}
+
+/* A capture starts on a rank: kernels are always there to trace; stall counts when the model
+ * samples (--pc-sampling, or turned on now for the captured ranks). */
+static int
+capture_start(void *arg, uint32_t kinds, uint32_t seconds, uint32_t *ran, char *why, size_t len)
+{
+    struct sim_capture *c = arg;
+
+    *ran = 0;
+    if (kinds & RS_CAPTURE_KERNELS) {
+        c->kernels = true;
+        *ran |= RS_CAPTURE_KERNELS;
+    }
+    if (kinds & RS_CAPTURE_PC_SAMPLING) {
+        if (sim_model_enable_stalls(c->sim->model) == 0) {
+            c->stalls = true;
+            *ran |= RS_CAPTURE_PC_SAMPLING;
+        } else
+            snprintf(why, len, "out of memory for stall counts");
+    }
+    return *ran ? 0 : -1;
+}
+
+static void
+capture_stop(void *arg, uint32_t ran)
+{
+    struct sim_capture *c = arg;
+    c->kernels = c->stalls = false;
+}
+
+/* Before rank r's flush: its capture moves on, and its stall counts go when it samples. */
+static void
+rank_before_flush(struct sim_run *run, uint32_t r)
+{
+    struct sim_capture *c = &run->captures[r];
+
+    rs_capture_run_tick(&c->run, run->collectors[r], rs_clock_mono_ns(), rs_clock_realtime_ns());
+    sim_model_emit_stalls(run->model, r, run->pc_sampling || c->stalls ? emit_stall : drop_stall,
+                          run);
 }
 
 static void
@@ -194,6 +258,7 @@ simulate_hang(const struct sim_config *cfg, struct sim_run *run, sim_model *m, u
                 rs_in_flight_format(&f, text, sizeof text);
                 rs_collector_set_status(run->collectors[r], RS_COLLECTOR_IN_FLIGHT, text);
             }
+            rank_before_flush(run, r);
             rs_collector_flush(run->collectors[r], &clock);
         }
         rs_clock_sleep_ns(250000000ull);
@@ -242,12 +307,20 @@ run_sim(const struct sim_config *cfg)
     snprintf(comm, sizeof comm, "%s:default_pg", cfg->job);
     p.comm_hash = rs_hash_fnv1a64(comm, strlen(comm));
     run.no_step_markers = cfg->no_step_markers;
-    if (!(run.collectors = calloc(p.ranks, sizeof *run.collectors)))
+    run.kernels_in_captures = cfg->kernels_in_captures;
+    run.pc_sampling = cfg->pc_sampling;
+    if (!(run.collectors = calloc(p.ranks, sizeof *run.collectors)) ||
+        !(run.captures = calloc(p.ranks, sizeof *run.captures))) {
+        free(run.collectors);
         return 1;
+    }
     for (uint32_t r = 0; r < p.ranks; r++) {
         snprintf(host, sizeof host, "sim-node-%03u", r / 8);
         rs_sim_gpu_uuid(uuid, sizeof uuid, (uint64_t)cfg->seed, r);
         struct rs_rank_identity id = {cfg->job, r, r % 8, p.ranks, host, uuid, (uint32_t)getpid()};
+        struct rs_capture_ops ops = {capture_start, capture_stop, &run.captures[r]};
+        run.captures[r].sim = &run;
+        rs_capture_run_init(&run.captures[r].run, cfg->job, r, &ops);
         if ((rc = rs_collector_open(&copts, &id, &run.collectors[r])) != 0) {
             rs_log(RS_LOG_ERROR, "RS-SIM-OPEN", "cannot create collector for rank %u: %s", r,
                    rs_strerror(rc));
@@ -257,6 +330,7 @@ run_sim(const struct sim_config *cfg)
     if ((rc = sim_model_new(&p, start_ns, &m)) != 0 ||
         (cfg->pc_sampling && (rc = sim_model_enable_stalls(m)) != 0))
         goto out;
+    run.model = m;
     rs_log(RS_LOG_INFO, "RS-SIM-START", "job %s: %u ranks, %llu steps of ~%.1f ms -> %s", cfg->job,
            p.ranks, (unsigned long long)steps, cfg->step_ms, cfg->agent);
     for (uint64_t s = 0; s < steps; s++) {
@@ -290,7 +364,7 @@ run_sim(const struct sim_config *cfg)
         }
         struct rs_clock_pair clock = {rs_clock_realtime_ns(), rs_clock_realtime_ns()};
         for (uint32_t r = 0; r < p.ranks; r++) {
-            sim_model_emit_stalls(m, r, emit_stall, &run);
+            rank_before_flush(&run, r);
             rs_collector_flush(run.collectors[r], &clock);
         }
         if (rs_clock_mono_ns() - last_progress >= PROGRESS_NS) {
@@ -299,6 +373,15 @@ run_sim(const struct sim_config *cfg)
                    (unsigned long long)s + 1, (unsigned long long)steps,
                    100.0 * (double)(s + 1) / (double)steps);
         }
+    }
+    uint64_t cap_started = 0, cap_done = 0, cap_failed = 0;
+    for (uint32_t r = 0; r < p.ranks; r++) { /* captures still running end with the run */
+        struct rs_clock_pair clock = {rs_clock_realtime_ns(), rs_clock_realtime_ns()};
+        rs_capture_run_finish(&run.captures[r].run, run.collectors[r], clock.realtime_ns);
+        rs_collector_flush(run.collectors[r], &clock);
+        cap_started += run.captures[r].run.started;
+        cap_done += run.captures[r].run.done;
+        cap_failed += run.captures[r].run.failed;
     }
     for (uint32_t r = 0; r < p.ranks; r++) {
         struct rs_collector_stats st;
@@ -318,14 +401,16 @@ run_sim(const struct sim_config *cfg)
            "\"onset_ns\":%llu,"
            "\"sent\":{\"kernels\":%llu,\"memcpys\":%llu,\"syncs\":%llu,\"collectives\":%llu,"
            "\"steps\":%llu,\"stalls\":%llu},"
-           "\"dropped_records\":%llu,\"frames_sent\":%llu,\"frames_dropped\":%llu}\n",
+           "\"dropped_records\":%llu,\"frames_sent\":%llu,\"frames_dropped\":%llu,"
+           "\"captures\":{\"started\":%llu,\"done\":%llu,\"failed\":%llu}}\n",
            cfg->job, p.ranks, (unsigned long long)steps, (double)(end_ns - start_ns) / 1e9,
            (unsigned long long)start_ns, (unsigned long long)onset_ns,
            (unsigned long long)total.kernels, (unsigned long long)total.memcpys,
            (unsigned long long)total.syncs, (unsigned long long)total.collectives,
            (unsigned long long)total.steps, (unsigned long long)total.stalls,
            (unsigned long long)total.dropped, (unsigned long long)total.frames_sent,
-           (unsigned long long)total.frames_dropped);
+           (unsigned long long)total.frames_dropped, (unsigned long long)cap_started,
+           (unsigned long long)cap_done, (unsigned long long)cap_failed);
     fflush(stdout);
     if (total.dropped) {
         /* nothing, or not all, reached the agent: a run to check against a server is void, and a
@@ -351,6 +436,7 @@ out:
     for (uint32_t r = 0; r < p.ranks; r++)
         rs_collector_free(run.collectors[r]);
     free(run.collectors);
+    free(run.captures);
     return rc == 0 || rc == 3 ? rc : 1;
 }
 

@@ -467,6 +467,16 @@ rs_store_write_batch_as(rs_store_write *w, const struct rs_agent_batch *b, const
     rs__be64_put(key + offsetof(struct rs_key_dedup, agent_id), b->agent_id);
     rs__be64_put(key + offsetof(struct rs_key_dedup, batch_seq), b->batch_seq);
     memcpy(key + sizeof(struct rs_key_dedup), principal ? principal : "", plen);
+    /* Tokens turned on for a store written without them: a batch committed before (its key has
+     * no principal) and resent now (with one) is the same batch, not a new one. No one can write
+     * a key without a principal while tokens are on, so this reopens no pre-claim. */
+    MDB_val bare = {sizeof(struct rs_key_dedup), key}, found;
+    if (plen && (rc = mdb_get(w->txn, w->store->dedup, &bare, &found)) != MDB_NOTFOUND) {
+        if (rc != 0)
+            return rs__store_err(rc);
+        *duplicate = true;
+        return 0;
+    }
     rc = put(w, w->store->dedup, key, klen, &now, sizeof now, MDB_NOOVERWRITE);
     if (rc == -EEXIST) {
         *duplicate = true;

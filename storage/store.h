@@ -84,7 +84,8 @@ int rs_store_write_batch(rs_store_write *w, const struct rs_agent_batch *b, bool
 /* rs_store_write_batch for a batch sent by an authenticated `principal` (1..RS_STORE_PRINCIPAL_MAX
  * bytes; NULL or "" = none, the same as rs_store_write_batch): deduplicated by (principal,
  * agent_id, batch_seq), so that a client cannot pre-claim the sequence numbers of an agent that
- * authenticates as someone else. RS_E_MALFORMED for a longer name. */
+ * authenticates as someone else — and by (agent_id, batch_seq) committed without a principal
+ * (before tokens were turned on: the same batch resent). RS_E_MALFORMED for a longer name. */
 #define RS_STORE_PRINCIPAL_MAX 64
 int rs_store_write_batch_as(rs_store_write *w, const struct rs_agent_batch *b,
                             const char *principal, bool *duplicate);

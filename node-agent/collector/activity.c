@@ -2,6 +2,7 @@
 #include "node-agent/collector/activity.h"
 
 #include "common/clock.h"
+#include "node-agent/collector/capture.h"
 #include "node-agent/collector/got_hook.h"
 #include "node-agent/collector/log.h"
 #include "node-agent/collector/plugin.h"
@@ -31,8 +32,10 @@ static struct {
     bool stopped;
     /* kernel tracing in windows (window.h); flush thread only, but for the stats */
     struct rs_window_schedule window;
-    bool windows;        /* tracing in windows, not always */
-    bool traced_refused; /* CUPTI refused the traced kinds at a window: said once */
+    bool windows;                /* tracing in windows, not always */
+    bool traced_refused;         /* CUPTI refused the traced kinds at a window: said once */
+    bool traced_on;              /* the traced kinds are on now (a window or a capture) */
+    uint64_t capture_until_mono; /* a capture keeps them on until then (capture.h) */
     struct rs_activity_window_stats window_stats;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER,
        .wake_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -136,23 +139,27 @@ traced_kinds(bool on)
     return ok;
 }
 
-/* Opens or closes a window when the wall clock says so (window.h), timing what it costs. */
-static void
-window_tick(void)
+/* Opens or closes a window when the wall clock says so (window.h), or a capture does (capture.h:
+ * the kinds stay on until it ends), timing what it costs. `locked`: the caller holds g.lock (a
+ * capture starting). Returns false when CUPTI refused to turn the kinds on or off. */
+static bool
+window_tick(bool locked)
 {
     uint64_t t0 = rs_clock_mono_ns();
-    enum rs_window_action a = rs_window_tick(&g.window, rs_clock_realtime_ns(), t0);
-
     uint64_t cupti_now = 0;
 
-    if (a == RS_WINDOW_STAY)
-        return;
+    rs_window_tick(&g.window, rs_clock_realtime_ns(), t0);
+    bool want = g.window.open || t0 < g.capture_until_mono;
+    if (want == g.traced_on)
+        return true;
     /* CUPTI's clock before the kinds go on: every record of the window starts after it */
     cuptiGetTimestamp(&cupti_now);
-    bool ok = traced_kinds(a == RS_WINDOW_OPEN);
+    bool ok = traced_kinds(want);
     uint64_t took = rs_clock_mono_ns() - t0;
-    pthread_mutex_lock(&g.lock);
-    if (a == RS_WINDOW_OPEN) {
+    g.traced_on = want;
+    if (!locked)
+        pthread_mutex_lock(&g.lock);
+    if (want) {
         rs_convert_traced_from(g.conv, cupti_now);
         g.window_stats.opened++;
         g.window_stats.open_ns += took;
@@ -160,13 +167,31 @@ window_tick(void)
         g.window_stats.closed++;
         g.window_stats.close_ns += took;
     }
-    pthread_mutex_unlock(&g.lock);
+    if (!locked)
+        pthread_mutex_unlock(&g.lock);
     if (!ok && !g.traced_refused) {
         g.traced_refused = true;
         rs_collector_log("CUPTI refused to turn kernel tracing %s at a window; windows may be "
                          "incomplete",
-                         a == RS_WINDOW_OPEN ? "on" : "off");
+                         want ? "on" : "off");
     }
+    return ok;
+}
+
+int
+rs_activity_capture_kernels(unsigned seconds, char *why, size_t len)
+{
+    g.capture_until_mono = seconds ? rs_clock_mono_ns() + (uint64_t)seconds * 1000000000ull : 0;
+    if (!g.windows)
+        return 0;                      /* always on */
+    if (window_tick(true) || !seconds) /* on now, so that a refusal is known at once */
+        return 0;
+    g.capture_until_mono = 0;
+    snprintf(why, len, "CUPTI refused to turn kernel tracing on%s",
+             g.opts.pc_sampling ? " (PC sampling is on in this process: CUPTI then refuses kernel "
+                                  "activity turned on later)"
+                                : "");
+    return -1;
 }
 
 static void *
@@ -184,8 +209,11 @@ flush_main(void *arg)
         if (g.stopping)
             break;
         pthread_mutex_unlock(&g.wake_lock);
+        pthread_mutex_lock(&g.lock);
+        rs_capture_tick(g.conv); /* orders from the agent (capture.h) */
+        pthread_mutex_unlock(&g.lock);
         if (g.windows)
-            window_tick();
+            window_tick(false);
         /* Completed buffers only (0): no GPU synchronisation, no incomplete records. */
         cuptiActivityFlushAll(0);
         rs_pcsampling_tick(rs_clock_mono_ns());
@@ -411,6 +439,9 @@ stop_collection(const char *taken_by)
         } else {
             taken_over();
         }
+        pthread_mutex_lock(&g.lock);
+        rs_capture_finish(g.conv); /* a capture running to the end is reported done */
+        pthread_mutex_unlock(&g.lock);
         send_converted(true);
     }
     pthread_mutex_unlock(&g.stop_lock);

@@ -56,6 +56,13 @@ struct rs_activity_window_stats {
 };
 void rs_activity_get_window_stats(struct rs_activity_window_stats *out);
 
+/* Captures on demand (capture.h): turns the kinds traced in windows on now and keeps them on for
+ * `seconds`, whatever the schedule says (0: the capture ended; they follow the schedule again at
+ * the next window step). With tracing always on there is nothing to do. Returns 0, or -1 with
+ * why[len] when CUPTI refused (measured on H100: with PC sampling on, kernel activity cannot be
+ * turned on later). Flush thread, with the activity lock held (rs_capture_tick's caller). */
+int rs_activity_capture_kernels(unsigned seconds, char *why, size_t len);
+
 /* Starts collection into `conv` (owned by the caller, used under our lock until
  * rs_activity_finish). Returns 0 or the CUptiResult of the step that failed (collection is then
  * off and the reason logged once). */

@@ -684,3 +684,16 @@ rs_convert_get_stats(const rs_convert *c, struct rs_convert_stats *out)
     if (c->launch_wait)
         rs_launch_wait_get_stats(c->launch_wait, &out->launch_wait);
 }
+
+rs_collector *
+rs_convert_client(const rs_convert *c)
+{
+    return c->out;
+}
+
+void
+rs_convert_rank(const rs_convert *c, const char **job, uint32_t *rank)
+{
+    *job = c->id.job;
+    *rank = c->id.rank;
+}

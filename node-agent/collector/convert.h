@@ -13,6 +13,7 @@
 #include "node-agent/collector/identity.h"
 #include "node-agent/collector/launch_wait.h"
 #include "node-agent/collector/plugin.h"
+#include "node-agent/collector_client.h"
 #include "proto/wire.h"
 
 #include <cupti_activity.h>
@@ -112,5 +113,10 @@ void rs_convert_traced_from(rs_convert *c, uint64_t at_ns);
 int rs_convert_flush(rs_convert *c, const struct rs_clock_pair *clock, bool last);
 
 void rs_convert_get_stats(const rs_convert *c, struct rs_convert_stats *out);
+
+/* The agent connection (NULL before the first record opened it), and the rank it speaks for:
+ * captures on demand read their orders from it (capture.h). */
+rs_collector *rs_convert_client(const rs_convert *c);
+void rs_convert_rank(const rs_convert *c, const char **job, uint32_t *rank);
 
 #endif

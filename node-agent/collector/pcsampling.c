@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,7 @@ static struct {
      * the earliest time a launch has something to do (read without the lock) */
     bool in_window;
     uint64_t window_end_ns, next_window_ns;
+    uint64_t capture_ms; /* the next window is a capture's, this long (0: o.window_ms) */
     _Atomic uint64_t due_ns;
     CUcontext ctx; /* the rank's context, from its creation; NULL before */
     ctx_push_fn push;
@@ -315,7 +317,8 @@ window_start(uint64_t now_ns)
           (double)(rs_clock_mono_ns() - now_ns) / 1e6);
     if (rc == CUPTI_SUCCESS) {
         p.in_window = true;
-        p.window_end_ns = now_ns + (uint64_t)p.o.window_ms * 1000000ull;
+        p.window_end_ns = now_ns + (p.capture_ms ? p.capture_ms : p.o.window_ms) * 1000000ull;
+        p.capture_ms = 0;
         p.next_window_ns = now_ns + (uint64_t)p.o.period_ms * 1000000ull;
         atomic_store_explicit(&p.due_ns, p.window_end_ns, memory_order_relaxed);
     }
@@ -391,6 +394,32 @@ on_launch(const CUpti_CallbackData *cb)
     if (what)
         give_up(what, rc);
     pthread_mutex_unlock(&p.state);
+}
+
+int
+rs_pcsampling_capture(unsigned seconds, char *why, size_t len)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&p.state);
+    if (!p.lock || p.failed) {
+        snprintf(why, len,
+                 p.failed ? "PC sampling failed earlier in this process"
+                          : "PC sampling is not on in this process (RANKSCOPE_PC_SAMPLING=1 at "
+                            "its start: CUPTI turns it on when the context is created)");
+        rc = -1;
+    } else if (p.o.window_ms && p.in_window) { /* extend the open window */
+        uint64_t end = rs_clock_mono_ns() + (uint64_t)seconds * 1000000000ull;
+        if (end > p.window_end_ns)
+            p.window_end_ns = end;
+        atomic_store_explicit(&p.due_ns, p.window_end_ns, memory_order_relaxed);
+    } else if (p.o.window_ms) { /* open one at the next launch */
+        p.capture_ms = (uint64_t)seconds * 1000u;
+        p.next_window_ns = rs_clock_mono_ns();
+        atomic_store_explicit(&p.due_ns, p.next_window_ns, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&p.state);
+    return rc;
 }
 
 /* CUPTI's callbacks: context creation, and the kernel launches when windows are asked for. */

@@ -53,6 +53,13 @@ int rs_pcsampling_start(rs_convert *conv, pthread_mutex_t *lock,
  * flush period). */
 void rs_pcsampling_tick(uint64_t now_ns);
 
+/* Captures on demand (capture.h): a window of `seconds` opens at the next kernel launch (in
+ * windows mode; an open one is extended), whatever the period says. Returns 0, or -1 with why in
+ * why[len]: PC sampling is not on in this process (it must be asked for at its start,
+ * RANKSCOPE_PC_SAMPLING=1), or it failed earlier. In whole-run mode sampling is on already: 0.
+ * Flush thread. */
+int rs_pcsampling_capture(unsigned seconds, char *why, size_t len);
+
 /* Drains the rest, turns sampling off and unsubscribes, before the final flush. */
 void rs_pcsampling_finish(void);
 

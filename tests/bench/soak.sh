@@ -7,7 +7,9 @@
 # kept pace (the loader's lag behind schedule: bounded = it did), every acknowledged batch stored
 # (the loader's acknowledged batches are within the server's committed + duplicate, which exceed
 # them by at most the batches in flight when the loader stopped, and the server's count = the
-# batches `rankscope-server --check` counts in the store afterwards), and the queries' p50/p99 latency.
+# batches `rankscope-server --check` counts in the store afterwards), and the queries' p50/p99 latency
+# — one summary at the end (exit status 0 only when every acknowledged batch was stored and ingest
+# kept pace).
 # The issue's run: tests/bench/soak.sh 10000 600 (10,000 ranks for 10 minutes).
 # WINDOWS 1 s windows per rank per request: 5 = agents that flush every 5 s (--flush-ms 5000
 # --summary-window-s 1, what docs/configuration.md advises for large clusters).
@@ -18,7 +20,7 @@ cd "$(dirname "$0")/../.."
 TOOLS=${BUILD:-build}/tests/tools
 RANKS=${1:-10000} SECONDS_=${2:-600} AGENTS=${3:-250} QUERY_CLIENTS=${4:-4} WINDOWS=${5:-5}
 WORK=$(mktemp -d /tmp/rankscope-soak.XXXXXX)
-trap 'stop_all; rm -rf "$WORK"' EXIT
+trap 'set +e; stop_all; rm -rf "$WORK"' EXIT  # set +e: stop_all's kill of a stopped pid fails
 start server "$BIN/rankscope-server" --data "$WORK/data" --http 127.0.0.1:0 \
     --listen tcp://127.0.0.1:0 --ready-file "$WORK/server.ready" --ingest-contexts "$AGENTS" \
     ${SERVER_ARGS:-}
@@ -35,7 +37,8 @@ echo "# soak: $RANKS ranks, $SECONDS_ s, $AGENTS agents, $WINDOWS windows per re
 echo "# t_s rss_mib anon_mib file_mib batches_committed"
 t0=$(date +%s)
 while kill -0 "$LOAD" 2>/dev/null; do
-    echo "$(($(date +%s) - t0)) $(awk '/^VmRSS/ {printf "%d ", $2/1024} /^RssAnon/ {printf "%d ", $2/1024} /^RssFile/ {printf "%d ", $2/1024}' "/proc/$PID_server/status")$(curl -s "$HTTP/healthz" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["batches_committed"])')"
+    echo "$(($(date +%s) - t0)) $(awk '/^VmRSS/ {printf "%d ", $2/1024} /^RssAnon/ {printf "%d ", $2/1024} /^RssFile/ {printf "%d ", $2/1024}' "/proc/$PID_server/status")$(curl -s "$HTTP/healthz" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["batches_committed"])')" |
+        tee -a "$WORK/rss.txt"
     sleep 10
 done
 wait "$LOAD" || true
@@ -45,7 +48,8 @@ tail -3 "$WORK/load.progress" | sed 's/^/# loader: /'
 curl -s "$HTTP/healthz" >"$WORK/health.json"
 stop "$PID_server"
 "$BIN/rankscope-server" --check --data "$WORK/data" >"$WORK/check.out" 2>&1 || true
-python3 - "$WORK/load.json" "$WORK/health.json" "$WORK/queries.json" "$WORK/check.out" "$AGENTS" <<'PY'
+python3 - "$WORK/load.json" "$WORK/health.json" "$WORK/queries.json" "$WORK/check.out" "$AGENTS" \
+    "$WORK/rss.txt" <<'PY'
 import json, re, sys
 load = json.load(open(sys.argv[1]))
 c = json.load(open(sys.argv[2]))["counters"]
@@ -63,11 +67,23 @@ extra = c["batches_committed"] - load["batches"]  # a duplicate is a resend of a
 ok = 0 <= extra <= int(sys.argv[5]) and stored == c["batches_committed"]
 print("committed beyond the acknowledged: %d (in flight at the end; at most %s)" % (extra, sys.argv[5]))
 print("every acknowledged batch stored:", "yes" if ok else "NO")
+# Ingest keeps pace when the loader ends (nearly) on schedule: a backlog that grew would show as
+# a final lag of the order of the run's length.
+pace = load["final_lag_s"] <= 10
+print("ingest kept pace:", "yes" if pace else "NO", "(behind schedule %.1f s at the end, at most 10 s allowed)" % load["final_lag_s"])
+# The server's resident memory: the curve (anonymous = heap; the store's map is file-backed and
+# reclaimable), and whether it still grew over the run's second half.
+rows = [list(map(int, l.split())) for l in open(sys.argv[6]) if len(l.split()) == 5]
+if rows:
+    anon = [r[2] for r in rows]
+    half = anon[len(anon) // 2:]
+    print("server RSS MiB every ~10 s (total/anonymous): %s" % ", ".join("%d/%d" % (r[1], r[2]) for r in rows))
+    print("server anonymous memory: max %d MiB, last %d MiB; second half of the run %+d MiB" % (max(anon), anon[-1], half[-1] - half[0]))
 if q["requests"]:
-    print("queries: %d, statuses %s, p50 %.3f s, p99 %.3f s, max %.3f s" % (q["requests"], q["by_status"], q["p50_s"], q["p99_s"], q["max_s"]))
+    print("REST queries (%d concurrent clients): %d, statuses %s, p50 %.3f s, p99 %.3f s, max %.3f s" % (q.get("clients", 0), q["requests"], q["by_status"], q["p50_s"], q["p99_s"], q["max_s"]))
 else:
     print("queries: none")
 for p, v in q["per_endpoint_p99_s"].items():
     print("  p99 %-40s %s" % (p, "%.3f s" % v if v is not None else "-"))
-sys.exit(0 if ok else 1)
+sys.exit(0 if ok and pace else 1)
 PY

@@ -51,6 +51,6 @@ def pct(v, q):
     return v[min(len(v) - 1, int(q * len(v)))] if v else None
 
 
-json.dump({"requests": len(every), "by_status": statuses, "p50_s": pct(every, 0.5),
+json.dump({"clients": clients, "requests": len(every), "by_status": statuses, "p50_s": pct(every, 0.5),
            "p99_s": pct(every, 0.99), "max_s": every[-1] if every else None,
            "per_endpoint_p99_s": {p: pct(v, 0.99) for p, v in lat.items()}}, open(out, "w"), indent=1)

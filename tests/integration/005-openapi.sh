@@ -28,6 +28,8 @@ code |= set(re.findall(r"strcmp\(path, \"(/[a-z/0-9]+)\"\) == 0", src))
 table = src[src.index("job_endpoints[] = {"):]
 table = table[:table.index("};")]
 code |= {"/v1/jobs/{job}" + s for s in re.findall(r"\{\"(/[a-z/]+)\"", table)}
+# endpoints routed before the table (POST /v1/jobs/{job}/capture)
+code |= {"/v1/jobs/{job}" + s for s in re.findall(r"job_in_path\(c, path, \"(/[a-z/]+)\"", src)}
 # the dashboard (server/dashboard.c): / and /assets/{file}
 if "rs__server_dashboard(c, req)" in src:
     code |= {"/", "/assets/{file}"}

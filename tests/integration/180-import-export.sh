@@ -117,6 +117,8 @@ assert series["rankscope_batches_duplicate_total"] >= 2 and series["rankscope_ba
 assert 1.1 < series["rankscope_straggler_slowdown{job=\"live\",rank=\"3\"}"] < 1.25, series
 assert series["rankscope_stragglers_active"] >= 1
 labels = [k for k in series if "{" in k]
-assert all(re.fullmatch(r"rankscope_straggler_\w+\{job=\"[^\"]+\",rank=\"\d+\"\}", k) for k in labels), labels' \
+assert all(re.fullmatch(r"rankscope_straggler_\w+\{job=\"[^\"]+\",rank=\"\d+\"\}", k) or
+           re.fullmatch(r"rankscope_captures(_refused)?_total\{(state|reason)=\"[a-z]+\"\}", k)
+           for k in labels), labels' \
     "$WORK/metrics.txt"
 finish

@@ -60,7 +60,7 @@ main(int argc, char **argv)
                                .ranks = &rb,
                                .n_ranks = 1,
                                .agent_dropped = 0};
-    struct rs_server_reply r = {7, RS_REPLY_ACK, "", 0, {1000}};
+    struct rs_server_reply r = {7, RS_REPLY_ACK, "", 0, {.min_flush_ms = 1000}};
     uint8_t frame[RS_WIRE_MAX_FRAME_BYTES], *req, rep[256];
     size_t len;
 

@@ -397,7 +397,8 @@ rejects_wrong_version(void)
 static void
 reply_round_trip(void)
 {
-    struct rs_server_reply r = {42, RS_REPLY_RETRY, "storage full", 500, {2000}}, out;
+    struct rs_server_reply r = {42, RS_REPLY_RETRY, "storage full", 500, {.min_flush_ms = 2000}},
+                           out;
     uint8_t buf[RS_WIRE_MAX_REPLY_BYTES];
     char err[64];
     size_t len;

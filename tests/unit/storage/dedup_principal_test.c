@@ -52,6 +52,11 @@ principals_apart(void)
     /* no principal (no token file): the 16-byte key; NULL and "" are the same */
     write_as(st, 7, 1, NULL, 0, false);
     write_as(st, 7, 1, "", 0, true);
+    /* tokens turned on for a store written without them: a batch committed without a principal
+     * and resent with one is a duplicate (not stored twice) */
+    write_as(st, 8, 1, NULL, 0, false);
+    write_as(st, 8, 1, "agent1", 0, true);
+    write_as(st, 8, 2, "agent1", 0, false); /* the next one is new */
     /* a name that is a prefix of another is another principal */
     write_as(st, 7, 2, "agent", 0, false);
     write_as(st, 7, 2, "agent1", 0, false);
@@ -63,7 +68,7 @@ principals_apart(void)
 
     T_EQ(rs_store_read_begin(st, &r), 0);
     T_EQ(rs_store_batches_count(r, &n), 0);
-    T_EQ(n, 6);
+    T_EQ(n, 8); /* 6 of agent 7, 2 of agent 8 */
     rs_store_read_end(r);
     struct rs_store_check_report rep;
     memset(&rep, 0, sizeof rep);

@@ -1,0 +1,275 @@
+/* Unit tests of the capture table (server/captures.c): a capture goes requested -> delivered ->
+ * running -> done from an agent's batches and replies; orders follow the rank to a restarted agent
+ * (a new agent id) and stop once the collector started; unknown ranks, a second open capture of a
+ * rank, the per-job rate and duplicates are refused; reports and marks from another rank are
+ * ignored and counted; captures without word expire with a reason; the latest done capture is
+ * found for the evaluator. */
+#include "server/captures.h"
+#include "tests/t.h"
+#include "tests/t_batch.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define S 1000000000ull
+#define T0 (1700000000ull * S)
+
+static rs_captures *
+table(uint32_t rate)
+{
+    struct rs_captures_options o = {rate, 30 * S};
+    rs_captures *cs = NULL;
+    T_EQ(rs_captures_new(&o, &cs), 0);
+    return cs;
+}
+
+/* Agent `agent` sends one batch of rank `rank` of `job`, with `reports` and a mark. */
+static void
+batch(rs_captures *cs, uint64_t agent, const char *job, uint32_t rank,
+      const struct rs_capture_report *reports, uint32_t n, uint64_t mark, uint64_t now)
+{
+    static const char *const names[] = {"k"};
+    static const struct rs_kernel_record k[3] = {
+        {1, 2, 0, 0, 0, 0}, {3, 4, 0, 0, 0, 0}, {5, 6, 0, 0, 0, 0}};
+    static const struct rs_stall_record st = {0x10, 42, 0, 0, 0};
+    struct rs_rank_batch rb = {.identity = T_IDENTITY(job, rank, 8, "GPU-1"),
+                               .strings = names,
+                               .n_strings = 1,
+                               .kernels = k,
+                               .n_kernels = 3,
+                               .stalls = &st,
+                               .n_stalls = 1,
+                               .capture_id = mark,
+                               .captures = reports,
+                               .n_captures = n};
+    struct rs_agent_batch b = t_agent_batch(agent, 1, &rb, 1);
+    rs_captures_ingest(cs, agent, &b, now);
+}
+
+static struct rs_capture_report
+report(uint64_t id, uint32_t state, uint64_t t, const char *msg)
+{
+    struct rs_capture_report r = {
+        .id = id, .state = state, .time_ns = t, .kinds = RS_CAPTURE_KERNELS};
+    rs_capture_report_set_message(&r, msg);
+    return r;
+}
+
+static void
+lifecycle(void)
+{
+    rs_captures *cs = table(8);
+    struct rs_capture_order o[RS_CAPTURE_MAX_ORDERS];
+    struct rs_capture_info info;
+    uint32_t ranks[] = {2};
+    uint64_t id = 0;
+    char why[256];
+
+    batch(cs, 100, "job", 2, NULL, 0, 0, T0);
+    batch(cs, 200, "job", 3, NULL, 0, 0, T0);
+    T_OK(rs_captures_request(cs, "job", ranks, 1, RS_CAPTURE_KERNELS, 5, "alice", "test", T0, &id,
+                             why, sizeof why));
+    T_OK(rs_captures_get(cs, id, &info));
+    T_EQ(info.state, RS_CAPTURES_REQUESTED);
+    /* only the agent serving rank 2 gets the order */
+    T_EQ(rs_captures_orders(cs, 200, T0 + 1, o, RS_CAPTURE_MAX_ORDERS), 0);
+    T_EQ(rs_captures_orders(cs, 100, T0 + 2, o, RS_CAPTURE_MAX_ORDERS), 1);
+    T_EQ(o[0].id, id);
+    T_EQ(o[0].rank, 2);
+    T_EQ(o[0].seconds, 5);
+    T_CHECK(strcmp(o[0].job, "job") == 0);
+    rs_captures_get(cs, id, &info);
+    T_EQ(info.state, RS_CAPTURES_DELIVERED);
+    T_EQ(info.delivered_ns, T0 + 2);
+    /* a lost reply: the next reply carries the order again */
+    T_EQ(rs_captures_orders(cs, 100, T0 + 3, o, RS_CAPTURE_MAX_ORDERS), 1);
+    struct rs_capture_report r = report(id, RS_CAPTURE_STARTED, T0 + 5, "");
+    batch(cs, 100, "job", 2, &r, 1, id, T0 + 6);
+    rs_captures_get(cs, id, &info);
+    T_EQ(info.state, RS_CAPTURES_RUNNING);
+    T_EQ(info.started_ns, T0 + 5);
+    T_EQ(info.batches, 1);
+    T_EQ(info.kernels, 3);
+    T_EQ(info.stalls, 42);
+    T_EQ(rs_captures_orders(cs, 100, T0 + 7, o, RS_CAPTURE_MAX_ORDERS), 0); /* started: no more */
+    r = report(id, RS_CAPTURE_DONE, T0 + 5 * S, "ran 5 s");
+    batch(cs, 100, "job", 2, &r, 1, id, T0 + 6 * S);
+    rs_captures_get(cs, id, &info);
+    T_EQ(info.state, RS_CAPTURES_DONE);
+    T_EQ(info.ended_ns, T0 + 5 * S);
+    T_EQ(info.batches, 2);
+    T_CHECK(strcmp(info.message, "ran 5 s") == 0);
+    T_CHECK(strcmp(info.who, "alice") == 0);
+    /* a late "failed" does not reopen or change a finished capture */
+    r = report(id, RS_CAPTURE_FAILED, T0 + 7 * S, "late");
+    batch(cs, 100, "job", 2, &r, 1, 0, T0 + 7 * S);
+    rs_captures_get(cs, id, &info);
+    T_EQ(info.state, RS_CAPTURES_DONE);
+    T_OK(rs_captures_latest_done(cs, "job", 2, RS_CAPTURE_KERNELS, T0, &info));
+    T_EQ(info.id, id);
+    T_EQ(rs_captures_latest_done(cs, "job", 2, RS_CAPTURE_PC_SAMPLING, T0, &info), -ENOENT);
+    T_EQ(rs_captures_latest_done(cs, "job", 2, RS_CAPTURE_KERNELS, T0 + 100 * S, &info), -ENOENT);
+    json_t *doc = rs_captures_json(cs, "job");
+    T_CHECK(doc && json_array_size(json_object_get(doc, "captures")) == 1);
+    T_CHECK(strcmp(json_string_value(json_object_get(
+                       json_array_get(json_object_get(doc, "captures"), 0), "state")),
+                   "done") == 0);
+    json_decref(doc);
+    rs_captures_free(cs);
+}
+
+static void
+agent_restart_gets_the_order(void)
+{
+    rs_captures *cs = table(8);
+    struct rs_capture_order o[RS_CAPTURE_MAX_ORDERS];
+    uint32_t ranks[] = {0};
+    uint64_t id;
+    char why[256];
+
+    batch(cs, 100, "job", 0, NULL, 0, 0, T0);
+    T_OK(rs_captures_request(cs, "job", ranks, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0, &id, why,
+                             sizeof why));
+    T_EQ(rs_captures_orders(cs, 100, T0, o, RS_CAPTURE_MAX_ORDERS), 1);
+    /* the agent restarts (new id) before the collector saw the order */
+    batch(cs, 101, "job", 0, NULL, 0, 0, T0 + S);
+    T_EQ(rs_captures_orders(cs, 100, T0 + S, o, RS_CAPTURE_MAX_ORDERS), 0);
+    T_EQ(rs_captures_orders(cs, 101, T0 + S, o, RS_CAPTURE_MAX_ORDERS), 1);
+    T_EQ(o[0].id, id);
+    rs_captures_free(cs);
+}
+
+static void
+refusals(void)
+{
+    rs_captures *cs = table(3);
+    uint32_t ranks[] = {0, 1, 2, 3}, dup[] = {1, 1};
+    uint64_t ids[4];
+    char why[256] = "";
+    struct rs_captures_stats st;
+
+    for (uint32_t r = 0; r < 4; r++)
+        batch(cs, 100, "job", r, NULL, 0, 0, T0);
+    uint32_t unknown[] = {9};
+    T_EQ(rs_captures_request(cs, "job", unknown, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0, ids, why,
+                             sizeof why),
+         -ENOENT);
+    T_CHECK(strstr(why, "rank 9") != NULL);
+    T_EQ(rs_captures_request(cs, "other", ranks, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0, ids, why,
+                             sizeof why),
+         -ENOENT); /* another job's rank */
+    T_EQ(rs_captures_request(cs, "job", dup, 2, RS_CAPTURE_KERNELS, 5, "a", "r", T0, ids, why,
+                             sizeof why),
+         -EINVAL);
+    T_EQ(rs_captures_request(cs, "job", ranks, 1, RS_CAPTURE_KERNELS, 61, "a", "r", T0, ids, why,
+                             sizeof why),
+         -EINVAL);
+    T_EQ(rs_captures_request(cs, "job", ranks, 1, 4, 5, "a", "r", T0, ids, why, sizeof why),
+         -EINVAL);
+    T_EQ(rs_captures_request(cs, "job", ranks, RS_CAPTURES_MAX_RANKS + 1, RS_CAPTURE_KERNELS, 5,
+                             "a", "r", T0, ids, why, sizeof why),
+         -EINVAL);
+    /* the rate: 3 a minute; 4 at once is refused whole, 2 then 1 pass, then nothing */
+    T_EQ(rs_captures_request(cs, "job", ranks, 4, RS_CAPTURE_KERNELS, 5, "a", "r", T0, ids, why,
+                             sizeof why),
+         RS_E_FULL);
+    T_OK(rs_captures_request(cs, "job", ranks, 2, RS_CAPTURE_KERNELS, 5, "a", "r", T0, ids, why,
+                             sizeof why));
+    /* one open capture per rank */
+    T_EQ(rs_captures_request(cs, "job", ranks + 1, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0, ids, why,
+                             sizeof why),
+         -EBUSY);
+    T_OK(rs_captures_request(cs, "job", ranks + 2, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0, ids, why,
+                             sizeof why));
+    T_EQ(rs_captures_request(cs, "job", ranks + 3, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0 + S, ids,
+                             why, sizeof why),
+         RS_E_FULL);
+    /* a minute later the rate is back */
+    T_OK(rs_captures_request(cs, "job", ranks + 3, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0 + 61 * S,
+                             ids, why, sizeof why));
+    rs_captures_get_stats(cs, &st);
+    T_EQ(st.refused_rate, 2);
+    T_EQ(st.refused_busy, 1);
+    T_EQ(st.requested, 4);
+    rs_captures_free(cs);
+}
+
+static void
+other_ranks_reports_ignored(void)
+{
+    rs_captures *cs = table(8);
+    uint32_t ranks[] = {0};
+    uint64_t id;
+    char why[256];
+    struct rs_capture_info info;
+    struct rs_captures_stats st;
+
+    batch(cs, 100, "job", 0, NULL, 0, 0, T0);
+    batch(cs, 100, "job", 1, NULL, 0, 0, T0);
+    T_OK(rs_captures_request(cs, "job", ranks, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0, &id, why,
+                             sizeof why));
+    struct rs_capture_report r = report(id, RS_CAPTURE_DONE, T0, "forged");
+    batch(cs, 100, "job", 1, &r, 1, id, T0);  /* rank 1 speaks for rank 0's capture */
+    batch(cs, 100, "job2", 0, &r, 1, id, T0); /* and another job's rank 0 */
+    rs_captures_get(cs, id, &info);
+    T_EQ(info.state, RS_CAPTURES_REQUESTED);
+    T_EQ(info.batches, 0);
+    rs_captures_get_stats(cs, &st);
+    T_EQ(st.reports_ignored, 4);
+    rs_captures_free(cs);
+}
+
+static void
+expiry(void)
+{
+    rs_captures *cs = table(8);
+    struct rs_capture_order o[RS_CAPTURE_MAX_ORDERS];
+    uint32_t r0[] = {0}, r1[] = {1}, r2[] = {2};
+    uint64_t a, b, c;
+    char why[256];
+    struct rs_capture_info info;
+
+    for (uint32_t r = 0; r < 3; r++)
+        batch(cs, 100, "job", r, NULL, 0, 0, T0);
+    T_OK(rs_captures_request(cs, "job", r0, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0, &a, why,
+                             sizeof why));
+    T_OK(rs_captures_request(cs, "job", r1, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0, &b, why,
+                             sizeof why));
+    T_OK(rs_captures_request(cs, "job", r2, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0, &c, why,
+                             sizeof why));
+    /* a and b delivered, b started; c never delivered (no reply asked for agent 100's orders) */
+    rs_captures_orders(cs, 100, T0, o, 2);
+    struct rs_capture_report rep = report(b, RS_CAPTURE_STARTED, T0 + S, "");
+    batch(cs, 100, "job", 1, &rep, 1, 0, T0 + S);
+    rs_captures_expire(cs, T0 + 30 * S); /* not yet: the timeout is 30 s */
+    rs_captures_get(cs, a, &info);
+    T_EQ(info.state, RS_CAPTURES_DELIVERED);
+    rs_captures_expire(cs, T0 + 31 * S);
+    rs_captures_get(cs, a, &info);
+    T_EQ(info.state, RS_CAPTURES_EXPIRED);
+    T_CHECK(strstr(info.message, "collector never started") != NULL);
+    rs_captures_get(cs, c, &info);
+    T_EQ(info.state, RS_CAPTURES_EXPIRED);
+    T_CHECK(strstr(info.message, "sent no batch") != NULL);
+    rs_captures_get(cs, b, &info);
+    T_EQ(info.state, RS_CAPTURES_RUNNING); /* 5 s + 30 s after its start */
+    rs_captures_expire(cs, T0 + 37 * S);
+    rs_captures_get(cs, b, &info);
+    T_EQ(info.state, RS_CAPTURES_EXPIRED);
+    T_CHECK(strstr(info.message, "never reported the end") != NULL);
+    /* expired: the rank may be captured again */
+    T_OK(rs_captures_request(cs, "job", r0, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0 + 61 * S, &a,
+                             why, sizeof why));
+    rs_captures_free(cs);
+}
+
+int
+main(void)
+{
+    T_RUN(lifecycle);
+    T_RUN(agent_restart_gets_the_order);
+    T_RUN(refusals);
+    T_RUN(other_ranks_reports_ignored);
+    T_RUN(expiry);
+    return T_DONE("server/captures");
+}
