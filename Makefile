@@ -352,7 +352,8 @@ tsan: test-deps
 # Targets beyond the decoders above link the layers they drive (tests/fuzz/*_fuzz.c say which).
 FUZZ_SRC_agent_frames := $(AGENT_SRC)
 FUZZ_SRC_spool        := $(AGENT_SRC)
-FUZZ_SRC_routes       := $(SERVER_SRC) $(QUERY_SRC) $(STORAGE_SRC)
+FUZZ_SRC_routes       := $(SERVER_SRC) $(QUERY_SRC) $(STORAGE_SRC) $(BUILD)/gen/web_assets.c
+fuzz-routes: $(BUILD)/gen/web_assets.c
 fuzz-%: $(PB_H)
 	@scripts/deps.sh check dev-deps clang
 	@mkdir -p build-fuzz
