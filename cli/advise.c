@@ -36,6 +36,9 @@ rs__cli_render_advice(const char *job, json_t *doc)
     const char *src = json_string_value(json_object_get(doc, "steps_source"));
     size_t i, k;
 
+    json_t *rank = json_object_get(doc, "rank");
+    if (json_is_integer(rank))
+        printf("rank %lld's findings: ", (long long)json_integer_value(rank));
     printf("job %s: advice over %lld steps of %lld rank(s) (steps from %s), median step %.2f ms\n",
            job, (long long)rs__cli_int(doc, "steps_analysed"),
            (long long)rs__cli_int(doc, "ranks_with_steps"),
@@ -86,6 +89,6 @@ rs__cli_render_advice(const char *job, json_t *doc)
 int
 rs_cli_advise(const struct rs_cli_options *o, int argc, char **argv)
 {
-    return rs__cli_show_job(o, argc, argv, "rankscope advise JOB", "GET", "/advice", false,
-                            rs__cli_render_advice);
+    return rs__cli_show_job(o, argc, argv, "rankscope advise JOB [--rank R]", "GET", "/advice",
+                            true, rs__cli_render_advice);
 }

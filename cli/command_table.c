@@ -54,14 +54,14 @@ const struct rs_cli_command rs_cli_commands[] = {
      "live view: verdict, NCCL skew, top kernels, refreshed",
      "Refreshes the straggler verdict with its history, the NCCL wait skew and the top kernels "
      "every --interval-s\nuntil Ctrl-C (or --iterations times)."},
-    {"advise", rs_cli_advise, "JOB", "",
+    {"advise", rs_cli_advise, "JOB", "rank",
      "ranked findings: what costs each step, by how much at most, what to change",
      "Per finding (launch-bound, host synchronizations, input pipeline, pageable copies, fp32 "
-     "GEMMs, unfused elementwise\nchains, exposed NCCL, memory stalls, load imbalance): the "
-     "numbers seen, the step time it costs at most and how\nthat was estimated, and what to "
-     "change in PyTorch terms. Over each rank's last 50 steps (markers, the NCCL pattern,\nor "
-     "the kernel-name period); findings below 5% of the step are noise. docs/analysis.md "
-     "\"Advice\"."},
+     "GEMMs, unfused elementwise\nchains, exposed NCCL, memory stalls, load imbalance, batch "
+     "size from GPU memory telemetry): the numbers\nseen, the step time it costs at most and how "
+     "that was estimated, and what to change in PyTorch terms.\nOver each rank's last 50 steps "
+     "(markers, the NCCL pattern, or the kernel-name period); findings below 5%\nof the step "
+     "are noise. --rank R: that rank's findings only. docs/analysis.md \"Advice\"."},
     {"analyze", rs_cli_analyze, "FILE...", "job data rank",
      "PyTorch profiler traces, no server: ranks, steps, top, skew, stragglers, advice",
      "Imports PyTorch profiler traces (one per rank; .json or .json.gz; files, directories, "
@@ -88,8 +88,8 @@ const struct rs_cli_command rs_cli_commands[] = {
      "(docs/telemetry.md)."},
     {"fleet", rs_cli_fleet, "[gpus|hosts]", "",
      "GPUs or hosts ranked by how often they were the straggler",
-     "Across jobs, from the straggler verdicts the server raised since it started: per GPU (or "
-     "host) the jobs it was in,\nthose where it was the straggler, the mean slowdown, and the "
+     "Across jobs, from the straggler verdicts the server stored (kept across restarts): per GPU "
+     "(or host) the jobs it was in,\nthose where it was the straggler, the mean slowdown, and the "
      "GPU's newest NVML reading. \"The straggler in 4 of\nits 5 jobs\" points at the hardware; "
      "in 1 of 5, at the job (docs/telemetry.md)."},
     {"delete", rs_cli_delete, "JOB", "", "delete everything stored about a job",

@@ -44,7 +44,8 @@ static const struct rs_config_option options[] = {
      "users of the machine); --token-file wins when both are set",
      0, 0},
     OPT("rank", RS_CONFIG_INT, "-1", rank,
-        "top, stalls, compare, export pprof: one rank (-1 = all ranks); analyze, import: the rank "
+        "top, stalls, compare, export pprof, advise: one rank (-1 = all ranks); analyze, import: "
+        "the rank "
         "of a single trace file that does not say it",
         -1, 16777215),
     OPT("with-rank", RS_CONFIG_INT, "-1", with_rank,

@@ -546,7 +546,7 @@ rs_query_heatmap(rs_store_read *r, const char *job, const struct rs_heatmap_wind
     }
     if (whole && cache && lo <= hi) {
         rc = rs__heatmap_cache_older(cache, r, job, metric, ranks, n, &o);
-        if (rc != 0 && rc != -E2BIG)
+        if (rc != 0 && rc != -E2BIG && rc != -EAGAIN) /* those two: read directly */
             goto out;
         cached = rc == 0;
         lo = o.lowest < lo ? o.lowest : lo;

@@ -2,7 +2,9 @@
  * most RS_HEATMAP_CACHE_BINS base bins of a power-of-two width (doubled, pairs merged, as the job
  * grows), so that the whole-job heatmap of a running job reads each stored step once instead of
  * once per answer (5.6 million rank-steps of a 1,024-rank hour took 1.5 s to read again). The
- * entries use at most the cache's byte budget; the least recently used goes first. */
+ * entries use at most the cache's byte budget; the least recently used goes first. The cache's
+ * lock covers only its list: each entry has its own, held while it reads the store (the first
+ * answer of a large job reads for seconds), so other jobs' heatmaps do not wait for it. */
 #include "query/heatmap_int.h"
 
 #include "common/array.h"
@@ -32,6 +34,9 @@ struct entry {
     uint64_t lowest, stored, without;
     uint64_t used; /* the cache's clock when last used */
     size_t bytes;
+    pthread_mutex_t lock; /* the fields above, while in use */
+    unsigned users;       /* queries holding it (the cache's lock) */
+    bool gone;            /* out of the list: freed by its last user (the cache's lock) */
 };
 
 struct rs_heatmap_cache {
@@ -60,6 +65,7 @@ entry_free(struct entry *e)
 {
     if (!e)
         return;
+    pthread_mutex_destroy(&e->lock);
     free(e->rank_ids);
     free(e->covered);
     free(e->sum_ms);
@@ -67,20 +73,7 @@ entry_free(struct entry *e)
     free(e);
 }
 
-void
-rs_heatmap_cache_free(rs_heatmap_cache *c)
-{
-    if (!c)
-        return;
-    while (c->entries) {
-        struct entry *e = c->entries;
-        c->entries = e->next;
-        entry_free(e);
-    }
-    pthread_mutex_destroy(&c->lock);
-    free(c);
-}
-
+/* Takes e out of the list (the cache's lock held); freed now, or by its last user. */
 static void
 unlink_entry(rs_heatmap_cache *c, struct entry *e)
 {
@@ -88,8 +81,22 @@ unlink_entry(rs_heatmap_cache *c, struct entry *e)
         if (*p == e) {
             *p = e->next;
             c->bytes -= e->bytes;
-            return;
+            break;
         }
+    e->gone = true;
+    if (!e->users)
+        entry_free(e);
+}
+
+void
+rs_heatmap_cache_free(rs_heatmap_cache *c)
+{
+    if (!c)
+        return;
+    while (c->entries) /* no query runs any more: none is in use */
+        unlink_entry(c, c->entries);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
 }
 
 static size_t
@@ -113,6 +120,10 @@ entry_new(const char *job, uint64_t job_first_ns, int metric, const struct rs_ra
     e->width = 1;
     e->lowest = UINT64_MAX;
     e->bytes = entry_bytes(n);
+    if (pthread_mutex_init(&e->lock, NULL) != 0) {
+        free(e);
+        return NULL;
+    }
     e->rank_ids = malloc((n ? n : 1) * sizeof *e->rank_ids);
     e->covered = calloc(n ? n : 1, sizeof *e->covered);
     e->sum_ms = calloc(n * RS_HEATMAP_CACHE_BINS + 1, sizeof *e->sum_ms);
@@ -326,6 +337,79 @@ rs__heatmap_cache_fits(const rs_heatmap_cache *c, size_t n_ranks)
     return entry_bytes(n_ranks) <= c->max_bytes;
 }
 
+/* Room for `bytes` more (the cache's lock held): the least recently used entries nobody uses go.
+ * False when the entries in use leave no room. */
+static bool
+make_room(rs_heatmap_cache *c, size_t bytes)
+{
+    while (c->bytes + bytes > c->max_bytes) {
+        struct entry *old = NULL;
+        for (struct entry *x = c->entries; x; x = x->next)
+            if (!x->users && (!old || x->used < old->used))
+                old = x;
+        if (!old)
+            return false;
+        unlink_entry(c, old);
+    }
+    return true;
+}
+
+/* Lets go of e (its lock held). */
+static void
+release(rs_heatmap_cache *c, struct entry *e)
+{
+    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_lock(&c->lock);
+    if (--e->users == 0 && e->gone)
+        entry_free(e);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* The entry for (job, metric) that fits this load, locked and held; NULL with *rc. */
+static struct entry *
+acquire(rs_heatmap_cache *c, const char *job, int metric, uint64_t job_first_ns,
+        const struct rs_rank_steps *ranks, size_t n, int *rc)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct entry *e;
+        pthread_mutex_lock(&c->lock);
+        for (e = c->entries; e && (e->metric != metric || strcmp(e->job, job) != 0); e = e->next)
+            ;
+        if (!e) {
+            if (!make_room(c, entry_bytes(n))) {
+                pthread_mutex_unlock(&c->lock);
+                *rc = -E2BIG; /* every entry in use: read directly this time */
+                return NULL;
+            }
+            if (!(e = entry_new(job, job_first_ns, metric, ranks, n))) {
+                pthread_mutex_unlock(&c->lock);
+                *rc = -ENOMEM;
+                return NULL;
+            }
+            e->next = c->entries;
+            c->entries = e;
+            c->bytes += e->bytes;
+        }
+        e->users++;
+        e->used = ++c->clock;
+        pthread_mutex_unlock(&c->lock);
+        pthread_mutex_lock(&e->lock);
+        if (entry_fits(e, job_first_ns, ranks, n))
+            return e;
+        /* another job under the name, other ranks, or loaded steps it holds: start over */
+        pthread_mutex_unlock(&e->lock);
+        pthread_mutex_lock(&c->lock);
+        e->users--;
+        if (!e->gone)
+            unlink_entry(c, e); /* frees it unless another query still holds it */
+        else if (!e->users)
+            entry_free(e);
+        pthread_mutex_unlock(&c->lock);
+    }
+    *rc = -EAGAIN; /* replaced under us twice: read directly this time */
+    return NULL;
+}
+
 int
 rs__heatmap_cache_older(rs_heatmap_cache *c, rs_store_read *r, const char *job, int metric,
                         const struct rs_rank_steps *ranks, size_t n,
@@ -341,38 +425,13 @@ rs__heatmap_cache_older(rs_heatmap_cache *c, rs_store_read *r, const char *job, 
         return -E2BIG;
     if ((rc = rs_store_job_get(r, job, &info)) != 0)
         return rc;
-    pthread_mutex_lock(&c->lock);
-    for (e = c->entries; e && (e->metric != metric || strcmp(e->job, job) != 0); e = e->next)
-        ;
-    if (e && !entry_fits(e, info.first_ns, ranks, n)) {
-        unlink_entry(c, e);
-        entry_free(e);
-        e = NULL;
-    }
-    if (!e) {
-        /* room first: the least recently used entries go */
-        while (c->entries && c->bytes + entry_bytes(n) > c->max_bytes) {
-            struct entry *old = c->entries;
-            for (struct entry *x = c->entries; x; x = x->next)
-                old = x->used < old->used ? x : old;
-            unlink_entry(c, old);
-            entry_free(old);
-        }
-        if (!(e = entry_new(job, info.first_ns, metric, ranks, n))) {
-            rc = -ENOMEM;
-            goto out;
-        }
-        e->next = c->entries;
-        c->entries = e;
-        c->bytes += e->bytes;
-    }
-    e->used = ++c->clock;
+    if (!(e = acquire(c, job, metric, info.first_ns, ranks, n, &rc)))
+        return rc;
     /* a read that stops half way (a deadline) leaves e consistent: each rank's `covered` moves
      * with every step it takes in */
     if ((rc = entry_update(e, r, ranks, n, out)) == 0)
         rc = copy_out(e, out);
-out:
-    pthread_mutex_unlock(&c->lock);
+    release(c, e);
     if (rc != 0)
         rs__heatmap_older_fini(out);
     return rc;

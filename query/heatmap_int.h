@@ -56,7 +56,9 @@ struct rs__heatmap_older {
  * one under the same name (first_ns), its ranks changed, or a rank's loaded steps begin before
  * what it holds. A step without a value is final (left out for good) once it started
  * RS_HEATMAP_FINAL_NS before the newest loaded step. Returns 0, -E2BIG when the job is too large
- * for the cache (the caller reads directly), -ENOMEM or a storage error. Thread-safe. */
+ * for the cache or every entry is in use, -EAGAIN when its entry was replaced meanwhile (the
+ * caller reads directly), -ENOMEM or a storage error. Thread-safe: queries of other jobs do not
+ * wait for this one's reads. */
 #define RS_HEATMAP_FINAL_NS (120ull * 1000000000ull)
 int rs__heatmap_cache_older(rs_heatmap_cache *c, rs_store_read *r, const char *job, int metric,
                             const struct rs_rank_steps *ranks, size_t n_ranks,

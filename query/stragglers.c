@@ -760,6 +760,18 @@ qualifies(const struct ctx *c, size_t j, size_t i)
     return c->w[j].r[i].qualifies;
 }
 
+/* Whether rank i's run of qualifying windows is below the threshold in each: named only by strong
+ * arrival evidence near the threshold. Such a rank may be slow on a share of its steps only (an
+ * intermittent straggler whose slow steps lift its median a little): that verdict comes first. */
+static bool
+near_only(const struct ctx *c, size_t run, size_t i)
+{
+    for (size_t j = 0; j < run; j++)
+        if (c->w[j].r[i].slowdown - 1.0 >= c->o->threshold)
+            return false;
+    return true;
+}
+
 static double
 clamp01(double x)
 {
@@ -912,8 +924,24 @@ verdict_rank_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A verdict of kind straggler for rank i over its run of `run` windows, added to rep. */
+static int
+straggler_add(struct ctx *c, rs_store_read *r, const char *job, const struct identities *ids,
+              size_t i, size_t run, struct rs_straggler_report *rep)
+{
+    if (RS_ARRAY_RESERVE(rep->verdicts, rep->cap_verdicts, rep->n_verdicts, 1) != 0)
+        return -ENOMEM;
+    struct rs_straggler_verdict *v = &rep->verdicts[rep->n_verdicts++];
+    *v = (struct rs_straggler_verdict){0};
+    int rc = verdict(c, r, job, i, ids, run, v);
+    /* the strongest recommendation, for schedulers that read one field */
+    if (rc == 0)
+        rep->action = v->action > rep->action ? v->action : rep->action;
+    return rc;
+}
+
 /* Intermittent verdicts (query/intermittent.h) over the steps of every window examined, for ranks
- * without a verdict; rep's verdicts stay in rank order. */
+ * without a verdict. */
 static int
 intermittent_verdicts(struct ctx *c, rs_store_read *r, const char *job,
                       const struct identities *ids, bool *named, struct rs_straggler_report *rep)
@@ -960,8 +988,6 @@ intermittent_verdicts(struct ctx *c, rs_store_read *r, const char *job,
         rep->action = v->action > rep->action ? v->action : rep->action;
     }
     free(found);
-    if (rep->n_verdicts > 1)
-        qsort(rep->verdicts, rep->n_verdicts, sizeof *rep->verdicts, verdict_rank_cmp);
     return rc;
 }
 
@@ -1017,7 +1043,8 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
 {
     struct ctx c = {o, o->window_steps, 0, false, steps, n_ranks, NULL, 0};
     struct identities ids = {NULL, 0, 0};
-    bool *named = NULL; /* per rank: has a verdict */
+    bool *named = NULL;  /* per rank: has a verdict */
+    size_t *runs = NULL; /* per rank: its run of qualifying windows, when a straggler */
     int rc;
 
     if (!(rep->job = strdup(job))) {
@@ -1050,7 +1077,8 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
             rc = -ENOMEM;
             goto out;
         }
-        if (!(named = calloc(c.n_ranks, sizeof *named))) {
+        if (!(named = calloc(c.n_ranks, sizeof *named)) ||
+            !(runs = calloc(c.n_ranks, sizeof *runs))) {
             rc = -ENOMEM;
             goto out;
         }
@@ -1063,20 +1091,25 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
                 run++;
             if (run < o->windows_required)
                 continue;
+            runs[i] = run;
+            if (near_only(&c, run, i)) /* after the intermittent verdicts */
+                continue;
             named[i] = true;
-            if (RS_ARRAY_RESERVE(rep->verdicts, rep->cap_verdicts, rep->n_verdicts, 1) != 0) {
-                rc = -ENOMEM;
+            if ((rc = straggler_add(&c, r, job, &ids, i, run, rep)) != 0)
                 goto out;
-            }
-            struct rs_straggler_verdict *v = &rep->verdicts[rep->n_verdicts++];
-            *v = (struct rs_straggler_verdict){0};
-            if ((rc = verdict(&c, r, job, i, &ids, run, v)) != 0)
-                goto out;
-            /* the strongest recommendation, for schedulers that read one field */
-            rep->action = v->action > rep->action ? v->action : rep->action;
         }
-        if ((rc = intermittent_verdicts(&c, r, job, &ids, named, rep)) != 0 ||
-            (rc = find_suspects(&c, named, rep)) != 0)
+        if ((rc = intermittent_verdicts(&c, r, job, &ids, named, rep)) != 0)
+            goto out;
+        for (size_t i = 0; i < c.n_ranks; i++) {
+            if (!runs[i] || named[i])
+                continue;
+            named[i] = true;
+            if ((rc = straggler_add(&c, r, job, &ids, i, runs[i], rep)) != 0)
+                goto out;
+        }
+        if (rep->n_verdicts > 1)
+            qsort(rep->verdicts, rep->n_verdicts, sizeof *rep->verdicts, verdict_rank_cmp);
+        if ((rc = find_suspects(&c, named, rep)) != 0)
             goto out;
         summarize(&c, rep, fitted);
     }
@@ -1098,6 +1131,7 @@ out:
     free(c.w);
     free(ids.v);
     free(named);
+    free(runs);
     return rc;
 }
 

@@ -98,17 +98,24 @@ healthy_peer(const struct rs_straggler_report *rep)
     return best;
 }
 
+/* Whether the evaluator may capture: configured so, and a capture table to file the request in
+ * (an evaluator run without one, as its unit tests do, captures nothing). */
+static bool
+enabled(const struct rs_server *srv)
+{
+    return srv->cfg != NULL && srv->cfg->auto_capture && srv->captures != NULL;
+}
+
 void
 rs__server_auto_capture_stragglers(struct rs_server *srv, const char *job,
                                    const struct rs_straggler_report *rep, uint64_t now_ns)
 {
-    const struct rs_server_config *cfg = srv->cfg;
-    uint64_t every = (uint64_t)cfg->auto_capture_every_s * 1000000000ull;
     struct rs_capture_info done;
     char why[160];
 
-    if (!cfg->auto_capture)
+    if (!enabled(srv))
         return;
+    uint64_t every = (uint64_t)srv->cfg->auto_capture_every_s * 1000000000ull;
     for (size_t i = 0; i < rep->n_verdicts; i++) {
         const struct rs_straggler_verdict *v = &rep->verdicts[i];
         if (v->n_kernels > 0 ||
@@ -140,7 +147,7 @@ rs__server_auto_capture_hang(struct rs_server *srv, const char *job, const struc
 {
     char why[160];
 
-    if (!srv->cfg->auto_capture || h->n_waiting == 0)
+    if (!enabled(srv) || h->n_waiting == 0)
         return;
     snprintf(why, sizeof why, "hang: %s seq %llu in flight", h->op, (unsigned long long)h->seq);
     if (h->n_absent > 0)

@@ -146,7 +146,6 @@ static bool
 window_tick(bool locked)
 {
     uint64_t t0 = rs_clock_mono_ns();
-
     uint64_t cupti_now = 0;
 
     rs_window_tick(&g.window, rs_clock_realtime_ns(), t0);

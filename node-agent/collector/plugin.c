@@ -87,6 +87,10 @@ struct slot {
 };
 
 static struct slot pool[RS_PLUGIN_SLOTS];
+/* Communicators, each index handed out once (n_comms): no allocation, and never freed — NCCL may
+ * stop events of a finalised one (a heap copy of each was unreachable once its slots were
+ * reused, a leak to LeakSanitizer) */
+static struct comm comms[RS_PLUGIN_MAX_COMMS];
 static atomic_uint cursor;
 static atomic_uint n_comms;
 static atomic_bool armed, active;
@@ -218,11 +222,11 @@ plugin_init(void **context, uint64_t comm_id, int *activation_mask, const char *
     (void)logfn;
     if (!atomic_load(&armed) || n_ranks <= 0 || rank < 0 || rank >= n_ranks)
         return NCCL_INTERNAL_ERROR; /* NCCL goes on without a profiler for this communicator */
-    if ((idx = atomic_fetch_add(&n_comms, 1)) >= RS_PLUGIN_MAX_COMMS ||
-        !(c = calloc(1, sizeof *c))) {
+    if ((idx = atomic_fetch_add(&n_comms, 1)) >= RS_PLUGIN_MAX_COMMS) {
         atomic_fetch_add(&stats.comms_refused, 1);
         return NCCL_INTERNAL_ERROR;
     }
+    c = &comms[idx];
     c->hash = comm_id;
     c->rank = (uint32_t)rank;
     c->size = (uint32_t)n_ranks;

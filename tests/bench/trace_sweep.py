@@ -223,6 +223,28 @@ def print_table(results, seeds_asked=None):
     return rows
 
 
+def print_summary(results):
+    """Per rank count and fault, the default variant over both layouts and marker settings."""
+    faults = [f for f in FAULTS if any(r["fault"] == f for r in results)]
+    sizes = sorted({r["ranks"] for r in results})
+    print("| fault | " + " | ".join("%d ranks" % n for n in sizes) + " |")
+    print("|---|" + "---|" * len(sizes))
+    for f in faults:
+        cells = []
+        for n in sizes:
+            ok = [r for r in results if r["ranks"] == n and r["fault"] == f and "error" not in r
+                  and r.get("variant", "default") == "default"]
+            if not ok:
+                cells.append("not run")
+                continue
+            exp, named = sum(r["expected"] for r in ok), sum(r["named"] for r in ok)
+            false = sum(r["false"] for r in ok)
+            cell = ("recall %d/%d" % (named, exp)) if exp else "no straggler"
+            cells.append("%s, %d false (%d jobs)" % (cell, false, len(ok)))
+        print("| %s | %s |" % (f, " | ".join(cells)))
+    print()
+
+
 def one_job(args):
     a, ranks, fault, layout, markers, seed, variant = args
     r = run_setting(a, ranks, fault, layout, markers, seed, variant)
@@ -244,6 +266,8 @@ def main():
     p.add_argument("--jsonl", help="append one JSON line per job as it ends")
     p.add_argument("--report", nargs="+", metavar="FILE.jsonl",
                    help="print the table of earlier --jsonl files, run nothing")
+    p.add_argument("--summary", action="store_true",
+                   help="with --report: first a table per rank count and fault")
     p.add_argument("--build", default=os.environ.get("BUILD", os.path.join(ROOT, "build")))
     p.add_argument("--work", default="/tmp/rs-sweep")
     p.add_argument("--json-out")
@@ -258,6 +282,8 @@ def main():
                     results.append(json.loads(line))
                 except ValueError:  # a line cut by a run stopped at its limit
                     pass
+        if a.summary:
+            print_summary(results)
         rows = print_table(results)
     else:
         os.makedirs(a.work, exist_ok=True)

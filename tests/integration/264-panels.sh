@@ -84,6 +84,10 @@ for q, want in (("rank=99", 404), ("rank=x", 400)):
 check "rankscope advise roomy: the batch_size finding with its numbers" bash -c '
     grep -q "^[0-9]\. batch_size: GPU memory is free and the GPU idles" "$1" &&
     grep -q "batch_factor 5" "$1" && grep -q "memory_used_mib 12000" "$1"' _ "$WORK/advise.txt"
+"$BIN/rankscope" --server "$HTTP" advise roomy --rank 2 >"$WORK/advise2.txt" 2>&1
+check "rankscope advise roomy --rank 2: rank 2's findings only" bash -c '
+    head -1 "$1" | grep -q "^rank 2'"'"'s findings: job roomy: advice over 50 steps of 1 rank" &&
+    ! grep "costs up to" "$1" | grep -qv "on rank 2\b"' _ "$WORK/advise2.txt"
 "$BIN/rankscope" analyze --json "$ROOT/tests/fixtures/advise-h100/advise_launch_bound.json.gz" \
     >"$WORK/analyze.json" 2>/dev/null
 check "analyze of an imported trace: batch_size skipped, no telemetry (imported traces have none)" python3 -c '

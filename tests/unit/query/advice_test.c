@@ -394,6 +394,17 @@ advice_of(const struct job_spec *specs, size_t n)
     return a;
 }
 
+/* Advice of the planted job on two ranks whose GPUs used these MiB. */
+static struct rs_advice *
+two_ranks(double used0, double used1)
+{
+    return advice_of(
+        (struct job_spec[]){
+            {.job = "two", .world = 2, .markers = true, .mem_used_mib = used0},
+            {.job = "two", .rank = 1, .world = 2, .markers = true, .mem_used_mib = used1}},
+        2);
+}
+
 /* Batch size: the planted job idles 170 us a step between kernels and after its sync (20 + 150);
  * its GPU used at most 10,000 of 80,000 MiB, so 6 times the batch fits in 80% of it, and a 6x
  * batch spreads that idle over 6 times the samples: 170 x (1 - 1/6) = 141.7 us per current step. */
@@ -466,20 +477,12 @@ batch_size(void)
     rs_advice_free(a);
 
     /* two ranks: the fullest GPU sets the multiple; one near full stops it for the job */
-    a = advice_of(
-        (struct job_spec[]){
-            {.job = "two", .world = 2, .markers = true, .mem_used_mib = 10000},
-            {.job = "two", .rank = 1, .world = 2, .markers = true, .mem_used_mib = 20000}},
-        2);
+    a = two_ranks(10000, 20000);
     T_CHECK((f = find(a, RS_ADVICE_BATCH_SIZE)) && f->ranks == 2 && f->seen[3] == 3 &&
             f->seen[0] == 20000 && near(f->cost_ns, 170.0 * 2 / 3));
     T_EQ(a->ranks_with_memory, 2);
     rs_advice_free(a);
-    a = advice_of(
-        (struct job_spec[]){
-            {.job = "two", .world = 2, .markers = true, .mem_used_mib = 10000},
-            {.job = "two", .rank = 1, .world = 2, .markers = true, .mem_used_mib = 50000}},
-        2);
+    a = two_ranks(10000, 50000);
     T_CHECK(!find(a, RS_ADVICE_BATCH_SIZE));
     T_CHECK((why = skipped_why(a, "batch_size")) && strstr(why, "rank 1's GPU used 50000"));
     rs_advice_free(a);

@@ -8,6 +8,7 @@
 #include "tests/t.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -364,6 +365,84 @@ whole_job_from_store(void)
     free(sum);
 }
 
+/* Queries of two jobs through one cache that holds one of them at a time (least recently used
+ * goes), from two threads at once: every answer equals the job's answer through a cache of its
+ * own (the columns then lie on the cache's bins). */
+struct racer {
+    rs_store *st;
+    const char *job;
+    rs_heatmap_cache *cache;
+    json_t *want;
+    int mismatches;
+};
+
+static void *
+race(void *arg)
+{
+    struct racer *x = arg;
+    struct rs_heatmap_window all = {0, UINT64_MAX, 0};
+    for (int i = 0; i < 20; i++) {
+        rs_store_read *r;
+        json_t *d = NULL;
+        if (rs_store_read_begin(x->st, &r) != 0) {
+            x->mismatches++;
+            continue;
+        }
+        if (rs_query_heatmap(r, x->job, &all, RS_HEATMAP_COMPUTE, 7, x->cache, &d) != 0 ||
+            !json_equal(json_object_get(d, "values"), json_object_get(x->want, "values")))
+            x->mismatches++;
+        json_decref(d);
+        rs_store_read_end(r);
+    }
+    return NULL;
+}
+
+static void
+cache_two_jobs(void)
+{
+    enum { N = 400 };
+    struct rs_step_record s[2][N];
+    char dir[] = "/tmp/rs-heatmap-lru-XXXXXX";
+    const char *jobs[2] = {"a", "b"};
+    rs_store *st = t_store_open(dir, NULL);
+
+    for (int j = 0; j < 2; j++) {
+        for (uint64_t k = 0; k < N; k++) {
+            uint64_t t = 1000000000000ull + k * 10000000ull, c = (1000 + k * (j + 1)) * 1000ull;
+            s[j][k] = (struct rs_step_record){.step = k, .start_ns = t, .end_ns = t + 10000000ull,
+                                              .measured = true};
+            s[j][k].metrics = (struct rs_step_metrics){.compute_ns = c, .idle_ns = 10000000ull - c};
+        }
+        struct rs_rank_batch rb[2] = {
+            {.identity = T_IDENTITY(jobs[j], 0, 2, "G0"), T_RECORDS(steps, s[j], N)},
+            {.identity = T_IDENTITY(jobs[j], 1, 2, "G1"), T_RECORDS(steps, s[j], N)}};
+        t_store_put(st, rb, 2);
+    }
+    /* room for one 2-rank entry (~33 KB), not two */
+    rs_heatmap_cache *cache = rs_heatmap_cache_new(48000), *own = rs_heatmap_cache_new(1u << 20);
+    struct racer x[2];
+    pthread_t t[2];
+    for (int j = 0; j < 2; j++) {
+        rs_store_read *r;
+        struct rs_heatmap_window all = {0, UINT64_MAX, 0};
+        x[j] = (struct racer){st, jobs[j], cache, NULL, 0};
+        T_EQ(rs_store_read_begin(st, &r), 0);
+        T_EQ(rs_query_heatmap(r, jobs[j], &all, RS_HEATMAP_COMPUTE, 7, own, &x[j].want), 0);
+        rs_store_read_end(r);
+    }
+    T_CHECK(!json_equal(json_object_get(x[0].want, "values"), json_object_get(x[1].want, "values")));
+    for (int j = 0; j < 2; j++)
+        T_EQ(pthread_create(&t[j], NULL, race, &x[j]), 0);
+    for (int j = 0; j < 2; j++) {
+        pthread_join(t[j], NULL);
+        T_EQ(x[j].mismatches, 0);
+        json_decref(x[j].want);
+    }
+    rs_heatmap_cache_free(cache);
+    rs_heatmap_cache_free(own);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
@@ -371,5 +450,6 @@ main(void)
     T_RUN(no_steps);
     T_RUN(metric_names);
     T_RUN(whole_job_from_store);
+    T_RUN(cache_two_jobs);
     return T_DONE("query/heatmap");
 }

@@ -570,6 +570,14 @@ spiky(const struct job_model *m, uint32_t r, uint32_t step)
     return unit_noise(7919ull * step + 104729ull * r + 1) > 0.96 ? 1.4 : 1.0;
 }
 
+/* 50% slower on every 4th step and 1.5% on the others: the slow steps lift its median past
+ * 0.4 x threshold, and it is last everywhere (strong evidence) */
+static double
+every_fourth_lifted(const struct job_model *m, uint32_t r, uint32_t step)
+{
+    return r != m->slow[0] ? 1.0 : step % 4 == 1 ? 1.5 : 1.015;
+}
+
 /* slow steps 40 .. 69, then recovered: one block, not intermittent */
 static double
 recovered(const struct job_model *m, uint32_t r, uint32_t step)
@@ -609,6 +617,17 @@ intermittent_kind(void)
     }
     rs_straggler_report_fini(&rep);
 
+    /* named near the threshold as well, yet intermittent is what it is: that kind, not both */
+    m.factor = every_fourth_lifted;
+    m.late = slowest_late;
+    m.n_slow = 1;
+    m.slow_factor[0] = 1.5;
+    model_evaluate(st, &m, &rep);
+    T_EQ(named_mask(&rep), 1ull << 5);
+    T_CHECK(rep.n_verdicts == 1 && rep.verdicts[0].kind == RS_STRAGGLER_KIND_INTERMITTENT);
+    rs_straggler_report_fini(&rep);
+
+    m.late = intermittent_late;
     m.factor = spiky;
     model_evaluate(st, &m, &rep);
     T_EQ(rep.n_verdicts, 0);

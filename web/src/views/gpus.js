@@ -10,7 +10,7 @@ import { fill, h } from '../dom.js';
 import { pct, time } from '../format.js';
 import { chart } from '../charts.js';
 import { href } from '../route.js';
-import { celsius, int, mhz, mib, ofMax, share, watts } from '../units.js';
+import { celsius, dash, int, mhz, mib, ofMax, share, watts } from '../units.js';
 
 const REASONS = { power_cap: 'power cap', hw_slowdown: 'HW slowdown', sw_thermal: 'SW thermal',
     hw_thermal: 'HW thermal', power_brake: 'power brake', sync_boost: 'sync boost' };
@@ -69,7 +69,9 @@ function cells(g) {
         ['memory', `${mib(m.used_mib)} of ${mib(m.total_mib)}`],
         ['errors', errorsText(g)],
         ['links', linksText(g)],
-        ['busy', `NVML ${u.gpu_pct !== null && u.gpu_pct !== undefined ? pct(u.gpu_pct) : '–'} · kernels ${k.busy_share !== null && k.busy_share !== undefined ? share(k.busy_share) : '–'} · tensor cores ${k.tensor_core_share !== null && k.tensor_core_share !== undefined ? share(k.tensor_core_share) : '–'}`],
+        // memory-bound: the share of PC-sampling stall samples waiting on memory (null without samples)
+        ['busy', `NVML ${dash(u.gpu_pct, pct)} · kernels ${share(k.busy_share)} · tensor cores ${share(k.tensor_core_share)}` +
+            ` · memory-bound ${share(g.memory_bound?.share)}`],
     ];
 }
 
@@ -141,7 +143,9 @@ function rankDetail(g, s) {
             h('dt', null, 'host'), h('dd', { class: 'host' }, g.host || '?'),
             h('dt', null, 'GPU UUID'), h('dd', { class: 'gpu' }, g.gpu_uuid || '?'),
             h('dt', null, 'readings'), h('dd', null, `${g.samples} from ${time(g.first_ns)} to ${time(g.last_ns)}`),
-            cells(g).map(([key, text]) => [h('dt', null, TITLES[key]), h('dd', { 'data-col': key }, text)])));
+            cells(g).map(([key, text]) => [h('dt', null, TITLES[key]), h('dd', { 'data-col': key }, text)]),
+            g.kernels_why ? [h('dt', null, 'why no kernel figures'), h('dd', null, g.kernels_why)] : null,
+            g.memory_bound?.why ? [h('dt', null, 'why no memory-bound share'), h('dd', null, g.memory_bound.why)] : null));
 }
 
 export function mountGpus(main, route, poller) {
@@ -155,7 +159,7 @@ export function mountGpus(main, route, poller) {
     fill(main, h('h1', null, 'GPUs: ', h('span', { class: 'job-name' }, job)), evidenceEl, detailEl, meta,
         h('h2', null, 'Per rank'), tableEl,
         h('h2', null, 'Clocks, power and busy vs efficient'),
-        h('p', { class: 'meta' }, 'NVML\'s utilisation counts any kernel running, however little of the GPU it uses; kernels busy is the share of time a kernel ran, tensor cores the share of kernel time in tensor-core kernels (by name).'),
+        h('p', { class: 'meta' }, 'NVML\'s utilisation counts any kernel running, however little of the GPU it uses; kernels busy is the share of time a kernel ran, tensor cores the share of kernel time in tensor-core kernels (by name), memory-bound the share of PC-sampling stall samples waiting on memory (when sampled).'),
         chartEl);
     let gpus = null;
     let verdict = null;
