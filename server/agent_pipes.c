@@ -17,6 +17,10 @@
 #define BUCKETS 4096
 #define SWEEP_MAX_MS 5000u
 #define CLOSE_BATCH 256 /* idle pipes closed per sweep step */
+/* At agent-max-connections a new pipe takes the place of the one that has waited longest for a
+ * whole request, if that one has waited this long: idle sockets (20,000 of them, issue 23) must
+ * not keep a working agent out until agent-idle-timeout-s; an agent sends every flush (250 ms). */
+#define EVICT_IDLE_NS 2000000000ull
 
 struct pipe_entry {
     uint32_t id;
@@ -66,7 +70,27 @@ find(rs_agent_pipes *ap, uint32_t id)
     return e;
 }
 
-/* NNG thread: admit or refuse a pipe before it joins the socket; forget it when it leaves. */
+/* Under ap->lock: the pipe that has waited longest for a whole request, when it has waited at
+ * least EVICT_IDLE_NS (its last_ns is set to now: chosen once; its removal callback forgets it). */
+static bool
+pick_idle(rs_agent_pipes *ap, uint64_t now, uint32_t *id)
+{
+    struct pipe_entry *oldest = NULL;
+
+    for (size_t b = 0; b < BUCKETS; b++)
+        for (struct pipe_entry *e = ap->bucket[b]; e; e = e->next)
+            if (!oldest || e->last_ns < oldest->last_ns)
+                oldest = e;
+    if (!oldest || now - oldest->last_ns < EVICT_IDLE_NS)
+        return false;
+    oldest->last_ns = now;
+    *id = oldest->id;
+    return true;
+}
+
+/* NNG thread: admit or refuse a pipe before it joins the socket; forget it when it leaves. At
+ * the total bound, an idle pipe makes room (pick_idle); the table may then hold one pipe more
+ * than the bound until the closed one's removal callback runs. */
 static void
 on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
@@ -74,21 +98,35 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
     uint32_t id = (uint32_t)nng_pipe_id(p);
 
     if (ev == NNG_PIPE_EV_ADD_PRE) {
-        uint64_t peer = peer_of(p);
+        uint64_t peer = peer_of(p), now = rs_clock_mono_ns();
         struct pipe_entry *e = NULL;
-        bool ok = false;
+        uint32_t victim = 0;
+        bool ok = false, evict = false;
         pthread_mutex_lock(&ap->lock);
-        if ((!ap->o.max_total || ap->n < ap->o.max_total) && (e = calloc(1, sizeof *e))) {
-            if (rs_peer_counts_take(ap->peers, peer)) {
+        bool full = ap->o.max_total && ap->n >= ap->o.max_total;
+        if ((e = calloc(1, sizeof *e)) && rs_peer_counts_take(ap->peers, peer)) {
+            if (!full || (evict = pick_idle(ap, now, &victim))) {
                 struct pipe_entry **slot = &ap->bucket[id % BUCKETS];
-                *e = (struct pipe_entry){id, peer, rs_clock_mono_ns(), *slot};
+                *e = (struct pipe_entry){id, peer, now, *slot};
                 *slot = e;
                 ap->n++;
                 ok = true;
             } else
-                free(e);
+                rs_peer_counts_give(ap->peers, peer);
         }
+        if (!ok)
+            free(e);
         pthread_mutex_unlock(&ap->lock);
+        if (evict) {
+            nng_pipe old = NNG_PIPE_INITIALIZER;
+            old.id = victim;
+            if (nng_pipe_close(old) == 0)
+                RS_COUNT(ap->counters, agent_pipes_evicted);
+            rs_log_limited(10, RS_LOG_WARN, "RS-INGEST-PIPE-EVICTED",
+                           "at agent-max-connections (%u): closed the agent connection that had "
+                           "waited longest without a whole request, for a new one",
+                           ap->o.max_total);
+        }
         if (!ok) {
             RS_COUNT(ap->counters, agent_pipes_refused);
             rs_log_limited(10, RS_LOG_WARN, "RS-INGEST-PIPE-REFUSED",

@@ -1,5 +1,7 @@
 /* The agents' NNG connections (pipes) of the ingest socket, bounded: at most max_per_peer from
- * one IP address and max_total in all (a pipe beyond is closed as it arrives, counted), and a
+ * one IP address (a pipe beyond is closed as it arrives, counted) and max_total in all (at the
+ * bound, a new pipe takes the place of the one idle longest, at least 2 s — a crowd of idle
+ * sockets cannot keep a working agent out — and is refused when none is), and a
  * pipe that delivers no whole request for idle_timeout_s is closed — with it the buffer of a
  * partial message a peer stalled in (NNG 1.5.2 has no receive timeout on a pipe: 60 stalled
  * 17 MiB messages held ~1 GiB, issue 23). Agents redial on their own. */

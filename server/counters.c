@@ -82,6 +82,8 @@ const struct rs_counter_info rs_counter_infos[] = {
     C(batch_decoded_bytes, "batch_decoded_bytes",
       "Bytes of agent batches decoded in full (a batch's token is checked before: a batch "
       "without a valid ingest token is not decoded)."),
+    C(agent_pipes_evicted, "agent_pipes_evicted",
+      "Idle agent connections closed at agent-max-connections to admit a new one."),
 };
 
 const size_t rs_counter_info_count = sizeof rs_counter_infos / sizeof rs_counter_infos[0];

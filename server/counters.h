@@ -61,6 +61,7 @@ struct rs_counters {
     _Atomic uint64_t tls_reload_failures;
     /* bytes of agent requests decoded in full: only after their token was accepted (ingest.c) */
     _Atomic uint64_t batch_decoded_bytes;
+    _Atomic uint64_t agent_pipes_evicted; /* idle NNG pipes closed for a new one at the bound */
 };
 
 /* One counter as /healthz ("counters": {name: value}, the count itself: nanoseconds where the

@@ -20,11 +20,14 @@ def main():
     kind, host, port, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     out, stop = sys.argv[5], sys.argv[6]
     socks, failed = [], 0
+    header = b"\x00SP\x00\x00\x30\x00\x00"  # SP over TCP, protocol req0 (48), version 0
     for _ in range(n):
         s = socket.socket()
         s.setblocking(True)
         try:
             s.connect((host, port))
+            if kind == "nng":  # at once: NNG closes a connection without it after 10 s
+                s.sendall(header)
         except OSError:
             failed += 1
             s.close()
@@ -32,12 +35,6 @@ def main():
         socks.append(s)
     answered = 0
     if kind == "nng":
-        header = b"\x00SP\x00\x00\x30\x00\x00"  # SP over TCP, protocol req0 (48), version 0
-        for s in socks:
-            try:
-                s.sendall(header)
-            except OSError:
-                pass
         for s in socks:
             s.settimeout(0.05)
             try:

@@ -69,5 +69,5 @@ curl -s "http://$HTTP/healthz" | python3 -c '
 import json, sys
 c = json.load(sys.stdin)["counters"]
 print("server counters:", {k: c[k] for k in ("http_connections", "agent_connections", "http_accept_errors",
-      "http_evicted", "agent_pipes_refused", "batches_committed")})'
+      "http_evicted", "agent_pipes_refused", "agent_pipes_evicted", "batches_committed")})'
 grep -E 'RS-(HTTP|AGENT|NNG|INGEST)[A-Z-]*' "$WORK/server.log" | cut -c1-200 | sort -k3,3 -u | head -5 | sed 's/^/log: /'
