@@ -4,6 +4,8 @@
 # straggler accuracy sweep of tests/bench/trace_sweep.py (one setting per process, xargs -P over
 # the other cores, biggest first: a run cut short keeps every job it finished in the .jsonl).
 # Results in $OUT. usage: bash dev-acc/sweep_run.sh [SECONDS for the sweep, default 420]
+# JOBS=FILE runs the settings listed there (one trace_sweep.py argument line each) instead of the
+# grid below; DETECT=0 leaves the streaming run out.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 limit=${1:-420}
@@ -26,9 +28,11 @@ python3 tests/bench/ddp_tracegen.py -o /tmp/smoke --ranks 2 --steps 64 --seed 1 
     python3 -c "import json,sys; d=json.load(sys.stdin); print('smoke verdicts', [v['rank'] for v in d['stragglers']['stragglers']])" ||
     { ldd bin/rankscope; exit 1; }
 
-(cd tests/bench && timeout "$limit" taskset -c $cores_d python3 detect_latency.py --ranks ${DETECT_RANKS:-8,32,128} \
+[ "${DETECT:-1}" = 0 ] && { echo "detect: not run (DETECT=0)" >"$out/detect.txt"; DETECT_RANKS=; }
+[ -n "${DETECT_RANKS-x}" ] && (cd tests/bench && timeout "$limit" taskset -c $cores_d python3 detect_latency.py --ranks ${DETECT_RANKS:-8,32,128} \
     --seeds 3 --step-ms 34 --build "$here" >"$out/detect.txt" 2>&1) &
 detect=$!
+[ -n "${JOBS:-}" ] && cp "$JOBS" /tmp/sweep-jobs.given
 
 jobs=/tmp/sweep-jobs.txt
 : >"$jobs"
@@ -50,6 +54,7 @@ for s in 1 2 3; do for r in 8 2; do
         for v in noisy short; do job $r 80 $s $f $l yes $v; done
     done; done
 done; done
+[ -n "${JOBS:-}" ] && cp /tmp/sweep-jobs.given "$jobs"
 [ -n "${SWEEP_TAIL:-}" ] && tail -n "$SWEEP_TAIL" "$jobs" >"$jobs.n" && mv "$jobs.n" "$jobs"
 wc -l <"$jobs"
 t0=$(date +%s)
