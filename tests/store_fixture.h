@@ -1,6 +1,7 @@
 /* Temporary stores for unit tests: t_store_open makes a directory from `dir`, a mkdtemp template
  * ("/tmp/rs-NAME-XXXXXX", rewritten in place), and opens a store there with `opts` (NULL: the
- * defaults); t_store_put commits rank batches as one new agent batch; t_store_delete_job deletes
+ * defaults); t_store_put commits rank batches as one new agent batch (t_store_put_gpus: with GPU
+ * readings, as an agent's telemetry batch); t_store_delete_job deletes
  * a job in chunks; t_store_remove closes the
  * store and deletes the directory (t_dir_remove: the directory alone). Failures are recorded with
  * T_CHECK / T_EQ (tests/t.h). */
@@ -41,6 +42,23 @@ t_store_put(rs_store *st, const struct rs_rank_batch *rb, uint32_t n)
     T_EQ(rs_store_write_begin(st, &w), 0);
     T_EQ(rs_store_write_batch(w, &b, &dup), 0);
     T_CHECK(!dup);
+    T_EQ(rs_store_write_commit(w), 0);
+}
+
+/* Commits rb[0..n) and the GPU readings g[0..n_gpus) as one batch of agent `agent` numbered `seq`
+ * (the caller numbers: a number used before is a duplicate and stores nothing). */
+static inline void
+t_store_put_gpus(rs_store *st, uint64_t agent, uint64_t seq, const struct rs_rank_batch *rb,
+                 uint32_t n, const struct rs_gpu_sample *g, uint32_t n_gpus)
+{
+    struct rs_agent_batch b = t_agent_batch(agent, seq, rb, n);
+    rs_store_write *w;
+    bool dup;
+
+    b.gpus = g;
+    b.n_gpus = n_gpus;
+    T_EQ(rs_store_write_begin(st, &w), 0);
+    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
     T_EQ(rs_store_write_commit(w), 0);
 }
 

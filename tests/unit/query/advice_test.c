@@ -90,14 +90,7 @@ put_readings(rs_store *st, const struct rs_rank_batch *id, const struct job_spec
             /* whole MiB, as the wire carries them; the largest reading counts */
             .mem_used_bytes = (uint64_t)(j->mem_used_mib - (t == T0 ? 0 : 1000)) << 20,
             .mem_total_bytes = (uint64_t)MEM_TOTAL_MIB << 20};
-    struct rs_agent_batch b = t_agent_batch(0xad01, ++seq, &rb, 1);
-    rs_store_write *w;
-    bool dup;
-    b.gpus = g;
-    b.n_gpus = (uint32_t)n;
-    T_EQ(rs_store_write_begin(st, &w), 0);
-    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-    T_EQ(rs_store_write_commit(w), 0);
+    t_store_put_gpus(st, 0xad01, ++seq, &rb, 1, g, (uint32_t)n);
 }
 
 static void

@@ -43,14 +43,7 @@ put_gpu(rs_store *st, const char *job, uint32_t rank, bool capped, bool faulty)
                                       .pcie_gen_max = 5,
                                       .pcie_width = faulty ? 8 : 16,
                                       .pcie_width_max = 16};
-    struct rs_agent_batch b = t_agent_batch(7, ++seq, &rb, 1);
-    rs_store_write *w;
-    bool dup;
-    b.gpus = g;
-    b.n_gpus = 20;
-    T_EQ(rs_store_write_begin(st, &w), 0);
-    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-    T_EQ(rs_store_write_commit(w), 0);
+    t_store_put_gpus(st, 7, ++seq, &rb, 1, g, 20);
 }
 
 static const struct rs_gpu_evidence_item *

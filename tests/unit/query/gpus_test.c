@@ -67,14 +67,7 @@ put_readings(rs_store *st, uint64_t seq, uint64_t from, uint64_t to)
 
     for (uint64_t i = from; i < to; i++)
         g[n++] = reading(i);
-    struct rs_agent_batch b = t_agent_batch(5, seq, &rb, 1);
-    rs_store_write *w;
-    bool dup;
-    b.gpus = g;
-    b.n_gpus = (uint32_t)n;
-    T_EQ(rs_store_write_begin(st, &w), 0);
-    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-    T_EQ(rs_store_write_commit(w), 0);
+    t_store_put_gpus(st, 5, seq, &rb, 1, g, (uint32_t)n);
 }
 
 static struct rs_gpu_summary

@@ -22,21 +22,6 @@ reading(const char *uuid, uint64_t t, uint32_t sm)
                                   .mem_used_bytes = 3ull << 30};
 }
 
-static void
-put_gpus(rs_store *st, uint64_t seq, const struct rs_rank_batch *rb, uint32_t n,
-         const struct rs_gpu_sample *g, uint32_t n_gpus)
-{
-    struct rs_agent_batch b = t_agent_batch(99, seq, rb, n);
-    rs_store_write *w;
-    bool dup;
-
-    b.gpus = g;
-    b.n_gpus = n_gpus;
-    T_EQ(rs_store_write_begin(st, &w), 0);
-    T_EQ(rs_store_write_batch(w, &b, &dup), 0);
-    T_EQ(rs_store_write_commit(w), 0);
-}
-
 struct seen {
     uint64_t times[64];
     uint32_t sm[64];
@@ -74,11 +59,11 @@ filed_under_their_ranks(void)
     g[2] = reading("GPU-a", T0 + 1000, 1400);
     g[3] = reading("GPU-nobody", T0 + 1000, 1);
     uint64_t before = rs_store_gpu_unattributed();
-    put_gpus(st, 1, rb, 2, g, 4);
+    t_store_put_gpus(st, 99, 1, rb, 2, g, 4);
     /* a request of readings alone: the ranks reported their GPUs before */
     g[4] = reading("GPU-a", T0 + 3000, 1420);
     g[5] = reading("GPU-b", T0 + 3000, 1970);
-    put_gpus(st, 2, NULL, 0, g + 4, 2);
+    t_store_put_gpus(st, 99, 2, NULL, 0, g + 4, 2);
     T_EQ(rs_store_gpu_unattributed() - before, 1);
 
     T_EQ(rs_store_read_begin(st, &r), 0);
@@ -115,7 +100,7 @@ filed_under_their_ranks(void)
     rs_store_read_end(r);
     /* the job's ranks took their map entries along: a reading of their GPUs is not stored */
     before = rs_store_gpu_unattributed();
-    put_gpus(st, 3, NULL, 0, g + 4, 1);
+    t_store_put_gpus(st, 99, 3, NULL, 0, g + 4, 1);
     T_EQ(rs_store_gpu_unattributed() - before, 1);
     T_EQ(rs_store_check(st, &rep), 0);
     T_EQ(rep.gpu_readings, 0);
@@ -129,7 +114,7 @@ unattributed(rs_store *st, uint64_t seq, const char *uuid, uint64_t t)
     struct rs_gpu_sample g = reading(uuid, t, 1000);
     uint64_t before = rs_store_gpu_unattributed();
 
-    put_gpus(st, seq, NULL, 0, &g, 1);
+    t_store_put_gpus(st, 99, seq, NULL, 0, &g, 1);
     return rs_store_gpu_unattributed() - before;
 }
 
@@ -151,7 +136,7 @@ map_kept_in_the_store(void)
     struct seen s = {0};
     rs_store_read *r;
 
-    put_gpus(st, 1, &rb, 1, NULL, 0);
+    t_store_put_gpus(st, 99, 1, &rb, 1, NULL, 0);
     rs_store_close(st);
     T_EQ(rs_store_open(dir, NULL, &st), 0); /* a restart: nothing in memory */
     T_EQ(unattributed(st, 2, "GPU-a", T0 + 1000), 0);
@@ -163,14 +148,14 @@ map_kept_in_the_store(void)
 
     /* the rank moves to GPU-b: GPU-a's entry goes with it */
     rb.identity.gpu_uuid = "GPU-b";
-    put_gpus(st, 3, &rb, 1, NULL, 0);
+    t_store_put_gpus(st, 99, 3, &rb, 1, NULL, 0);
     T_EQ(unattributed(st, 4, "GPU-a", T0 + 2000), 1);
     T_EQ(unattributed(st, 5, "GPU-b", T0 + 2000), 0);
     T_EQ(map_entries(st), 1);
 
     /* job k's rank 3 takes GPU-b: its readings are k's now, and deleting j leaves the entry */
     struct rs_rank_batch kb = {.identity = T_IDENTITY("k", 3, 4, "GPU-b")};
-    put_gpus(st, 6, &kb, 1, NULL, 0);
+    t_store_put_gpus(st, 99, 6, &kb, 1, NULL, 0);
     t_store_delete_job(st, "j", 1);
     T_EQ(map_entries(st), 1);
     T_EQ(unattributed(st, 7, "GPU-b", T0 + 3000), 0);
