@@ -552,6 +552,10 @@ rs_query_heatmap(rs_store_read *r, const char *job, const struct rs_heatmap_wind
         lo = o.lowest < lo ? o.lowest : lo;
         for (size_t x = 0; x < o.n_extra; x++)
             lo = o.extra[x].step < lo ? o.extra[x].step : lo;
+        /* steps without a value yet (a job that just ran, not summarized) are measured below:
+         * the grid must reach them too */
+        for (size_t x = 0; x < o.n_pending; x++)
+            lo = o.pending[x].step < lo ? o.pending[x].step : lo;
         stored = o.stored + o.n_extra;
         without = o.without;
     }

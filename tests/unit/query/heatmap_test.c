@@ -443,6 +443,42 @@ cache_two_jobs(void)
     t_store_remove(st, dir);
 }
 
+/* A job that has just run, nothing of it summarized yet (steps recorded, no per-step values):
+ * through the cache, the whole job is every step measured now — not only the newest loaded
+ * (test 260 saw steps 270..299 of 0..299 when the evaluator had not yet stored its sums). */
+static void
+whole_job_nothing_stored(void)
+{
+    enum { N = 300 };
+    struct rs_step_record *s0 = calloc(N, sizeof *s0);
+    char dir[] = "/tmp/rs-heatmap-XXXXXX";
+    rs_store_read *r;
+
+    for (uint64_t s = 0; s < N; s++) {
+        uint64_t t = 1000000000000ull + s * STEP_MS * 1000000ull;
+        s0[s] = (struct rs_step_record){.step = s, .start_ns = t, .end_ns = t + STEP_MS * 1000000ull};
+    }
+    struct rs_rank_batch rb[2] = {{.identity = T_IDENTITY("j", 0, 2, "G0"), T_RECORDS(steps, s0, N)},
+                                  {.identity = T_IDENTITY("j", 1, 2, "G1"), T_RECORDS(steps, s0, N)}};
+    rs_store *st = t_store_open(dir, NULL);
+    t_store_put(st, rb, 2);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    rs_heatmap_cache *cache = rs_heatmap_cache_new(64u << 20);
+    json_t *d = query_with(r, 0, UINT64_MAX, 0, 50, cache);
+    T_CHECK(d != NULL);
+    if (d) {
+        T_EQ(json_integer_value(json_object_get(d, "first_step")), 0);
+        T_EQ(json_integer_value(json_object_get(d, "last_step")), N - 1);
+        T_EQ(json_integer_value(json_object_get(d, "exact_rank_steps")), 2 * N);
+        T_EQ(json_integer_value(json_object_get(d, "rank_steps_without_metrics")), 0);
+        json_decref(d);
+    }
+    rs_store_read_end(r);
+    rs_heatmap_cache_free(cache);
+    t_store_remove(st, dir);
+    free(s0);
+}
+
 int
 main(void)
 {
@@ -450,6 +486,7 @@ main(void)
     T_RUN(no_steps);
     T_RUN(metric_names);
     T_RUN(whole_job_from_store);
+    T_RUN(whole_job_nothing_stored);
     T_RUN(cache_two_jobs);
     return T_DONE("query/heatmap");
 }
