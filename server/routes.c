@@ -233,13 +233,21 @@ run_query(struct rs_work *req)
         }
         o.until_step = q->p.until_step;
         q->rc = rs_stragglers_evaluate_job(r, q->job, &o, &q->stragglers);
+        /* verdicts without kernel evidence take it from a capture of their rank, if one ran,
+         * as the evaluator's do (a failure there leaves the others as the rule gave them) */
+        struct rs_capture_cause *cc = NULL;
+        size_t n_cc = 0;
+        if (q->rc == 0)
+            (void)rs__server_capture_causes(q->srv->captures, r, q->job, &o, &q->stragglers, &cc,
+                                            &n_cc);
         if (q->rc == 0 && !(q->result = rs_straggler_report_json(&q->stragglers)))
             q->rc = -ENOMEM;
-        /* verdicts without kernel evidence take it from a capture of their rank, if one ran
-         * (a failure there leaves the answer as the rule gave it) */
-        if (q->rc == 0)
-            rs__server_capture_evidence(q->srv->captures, r, q->job, &o, &q->stragglers,
-                                        q->result);
+        if (q->rc == 0 && rs__server_capture_causes_json(cc, n_cc, q->result) != 0) {
+            json_decref(q->result);
+            q->result = NULL;
+            q->rc = -ENOMEM;
+        }
+        free(cc);
         break;
     }
     case Q_TOP: {
