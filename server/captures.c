@@ -436,6 +436,33 @@ rs_captures_ranks_during(rs_captures *cs, const char *job, uint64_t since_ns, ui
     return n;
 }
 
+static int
+oldest_first(const void *a, const void *b)
+{
+    uint64_t x = ((const struct rs_capture_info *)a)->id,
+             y = ((const struct rs_capture_info *)b)->id;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+size_t
+rs_captures_list(rs_captures *cs, const char *job, uint64_t since_ns, struct rs_capture_info *out,
+                 size_t max)
+{
+    size_t n = 0;
+
+    pthread_mutex_lock(&cs->lock);
+    expire_locked(cs, rs_clock_realtime_ns());
+    for (uint32_t i = 0; i < cs->n_caps; i++)
+        if (cs->caps[i].requested_ns >= since_ns && strcmp(cs->caps[i].job, job) == 0) {
+            if (n < max)
+                out[n] = cs->caps[i];
+            n++;
+        }
+    pthread_mutex_unlock(&cs->lock);
+    qsort(out, n < max ? n : max, sizeof *out, oldest_first);
+    return n;
+}
+
 static json_t *
 kinds_json(uint32_t kinds)
 {

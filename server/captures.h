@@ -100,6 +100,11 @@ int rs_captures_latest_done(rs_captures *cs, const char *job, uint32_t rank, uin
 uint32_t rs_captures_ranks_during(rs_captures *cs, const char *job, uint64_t since_ns,
                                   uint64_t until_ns, uint32_t *ranks, uint32_t max);
 
+/* Copies of the captures of `job` asked for at or after since_ns (requested_ns), oldest first,
+ * into out[max]; returns how many there are in all (more than max: the rest are left out). */
+size_t rs_captures_list(rs_captures *cs, const char *job, uint64_t since_ns,
+                        struct rs_capture_info *out, size_t max);
+
 /* {"captures":[...]} of `job`, newest first (docs/openapi.yaml CaptureList); NULL on ENOMEM. */
 json_t *rs_captures_json(rs_captures *cs, const char *job);
 

@@ -22,6 +22,7 @@
 #include "query/top.h"
 #include "query/trace_export.h"
 #include "server/capture_evidence.h"
+#include "server/hang_evidence.h"
 #include "server/job_delete.h"
 #include "server/server_int.h"
 
@@ -311,8 +312,9 @@ query_done(struct rs_work *req, int status)
                               q->result) != 0)
         q->rc = -ENOMEM;
     if (status == 0 && q->rc == 0 && q->kind == Q_HANGS && /* the watch's raised and cleared */
-        json_object_set_new(q->result, "history",
-                            rs_hang_watch_history_json(q->srv->hang_watch, q->job)) != 0) {
+        (json_object_set_new(q->result, "history",
+                             rs_hang_watch_history_json(q->srv->hang_watch, q->job)) != 0 ||
+         rs__server_hang_captures(q->srv->captures, q->job, q->result) != 0)) { /* hang_evidence.h */
         json_decref(q->result);
         q->rc = -ENOMEM;
     }
