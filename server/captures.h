@@ -7,9 +7,11 @@
  * agent, in its replies, the orders for its ranks until their collector reports them started (an
  * agent that restarts, or a reply that is lost, gets them again; collectors ignore an id twice).
  * Bounded: one open capture per rank, a rate per job, at most RS_CAPTURES_MAX kept (the oldest
- * finished ones go first), RS_CAPTURES_MAX_ROUTES ranks remembered. In memory only: a server
- * restart forgets captures (their records stay in the store). Thread-safe (one mutex): ingest's
- * loop thread, the writer thread (replies) and REST use it. Not a public API: server/ only. */
+ * finished ones go first), RS_CAPTURES_MAX_ROUTES ranks remembered. Kept in the store too
+ * (capture_store.h takes the changes every half second and reads them back at start, when the
+ * open ones become expired); the routes are not: after a restart a rank can be captured once it
+ * sends again. Thread-safe (one mutex): ingest's loop thread, the writer thread (replies and the
+ * store) and REST use it. Not a public API: server/ only. */
 #ifndef RS_SERVER_CAPTURES_H
 #define RS_SERVER_CAPTURES_H
 
@@ -110,6 +112,34 @@ json_t *rs_captures_json(rs_captures *cs, const char *job);
 
 /* One capture as JSON (docs/openapi.yaml Capture). */
 json_t *rs_capture_info_json(const struct rs_capture_info *c);
+
+/* Persistence (capture_store.h). What changed since the last take: captures to store (a copy
+ * each) and captures dropped from the table to delete (gone: only job and id set). */
+struct rs_captures_change {
+    struct rs_capture_info c;
+    bool gone;
+};
+struct rs_captures_changes {
+    struct rs_captures_change *v;
+    size_t n;
+};
+
+/* Takes the changes (n may be 0; then nothing is outstanding). Returns 0, -EBUSY while changes
+ * taken before are not done, or -ENOMEM (nothing taken). */
+int rs_captures_changes_take(rs_captures *cs, struct rs_captures_changes *out);
+
+/* The changes taken were stored, or not (then they are taken again next time, those still in the
+ * table); frees them. Any thread. */
+void rs_captures_changes_done(rs_captures *cs, struct rs_captures_changes *ch, bool stored);
+
+/* At start: puts a capture read from the store back in the table; one that was open becomes
+ * expired now (the server that waited for its collector's word is gone), with a message saying
+ * so, and is marked changed. Ids asked for later are above it. Returns 0, -EINVAL (not a capture:
+ * id 0, an unknown state, a bad job name), -EEXIST, or RS_E_FULL (the table holds open ones only). */
+int rs_captures_restore(rs_captures *cs, const struct rs_capture_info *c, uint64_t now_ns);
+
+/* The job is being deleted: its captures and routes go (the store's go with the job). */
+void rs_captures_forget_job(rs_captures *cs, const char *job);
 
 /* Counters for /metrics. */
 struct rs_captures_stats {
