@@ -274,6 +274,15 @@ rs_captures_request(rs_captures *cs, const char *job, const uint32_t *ranks, uin
 
 static void expire_locked(rs_captures *cs, uint64_t now_ns);
 
+/* The time a collector gave for a report, or `now` when it lies outside [from, now + 1 s]: the
+ * collector's clock is its host's, and a hostile or broken one must not make a capture end before
+ * it began or in ten years (the evaluator would size its reading of steps by that span). */
+static uint64_t
+report_time(uint64_t t, uint64_t from, uint64_t now)
+{
+    return t && t >= from && t <= now + 1000000000ull ? t : now;
+}
+
 static void
 take_report(rs_captures *cs, const char *job, uint32_t rank, const struct rs_capture_report *r,
             uint64_t now)
@@ -293,16 +302,16 @@ take_report(rs_captures *cs, const char *job, uint32_t rank, const struct rs_cap
     if (c->state != RS_CAPTURES_RUNNING &&
         (r->state == RS_CAPTURE_STARTED || r->state == RS_CAPTURE_DONE)) {
         c->state = RS_CAPTURES_RUNNING;
-        c->started_ns = r->time_ns ? r->time_ns : now;
+        c->started_ns = report_time(r->time_ns, c->requested_ns, now);
         cs->stats.started++;
     }
     if (r->state == RS_CAPTURE_DONE) {
         c->state = RS_CAPTURES_DONE;
-        c->ended_ns = r->time_ns ? r->time_ns : now;
+        c->ended_ns = report_time(r->time_ns, c->started_ns, now);
         cs->stats.done++;
     } else if (r->state == RS_CAPTURE_FAILED) {
         c->state = RS_CAPTURES_FAILED;
-        c->ended_ns = r->time_ns ? r->time_ns : now;
+        c->ended_ns = report_time(r->time_ns, c->started_ns ? c->started_ns : c->requested_ns, now);
         cs->stats.failed++;
     }
 }

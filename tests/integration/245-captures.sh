@@ -230,7 +230,7 @@ stop "$PID_server"
 # ---- tokens: who may capture -----------------------------------------------------------------
 : >"$WORK/tokens"
 chmod 600 "$WORK/tokens"
-for who in alice:admin bob:read; do
+for who in alice:admin bob:read carol:ingest; do
     "$BIN/rankscope-server" --new-token "${who%%:*}" --role "${who##*:}" >"$WORK/new.out"
     grep '^rst_' "$WORK/new.out" >"$WORK/${who%%:*}.token"
     grep "^${who%%:*} " "$WORK/new.out" >>"$WORK/tokens"
@@ -239,10 +239,11 @@ start_server --token-file "$WORK/tokens"
 body='{"ranks":[0],"kinds":["kernels"],"seconds":1}'
 c_none=$(post cap "$body")
 c_read=$(post cap "$body" -H "Authorization: Bearer $(cat "$WORK/bob.token")")
+c_ingest=$(post cap "$body" -H "Authorization: Bearer $(cat "$WORK/carol.token")")
 c_admin=$(post cap "$body" -H "Authorization: Bearer $(cat "$WORK/alice.token")")
 c_list=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$WORK/bob.token")" \
     "$HTTP/v1/jobs/cap/captures")
-check "--token-file: POST without a token 401, with a read token 403, with an admin token past auth (404: no such rank here); GET with a read token 200" \
-    sh -c "[ $c_none = 401 ] && [ $c_read = 403 ] && [ $c_admin = 404 ] && [ $c_list = 200 ]"
+check "--token-file: POST without a token 401, with a read or an ingest token 403, with an admin token past auth (404: no such rank here); GET with a read token 200" \
+    sh -c "[ $c_none = 401 ] && [ $c_read = 403 ] && [ $c_ingest = 403 ] && [ $c_admin = 404 ] && [ $c_list = 200 ]"
 check "RS-AUDIT names the admin who asked" grep -q "RS-AUDIT who=alice role=admin .*action=capture job=cap" "$WORK/server.log"
 finish
