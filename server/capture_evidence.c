@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Steps a capture may cover (60 s of 1 ms steps): a span past it is not a capture's (the times
+ * are checked when reported, captures.c; this bounds the steps read whatever they say). */
+#define MAX_STEPS 60000u
+
 /* The step the rank was at when the capture ended, from the report's newest window: steps are
  * taken as evenly spaced within it (an estimate; the window's own steps say how long one is). */
 static uint64_t
@@ -66,12 +70,13 @@ from_capture(rs_captures *cs, rs_store_read *r, const char *job,
     struct rs_straggler_options co = *o;
     struct rs_straggler_report alt = {0};
     uint64_t step_ns, end = step_at(rep, c->ended_ns, &step_ns);
-    uint64_t steps = step_ns ? (c->ended_ns - c->started_ns) / step_ns : 0;
+    uint64_t steps =
+        step_ns && c->ended_ns > c->started_ns ? (c->ended_ns - c->started_ns) / step_ns : 0;
     int rc;
 
     *taken = false;
-    if (steps < 8)
-        return 0; /* too few steps traced for two windows of four */
+    if (steps < 8 || steps > MAX_STEPS)
+        return 0; /* too few steps traced for two windows of four; or more than a capture holds */
     co.window_steps = steps / co.windows_required;
     co.window_s = 0;
     co.fit_short = false;
