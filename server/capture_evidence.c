@@ -5,6 +5,7 @@
 #include "query/steps.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,52 @@
 /* Steps a capture may cover (60 s of 1 ms steps): a span past it is not a capture's (the times
  * are checked when reported, captures.c; this bounds the steps read whatever they say). */
 #define MAX_STEPS 60000u
+
+/* What a capture gave, kept: a done capture's steps do not change, and applying the rule again
+ * reads every rank's steps — each evaluation (every --evaluate-ms) and each answer would. Keyed by
+ * the capture's id (unique across jobs); the least recently used goes. Only findings are kept
+ * (a capture read too early, its last steps not stored yet, may give one later). */
+#define CACHE_SLOTS 64
+static struct cached {
+    uint64_t capture_id, used; /* 0: empty */
+    struct rs_capture_cause cc;  /* (its `without` is the caller's) */
+    enum rs_straggler_cause cause;
+    struct rs_straggler_kernel_evidence kernels[RS_STRAGGLER_MAX_EVIDENCE]; /* names owned */
+    size_t n_kernels;
+    double excess_gpu_slow_ms, excess_extra_work_ms, excess_host_side_ms;
+} cache[CACHE_SLOTS];
+static uint64_t cache_clock;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Keeps verdict `alt`'s cause as capture cc->capture_id's (names copied; out of memory: not kept). */
+static void
+cache_put(const struct rs_capture_cause *cc, const struct rs_straggler_verdict *alt)
+{
+    struct cached e = {cc->capture_id, 0, *cc, alt->cause, {{0}}, 0, alt->excess_gpu_slow_ms,
+                       alt->excess_extra_work_ms, alt->excess_host_side_ms};
+
+    for (size_t i = 0; i < alt->n_kernels; i++, e.n_kernels++)
+        if (!(e.kernels[i] = alt->kernels[i], e.kernels[i].kernel = strdup(alt->kernels[i].kernel)))
+            break;
+    pthread_mutex_lock(&cache_lock);
+    struct cached *slot = &cache[0];
+    for (size_t i = 0; i < CACHE_SLOTS; i++)
+        if (cache[i].capture_id == cc->capture_id || cache[i].used < slot->used) {
+            slot = &cache[i];
+            if (cache[i].capture_id == cc->capture_id)
+                break;
+        }
+    for (size_t i = 0; i < slot->n_kernels; i++)
+        free(slot->kernels[i].kernel);
+    e.used = ++cache_clock;
+    *slot = e;
+    pthread_mutex_unlock(&cache_lock);
+}
+
+/* Capture `id` of `rank` kept: *v takes its cause as take_cause does (the names copied), *took
+ * what it was. False when not kept (or out of memory). */
+static bool cache_take(const struct rs_straggler_options *o, uint64_t id, uint32_t rank,
+                       struct rs_straggler_verdict *v, struct rs_capture_cause *took);
 
 /* The step the rank was at when the capture ended, from the report's newest window: steps are
  * taken as evenly spaced within it (an estimate; the window's own steps say how long one is). */
@@ -110,6 +157,7 @@ from_capture(rs_captures *cs, rs_store_read *r, const char *job,
                                           c->started_ns,     c->ended_ns,
                                           alt.window.first_step, alt.window.last_step,
                                           v->cause};
+        cache_put(took, &alt.verdicts[i]);
         take_cause(o, v, &alt.verdicts[i]);
         *taken = true;
     }
@@ -147,7 +195,9 @@ rs__server_capture_causes(rs_captures *cs, rs_store_read *r, const char *job,
             rc = -ENOMEM;
             break;
         }
-        if ((rc = from_capture(cs, r, job, o, rep, &c, v, &took, &taken)) == 0 && taken)
+        if (cache_take(o, c.id, v->rank, v, &took))
+            cc[n++] = took;
+        else if ((rc = from_capture(cs, r, job, o, rep, &c, v, &took, &taken)) == 0 && taken)
             cc[n++] = took;
     }
     for (size_t i = 0; n > 0 && i < rep->n_verdicts; i++) /* the strongest action, again */
@@ -160,6 +210,41 @@ rs__server_capture_causes(rs_captures *cs, rs_store_read *r, const char *job,
     *out = cc;
     *n_out = n;
     return rc;
+}
+
+static bool
+cache_take(const struct rs_straggler_options *o, uint64_t id, uint32_t rank,
+           struct rs_straggler_verdict *v, struct rs_capture_cause *took)
+{
+    struct rs_straggler_verdict alt = {0};
+    bool hit = false;
+
+    pthread_mutex_lock(&cache_lock);
+    for (size_t i = 0; i < CACHE_SLOTS && !hit; i++) {
+        struct cached *e = &cache[i];
+        if (e->capture_id != id || e->cc.rank != rank)
+            continue;
+        hit = true;
+        e->used = ++cache_clock;
+        *took = e->cc;
+        alt.cause = e->cause;
+        alt.excess_gpu_slow_ms = e->excess_gpu_slow_ms;
+        alt.excess_extra_work_ms = e->excess_extra_work_ms;
+        alt.excess_host_side_ms = e->excess_host_side_ms;
+        for (size_t k = 0; k < e->n_kernels && hit; k++, alt.n_kernels++)
+            if (!(alt.kernels[k] = e->kernels[k],
+                  alt.kernels[k].kernel = strdup(e->kernels[k].kernel)))
+                hit = false;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    if (!hit) {
+        for (size_t k = 0; k < alt.n_kernels; k++)
+            free(alt.kernels[k].kernel);
+        return false;
+    }
+    took->without = v->cause;
+    take_cause(o, v, &alt);
+    return true;
 }
 
 const struct rs_capture_cause *
