@@ -156,7 +156,7 @@ from_capture(rs_captures *cs, rs_store_read *r, const char *job,
         *took = (struct rs_capture_cause){c->rank,           c->id,
                                           c->started_ns,     c->ended_ns,
                                           alt.window.first_step, alt.window.last_step,
-                                          v->cause};
+                                          v->cause,          false};
         cache_put(took, &alt.verdicts[i]);
         take_cause(o, v, &alt.verdicts[i]);
         *taken = true;
@@ -183,8 +183,26 @@ rs__server_capture_causes(rs_captures *cs, rs_store_read *r, const char *job,
         struct rs_capture_info c;
         struct rs_capture_cause took;
         bool taken;
-        if (rs_captures_latest_done(cs, job, v->rank, RS_CAPTURE_KERNELS, 0, &c) != 0)
+        if (rs_captures_latest_done(cs, job, v->rank, RS_CAPTURE_KERNELS, 0, &c) != 0) {
+            if (v->n_kernels > 0 &&
+                rs_captures_running_before(cs, job, v->rank, rep->window.until_ns, &c) == 0) {
+                if (!cc && !(cc = calloc(rep->n_verdicts, sizeof *cc))) {
+                    rc = -ENOMEM;
+                    break;
+                }
+                cc[n++] = (struct rs_capture_cause){.rank = v->rank,
+                                                    .capture_id = c.id,
+                                                    .started_ns = c.started_ns,
+                                                    .without = v->cause,
+                                                    .pending = true};
+                struct rs_straggler_verdict none = {.cause = RS_STRAGGLER_CAUSE_UNKNOWN};
+                for (size_t k = 0; k < v->n_kernels; k++)
+                    free(v->kernels[k].kernel);
+                v->n_kernels = 0;
+                take_cause(o, v, &none);
+            }
             continue;
+        }
         /* kernel evidence of the newest window that a capture of the rank overlaps compared its
          * captured kernels with peers that had none there (extra_work, wrongly): the capture's
          * own comparison replaces it too */
@@ -261,7 +279,7 @@ rs__server_capture_causes_json(const struct rs_capture_cause *cc, size_t n, json
 {
     json_t *list = json_object_get(doc, "stragglers"), *v;
     size_t i;
-    char source[48];
+    char source[80];
 
     json_array_foreach(list, i, v)
     {
@@ -269,16 +287,23 @@ rs__server_capture_causes_json(const struct rs_capture_cause *cc, size_t n, json
             rs__server_capture_cause_of(cc, n, (uint32_t)json_integer_value(json_object_get(v, "rank")));
         if (!c)
             continue;
-        snprintf(source, sizeof source, "from capture %llu", (unsigned long long)c->capture_id);
+        if (c->pending)
+            snprintf(source, sizeof source, "capture %llu running: the cause waits for its end",
+                     (unsigned long long)c->capture_id);
+        else
+            snprintf(source, sizeof source, "from capture %llu", (unsigned long long)c->capture_id);
         if (json_object_set_new(v, "cause_without_capture",
                                 json_string(rs_straggler_cause_name(c->without))) != 0 ||
             json_object_set_new(v, "evidence_source", json_string(source)) != 0 ||
-            json_object_set_new(v, "capture",
-                                json_pack("{s:I,s:I,s:I,s:I,s:I}", "id", (json_int_t)c->capture_id,
-                                          "started_ns", (json_int_t)c->started_ns, "ended_ns",
-                                          (json_int_t)c->ended_ns, "first_step",
-                                          (json_int_t)c->first_step, "last_step",
-                                          (json_int_t)c->last_step)) != 0)
+            json_object_set_new(
+                v, "capture",
+                c->pending ? json_pack("{s:I,s:I}", "id", (json_int_t)c->capture_id, "started_ns",
+                                       (json_int_t)c->started_ns)
+                           : json_pack("{s:I,s:I,s:I,s:I,s:I}", "id", (json_int_t)c->capture_id,
+                                       "started_ns", (json_int_t)c->started_ns, "ended_ns",
+                                       (json_int_t)c->ended_ns, "first_step",
+                                       (json_int_t)c->first_step, "last_step",
+                                       (json_int_t)c->last_step)) != 0)
             return -ENOMEM;
     }
     return 0;

@@ -15,6 +15,7 @@
 #include "query/stragglers.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,7 @@ struct rs_capture_cause {
     uint64_t capture_id, started_ns, ended_ns;
     uint64_t first_step, last_step;  /* the steps of the capture the rule compared */
     enum rs_straggler_cause without; /* the cause the rule gave without the capture */
+    bool pending; /* the capture runs: the verdict's cause is unknown until it ends (below) */
 };
 
 /* For each verdict of `rep` whose rank has a capture that ended done with kernels, when the
@@ -32,7 +34,11 @@ struct rs_capture_cause {
  * capture's steps, on the ranks captured then; when that finds the rank
  * with kernel evidence, the verdict in `rep` takes its cause, kernel evidence and excess per step,
  * and the action the policy of `o` gives that cause (a drain candidate stays one); rep->action
- * follows. `o` are the options rep was evaluated with. *out (to free(); NULL when *n_out is 0)
+ * follows. A verdict whose kernel evidence comes from a newest window in which a capture of its
+ * rank runs (none of it done yet) compared the rank's captured kernels with peers that traced none
+ * (extra_work, wrongly): its cause becomes unknown, evidence none, until the capture ends (listed
+ * with `pending`; the evaluator logs no change to unknown). `o` are the options rep was evaluated
+ * with. *out (to free(); NULL when *n_out is 0)
  * says which verdicts changed. Returns 0 or a storage error / -ENOMEM; on an error the verdicts
  * changed before it stay changed and are listed. */
 int rs__server_capture_causes(rs_captures *cs, rs_store_read *r, const char *job,
@@ -46,7 +52,8 @@ const struct rs_capture_cause *rs__server_capture_cause_of(const struct rs_captu
 
 /* Marks the verdicts of `doc` (rs_straggler_report_json of the report rs__server_capture_causes
  * changed) that cc[0..n) names: "evidence_source", "cause_without_capture" and "capture" (id,
- * started_ns, ended_ns, first_step, last_step). Returns 0 or -ENOMEM. */
+ * started_ns, ended_ns, first_step, last_step; pending: id and started_ns). Returns 0 or
+ * -ENOMEM. */
 int rs__server_capture_causes_json(const struct rs_capture_cause *cc, size_t n, json_t *doc);
 
 #endif

@@ -449,6 +449,25 @@ rs_captures_latest_done(rs_captures *cs, const char *job, uint32_t rank, uint32_
     return best ? 0 : -ENOENT;
 }
 
+int
+rs_captures_running_before(rs_captures *cs, const char *job, uint32_t rank, uint64_t until_ns,
+                           struct rs_capture_info *out)
+{
+    const struct rs_capture_info *best = NULL;
+
+    pthread_mutex_lock(&cs->lock);
+    for (uint32_t i = 0; i < cs->n_caps; i++) {
+        const struct rs_capture_info *c = &cs->caps[i];
+        if (c->state == RS_CAPTURES_RUNNING && c->rank == rank && (c->kinds & RS_CAPTURE_KERNELS) &&
+            c->started_ns < until_ns && strcmp(c->job, job) == 0 && (!best || c->id > best->id))
+            best = c;
+    }
+    if (best)
+        *out = *best;
+    pthread_mutex_unlock(&cs->lock);
+    return best ? 0 : -ENOENT;
+}
+
 uint32_t
 rs_captures_ranks_during(rs_captures *cs, const char *job, uint64_t since_ns, uint64_t until_ns,
                          uint32_t *ranks, uint32_t max)

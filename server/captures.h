@@ -97,6 +97,11 @@ int rs_captures_get(rs_captures *cs, uint64_t id, struct rs_capture_info *out);
 int rs_captures_latest_done(rs_captures *cs, const char *job, uint32_t rank, uint32_t kinds,
                             uint64_t since_ns, struct rs_capture_info *out);
 
+/* The newest capture of (job, rank) with kernels asked for that is running and started before
+ * until_ns: 0 with *out, or -ENOENT. */
+int rs_captures_running_before(rs_captures *cs, const char *job, uint32_t rank, uint64_t until_ns,
+                               struct rs_capture_info *out);
+
 /* Ranks of `job` with a capture that ended done with kernels and overlaps [since_ns, until_ns),
  * into ranks[max] (each once); returns how many. */
 uint32_t rs_captures_ranks_during(rs_captures *cs, const char *job, uint64_t since_ns,

@@ -344,6 +344,8 @@ merge_job(rs_evaluator *e, struct job_result *res, uint64_t now_ns)
         struct verdict_state *known = active_verdict(j, v->rank);
         const struct rs_capture_cause *cc =
             rs__server_capture_cause_of(res->causes, res->n_causes, v->rank);
+        if (cc && cc->pending)
+            cc = NULL; /* its cause is unknown until the capture ends: not from it */
         if (!known) {
             if (add_verdict(j, v->rank, now_ns) != 0)
                 continue;
