@@ -2,6 +2,7 @@
  * per-job pace. */
 #include "server/auto_capture.h"
 
+#include "common/error.h"
 #include "common/log.h"
 #include "server/server_int.h"
 
@@ -10,6 +11,11 @@
 #include <string.h>
 
 #define PACE_JOBS 1024u
+/* Open captures the evaluator may hold at once: the rest of the table stays for people. Hangs and
+ * suspects come from what collectors report, and an ingest token may report them for any number
+ * of made-up jobs — without this bound, enough of them kept the table full of the evaluator's
+ * captures, and an admin's POST got 429. */
+#define EVALUATOR_OPEN_MAX (RS_CAPTURES_MAX / 4)
 
 /* When each job was last asked for, for stragglers and for hangs apart: a capture of a suspect
  * must not keep a hang that follows from being captured (a small table; the oldest entry is
@@ -55,9 +61,15 @@ request(struct rs_server *srv, const char *job, bool hang, uint32_t suspect, int
         return;
     p->last_ns = now; /* refused or not: no second try before the next period */
     snprintf(reason, sizeof reason, "evaluator: %s", why);
-    int rc = rs_captures_request(
-        srv->captures, job, ranks, n, RS_CAPTURE_KERNELS | RS_CAPTURE_PC_SAMPLING,
-        (uint32_t)cfg->auto_capture_s, "evaluator", reason, now, ids, err, sizeof err);
+    int rc = RS_E_FULL;
+    if (rs_captures_open_by(srv->captures, "evaluator") + n > EVALUATOR_OPEN_MAX)
+        snprintf(err, sizeof err, "the evaluator holds %u open captures already (at most %u)",
+                 rs_captures_open_by(srv->captures, "evaluator"), EVALUATOR_OPEN_MAX);
+    else
+        rc = rs_captures_request(srv->captures, job, ranks, n,
+                                 RS_CAPTURE_KERNELS | RS_CAPTURE_PC_SAMPLING,
+                                 (uint32_t)cfg->auto_capture_s, "evaluator", reason, now, ids, err,
+                                 sizeof err);
     rs__server_audit(&who, "capture",
                      "job=%s ranks=%u first_rank=%u kinds=kernels,pc_sampling "
                      "seconds=%u result=%s",

@@ -414,6 +414,18 @@ rs_captures_expire(rs_captures *cs, uint64_t now_ns)
     pthread_mutex_unlock(&cs->lock);
 }
 
+uint32_t
+rs_captures_open_by(rs_captures *cs, const char *who)
+{
+    uint32_t n = 0;
+
+    pthread_mutex_lock(&cs->lock);
+    for (uint32_t i = 0; i < cs->n_caps; i++)
+        n += is_open(&cs->caps[i]) && strcmp(cs->caps[i].who, who) == 0;
+    pthread_mutex_unlock(&cs->lock);
+    return n;
+}
+
 int
 rs_captures_get(rs_captures *cs, uint64_t id, struct rs_capture_info *out)
 {

@@ -89,6 +89,9 @@ uint32_t rs_captures_orders(rs_captures *cs, uint64_t agent_id, uint64_t now_ns,
 /* Expires captures that went without word for longer than the timeout. */
 void rs_captures_expire(rs_captures *cs, uint64_t now_ns);
 
+/* How many captures asked for by `who` are open (requested, delivered or running). */
+uint32_t rs_captures_open_by(rs_captures *cs, const char *who);
+
 /* A copy of capture `id` into *out: 0 or -ENOENT. */
 int rs_captures_get(rs_captures *cs, uint64_t id, struct rs_capture_info *out);
 

@@ -297,6 +297,7 @@ hostile_report_times(void)
     T_OK(rs_captures_get(cs, b, &info));
     T_EQ(info.started_ns, T0 + 2 * S);
     T_EQ(info.ended_ns, T0 + 4 * S);
+    T_EQ(rs_captures_open_by(cs, "a"), 0); /* both ended */
     rs_captures_free(cs);
 }
 
@@ -326,6 +327,8 @@ persistence(void)
     rs_captures_changes_done(cs, &ch, true);
     T_OK(rs_captures_request(cs, "job", r0, 1, RS_CAPTURE_KERNELS, 5, "alice", "why", T0, &a, why,
                              sizeof why));
+    T_EQ(rs_captures_open_by(cs, "alice"), 1); /* (the evaluator's bound counts so) */
+    T_EQ(rs_captures_open_by(cs, "evaluator"), 0);
     take(cs, &ch, 1);
     T_EQ(ch.v[0].c.id, a);
     T_CHECK(!ch.v[0].gone && strcmp(ch.v[0].c.who, "alice") == 0);
