@@ -85,6 +85,16 @@ policy(const struct rs_straggler_options *o, enum rs_straggler_cause cause, doub
                : RS_STRAGGLER_ACTION_OBSERVE;
 }
 
+/* Whether v's kernel evidence may be what comparing a captured rank with peers that traced
+ * nothing gives: extra_work (more kernels than the peers' median; the captured healthy peer's
+ * kernels make some ratios look real). A job whose ranks all trace keeps its other causes during
+ * a capture. */
+static bool
+one_sided(const struct rs_straggler_verdict *v)
+{
+    return v->n_kernels > 0 && v->cause == RS_STRAGGLER_CAUSE_EXTRA_WORK;
+}
+
 /* `v` takes the cause and kernel evidence of `alt` (whose kernel names move to v). */
 static void
 take_cause(const struct rs_straggler_options *o, struct rs_straggler_verdict *v,
@@ -95,6 +105,8 @@ take_cause(const struct rs_straggler_options *o, struct rs_straggler_verdict *v,
                            policy(o, v->cause, v->impact_pct) != RS_STRAGGLER_ACTION_DRAIN_CANDIDATE;
 
     v->cause = alt->cause;
+    for (size_t k = 0; k < v->n_kernels; k++) /* the evidence it replaces (a window's, one-sided) */
+        free(v->kernels[k].kernel);
     memcpy(v->kernels, alt->kernels, sizeof v->kernels);
     v->n_kernels = alt->n_kernels;
     alt->n_kernels = 0;
@@ -184,7 +196,7 @@ rs__server_capture_causes(rs_captures *cs, rs_store_read *r, const char *job,
         struct rs_capture_cause took;
         bool taken;
         if (rs_captures_latest_done(cs, job, v->rank, RS_CAPTURE_KERNELS, 0, &c) != 0) {
-            if (v->n_kernels > 0 &&
+            if (one_sided(v) &&
                 rs_captures_running_before(cs, job, v->rank, rep->window.until_ns, &c) == 0) {
                 if (!cc && !(cc = calloc(rep->n_verdicts, sizeof *cc))) {
                     rc = -ENOMEM;
@@ -196,9 +208,6 @@ rs__server_capture_causes(rs_captures *cs, rs_store_read *r, const char *job,
                                                     .without = v->cause,
                                                     .pending = true};
                 struct rs_straggler_verdict none = {.cause = RS_STRAGGLER_CAUSE_UNKNOWN};
-                for (size_t k = 0; k < v->n_kernels; k++)
-                    free(v->kernels[k].kernel);
-                v->n_kernels = 0;
                 take_cause(o, v, &none);
             }
             continue;
@@ -206,8 +215,8 @@ rs__server_capture_causes(rs_captures *cs, rs_store_read *r, const char *job,
         /* kernel evidence of the newest window that a capture of the rank overlaps compared its
          * captured kernels with peers that had none there (extra_work, wrongly): the capture's
          * own comparison replaces it too */
-        if (v->n_kernels > 0 &&
-            (c.started_ns >= rep->window.until_ns || c.ended_ns <= rep->window.since_ns))
+        if (v->n_kernels > 0 && (!one_sided(v) || c.started_ns >= rep->window.until_ns ||
+                                 c.ended_ns <= rep->window.since_ns))
             continue;
         if (!cc && !(cc = calloc(rep->n_verdicts, sizeof *cc))) {
             rc = -ENOMEM;

@@ -29,12 +29,13 @@ struct rs_capture_cause {
 };
 
 /* For each verdict of `rep` whose rank has a capture that ended done with kernels, when the
- * verdict has no kernel evidence or the capture overlaps the report's newest window (its kernel
- * evidence there compared the captured rank with peers that traced nothing): the rule over the
+ * verdict has no kernel evidence, or kernel evidence that may be one-sided (cause extra_work)
+ * from a newest window that the capture overlaps (the captured rank compared with peers that
+ * traced nothing): the rule over the
  * capture's steps, on the ranks captured then; when that finds the rank
  * with kernel evidence, the verdict in `rep` takes its cause, kernel evidence and excess per step,
  * and the action the policy of `o` gives that cause (a drain candidate stays one); rep->action
- * follows. A verdict whose kernel evidence comes from a newest window in which a capture of its
+ * follows. A verdict with extra_work kernel evidence from a newest window in which a capture of its
  * rank runs (none of it done yet) compared the rank's captured kernels with peers that traced none
  * (extra_work, wrongly): its cause becomes unknown, evidence none, until the capture ends (listed
  * with `pending`; the evaluator logs no change to unknown). `o` are the options rep was evaluated
