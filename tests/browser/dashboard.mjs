@@ -293,6 +293,36 @@ await check('hostile names (markup in kernel and host names) are shown as text a
     dropApiRefusals(page);
 });
 
+await check('overview: the heatmap is drawn while the verdict is still on its way (a placeholder banner), the banner then; the hang banner\'s request comes after theirs', page, async () => {
+    const fresh = await newPage();
+    await fresh.setRequestInterception(true);
+    const order = [];
+    let releaseVerdict;
+    const verdictHeld = new Promise((r) => { releaseVerdict = r; });
+    fresh.on('request', async (r) => {
+        const path = new URL(r.url()).pathname;
+        if (path.startsWith('/v1/')) order.push(path.replace(/^.*\//, ''));
+        if (path.endsWith('/stragglers')) await verdictHeld; // the slow answer
+        r.continue();
+    });
+    await open(fresh, '#/job/tour/overview');
+    await until(fresh, () => document.querySelector('#heatmap canvas') && document.querySelector('#heatmap').dataset.columns);
+    assert(!(await fresh.$('#verdict')), 'a verdict banner before the verdict arrived');
+    assert(/Evaluating/.test(await text(fresh, '#banner')), `the banner's placeholder: ${await text(fresh, '#banner')}`);
+    assert(await fresh.$eval('#banner .skeleton', (e) => e.getAttribute('aria-busy') === 'true'), 'the placeholder is not marked busy');
+    assert(!(await fresh.$eval('#heatmap', (e) => e.classList.contains('loading'))), 'the heatmap still shows its placeholder');
+    // (it waits at most a second: it may have gone by now on a slow machine, but after these two)
+    const heldUntil = order.indexOf('hangs');
+    assert(heldUntil === -1 || heldUntil > Math.max(order.indexOf('stragglers'), order.indexOf('heatmap')), `the hang banner asked before the overview: ${order}`);
+    releaseVerdict();
+    await until(fresh, () => document.querySelector('#verdict .verdict[data-rank="5"]'));
+    await until(fresh, () => performance.getEntriesByName('overview-first-render').length === 1);
+    await sleep(300);
+    assert(order.includes('hangs'), `the hang banner never asked: ${order}`);
+    page.problems.push(...fresh.problems);
+    await fresh.close();
+});
+
 await check('API token: a 401 brings the token prompt; the token then goes with every request', page, async () => {
     const fresh = await newPage();
     await fresh.setRequestInterception(true);
