@@ -7,6 +7,7 @@
 # the bundle with the one this checkout built, and runs the browser tests (260, 264) under Node 18.
 # Nothing is installed system-wide; HOME and npm's cache point into the temp dir, removed at the end.
 #   tests/bench/node18_check.sh        (needs the npm registry; ~5 minutes on 2 cores)
+# TESTS="260-dashboard" runs only those integration tests.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -38,9 +39,9 @@ if [ -f "$ROOT/build/web/dist/assets/app.js" ]; then
     fi
 fi
 rc=0
-for t in 260-dashboard 264-panels; do
+for t in ${TESTS:-260-dashboard 264-panels}; do
     bash "tests/integration/$t.sh" >"$T/$t.out" 2>&1 || rc=1
-    grep -E "^(  FAIL|[^ ].*: [0-9]+ passed)" "$T/$t.out" || true
+    grep -E -A4 "^(  FAIL|[^ ].*: [0-9]+ passed)" "$T/$t.out" || true
     grep -q "skip" "$T/$t.out" && grep -i "skip" "$T/$t.out" | head -3
 done
 exit $rc
