@@ -51,6 +51,10 @@ await check('jobs list: every job, the straggler badge of tour names rank 5 and 
     assert(/rank 5: gpu_slow/.test(t), `badge text: ${t}`);
     await page.type('#job-search', 'pc');
     await until(page, () => !document.querySelector('#jobs-table').innerText.includes('tour'));
+    // emptied, the search shows every job again (and the screenshot for docs/ the whole list)
+    await page.click('#job-search', { clickCount: 3 });
+    await page.keyboard.press('Backspace');
+    await until(page, () => document.querySelector('#jobs-table').innerText.includes('tour'));
 });
 
 await check('live refresh: the overview of a running job picks up new steps in place', page, async () => {
@@ -175,6 +179,25 @@ await check('overview: the verdict history — rank 5\'s onset step 100 and when
     const rows = await page.$$eval('#verdict-history-table tbody tr', (r) => r.map((x) => [...x.cells].map((c) => c.innerText)));
     const r5 = rows.find((r) => r[0] === 'rank 5');
     assert(r5 && r5[2] === 'step 100' && /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/.test(r5[3]) && r5[4] === 'active', JSON.stringify(rows));
+    // tour ran at --speed 0: its 300 steps' GPU times span ~10 s that the simulator produced in
+    // about one, so the server's raise (wall clock) lands before step 100 on the step axis — a
+    // raise before its own onset is impossible, so it is not drawn there, and the page says why
+    const raisedCol = await page.evaluate(() => {
+        const c = document.querySelector('#steps-chart');
+        return { lines: c.dataset.raisedLines, note: document.querySelector('#verdict-clock-note')?.innerText || '' };
+    });
+    const onsetNs = await page.evaluate(async () => {
+        const hm = await (await fetch('/v1/jobs/tour/heatmap?metric=compute_ms&columns=300')).json();
+        const v = await (await fetch('/v1/jobs/tour/stragglers')).json();
+        const c100 = hm.columns.find((c) => c.first_step <= 100 && c.last_step >= 100);
+        return { raised: v.stragglers[0].detected_ns, onset: c100.start_ns };
+    });
+    if (onsetNs.raised < onsetNs.onset) {
+        assert(raisedCol.lines === '0', `a raise line drawn before the onset: ${JSON.stringify(raisedCol)}`);
+        assert(/falls before the slowdown's onset/.test(raisedCol.note), `no note: ${JSON.stringify(raisedCol)}`);
+    } else {
+        assert(raisedCol.lines === '1' && !raisedCol.note, `the raise after the onset is not drawn: ${JSON.stringify(raisedCol)}`);
+    }
 });
 
 await check('overview: the heatmap window — the whole job by default, each rank\'s newest 100 steps on request', page, async () => {

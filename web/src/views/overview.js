@@ -176,12 +176,17 @@ function verdictHistory(hm, verdict) {
     const lines = [];
     const areas = [];
     const rows = [];
+    let offClock = 0; // raises that fall before their onset on the step axis (not drawn)
     for (const s of verdict?.stragglers || []) {
         const since = s.onset?.step ?? s.since_step;
         const on = String(nearest(hm, since));
         lines.push({ xAxis: on, lineStyle: { type: 'dashed' }, label: { formatter: `rank ${s.rank} slow since step ${since}` } });
         const r = s.detected_ns ? columnAt(hm, s.detected_ns) : -1;
-        if (r >= 0) lines.push({ xAxis: x[r], lineStyle: { type: 'solid' }, label: { formatter: `rank ${s.rank} raised` } });
+        // a verdict cannot be raised before its slowdown began: when the server's clock puts it
+        // there, the job's step times are not wall-clock times (a simulated job run faster than
+        // real time, an imported trace), and a line there would say the opposite of the truth
+        if (r >= 0 && r < x.indexOf(on)) offClock++;
+        else if (r >= 0) lines.push({ xAxis: x[r], lineStyle: { type: 'solid' }, label: { formatter: `rank ${s.rank} raised` } });
         areas.push([{ xAxis: on }, { xAxis: x[x.length - 1] }]);
         rows.push([`rank ${s.rank}`, s.kind || 'straggler', `step ${since}`, s.detected_ns ? time(s.detected_ns) : '–', 'active']);
     }
@@ -193,7 +198,7 @@ function verdictHistory(hm, verdict) {
         if (a >= 0 && b >= 0) areas.push([{ xAxis: x[a] }, { xAxis: x[b] }]);
         rows.push([`rank ${c.rank}`, 'straggler', '–', time(c.detected_ns), time(c.cleared_ns)]);
     }
-    return { lines, areas, rows };
+    return { lines, areas, rows, offClock };
 }
 
 function stepsOption(hm, selected, verdict) {
@@ -437,9 +442,11 @@ export function mountOverview(main, route, poller) {
             // the step chart and history follow the verdicts too (cheap: a point per column)
             if (!steps) steps = chart(stepsEl, stepsOption(hm, selected, verdict));
             else steps.setOption(stepsOption(hm, selected, verdict), { notMerge: true });
-            const { rows } = verdictHistory(hm, verdict);
+            const { rows, lines, offClock } = verdictHistory(hm, verdict);
+            stepsEl.dataset.raisedLines = lines.filter((l) => l.lineStyle.type === 'solid').length;
             fill(historyEl, rows.length ? table('Verdict history: onset (GPU time, as a step), raised and cleared (server time)',
-                ['rank', 'kind', 'onset', 'raised', 'cleared'], rows, { id: 'verdict-history-table' }) : h('p', null, 'No verdict raised or cleared in this job.'));
+                ['rank', 'kind', 'onset', 'raised', 'cleared'], rows, { id: 'verdict-history-table' }) : h('p', null, 'No verdict raised or cleared in this job.'),
+            offClock ? h('p', { id: 'verdict-clock-note', class: 'meta' }, `The server raised ${offClock === 1 ? 'this verdict' : `${offClock} verdicts`} at a time that falls before the slowdown's onset on this job's steps: its step times are not the server's clock (a simulated job run faster than real time, or an imported trace), so the raise is listed here, not drawn on the chart.`) : null);
         }
         fill(detailsEl, rankDetails(job, selected, step, info, hm));
     };
