@@ -316,15 +316,21 @@ await check('hostile names (markup in kernel and host names) are shown as text a
     dropApiRefusals(page);
 });
 
-await check('overview: the heatmap is drawn while the verdict is still on its way (a placeholder banner), the banner then; the hang banner\'s request comes after theirs', page, async () => {
+await check('overview: its two requests leave with early.js, once; the heatmap is drawn while the verdict is still on its way (a placeholder banner), the banner then; the hang banner\'s request comes after theirs', page, async () => {
     const fresh = await newPage();
     await fresh.setRequestInterception(true);
     const order = [];
+    const initiators = {};
     let releaseVerdict;
     const verdictHeld = new Promise((r) => { releaseVerdict = r; });
     fresh.on('request', async (r) => {
         const path = new URL(r.url()).pathname;
-        if (path.startsWith('/v1/')) order.push(path.replace(/^.*\//, ''));
+        // (the poller's later asks carry If-None-Match: only first asks count)
+        if (path.startsWith('/v1/') && !r.headers()['if-none-match']) {
+            order.push(path.replace(/^.*\//, ''));
+            const stack = r.initiator()?.stack?.callFrames || [];
+            initiators[path.replace(/^.*\//, '')] = stack.map((f) => f.url).join(' ');
+        }
         if (path.endsWith('/stragglers')) await verdictHeld; // the slow answer
         r.continue();
     });
@@ -337,8 +343,13 @@ await check('overview: the heatmap is drawn while the verdict is still on its wa
     // (it waits at most a second: it may have gone by now on a slow machine, but after these two)
     const heldUntil = order.indexOf('hangs');
     assert(heldUntil === -1 || heldUntil > Math.max(order.indexOf('stragglers'), order.indexOf('heatmap')), `the hang banner asked before the overview: ${order}`);
+    // early.js sent both before app.js ran, and app.js used its answers instead of asking again
+    assert(/\/assets\/early\.js/.test(initiators.heatmap || '') && /\/assets\/early\.js/.test(initiators.stragglers || ''),
+        `not sent by early.js: ${JSON.stringify(initiators)}`);
     releaseVerdict();
     await until(fresh, () => document.querySelector('#verdict .verdict[data-rank="5"]'));
+    assert(order.filter((p) => p === 'stragglers').length === 1 && order.filter((p) => p === 'heatmap').length === 1,
+        `asked twice without an ETag: ${order}`);
     await until(fresh, () => performance.getEntriesByName('overview-first-render').length === 1);
     await sleep(300);
     assert(order.includes('hangs'), `the hang banner never asked: ${order}`);

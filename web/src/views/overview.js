@@ -3,16 +3,13 @@
 // verdict history on the same step axis, and the selected rank's details. Clicking a heatmap cell
 // (or choosing a rank in the list, by keyboard) selects that rank and step in the URL.
 import { jobPath } from '../api.js';
+import { METRICS, metricOf, overviewPaths } from './overview_paths.js';
 import { fill, h, table } from '../dom.js';
 import { ms, pct, slower, time } from '../format.js';
 import { chart, DIVERGING } from '../charts.js';
 import { go, href } from '../route.js';
 
-export const METRICS = {
-    step_ms: 'step time', compute_ms: 'compute', comm_ms: 'NCCL (all)',
-    exposed_comm_ms: 'exposed NCCL', idle_ms: 'idle', host_gap_ms: 'host gap',
-};
-const COLUMNS = 200;
+export { METRICS };
 // The heatmap's grid, in pixels (data-grid tells tests where the cells are).
 const GRID = { left: 70, right: 90, top: 10, bottom: 40 };
 // The colour scale: each cell against its column's median, clamped at ±10%, so that a rank 3% off
@@ -247,14 +244,8 @@ function rankDetails(job, rank, step, info, hm) {
             h('a', { href: href({ view: 'timeline', job, params: { rank, ...win } }) }, 'timeline')));
 }
 
-// The heatmap's window: the whole job (default), each rank's newest steps (last=N), or a range of
-// steps (from_step, to_step) — all in the URL.
+// The heatmap's windows (overview_paths.js windowParams): the whole job, the newest steps, a range.
 const WINDOWS = { all: 'whole job', 1000: 'newest 1,000 steps', 100: 'newest 100 steps' };
-
-function windowParams(p) {
-    if (p.last) return { last: p.last };
-    return { from_step: p.from_step, to_step: p.to_step };
-}
 
 function windowText(hm) {
     if (hm.window === 'last') return `each rank's newest ${hm.last_steps} steps`;
@@ -279,9 +270,8 @@ export function moveCell(cell, key, rows, cols) {
 
 export function mountOverview(main, route, poller) {
     const { job } = route;
-    // compute by default: in data-parallel training every rank's step takes as long as the slowest's
-    // (they wait for it in NCCL), so a slow GPU shows in compute time, not in step time
-    const metric = METRICS[route.params.metric] ? route.params.metric : 'compute_ms';
+    const metric = metricOf(route);
+    const paths = overviewPaths(route); // (early.js may have sent these already)
     const selected = route.params.rank !== undefined ? Number(route.params.rank) : null;
     const step = route.params.step !== undefined ? Number(route.params.step) : null;
     const set = (p) => go({ view: 'overview', job, params: { ...route.params, ...p } });
@@ -452,13 +442,13 @@ export function mountOverview(main, route, poller) {
     };
     // host and GPU of the selected rank (the answer is ~400 bytes a rank: only when one is chosen)
     if (selected !== null) poller.watch(jobPath(job, 'ranks'), (d) => { for (const r of d.ranks) info.set(r.rank, r); draw(); });
-    poller.watch(jobPath(job, 'stragglers'), (d) => { verdict = d; draw(); }, (e) => {
+    poller.watch(paths.stragglers, (d) => { verdict = d; draw(); }, (e) => {
         fill(bannerEl, h('div', { class: 'banner pending', id: 'verdict' }, `No verdict: ${e.message}`));
     });
     // redraw the heatmap only when what it shows changed (an answer also changes when steps it
     // had computed get stored: the same numbers from another source)
     let shown = null;
-    poller.watch(jobPath(job, 'heatmap', { metric, columns: COLUMNS, ...windowParams(route.params) }), (d) => {
+    poller.watch(paths.heatmap, (d) => {
         const now = hm ? JSON.stringify([d.ranks, d.columns, d.values]) : null; // (not for the first)
         if (!hm || now !== shown) drawnFor = null;
         shown = now;
