@@ -39,7 +39,11 @@ for (let i = 0; i < runs; i++) {
     // where the time went: when the script and each API answer had arrived
     const timing = await page.evaluate(() => Object.fromEntries(performance.getEntriesByType('resource')
         .map((e) => [new URL(e.name).pathname.replace(/^.*\//, ''), Math.round(e.responseEnd)])
-        .concat(performance.getEntriesByType('measure').map((m, i) => [`${m.name}#${i}`, `${Math.round(m.startTime)}+${Math.round(m.duration)}`]))));
+        .concat(performance.getEntriesByType('measure').map((m, i) => [`${m.name}#${i}`, `${Math.round(m.startTime)}+${Math.round(m.duration)}`]))
+        // the main script starts running (the overview's requests would leave then without early.js)
+        // and when early.js sent the verdict's request
+        .concat(performance.getEntriesByName('app-start').map((m) => ['app-start', Math.round(m.startTime)]))
+        .concat(performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/stragglers')).slice(0, 1).map((e) => ['stragglers-sent', Math.round(e.startTime)]))));
     const shape = await page.$eval('#heatmap', (e) => `${e.dataset.ranks} ranks x ${e.dataset.columns} columns`);
     await new Promise((r) => setTimeout(r, 300)); // the last loadingFinished events
     const load = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
