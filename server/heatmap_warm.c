@@ -179,7 +179,8 @@ rs_heatmap_warm_start(struct rs_server *srv, uint64_t recent_s, rs_heatmap_warm 
         free(s.v);
         return 0;
     }
-    qsort(s.v, s.n, sizeof *s.v, newest_first);
+    if (s.n > 1) /* (qsort of a NULL array is undefined even when empty) */
+        qsort(s.v, s.n, sizeof *s.v, newest_first);
     for (size_t i = 0; i < s.n && w->n < WARM_MAX_QUEUED; i++) {
         bytes += (uint64_t)s.v[i].n_ranks * WARM_BYTES_PER_RANK;
         if (bytes > RS_SERVER_HEATMAP_CACHE_BYTES)
