@@ -57,6 +57,10 @@ static const struct rs_config_option options[] = {
         "re-evaluate running jobs for stragglers this often, ms (0 = only on request)", 0, 3600000),
     OPT("active-s", RS_CONFIG_INT, "120", active_s,
         "a job is running (evaluated continuously) while data arrived this recently, s", 1, 604800),
+    OPT("heatmap-warm-s", RS_CONFIG_INT, "3600", heatmap_warm_s,
+        "after a start, read the whole-job heatmap of jobs with data this recent into the cache "
+        "in the background (and a job's after an import into it), s (0 = only on request)",
+        0, 31536000),
     /* resources (issue 23 §3; docs/configuration.md) */
     OPT("query-threads", RS_CONFIG_INT, "2", query_threads,
         "threads that run REST queries (agents' batches are decoded on their own threads)", 1, 64),

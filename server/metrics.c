@@ -350,6 +350,15 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
            (double)hw.active);
     metric(t, "hangs_raised_total", "counter", "Hang verdicts raised.", (double)hw.raised);
     metric(t, "hangs_cleared_total", "counter", "Hang verdicts cleared.", (double)hw.cleared);
+    struct rs_heatmap_warm_stats wm;
+    rs_heatmap_warm_get_stats(srv->heatmap_warm, &wm);
+    metric(t, "heatmap_warmed_total", "counter",
+           "Jobs whose whole-job heatmap was read into the cache in the background.",
+           (double)wm.warmed);
+    metric(t, "heatmap_warm_failed_total", "counter",
+           "Background heatmap reads that failed or found the query pool full.", (double)wm.failed);
+    metric(t, "heatmap_warm_queued", "gauge", "Jobs waiting for (or in) a background heatmap read.",
+           (double)wm.queued);
     struct rs_captures_stats cs;
     rs_captures_get_stats(srv->captures, &cs);
     put(t, "# HELP rankscope_captures_total Rank captures by what became of them (requested: all; "

@@ -284,6 +284,9 @@ rs_server_run(const struct rs_server_config *cfg)
         (rc = rs_space_start(srv, (uint64_t)(cfg->disk_budget_gb * (double)(1ull << 30)),
                              SPACE_CHECK_MS, &run.space)) != 0)
         goto out;
+    /* the recent jobs' whole-job heatmaps read in the background, before a browser asks */
+    if ((rc = rs_heatmap_warm_start(srv, (uint64_t)cfg->heatmap_warm_s, &srv->heatmap_warm)) != 0)
+        goto out;
     uv_signal_init(&srv->loop, &srv->sigint);
     uv_signal_init(&srv->loop, &srv->sigterm);
     srv->sigint.data = srv->sigterm.data = &run;
@@ -337,6 +340,7 @@ out:
         rs__capture_store_close(run.capture_store);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
+    rs_heatmap_warm_free(srv->heatmap_warm); /* after its reads' done callbacks */
     rs_writer_stop(srv->writer);        /* commits what was queued */
     rs_post_drain(srv->post);           /* completions that came after the loop stopped */
     rs_ingest_free(run.ingest);

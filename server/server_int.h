@@ -8,6 +8,7 @@
 #include "server/counters.h"
 #include "server/evaluator.h"
 #include "server/hang_watch.h"
+#include "server/heatmap_warm.h"
 #include "server/http.h"
 #include "server/post.h"
 #include "server/server.h"
@@ -37,6 +38,7 @@ struct rs_server {
     uv_signal_t sighup;     /* reloads (server.c on_sighup) */
     rs_captures *captures;  /* captures on demand (captures.h) */
     rs_heatmap_cache *heatmaps; /* whole-job heatmaps' older steps (query/heatmap.h); NULL: none */
+    rs_heatmap_warm *heatmap_warm; /* fills heatmaps in the background (heatmap_warm.h) */
 };
 
 /* The heatmap cache's budget: a 1,024-rank job's entry is ~12.6 MB per metric. */
