@@ -445,17 +445,35 @@ rs_http_respond_json_text(rs_http_conn *c, int status, const char *text)
     free(gz);
 }
 
-void
-rs_http_respond_error(rs_http_conn *c, int status, const char *fmt, ...)
+static json_t *
+error_doc(int status, const char *fmt, va_list ap)
 {
     char msg[512];
+
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return json_pack("{s:{s:i, s:s}}", "error", "status", status, "message", msg);
+}
+
+char *
+rs_http_error_text(int status, const char *fmt, ...)
+{
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    json_t *doc = error_doc(status, fmt, ap);
     va_end(ap);
-    rs_http_respond_json(c, status,
-                         json_pack("{s:{s:i, s:s}}", "error", "status", status, "message", msg));
+    return rs_http_json_text(doc);
+}
+
+void
+rs_http_respond_error(rs_http_conn *c, int status, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    json_t *doc = error_doc(status, fmt, ap);
+    va_end(ap);
+    rs_http_respond_json(c, status, doc);
 }
 
 /* ---- requests -------------------------------------------------------------------------------- */

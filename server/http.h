@@ -86,6 +86,10 @@ char *rs_http_json_text(json_t *doc);
  * 500 "out of memory"). Loop thread. */
 void rs_http_respond_json_text(rs_http_conn *c, int status, const char *text);
 
+/* The text of the error document rs_http_respond_error sends: a new string the caller frees,
+ * NULL when out of memory. Any thread. */
+char *rs_http_error_text(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Answers {"error": {"status": N, "message": "..."}} with the given status. */
 void rs_http_respond_error(rs_http_conn *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

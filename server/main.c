@@ -68,6 +68,16 @@ static const struct rs_config_option options[] = {
         "a REST query's deadline; beyond: 504", 10, 3600000),
     OPT("query-nice", RS_CONFIG_INT, "10", query_nice,
         "niceness added to the query threads, so that ingest wins a busy CPU (0 = none)", 0, 19),
+    /* issue 23, queries at 10,000 ranks (docs/configuration.md) */
+    OPT("query-light-threads", RS_CONFIG_INT, "1", query_light_threads,
+        "threads of their own for cheap REST reads (the jobs' list, a job's ranks, one rank's "
+        "views), so they never wait behind scans of every rank (0 = they share the query threads)",
+        0, 64),
+    OPT("answer-cache-mb", RS_CONFIG_INT, "64", answer_cache_mb,
+        "MiB of REST answers kept until the data changes, and shared by identical requests "
+        "in flight (0 = none kept)", 0, 65536),
+    OPT("answer-cache-max-age-ms", RS_CONFIG_INT, "10000", answer_cache_max_age_ms,
+        "a kept answer is served at most this long after its scan began, ms", 0, 3600000),
     OPT("ingest-threads", RS_CONFIG_INT, "2", ingest_threads, "threads that decode agents' batches",
         1, 64),
     OPT("http-max-connections-per-peer", RS_CONFIG_INT, "256", http_max_connections_per_peer,
