@@ -28,6 +28,7 @@
 #include "server/server_int.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <time.h>
 #include <stdio.h>
@@ -102,6 +103,8 @@ struct query_work {
     size_t klen;
     unsigned char key[ANSWER_KEY_MAX];
 };
+
+static bool light(enum query_kind k, const struct query_params *p);
 
 static struct rs_profile_scope
 scope_a(const struct query_work *q)
@@ -275,7 +278,8 @@ run_query(struct rs_work *req)
         struct rs_pprof_export_options o = {q->job, q->p.rank, q->p.since_ns, q->p.until_ns,
                                             q->kind == Q_PPROF_STALLS ? RS_PPROF_STALLS
                                             : q->kind == Q_PPROF_TIME ? RS_PPROF_TIME
-                                                                      : RS_PPROF_AUTO};
+                                                                      : RS_PPROF_AUTO,
+                                            q->deadline_ns};
         q->rc = rs_pprof_export(r, &o, &q->bytes, &q->n_bytes, &st);
         q->content_type = "application/octet-stream";
         break;
@@ -302,6 +306,15 @@ run_query(struct rs_work *req)
     }
     rs_store_read_end(r);
     finish_answer(q);
+#ifdef __GLIBC__
+    /* A scan of every rank of a large job allocates and frees hundreds of MB (10,000 ranks'
+     * steps, the answer's tree) in this thread's malloc arena, which glibc keeps for reuse: with
+     * the scans moving between threads the heap under the soak's queries swung 400-1,560 MiB
+     * with rising lows (docs/BENCHMARKS.md "Soak"). Give it back, as the evaluator does; a
+     * light query's few MB are not worth the walk. */
+    if (!light(q->kind, &q->p))
+        malloc_trim(0);
+#endif
 }
 
 /* A finished query's answer as (HTTP status, JSON text): a new string, NULL when out of memory
