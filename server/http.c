@@ -392,7 +392,7 @@ rs_http_conn_peer(const rs_http_conn *c, char *out, size_t len)
 char *
 rs_http_json_text(json_t *doc)
 {
-    char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+    char *text = doc ? json_dumps(doc, RS_HTTP_JSON_FLAGS) : NULL;
 
     json_decref(doc);
     return text;

@@ -81,6 +81,8 @@ void rs_http_respond_json(rs_http_conn *c, int status, json_t *doc);
  * frees, NULL when out of memory (or doc is NULL). Any thread: a query's worker encodes its answer
  * there, not on the loop. */
 char *rs_http_json_text(json_t *doc);
+/* The json_dumps flags of rs_http_json_text, for answers encoded as text some other way. */
+#define RS_HTTP_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(9))
 
 /* rs_http_respond_json with the document's text from rs_http_json_text (borrowed; NULL answers
  * 500 "out of memory"). Loop thread. */

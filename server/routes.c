@@ -230,9 +230,12 @@ run_query(struct rs_work *req)
         q->rc = rs_query_skew(r, q->job, &o, &q->result);
         break;
     }
-    case Q_STEPS:
-        q->rc = rs_query_steps(r, q->job, (size_t)q->p.limit, &q->result);
+    case Q_STEPS: { /* as text, one rank's tree at a time (steps.h rs_steps_text) */
+        size_t len;
+        q->rc = rs_query_steps_text(r, q->job, (size_t)q->p.limit, RS_HTTP_JSON_FLAGS, &q->text,
+                                    &len);
         break;
+    }
     case Q_ADVICE:
         q->rc = rs_query_advice_json(r, q->job, (size_t)q->p.limit, q->p.rank, &q->result);
         break;
