@@ -88,6 +88,9 @@ struct query_work {
     /* Q_STRAGGLERS: the verdicts the result shows, for the evaluator's history */
     struct rs_straggler_report stragglers;
     char *text;     /* the result encoded (rs_http_json_text) by the worker, not the loop */
+    bool gzip;      /* the client accepts gzip: the worker compresses a 200's text too */
+    bool prepared;  /* pre holds the text's hash and gzip form (rs_http_json_prepare) */
+    struct rs_http_json_prepared pre;
     uint8_t *bytes; /* pprof, trace: the answer's body instead of a result */
     size_t n_bytes;
     const char *content_type;
@@ -191,6 +194,11 @@ finish_answer(struct query_work *q)
         if (!q->text)
             q->rc = -ENOMEM;
     }
+    /* the text's hash and gzip form too (rs_http_json_prepare): a 56 MB answer's took the loop
+     * from every other connection meanwhile; the stragglers' and hangs' are encoded on the loop */
+    if (q->rc == 0 && q->text)
+        q->prepared = rs_http_json_prepare(q->text, strlen(q->text), q->gzip, NULL,
+                                           q->deadline_ns, &q->pre) == 0;
     if (q->rc == 0 && q->deadline_ns && rs_clock_mono_ns() > q->deadline_ns) {
         q->rc = -ETIMEDOUT;
         json_decref(q->result);
@@ -394,6 +402,12 @@ query_done(struct rs_work *req, int status)
     }
     if (status == 0 && q->rc == 0 && q->bytes) {
         rs_http_respond(q->conn, 200, q->content_type, (const char *)q->bytes, q->n_bytes);
+    } else if (status == 0 && q->rc == 0 && q->text && q->prepared) {
+        size_t len = strlen(q->text);
+        rs_http_respond_json_prepared(q->conn, q->text, len, &q->pre);
+        if (q->klen)
+            rs_answer_cache_complete(q->srv->answers, q->key, q->klen, q->gen, q->started_ns, 200,
+                                     q->text, len);
     } else {
         int http;
         char *text = answer_text(q, status, &http);
@@ -406,6 +420,7 @@ query_done(struct rs_work *req, int status)
     }
     free(q->bytes);
     free(q->text);
+    free(q->pre.gz);
     rs_straggler_report_fini(&q->stragglers);
     free(q);
 }
@@ -523,6 +538,7 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
     snprintf(q->job, sizeof q->job, "%s", job ? job : "");
     q->req.work = run_query;
     q->req.done = query_done;
+    q->gzip = rs_http_conn_accepts_gzip(c);
     q->started_ns = rs_clock_mono_ns();
     q->deadline_ns = q->started_ns + (uint64_t)srv->cfg->query_timeout_ms * 1000000ull;
     if ((q->klen = answer_key(q, role)) > 0) {

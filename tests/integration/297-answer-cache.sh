@@ -73,6 +73,15 @@ etag=$(python3 -c "import json; print(json.loads(open('$WORK/again.out').read())
 check "... If-None-Match with its ETag: 304" \
     [ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" "$HTTP/v1/jobs/cache/skew")" = 304 ]
 
+# a scan's answer compressed on the query's thread (rs_http_json_prepare): the same document
+check "gzip asked: the worker's compressed answer is the plain one, ETag -gz, 304 on either tag" sh -c "
+    curl -s -D '$WORK/gz.h' -H 'Accept-Encoding: gzip' -o '$WORK/steps.gz' '$HTTP/v1/jobs/cache/steps?last=29' &&
+    curl -s -D '$WORK/plain.h' -o '$WORK/steps.json' '$HTTP/v1/jobs/cache/steps?last=29' &&
+    grep -qi '^Content-Encoding: gzip' '$WORK/gz.h' && grep -qi '^ETag: \"[0-9a-f]*-gz\"' '$WORK/gz.h' &&
+    gzip -dc '$WORK/steps.gz' | cmp - '$WORK/steps.json' &&
+    tag=\$(sed -n 's/^[Ee][Tt]ag: *//p' '$WORK/gz.h' | tr -d '\r') &&
+    [ \$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept-Encoding: gzip' -H \"If-None-Match: \$tag\" '$HTTP/v1/jobs/cache/steps?last=29') = 304 ]"
+
 # new data: the next answer is a new scan that shows it
 curl -s "$HTTP/v1/jobs" >/dev/null # the jobs' list kept
 stop "$PID_agent"
