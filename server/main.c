@@ -3,6 +3,7 @@
 #include "server/server.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #define OPT(...) RS_CONFIG_OPT(struct rs_server_config, __VA_ARGS__)
 
@@ -169,18 +170,39 @@ static const struct rs_config_spec spec = {
     "rankscope-server [--data DIR] [--http HOST:PORT] [--listen URL] [--ready-file F] [options]",
     "Stores per-job, per-rank GPU profiles sent by rankscope-agent and answers queries over a\n"
     "REST API (docs/openapi.yaml). Stops cleanly on SIGINT/SIGTERM; SIGHUP reloads the token\n"
-    "file and the TLS files.",
+    "file, the TLS files and the retention settings (retention-s, raw-retention-s,\n"
+    "rollup-window-s, disk-budget-gb).",
     options,
     sizeof options / sizeof options[0],
     false,
     "RANKSCOPE_SERVER_",
 };
 
+/* The command line, read again with the config file and the environment on SIGHUP
+ * (rs_server_config.reread: the retention settings). */
+static int saved_argc;
+static char **saved_argv;
+
+static int
+reread(struct rs_server_config *out, char *err, size_t err_len)
+{
+    memset(out, 0, sizeof *out);
+    return rs_config_parse(&spec, out, saved_argc, saved_argv, NULL, 0, NULL, err, err_len);
+}
+
+static void
+reread_free(struct rs_server_config *c)
+{
+    rs_config_free(&spec, c);
+}
+
 static int
 run(void *arg)
 {
     struct rs_server_config *cfg = arg;
 
+    cfg->reread = reread;
+    cfg->reread_free = reread_free;
     return cfg->new_token[0]    ? rs_server_new_token(cfg)
            : cfg->check         ? rs_server_check(cfg)
            : cfg->compact_to[0] ? rs_server_compact(cfg)
@@ -192,5 +214,7 @@ main(int argc, char **argv)
 {
     struct rs_server_config cfg = {0};
 
+    saved_argc = argc;
+    saved_argv = argv;
     return rs_config_run(&spec, &cfg, argc, argv, run);
 }

@@ -31,6 +31,7 @@ struct running {
     rs_http *http;
     rs_maintenance *maintenance;
     rs_space *space;
+    struct rs_retention_settings retention; /* in force: SIGHUP may change them */
 };
 
 static void
@@ -70,6 +71,8 @@ on_sighup(uv_signal_t *h, int signum)
     rs_log(RS_LOG_INFO, "RS-SERVER-RELOAD", "signal %d: reloading", signum);
     rs__server_auth_reload(run->srv.auth);
     rs_server_tls_reload(run->srv.tls);
+    if (run->maintenance && run->space)
+        rs__server_retention_reload(&run->srv, run->maintenance, run->space, &run->retention);
 }
 
 /* Splits "host:port" (IPv6 as "[::1]:7070"). */
@@ -310,7 +313,9 @@ rs_server_run(const struct rs_server_config *cfg)
                "open-files limit (%lu): past it, new connections are refused (HTTP 503, "
                "RS-HTTP-ACCEPT) — raise the limit (LimitNOFILE=) or lower the caps",
                (long long)cfg->http_max_connections, (long long)cfg->agent_max_connections, fds);
-    /* retention changes only with a restart: each start records the settings in force */
+    /* each start records the retention settings in force; SIGHUP may change them (audited) */
+    run.retention = (struct rs_retention_settings){cfg->retention_s, cfg->raw_retention_s,
+                                                   cfg->rollup_window_s, cfg->disk_budget_gb};
     rs__server_audit(&rs__server_self, "retention-settings",
                      "retention_s=%lld disk_budget_gb=%g raw_retention_s=%lld map_size_gb=%g",
                      (long long)cfg->retention_s, cfg->disk_budget_gb,

@@ -53,6 +53,21 @@ struct rs_server {
  * store's format logged as it goes (server.c). */
 struct rs_store_options rs__server_store_options(const struct rs_server_config *cfg);
 
+/* The retention settings in force (retention_reload.c). */
+struct rs_retention_settings {
+    int64_t retention_s, raw_retention_s, rollup_window_s;
+    double disk_budget_gb;
+};
+
+/* SIGHUP (retention_reload.c): reads the configuration again (cfg->reread) and applies what
+ * changed of *cur to m and space from their next run, with an RS-AUDIT "retention-reload" line
+ * (also when nothing changed); an unreadable configuration changes nothing (logged). Loop
+ * thread. */
+struct rs_maintenance;
+struct rs_space;
+void rs__server_retention_reload(struct rs_server *srv, struct rs_maintenance *m,
+                                 struct rs_space *space, struct rs_retention_settings *cur);
+
 /* The HTTP handler: routes a request to its endpoint (routes.c). */
 void rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *req);
 

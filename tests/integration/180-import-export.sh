@@ -118,7 +118,8 @@ assert 1.1 < series["rankscope_straggler_slowdown{job=\"live\",rank=\"3\"}"] < 1
 assert series["rankscope_stragglers_active"] >= 1
 labels = [k for k in series if "{" in k]
 assert all(re.fullmatch(r"rankscope_straggler_\w+\{job=\"[^\"]+\",rank=\"\d+\"\}", k) or
-           re.fullmatch(r"rankscope_captures(_refused)?_total\{(state|reason)=\"[a-z]+\"\}", k)
+           re.fullmatch(r"rankscope_captures(_refused)?_total\{(state|reason)=\"[a-z]+\"\}", k) or
+           re.fullmatch(r"rankscope_answer_cache_lookups_total\{outcome=\"(hit|joined|miss)\"\}", k)
            for k in labels), labels' \
     "$WORK/metrics.txt"
 finish
