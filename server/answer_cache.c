@@ -157,7 +157,8 @@ rs_answer_cache_lookup(rs_answer_cache *c, const void *key, size_t klen, uint64_
 
 void
 rs_answer_cache_complete(rs_answer_cache *c, const void *key, size_t klen, uint64_t gen,
-                         uint64_t started_ns, int status, const char *text, size_t len)
+                         uint64_t started_ns, int status, const char *text, size_t len,
+                         const void *extra)
 {
     struct entry **link = NULL, *e = find(c, key, klen, rs_hash_fnv1a64(key, klen), &link);
     struct rs_answer_waiter *w;
@@ -191,7 +192,7 @@ rs_answer_cache_complete(rs_answer_cache *c, const void *key, size_t klen, uint6
     /* the entry is settled before any waiter runs: a waiter's answer may start another lookup */
     while (w) {
         struct rs_answer_waiter *next = w->next;
-        w->done(w, status, text, len);
+        w->done(w, status, text, len, extra);
         w = next;
     }
 }

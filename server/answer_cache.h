@@ -17,9 +17,11 @@ typedef struct rs_answer_cache rs_answer_cache;
 
 /* A request waiting for a scan in flight (embed it; untouched by the caller between a lookup that
  * returned RS_ANSWER_JOINED and its done call). `done` gets the leader's HTTP status and body
- * (JSON; NULL when the leader had no memory for it), valid during the call only. */
+ * (JSON; NULL when the leader had no memory for it) and the leader's `extra` (what else it
+ * prepared: routes.c passes the text's hash and gzip form), valid during the call only. */
 struct rs_answer_waiter {
-    void (*done)(struct rs_answer_waiter *w, int status, const char *text, size_t len);
+    void (*done)(struct rs_answer_waiter *w, int status, const char *text, size_t len,
+                 const void *extra);
     struct rs_answer_waiter *next; /* private */
 };
 
@@ -57,10 +59,11 @@ int rs_answer_cache_lookup(rs_answer_cache *c, const void *key, size_t klen, uin
 
 /* Ends the scan for key that rs_answer_cache_lookup answered RS_ANSWER_MISS, started at
  * generation gen at started_ns: keeps a 200 answer (copied; older ones make room), forgets any
- * other, then calls every waiter's done with (status, text, len) in the order they joined. text
- * stays the caller's. A waiter's done may call into the cache. */
+ * other, then calls every waiter's done with (status, text, len, extra) in the order they
+ * joined. text and extra stay the caller's. A waiter's done may call into the cache. */
 void rs_answer_cache_complete(rs_answer_cache *c, const void *key, size_t klen, uint64_t gen,
-                              uint64_t started_ns, int status, const char *text, size_t len);
+                              uint64_t started_ns, int status, const char *text, size_t len,
+                              const void *extra);
 
 void rs_answer_cache_get_stats(const rs_answer_cache *c, struct rs_answer_cache_stats *out);
 

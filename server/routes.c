@@ -407,7 +407,7 @@ query_done(struct rs_work *req, int status)
         rs_http_respond_json_prepared(q->conn, q->text, len, &q->pre);
         if (q->klen)
             rs_answer_cache_complete(q->srv->answers, q->key, q->klen, q->gen, q->started_ns, 200,
-                                     q->text, len);
+                                     q->text, len, &q->pre);
     } else {
         int http;
         char *text = answer_text(q, status, &http);
@@ -415,7 +415,7 @@ query_done(struct rs_work *req, int status)
         /* the requests that joined this scan get the same answer; a 200 is kept for the next */
         if (q->klen)
             rs_answer_cache_complete(q->srv->answers, q->key, q->klen, q->gen, q->started_ns,
-                                     http, text, text ? strlen(text) : 0);
+                                     http, text, text ? strlen(text) : 0, NULL);
         free(text);
     }
     free(q->bytes);
@@ -432,11 +432,17 @@ struct joined {
 };
 
 static void
-joined_done(struct rs_answer_waiter *w, int status, const char *text, size_t len)
+joined_done(struct rs_answer_waiter *w, int status, const char *text, size_t len,
+            const void *prepared)
 {
     struct joined *j = (struct joined *)w;
 
-    rs_http_respond_json_text(j->conn, status, text);
+    /* the leader's hash and gzip form, when its worker made them: nothing more on the loop (a
+     * joiner that accepts gzip gets the plain text when the leader's client did not ask) */
+    if (status == 200 && text && prepared)
+        rs_http_respond_json_prepared(j->conn, text, len, prepared);
+    else
+        rs_http_respond_json_text(j->conn, status, text);
     free(j);
 }
 
@@ -569,7 +575,7 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
         /* refused at the door and answered: nobody can have joined in between (loop thread) */
         if (q->klen)
             rs_answer_cache_complete(srv->answers, q->key, q->klen, q->gen, q->started_ns, 503,
-                                     NULL, 0);
+                                     NULL, 0, NULL);
         free(q);
     }
 }

@@ -14,14 +14,17 @@ struct waiter {
     char text[64];
     rs_answer_cache *again; /* when set: a lookup of "k2" from inside done */
     int again_rc;
+    const void *extra; /* what the leader passed along */
 };
 
 static void
-waiter_done(struct rs_answer_waiter *w, int status, const char *text, size_t len)
+waiter_done(struct rs_answer_waiter *w, int status, const char *text, size_t len,
+            const void *extra)
 {
     struct waiter *x = (struct waiter *)w;
     x->calls++;
     x->status = status;
+    x->extra = extra;
     snprintf(x->text, sizeof x->text, "%.*s", (int)len, text ? text : "");
     if (x->again) {
         struct rs_answer_waiter other = {waiter_done, NULL};
@@ -50,26 +53,26 @@ static void
 test_generation_and_age(void)
 {
     rs_answer_cache *c = NULL;
-    struct waiter w = {{waiter_done, NULL}, 0, 0, "", NULL, 0};
+    struct waiter w = {{waiter_done, NULL}, 0, 0, "", NULL, 0, NULL};
     char out[64] = "";
 
     T_OK(rs_answer_cache_new(1 << 20, 1000, &c));
     T_EQ(lookup(c, "jobs", 7, 100, &w, out), RS_ANSWER_MISS);
-    rs_answer_cache_complete(c, "jobs", 4, 7, 100, 200, "{\"a\":1}", 7);
+    rs_answer_cache_complete(c, "jobs", 4, 7, 100, 200, "{\"a\":1}", 7, NULL);
     T_EQ(lookup(c, "jobs", 7, 600, &w, out), RS_ANSWER_HIT);
     T_CHECK(strcmp(out, "{\"a\":1}") == 0);
     T_EQ(lookup(c, "jobs", 7, 1100, &w, out), RS_ANSWER_HIT); /* age 1000: still served */
     T_EQ(lookup(c, "jobs", 7, 1101, &w, out), RS_ANSWER_MISS);  /* older than its age limit */
-    rs_answer_cache_complete(c, "jobs", 4, 7, 1101, 200, "{\"a\":2}", 7);
+    rs_answer_cache_complete(c, "jobs", 4, 7, 1101, 200, "{\"a\":2}", 7, NULL);
     T_EQ(lookup(c, "jobs", 8, 1102, &w, out), RS_ANSWER_MISS); /* the data changed */
-    rs_answer_cache_complete(c, "jobs", 4, 8, 1102, 200, "{\"a\":3}", 7);
+    rs_answer_cache_complete(c, "jobs", 4, 8, 1102, 200, "{\"a\":3}", 7, NULL);
     T_EQ(lookup(c, "jobs", 8, 1103, &w, out), RS_ANSWER_HIT);
     T_CHECK(strcmp(out, "{\"a\":3}") == 0);
     /* another role, another parameter: another key, although a prefix of it */
     T_EQ(lookup(c, "jobsX", 8, 1103, &w, out), RS_ANSWER_MISS);
-    rs_answer_cache_complete(c, "jobsX", 5, 8, 1103, 404, "{\"error\":1}", 11);
+    rs_answer_cache_complete(c, "jobsX", 5, 8, 1103, 404, "{\"error\":1}", 11, NULL);
     T_EQ(lookup(c, "jobsX", 8, 1104, &w, out), RS_ANSWER_MISS); /* errors are never kept */
-    rs_answer_cache_complete(c, "jobsX", 5, 8, 1104, 200, "{}", 2);
+    rs_answer_cache_complete(c, "jobsX", 5, 8, 1104, 200, "{}", 2, NULL);
     struct rs_answer_cache_stats st;
     rs_answer_cache_get_stats(c, &st);
     T_EQ(st.hits, 3);
@@ -86,14 +89,14 @@ static void
 test_scan_in_flight_is_shared(void)
 {
     rs_answer_cache *c = NULL;
-    struct waiter a = {{waiter_done, NULL}, 0, 0, "", NULL, 0}, b = a, d = a, e = a;
+    struct waiter a = {{waiter_done, NULL}, 0, 0, "", NULL, 0, NULL}, b = a, d = a, e = a;
     char out[64];
 
     T_OK(rs_answer_cache_new(1 << 20, 1000000, &c));
     T_EQ(lookup(c, "top", 1, 0, &a, out), RS_ANSWER_MISS);
     T_EQ(lookup(c, "top", 1, 1, &b, out), RS_ANSWER_JOINED);
     T_EQ(lookup(c, "top", 2, 2, &d, out), RS_ANSWER_JOINED); /* newer data: joins all the same */
-    rs_answer_cache_complete(c, "top", 3, 1, 0, 504, "{\"e\":504}", 9);
+    rs_answer_cache_complete(c, "top", 3, 1, 0, 504, "{\"e\":504}", 9, NULL);
     T_EQ(b.calls, 1);
     T_EQ(d.calls, 1);
     T_EQ(b.status, 504);
@@ -102,8 +105,10 @@ test_scan_in_flight_is_shared(void)
     /* after the failure the next request scans again, and its joiners get the 200 */
     T_EQ(lookup(c, "top", 2, 3, &a, out), RS_ANSWER_MISS);
     T_EQ(lookup(c, "top", 2, 4, &e, out), RS_ANSWER_JOINED);
-    rs_answer_cache_complete(c, "top", 3, 2, 3, 200, "[1]", 3);
+    static const int prepared = 42; /* the leader's extra reaches its waiters as given */
+    rs_answer_cache_complete(c, "top", 3, 2, 3, 200, "[1]", 3, &prepared);
     T_EQ(e.calls, 1);
+    T_CHECK(e.extra == &prepared && b.extra == NULL);
     T_EQ(e.status, 200);
     T_CHECK(strcmp(e.text, "[1]") == 0);
     T_EQ(lookup(c, "top", 2, 5, &a, out), RS_ANSWER_HIT);
@@ -118,28 +123,28 @@ static void
 test_budget_drops_least_recently_used(void)
 {
     rs_answer_cache *c = NULL;
-    struct waiter w = {{waiter_done, NULL}, 0, 0, "", NULL, 0};
+    struct waiter w = {{waiter_done, NULL}, 0, 0, "", NULL, 0, NULL};
     char big[41], out[64];
 
     memset(big, 'x', 40);
     big[40] = '\0';
     T_OK(rs_answer_cache_new(100, 1000, &c)); /* answers up to 25 bytes kept */
     T_EQ(lookup(c, "big", 1, 0, &w, out), RS_ANSWER_MISS);
-    rs_answer_cache_complete(c, "big", 3, 1, 0, 200, big, 40);
+    rs_answer_cache_complete(c, "big", 3, 1, 0, 200, big, 40, NULL);
     T_EQ(lookup(c, "big", 1, 0, &w, out), RS_ANSWER_MISS); /* too big to keep */
-    rs_answer_cache_complete(c, "big", 3, 1, 0, 200, big, 40);
+    rs_answer_cache_complete(c, "big", 3, 1, 0, 200, big, 40, NULL);
     const char *keys[] = {"k0", "k1", "k2", "k3", "k4"};
     for (int i = 0; i < 4; i++) { /* 4 x 25 bytes: the budget */
         T_EQ(lookup(c, keys[i], 1, 0, &w, out), RS_ANSWER_MISS);
-        rs_answer_cache_complete(c, keys[i], 2, 1, 0, 200, big, 25);
+        rs_answer_cache_complete(c, keys[i], 2, 1, 0, 200, big, 25, NULL);
     }
     T_EQ(lookup(c, "k0", 1, 0, &w, out), RS_ANSWER_HIT); /* k0 is now the most recent */
     T_EQ(lookup(c, "k4", 1, 0, &w, out), RS_ANSWER_MISS);
-    rs_answer_cache_complete(c, "k4", 2, 1, 0, 200, big, 25); /* drops k1, the least recent */
+    rs_answer_cache_complete(c, "k4", 2, 1, 0, 200, big, 25, NULL); /* drops k1, the least recent */
     T_EQ(lookup(c, "k0", 1, 0, &w, out), RS_ANSWER_HIT);
     T_EQ(lookup(c, "k2", 1, 0, &w, out), RS_ANSWER_HIT);
     T_EQ(lookup(c, "k1", 1, 0, &w, out), RS_ANSWER_MISS);
-    rs_answer_cache_complete(c, "k1", 2, 1, 0, 500, "{}", 2);
+    rs_answer_cache_complete(c, "k1", 2, 1, 0, 500, "{}", 2, NULL);
     struct rs_answer_cache_stats st;
     rs_answer_cache_get_stats(c, &st);
     T_EQ(st.too_big, 2);
@@ -152,7 +157,7 @@ static void
 test_waiter_may_look_up_again(void)
 {
     rs_answer_cache *c = NULL;
-    struct waiter a = {{waiter_done, NULL}, 0, 0, "", NULL, 0}, b = a;
+    struct waiter a = {{waiter_done, NULL}, 0, 0, "", NULL, 0, NULL}, b = a;
     char out[64];
 
     b.again = NULL;
@@ -160,10 +165,10 @@ test_waiter_may_look_up_again(void)
     T_EQ(lookup(c, "k2", 1, 0, &a, out), RS_ANSWER_MISS);
     b.again = c;
     T_EQ(lookup(c, "k2", 1, 0, &b, out), RS_ANSWER_JOINED);
-    rs_answer_cache_complete(c, "k2", 2, 1, 0, 200, "{}", 2);
+    rs_answer_cache_complete(c, "k2", 2, 1, 0, 200, "{}", 2, NULL);
     T_EQ(b.calls, 1);
     T_EQ(b.again_rc, RS_ANSWER_MISS); /* settled before the waiter ran: a new scan */
-    rs_answer_cache_complete(c, "k2", 2, 1, 0, 200, "{}", 2);
+    rs_answer_cache_complete(c, "k2", 2, 1, 0, 200, "{}", 2, NULL);
     struct rs_answer_cache_stats st;
     rs_answer_cache_get_stats(c, &st);
     T_EQ(st.stored, 0);
