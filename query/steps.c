@@ -710,7 +710,9 @@ rs_steps_text(const char *job, const struct rs_rank_steps *ranks, size_t n_ranks
 
     if (!(flags & JSON_COMPACT) || (flags & JSON_MAX_INDENT)) /* the ranks' separator is "," */
         return -EINVAL;
-    head = json_dumps(outer_json(job, ranks, n_ranks, last_steps, json_array()), flags);
+    json_t *outer = outer_json(job, ranks, n_ranks, last_steps, json_array());
+    head = outer ? json_dumps(outer, flags) : NULL;
+    json_decref(outer);
     if (!head || strlen(head) < 3 || strcmp(head + strlen(head) - 3, "[]}") != 0)
         goto out;
     if (!(f = open_memstream(&buf, &len)))
