@@ -379,6 +379,23 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
     metric(t, "capture_reports_ignored_total", "counter",
            "Capture reports or marks from a rank the capture is not for (or of unknown ids).",
            (double)cs.reports_ignored);
+    if (srv->answers) { /* the REST answer cache (answer_cache.h): loop-thread state */
+        struct rs_answer_cache_stats as;
+        rs_answer_cache_get_stats(srv->answers, &as);
+        put(t, "# HELP rankscope_answer_cache_lookups_total REST answers looked up in the answer "
+               "cache, by outcome (hit: kept answer served; joined: waited for the same scan in "
+               "flight; miss: scanned).\n# TYPE rankscope_answer_cache_lookups_total counter\n"
+               "rankscope_answer_cache_lookups_total{outcome=\"hit\"} %llu\n"
+               "rankscope_answer_cache_lookups_total{outcome=\"joined\"} %llu\n"
+               "rankscope_answer_cache_lookups_total{outcome=\"miss\"} %llu\n",
+            (unsigned long long)as.hits, (unsigned long long)as.joined,
+            (unsigned long long)as.misses);
+        metric(t, "answer_cache_bytes", "gauge", "Bytes of REST answers kept.", (double)as.bytes);
+        metric(t, "answer_cache_evicted_total", "counter",
+               "Kept REST answers dropped to stay within answer-cache-mb.", (double)as.evicted);
+        metric(t, "answer_cache_too_big_total", "counter",
+               "REST answers over a quarter of answer-cache-mb: not kept.", (double)as.too_big);
+    }
     struct verdict_text v = {0};
     size_t active =
         rs_evaluator_foreach_active(srv->evaluator, MAX_VERDICT_SERIES, verdict_series, &v);

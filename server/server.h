@@ -4,6 +4,7 @@
 #define RS_SERVER_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct rs_server_config {
@@ -40,6 +41,14 @@ struct rs_server_config {
     int64_t query_max_per_client; /* of them from one IP address; beyond: 429 */
     int64_t query_timeout_ms;     /* a query's deadline; beyond: 504 */
     int64_t query_nice;           /* niceness added to the query threads */
+    int64_t query_light_threads;  /* threads of the light lane (the jobs' list, one rank); 0 = none */
+    int64_t answer_cache_mb;      /* REST answers kept (answer_cache.h); 0 = none */
+    int64_t answer_cache_max_age_ms; /* a kept answer is served at most this long after its scan */
+    /* main.c: reads the configuration again from its sources (the config file, the environment,
+     * the command line) into *out, for SIGHUP's retention reload; 0 or RS_E_CONFIG with err;
+     * *out is freed with reread_free in both cases. NULL: not reloadable. */
+    int (*reread)(struct rs_server_config *out, char *err, size_t err_len);
+    void (*reread_free)(struct rs_server_config *c);
     int64_t ingest_threads;       /* threads that decode agents' batches */
     int64_t http_max_connections_per_peer; /* beyond: 429 and closed */
     int64_t http_max_body_total_mb;        /* request bodies held at once; beyond: 503 */
