@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The collector's cost with the noise measured first (issue 25 "Measure"; docs/BENCHMARKS.md
+# "Noise first"). One process per run, the same fixed placement for every run: the workload on
+# CPUs $CPUS (2-5), the server, the agent and the sampler on CPUs 0-1, address-space layout
+# randomisation off (setarch -R) and PYTHONHASHSEED=0, OMP_NUM_THREADS=1; warm-up steps excluded;
+# per run the median of the timed steps. tests/gpu/gpu_sampler.py reads the GPU's clocks and the
+# CPUs' steal time all along (read only). Phases, in this order, each skipped once $DEADLINE
+# seconds have passed (nothing started after it; pccap needs 45 s left):
+#   probe  tests/gpu/pc_order (built here by nvcc, or carried as $PROBE): what CUPTI allows
+#          between kernel activity and PC sampling (three scenarios)
+#   lm     $ROUNDS_LM rounds of lm.py (launch-bound), modes $MODES_LM in an order rotated each
+#          round: none, none2 (none again: the A/A pair), default (the collector's defaults;
+#          whether a kernel window fell in the run is read from RANKSCOPE_DEBUG), always
+#          (RANKSCOPE_KERNELS=always: every kernel traced, what a window or a capture costs),
+#          floor (CUPTI's floor, libcupti_floor.so)
+#   gpu    $ROUNDS_GPU rounds of gpubound.py, modes $MODES_GPU
+#   pccap  a PC-sampling + kernels capture on lm.py with RANKSCOPE_PC_DEBUG=1 (tests/gpu/capture.sh
+#          part 1, PAIRS=0)
+#   inproc one lm.py run of $INPROC_STEPS steps with windows of $INPROC_W ms every $INPROC_P ms:
+#          steps inside windows against steps between them, in the same process
+# Leaves $OUT/noise.jsonl (one line per run, step times included), $OUT/sampler.jsonl,
+# $OUT/machine.txt, $OUT/probe.jsonl, $OUT/noise-summary.txt (tests/gpu/noise_report.py).
+# Needs gpu-bundle/.
+. "$(dirname "$0")/common.sh"
+CPUS=${CPUS:-2-5} DEADLINE=${DEADLINE:-500}
+ROUNDS_LM=${ROUNDS_LM:-8} ROUNDS_GPU=${ROUNDS_GPU:-5}
+MODES_LM=${MODES_LM-none none2 default always}
+MODES_GPU=${MODES_GPU-none none2 default}
+STEPS_LM=${STEPS_LM:-150} WARMUP_LM=${WARMUP_LM:-40} STEPS_GPU=${STEPS_GPU:-100} WARMUP_GPU=${WARMUP_GPU:-20}
+INPROC_STEPS=${INPROC_STEPS:-1200} INPROC_W=${INPROC_W:-1000} INPROC_P=${INPROC_P:-3000}
+PHASES=${PHASES:-probe lm gpu pccap inproc}
+taskset -cp 0-1 $$ >/dev/null # daemons and sampler inherit CPUs 0-1
+ASLR=()
+command -v setarch >/dev/null && ASLR=(setarch "$(uname -m)" -R)
+{
+    date -u; uname -r; nproc; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pstate --format=csv
+    nvidia-smi topo -m 2>&1 | head -5; lscpu | grep -iE 'model name|numa|mhz|thread|socket'
+    cat /sys/devices/system/cpu/cpu2/cpufreq/scaling_governor 2>&1 | head -1
+    echo "aslr: ${ASLR[*]:-unavailable}; randomize_va_space=$(cat /proc/sys/kernel/randomize_va_space)"
+} >"$OUT/machine.txt" 2>&1
+python3 tests/gpu/gpu_sampler.py --cpus "$(python3 -c 'import sys
+a, _, b = sys.argv[1].partition("-"); print(",".join(str(c) for c in range(int(a), int(b or a) + 1)))' "$CPUS")" \
+    >"$OUT/sampler.jsonl" 2>"$OUT/sampler-stderr.txt" &
+SAMPLER=$!
+daemons_up
+: >"$OUT/noise.jsonl"
+: >"$OUT/noise-stderr.txt"
+SEQ=0
+left() { [ "$SECONDS" -lt "$DEADLINE" ]; }
+# run WORKLOAD MODE ROUND [STEPS WARMUP [VAR=value...]]: one process, one line in noise.jsonl
+run() {
+    local wl=$1 mode=$2 round=$3 steps=$4 warm=$5 err=$W/run.err r win
+    shift 5
+    local -a env=(LD_LIBRARY_PATH="$CUPTI_DIR:${LD_LIBRARY_PATH:-}" PYTHONUNBUFFERED=1
+                  OMP_NUM_THREADS=1 PYTHONHASHSEED=0)
+    local -a coll=(CUDA_INJECTION64_PATH="$B/lib/librankscope.so"
+                   NVTX_INJECTION64_PATH="$B/lib/librankscope.so" RANKSCOPE_DEBUG=1
+                   RANKSCOPE_AGENT_SOCKET="$W/agent.sock" RANKSCOPE_JOB_ID="noise-$wl-$mode-$round")
+    case $mode in
+    none | none2) ;;
+    default) env+=("${coll[@]}") ;;
+    always) env+=("${coll[@]}" RANKSCOPE_KERNELS=always) ;;
+    floor) env+=(CUDA_INJECTION64_PATH="$B/lib/bench/libcupti_floor.so") ;;
+    *) env+=("${coll[@]}") ;;
+    esac
+    SEQ=$((SEQ + 1))
+    r=$(env "${env[@]}" "$@" taskset -c "$CPUS" "${ASLR[@]}" timeout 150 python3 \
+        "tests/gpu/workloads/$wl.py" --steps "$steps" --warmup "$warm" --nvtx-steps 2>"$err" |
+        grep '^{' | tail -1)
+    win=$(sed -n 's/.*kernel windows: \([0-9]*\) opened.*/\1/p' "$err" | tail -1)
+    { echo "== $wl $mode $round"; grep -v '^\s*$' "$err" | tail -4; } >>"$OUT/noise-stderr.txt"
+    printf '{"seq":%d,"workload":"%s","mode":"%s","round":%d,"windows":%s,"result":%s}\n' \
+        "$SEQ" "$wl" "$mode" "$round" "${win:-null}" "${r:-null}" >>"$OUT/noise.jsonl"
+}
+rounds() { # WORKLOAD ROUNDS STEPS WARMUP MODES...
+    local wl=$1 n=$2 steps=$3 warm=$4 i k
+    shift 4
+    local -a modes=("$@")
+    for i in $(seq "$n"); do
+        for k in "${!modes[@]}"; do
+            left || return 0
+            run "$wl" "${modes[$(((k + i) % ${#modes[@]}))]}" "$i" "$steps" "$warm"
+        done
+    done
+}
+for phase in $PHASES; do
+    left || break
+    echo "phase $phase at ${SECONDS}s" >&2
+    case $phase in
+    probe)
+        PROBE=${PROBE:-}
+        if [ -z "$PROBE" ]; then
+            nvcc -O2 -o "$W/pc_order" tests/gpu/pc_order.cu -lcupti -lcuda -L"$CUPTI_DIR" && PROBE=$W/pc_order
+        fi
+        for s in toggle pc_first pc_late; do
+            LD_LIBRARY_PATH="$CUPTI_DIR:${LD_LIBRARY_PATH:-}" timeout 60 "$PROBE" $s >>"$OUT/probe.jsonl" \
+                2>>"$OUT/probe-stderr.txt" || echo "{\"scenario\":\"$s\",\"exit\":$?}" >>"$OUT/probe.jsonl"
+        done
+        cat "$OUT/probe.jsonl" ;;
+    lm) read -ra m <<<"$MODES_LM"; rounds lm "$ROUNDS_LM" "$STEPS_LM" "$WARMUP_LM" "${m[@]}" ;;
+    gpu) read -ra m <<<"$MODES_GPU"; [ ${#m[@]} -gt 0 ] && rounds gpubound "$ROUNDS_GPU" "$STEPS_GPU" "$WARMUP_GPU" "${m[@]}" ;;
+    inproc) run lm inproc 1 "$INPROC_STEPS" "$WARMUP_LM" RANKSCOPE_KERNELS=window \
+                RANKSCOPE_WINDOW_MS="$INPROC_W" RANKSCOPE_WINDOW_PERIOD_MS="$INPROC_P" ;;
+    pccap) [ "$SECONDS" -lt $((DEADLINE - 45)) ] || continue
+           daemons_down
+           kill "$SAMPLER" 2>/dev/null
+           PAIRS=0 RANKSCOPE_PC_DEBUG=1 timeout $((DEADLINE + 60 - SECONDS)) bash tests/gpu/capture.sh \
+               >"$OUT/pccap.txt" 2>&1
+           grep -h "pc sampling\|PC sampling" "$OUT/capture-stderr.txt" | sort | uniq -c | sort -rn | head -12 >>"$OUT/pccap.txt"
+           daemons_up ;;
+    esac
+done
+kill "$SAMPLER" 2>/dev/null
+daemons_down
+python3 tests/gpu/noise_report.py "$OUT/noise.jsonl" "$OUT/sampler.jsonl" --window-ms "$INPROC_W" \
+    --period-ms "$INPROC_P" | tee "$OUT/noise-summary.txt"
+[ -s "$OUT/pccap.txt" ] && tail -20 "$OUT/pccap.txt"
+true

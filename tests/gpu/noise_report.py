@@ -1,0 +1,189 @@
+"""Summarises tests/gpu/noise.sh: usage noise_report.py noise.jsonl [sampler.jsonl]
+[--window-ms W --period-ms P].
+
+Per workload and mode: the per-run median step, and against the same round's `none` the paired
+ratio: its median with a distribution-free 95% interval (order statistics of the paired ratios,
+binomial, at least 95%) and a bootstrap one (10,000 resamples of the pairs, fixed seed). The A/A
+pair (none2 / none) says what any ratio can mean. Where the spread comes from: the run medians in
+time order (von Neumann ratio: well under 2 means slow drift, about 2 independent runs), within a
+run (first half of the timed steps against the second), and against the GPU's SM clock and the
+CPUs' steal time read during each run. For the `inproc` run (kernel windows of W ms every P ms,
+aligned on CLOCK_REALTIME): each window's steps against the steps just before it in the same
+process."""
+import argparse
+import bisect
+import json
+import math
+import random
+import statistics as st
+
+ap = argparse.ArgumentParser(description=__doc__)
+ap.add_argument("runs")
+ap.add_argument("sampler", nargs="?")
+ap.add_argument("--window-ms", type=float, default=1000)
+ap.add_argument("--period-ms", type=float, default=3000)
+a = ap.parse_args()
+
+runs = [json.loads(line) for line in open(a.runs) if line.strip()]
+samples = []
+if a.sampler:
+    for line in open(a.sampler):
+        try:
+            samples.append(json.loads(line))
+        except ValueError:
+            pass  # a line cut by the sampler's end
+sample_t = [s["t_ns"] for s in samples]
+
+
+def median_ci(xs, level=0.95):
+    """Distribution-free interval for the median: order statistics k and n-k+1, the largest k
+    whose two-sided binomial tail stays within 1 - level (None when n is too small)."""
+    xs, n = sorted(xs), len(xs)
+    best = None
+    for k in range(1, n // 2 + 1):
+        tail = sum(math.comb(n, i) for i in range(k)) / 2 ** n
+        if 2 * tail <= 1 - level:
+            best = k
+    return (xs[best - 1], xs[n - best]) if best else None
+
+
+def boot_ci(xs, level=0.95, n=10000):
+    rnd = random.Random(1)
+    meds = sorted(st.median(rnd.choices(xs, k=len(xs))) for _ in range(n))
+    return meds[int(n * (1 - level) / 2)], meds[int(n * (1 + level) / 2) - 1]
+
+
+def window_of(t0, t1):
+    """The sampler's rows between two CLOCK_REALTIME instants."""
+    return samples[bisect.bisect_left(sample_t, t0):bisect.bisect_right(sample_t, t1)]
+
+
+def run_stats(r):
+    res = r["result"]
+    xs = res["step_ms"]
+    h = len(xs) // 2
+    out = {"median": st.median(xs), "p10": sorted(xs)[len(xs) // 10],
+           "half2_over_half1": st.median(xs[h:]) / st.median(xs[:h]),
+           "within_iqr_pct": 100 * (sorted(xs)[3 * len(xs) // 4] - sorted(xs)[len(xs) // 4]) / st.median(xs)}
+    rows = window_of(res["t0_ns"], res["t1_ns"])
+    sm = [x["sm_mhz"] for x in rows if "sm_mhz" in x]
+    out["sm_mhz"] = st.mean(sm) if sm else None
+    if len(rows) >= 2 and rows[0].get("cpu"):
+        dt = sum(rows[-1]["cpu"][c]["steal"] - rows[0]["cpu"][c]["steal"] for c in rows[0]["cpu"])
+        out["steal_jiffies"] = dt
+    return out
+
+
+def pearson(xs, ys):
+    if len(xs) < 3 or st.pstdev(xs) == 0 or st.pstdev(ys) == 0:
+        return None
+    mx, my = st.mean(xs), st.mean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (len(xs) * st.pstdev(xs) * st.pstdev(ys))
+
+
+def fmt_ci(ci):
+    return f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "[n too small]"
+
+
+for wl in sorted({r["workload"] for r in runs}):
+    rs = [r for r in runs if r["workload"] == wl and r["result"] and r["mode"] != "inproc"]
+    if not rs:
+        continue
+    for r in rs:
+        r["s"] = run_stats(r)
+    modes = []
+    for r in rs:
+        if r["mode"] not in modes:
+            modes.append(r["mode"])
+    print(f"== {wl}: {len(rs)} runs")
+    by = {}
+    for r in rs:
+        by.setdefault(r["round"], {})[r["mode"]] = r
+    print("  mode     runs  median step ms (range)              paired ratio to none: median, "
+          "95% order-stat CI, bootstrap CI, range")
+    for m in modes:
+        meds = [r["s"]["median"] for r in rs if r["mode"] == m]
+        line = f"  {m:8s} {len(meds):4d}  {st.median(meds):8.3f} ({min(meds):.3f} - {max(meds):.3f})"
+        ratios = [x[m]["s"]["median"] / x["none"]["s"]["median"]
+                  for x in by.values() if m in x and "none" in x]
+        if m != "none" and ratios:
+            line += (f"   {st.median(ratios):.4f} {fmt_ci(median_ci(ratios))} "
+                     f"{fmt_ci(boot_ci(ratios))} ({min(ratios):.4f} - {max(ratios):.4f}, n={len(ratios)})")
+        print(line)
+    if "default" in modes:
+        for opened in (False, True):
+            ratios = [x["default"]["s"]["median"] / x["none"]["s"]["median"] for x in by.values()
+                      if "default" in x and "none" in x and bool(x["default"]["windows"]) == opened]
+            if ratios:
+                print(f"  default runs {'with' if opened else 'without'} a kernel window: "
+                      f"n={len(ratios)}, paired ratio median {st.median(ratios):.4f} "
+                      f"{fmt_ci(median_ci(ratios))}")
+    # where the spread comes from
+    nones = sorted((r for r in rs if r["mode"] in ("none", "none2")), key=lambda r: r["seq"])
+    meds = [r["s"]["median"] for r in nones]
+    if len(meds) >= 3:
+        d2 = sum((b - c) ** 2 for b, c in zip(meds[1:], meds)) / (len(meds) - 1)
+        vn = d2 / st.pvariance(meds) if st.pvariance(meds) else float("nan")
+        print(f"  no-collector runs in time order (ms): {' '.join(f'{x:.2f}' for x in meds)}")
+        print(f"  between runs: CV {100 * st.pstdev(meds) / st.mean(meds):.2f}%, von Neumann ratio "
+              f"{vn:.2f} (2: independent; << 2: drift)")
+        print(f"  within runs: second half / first half median "
+              f"{st.median(r['s']['half2_over_half1'] for r in nones):.4f} (range "
+              f"{min(r['s']['half2_over_half1'] for r in nones):.4f} - "
+              f"{max(r['s']['half2_over_half1'] for r in nones):.4f}); steps' IQR "
+              f"{st.median(r['s']['within_iqr_pct'] for r in nones):.2f}% of the median")
+    norm = {m: st.median(r["s"]["median"] for r in rs if r["mode"] == m) for m in modes}
+    pts = [(r["s"]["median"] / norm[r["mode"]], r["s"]["sm_mhz"], r["s"].get("steal_jiffies"))
+           for r in rs if r["s"]["sm_mhz"] is not None]
+    if pts:
+        c = pearson([p[0] for p in pts], [p[1] for p in pts])
+        print(f"  SM clock during runs: {min(p[1] for p in pts):.0f} - {max(p[1] for p in pts):.0f} "
+              f"MHz (mean per run); correlation with the run's step (over its mode's median): "
+              f"{c if c is None else round(c, 3)}")
+        st_ = [p for p in pts if p[2] is not None]
+        if st_:
+            c = pearson([p[0] for p in st_], [p[2] for p in st_])
+            print(f"  steal on the workload CPUs per run: {min(p[2] for p in st_)} - "
+                  f"{max(p[2] for p in st_)} jiffies; correlation with the step: "
+                  f"{c if c is None else round(c, 3)}")
+
+for r in runs:
+    if r["mode"] != "inproc" or not r["result"]:
+        continue
+    res = r["result"]
+    W, P = a.window_ms * 1e6, a.period_ms * 1e6
+    t, steps = res["t0_ns"], []
+    for ms in res["step_ms"]:  # the timed steps run back to back from t0_ns
+        steps.append((t, t + ms * 1e6, ms))
+        t += ms * 1e6
+    margin = 100e6  # the flush thread opens and closes windows up to a flush period late
+
+    def where(s0, s1):
+        k0, k1 = int(s0 // P), int(s1 // P)
+        if k0 != k1:
+            return None, None
+        off0, off1 = s0 - k0 * P, s1 - k0 * P
+        if off0 >= margin and off1 <= W:
+            return "in", k0
+        if off0 >= W + margin and off1 <= P:
+            return "out", k0  # between window k0 and k0 + 1
+        return None, None
+
+    ins, outs = {}, {}
+    for s0, s1, ms in steps:
+        w, k = where(s0, s1)
+        if w == "in":
+            ins.setdefault(k, []).append(ms)
+        elif w == "out":
+            outs.setdefault(k, []).append(ms)
+    pairs = [st.median(ins[k]) / st.median(outs[k - 1]) for k in ins if k - 1 in outs]
+    print(f"== in one process (lm.py, windows of {a.window_ms:.0f} ms every {a.period_ms:.0f} ms, "
+          f"{r['windows']} opened): {sum(map(len, ins.values()))} steps inside windows, "
+          f"{sum(map(len, outs.values()))} between")
+    if ins and outs:
+        print(f"  median step inside {st.median(x for v in ins.values() for x in v):.3f} ms, "
+              f"between {st.median(x for v in outs.values() for x in v):.3f} ms")
+    if pairs:
+        print(f"  each window against the stretch just before it: median {st.median(pairs):.4f} "
+              f"{fmt_ci(median_ci(pairs))} (range {min(pairs):.4f} - {max(pairs):.4f}, "
+              f"{len(pairs)} windows)")
