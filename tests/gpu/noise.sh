@@ -16,6 +16,7 @@
 #   gpu    $ROUNDS_GPU rounds of gpubound.py, modes $MODES_GPU
 #   pccap  a PC-sampling + kernels capture on lm.py with RANKSCOPE_PC_DEBUG=1 (tests/gpu/capture.sh
 #          part 1, PAIRS=0)
+#   lmpar  $PAIRS_PAR concurrent pairs on lm.py (see pairs() below): the host's noise common to both
 #   inproc one lm.py run of $INPROC_STEPS steps with windows of $INPROC_W ms every $INPROC_P ms:
 #          steps inside windows against steps between them, in the same process
 # Leaves $OUT/noise.jsonl (one line per run, step times included), $OUT/sampler.jsonl,
@@ -27,6 +28,8 @@ ROUNDS_LM=${ROUNDS_LM:-8} ROUNDS_GPU=${ROUNDS_GPU:-5}
 MODES_LM=${MODES_LM-none none2 default always}
 MODES_GPU=${MODES_GPU-none none2 default}
 STEPS_LM=${STEPS_LM:-150} WARMUP_LM=${WARMUP_LM:-40} STEPS_GPU=${STEPS_GPU:-100} WARMUP_GPU=${WARMUP_GPU:-20}
+CPUS_A=${CPUS_A:-2-5} CPUS_B=${CPUS_B:-6-9} PAIRS_PAR=${PAIRS_PAR:-20} PAR_KINDS=${PAR_KINDS-none win winlean}
+STEPS_PAR=${STEPS_PAR:-400} PAR_LEAD=${PAR_LEAD:-14} PAR_W=${PAR_W:-2000} PAR_P=${PAR_P:-6000}
 INPROC_STEPS=${INPROC_STEPS:-1200} INPROC_W=${INPROC_W:-1000} INPROC_P=${INPROC_P:-3000}
 PHASES=${PHASES:-probe lm gpu pccap inproc}
 taskset -cp 0-1 $$ >/dev/null # daemons and sampler inherit CPUs 0-1
@@ -57,20 +60,53 @@ run() {
                    NVTX_INJECTION64_PATH="$B/lib/librankscope.so" RANKSCOPE_DEBUG=1
                    RANKSCOPE_AGENT_SOCKET="$W/agent.sock" RANKSCOPE_JOB_ID="noise-$wl-$mode-$round")
     case $mode in
-    none | none2) ;;
+    none | none2 | par-none) ;;
     default) env+=("${coll[@]}") ;;
     always) env+=("${coll[@]}" RANKSCOPE_KERNELS=always) ;;
     floor) env+=(CUDA_INJECTION64_PATH="$B/lib/bench/libcupti_floor.so") ;;
     *) env+=("${coll[@]}") ;;
     esac
     SEQ=$((SEQ + 1))
-    r=$(env "${env[@]}" "$@" taskset -c "$CPUS" "${ASLR[@]}" timeout 150 python3 \
-        "tests/gpu/workloads/$wl.py" --steps "$steps" --warmup "$warm" --nvtx-steps 2>"$err" |
-        grep '^{' | tail -1)
+    [ -n "${RUN_ERR:-}" ] && err=$RUN_ERR
+    r=$(env "${env[@]}" "$@" taskset -c "${RUN_CPUS:-$CPUS}" "${ASLR[@]}" timeout 150 python3 \
+        "tests/gpu/workloads/$wl.py" --steps "$steps" --warmup "$warm" --nvtx-steps \
+        ${RUN_ARGS:-} 2>"$err" | grep '^{' | tail -1)
     win=$(sed -n 's/.*kernel windows: \([0-9]*\) opened.*/\1/p' "$err" | tail -1)
     { echo "== $wl $mode $round"; grep -v '^\s*$' "$err" | tail -4; } >>"$OUT/noise-stderr.txt"
-    printf '{"seq":%d,"workload":"%s","mode":"%s","round":%d,"windows":%s,"result":%s}\n' \
-        "$SEQ" "$wl" "$mode" "$round" "${win:-null}" "${r:-null}" >>"$OUT/noise.jsonl"
+    printf '{"seq":%d,"workload":"%s","mode":"%s","round":%d,"windows":%s,"pair":%s,"side":"%s","result":%s}\n' \
+        "$SEQ" "$wl" "$mode" "$round" "${win:-null}" "${RUN_PAIR:-null}" "${RUN_SIDE:-}" \
+        "${r:-null}" >>"${RUN_JSONL:-$OUT/noise.jsonl}"
+}
+# pairs N KIND...: concurrent pairs on lm.py — a run without the collector and a run of KIND
+# (none: the A/A pair) started together on CPUs $CPUS_A and $CPUS_B (swapped every pair), their
+# timed steps begun at the same second (--start-at), so that what slows the host slows both;
+# KIND rotates over the list. win / winlean: windows of $PAR_W ms every $PAR_P ms (lean: without
+# host synchronizations and queue times: RANKSCOPE_SYNC=0 RANKSCOPE_LAUNCH_WAIT=0).
+pairs() {
+    local n=$1 i kind ca cb start
+    shift
+    local -a kinds=("$@")
+    for i in $(seq "$n"); do
+        left || return 0
+        kind=${kinds[$(((i - 1) % ${#kinds[@]}))]}
+        ca=$CPUS_A cb=$CPUS_B
+        [ $((i % 2)) = 0 ] && ca=$CPUS_B cb=$CPUS_A
+        start=$(($(date +%s) + PAR_LEAD))
+        local -a more=()
+        case $kind in
+        win) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS="$PAR_W" RANKSCOPE_WINDOW_PERIOD_MS="$PAR_P") ;;
+        winlean) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS="$PAR_W" RANKSCOPE_WINDOW_PERIOD_MS="$PAR_P"
+                       RANKSCOPE_SYNC=0 RANKSCOPE_LAUNCH_WAIT=0) ;;
+        esac
+        RUN_CPUS=$ca RUN_ARGS="--start-at $start" RUN_PAIR=$i RUN_SIDE=a RUN_ERR=$W/a.err RUN_JSONL=$W/a.jsonl \
+            run lm none "$i" "$STEPS_PAR" "$WARMUP_LM" &
+        local pa=$!
+        RUN_CPUS=$cb RUN_ARGS="--start-at $start" RUN_PAIR=$i RUN_SIDE=b RUN_ERR=$W/b.err RUN_JSONL=$W/b.jsonl \
+            run lm "par-$kind" "$i" "$STEPS_PAR" "$WARMUP_LM" "${more[@]}"
+        wait $pa
+        cat "$W/a.jsonl" "$W/b.jsonl" >>"$OUT/noise.jsonl"
+        rm -f "$W/a.jsonl" "$W/b.jsonl"
+    done
 }
 rounds() { # WORKLOAD ROUNDS STEPS WARMUP MODES...
     local wl=$1 n=$2 steps=$3 warm=$4 i k
@@ -99,6 +135,7 @@ for phase in $PHASES; do
         cat "$OUT/probe.jsonl" ;;
     lm) read -ra m <<<"$MODES_LM"; rounds lm "$ROUNDS_LM" "$STEPS_LM" "$WARMUP_LM" "${m[@]}" ;;
     gpu) read -ra m <<<"$MODES_GPU"; [ ${#m[@]} -gt 0 ] && rounds gpubound "$ROUNDS_GPU" "$STEPS_GPU" "$WARMUP_GPU" "${m[@]}" ;;
+    lmpar) read -ra k <<<"$PAR_KINDS"; pairs "$PAIRS_PAR" "${k[@]}" ;;
     inproc) run lm inproc 1 "$INPROC_STEPS" "$WARMUP_LM" RANKSCOPE_KERNELS=window \
                 RANKSCOPE_WINDOW_MS="$INPROC_W" RANKSCOPE_WINDOW_PERIOD_MS="$INPROC_P" ;;
     pccap) [ "$SECONDS" -lt $((DEADLINE - 45)) ] || continue
@@ -113,6 +150,7 @@ done
 kill "$SAMPLER" 2>/dev/null
 daemons_down
 python3 tests/gpu/noise_report.py "$OUT/noise.jsonl" "$OUT/sampler.jsonl" --window-ms "$INPROC_W" \
+    --par-window-ms "$PAR_W" --par-period-ms "$PAR_P" \
     --period-ms "$INPROC_P" | tee "$OUT/noise-summary.txt"
 [ -s "$OUT/pccap.txt" ] && tail -20 "$OUT/pccap.txt"
 true

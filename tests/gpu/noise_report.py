@@ -9,7 +9,12 @@ time order (von Neumann ratio: well under 2 means slow drift, about 2 independen
 run (first half of the timed steps against the second), and against the GPU's SM clock and the
 CPUs' steal time read during each run. For the `inproc` run (kernel windows of W ms every P ms,
 aligned on CLOCK_REALTIME): each window's steps against the steps just before it in the same
-process."""
+process. Concurrent pairs (`pair`, sides a: no collector, b: the mode): both runs' steps in
+blocks of --block-ms of wall time; per block the ratio of b's median step to a's, blocks classed
+by b's kernel-window schedule (--par-window-ms every --par-period-ms; 300 ms margins for the
+flush thread) as inside a window or between windows (for the A/A pair as if it had the
+schedule); per pair the median over its blocks of each class; across pairs median and
+intervals."""
 import argparse
 import bisect
 import json
@@ -22,6 +27,9 @@ ap.add_argument("runs")
 ap.add_argument("sampler", nargs="?")
 ap.add_argument("--window-ms", type=float, default=1000)
 ap.add_argument("--period-ms", type=float, default=3000)
+ap.add_argument("--par-window-ms", type=float, default=2000)
+ap.add_argument("--par-period-ms", type=float, default=6000)
+ap.add_argument("--block-ms", type=float, default=500)
 a = ap.parse_args()
 
 runs = [json.loads(line) for line in open(a.runs) if line.strip()]
@@ -86,7 +94,8 @@ def fmt_ci(ci):
 
 
 for wl in sorted({r["workload"] for r in runs}):
-    rs = [r for r in runs if r["workload"] == wl and r["result"] and r["mode"] != "inproc"]
+    rs = [r for r in runs if r["workload"] == wl and r["result"] and r["mode"] != "inproc"
+          and not r.get("pair")]
     if not rs:
         continue
     for r in rs:
@@ -187,3 +196,55 @@ for r in runs:
         print(f"  each window against the stretch just before it: median {st.median(pairs):.4f} "
               f"{fmt_ci(median_ci(pairs))} (range {min(pairs):.4f} - {max(pairs):.4f}, "
               f"{len(pairs)} windows)")
+
+
+def timeline(res):
+    t, out = res["t0_ns"], []
+    for ms in res["step_ms"]:
+        out.append((t, ms))
+        t += ms * 1e6
+    return out
+
+
+pairs = {}
+for r in runs:
+    if r.get("pair") and r["result"]:
+        pairs.setdefault((r["round"], r["pair"]), {})[r["side"]] = r
+kinds = {}
+for (_, _), pr in sorted(pairs.items()):
+    if "a" not in pr or "b" not in pr:
+        continue
+    kind = pr["b"]["mode"]
+    a_steps, b_steps = timeline(pr["a"]["result"]), timeline(pr["b"]["result"])
+    lo = max(a_steps[0][0], b_steps[0][0])
+    hi = min(a_steps[-1][0], b_steps[-1][0])
+    blk, W, P, margin = a.block_ms * 1e6, a.par_window_ms * 1e6, a.par_period_ms * 1e6, 300e6
+    cls = {"in": [], "between": [], "all": []}
+    t = lo
+    while t + blk <= hi:
+        xa = [ms for ts, ms in a_steps if t <= ts < t + blk]
+        xb = [ms for ts, ms in b_steps if t <= ts < t + blk]
+        if xa and xb:
+            ratio = st.median(xb) / st.median(xa)
+            k0, k1 = int(t // P), int((t + blk) // P)
+            off0, off1 = t - k0 * P, t + blk - k0 * P
+            if k0 == k1 and off0 >= margin and off1 <= W:
+                cls["in"].append(ratio)
+            elif k0 == k1 and off0 >= W + margin:
+                cls["between"].append(ratio)
+            cls["all"].append(ratio)
+        t += blk
+    d = kinds.setdefault(kind, {"in": [], "between": [], "all": [], "whole": [], "overlap_s": []})
+    for c in cls:
+        if cls[c]:
+            d[c].append(st.median(cls[c]))
+    d["whole"].append(st.median(x for _, x in b_steps) / st.median(x for _, x in a_steps))
+    d["overlap_s"].append((hi - lo) / 1e9)
+for kind, d in kinds.items():
+    print(f"== concurrent pairs, lm.py, {kind} against none: {len(d['whole'])} pairs, timed "
+          f"steps overlapping {min(d['overlap_s']):.1f} - {max(d['overlap_s']):.1f} s")
+    for c in ("whole", "all", "between", "in"):
+        xs = d[c]
+        if xs:
+            print(f"  {c:8s} median {st.median(xs):.4f} {fmt_ci(median_ci(xs))} boot "
+                  f"{fmt_ci(boot_ci(xs))} (range {min(xs):.4f} - {max(xs):.4f}, n={len(xs)})")
