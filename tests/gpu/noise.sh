@@ -81,7 +81,9 @@ run() {
 # (none: the A/A pair) started together on CPUs $CPUS_A and $CPUS_B (swapped every pair), their
 # timed steps begun at the same second (--start-at), so that what slows the host slows both;
 # KIND rotates over the list. win / winlean: windows of $PAR_W ms every $PAR_P ms (lean: without
-# host synchronizations and queue times: RANKSCOPE_SYNC=0 RANKSCOPE_LAUNCH_WAIT=0).
+# host synchronizations and queue times: RANKSCOPE_SYNC=0 RANKSCOPE_LAUNCH_WAIT=0); between /
+# nolat / lean: the collector between windows (one window of 100 ms a day) as set by default,
+# without kernels' queue times (RANKSCOPE_LAUNCH_WAIT=0), and without host synchronizations too.
 pairs() {
     local n=$1 i kind ca cb start
     shift
@@ -97,6 +99,11 @@ pairs() {
         win) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS="$PAR_W" RANKSCOPE_WINDOW_PERIOD_MS="$PAR_P") ;;
         winlean) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS="$PAR_W" RANKSCOPE_WINDOW_PERIOD_MS="$PAR_P"
                        RANKSCOPE_SYNC=0 RANKSCOPE_LAUNCH_WAIT=0) ;;
+        between) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS=100 RANKSCOPE_WINDOW_PERIOD_MS=86400000) ;;
+        nolat) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS=100 RANKSCOPE_WINDOW_PERIOD_MS=86400000
+                     RANKSCOPE_LAUNCH_WAIT=0) ;;
+        lean) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS=100 RANKSCOPE_WINDOW_PERIOD_MS=86400000
+                    RANKSCOPE_LAUNCH_WAIT=0 RANKSCOPE_SYNC=0) ;;
         esac
         RUN_CPUS=$ca RUN_ARGS="--start-at $start" RUN_PAIR=$i RUN_SIDE=a RUN_ERR=$W/a.err RUN_JSONL=$W/a.jsonl \
             run lm none "$i" "$STEPS_PAR" "$WARMUP_LM" &
