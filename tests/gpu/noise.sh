@@ -17,6 +17,10 @@
 #   pccap  a PC-sampling + kernels capture on lm.py with RANKSCOPE_PC_DEBUG=1 (tests/gpu/capture.sh
 #          part 1, PAIRS=0)
 #   lmpar  $PAIRS_PAR concurrent pairs on lm.py (see pairs() below): the host's noise common to both
+#   persist one lm.py process per kind in $PERSIST_KINDS (full: windows as set by default; nolat:
+#          RANKSCOPE_LAUNCH_WAIT=0; nosync: RANKSCOPE_SYNC=0; lean: both), started just after a
+#          window of $PER_W ms every $PER_P ms ended, timing 10 s before its first window, the
+#          window, and after it: does a window's cost stay once it closed?
 #   inproc one lm.py run of $INPROC_STEPS steps with windows of $INPROC_W ms every $INPROC_P ms:
 #          steps inside windows against steps between them, in the same process
 # Leaves $OUT/noise.jsonl (one line per run, step times included), $OUT/sampler.jsonl,
@@ -30,6 +34,7 @@ MODES_GPU=${MODES_GPU-none none2 default}
 STEPS_LM=${STEPS_LM:-150} WARMUP_LM=${WARMUP_LM:-40} STEPS_GPU=${STEPS_GPU:-100} WARMUP_GPU=${WARMUP_GPU:-20}
 CPUS_A=${CPUS_A:-2-5} CPUS_B=${CPUS_B:-6-9} PAIRS_PAR=${PAIRS_PAR:-20} PAR_KINDS=${PAR_KINDS-none win winlean}
 STEPS_PAR=${STEPS_PAR:-400} PAR_LEAD=${PAR_LEAD:-14} PAR_W=${PAR_W:-2000} PAR_P=${PAR_P:-6000}
+PERSIST_KINDS=${PERSIST_KINDS-full nolat nosync lean} PER_W=${PER_W:-2000} PER_P=${PER_P:-30000} PER_STEPS=${PER_STEPS:-1000}
 INPROC_STEPS=${INPROC_STEPS:-1200} INPROC_W=${INPROC_W:-1000} INPROC_P=${INPROC_P:-3000}
 PHASES=${PHASES:-probe lm gpu pccap inproc}
 taskset -cp 0-1 $$ >/dev/null # daemons and sampler inherit CPUs 0-1
@@ -143,6 +148,24 @@ for phase in $PHASES; do
     lm) read -ra m <<<"$MODES_LM"; rounds lm "$ROUNDS_LM" "$STEPS_LM" "$WARMUP_LM" "${m[@]}" ;;
     gpu) read -ra m <<<"$MODES_GPU"; [ ${#m[@]} -gt 0 ] && rounds gpubound "$ROUNDS_GPU" "$STEPS_GPU" "$WARMUP_GPU" "${m[@]}" ;;
     lmpar) read -ra k <<<"$PAR_KINDS"; pairs "$PAIRS_PAR" "${k[@]}" ;;
+    persist)
+        for v in $PERSIST_KINDS; do
+            left || break
+            local_more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS="$PER_W" RANKSCOPE_WINDOW_PERIOD_MS="$PER_P")
+            case $v in
+            nolat) local_more+=(RANKSCOPE_LAUNCH_WAIT=0) ;;
+            nosync) local_more+=(RANKSCOPE_SYNC=0) ;;
+            lean) local_more+=(RANKSCOPE_LAUNCH_WAIT=0 RANKSCOPE_SYNC=0) ;;
+            esac
+            # the process starts just after a window ends, its timed steps begin 10 s before
+            # the next window (which is its first) and go on past it
+            read -r wait_s b <<<"$(python3 -c 'import math, sys, time
+P, W = float(sys.argv[1]) / 1e3, float(sys.argv[2]) / 1e3
+now = time.time(); b = math.ceil((now + P - W - 0.5) / P) * P
+print(max(0.0, b - P + W + 0.5 - now), int(b))' "$PER_P" "$PER_W")"
+            sleep "$wait_s"
+            RUN_ARGS="--start-at $((b - 10))" run lm "persist-$v" 1 "$PER_STEPS" "$WARMUP_LM" "${local_more[@]}"
+        done ;;
     inproc) run lm inproc 1 "$INPROC_STEPS" "$WARMUP_LM" RANKSCOPE_KERNELS=window \
                 RANKSCOPE_WINDOW_MS="$INPROC_W" RANKSCOPE_WINDOW_PERIOD_MS="$INPROC_P" ;;
     pccap) [ "$SECONDS" -lt $((DEADLINE - 45)) ] || continue
@@ -157,7 +180,8 @@ done
 kill "$SAMPLER" 2>/dev/null
 daemons_down
 python3 tests/gpu/noise_report.py "$OUT/noise.jsonl" "$OUT/sampler.jsonl" --window-ms "$INPROC_W" \
-    --par-window-ms "$PAR_W" --par-period-ms "$PAR_P" \
+    --par-window-ms "$PAR_W" --par-period-ms "$PAR_P" --persist-window-ms "$PER_W" \
+    --persist-period-ms "$PER_P" \
     --period-ms "$INPROC_P" | tee "$OUT/noise-summary.txt"
 [ -s "$OUT/pccap.txt" ] && tail -20 "$OUT/pccap.txt"
 true

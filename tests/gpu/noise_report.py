@@ -30,6 +30,8 @@ ap.add_argument("--period-ms", type=float, default=3000)
 ap.add_argument("--par-window-ms", type=float, default=2000)
 ap.add_argument("--par-period-ms", type=float, default=6000)
 ap.add_argument("--block-ms", type=float, default=500)
+ap.add_argument("--persist-window-ms", type=float, default=2000)
+ap.add_argument("--persist-period-ms", type=float, default=30000)
 a = ap.parse_args()
 
 runs = [json.loads(line) for line in open(a.runs) if line.strip()]
@@ -95,7 +97,7 @@ def fmt_ci(ci):
 
 for wl in sorted({r["workload"] for r in runs}):
     rs = [r for r in runs if r["workload"] == wl and r["result"] and r["mode"] != "inproc"
-          and not r.get("pair")]
+          and not r.get("pair") and not r["mode"].startswith("persist-")]
     if not rs:
         continue
     for r in rs:
@@ -248,3 +250,38 @@ for kind, d in kinds.items():
         if xs:
             print(f"  {c:8s} median {st.median(xs):.4f} {fmt_ci(median_ci(xs))} boot "
                   f"{fmt_ci(boot_ci(xs))} (range {min(xs):.4f} - {max(xs):.4f}, n={len(xs)})")
+
+
+def block_medians(steps, lo, hi, blk=500e6):
+    out, t = [], lo
+    while t + blk <= hi:
+        xs = [ms for ts, ms in steps if t <= ts < t + blk]
+        if xs:
+            out.append(st.median(xs))
+        t += blk
+    return out
+
+
+for r in runs:
+    if not r["mode"].startswith("persist-") or not r["result"]:
+        continue
+    steps = timeline(r["result"])
+    P, W, m = a.persist_period_ms * 1e6, a.persist_window_ms * 1e6, 300e6
+    b = (steps[-1][0] // P) * P  # the window the timed steps ran through
+    seg = {"before": [x for ts, x in steps if ts < b - m],
+           "in": [x for ts, x in steps if b + m <= ts < b + W],
+           "after": [x for ts, x in steps if ts >= b + W + m]}
+    print(f"== one process, {r['mode']} (windows of {a.persist_window_ms:.0f} ms every "
+          f"{a.persist_period_ms:.0f} ms; {r['windows']} opened): steps before its first window, "
+          f"inside it, after it")
+    if not all(seg.values()):
+        print("  a segment is empty:", {k: len(v) for k, v in seg.items()})
+        continue
+    base = st.median(seg["before"])
+    for k in ("before", "in", "after"):
+        lo, hi = {"before": (steps[0][0], b - m), "in": (b + m, b + W),
+                  "after": (b + W + m, steps[-1][0])}[k]
+        bm = block_medians(steps, lo, hi)
+        print(f"  {k:6s} {len(seg[k]):4d} steps, median {st.median(seg[k]):7.3f} ms "
+              f"({st.median(seg[k]) / base:.4f} of before); 500-ms blocks' medians "
+              f"{min(bm) if bm else 0:.2f} - {max(bm) if bm else 0:.2f} ms")
