@@ -2,6 +2,7 @@
 #include "query/instances.h"
 
 #include "common/array.h"
+#include "query/stats.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -100,4 +101,17 @@ rs_instances_scan_range(rs_store_read *r, const char *job, uint64_t t0, uint64_t
                         int (*cb)(void *arg, const struct rs_instance *in), void *arg)
 {
     return scan(r, job, false, t0, t1, cb, arg);
+}
+
+double
+rs_instance_peer_wait_ns(const struct rs_instance *in, double *scratch)
+{
+    size_t n = 0;
+
+    if (in->n < 2 || in->at_min != 1)
+        return 0;
+    for (size_t m = 0; m < in->n; m++)
+        if (m != in->last)
+            scratch[n++] = (double)(in->members[m].dur_ns - in->min_dur_ns);
+    return rs_quantile(scratch, n, 0.5);
 }

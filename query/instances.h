@@ -35,4 +35,10 @@ int rs_instances_scan(rs_store_read *r, const char *job,
 int rs_instances_scan_range(rs_store_read *r, const char *job, uint64_t t0, uint64_t t1,
                             int (*cb)(void *arg, const struct rs_instance *in), void *arg);
 
+/* The waiting instance `in` cost the others, charged to its last arriver (docs/analysis.md "The
+ * rule", wait share): the median over the members but the last of their wait (d − min d), in ns.
+ * 0 when nobody arrived last (fewer than 2 members, or a tie for the shortest kernel). scratch
+ * holds at least in->n doubles (overwritten). Thread-safe; allocates nothing. */
+double rs_instance_peer_wait_ns(const struct rs_instance *in, double *scratch);
+
 #endif

@@ -24,6 +24,7 @@ struct group { /* per (communicator, op) */
 
 struct rank_total {
     double wait_ms;
+    double caused_ms; /* the others' median wait where it arrived last (rs_instance_peer_wait_ns) */
     uint64_t instances, last;
 };
 
@@ -34,6 +35,9 @@ struct skew {
     struct rs_samples skew_ms, spread_ms;
     struct rank_total *ranks; /* indexed by rank */
     uint32_t n_ranks;
+    double caused_ms;  /* over all ranks */
+    double *scratch;   /* rs_instance_peer_wait_ns */
+    size_t cap_scratch;
     struct group *groups;
     size_t n_groups, cap_groups;
     size_t cap_ranks; /* of ranks (n_ranks are in use) */
@@ -97,9 +101,14 @@ add_instance(void *arg, const struct rs_instance *in)
         s->ranks[m->rank].instances++;
         g->wait_ms += wait;
     }
-    if (in->at_min == 1)
+    if (in->at_min == 1) {
+        if (RS_ARRAY_RESERVE(s->scratch, s->cap_scratch, 0, in->n) != 0)
+            return -ENOMEM;
+        double caused = rs_instance_peer_wait_ns(in, s->scratch) / 1e6;
         s->ranks[in->members[in->last].rank].last++;
-    else
+        s->ranks[in->members[in->last].rank].caused_ms += caused;
+        s->caused_ms += caused;
+    } else
         s->ties++;
     double skew = (double)(in->max_dur_ns - in->min_dur_ns) / 1e6;
     if ((rc = rs_samples_add(&s->skew_ms, skew)) || (rc = rs_samples_add(&g->skew_ms, skew)) ||
@@ -126,10 +135,12 @@ report_json(struct skew *s, const char *job)
         if (t->instances == 0)
             continue;
         json_array_append_new(ranks,
-                              json_pack("{s:I, s:I, s:f, s:I, s:f}", "rank", (json_int_t)r,
-                                        "instances", (json_int_t)t->instances, "wait_ms",
-                                        t->wait_ms, "last_arrivals", (json_int_t)t->last,
-                                        "last_frac", (double)t->last / (double)t->instances));
+                              json_pack("{s:I, s:I, s:f, s:I, s:f, s:f, s:f}", "rank",
+                                        (json_int_t)r, "instances", (json_int_t)t->instances,
+                                        "wait_ms", t->wait_ms, "last_arrivals", (json_int_t)t->last,
+                                        "last_frac", (double)t->last / (double)t->instances,
+                                        "caused_ms", t->caused_ms, "wait_share",
+                                        s->caused_ms > 0 ? t->caused_ms / s->caused_ms : 0.0));
     }
     for (size_t i = 0; groups && i < s->n_groups; i++) {
         struct group *g = &s->groups[i];
@@ -173,5 +184,6 @@ rs_query_skew(rs_store_read *r, const char *job, const struct rs_skew_options *o
         rs_samples_fini(&s.groups[i].skew_ms);
     free(s.groups);
     free(s.ranks);
+    free(s.scratch);
     return rc;
 }

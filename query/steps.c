@@ -149,12 +149,8 @@ on_instance(void *arg, const struct rs_instance *in)
         return 0;
     if (RS_ARRAY_RESERVE(x->waits, x->waits_cap, 0, in->n) != 0)
         return -ENOMEM;
-    size_t n = 0;
-    for (size_t m = 0; m < in->n; m++)
-        if (m != in->last)
-            x->waits[n++] = (double)(in->members[m].dur_ns - in->min_dur_ns);
     st->last_arrivals++;
-    st->peer_wait_ns += (uint64_t)rs_quantile(x->waits, n, 0.5);
+    st->peer_wait_ns += (uint64_t)rs_instance_peer_wait_ns(in, x->waits);
     return 0;
 }
 

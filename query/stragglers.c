@@ -28,6 +28,8 @@
 #define TWO_RANKS_APART 0.6 /* x threshold: "separated" among 2 ranks */
 #define STRONG 0.8 /* share of last arrivals (or of the waits, x ranks late) that is strong */
 #define INTERMITTENT_TAIL 2.0 /* x threshold: a step this much slower is a slow step */
+#define RISE_Z 4.0 /* standard errors: a rise of a rank's work over its only peer apart from noise */
+#define MEDIAN_SE 1.2533 /* the standard error of a median over that of a mean, normal noise */
 
 void
 rs_straggler_options_default(struct rs_straggler_options *o)
@@ -124,6 +126,14 @@ struct window {
     struct rank_window *r;       /* per rank index */
 };
 
+/* Among 2 ranks: where a rank's work over its peer's rose, from the steps loaded (rise_find). */
+struct rise {
+    bool known;    /* a rise of at least NEAR x threshold, RISE_Z standard errors */
+    uint64_t step; /* the first step after it */
+    double size;   /* median ratio after / median ratio before − 1 */
+    double z;      /* size in standard errors of the difference of the two medians */
+};
+
 struct ctx {
     const struct rs_straggler_options *o;
     size_t W;      /* steps per window: o->window_steps, or fewer for 60 s or a short job */
@@ -133,6 +143,7 @@ struct ctx {
     size_t n_ranks;
     struct window *w;
     size_t n_w;
+    struct rise *rise; /* per rank index, 2 ranks only (rise_find); NULL otherwise */
 };
 
 static uint64_t
@@ -209,6 +220,85 @@ fit_to_short_job(struct ctx *c)
     c->fitted = true;
 }
 
+static const struct rs_step_summary *
+step_of(const struct rs_rank_steps *rk, uint64_t step)
+{
+    size_t i = rs_lower_bound_by(rk->steps, rk->n, sizeof *rk->steps, step_key, step);
+    return i < rk->n && rk->steps[i].step == step ? &rk->steps[i] : NULL;
+}
+
+static double
+work_ms(const struct rs_step_summary *s)
+{
+    return (double)(s->compute_ns + s->host_gap_ns) / 1e6;
+}
+
+/* Among 2 ranks, window w of rank i lies after a rise of its work over its peer's (rise_find): most
+ * of its steps are at or after the rise's step. */
+static bool
+after_rise(const struct ctx *c, const struct window *w, size_t i)
+{
+    return c->rise && c->rise[i].known && w->first_step + c->W / 2 >= c->rise[i].step;
+}
+
+/* Among 2 ranks the slower one is last almost everywhere whatever the reason, and a pair of healthy
+ * GPUs differs by up to ~1.6% for good (ddp_tracegen's fault-free pairs; docs/analysis.md "The
+ * rule"), so the slowdown against the one peer cannot tell a GPU that became 3% slower (measured
+ * 0.6 – 2.6% under interference) from the pair's spread. Its rise can: the ratio of rank idx's work
+ * to its peer's, step by step over the steps both have, split where the rise is the most standard
+ * errors (medians of at least min_seg steps each side; the noise from successive differences,
+ * which one step change barely moves). out->known when the rise is ≥ NEAR x threshold and
+ * ≥ RISE_Z standard errors. O(n x min(n, 256)) for n steps. Returns 0 or -ENOMEM. */
+static int
+rise_find(const struct ctx *c, size_t idx, size_t min_seg, struct rise *out)
+{
+    const struct rs_rank_steps *me = &c->ranks[idx], *peer = &c->ranks[1 - idx];
+    size_t n = 0, cap = me->n ? me->n : 1;
+    double *q = malloc(cap * sizeof *q), *s = malloc(cap * sizeof *s);
+    uint64_t *steps = malloc(cap * sizeof *steps);
+    int rc = 0;
+
+    *out = (struct rise){0};
+    if (!q || !s || !steps) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    for (size_t k = 0; k < me->n; k++) {
+        const struct rs_step_summary *p = step_of(peer, me->steps[k].step);
+        double mine = work_ms(&me->steps[k]), theirs = p ? work_ms(p) : 0;
+        if (mine > 0 && theirs > 0) {
+            q[n] = mine / theirs;
+            steps[n++] = me->steps[k].step;
+        }
+    }
+    if (min_seg < 2 || n < 2 * min_seg)
+        goto done;
+    for (size_t k = 0; k + 1 < n; k++)
+        s[k] = fabs(q[k + 1] - q[k]);
+    double sigma = MAD_SIGMA * rs_median(s, n - 1) / sqrt(2.0); /* one step's noise */
+    /* at most ~256 splits, each O(n): a window of 10,000 steps stays linear, the split within
+     * n / 256 < W / 20 steps (n ≤ (lookback_windows + 1) x W) */
+    for (size_t k = min_seg; k + min_seg <= n; k += 1 + n / 256) {
+        memcpy(s, q, k * sizeof *s);
+        double before = rs_median(s, k);
+        memcpy(s, q + k, (n - k) * sizeof *s);
+        double after = rs_median(s, n - k);
+        if (before <= 0)
+            continue;
+        double se = MEDIAN_SE * sigma * sqrt(1.0 / (double)k + 1.0 / (double)(n - k)) / before;
+        double size = after / before - 1.0;
+        double z = se > 0 ? size / se : size > 0 ? HUGE_VAL : 0;
+        if (z > out->z)
+            *out = (struct rise){false, steps[k], size, z};
+    }
+    out->known = out->z >= RISE_Z && out->size >= NEAR * c->o->threshold;
+done:
+    free(q);
+    free(s);
+    free(steps);
+    return rc;
+}
+
 /* Each rank's reference in window w: the median work of its peers that are not outliers themselves
  * (more than OUTLIER_SIGMAS robust spreads, or threshold / 2, above the median of all ranks), so
  * that several slow ranks do not raise each other's reference; the median of all other ranks when
@@ -246,8 +336,10 @@ rank_references(const struct ctx *c, struct window *w, double *refs, double *dev
         rw->last_frac = rw->instances ? (double)rw->last / (double)rw->instances : 0;
         rw->separation = sigma > 0 ? (rw->work_ms - rw->peers_ms) / sigma : -1;
         /* 2 ranks have no robust spread: apart from the noise is 0.6 x threshold above the other
-         * (2.6 standard deviations of the difference of two GPUs 0.5% apart, ddp_tracegen's) */
-        rw->separated = n <= 2      ? rw->slowdown - 1.0 >= TWO_RANKS_APART * c->o->threshold
+         * (2.6 standard deviations of the difference of two GPUs 0.5% apart, ddp_tracegen's), or
+         * a window after a rise over the other (after_rise) */
+        rw->separated = n <= 2      ? rw->slowdown - 1.0 >= TWO_RANKS_APART * c->o->threshold ||
+                                     after_rise(c, w, i)
                         : sigma > 0 ? rw->separation >= apart
                                     : rw->work_ms > rw->peers_ms;
     }
@@ -299,7 +391,11 @@ rank_evidence(const struct ctx *c, struct window *w, double *scratch)
         rw->evidence = own || shared;
         rw->strong = rw->separated && (rw->last_frac >= STRONG ||
                                        rw->wait_share >= STRONG / (double)(near > 1 ? near : 1));
-        rw->qualifies = (above && rw->evidence) || (rw->slowdown - 1.0 >= NEAR * thr && rw->strong);
+        /* among 2 ranks, a rise over the other since a step inside the steps loaded measures the
+         * slowdown without the pair's own constant spread (after_rise) */
+        bool risen = after_rise(c, w, i) && rw->slowdown > 1.0;
+        rw->qualifies = (above && rw->evidence) ||
+                        ((rw->slowdown - 1.0 >= NEAR * thr || risen) && rw->strong);
     }
 }
 
@@ -324,6 +420,15 @@ build_windows(struct ctx *c)
         !(devs = malloc(c->n_ranks * sizeof *devs))) {
         rc = -ENOMEM;
         goto out;
+    }
+    if (c->n_ranks == 2) { /* segments of a quarter window: the rise must hold for some steps */
+        if (!(c->rise = calloc(2, sizeof *c->rise))) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        for (size_t i = 0; i < 2; i++)
+            if ((rc = rise_find(c, i, W / 4 < 4 ? 4 : W / 4, &c->rise[i])) != 0)
+                goto out;
     }
     for (size_t j = 0; j < c->o->lookback_windows && end + 1 >= (j + 1) * W; j++) {
         struct window *w = &c->w[j];
@@ -662,19 +767,6 @@ peer_median(struct ctx *c, size_t j, size_t idx, size_t offset)
 }
 
 /* The step of rk numbered `step`, or NULL (binary search: steps are in step order). */
-static const struct rs_step_summary *
-step_of(const struct rs_rank_steps *rk, uint64_t step)
-{
-    size_t i = rs_lower_bound_by(rk->steps, rk->n, sizeof *rk->steps, step_key, step);
-    return i < rk->n && rk->steps[i].step == step ? &rk->steps[i] : NULL;
-}
-
-static double
-work_ms(const struct rs_step_summary *s)
-{
-    return (double)(s->compute_ns + s->host_gap_ns) / 1e6;
-}
-
 /* The onset of rank idx's run of `run` qualifying windows (see stragglers.h): searched over the
  * steps of window run - 1 and of window run (the one before it) when there is one. out->known is
  * false when no step could be compared. Returns 0 or -ENOMEM. */
@@ -1041,7 +1133,7 @@ static int
 evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
          struct rs_rank_steps *steps, size_t n_ranks, struct rs_straggler_report *rep)
 {
-    struct ctx c = {o, o->window_steps, 0, false, steps, n_ranks, NULL, 0};
+    struct ctx c = {o, o->window_steps, 0, false, steps, n_ranks, NULL, 0, NULL};
     struct identities ids = {NULL, 0, 0};
     bool *named = NULL;  /* per rank: has a verdict */
     size_t *runs = NULL; /* per rank: its run of qualifying windows, when a straggler */
@@ -1129,6 +1221,7 @@ out:
     for (size_t j = 0; c.w && j < o->lookback_windows; j++)
         free(c.w[j].r);
     free(c.w);
+    free(c.rise);
     free(ids.v);
     free(named);
     free(runs);

@@ -97,6 +97,13 @@ known_answers(void)
     T_EQ(json_integer_value(json_object_get(rank_entry(rep, 2), "last_arrivals")), 1);
     T_EQ(json_integer_value(json_object_get(rank_entry(rep, 1), "last_arrivals")), 1);
     T_EQ(json_integer_value(json_object_get(rank_entry(rep, 1), "instances")), 3);
+    /* the waiting each caused where it arrived last (the others' median wait): rank 2 0.3 ms at
+     * the AllReduce, rank 1 0.05 ms at the AllGather, rank 0 nothing; shares of 0.35 ms */
+    T_CHECK(fabs(num(rank_entry(rep, 2), "caused_ms", NULL) - 0.3) < 1e-9);
+    T_CHECK(fabs(num(rank_entry(rep, 1), "caused_ms", NULL) - 0.05) < 1e-9);
+    T_CHECK(num(rank_entry(rep, 0), "caused_ms", NULL) == 0);
+    T_CHECK(fabs(num(rank_entry(rep, 2), "wait_share", NULL) - 0.3 / 0.35) < 1e-9);
+    T_CHECK(fabs(num(rank_entry(rep, 1), "wait_share", NULL) - 0.05 / 0.35) < 1e-9);
     /* the 5 ms clock offset shows in arrival spread, not in skew */
     T_CHECK(num(rep, "arrival_spread_ms", "max") >= 4.9);
     T_EQ(json_array_size(json_object_get(rep, "communicators")), 2);

@@ -531,6 +531,37 @@ two_ranks(void)
     t_store_remove(st, dir);
 }
 
+/* 2 ranks, a GPU that became slower: rank 1 1.5% slower than rank 0 from step 20 (below the 1.8%
+ * that separates 2 ranks) is named — its work over its peer's rose at step 20, which two healthy
+ * GPUs' constant spread does not do; the same 1.5% from step 0 (no rise) is not, nor a rise of
+ * 1% (below 0.4 x threshold). */
+static void
+two_ranks_rise(void)
+{
+    char dir[] = "/tmp/rs-stragglers-rise-XXXXXX";
+    rs_store *st = model_store(dir);
+    struct rs_straggler_report rep;
+    struct job_model m = {2, 90, slow_from_onset, slowest_late, true, {1}, 1, {1.015}, 20};
+
+    model_evaluate(st, &m, &rep);
+    T_EQ(named_mask(&rep), 1ull << 1);
+    T_CHECK(rep.n_verdicts == 1 && rep.verdicts[0].slowdown - 1.0 < 0.018 &&
+            rep.verdicts[0].since_step == 20);
+    rs_straggler_report_fini(&rep);
+
+    m.onset = 0;
+    model_evaluate(st, &m, &rep);
+    T_EQ(rep.n_verdicts, 0);
+    rs_straggler_report_fini(&rep);
+
+    m.onset = 20;
+    m.slow_factor[0] = 1.01;
+    model_evaluate(st, &m, &rep);
+    T_EQ(rep.n_verdicts, 0);
+    rs_straggler_report_fini(&rep);
+    t_store_remove(st, dir);
+}
+
 /* since in GPU time: slow from step 37; the host marks each step 1 ms before its GPU starts it
  * (host gap), so since_ns is step 37's start + 1 ms, and since_step the onset itself, not the
  * oldest window's first step. A clear 10% straggler in a long run: confidence >= 0.9. */
@@ -649,6 +680,7 @@ main(void)
     T_RUN(several_stragglers);
     T_RUN(near_threshold);
     T_RUN(two_ranks);
+    T_RUN(two_ranks_rise);
     T_RUN(since_gpu_time);
     T_RUN(intermittent_kind);
     return T_DONE("query/stragglers");
