@@ -209,6 +209,15 @@ nccl_plugin_start(const struct rs_collector_settings *s)
     rs_plugin_arm(&po);
 }
 
+/* Kernels in windows unless PC sampling is on: CUPTI refuses CONCURRENT_KERNEL turned on once
+ * PC sampling is enabled (NOT_COMPATIBLE, measured on H200 and H100; tests/gpu/pc_order.cu), so
+ * a process that samples PCs traces kernels from the start, all the time. */
+static bool
+kernels_windowed(const struct rs_collector_settings *s)
+{
+    return s->kernels_in_windows && !s->pc_sampling;
+}
+
 static void
 initialize(void)
 {
@@ -222,14 +231,17 @@ initialize(void)
     if (s->disable)
         return; /* the kill switch: not even a log line */
     rs_collector_settings_read(env, report_setting, s); /* again, saying what was not used */
+    if (s->kernels_in_windows && s->pc_sampling)
+        rs_collector_log("PC sampling is on: kernels are traced all the time, not in windows "
+                         "(CUPTI refuses kernel activity turned on after PC sampling)");
     struct rs_activity_options opts = {(unsigned)s->flush_ms,
                                        (size_t)s->buffer_kb << 10,
                                        s->pc_sampling ? &s->pc : NULL,
                                        s->sync,
                                        s->launch_wait,
                                        s->hook_debug,
-                                       s->kernels_in_windows ? (uint64_t)s->window_ms * 1000000u
-                                                             : 0,
+                                       kernels_windowed(s) ? (uint64_t)s->window_ms * 1000000u
+                                                           : 0,
                                        (uint64_t)s->window_period_ms * 1000000u};
     if (!version_ok(why, sizeof why))
         refusal = RS_COLLECTOR_VERSION_MISMATCH;

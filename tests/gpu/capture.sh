@@ -46,9 +46,10 @@ wait $WAITER
 sleep 2 # the last batches
 cp "$W/$job.post" "$OUT/capture-function-post.json"
 curl -s "$HTTP/v1/jobs/$job/captures" >"$OUT/capture-function.json"
+curl -s "$HTTP/v1/jobs/$job/stalls?rank=0" >"$OUT/capture-function-stalls.json"
 LD_LIBRARY_PATH=$B/lib "$B/bin/rs-store-dump" "$W/data" $job >"$OUT/capture-function-store.json"
 grep -h "kernel windows\|PC sampling\|pc sampling\|capture" "$OUT/capture-stderr.txt" | head -20
-python3 - "$OUT/capture-function.json" "$OUT/capture-function-store.json" <<'EOF' |
+python3 - "$OUT/capture-function.json" "$OUT/capture-function-store.json" "$OUT/capture-function-stalls.json" <<'EOF' |
 import json, sys
 (c,) = json.load(open(sys.argv[1]))["captures"]
 store = json.load(open(sys.argv[2]))
@@ -56,6 +57,11 @@ print("function: state %s, ran %s, %.2f s from start to end, records %s, message
     c["state"], c["ran_kinds"], (c["ended_ns"] - c["started_ns"]) / 1e9 if c["ended_ns"] and c["started_ns"] else -1,
     c["records"], c["message"]))
 print("function: store kernels per rank:", {r["rank"]: r["kernels"] for r in store["ranks"]})
+try:
+    stalls = json.load(open(sys.argv[3]))
+    print("function: /stalls?rank=0 answered keys", sorted(stalls)[:8], "text", json.dumps(stalls)[:400])
+except (OSError, ValueError) as e:
+    print("function: /stalls?rank=0 unreadable:", e)
 EOF
 tee "$OUT/capture-summary.txt"
 

@@ -21,6 +21,9 @@ def parser(doc):
                         "known host-side idle, the GPU waiting for its next launch)")
     p.add_argument("--nvtx-steps", action="store_true",
                    help="each step in an NVTX range 'ProfilerStep#N' (as Megatron-style jobs do)")
+    p.add_argument("--start-at", type=float, default=0, metavar="UNIX_S",
+                   help="after the warm-up, wait until this CLOCK_REALTIME second before the "
+                        "timed steps (runs started together then time the same seconds)")
     p.add_argument("--count-kernels", type=int, default=0, metavar="N",
                    help="after timing, run N steps under torch.profiler and report GPU kernels "
                         "per step and per ms of step time (needs no other CUPTI client)")
@@ -47,6 +50,8 @@ def run(name, args, step, extra=None):
 
     for _ in range(args.warmup):
         one()
+    if args.start_at > time.time():
+        time.sleep(args.start_at - time.time())
     times, slept = [], 0.0
     t0_ns = time.time_ns()
     t_start = time.perf_counter()

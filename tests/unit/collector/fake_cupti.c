@@ -22,6 +22,7 @@
 static char log_text[512];
 static size_t log_len;
 static bool kind_on[MAX_KINDS], kind_ever[MAX_KINDS], api_on[MAX_CBIDS];
+static bool pc_enabled; /* cuptiPCSamplingEnable called, not disabled since */
 static int attr_u8[16] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 static CUpti_BuffersCallbackRequestFunc requested;
 static CUpti_BuffersCallbackCompleteFunc completed;
@@ -68,6 +69,7 @@ fake_cupti_reset(void)
     log_len = 0;
     log_text[0] = '\0';
     pthread_mutex_unlock(&fake_lock);
+    pc_enabled = false;
 }
 
 bool
@@ -123,6 +125,10 @@ CUptiResult
 cuptiActivityEnable(CUpti_ActivityKind kind)
 {
     token('K');
+    /* CUPTI 13 on an H100: kernel activity turned on after PC sampling was enabled is refused,
+     * also when it was on before and turned off (tests/gpu/pc_order.cu) */
+    if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && pc_enabled)
+        return CUPTI_ERROR_NOT_COMPATIBLE;
     if ((unsigned)kind < MAX_KINDS)
         kind_on[kind] = kind_ever[kind] = true;
     return CUPTI_SUCCESS;
@@ -320,6 +326,7 @@ cuptiPCSamplingEnable(CUpti_PCSamplingEnableParams *p)
 {
     (void)p;
     token('E');
+    pc_enabled = true;
     return CUPTI_SUCCESS;
 }
 
@@ -328,6 +335,7 @@ cuptiPCSamplingDisable(CUpti_PCSamplingDisableParams *p)
 {
     (void)p;
     token('D');
+    pc_enabled = false;
     return CUPTI_SUCCESS;
 }
 

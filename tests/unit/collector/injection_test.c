@@ -121,6 +121,23 @@ windows_by_default(void)
     t_isolated_exit();
 }
 
+/* With PC sampling, kernels are traced from the start and all the time, whatever
+ * RANKSCOPE_KERNELS says: CUPTI refuses CONCURRENT_KERNEL turned on once PC sampling is enabled
+ * (measured on an H100, tests/gpu/pc_order.cu; the stand-in refuses it too), so no window or
+ * capture could trace them. Said once on stderr. */
+static void
+pc_sampling_keeps_kernels_on(void)
+{
+    rank_environment();
+    unsetenv("RANKSCOPE_KERNELS");
+    setenv("RANKSCOPE_PC_SAMPLING", "1", 1);
+    T_EQ(InitializeInjection(), 1);
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    T_CHECK(strstr(t_said(), "kernels are traced all the time") != NULL);
+    T_CHECK(fake_cupti_kernels(2));
+    t_isolated_exit();
+}
+
 /* RANKSCOPE_LAUNCH_WAIT for the next case: NULL unset. */
 static const char *launch_wait_setting;
 
@@ -344,6 +361,15 @@ version_mismatch(void)
 }
 
 static void
+pc_sampling_kernels(void)
+{
+    t_isolated(pc_sampling_keeps_kernels_on);
+    read_agent_side();
+    T_EQ(got.kernels, 2);
+    T_EQ(got.flags & RS_COLLECTOR_KERNELS_SAMPLED, 0);
+}
+
+static void
 disabled(void)
 {
     t_isolated(kill_switch);
@@ -377,6 +403,7 @@ main(void)
     t_isolated_context = fake_cupti_log;
     T_RUN(collects_then_flushes);
     T_RUN(default_windows);
+    T_RUN(pc_sampling_kernels);
     T_RUN(launch_waits);
     T_RUN(steps_aside);
     T_RUN(version_mismatch);
