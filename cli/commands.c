@@ -271,7 +271,12 @@ rs__cli_render_stragglers(const char *job, json_t *doc)
                "rule holds over %lld windows\n",
                rs__cli_real(v, "impact_s"), impact, rs__cli_real(v, "impact_pct"),
                (long long)rs__cli_int(v, "since_step"), (long long)rs__cli_int(v, "windows"));
-        printf("  cause: %s\n", json_string_value(json_object_get(v, "cause")));
+        printf("  cause: %s", json_string_value(json_object_get(v, "cause")));
+        if (json_is_string(json_object_get(v, "evidence_source"))) /* "from capture <id>" */
+            printf(" (%s; without it: %s)",
+                   json_string_value(json_object_get(v, "evidence_source")),
+                   json_string_value(json_object_get(v, "cause_without_capture")));
+        printf("\n");
         json_array_foreach(json_object_get(v, "evidence"), k, e)
         {
             if (json_object_get(e, "kernel") &&

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include <string.h>
 
 static void
 print_ranks(const char *label, json_t *ranks, bool gpu_started)
@@ -21,6 +22,25 @@ print_ranks(const char *label, json_t *ranks, bool gpu_started)
                : json_is_true(json_object_get(r, "gpu_started"))
                    ? "  (its GPU started the operation)"
                    : "  (not started on its GPU)");
+    }
+}
+
+/* The captures of the hang's ranks (server/hang_evidence.h): what each rank did meanwhile. */
+static void
+print_captures(json_t *caps)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(caps, i, c) /* (the document's strings are escaped already) */
+    {
+        const char *role = json_string_value(json_object_get(c, "role")),
+                   *state = json_string_value(json_object_get(c, "state")),
+                   *text = json_string_value(json_object_get(c, "reading"));
+        printf("  capture %lld of rank %lld (%s), %s: %s\n", (long long)rs__cli_int(c, "id"),
+               (long long)rs__cli_int(c, "rank"),
+               role && strcmp(role, "waiting") == 0 ? "waiting" : "never arrived",
+               state ? state : "?", text ? text : "");
     }
 }
 
@@ -49,6 +69,7 @@ render_hangs(const char *job, json_t *doc)
         if (rs__cli_int(h, "never_arrived_unknown"))
             printf("  never arrived: %lld more members of this communicator (ranks not known)\n",
                    (long long)rs__cli_int(h, "never_arrived_unknown"));
+        print_captures(json_object_get(h, "captures"));
     }
     return 0;
 }

@@ -4,13 +4,14 @@
 # job, then opens that store with this tree's binaries: --check must refuse the unconverted store,
 # the server must convert it at start (RS-STORE-MIGRATE), --check must then pass, and the job's
 # skew, stragglers, steps and ranks answers must be the old server's. Needs `make` done here.
-# FORMAT=2 or FORMAT=3 checks a store of that format instead (OLD: a commit that wrote it, e.g.
+# FORMAT=2, 3 or 6 checks a store of that format instead (OLD: a commit that wrote it, e.g.
 # 707d7c9 for format 2 — kernel windows naming kernels by hash — or 7d540ec for format 3 — agent
 # windows in kwin): its agent summarizes (--summarize), this tree's --check accepts the store and
 # leaves it to the old server, this tree's server marks it with the current format as it starts,
 # the answers (also `top`, read from the windows) must be the old server's, and the old server must
 # then refuse the store.
-# usage: [FORMAT=2|3] scripts/upgrade-check.sh [OLD]
+# (format 6: a8715b8, before the captures table)
+# usage: [FORMAT=2|3|6] scripts/upgrade-check.sh [OLD]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tests/lib.sh

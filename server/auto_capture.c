@@ -2,6 +2,7 @@
  * per-job pace. */
 #include "server/auto_capture.h"
 
+#include "common/error.h"
 #include "common/log.h"
 #include "server/server_int.h"
 
@@ -10,37 +11,46 @@
 #include <string.h>
 
 #define PACE_JOBS 1024u
+/* Open captures the evaluator may hold at once: the rest of the table stays for people. Hangs and
+ * suspects come from what collectors report, and an ingest token may report them for any number
+ * of made-up jobs — without this bound, enough of them kept the table full of the evaluator's
+ * captures, and an admin's POST got 429. */
+#define EVALUATOR_OPEN_MAX (RS_CAPTURES_MAX / 4)
 
-/* When each job was last asked for (a small table; the oldest entry is reused when full). */
+/* When each job was last asked for, for stragglers and for hangs apart: a capture of a suspect
+ * must not keep a hang that follows from being captured (a small table; the oldest entry is
+ * reused when full). */
 static struct pace {
     char job[RS_WIRE_MAX_JOB_LEN + 1];
+    bool hang;
     uint64_t last_ns;
 } paces[PACE_JOBS];
 
 static struct pace *
-pace_of(const char *job)
+pace_of(const char *job, bool hang)
 {
     struct pace *oldest = &paces[0];
 
     for (size_t i = 0; i < PACE_JOBS; i++) {
-        if (strcmp(paces[i].job, job) == 0)
+        if (paces[i].hang == hang && strcmp(paces[i].job, job) == 0)
             return &paces[i];
         if (paces[i].last_ns < oldest->last_ns)
             oldest = &paces[i];
     }
     snprintf(oldest->job, sizeof oldest->job, "%s", job);
+    oldest->hang = hang;
     oldest->last_ns = 0;
     return oldest;
 }
 
 /* Asks for (suspect, peer), paced per job; `why` says what triggered it. */
 static void
-request(struct rs_server *srv, const char *job, uint32_t suspect, int64_t peer, const char *why,
-        uint64_t now)
+request(struct rs_server *srv, const char *job, bool hang, uint32_t suspect, int64_t peer,
+        const char *why, uint64_t now)
 {
     const struct rs_server_config *cfg = srv->cfg;
     uint64_t every = (uint64_t)cfg->auto_capture_every_s * 1000000000ull;
-    struct pace *p = pace_of(job);
+    struct pace *p = pace_of(job, hang);
     uint32_t ranks[2] = {suspect, (uint32_t)peer};
     uint32_t n = peer >= 0 ? 2 : 1;
     uint64_t ids[2];
@@ -51,9 +61,15 @@ request(struct rs_server *srv, const char *job, uint32_t suspect, int64_t peer, 
         return;
     p->last_ns = now; /* refused or not: no second try before the next period */
     snprintf(reason, sizeof reason, "evaluator: %s", why);
-    int rc = rs_captures_request(
-        srv->captures, job, ranks, n, RS_CAPTURE_KERNELS | RS_CAPTURE_PC_SAMPLING,
-        (uint32_t)cfg->auto_capture_s, "evaluator", reason, now, ids, err, sizeof err);
+    int rc = RS_E_FULL;
+    if (rs_captures_open_by(srv->captures, "evaluator") + n > EVALUATOR_OPEN_MAX)
+        snprintf(err, sizeof err, "the evaluator holds %u open captures already (at most %u)",
+                 rs_captures_open_by(srv->captures, "evaluator"), EVALUATOR_OPEN_MAX);
+    else
+        rc = rs_captures_request(srv->captures, job, ranks, n,
+                                 RS_CAPTURE_KERNELS | RS_CAPTURE_PC_SAMPLING,
+                                 (uint32_t)cfg->auto_capture_s, "evaluator", reason, now, ids, err,
+                                 sizeof err);
     rs__server_audit(&who, "capture",
                      "job=%s ranks=%u first_rank=%u kinds=kernels,pc_sampling "
                      "seconds=%u result=%s",
@@ -127,7 +143,7 @@ rs__server_auto_capture_stragglers(struct rs_server *srv, const char *job,
                  "evidence",
                  rs_straggler_kind_name(v->kind), v->rank, 100 * (v->slowdown - 1),
                  rs_straggler_cause_name(v->cause));
-        request(srv, job, v->rank, healthy_peer(rep), why, now_ns);
+        request(srv, job, false, v->rank, healthy_peer(rep), why, now_ns);
         return;
     }
     if (rep->n_verdicts == 0 && rep->n_suspects > 0) {
@@ -137,7 +153,7 @@ rs__server_auto_capture_stragglers(struct rs_server *srv, const char *job,
             return;
         snprintf(why, sizeof why, "suspect rank %u (%+.1f%%, last to arrive %.0f%% of the time)",
                  s->rank, 100 * (s->slowdown - 1), 100 * s->last_frac);
-        request(srv, job, s->rank, healthy_peer(rep), why, now_ns);
+        request(srv, job, false, s->rank, healthy_peer(rep), why, now_ns);
     }
 }
 
@@ -151,8 +167,8 @@ rs__server_auto_capture_hang(struct rs_server *srv, const char *job, const struc
         return;
     snprintf(why, sizeof why, "hang: %s seq %llu in flight", h->op, (unsigned long long)h->seq);
     if (h->n_absent > 0)
-        request(srv, job, h->absent[0].rank, h->waiting[0].rank, why, now_ns);
+        request(srv, job, true, h->absent[0].rank, h->waiting[0].rank, why, now_ns);
     else
-        request(srv, job, h->waiting[0].rank, h->n_waiting > 1 ? (int64_t)h->waiting[1].rank : -1,
+        request(srv, job, true, h->waiting[0].rank, h->n_waiting > 1 ? (int64_t)h->waiting[1].rank : -1,
                 why, now_ns);
 }

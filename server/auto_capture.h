@@ -2,8 +2,9 @@
  * evaluator raises a straggler verdict without per-kernel evidence, sees a suspect, or the hang
  * watch raises a hang, the server asks for a capture of the suspect rank and one healthy peer
  * (kernels and PC sampling, --auto-capture-s seconds), so that the verdict's cause can be told
- * from their kernels and stalls (capture_evidence.h). At most one per job every
- * --auto-capture-every-s, within the job's capture rate (captures.h); --auto-capture=false turns it
+ * from their kernels and stalls (capture_evidence.h, hang_evidence.h). At most one per job every
+ * --auto-capture-every-s for stragglers and one for hangs, at most a quarter of the capture table
+ * open at once (what collectors report must not crowd out people's captures), within the job's capture rate (captures.h); --auto-capture=false turns it
  * off. Each request is logged (RS-CAPTURE-AUTO) and audited (who=evaluator). Loop thread. Not a
  * public API: server/ only. */
 #ifndef RS_SERVER_AUTO_CAPTURE_H

@@ -30,11 +30,21 @@ struct rate {
     uint32_t count;
 };
 
+/* A capture dropped from the table (its slot reused), to delete from the store. */
+struct gone {
+    char job[RS_WIRE_MAX_JOB_LEN + 1];
+    uint64_t id;
+};
+
 struct rs_captures {
     pthread_mutex_t lock;
     struct rs_captures_options o;
     struct rs_capture_info caps[RS_CAPTURES_MAX];
+    bool dirty[RS_CAPTURES_MAX]; /* changed since the store last took it */
     uint32_t n_caps;
+    struct gone gone[RS_CAPTURES_MAX];
+    uint32_t n_gone;
+    bool taken; /* changes are with the store (rs_captures_changes_take) */
     uint64_t next_id;
     struct route *routes[ROUTE_BUCKETS];
     uint32_t n_routes;
@@ -126,6 +136,13 @@ route_seen(rs_captures *cs, const char *job, uint32_t rank, uint64_t agent_id, u
     r->seen_ns = now;
 }
 
+/* Capture c changed: the store takes it next time. */
+static void
+touch(rs_captures *cs, const struct rs_capture_info *c)
+{
+    cs->dirty[c - cs->caps] = true;
+}
+
 static struct rs_capture_info *
 find(rs_captures *cs, uint64_t id)
 {
@@ -146,6 +163,10 @@ slot(rs_captures *cs)
     for (uint32_t i = 0; i < cs->n_caps; i++)
         if (!is_open(&cs->caps[i]) && (!oldest || cs->caps[i].id < oldest->id))
             oldest = &cs->caps[i];
+    if (oldest && cs->n_gone < RS_CAPTURES_MAX) { /* (past that, the store keeps it: loads skip it) */
+        snprintf(cs->gone[cs->n_gone].job, sizeof cs->gone[0].job, "%s", oldest->job);
+        cs->gone[cs->n_gone++].id = oldest->id;
+    }
     return oldest;
 }
 
@@ -244,6 +265,7 @@ rs_captures_request(rs_captures *cs, const char *job, const uint32_t *ranks, uin
         snprintf(c->who, sizeof c->who, "%s", who);
         snprintf(c->reason, sizeof c->reason, "%s", reason);
         ids[i] = c->id;
+        touch(cs, c);
         cs->stats.requested++;
     }
     pthread_mutex_unlock(&cs->lock);
@@ -251,6 +273,15 @@ rs_captures_request(rs_captures *cs, const char *job, const uint32_t *ranks, uin
 }
 
 static void expire_locked(rs_captures *cs, uint64_t now_ns);
+
+/* The time a collector gave for a report, or `now` when it lies outside [from, now + 1 s]: the
+ * collector's clock is its host's, and a hostile or broken one must not make a capture end before
+ * it began or in ten years (the evaluator would size its reading of steps by that span). */
+static uint64_t
+report_time(uint64_t t, uint64_t from, uint64_t now)
+{
+    return t && t >= from && t <= now + 1000000000ull ? t : now;
+}
 
 static void
 take_report(rs_captures *cs, const char *job, uint32_t rank, const struct rs_capture_report *r,
@@ -264,22 +295,23 @@ take_report(rs_captures *cs, const char *job, uint32_t rank, const struct rs_cap
     }
     if (!is_open(c))
         return; /* a late or repeated word about a finished capture */
+    touch(cs, c);
     if (r->message[0])
         snprintf(c->message, sizeof c->message, "%s", r->message);
     c->ran_kinds |= r->kinds;
     if (c->state != RS_CAPTURES_RUNNING &&
         (r->state == RS_CAPTURE_STARTED || r->state == RS_CAPTURE_DONE)) {
         c->state = RS_CAPTURES_RUNNING;
-        c->started_ns = r->time_ns ? r->time_ns : now;
+        c->started_ns = report_time(r->time_ns, c->requested_ns, now);
         cs->stats.started++;
     }
     if (r->state == RS_CAPTURE_DONE) {
         c->state = RS_CAPTURES_DONE;
-        c->ended_ns = r->time_ns ? r->time_ns : now;
+        c->ended_ns = report_time(r->time_ns, c->started_ns, now);
         cs->stats.done++;
     } else if (r->state == RS_CAPTURE_FAILED) {
         c->state = RS_CAPTURES_FAILED;
-        c->ended_ns = r->time_ns ? r->time_ns : now;
+        c->ended_ns = report_time(r->time_ns, c->started_ns ? c->started_ns : c->requested_ns, now);
         cs->stats.failed++;
     }
 }
@@ -293,6 +325,7 @@ take_marked(rs_captures *cs, const struct rs_rank_batch *b)
         cs->stats.reports_ignored++;
         return;
     }
+    touch(cs, c);
     c->batches++;
     c->kernels += b->n_kernels;
     for (uint32_t i = 0; i < b->n_kernel_totals; i++)
@@ -336,6 +369,7 @@ rs_captures_orders(rs_captures *cs, uint64_t agent_id, uint64_t now_ns,
         snprintf(out[n].job, sizeof out[n].job, "%s", c->job);
         n++;
         if (c->state == RS_CAPTURES_REQUESTED) {
+            touch(cs, c);
             c->state = RS_CAPTURES_DELIVERED;
             c->delivered_ns = now_ns;
             cs->stats.delivered++;
@@ -367,6 +401,7 @@ expire_locked(rs_captures *cs, uint64_t now_ns)
         c->state = RS_CAPTURES_EXPIRED;
         c->ended_ns = now_ns;
         snprintf(c->message, sizeof c->message, "%s", why);
+        touch(cs, c);
         cs->stats.expired++;
     }
 }
@@ -377,6 +412,18 @@ rs_captures_expire(rs_captures *cs, uint64_t now_ns)
     pthread_mutex_lock(&cs->lock);
     expire_locked(cs, now_ns);
     pthread_mutex_unlock(&cs->lock);
+}
+
+uint32_t
+rs_captures_open_by(rs_captures *cs, const char *who)
+{
+    uint32_t n = 0;
+
+    pthread_mutex_lock(&cs->lock);
+    for (uint32_t i = 0; i < cs->n_caps; i++)
+        n += is_open(&cs->caps[i]) && strcmp(cs->caps[i].who, who) == 0;
+    pthread_mutex_unlock(&cs->lock);
+    return n;
 }
 
 int
@@ -414,6 +461,25 @@ rs_captures_latest_done(rs_captures *cs, const char *job, uint32_t rank, uint32_
     return best ? 0 : -ENOENT;
 }
 
+int
+rs_captures_running_before(rs_captures *cs, const char *job, uint32_t rank, uint64_t until_ns,
+                           struct rs_capture_info *out)
+{
+    const struct rs_capture_info *best = NULL;
+
+    pthread_mutex_lock(&cs->lock);
+    for (uint32_t i = 0; i < cs->n_caps; i++) {
+        const struct rs_capture_info *c = &cs->caps[i];
+        if (c->state == RS_CAPTURES_RUNNING && c->rank == rank && (c->kinds & RS_CAPTURE_KERNELS) &&
+            c->started_ns < until_ns && strcmp(c->job, job) == 0 && (!best || c->id > best->id))
+            best = c;
+    }
+    if (best)
+        *out = *best;
+    pthread_mutex_unlock(&cs->lock);
+    return best ? 0 : -ENOENT;
+}
+
 uint32_t
 rs_captures_ranks_during(rs_captures *cs, const char *job, uint64_t since_ns, uint64_t until_ns,
                          uint32_t *ranks, uint32_t max)
@@ -433,6 +499,33 @@ rs_captures_ranks_during(rs_captures *cs, const char *job, uint64_t since_ns, ui
             ranks[n++] = c->rank;
     }
     pthread_mutex_unlock(&cs->lock);
+    return n;
+}
+
+static int
+oldest_first(const void *a, const void *b)
+{
+    uint64_t x = ((const struct rs_capture_info *)a)->id,
+             y = ((const struct rs_capture_info *)b)->id;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+size_t
+rs_captures_list(rs_captures *cs, const char *job, uint64_t since_ns, struct rs_capture_info *out,
+                 size_t max)
+{
+    size_t n = 0;
+
+    pthread_mutex_lock(&cs->lock);
+    expire_locked(cs, rs_clock_realtime_ns());
+    for (uint32_t i = 0; i < cs->n_caps; i++)
+        if (cs->caps[i].requested_ns >= since_ns && strcmp(cs->caps[i].job, job) == 0) {
+            if (n < max)
+                out[n] = cs->caps[i];
+            n++;
+        }
+    pthread_mutex_unlock(&cs->lock);
+    qsort(out, n < max ? n : max, sizeof *out, oldest_first);
     return n;
 }
 
@@ -509,5 +602,122 @@ rs_captures_get_stats(rs_captures *cs, struct rs_captures_stats *out)
 {
     pthread_mutex_lock(&cs->lock);
     *out = cs->stats;
+    pthread_mutex_unlock(&cs->lock);
+}
+
+int
+rs_captures_changes_take(rs_captures *cs, struct rs_captures_changes *out)
+{
+    int rc = 0;
+
+    *out = (struct rs_captures_changes){0};
+    pthread_mutex_lock(&cs->lock);
+    uint32_t n = cs->n_gone;
+    for (uint32_t i = 0; i < cs->n_caps; i++)
+        n += cs->dirty[i];
+    if (cs->taken)
+        rc = -EBUSY;
+    else if (n > 0 && !(out->v = calloc(n, sizeof *out->v)))
+        rc = -ENOMEM;
+    for (uint32_t i = 0; rc == 0 && i < cs->n_caps; i++)
+        if (cs->dirty[i]) {
+            out->v[out->n++].c = cs->caps[i];
+            cs->dirty[i] = false;
+        }
+    for (uint32_t i = 0; rc == 0 && i < cs->n_gone; i++) {
+        struct rs_captures_change *ch = &out->v[out->n++];
+        ch->gone = true;
+        ch->c.id = cs->gone[i].id;
+        snprintf(ch->c.job, sizeof ch->c.job, "%s", cs->gone[i].job);
+    }
+    if (rc == 0) {
+        cs->n_gone = 0;
+        cs->taken = n > 0;
+    }
+    pthread_mutex_unlock(&cs->lock);
+    return rc;
+}
+
+void
+rs_captures_changes_done(rs_captures *cs, struct rs_captures_changes *ch, bool stored)
+{
+    pthread_mutex_lock(&cs->lock);
+    cs->taken = false;
+    for (size_t i = 0; !stored && i < ch->n; i++) { /* again next time */
+        struct rs_capture_info *c = ch->v[i].gone ? NULL : find(cs, ch->v[i].c.id);
+        if (c)
+            touch(cs, c);
+        else if (ch->v[i].gone && cs->n_gone < RS_CAPTURES_MAX) {
+            snprintf(cs->gone[cs->n_gone].job, sizeof cs->gone[0].job, "%s", ch->v[i].c.job);
+            cs->gone[cs->n_gone++].id = ch->v[i].c.id;
+        }
+    }
+    pthread_mutex_unlock(&cs->lock);
+    free(ch->v);
+    *ch = (struct rs_captures_changes){0};
+}
+
+int
+rs_captures_restore(rs_captures *cs, const struct rs_capture_info *stored, uint64_t now_ns)
+{
+    int rc = 0;
+
+    if (stored->id == 0 || (unsigned)stored->state > RS_CAPTURES_EXPIRED ||
+        !rs_wire_job_valid(stored->job))
+        return -EINVAL;
+    pthread_mutex_lock(&cs->lock);
+    struct rs_capture_info *c = find(cs, stored->id) ? NULL : slot(cs);
+    if (!c) {
+        rc = find(cs, stored->id) ? -EEXIST : RS_E_FULL;
+        goto out;
+    }
+    *c = *stored;
+    c->job[sizeof c->job - 1] = c->who[sizeof c->who - 1] = c->reason[sizeof c->reason - 1] =
+        c->message[sizeof c->message - 1] = '\0';
+    if (is_open(c)) { /* nobody will hear its end: the server that asked for it is gone */
+        snprintf(c->message, sizeof c->message, "%s",
+                 c->state == RS_CAPTURES_RUNNING
+                     ? "the server restarted while it ran: its end was not heard (records marked "
+                       "with it before the restart are stored)"
+                     : "the server restarted before its collector reported it started: ask again");
+        c->state = RS_CAPTURES_EXPIRED;
+        c->ended_ns = now_ns;
+        touch(cs, c);
+        cs->stats.expired++;
+    }
+    if (c->id >= cs->next_id)
+        cs->next_id = c->id; /* ids stay unique across restarts, whatever the clock did */
+out:
+    pthread_mutex_unlock(&cs->lock);
+    return rc;
+}
+
+void
+rs_captures_forget_job(rs_captures *cs, const char *job)
+{
+    pthread_mutex_lock(&cs->lock);
+    for (uint32_t i = 0; i < cs->n_caps;) {
+        if (strcmp(cs->caps[i].job, job) != 0) {
+            i++;
+            continue;
+        }
+        cs->caps[i] = cs->caps[--cs->n_caps]; /* (the last moves here, with its mark) */
+        cs->dirty[i] = cs->dirty[cs->n_caps];
+    }
+    for (uint32_t i = 0; i < cs->n_gone;) /* the job's deletion removes them from the store */
+        if (strcmp(cs->gone[i].job, job) == 0)
+            cs->gone[i] = cs->gone[--cs->n_gone];
+        else
+            i++;
+    for (uint32_t b = 0; b < ROUTE_BUCKETS; b++)
+        for (struct route **r = &cs->routes[b]; *r;) {
+            if (strcmp((*r)->job, job) == 0) {
+                struct route *dead = *r;
+                *r = dead->next;
+                free(dead);
+                cs->n_routes--;
+            } else
+                r = &(*r)->next;
+        }
     pthread_mutex_unlock(&cs->lock);
 }

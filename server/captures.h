@@ -7,9 +7,11 @@
  * agent, in its replies, the orders for its ranks until their collector reports them started (an
  * agent that restarts, or a reply that is lost, gets them again; collectors ignore an id twice).
  * Bounded: one open capture per rank, a rate per job, at most RS_CAPTURES_MAX kept (the oldest
- * finished ones go first), RS_CAPTURES_MAX_ROUTES ranks remembered. In memory only: a server
- * restart forgets captures (their records stay in the store). Thread-safe (one mutex): ingest's
- * loop thread, the writer thread (replies) and REST use it. Not a public API: server/ only. */
+ * finished ones go first), RS_CAPTURES_MAX_ROUTES ranks remembered. Kept in the store too
+ * (capture_store.h takes the changes every half second and reads them back at start, when the
+ * open ones become expired); the routes are not: after a restart a rank can be captured once it
+ * sends again. Thread-safe (one mutex): ingest's loop thread, the writer thread (replies and the
+ * store) and REST use it. Not a public API: server/ only. */
 #ifndef RS_SERVER_CAPTURES_H
 #define RS_SERVER_CAPTURES_H
 
@@ -87,6 +89,9 @@ uint32_t rs_captures_orders(rs_captures *cs, uint64_t agent_id, uint64_t now_ns,
 /* Expires captures that went without word for longer than the timeout. */
 void rs_captures_expire(rs_captures *cs, uint64_t now_ns);
 
+/* How many captures asked for by `who` are open (requested, delivered or running). */
+uint32_t rs_captures_open_by(rs_captures *cs, const char *who);
+
 /* A copy of capture `id` into *out: 0 or -ENOENT. */
 int rs_captures_get(rs_captures *cs, uint64_t id, struct rs_capture_info *out);
 
@@ -95,16 +100,54 @@ int rs_captures_get(rs_captures *cs, uint64_t id, struct rs_capture_info *out);
 int rs_captures_latest_done(rs_captures *cs, const char *job, uint32_t rank, uint32_t kinds,
                             uint64_t since_ns, struct rs_capture_info *out);
 
+/* The newest capture of (job, rank) with kernels asked for that is running and started before
+ * until_ns: 0 with *out, or -ENOENT. */
+int rs_captures_running_before(rs_captures *cs, const char *job, uint32_t rank, uint64_t until_ns,
+                               struct rs_capture_info *out);
+
 /* Ranks of `job` with a capture that ended done with kernels and overlaps [since_ns, until_ns),
  * into ranks[max] (each once); returns how many. */
 uint32_t rs_captures_ranks_during(rs_captures *cs, const char *job, uint64_t since_ns,
                                   uint64_t until_ns, uint32_t *ranks, uint32_t max);
+
+/* Copies of the captures of `job` asked for at or after since_ns (requested_ns), oldest first,
+ * into out[max]; returns how many there are in all (more than max: the rest are left out). */
+size_t rs_captures_list(rs_captures *cs, const char *job, uint64_t since_ns,
+                        struct rs_capture_info *out, size_t max);
 
 /* {"captures":[...]} of `job`, newest first (docs/openapi.yaml CaptureList); NULL on ENOMEM. */
 json_t *rs_captures_json(rs_captures *cs, const char *job);
 
 /* One capture as JSON (docs/openapi.yaml Capture). */
 json_t *rs_capture_info_json(const struct rs_capture_info *c);
+
+/* Persistence (capture_store.h). What changed since the last take: captures to store (a copy
+ * each) and captures dropped from the table to delete (gone: only job and id set). */
+struct rs_captures_change {
+    struct rs_capture_info c;
+    bool gone;
+};
+struct rs_captures_changes {
+    struct rs_captures_change *v;
+    size_t n;
+};
+
+/* Takes the changes (n may be 0; then nothing is outstanding). Returns 0, -EBUSY while changes
+ * taken before are not done, or -ENOMEM (nothing taken). */
+int rs_captures_changes_take(rs_captures *cs, struct rs_captures_changes *out);
+
+/* The changes taken were stored, or not (then they are taken again next time, those still in the
+ * table); frees them. Any thread. */
+void rs_captures_changes_done(rs_captures *cs, struct rs_captures_changes *ch, bool stored);
+
+/* At start: puts a capture read from the store back in the table; one that was open becomes
+ * expired now (the server that waited for its collector's word is gone), with a message saying
+ * so, and is marked changed. Ids asked for later are above it. Returns 0, -EINVAL (not a capture:
+ * id 0, an unknown state, a bad job name), -EEXIST, or RS_E_FULL (the table holds open ones only). */
+int rs_captures_restore(rs_captures *cs, const struct rs_capture_info *c, uint64_t now_ns);
+
+/* The job is being deleted: its captures and routes go (the store's go with the job). */
+void rs_captures_forget_job(rs_captures *cs, const char *job);
 
 /* Counters for /metrics. */
 struct rs_captures_stats {

@@ -79,6 +79,8 @@ rs_server_check(const struct rs_server_config *cfg)
                "series entries\n",
                (unsigned long long)rep.gpu_windows, (unsigned long long)rep.gpu_window_readings,
                (unsigned long long)rep.gpu_window_entry_bytes);
+    if (rep.captures)
+        printf("check: captures on demand: %llu kept\n", (unsigned long long)rep.captures);
     if (rep.gpu_ranks || rep.verdicts)
         printf("check: GPU map: %llu GPUs; verdict history: %llu verdicts\n",
                (unsigned long long)rep.gpu_ranks, (unsigned long long)rep.verdicts);

@@ -2,6 +2,7 @@
  * it loads also feed the step summaries (step_summaries.h). */
 #include "server/evaluator.h"
 #include "server/auto_capture.h"
+#include "server/capture_evidence.h"
 
 #include "common/array.h"
 #include "common/clock.h"
@@ -34,6 +35,7 @@ struct verdict_state {
     double slowdown;               /* of the newest evaluation that found it */
     double stored_slowdown;        /* as last noted for the store (verdict_history.h) */
     enum rs_straggler_cause cause; /* as last logged: at the raise, or the last one not unknown */
+    uint64_t capture_id;           /* the capture that cause came from (0: the rule's own) */
 };
 
 /* The final steps of a job's last load, which the next one takes from memory instead of reading
@@ -68,6 +70,8 @@ struct job_result {
     char name[RS_WIRE_MAX_JOB_LEN + 1];
     bool evaluated;                    /* report holds the evaluation's answer */
     struct rs_straggler_report report; /* owned */
+    struct rs_capture_cause *causes;   /* report's verdicts whose cause a capture gave (owned) */
+    size_t n_causes;
     uint64_t first_ns;                 /* the job's first record time */
     uint64_t catchup_next;             /* the job's next catch-up step, for job_state */
     struct kept_steps kept; /* the evaluator's kept steps at the start, then the new ones */
@@ -202,6 +206,12 @@ evaluate(uv_work_t *req) /* thread pool */
                                              &job->catchup_next, &run->catchup_steps) != 0))
                 run->rc = -ENOMEM;
             rc = rs_stragglers_evaluate(r, job->name, &o, ranks, n_ranks, &job->report);
+            /* a verdict without kernel evidence takes its cause from a capture of its rank, as
+             * the REST answer's does: one cause in the log, /metrics and REST (capture_evidence.h;
+             * an error there leaves the rule's cause) */
+            if (rc == 0)
+                (void)rs__server_capture_causes(run->e->srv->captures, r, job->name, &o,
+                                                &job->report, &job->causes, &job->n_causes);
             unsigned loads = job->kept.loads; /* 0 after a full load */
             kept_free(&job->kept);
             rs_job_steps_keep_final(ranks, n_ranks, run->to_store != NULL);
@@ -287,26 +297,31 @@ in_verdicts(const struct rs_straggler_report *rep, uint32_t rank)
 /* Logs a verdict: raised, or its cause changed (a summarized job's first verdicts may say
  * "unknown" until the agents' kernel windows of its steps arrive). */
 static void
-log_verdict(const char *job, const struct rs_straggler_verdict *v, const char *was)
+log_verdict(const char *job, const struct rs_straggler_verdict *v, const char *was,
+            const struct rs_capture_cause *cc)
 {
     uint32_t rank = v->rank;
     const char *cause = rs_straggler_cause_name(v->cause);
+    char source[48] = "";
+
+    if (cc)
+        snprintf(source, sizeof source, " (from capture %llu)", (unsigned long long)cc->capture_id);
     double slower = 100 * (v->slowdown - 1);
     double impact = v->impact_pct;
     const char *action = rs_straggler_action_name(v->action);
 
     if (!was)
         rs_log(RS_LOG_WARN, "RS-STRAGGLER-RAISED",
-               "job %s: rank %u on %s (GPU %s) is a%s %s: %+.1f%% slower, cause %s, "
+               "job %s: rank %u on %s (GPU %s) is a%s %s: %+.1f%% slower, cause %s%s, "
                "impact %.1f%% of step time, action %s",
                job, rank, v->host, v->gpu_uuid,
                v->kind == RS_STRAGGLER_KIND_INTERMITTENT ? "n" : "",
-               rs_straggler_kind_name(v->kind), slower, cause, impact, action);
+               rs_straggler_kind_name(v->kind), slower, cause, source, impact, action);
     else
         rs_log(RS_LOG_WARN, "RS-STRAGGLER-CAUSE",
-               "job %s: rank %u: cause %s (was %s): %+.1f%% slower, impact %.1f%% of step time, "
-               "action %s",
-               job, rank, cause, was, slower, impact, action);
+               "job %s: rank %u: cause %s%s (was %s): %+.1f%% slower, impact %.1f%% of step "
+               "time, action %s",
+               job, rank, cause, source, was, slower, impact, action);
 }
 
 /* Compares one job's new verdicts with its history: raises new ones, clears vanished ones, logs
@@ -327,17 +342,23 @@ merge_job(rs_evaluator *e, struct job_result *res, uint64_t now_ns)
     for (size_t i = 0; i < res->report.n_verdicts; i++) {
         const struct rs_straggler_verdict *v = &res->report.verdicts[i];
         struct verdict_state *known = active_verdict(j, v->rank);
+        const struct rs_capture_cause *cc =
+            rs__server_capture_cause_of(res->causes, res->n_causes, v->rank);
+        if (cc && cc->pending)
+            cc = NULL; /* its cause is unknown until the capture ends: not from it */
         if (!known) {
             if (add_verdict(j, v->rank, now_ns) != 0)
                 continue;
             known = &j->v[j->n - 1];
             e->stats.raised++;
-            log_verdict(res->name, v, NULL);
+            log_verdict(res->name, v, NULL, cc);
             known->cause = v->cause;
+            known->capture_id = cc ? cc->capture_id : 0;
         } else if (v->cause != RS_STRAGGLER_CAUSE_UNKNOWN && known->cause != v->cause) {
             /* ("unknown" again tells nothing new) */
-            log_verdict(res->name, v, rs_straggler_cause_name(known->cause));
+            log_verdict(res->name, v, rs_straggler_cause_name(known->cause), cc);
             known->cause = v->cause;
+            known->capture_id = cc ? cc->capture_id : 0;
         }
         known->slowdown = v->slowdown;
         /* the store hears of a raise and of a slowdown that moved half a point: the fleet
@@ -380,6 +401,7 @@ evaluated(uv_work_t *req, int status) /* loop */
         if (status == 0 && !e->tick.closed && run->jobs[i].evaluated)
             merge_job(e, &run->jobs[i], run->now_ns);
         rs_straggler_report_fini(&run->jobs[i].report);
+        free(run->jobs[i].causes);
         kept_free(&run->jobs[i].kept);
     }
     if (!e->tick.closed)
@@ -550,8 +572,10 @@ rs_evaluator_foreach_active(const rs_evaluator *e, size_t max, rs_evaluator_verd
             const struct verdict_state *v = &e->jobs[i].v[k];
             if (v->cleared_ns)
                 continue;
+            struct rs_evaluator_verdict out = {e->jobs[i].name, v->rank,  v->slowdown,
+                                               v->detected_ns,  v->cause, v->capture_id};
             if (seen++ < max)
-                fn(arg, e->jobs[i].name, v->rank, v->slowdown, v->detected_ns);
+                fn(arg, &out);
         }
     return seen;
 }

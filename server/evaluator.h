@@ -74,10 +74,19 @@ struct rs_evaluator_stats {
 };
 void rs_evaluator_get_stats(const rs_evaluator *e, struct rs_evaluator_stats *out);
 
-/* Loop thread: calls fn for the first `max` active straggler verdicts (job, rank, slowdown of the
- * newest evaluation, detected_ns) and returns how many are active in all. */
-typedef void (*rs_evaluator_verdict_fn)(void *arg, const char *job, uint32_t rank, double slowdown,
-                                        uint64_t detected_ns);
+/* An active straggler verdict, as the streaming evaluation keeps it. */
+struct rs_evaluator_verdict {
+    const char *job;
+    uint32_t rank;
+    double slowdown;               /* of the newest evaluation */
+    uint64_t detected_ns;          /* when it was raised */
+    enum rs_straggler_cause cause; /* as logged last (RS-STRAGGLER-RAISED / -CAUSE) */
+    uint64_t capture_id;           /* the capture that cause came from; 0: the rule's own */
+};
+
+/* Loop thread: calls fn for the first `max` active straggler verdicts and returns how many are
+ * active in all. */
+typedef void (*rs_evaluator_verdict_fn)(void *arg, const struct rs_evaluator_verdict *v);
 size_t rs_evaluator_foreach_active(const rs_evaluator *e, size_t max, rs_evaluator_verdict_fn fn,
                                    void *arg);
 

@@ -57,6 +57,9 @@ rs__server_delete_job(struct rs_server *srv, const char *job, size_t per_txn,
         return -ENOMEM;
     d->srv = srv;
     snprintf(d->job, sizeof d->job, "%s", job);
+    /* its captures go now, before the deletion's steps: a capture stored between two of them
+     * would outlive the job (the deletion removes those stored before) */
+    rs_captures_forget_job(srv->captures, job);
     d->per_txn = per_txn;
     d->done = done;
     d->arg = arg;

@@ -163,19 +163,22 @@ read_store(uv_work_t *req) /* thread pool */
 /* The verdicts' two families, gathered in one pass: the format wants each family's samples
  * together after its HELP and TYPE, not one verdict's samples of both families side by side. */
 struct verdict_text {
-    struct text slowdown, detected;
+    struct text slowdown, detected, cause;
 };
 
 static void
-verdict_series(void *arg, const char *job, uint32_t rank, double slowdown, uint64_t detected_ns)
+verdict_series(void *arg, const struct rs_evaluator_verdict *e)
 {
     struct verdict_text *v = arg;
 
     /* job names are [A-Za-z0-9._:@+=-]: nothing to escape in a label value */
-    put(&v->slowdown, "rankscope_straggler_slowdown{job=\"%s\",rank=\"%u\"} %.6g\n", job, rank,
-        slowdown);
-    put(&v->detected, "rankscope_straggler_detected_seconds{job=\"%s\",rank=\"%u\"} %.3f\n", job,
-        rank, (double)detected_ns / 1e9);
+    put(&v->slowdown, "rankscope_straggler_slowdown{job=\"%s\",rank=\"%u\"} %.6g\n", e->job,
+        e->rank, e->slowdown);
+    put(&v->detected, "rankscope_straggler_detected_seconds{job=\"%s\",rank=\"%u\"} %.3f\n",
+        e->job, e->rank, (double)e->detected_ns / 1e9);
+    /* the cause the log and REST give (a capture's, capture_evidence.h, where one ran) */
+    put(&v->cause, "rankscope_straggler_cause{job=\"%s\",rank=\"%u\",cause=\"%s\",source=\"%s\"} 1\n",
+        e->job, e->rank, rs_straggler_cause_name(e->cause), e->capture_id ? "capture" : "rule");
 }
 
 /* A family with labelled series: HELP, TYPE, then the series (written by the caller). */
@@ -377,8 +380,13 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
     family(t, "straggler_slowdown", help, &v.slowdown);
     family(t, "straggler_detected_seconds", "When the verdict was raised (Unix time).",
            &v.detected);
+    family(t, "straggler_cause",
+           "An active verdict's cause (1), as logged; source: capture when a capture's kernels "
+           "gave it, else rule.",
+           &v.cause);
     free(v.slowdown.s);
     free(v.detected.s);
+    free(v.cause.s);
     metric(t, "straggler_series_omitted", "gauge",
            "Active verdicts beyond the series limit, not exported.",
            active > MAX_VERDICT_SERIES ? (double)(active - MAX_VERDICT_SERIES) : 0);

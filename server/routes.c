@@ -22,6 +22,7 @@
 #include "query/top.h"
 #include "query/trace_export.h"
 #include "server/capture_evidence.h"
+#include "server/hang_evidence.h"
 #include "server/job_delete.h"
 #include "server/server_int.h"
 
@@ -233,13 +234,21 @@ run_query(struct rs_work *req)
         }
         o.until_step = q->p.until_step;
         q->rc = rs_stragglers_evaluate_job(r, q->job, &o, &q->stragglers);
+        /* verdicts without kernel evidence take it from a capture of their rank, if one ran,
+         * as the evaluator's do (a failure there leaves the others as the rule gave them) */
+        struct rs_capture_cause *cc = NULL;
+        size_t n_cc = 0;
+        if (q->rc == 0)
+            (void)rs__server_capture_causes(q->srv->captures, r, q->job, &o, &q->stragglers, &cc,
+                                            &n_cc);
         if (q->rc == 0 && !(q->result = rs_straggler_report_json(&q->stragglers)))
             q->rc = -ENOMEM;
-        /* verdicts without kernel evidence take it from a capture of their rank, if one ran
-         * (a failure there leaves the answer as the rule gave it) */
-        if (q->rc == 0)
-            rs__server_capture_evidence(q->srv->captures, r, q->job, &o, &q->stragglers,
-                                        q->result);
+        if (q->rc == 0 && rs__server_capture_causes_json(cc, n_cc, q->result) != 0) {
+            json_decref(q->result);
+            q->result = NULL;
+            q->rc = -ENOMEM;
+        }
+        free(cc);
         break;
     }
     case Q_TOP: {
@@ -303,8 +312,9 @@ query_done(struct rs_work *req, int status)
                               q->result) != 0)
         q->rc = -ENOMEM;
     if (status == 0 && q->rc == 0 && q->kind == Q_HANGS && /* the watch's raised and cleared */
-        json_object_set_new(q->result, "history",
-                            rs_hang_watch_history_json(q->srv->hang_watch, q->job)) != 0) {
+        (json_object_set_new(q->result, "history",
+                             rs_hang_watch_history_json(q->srv->hang_watch, q->job)) != 0 ||
+         rs__server_hang_captures(q->srv->captures, q->job, q->result) != 0)) { /* hang_evidence.h */
         json_decref(q->result);
         q->rc = -ENOMEM;
     }

@@ -11,6 +11,7 @@
 #include "server/http.h"
 #include "server/ingest.h"
 #include "server/maintenance.h"
+#include "server/capture_store.h"
 #include "server/server_int.h"
 #include "server/space.h"
 #include "server/writer.h"
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #define SPACE_CHECK_MS 2000 /* how often retention by space looks at the store */
+#define CAPTURE_STORE_MS 500 /* how often the capture table's changes are stored */
 
 struct running {
     struct rs_server srv;
@@ -31,6 +33,7 @@ struct running {
     rs_http *http;
     rs_maintenance *maintenance;
     rs_space *space;
+    rs_capture_store *capture_store;
 };
 
 static void
@@ -54,6 +57,8 @@ on_signal(uv_signal_t *h, int signum)
     run->srv.hang_watch = NULL;
     rs_space_close(run->space);
     run->space = NULL;
+    rs__capture_store_close(run->capture_store); /* the changes of now go to the writer */
+    run->capture_store = NULL;
     uv_close((uv_handle_t *)&run->srv.sigint, NULL);
     uv_close((uv_handle_t *)&run->srv.sigterm, NULL);
     uv_close((uv_handle_t *)&run->srv.sighup, NULL);
@@ -251,6 +256,11 @@ rs_server_run(const struct rs_server_config *cfg)
                                         (uint64_t)cfg->capture_timeout_s * 1000000000ull};
     if ((rc = rs_captures_new(&copts, &srv->captures)) != 0)
         goto out;
+    /* before agents can report on them; a store whose captures cannot be read serves the rest
+     * (logged; --check names the entry) */
+    (void)rs__capture_store_load(srv);
+    if ((rc = rs__capture_store_start(srv, CAPTURE_STORE_MS, &run.capture_store)) != 0)
+        goto out;
     iopts.captures = srv->captures;
     if ((rc = rs_ingest_start(&srv->loop, &iopts, srv->writer, &srv->counters, &run.ingest)))
         goto out;
@@ -324,6 +334,7 @@ out:
         rs_evaluator_close(srv->evaluator);
         rs_hang_watch_close(srv->hang_watch);
         rs_space_close(run.space);
+        rs__capture_store_close(run.capture_store);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
     rs_writer_stop(srv->writer);        /* commits what was queued */

@@ -25,7 +25,7 @@ struct sim_config {
     char *job, *agent, *log_level, *nvml_script;
     int64_t ranks, steps, slow_rank, onset_step, recover_step, host_stall, seed, kernel_split;
     int64_t hang_rank;
-    bool pc_sampling, no_step_markers, buckets_after, nccl_plugin, kernels_in_captures;
+    bool pc_sampling, no_step_markers, buckets_after, nccl_plugin, kernels_in_captures, hang_busy;
     double step_ms, slowdown, stall_ms, noise, speed, duration_s, max_rate, hang_s, launch_gap_us;
 };
 
@@ -82,6 +82,10 @@ static const struct rs_config_option options[] = {
         -1, 65535),
     OPT("hang-s", RS_CONFIG_DOUBLE, "10", hang_s, "how long the hang lasts, wall seconds", 0.5,
         86400),
+    OPT("hang-busy", RS_CONFIG_BOOL, "false", hang_busy,
+        "the --hang-rank keeps its GPU busy meanwhile (a kernel of 5 ms after another on its "
+        "compute stream: late with other work, not stuck); without it, its GPU runs nothing",
+        0, 0),
     OPT("seed", RS_CONFIG_INT, "1", seed, "random seed (runs are deterministic per seed)", 0,
         (double)INT64_MAX),
     OPT("speed", RS_CONFIG_DOUBLE, "1", speed,
@@ -229,6 +233,16 @@ sink_step(void *arg, uint32_t rank, const struct rs_step_record *s)
         rs_collector_add_step(run->collectors[rank], s);
 }
 
+/* --hang-busy: the hung rank's GPU ran kernels back to back over [from_ns, to_ns). */
+static void
+hang_busy_kernels(struct sim_run *run, uint32_t rank, uint64_t from_ns, uint64_t to_ns)
+{
+    for (uint64_t t = from_ns; t + 5000000u <= to_ns; t += 5000000u) {
+        struct rs_kernel_record k = {t, t + 5000000u - 2000u, 0, 7, rank, 0};
+        sink_kernel(run, rank, "hang_busy_elementwise_kernel", &k);
+    }
+}
+
 /* --hang-rank: every other rank waits in the AllReduce the hung rank never reaches, and says so
  * as the collector's NCCL profiler plugin does (the in-flight condition, convert.h) at each flush
  * for `hang_s` wall seconds; then the operation completes (the conditions clear). */
@@ -242,9 +256,14 @@ simulate_hang(const struct sim_config *cfg, struct sim_run *run, sim_model *m, u
 
     rs_log(RS_LOG_INFO, "RS-SIM-HANG", "rank %lld never arrives: the others wait for %.1f s",
            (long long)cfg->hang_rank, cfg->hang_s);
+    uint64_t busy_from = since;
     while (rs_clock_mono_ns() < until) {
         uint64_t now = rs_clock_realtime_ns();
         struct rs_clock_pair clock = {now, now};
+        if (cfg->hang_busy) {
+            hang_busy_kernels(run, (uint32_t)cfg->hang_rank, busy_from, now);
+            busy_from = now;
+        }
         for (uint32_t r = 0; r < n; r++) {
             if ((int64_t)r != cfg->hang_rank) {
                 struct rs_in_flight f = {comm_hash,

@@ -470,6 +470,26 @@ visit_verdict(struct check *c, const MDB_val *k, const MDB_val *v)
                 RS_VERDICTS_PER_RANK);
 }
 
+/* captures: of an existing job, well formed, in a known state, with times in order. */
+static void
+visit_capture(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    struct rs_store_capture cap;
+
+    c->rep->captures++;
+    if (!rs__store_capture_value_read(k, v, &cap)) {
+        problem(c, "captures: entry of %zu/%zu bytes, or a bad value", k->mv_size, v->mv_size);
+        return;
+    }
+    if (!find_job(c, ((const struct rs_key_capture *)k->mv_data)->job_id))
+        problem(c, "captures: capture %llu of a job that does not exist",
+                (unsigned long long)cap.id);
+    if (cap.state > RS_STORE_CAPTURE_STATE_MAX || cap.requested_ns == 0 ||
+        (cap.ended_ns && cap.ended_ns < cap.requested_ns) ||
+        (cap.started_ns && cap.ended_ns && cap.ended_ns < cap.started_ns))
+        problem(c, "captures: capture %llu has a bad state or times", (unsigned long long)cap.id);
+}
+
 /* Where the bytes are: each database's pages, and what its entries take of them. */
 static int
 db_sizes(struct check *c, struct rs_store_check_report *out)
@@ -485,7 +505,7 @@ db_sizes(struct check *c, struct rs_store_check_report *out)
         {"ranks", s->ranks},       {"jobs", s->jobs},       {"dedup", s->dedup},
         {"kwin_names", s->names},  {"meta", s->meta},       {"awin", s->awin},
         {"job_keys", s->job_keys}, {"job_ids", s->job_ids}, {"gpu_ranks", s->gpu_ranks},
-        {"verdicts", s->verdicts}};
+        {"verdicts", s->verdicts}, {"captures", s->captures}};
     MDB_stat st;
     int rc;
 
@@ -529,7 +549,8 @@ rs_store_check(rs_store *s, struct rs_store_check_report *out)
         (rc = walk(&c, s->colls, visit_coll)) || (rc = walk(&c, s->strings, visit_string)) ||
         (rc = walk(&c, s->dedup, visit_dedup)) || (rc = walk(&c, s->names, visit_name_number)) ||
         (rc = walk(&c, s->gpu_ranks, visit_gpu_rank)) ||
-        (rc = walk(&c, s->verdicts, visit_verdict)))
+        (rc = walk(&c, s->verdicts, visit_verdict)) ||
+        (rc = walk(&c, s->captures, visit_capture)))
         goto out;
     if ((rc = db_sizes(&c, out)) != 0)
         goto out;

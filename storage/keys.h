@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define RS_STORE_FORMAT "rankscope-store 6"
+#define RS_STORE_FORMAT "rankscope-store 7"
 /* Format 1 (before the collective blocks, see rs_key_coll) is migrated when opened (migrate.c). */
 #define RS_STORE_FORMAT_1 "rankscope-store 1"
 /* Format 2 (before kernel windows named kernels by number, RS_KWIN_VERSION_NUMBERED) is read as it
@@ -27,6 +27,10 @@
  * tables and moves the marker to 6, so that a format-5 server — which would delete a job without
  * its entries there — refuses the store. */
 #define RS_STORE_FORMAT_5 "rankscope-store 5"
+/* Format 6 (before captures, below) is read as it is: a writer creates the table and moves the
+ * marker to 7, so that a format-6 server — which would delete a job without its captures —
+ * refuses the store. */
+#define RS_STORE_FORMAT_6 "rankscope-store 6"
 #define RS_STORE_MIGRATE_CHUNK 100000 /* records converted per transaction */
 
 static inline void
@@ -389,6 +393,25 @@ struct rs_verdict_value {
     double slowdown;     /* of the newest evaluation that found it (> 1) */
 };
 _Static_assert(sizeof(struct rs_verdict_value) == 24, "verdict value layout");
+
+/* captures: (job_id, capture id) -> struct rs_capture_value: the server's captures on demand
+ * (storage/captures.c, server/captures.h) — state, ranks, kinds, times, who asked and why, and
+ * the records received for each — so that they survive a restart. The server keeps the same
+ * table in memory (at most RS_STORE_CAPTURES_MAX) and deletes here what it drops there; job
+ * deletion and retention remove them with the job. Format 7. */
+struct rs_key_capture {
+    uint8_t job_id[8], id[8];
+};
+_Static_assert(sizeof(struct rs_key_capture) == 16, "capture key layout");
+_Static_assert(RS__KEY_END(struct rs_key_capture, job_id) == RS_KEY_JOB_PREFIX,
+               "capture keys start with the job prefix");
+
+struct rs_capture_value {
+    uint32_t version, rank, kinds, seconds, state, ran_kinds;
+    uint64_t requested_ns, delivered_ns, started_ns, ended_ns, batches, kernels, stalls;
+    char who[64], reason[160], message[208]; /* NUL-terminated */
+};
+_Static_assert(sizeof(struct rs_capture_value) == 512, "capture value layout");
 
 struct rs_step_value {
     uint64_t start_ns, end_ns;

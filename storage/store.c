@@ -108,13 +108,14 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
             goto out;
         }
     } else if (format_is(&v, RS_STORE_FORMAT_2) || format_is(&v, RS_STORE_FORMAT_3) ||
-               format_is(&v, RS_STORE_FORMAT_4) || format_is(&v, RS_STORE_FORMAT_5)) {
-        /* formats 2 - 5 read as they are; a writer marks the store 6, since windows name kernels
+               format_is(&v, RS_STORE_FORMAT_4) || format_is(&v, RS_STORE_FORMAT_5) ||
+               format_is(&v, RS_STORE_FORMAT_6)) {
+        /* formats 2 - 6 read as they are; a writer marks the store 7, since windows name kernels
          * by number, agent windows go to awin, jobs have recorded keys and deleting a job must
-         * remove its gpu_ranks and verdicts entries from now on (keys.h) — but not keep_format
-         * (--check, --compact-to), while an older server may still be serving the store (the
-         * empty kwin_names, awin, job_keys, job_ids, gpu_ranks and verdicts below are no change
-         * to it) */
+         * remove its gpu_ranks, verdicts and captures entries from now on (keys.h) — but not
+         * keep_format (--check, --compact-to), while an older server may still be serving the
+         * store (the empty kwin_names, awin, job_keys, job_ids, gpu_ranks, verdicts and captures
+         * below are no change to it) */
         v.mv_size = sizeof format - 1;
         v.mv_data = (void *)format;
         if (!keep_format && (rc = rs__store_err(mdb_put(txn, s->meta, &k, &v, 0))) != 0)
@@ -138,6 +139,7 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         (rc = mdb_dbi_open(txn, "job_ids", MDB_CREATE, &s->job_ids)) ||
         (rc = mdb_dbi_open(txn, "gpu_ranks", MDB_CREATE, &s->gpu_ranks)) ||
         (rc = mdb_dbi_open(txn, "verdicts", MDB_CREATE, &s->verdicts)) ||
+        (rc = mdb_dbi_open(txn, "captures", MDB_CREATE, &s->captures)) ||
         (rc = mdb_dbi_open(txn, "frame_seqs", MDB_CREATE, &s->frame_seqs))) {
         rc = rs__store_err(rc);
         goto out;

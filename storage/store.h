@@ -397,14 +397,45 @@ int rs_store_verdict_note(rs_store_write *w, const char *job, uint32_t rank, boo
 typedef int (*rs_store_verdict_cb)(void *arg, const struct rs_store_verdict *v);
 int rs_store_verdicts_scan(rs_store_read *r, const char *job, rs_store_verdict_cb cb, void *arg);
 
+/* --- captures on demand (captures.c) -------------------------------------------------------- */
+
+/* One capture as the server keeps it (server/captures.h; `state` is its enum, stored as it is).
+ * Strings are NUL-terminated and cut to their arrays. */
+#define RS_STORE_CAPTURE_WHO 64
+#define RS_STORE_CAPTURE_REASON 160
+#define RS_STORE_CAPTURE_MESSAGE 208
+#define RS_STORE_CAPTURE_STATE_MAX 5 /* the server's states are 0 .. this (--check) */
+struct rs_store_capture {
+    uint64_t id;
+    uint32_t rank, kinds, seconds, state, ran_kinds;
+    uint64_t requested_ns, delivered_ns, started_ns, ended_ns, batches, kernels, stalls;
+    char who[RS_STORE_CAPTURE_WHO], reason[RS_STORE_CAPTURE_REASON],
+        message[RS_STORE_CAPTURE_MESSAGE];
+};
+
+/* Stores (or replaces) capture c->id of `job`. Returns 0, RS_E_NOT_FOUND (no such job: deleted
+ * meanwhile; nothing is stored), -EINVAL (id 0) or a storage error. Deleting the job removes its
+ * captures. */
+int rs_store_capture_put(rs_store_write *w, const char *job, const struct rs_store_capture *c);
+
+/* Removes capture `id` of `job`; 0 also when there was none (or no such job). */
+int rs_store_capture_delete(rs_store_write *w, const char *job, uint64_t id);
+
+/* Every stored capture of every job, by job then id; cb's non-zero return stops the scan and is
+ * returned. Returns 0, RS_E_CORRUPT (an entry of the wrong size or version, or of a job without
+ * a name) or a storage error. */
+typedef int (*rs_store_capture_cb)(void *arg, const char *job, const struct rs_store_capture *c);
+int rs_store_captures_scan(rs_store_read *r, rs_store_capture_cb cb, void *arg);
+
 /* --- consistency ------------------------------------------------------------------------- */
 
-#define RS_STORE_DBS 16 /* databases of the layout (docs/storage.md) */
+#define RS_STORE_DBS 17 /* databases of the layout (docs/storage.md) */
 
 struct rs_store_check_report {
     uint64_t jobs, ranks, series_chunks, kernel_windows, steps, collectives, strings, batches,
         step_summaries, name_numbers; /* entries seen */
     uint64_t gpu_ranks, verdicts;     /* entries of the GPU map and the verdict history */
+    uint64_t captures;                /* captures on demand kept */
     struct {
         const char *name;     /* "series", "coll_blocks", ... */
         uint64_t bytes;       /* its pages (branch, leaf, overflow) times the page size */

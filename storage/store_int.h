@@ -51,6 +51,7 @@ struct rs_store {
     MDB_dbi job_keys, job_ids; /* job name <-> the job's key prefix (job_keys.c) */
     MDB_dbi gpu_ranks;         /* GPU UUID -> the rank that reported it last (gpu_ranks.c) */
     MDB_dbi verdicts;          /* straggler verdict history (verdicts.c) */
+    MDB_dbi captures;          /* captures on demand (captures.c) */
     MDB_dbi frame_seqs;        /* frames of each collector that arrived (keys.h) */
     /* what rs_store_open found and made, for rs_store_close_discard (writer_lock.c) */
     int lock_fd;    /* DIR/writer.lock, flock'd (exclusive), or -1 */
@@ -288,6 +289,9 @@ int rs__awin_next(struct rs__awin_walk *w, MDB_val *k, MDB_val *v);
  * times and metrics (rec->step is left alone). False for a value of neither size. */
 struct rs_step_record;
 bool rs__step_value_read(const MDB_val *v, struct rs_step_record *rec);
+
+/* captures.c: a captures entry (keys.h) as the server's capture; false when it is not one. */
+bool rs__store_capture_value_read(const MDB_val *k, const MDB_val *v, struct rs_store_capture *out);
 
 /* FNV-1a 64 of a job name: the job's id inside keys. */
 /* Job keys (job_keys.c). Every key of a job starts with its 8-byte id: the FNV-1a hash of its

@@ -118,7 +118,9 @@ assert 1.1 < series["rankscope_straggler_slowdown{job=\"live\",rank=\"3\"}"] < 1
 assert series["rankscope_stragglers_active"] >= 1
 labels = [k for k in series if "{" in k]
 assert all(re.fullmatch(r"rankscope_straggler_\w+\{job=\"[^\"]+\",rank=\"\d+\"\}", k) or
+           re.fullmatch(r"rankscope_straggler_cause\{job=\"[^\"]+\",rank=\"\d+\",cause=\"(gpu_slow|extra_work|host_side|unknown)\",source=\"(rule|capture)\"\}", k) or
            re.fullmatch(r"rankscope_captures(_refused)?_total\{(state|reason)=\"[a-z]+\"\}", k)
-           for k in labels), labels' \
+           for k in labels), labels
+assert [v for k, v in series.items() if k.startswith("rankscope_straggler_cause{job=\"live\",rank=\"3\",")] == [1], series' \
     "$WORK/metrics.txt"
 finish

@@ -176,7 +176,7 @@ sim ev 4 20 --slow-rank 2 --slowdown 0.3 --nccl-plugin &
 EV=$!
 for _ in $(seq 200); do
     curl -sf "$HTTP/v1/jobs/ev/stragglers" >"$WORK/ev-stragglers.json" 2>/dev/null &&
-        grep -q evidence_source "$WORK/ev-stragglers.json" && break
+        grep -q "\"evidence_source\": *\"from capture" "$WORK/ev-stragglers.json" && break
     sleep 0.1
 done
 captures ev >"$WORK/ev-captures.json"
@@ -191,10 +191,26 @@ import json, sys
 (v,) = json.load(open(sys.argv[1]))["stragglers"]
 cs = json.load(open(sys.argv[2]))["captures"]
 (mine,) = [c["id"] for c in cs if c["rank"] == 2]
-assert v["rank"] == 2 and v["cause"] == "gpu_slow" and v["cause_without_capture"] == "host_side", v
+# without the capture: host_side (no kernels), or extra_work where the newest window holds the
+# kernels the capture traced on rank 2 and its peer but none of the others (capture_evidence.h)
+assert v["rank"] == 2 and v["cause"] == "gpu_slow" and v["cause_without_capture"] in ("host_side", "extra_work"), v
 assert v["evidence_source"] == "from capture %d" % mine and v["capture"]["id"] == mine, v
 assert all(1.25 < e["ratio_to_peers"] < 1.35 for e in v["evidence"]), v["evidence"]' \
     "$WORK/ev-stragglers.json" "$WORK/ev-captures.json"
+"$BIN/rankscope" --server "$HTTP" stragglers ev >"$WORK/ev-cli.txt" 2>&1
+for _ in $(seq 50); do grep -q "RS-STRAGGLER-CAUSE job ev: rank 2: cause gpu_slow (from capture" "$WORK/server.log" && break; sleep 0.1; done # the next evaluation
+curl -sf "$HTTP/metrics" >"$WORK/ev-metrics.txt"
+check "one cause everywhere: the streaming log (RS-STRAGGLER-CAUSE), /metrics and the CLI say gpu_slow from the capture, as REST does" python3 -c '
+import json, re, sys
+(v,) = json.load(open(sys.argv[1]))["stragglers"]
+cid = v["capture"]["id"]
+log = open(sys.argv[2]).read()
+assert re.search(r"RS-STRAGGLER-CAUSE job ev: rank 2: cause gpu_slow \(from capture %d\) \(was host_side\)" % cid, log), [l[-200:] for l in log.splitlines() if "STRAGGLER" in l or "CAPTURE" in l]
+m = open(sys.argv[3]).read()
+assert "rankscope_straggler_cause{job=\"ev\",rank=\"2\",cause=\"gpu_slow\",source=\"capture\"} 1" in m, [l for l in m.splitlines() if "straggler_cause" in l]
+cli = open(sys.argv[4]).read()
+assert "cause: gpu_slow (from capture %d; without it: %s)" % (cid, v["cause_without_capture"]) in cli, cli' \
+    "$WORK/ev-stragglers.json" "$WORK/server.log" "$WORK/ev-metrics.txt" "$WORK/ev-cli.txt"
 check "RS-CAPTURE-AUTO and an RS-AUDIT line by who=evaluator" bash -c '
 grep -q "RS-CAPTURE-AUTO job ev: capture [0-9]* of rank 2 (and [0-9]* of healthy peer" "$1" &&
 grep -q "RS-AUDIT who=evaluator .*action=capture job=ev ranks=2 first_rank=2" "$1"' _ "$WORK/server.log"
@@ -214,7 +230,7 @@ stop "$PID_server"
 # ---- tokens: who may capture -----------------------------------------------------------------
 : >"$WORK/tokens"
 chmod 600 "$WORK/tokens"
-for who in alice:admin bob:read; do
+for who in alice:admin bob:read carol:ingest; do
     "$BIN/rankscope-server" --new-token "${who%%:*}" --role "${who##*:}" >"$WORK/new.out"
     grep '^rst_' "$WORK/new.out" >"$WORK/${who%%:*}.token"
     grep "^${who%%:*} " "$WORK/new.out" >>"$WORK/tokens"
@@ -223,10 +239,11 @@ start_server --token-file "$WORK/tokens"
 body='{"ranks":[0],"kinds":["kernels"],"seconds":1}'
 c_none=$(post cap "$body")
 c_read=$(post cap "$body" -H "Authorization: Bearer $(cat "$WORK/bob.token")")
+c_ingest=$(post cap "$body" -H "Authorization: Bearer $(cat "$WORK/carol.token")")
 c_admin=$(post cap "$body" -H "Authorization: Bearer $(cat "$WORK/alice.token")")
 c_list=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$WORK/bob.token")" \
     "$HTTP/v1/jobs/cap/captures")
-check "--token-file: POST without a token 401, with a read token 403, with an admin token past auth (404: no such rank here); GET with a read token 200" \
-    sh -c "[ $c_none = 401 ] && [ $c_read = 403 ] && [ $c_admin = 404 ] && [ $c_list = 200 ]"
+check "--token-file: POST without a token 401, with a read or an ingest token 403, with an admin token past auth (404: no such rank here); GET with a read token 200" \
+    sh -c "[ $c_none = 401 ] && [ $c_read = 403 ] && [ $c_ingest = 403 ] && [ $c_admin = 404 ] && [ $c_list = 200 ]"
 check "RS-AUDIT names the admin who asked" grep -q "RS-AUDIT who=alice role=admin .*action=capture job=cap" "$WORK/server.log"
 finish

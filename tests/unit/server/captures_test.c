@@ -3,7 +3,9 @@
  * (a new agent id) and stop once the collector started; unknown ranks, a second open capture of a
  * rank, the per-job rate and duplicates are refused; reports and marks from another rank are
  * ignored and counted; captures without word expire with a reason; the latest done capture is
- * found for the evaluator. */
+ * found for the evaluator; a collector's report times outside [asked, now] are not believed; the
+ * changes the store takes, again after a failed write; captures read back from the store (open
+ * ones expired, ids above them after); a deleted job's captures and routes forgotten. */
 #include "server/captures.h"
 #include "tests/t.h"
 #include "tests/t_batch.h"
@@ -263,6 +265,121 @@ expiry(void)
     rs_captures_free(cs);
 }
 
+/* A hostile (or broken) collector's clock: started in 1970, done before it started, failed ten
+ * years on — the server's clock is taken instead, and a capture never ends before it began. */
+static void
+hostile_report_times(void)
+{
+    rs_captures *cs = table(8);
+    uint32_t r0[] = {0}, r1[] = {1};
+    uint64_t a, b;
+    char why[256];
+    struct rs_capture_info info;
+
+    batch(cs, 100, "job", 0, NULL, 0, 0, T0);
+    batch(cs, 100, "job", 1, NULL, 0, 0, T0);
+    T_OK(rs_captures_request(cs, "job", r0, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0, &a, why,
+                             sizeof why));
+    T_OK(rs_captures_request(cs, "job", r1, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0, &b, why,
+                             sizeof why));
+    struct rs_capture_report r = report(a, RS_CAPTURE_STARTED, 1, "");
+    batch(cs, 100, "job", 0, &r, 1, 0, T0 + S);
+    r = report(a, RS_CAPTURE_DONE, T0 - 100 * S, "");
+    batch(cs, 100, "job", 0, &r, 1, a, T0 + 3 * S);
+    T_OK(rs_captures_get(cs, a, &info));
+    T_EQ(info.state, RS_CAPTURES_DONE);
+    T_EQ(info.started_ns, T0 + S);
+    T_EQ(info.ended_ns, T0 + 3 * S);
+    r = report(b, RS_CAPTURE_STARTED, T0 + 2 * S, ""); /* believed: within [asked, now] */
+    batch(cs, 100, "job", 1, &r, 1, 0, T0 + 2 * S);
+    r = report(b, RS_CAPTURE_FAILED, T0 + 3650 * 86400 * S, "no");
+    batch(cs, 100, "job", 1, &r, 1, 0, T0 + 4 * S);
+    T_OK(rs_captures_get(cs, b, &info));
+    T_EQ(info.started_ns, T0 + 2 * S);
+    T_EQ(info.ended_ns, T0 + 4 * S);
+    T_EQ(rs_captures_open_by(cs, "a"), 0); /* both ended */
+    rs_captures_free(cs);
+}
+
+/* Takes the table's changes: `want` of them. */
+static void
+take(rs_captures *cs, struct rs_captures_changes *ch, size_t want)
+{
+    T_OK(rs_captures_changes_take(cs, ch));
+    T_EQ(ch->n, want);
+}
+
+/* What the store takes: each change once, again after a failed write, nothing while a take is out;
+ * read back, an open capture expires saying why, and later ids are above it; a deleted job's
+ * captures and routes go. */
+static void
+persistence(void)
+{
+    rs_captures *cs = table(8);
+    struct rs_captures_changes ch;
+    uint32_t r0[] = {0};
+    uint64_t a;
+    char why[256];
+    struct rs_capture_info info;
+
+    batch(cs, 100, "job", 0, NULL, 0, 0, T0);
+    take(cs, &ch, 0); /* a route is no change */
+    rs_captures_changes_done(cs, &ch, true);
+    T_OK(rs_captures_request(cs, "job", r0, 1, RS_CAPTURE_KERNELS, 5, "alice", "why", T0, &a, why,
+                             sizeof why));
+    T_EQ(rs_captures_open_by(cs, "alice"), 1); /* (the evaluator's bound counts so) */
+    T_EQ(rs_captures_open_by(cs, "evaluator"), 0);
+    take(cs, &ch, 1);
+    T_EQ(ch.v[0].c.id, a);
+    T_CHECK(!ch.v[0].gone && strcmp(ch.v[0].c.who, "alice") == 0);
+    struct rs_captures_changes second;
+    T_EQ(rs_captures_changes_take(cs, &second), -EBUSY);
+    rs_captures_changes_done(cs, &ch, false); /* the write failed: taken again */
+    take(cs, &ch, 1);
+    rs_captures_changes_done(cs, &ch, true);
+    take(cs, &ch, 0);
+    rs_captures_changes_done(cs, &ch, true);
+    rs_captures_free(cs);
+
+    /* a new server reads it back: open, so expired now, and a change to store */
+    cs = table(8);
+    info = (struct rs_capture_info){.id = a,
+                                    .job = "job",
+                                    .rank = 0,
+                                    .kinds = RS_CAPTURE_KERNELS,
+                                    .seconds = 5,
+                                    .state = RS_CAPTURES_RUNNING,
+                                    .requested_ns = T0,
+                                    .started_ns = T0 + S,
+                                    .who = "alice",
+                                    .reason = "why"};
+    T_OK(rs_captures_restore(cs, &info, T0 + 60 * S));
+    T_EQ(rs_captures_restore(cs, &info, T0 + 60 * S), -EEXIST);
+    info.id = 0;
+    T_EQ(rs_captures_restore(cs, &info, T0 + 60 * S), -EINVAL);
+    T_OK(rs_captures_get(cs, a, &info));
+    T_EQ(info.state, RS_CAPTURES_EXPIRED);
+    T_EQ(info.ended_ns, T0 + 60 * S);
+    T_CHECK(strstr(info.message, "server restarted while it ran") != NULL);
+    T_CHECK(strcmp(info.who, "alice") == 0);
+    take(cs, &ch, 1);
+    rs_captures_changes_done(cs, &ch, true);
+    /* its id is not given again, whatever the clock says */
+    uint64_t later;
+    batch(cs, 100, "job", 0, NULL, 0, 0, T0);
+    T_OK(rs_captures_request(cs, "job", r0, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0 + 61 * S,
+                             &later, why, sizeof why));
+    T_CHECK(later > a);
+    /* the job is deleted: its captures and routes go */
+    rs_captures_forget_job(cs, "job");
+    T_EQ(rs_captures_get(cs, a, &info), -ENOENT);
+    T_EQ(rs_captures_get(cs, later, &info), -ENOENT);
+    T_EQ(rs_captures_request(cs, "job", r0, 1, RS_CAPTURE_KERNELS, 5, "a", "r", T0 + 62 * S, &a,
+                             why, sizeof why),
+         -ENOENT);
+    rs_captures_free(cs);
+}
+
 int
 main(void)
 {
@@ -271,5 +388,7 @@ main(void)
     T_RUN(refusals);
     T_RUN(other_ranks_reports_ignored);
     T_RUN(expiry);
+    T_RUN(hostile_report_times);
+    T_RUN(persistence);
     return T_DONE("server/captures");
 }

@@ -74,14 +74,15 @@ struct active {
 };
 
 static void
-on_active(void *arg, const char *job, uint32_t rank, double slowdown, uint64_t detected_ns)
+on_active(void *arg, const struct rs_evaluator_verdict *v)
 {
     struct active *a = arg;
 
-    T_CHECK(strcmp(job, "job") == 0 && slowdown > 1.05);
+    T_CHECK(strcmp(v->job, "job") == 0 && v->slowdown > 1.05);
+    T_EQ(v->capture_id, 0); /* no capture table here: the rule's own cause */
     a->n++;
-    a->rank = rank;
-    a->detected_ns = detected_ns;
+    a->rank = v->rank;
+    a->detected_ns = v->detected_ns;
 }
 
 static struct active
