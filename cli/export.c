@@ -184,7 +184,7 @@ pprof_from_store(const struct rs_cli_options *o, const char *job, enum rs_pprof_
         return 1;
     struct rs_pprof_export_options po = {job,
                                          o->rank >= 0 ? (uint64_t)o->rank : RS_PROFILE_ALL_RANKS,
-                                         opt_ns(o->since_ns), opt_ns(o->until_ns), which};
+                                         opt_ns(o->since_ns), opt_ns(o->until_ns), which, 0};
     rc = rs_pprof_export(r, &po, data, len, &st);
     rs_store_read_end(r);
     rs_store_close(store);

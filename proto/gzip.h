@@ -12,4 +12,11 @@
  * memory, or zlib refused: *out is not written). */
 int rs_gzip(const void *in, size_t len, int level, uint8_t **out, size_t *out_len);
 
+/* rs_gzip that stops once rs_clock_mono_ns() passes deadline_ns (0 = never), looking at the clock
+ * after each MiB of input: a query's answer compressed on its thread ends at the query's
+ * deadline instead of compressing on after the client stopped waiting. Returns 0, -ENOMEM, or
+ * -ETIMEDOUT (nothing written). */
+int rs_gzip_until(const void *in, size_t len, int level, uint64_t deadline_ns, uint8_t **out,
+                  size_t *out_len);
+
 #endif

@@ -2,6 +2,8 @@
  * in flat arrays, turned into the generated protobuf-c structs only when encoding. */
 #include "proto/pprof.h"
 
+#include "common/clock.h"
+
 #include "common/array.h"
 #include "common/hash.h"
 #include "common/strtab.h"
@@ -511,6 +513,12 @@ encoding_build(const rs_pprof *p, struct encoding *e)
 int
 rs_pprof_encode(const rs_pprof *p, uint8_t **out, size_t *len)
 {
+    return rs_pprof_encode_until(p, 0, out, len);
+}
+
+int
+rs_pprof_encode_until(const rs_pprof *p, uint64_t deadline_ns, uint8_t **out, size_t *len)
+{
     struct encoding e;
     uint8_t *raw = NULL;
     int rc;
@@ -518,13 +526,21 @@ rs_pprof_encode(const rs_pprof *p, uint8_t **out, size_t *len)
     memset(&e, 0, sizeof e);
     if ((rc = encoding_build(p, &e)) != 0)
         goto out;
+    if (deadline_ns && rs_clock_mono_ns() > deadline_ns) { /* before packing: the longer part */
+        rc = -ETIMEDOUT;
+        goto out;
+    }
     size_t n = perftools__profiles__profile__get_packed_size(&e.prof);
     if (!(raw = malloc(n ? n : 1))) {
         rc = -ENOMEM;
         goto out;
     }
     perftools__profiles__profile__pack(&e.prof, raw);
-    rc = rs_gzip(raw, n, -1, out, len);
+    if (deadline_ns && rs_clock_mono_ns() > deadline_ns) {
+        rc = -ETIMEDOUT;
+        goto out;
+    }
+    rc = rs_gzip_until(raw, n, -1, deadline_ns, out, len);
 out:
     free(raw);
     encoding_free(&e);

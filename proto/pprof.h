@@ -68,4 +68,9 @@ size_t rs_pprof_samples(const rs_pprof *p);
  * Returns 0 or -ENOMEM. The builder stays usable. */
 int rs_pprof_encode(const rs_pprof *p, uint8_t **out, size_t *len);
 
+/* rs_pprof_encode that stops with -ETIMEDOUT (nothing written) once rs_clock_mono_ns() passes
+ * deadline_ns (0 = never): checked before and after packing and while compressing
+ * (rs_gzip_until), so a query's profile ends at its deadline, not after encoding it whole. */
+int rs_pprof_encode_until(const rs_pprof *p, uint64_t deadline_ns, uint8_t **out, size_t *len);
+
 #endif

@@ -355,7 +355,7 @@ rs_pprof_export(rs_store_read *r, const struct rs_pprof_export_options *o, uint8
                                                          : "GPU time per kernel")) != 0)
         goto out;
     st.stacks = rs_pprof_samples(x.prof);
-    if ((rc = rs_pprof_encode(x.prof, out, len)) != 0)
+    if ((rc = rs_pprof_encode_until(x.prof, o->deadline_ns, out, len)) != 0)
         goto out;
     *stats = st;
 out:

@@ -31,6 +31,9 @@ struct rs_pprof_export_options {
     uint64_t rank;               /* one rank, or RS_PROFILE_ALL_RANKS (query/profile.h) */
     uint64_t since_ns, until_ns; /* records that start in [since, until); 0 = open */
     enum rs_pprof_profile profile;
+    /* rs_clock_mono_ns() past which the encoding stops with -ETIMEDOUT (0 = none); the store's
+     * scans stop at the read's own deadline (rs_store_read_set_deadline) */
+    uint64_t deadline_ns;
 };
 
 struct rs_pprof_export_stats {

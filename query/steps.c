@@ -13,6 +13,7 @@
 #include "query/stats.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -620,46 +621,120 @@ median_ms(const struct rs_step_summary *steps, size_t n, size_t offset)
 
 #define FIELD(f) offsetof(struct rs_step_summary, f)
 
+/* One rank's entry of the answer (its newest last_steps steps, all when 0). NULL: no memory. */
+static json_t *
+rank_json(const struct rs_rank_steps *rk, size_t last_steps)
+{
+    size_t first = last_steps && rk->n > last_steps ? rk->n - last_steps : 0, n = rk->n - first;
+    const struct rs_step_summary *v = rk->steps + first;
+    json_t *steps = json_array();
+
+    for (size_t k = 0; steps && k < n; k++) {
+        const struct rs_step_summary *m = &v[k];
+        if (json_array_append_new(
+                steps, json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "step",
+                                 (json_int_t)m->step, "start_ns", (json_int_t)m->start_ns,
+                                 "step_ms", m->step_ns / 1e6, "compute_ms", m->compute_ns / 1e6,
+                                 "comm_ms", m->comm_ns / 1e6, "exposed_comm_ms",
+                                 m->exposed_comm_ns / 1e6, "idle_ms", m->idle_ns / 1e6,
+                                 "host_gap_ms", m->host_gap_ns / 1e6, "kernels",
+                                 (json_int_t)m->kernels)) != 0) {
+            json_decref(steps);
+            steps = NULL;
+        }
+    }
+    json_t *median = json_pack(
+        "{s:f, s:f, s:f, s:f, s:f, s:f}", "step_ms", median_ms(v, n, FIELD(step_ns)), "compute_ms",
+        median_ms(v, n, FIELD(compute_ns)), "comm_ms", median_ms(v, n, FIELD(comm_ns)),
+        "exposed_comm_ms", median_ms(v, n, FIELD(exposed_comm_ns)), "idle_ms",
+        median_ms(v, n, FIELD(idle_ns)), "host_gap_ms", median_ms(v, n, FIELD(host_gap_ns)));
+    json_t *doc = steps && median
+                      ? json_pack("{s:I, s:o, s:o, s:o}", "rank", (json_int_t)rk->rank, "median",
+                                  median, "inferred_period",
+                                  rk->inferred_period ? json_integer(rk->inferred_period)
+                                                      : json_null(),
+                                  "steps", steps)
+                      : NULL;
+    if (!doc) {
+        json_decref(steps);
+        json_decref(median);
+        return NULL;
+    }
+    if (rk->inferred_period &&
+        json_object_set_new(doc, "inferred_from",
+                            json_string(rk->kernel_period ? "kernel_period" : "nccl_pattern")) != 0) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+/* The answer's outer object, "ranks" holding `list` (taken). */
+static json_t *
+outer_json(const char *job, const struct rs_rank_steps *ranks, size_t n_ranks, size_t last_steps,
+           json_t *list)
+{
+    return list ? json_pack("{s:s, s:I, s:s, s:o}", "job", job, "last_steps",
+                            (json_int_t)last_steps, "steps_source",
+                            rs_steps_source(ranks, n_ranks), "ranks", list)
+                : NULL;
+}
+
 json_t *
 rs_steps_json(const char *job, const struct rs_rank_steps *ranks, size_t n_ranks, size_t last_steps)
 {
     json_t *list = json_array();
 
-    for (size_t i = 0; list && i < n_ranks; i++) {
-        const struct rs_rank_steps *rk = &ranks[i];
-        size_t first = last_steps && rk->n > last_steps ? rk->n - last_steps : 0, n = rk->n - first;
-        const struct rs_step_summary *v = rk->steps + first;
-        json_t *steps = json_array();
-        for (size_t k = 0; steps && k < n; k++) {
-            const struct rs_step_summary *m = &v[k];
-            json_array_append_new(
-                steps,
-                json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "step",
-                          (json_int_t)m->step, "start_ns", (json_int_t)m->start_ns, "step_ms",
-                          m->step_ns / 1e6, "compute_ms", m->compute_ns / 1e6, "comm_ms",
-                          m->comm_ns / 1e6, "exposed_comm_ms", m->exposed_comm_ns / 1e6, "idle_ms",
-                          m->idle_ns / 1e6, "host_gap_ms", m->host_gap_ns / 1e6, "kernels",
-                          (json_int_t)m->kernels));
+    for (size_t i = 0; list && i < n_ranks; i++)
+        if (json_array_append_new(list, rank_json(&ranks[i], last_steps)) != 0) {
+            json_decref(list);
+            list = NULL;
         }
-        json_t *median = json_pack(
-            "{s:f, s:f, s:f, s:f, s:f, s:f}", "step_ms", median_ms(v, n, FIELD(step_ns)),
-            "compute_ms", median_ms(v, n, FIELD(compute_ns)), "comm_ms",
-            median_ms(v, n, FIELD(comm_ns)), "exposed_comm_ms",
-            median_ms(v, n, FIELD(exposed_comm_ns)), "idle_ms", median_ms(v, n, FIELD(idle_ns)),
-            "host_gap_ms", median_ms(v, n, FIELD(host_gap_ns)));
-        json_array_append_new(
-            list, json_pack("{s:I, s:o, s:o, s:o}", "rank", (json_int_t)rk->rank, "median", median,
-                            "inferred_period",
-                            rk->inferred_period ? json_integer(rk->inferred_period) : json_null(),
-                            "steps", steps));
-        if (rk->inferred_period)
-            json_object_set_new(json_array_get(list, json_array_size(list) - 1), "inferred_from",
-                                json_string(rk->kernel_period ? "kernel_period" : "nccl_pattern"));
+    return outer_json(job, ranks, n_ranks, last_steps, list);
+}
+
+int
+rs_steps_text(const char *job, const struct rs_rank_steps *ranks, size_t n_ranks,
+              size_t last_steps, size_t flags, char **out, size_t *out_len)
+{
+    /* the outer object dumped with an empty "ranks", which is last: its text ends in "[]}", and
+     * the ranks' texts go between the brackets, as a dump of the whole tree would put them */
+    char *head = NULL, *buf = NULL;
+    size_t len = 0;
+    FILE *f = NULL;
+    int rc = -ENOMEM;
+
+    if (!(flags & JSON_COMPACT) || (flags & JSON_MAX_INDENT)) /* the ranks' separator is "," */
+        return -EINVAL;
+    json_t *outer = outer_json(job, ranks, n_ranks, last_steps, json_array());
+    head = outer ? json_dumps(outer, flags) : NULL;
+    json_decref(outer);
+    if (!head || strlen(head) < 3 || strcmp(head + strlen(head) - 3, "[]}") != 0)
+        goto out;
+    if (!(f = open_memstream(&buf, &len)))
+        goto out;
+    fwrite(head, 1, strlen(head) - 2, f);
+    for (size_t i = 0; i < n_ranks; i++) {
+        json_t *doc = rank_json(&ranks[i], last_steps);
+        int bad = !doc || (i && fputc(',', f) == EOF) || json_dumpf(doc, f, flags) != 0;
+        json_decref(doc);
+        if (bad)
+            goto out;
     }
-    return list
-               ? json_pack("{s:s, s:I, s:s, s:o}", "job", job, "last_steps", (json_int_t)last_steps,
-                           "steps_source", rs_steps_source(ranks, n_ranks), "ranks", list)
-               : NULL;
+    if (fputs("]}", f) == EOF)
+        goto out;
+    rc = 0;
+out:
+    if (f && fclose(f) != 0 && rc == 0)
+        rc = -ENOMEM;
+    free(head);
+    if (rc != 0) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    *out_len = len;
+    return 0;
 }
 
 int
@@ -674,4 +749,19 @@ rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t **ou
     *out = rs_steps_json(job, ranks, n, last_steps);
     rs_job_steps_free(ranks, n);
     return *out ? 0 : -ENOMEM;
+}
+
+int
+rs_query_steps_text(rs_store_read *r, const char *job, size_t last_steps, size_t flags, char **out,
+                    size_t *len)
+{
+    struct rs_rank_steps *ranks;
+    size_t n;
+    int rc = rs_query_job_steps(r, job, last_steps, &ranks, &n);
+
+    if (rc != 0)
+        return rc;
+    rc = rs_steps_text(job, ranks, n, last_steps, flags, out, len);
+    rs_job_steps_free(ranks, n);
+    return rc;
 }

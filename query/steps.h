@@ -87,4 +87,18 @@ int rs_query_steps(rs_store_read *r, const char *job, size_t last_steps, json_t 
 json_t *rs_steps_json(const char *job, const struct rs_rank_steps *ranks, size_t n_ranks,
                       size_t last_steps);
 
+/* rs_steps_json's document as text, exactly what json_dumps(doc, flags) of it writes, built one
+ * rank at a time: the whole tree of a 10,000-rank job's 30 steps took 545 MiB more anonymous
+ * memory at its peak for a 55.7 MB text (tests/bench/query_memory.sh, docs/BENCHMARKS.md); this
+ * holds one rank's tree and the text.
+ * flags must hold JSON_COMPACT and no JSON_INDENT. Returns 0 with *out (NUL-terminated, the
+ * caller frees) and *len, -EINVAL (flags) or -ENOMEM. */
+int rs_steps_text(const char *job, const struct rs_rank_steps *ranks, size_t n_ranks,
+                  size_t last_steps, size_t flags, char **out, size_t *len);
+
+/* rs_query_steps as text (rs_steps_text): 0, RS_E_NOT_FOUND, -ETIMEDOUT, a storage error,
+ * -EINVAL or -ENOMEM. */
+int rs_query_steps_text(rs_store_read *r, const char *job, size_t last_steps, size_t flags,
+                        char **out, size_t *len);
+
 #endif

@@ -37,6 +37,9 @@ import_answer(void *arg) /* on the loop */
                      status_names[(unsigned)w->status < 6 ? w->status : 0]);
     switch (w->status) {
     case RS_REPLY_ACK:
+        /* its heatmap read before the dashboard asks (heatmap_warm.h) */
+        rs_heatmap_warm_job(w->srv->heatmap_warm, w->job);
+        /* fall through */
     case RS_REPLY_DUPLICATE:
         rs_http_respond_json(w->conn, 200,
                              json_pack("{s:I, s:s}", "batch_seq", (json_int_t)w->batch_seq,

@@ -84,6 +84,8 @@ rs_server_check(const struct rs_server_config *cfg)
     if (rep.gpu_ranks || rep.verdicts)
         printf("check: GPU map: %llu GPUs; verdict history: %llu verdicts\n",
                (unsigned long long)rep.gpu_ranks, (unsigned long long)rep.verdicts);
+    if (rep.hangs)
+        printf("check: hang history: %llu hangs\n", (unsigned long long)rep.hangs);
     if (rc == 0) {
         printf("check: consistent\n");
         return 0;

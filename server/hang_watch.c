@@ -38,8 +38,20 @@ struct past_hang {
     uint32_t absent[HISTORY_RANKS];
 };
 
+/* Raises and clears for the store's lasting copy (storage/store.h rs_store_hang_put): gathered
+ * during a check, written by one writer task after it. */
+struct hang_put {
+    char job[RS_WIRE_MAX_JOB_LEN + 1];
+    struct rs_store_hang h;
+};
+struct hang_puts {
+    struct hang_put *v;
+    size_t n, cap;
+};
+
 struct rs_hang_watch {
     struct rs_periodic periodic; /* its timer's data is the watch */
+    struct hang_puts puts;       /* this check's, not yet handed to the writer */
     struct rs_server *srv;
     unsigned active_s;
     struct active_hang *v;
@@ -70,6 +82,79 @@ ranks_text(const struct rs_hang_rank *r, size_t n, char *out, size_t len)
         memcpy(out + len - 4, "...", 4);
 }
 
+/* Notes p (raised, or cleared) for the store; a note that finds no memory is dropped (the
+ * history in memory still has it; logged at the submit). */
+static void
+note_put(rs_hang_watch *w, const struct past_hang *p)
+{
+    if (RS_ARRAY_RESERVE(w->puts.v, w->puts.cap, w->puts.n, 1) != 0) {
+        w->stats.errors++;
+        return;
+    }
+    struct hang_put *e = &w->puts.v[w->puts.n++];
+    snprintf(e->job, sizeof e->job, "%s", p->job);
+    e->h = (struct rs_store_hang){.comm = p->comm,
+                                  .seq = p->seq,
+                                  .since_ns = p->since_ns,
+                                  .raised_ns = p->raised_ns,
+                                  .cleared_ns = p->cleared_ns,
+                                  .comm_size = p->comm_size,
+                                  .n_waiting = p->n_waiting,
+                                  .n_absent = p->n_absent};
+    snprintf(e->h.op, sizeof e->h.op, "%s", p->op);
+    memcpy(e->h.absent, p->absent, sizeof e->h.absent);
+}
+
+static int
+record_puts(rs_store_write *sw, void *arg, bool *done) /* writer thread */
+{
+    struct hang_puts *l = arg;
+
+    for (size_t i = 0; i < l->n; i++) {
+        int rc = rs_store_hang_put(sw, l->v[i].job, &l->v[i].h);
+        if (rc != 0 && rc != RS_E_NOT_FOUND) /* (a job deleted meanwhile keeps no history) */
+            return rc;
+    }
+    *done = true;
+    return 0;
+}
+
+static void
+recorded_puts(void *arg, int status) /* writer thread */
+{
+    struct hang_puts *l = arg;
+
+    if (status != 0)
+        rs_log_limited(60, RS_LOG_ERROR, "RS-HANG-HISTORY",
+                       "storing %zu hang raises and clears failed: %s (a restart forgets them)",
+                       l->n, rs_strerror(status));
+    free(l->v);
+    free(l);
+}
+
+/* Hands this check's notes to the writer (a check raises and clears a few at most). */
+static void
+submit_puts(rs_hang_watch *w)
+{
+    struct hang_puts *l;
+    int rc = -ENOMEM;
+
+    if (w->puts.n == 0)
+        return;
+    if ((l = malloc(sizeof *l))) {
+        *l = w->puts;
+        w->puts = (struct hang_puts){0};
+        if ((rc = rs_writer_submit_task(w->srv->writer, record_puts, recorded_puts, l)) == 0)
+            return;
+        w->puts = *l;
+        free(l);
+    }
+    rs_log_limited(60, RS_LOG_ERROR, "RS-HANG-HISTORY",
+                   "storing %zu hang raises and clears failed: %s (a restart forgets them)",
+                   w->puts.n, rs_strerror(rc));
+    w->puts.n = 0;
+}
+
 static struct past_hang *
 history_entry(rs_hang_watch *w, uint64_t id)
 {
@@ -95,6 +180,7 @@ remember(rs_hang_watch *w, const char *job, const struct rs_hang *h, uint64_t no
     snprintf(p->op, sizeof p->op, "%s", h->op);
     for (size_t i = 0; i < h->n_absent && i < HISTORY_RANKS; i++)
         p->absent[i] = h->absent[i].rank;
+    note_put(w, p);
     return id;
 }
 
@@ -194,8 +280,10 @@ on_tick(uv_timer_t *t)
         }
         w->stats.cleared++;
         struct past_hang *p = history_entry(w, a->id);
-        if (p)
+        if (p) {
             p->cleared_ns = now;
+            note_put(w, p);
+        }
         rs_log(RS_LOG_INFO, "RS-HANG-CLEARED",
                "job %s: %s seq %" PRIu64 " on communicator 0x%016" PRIx64
                " no longer in flight (after %.1f s)",
@@ -203,6 +291,7 @@ on_tick(uv_timer_t *t)
         w->v[i] = w->v[--w->n];
     }
     w->stats.active = w->n;
+    submit_puts(w);
 }
 
 /* The checks run on the loop thread: nothing is ever in flight. */
@@ -219,7 +308,90 @@ free_watch(void *owner)
     rs_hang_watch *w = owner;
 
     free(w->v);
+    free(w->puts.v);
     free(w);
+}
+
+_Static_assert(HISTORY_RANKS == RS_STORE_HANG_RANKS, "the stored hang keeps the ranks kept here");
+
+/* The stored history, read at the start: every job's hangs, the newest RS_HANG_HISTORY of all
+ * kept. */
+struct loaded {
+    struct hang_put *v;
+    size_t n, cap;
+    const char *job; /* the job being scanned */
+    rs_store_read *r;
+};
+
+static int
+on_stored_hang(void *arg, const struct rs_store_hang *h)
+{
+    struct loaded *l = arg;
+
+    if (RS_ARRAY_RESERVE(l->v, l->cap, l->n, 1) != 0)
+        return -ENOMEM;
+    struct hang_put *e = &l->v[l->n++];
+    snprintf(e->job, sizeof e->job, "%s", l->job);
+    e->h = *h;
+    return 0;
+}
+
+static int
+on_stored_job(void *arg, const struct rs_job_info *job)
+{
+    struct loaded *l = arg;
+
+    l->job = job->name;
+    return rs_store_hangs_scan(l->r, job->name, on_stored_hang, l);
+}
+
+static int
+by_raised(const void *a, const void *b)
+{
+    const struct hang_put *x = a, *y = b;
+    return (x->h.raised_ns > y->h.raised_ns) - (x->h.raised_ns < y->h.raised_ns);
+}
+
+/* Fills the history from the store; hangs still open when the server stopped are active again,
+ * so that the first check continues them (found again: no second raise) or clears them. */
+static int
+load_history(rs_hang_watch *w)
+{
+    struct loaded l = {0};
+    int rc;
+
+    if ((rc = rs_store_read_begin(w->srv->store, &l.r)) != 0)
+        return rc;
+    rc = rs_store_jobs_scan(l.r, on_stored_job, &l);
+    rs_store_read_end(l.r);
+    if (rc == 0 && l.n > 1)
+        qsort(l.v, l.n, sizeof *l.v, by_raised);
+    for (size_t i = l.n > RS_HANG_HISTORY ? l.n - RS_HANG_HISTORY : 0; rc == 0 && i < l.n; i++) {
+        const struct hang_put *e = &l.v[i];
+        uint64_t id = ++w->next_id;
+        struct past_hang *p = &w->history[id % RS_HANG_HISTORY];
+        *p = (struct past_hang){.id = id,
+                                .comm = e->h.comm,
+                                .seq = e->h.seq,
+                                .since_ns = e->h.since_ns,
+                                .raised_ns = e->h.raised_ns,
+                                .cleared_ns = e->h.cleared_ns,
+                                .comm_size = e->h.comm_size,
+                                .n_waiting = e->h.n_waiting,
+                                .n_absent = e->h.n_absent};
+        snprintf(p->job, sizeof p->job, "%s", e->job);
+        snprintf(p->op, sizeof p->op, "%s", e->h.op);
+        memcpy(p->absent, e->h.absent, sizeof p->absent);
+        if (p->cleared_ns || RS_ARRAY_RESERVE(w->v, w->cap, w->n, 1) != 0)
+            continue;
+        struct active_hang *a = &w->v[w->n++];
+        *a = (struct active_hang){.comm = p->comm, .seq = p->seq, .since_ns = p->since_ns, .id = id};
+        snprintf(a->job, sizeof a->job, "%s", p->job);
+        snprintf(a->op, sizeof a->op, "%s", p->op);
+    }
+    w->stats.active = w->n;
+    free(l.v);
+    return rc;
 }
 
 int
@@ -232,6 +404,10 @@ rs_hang_watch_start(struct rs_server *srv, unsigned period_ms, unsigned active_s
         return -ENOMEM;
     w->srv = srv;
     w->active_s = active_s;
+    int rc = load_history(w); /* the history survives a restart (storage/store.h) */
+    if (rc != 0)
+        rs_log(RS_LOG_WARN, "RS-HANG-HISTORY", "cannot read the stored hang history: %s",
+               rs_strerror(rc));
     rs__periodic_init(&w->periodic, &srv->loop, w, never_busy, free_watch);
     if (period_ms > 0)
         rs__periodic_start(&w->periodic, on_tick, period_ms, period_ms);

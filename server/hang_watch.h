@@ -29,7 +29,8 @@ void rs_hang_watch_close(rs_hang_watch *w);
 struct rs_hang_watch_stats {
     uint64_t active, raised, cleared, errors;
 };
-/* The hangs of `job` the watch raised since the server started, newest first (at most the newest
+/* The hangs of `job` the watch raised — also before a restart: each raise and clear is kept in the
+ * store (storage/store.h rs_store_hang_put), read back at the start —, newest first (at most the newest
  * RS_HANG_HISTORY of all jobs): communicator, op, seq, since_ns, raised_ns (when the watch first
  * found it), cleared_ns (null while open), comm_size, waiting (how many), never_arrived (the first
  * 16 ranks) and never_arrived_count. Loop thread. An empty array for NULL (no watch); NULL when

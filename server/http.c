@@ -392,7 +392,7 @@ rs_http_conn_peer(const rs_http_conn *c, char *out, size_t len)
 char *
 rs_http_json_text(json_t *doc)
 {
-    char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+    char *text = doc ? json_dumps(doc, RS_HTTP_JSON_FLAGS) : NULL;
 
     json_decref(doc);
     return text;
@@ -407,10 +407,75 @@ rs_http_respond_json(rs_http_conn *c, int status, json_t *doc)
     free(text);
 }
 
+bool
+rs_http_conn_accepts_gzip(const rs_http_conn *c)
+{
+    return rs_http_accepts_gzip(c->parser.headers[RS_HTTP_ACCEPT_ENCODING].value);
+}
+
+/* The part both ETags of an answer share: "\"<hash>" (see rs_http_respond_json_prepared). */
+static void
+etag_prefix(uint64_t hash, char out[24])
+{
+    snprintf(out, 24, "\"%016llx", (unsigned long long)hash);
+}
+
+int
+rs_http_json_prepare(const char *text, size_t len, bool gzip, const char *if_none_match,
+                     uint64_t deadline_ns, struct rs_http_json_prepared *out)
+{
+    uint8_t *gz = NULL;
+    size_t gz_len = 0;
+    char plain[24];
+    int rc = 0;
+
+    out->hash = rs_hash_fnv1a64(text, len);
+    out->gz = NULL;
+    out->gz_len = 0;
+    etag_prefix(out->hash, plain);
+    if (!gzip || len < RS_HTTP_GZIP_MIN_BYTES ||
+        (if_none_match && if_none_match[0] && strstr(if_none_match, plain)))
+        return 0;
+    if ((rc = rs_gzip_until(text, len, RS_HTTP_GZIP_LEVEL, deadline_ns, &gz, &gz_len)) != 0)
+        return rc;
+    if (gz_len < len) {
+        out->gz = gz;
+        out->gz_len = gz_len;
+    } else
+        free(gz);
+    return 0;
+}
+
+void
+rs_http_respond_json_prepared(rs_http_conn *c, const char *text, size_t len,
+                              const struct rs_http_json_prepared *pre)
+{
+    /* Pollers (schedulers) revalidate with If-None-Match and get 304 while nothing changed. The
+     * gzip form of an answer is another representation, so another (strong) ETag: "<hash>-gz";
+     * either revalidates, since both name the same document. */
+    bool may_zip = len >= RS_HTTP_GZIP_MIN_BYTES;
+    bool zip = may_zip && rs_http_conn_accepts_gzip(c);
+    char plain[24], etag[32], etag_gz[40];
+    etag_prefix(pre->hash, plain);
+    snprintf(etag, sizeof etag, "%s\"", plain);
+    snprintf(etag_gz, sizeof etag_gz, "%s-gz\"", plain);
+    const char *inm = c->parser.headers[RS_HTTP_IF_NONE_MATCH].value;
+    const char *vary = may_zip ? "Vary: Accept-Encoding\r\n" : NULL;
+    if (inm[0] && strstr(inm, plain))
+        respond_with(c, 304, "application/json", zip ? etag_gz : etag, vary, "", 0);
+    else if (zip && pre->gz)
+        respond_with(c, 200, "application/json", etag_gz,
+                     "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n", (const char *)pre->gz,
+                     pre->gz_len);
+    else /* not asked for, too small, no memory, or no smaller: the plain form */
+        respond_with(c, 200, "application/json", etag, vary, text, len);
+}
+
 void
 rs_http_respond_json_text(rs_http_conn *c, int status, const char *text)
 {
     static const char oom[] = "{\"error\":{\"status\":500,\"message\":\"out of memory\"}}";
+    struct rs_http_json_prepared pre;
 
     if (!text) {
         rs_http_respond(c, 500, "application/json", oom, sizeof oom - 1);
@@ -421,41 +486,42 @@ rs_http_respond_json_text(rs_http_conn *c, int status, const char *text)
         respond(c, status, "application/json", NULL, text, len);
         return;
     }
-    /* Pollers (schedulers) revalidate with If-None-Match and get 304 while nothing changed. The
-     * gzip form of an answer is another representation, so another (strong) ETag: "<hash>-gz";
-     * either revalidates, since both name the same document. */
-    uint8_t *gz = NULL;
-    size_t gz_len = 0;
-    bool may_zip = len >= RS_HTTP_GZIP_MIN_BYTES;
-    bool zip = may_zip && rs_http_accepts_gzip(c->parser.headers[RS_HTTP_ACCEPT_ENCODING].value);
-    unsigned long long hash = (unsigned long long)rs_hash_fnv1a64(text, len);
-    char plain[24], etag[32], etag_gz[40];
-    snprintf(plain, sizeof plain, "\"%016llx", hash); /* the prefix both tags share */
-    snprintf(etag, sizeof etag, "%s\"", plain);
-    snprintf(etag_gz, sizeof etag_gz, "%s-gz\"", plain);
-    const char *inm = c->parser.headers[RS_HTTP_IF_NONE_MATCH].value;
-    const char *vary = may_zip ? "Vary: Accept-Encoding\r\n" : NULL;
-    if (inm[0] && strstr(inm, plain))
-        respond_with(c, 304, "application/json", zip ? etag_gz : etag, vary, "", 0);
-    else if (zip && rs_gzip(text, len, RS_HTTP_GZIP_LEVEL, &gz, &gz_len) == 0 && gz_len < len)
-        respond_with(c, 200, "application/json", etag_gz,
-                     "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n", (char *)gz, gz_len);
-    else /* not asked for, too small, no memory, or no smaller: the plain form */
-        respond_with(c, 200, "application/json", etag, vary, text, len);
-    free(gz);
+    /* here on the loop: the caller had nothing prepared (small answers, the answer cache's) */
+    rs_http_json_prepare(text, len, rs_http_conn_accepts_gzip(c),
+                         c->parser.headers[RS_HTTP_IF_NONE_MATCH].value, 0, &pre);
+    rs_http_respond_json_prepared(c, text, len, &pre);
+    free(pre.gz);
+}
+
+static json_t *
+error_doc(int status, const char *fmt, va_list ap)
+{
+    char msg[512];
+
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return json_pack("{s:{s:i, s:s}}", "error", "status", status, "message", msg);
+}
+
+char *
+rs_http_error_text(int status, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    json_t *doc = error_doc(status, fmt, ap);
+    va_end(ap);
+    return rs_http_json_text(doc);
 }
 
 void
 rs_http_respond_error(rs_http_conn *c, int status, const char *fmt, ...)
 {
-    char msg[512];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    json_t *doc = error_doc(status, fmt, ap);
     va_end(ap);
-    rs_http_respond_json(c, status,
-                         json_pack("{s:{s:i, s:s}}", "error", "status", status, "message", msg));
+    rs_http_respond_json(c, status, doc);
 }
 
 /* ---- requests -------------------------------------------------------------------------------- */

@@ -81,10 +81,43 @@ void rs_http_respond_json(rs_http_conn *c, int status, json_t *doc);
  * frees, NULL when out of memory (or doc is NULL). Any thread: a query's worker encodes its answer
  * there, not on the loop. */
 char *rs_http_json_text(json_t *doc);
+/* The json_dumps flags of rs_http_json_text, for answers encoded as text some other way. */
+#define RS_HTTP_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(9))
 
 /* rs_http_respond_json with the document's text from rs_http_json_text (borrowed; NULL answers
  * 500 "out of memory"). Loop thread. */
 void rs_http_respond_json_text(rs_http_conn *c, int status, const char *text);
+
+/* A 200 JSON answer's text prepared off the loop (a query's worker): its ETag's hash and, for a
+ * client that accepts gzip, its compressed form — hashing and compressing a 56 MB answer on the
+ * loop stalled every other connection meanwhile. */
+struct rs_http_json_prepared {
+    uint64_t hash;
+    uint8_t *gz; /* NULL: send the text (not asked for, too small, or no smaller) */
+    size_t gz_len;
+};
+
+/* Whether the request on c accepts gzip (its Accept-Encoding), for rs_http_json_prepare. Loop
+ * thread, while the request is being answered. */
+bool rs_http_conn_accepts_gzip(const rs_http_conn *c);
+
+/* Fills *out for text[len]: the hash, and the gzip form when `gzip` (from
+ * rs_http_conn_accepts_gzip), the text is long enough to gain and if_none_match (NULL: none)
+ * does not name it already (a 304 sends no body), compressed at the level
+ * rs_http_respond_json_text uses and stopped at deadline_ns (0 = none). Returns 0, -ENOMEM or
+ * -ETIMEDOUT (then out->gz is NULL: the text goes). Any thread; out->gz is the caller's. */
+int rs_http_json_prepare(const char *text, size_t len, bool gzip, const char *if_none_match,
+                         uint64_t deadline_ns, struct rs_http_json_prepared *out);
+
+/* rs_http_respond_json_text(c, 200, text) with the work done already (rs_http_json_prepare):
+ * If-None-Match gives 304, the gzip form goes when prepared, else the text. Borrows all. Loop
+ * thread. */
+void rs_http_respond_json_prepared(rs_http_conn *c, const char *text, size_t len,
+                                   const struct rs_http_json_prepared *pre);
+
+/* The text of the error document rs_http_respond_error sends: a new string the caller frees,
+ * NULL when out of memory. Any thread. */
+char *rs_http_error_text(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Answers {"error": {"status": N, "message": "..."}} with the given status. */
 void rs_http_respond_error(rs_http_conn *c, int status, const char *fmt, ...)

@@ -33,7 +33,6 @@ on_message_begin(llhttp_t *l)
 
     p->in_message = true;
     p->url_len = 0;
-    p->url[0] = '\0';
     p->header_bytes = 0;
     p->body_len = 0;
     p->error_status = 0;
@@ -53,9 +52,22 @@ on_url(llhttp_t *l, const char *at, size_t len)
 {
     struct rs_http_parser *p = parser_of(l);
 
-    if (p->url_len + len >= sizeof p->url) {
+    if (p->url_len + len >= RS_HTTP_URL_MAX) {
         p->error_status = 414;
         return -1;
+    }
+    if (p->url_len + len >= p->url_cap) { /* doubled from 256: most targets fit the first */
+        size_t cap = p->url_cap ? p->url_cap : 256;
+        while (cap <= p->url_len + len)
+            cap *= 2;
+        cap = cap < RS_HTTP_URL_MAX ? cap : RS_HTTP_URL_MAX;
+        char *grown = realloc(p->url, cap);
+        if (!grown) {
+            p->error_status = 500;
+            return -1;
+        }
+        p->url = grown;
+        p->url_cap = cap;
     }
     memcpy(p->url + p->url_len, at, len);
     p->url_len += len;
@@ -195,10 +207,19 @@ body_free(struct rs_http_parser *p)
     p->body_len = p->body_cap = 0;
 }
 
+static void
+url_free(struct rs_http_parser *p)
+{
+    free(p->url);
+    p->url = NULL;
+    p->url_len = p->url_cap = 0;
+}
+
 void
 rs_http_parser_fini(struct rs_http_parser *p)
 {
     body_free(p);
+    url_free(p);
 }
 
 int
@@ -242,9 +263,13 @@ percent_decode(const char *s, char *out, size_t out_len, bool no_slash)
 int
 rs_http_parser_request(struct rs_http_parser *p, struct rs_http_request *out)
 {
-    char *q = strchr(p->url, '?'), decoded[RS_HTTP_URL_MAX];
+    char *q, decoded[RS_HTTP_URL_MAX];
     const char *query = "";
     long n;
+
+    if (!p->url) /* llhttp refuses a request line without a target: only a misuse gets here */
+        return 400;
+    q = strchr(p->url, '?');
 
     if (q) {
         *q = '\0';
@@ -340,6 +365,7 @@ void
 rs_http_parser_next(struct rs_http_parser *p)
 {
     body_free(p);
+    url_free(p);
     p->in_message = false;
     llhttp_resume(&p->llhttp);
 }

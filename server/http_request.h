@@ -48,8 +48,10 @@ struct rs_http_parser {
     size_t max_header_bytes, max_body_bytes;
     bool in_message; /* a request has begun (its first byte arrived) */
     int error_status;
-    char url[RS_HTTP_URL_MAX];
-    size_t url_len;
+    /* the request target, allocated as it arrives (at most RS_HTTP_URL_MAX bytes) and freed
+     * with the answer: an idle keep-alive connection holds none (it held 8 KiB each) */
+    char *url;
+    size_t url_len, url_cap;
     size_t header_bytes;
     char *body;                /* the request's body; freed when the next request starts, so an */
     size_t body_len, body_cap; /* idle keep-alive connection holds none (it held up to 16 MiB) */

@@ -3,6 +3,7 @@
 #include "server/server.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #define OPT(...) RS_CONFIG_OPT(struct rs_server_config, __VA_ARGS__)
 
@@ -57,6 +58,10 @@ static const struct rs_config_option options[] = {
         "re-evaluate running jobs for stragglers this often, ms (0 = only on request)", 0, 3600000),
     OPT("active-s", RS_CONFIG_INT, "120", active_s,
         "a job is running (evaluated continuously) while data arrived this recently, s", 1, 604800),
+    OPT("heatmap-warm-s", RS_CONFIG_INT, "3600", heatmap_warm_s,
+        "after a start, read the whole-job heatmap of jobs with data this recent into the cache "
+        "in the background (and a job's after an import into it), s (0 = only on request)",
+        0, 31536000),
     /* resources (issue 23 §3; docs/configuration.md) */
     OPT("query-threads", RS_CONFIG_INT, "2", query_threads,
         "threads that run REST queries (agents' batches are decoded on their own threads)", 1, 64),
@@ -68,6 +73,16 @@ static const struct rs_config_option options[] = {
         "a REST query's deadline; beyond: 504", 10, 3600000),
     OPT("query-nice", RS_CONFIG_INT, "10", query_nice,
         "niceness added to the query threads, so that ingest wins a busy CPU (0 = none)", 0, 19),
+    /* issue 23, queries at 10,000 ranks (docs/configuration.md) */
+    OPT("query-light-threads", RS_CONFIG_INT, "1", query_light_threads,
+        "threads of their own for cheap REST reads (the jobs' list, a job's ranks, one rank's "
+        "views), so they never wait behind scans of every rank (0 = they share the query threads)",
+        0, 64),
+    OPT("answer-cache-mb", RS_CONFIG_INT, "64", answer_cache_mb,
+        "MiB of REST answers kept until the data changes, and shared by identical requests "
+        "in flight (0 = none kept)", 0, 65536),
+    OPT("answer-cache-max-age-ms", RS_CONFIG_INT, "10000", answer_cache_max_age_ms,
+        "a kept answer is served at most this long after its scan began, ms", 0, 3600000),
     OPT("ingest-threads", RS_CONFIG_INT, "2", ingest_threads, "threads that decode agents' batches",
         1, 64),
     OPT("http-max-connections-per-peer", RS_CONFIG_INT, "256", http_max_connections_per_peer,
@@ -159,18 +174,39 @@ static const struct rs_config_spec spec = {
     "rankscope-server [--data DIR] [--http HOST:PORT] [--listen URL] [--ready-file F] [options]",
     "Stores per-job, per-rank GPU profiles sent by rankscope-agent and answers queries over a\n"
     "REST API (docs/openapi.yaml). Stops cleanly on SIGINT/SIGTERM; SIGHUP reloads the token\n"
-    "file and the TLS files.",
+    "file, the TLS files and the retention settings (retention-s, raw-retention-s,\n"
+    "rollup-window-s, disk-budget-gb).",
     options,
     sizeof options / sizeof options[0],
     false,
     "RANKSCOPE_SERVER_",
 };
 
+/* The command line, read again with the config file and the environment on SIGHUP
+ * (rs_server_config.reread: the retention settings). */
+static int saved_argc;
+static char **saved_argv;
+
+static int
+reread(struct rs_server_config *out, char *err, size_t err_len)
+{
+    memset(out, 0, sizeof *out);
+    return rs_config_parse(&spec, out, saved_argc, saved_argv, NULL, 0, NULL, err, err_len);
+}
+
+static void
+reread_free(struct rs_server_config *c)
+{
+    rs_config_free(&spec, c);
+}
+
 static int
 run(void *arg)
 {
     struct rs_server_config *cfg = arg;
 
+    cfg->reread = reread;
+    cfg->reread_free = reread_free;
     return cfg->new_token[0]    ? rs_server_new_token(cfg)
            : cfg->check         ? rs_server_check(cfg)
            : cfg->compact_to[0] ? rs_server_compact(cfg)
@@ -182,5 +218,7 @@ main(int argc, char **argv)
 {
     struct rs_server_config cfg = {0};
 
+    saved_argc = argc;
+    saved_argv = argv;
     return rs_config_run(&spec, &cfg, argc, argv, run);
 }

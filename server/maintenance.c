@@ -24,6 +24,8 @@ struct rs_maintenance {
     bool expired; /* retention is done: the rollup's turn */
     struct rs_store_rollup rollup;
     int status;
+    struct rs_maintenance_options next; /* rs_maintenance_set_options: applied at the next tick */
+    bool next_due;
 };
 
 static bool
@@ -111,7 +113,15 @@ on_tick(uv_timer_t *t)
         RS_COUNT_ADD(&m->srv->counters, reader_slots_freed, (uint64_t)cleared);
         rs_log(RS_LOG_WARN, "RS-STORE-READERS", "freed %d reader slots of dead processes", cleared);
     }
-    if ((m->o.retention_s == 0 && m->o.raw_retention_s == 0) || m->sweeping)
+    if (m->sweeping) /* its steps read m->o on the writer thread: new settings wait for it */
+        return;
+    if (m->next_due) {
+        m->o.retention_s = m->next.retention_s;
+        m->o.raw_retention_s = m->next.raw_retention_s;
+        m->o.rollup_window_s = m->next.rollup_window_s;
+        m->next_due = false;
+    }
+    if (m->o.retention_s == 0 && m->o.raw_retention_s == 0)
         return;
     uint64_t now = rs_clock_realtime_ns();
     m->cutoff_ns = now - m->o.retention_s * 1000000000ull;
@@ -133,7 +143,7 @@ rs_maintenance_start(struct rs_server *srv, const struct rs_maintenance_options 
     rs_maintenance *m;
 
     if (o->raw_retention_s && o->rollup_window_s == 0)
-        return -22; /* EINVAL */
+        return -EINVAL;
     if (!(m = calloc(1, sizeof *m)))
         return -ENOMEM;
     m->srv = srv;
@@ -141,6 +151,16 @@ rs_maintenance_start(struct rs_server *srv, const struct rs_maintenance_options 
     rs__periodic_init(&m->tick, &srv->loop, m, busy, free);
     rs__periodic_start(&m->tick, on_tick, 0, (uint64_t)o->period_s * 1000);
     *out = m;
+    return 0;
+}
+
+int
+rs_maintenance_set_options(rs_maintenance *m, const struct rs_maintenance_options *o)
+{
+    if (o->raw_retention_s && o->rollup_window_s == 0)
+        return -EINVAL;
+    m->next = *o;
+    m->next_due = true;
     return 0;
 }
 

@@ -20,6 +20,12 @@ struct rs_maintenance_options {
 int rs_maintenance_start(struct rs_server *srv, const struct rs_maintenance_options *o,
                          rs_maintenance **out);
 
+/* New retention settings (a SIGHUP's reload): o's retention_s, raw_retention_s and
+ * rollup_window_s apply from the next sweep on (a sweep in flight ends with the old ones);
+ * period_s is ignored. Returns 0 or -EINVAL (raw_retention_s without rollup_window_s). Loop
+ * thread. */
+int rs_maintenance_set_options(rs_maintenance *m, const struct rs_maintenance_options *o);
+
 /* Stops the timer (on the loop thread); freed when the loop has closed it and the sweep in
  * flight, if any, has finished. NULL is fine. */
 void rs_maintenance_close(rs_maintenance *m);

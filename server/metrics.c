@@ -350,6 +350,15 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
            (double)hw.active);
     metric(t, "hangs_raised_total", "counter", "Hang verdicts raised.", (double)hw.raised);
     metric(t, "hangs_cleared_total", "counter", "Hang verdicts cleared.", (double)hw.cleared);
+    struct rs_heatmap_warm_stats wm;
+    rs_heatmap_warm_get_stats(srv->heatmap_warm, &wm);
+    metric(t, "heatmap_warmed_total", "counter",
+           "Jobs whose whole-job heatmap was read into the cache in the background.",
+           (double)wm.warmed);
+    metric(t, "heatmap_warm_failed_total", "counter",
+           "Background heatmap reads that failed or found the query pool full.", (double)wm.failed);
+    metric(t, "heatmap_warm_queued", "gauge", "Jobs waiting for (or in) a background heatmap read.",
+           (double)wm.queued);
     struct rs_captures_stats cs;
     rs_captures_get_stats(srv->captures, &cs);
     put(t, "# HELP rankscope_captures_total Rank captures by what became of them (requested: all; "
@@ -370,6 +379,23 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
     metric(t, "capture_reports_ignored_total", "counter",
            "Capture reports or marks from a rank the capture is not for (or of unknown ids).",
            (double)cs.reports_ignored);
+    if (srv->answers) { /* the REST answer cache (answer_cache.h): loop-thread state */
+        struct rs_answer_cache_stats as;
+        rs_answer_cache_get_stats(srv->answers, &as);
+        put(t, "# HELP rankscope_answer_cache_lookups_total REST answers looked up in the answer "
+               "cache, by outcome (hit: kept answer served; joined: waited for the same scan in "
+               "flight; miss: scanned).\n# TYPE rankscope_answer_cache_lookups_total counter\n"
+               "rankscope_answer_cache_lookups_total{outcome=\"hit\"} %llu\n"
+               "rankscope_answer_cache_lookups_total{outcome=\"joined\"} %llu\n"
+               "rankscope_answer_cache_lookups_total{outcome=\"miss\"} %llu\n",
+            (unsigned long long)as.hits, (unsigned long long)as.joined,
+            (unsigned long long)as.misses);
+        metric(t, "answer_cache_bytes", "gauge", "Bytes of REST answers kept.", (double)as.bytes);
+        metric(t, "answer_cache_evicted_total", "counter",
+               "Kept REST answers dropped to stay within answer-cache-mb.", (double)as.evicted);
+        metric(t, "answer_cache_too_big_total", "counter",
+               "REST answers over a quarter of answer-cache-mb: not kept.", (double)as.too_big);
+    }
     struct verdict_text v = {0};
     size_t active =
         rs_evaluator_foreach_active(srv->evaluator, MAX_VERDICT_SERIES, verdict_series, &v);

@@ -7,6 +7,7 @@
  * dashboard.c. */
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/hash.h"
 #include "proto/wire.h"
 #include "query/advice.h"
 #include "query/compare.h"
@@ -21,12 +22,14 @@
 #include "query/stragglers.h"
 #include "query/top.h"
 #include "query/trace_export.h"
+#include "server/answer_cache.h"
 #include "server/capture_evidence.h"
 #include "server/hang_evidence.h"
 #include "server/job_delete.h"
 #include "server/server_int.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <time.h>
 #include <stdio.h>
@@ -71,6 +74,10 @@ struct query_params {
     uint64_t from_step;       /* heatmap: the window's first step (until_step its last) */
 };
 
+/* An answer-cache key: the kind, the caller's role, the job and the parsed parameters (zeroed
+ * before parsing, padding included, so that equal requests have equal bytes). */
+#define ANSWER_KEY_MAX (2 + RS_WIRE_MAX_JOB_LEN + 1 + sizeof(struct query_params))
+
 struct query_work {
     struct rs_work req; /* in srv->queries (work_pool.h) */
     struct rs_server *srv;
@@ -82,6 +89,9 @@ struct query_work {
     /* Q_STRAGGLERS: the verdicts the result shows, for the evaluator's history */
     struct rs_straggler_report stragglers;
     char *text;     /* the result encoded (rs_http_json_text) by the worker, not the loop */
+    bool gzip;      /* the client accepts gzip: the worker compresses a 200's text too */
+    bool prepared;  /* pre holds the text's hash and gzip form (rs_http_json_prepare) */
+    struct rs_http_json_prepared pre;
     uint8_t *bytes; /* pprof, trace: the answer's body instead of a result */
     size_t n_bytes;
     const char *content_type;
@@ -91,7 +101,14 @@ struct query_work {
     /* not found: what is missing, looked up after the query ('j' the job, 'r' the rank, 0 only
      * records in the range) */
     char missing;
+    /* the scan of an answer-cache key (answer_cache.h): its answer goes to the cache and to the
+     * requests that joined it; klen 0 when the answer is not cached */
+    uint64_t gen, started_ns;
+    size_t klen;
+    unsigned char key[ANSWER_KEY_MAX];
 };
+
+static bool light(enum query_kind k, const struct query_params *p);
 
 static struct rs_profile_scope
 scope_a(const struct query_work *q)
@@ -178,6 +195,11 @@ finish_answer(struct query_work *q)
         if (!q->text)
             q->rc = -ENOMEM;
     }
+    /* the text's hash and gzip form too (rs_http_json_prepare): a 56 MB answer's took the loop
+     * from every other connection meanwhile; the stragglers' and hangs' are encoded on the loop */
+    if (q->rc == 0 && q->text)
+        q->prepared = rs_http_json_prepare(q->text, strlen(q->text), q->gzip, NULL,
+                                           q->deadline_ns, &q->pre) == 0;
     if (q->rc == 0 && q->deadline_ns && rs_clock_mono_ns() > q->deadline_ns) {
         q->rc = -ETIMEDOUT;
         json_decref(q->result);
@@ -217,9 +239,12 @@ run_query(struct rs_work *req)
         q->rc = rs_query_skew(r, q->job, &o, &q->result);
         break;
     }
-    case Q_STEPS:
-        q->rc = rs_query_steps(r, q->job, (size_t)q->p.limit, &q->result);
+    case Q_STEPS: { /* as text, one rank's tree at a time (steps.h rs_steps_text) */
+        size_t len;
+        q->rc = rs_query_steps_text(r, q->job, (size_t)q->p.limit, RS_HTTP_JSON_FLAGS, &q->text,
+                                    &len);
         break;
+    }
     case Q_ADVICE:
         q->rc = rs_query_advice_json(r, q->job, (size_t)q->p.limit, q->p.rank, &q->result);
         break;
@@ -273,7 +298,8 @@ run_query(struct rs_work *req)
         struct rs_pprof_export_options o = {q->job, q->p.rank, q->p.since_ns, q->p.until_ns,
                                             q->kind == Q_PPROF_STALLS ? RS_PPROF_STALLS
                                             : q->kind == Q_PPROF_TIME ? RS_PPROF_TIME
-                                                                      : RS_PPROF_AUTO};
+                                                                      : RS_PPROF_AUTO,
+                                            q->deadline_ns};
         q->rc = rs_pprof_export(r, &o, &q->bytes, &q->n_bytes, &st);
         q->content_type = "application/octet-stream";
         break;
@@ -300,6 +326,71 @@ run_query(struct rs_work *req)
     }
     rs_store_read_end(r);
     finish_answer(q);
+#ifdef __GLIBC__
+    /* A scan of every rank of a large job allocates and frees hundreds of MB (10,000 ranks'
+     * steps, the answer's tree) in this thread's malloc arena, which glibc keeps for reuse: with
+     * the scans moving between threads the heap under the soak's queries swung 400-1,560 MiB
+     * with rising lows (docs/BENCHMARKS.md "Soak"). Give it back, as the evaluator does; a
+     * light query's few MB are not worth the walk. */
+    if (!light(q->kind, &q->p))
+        malloc_trim(0);
+#endif
+}
+
+/* A finished query's answer as (HTTP status, JSON text): a new string, NULL when out of memory
+ * (answered 500). For every outcome but a download's bytes. */
+static char *
+answer_text(struct query_work *q, int status, int *http)
+{
+    char *text;
+
+    *http = 200;
+    if (status == 0 && q->rc == 0 && q->text) {
+        text = q->text;
+        q->text = NULL;
+        return text;
+    }
+    if (status == 0 && q->rc == 0) { /* annotated on the loop: encoded here */
+        text = rs_http_json_text(q->result);
+        q->result = NULL;
+        return text;
+    }
+    json_decref(q->result);
+    q->result = NULL;
+    if (q->rc == RS_E_TOO_BIG)
+        return rs_http_error_text(*http = 413,
+                                  "rank %llu of job '%s' has more than %u trace events in the "
+                                  "range: narrow it with since_ns/until_ns",
+                                  (unsigned long long)q->p.rank, q->job, TRACE_MAX_EVENTS);
+    if (status != 0)
+        return rs_http_error_text(*http = 503, "the server is stopping");
+    if (q->rc == -ETIMEDOUT) {
+        RS_COUNT(&q->srv->counters, queries_timed_out);
+        return rs_http_error_text(*http = 504,
+                                  "the query took longer than the server allows "
+                                  "(query-timeout-ms %lld): narrow it with since_ns/until_ns or "
+                                  "rank=",
+                                  (long long)q->srv->cfg->query_timeout_ms);
+    }
+    *http = 404;
+    if (q->rc == -ENODATA)
+        return rs_http_error_text(404,
+                                  "job '%s' has no PC-sampling stall samples in the range (turn "
+                                  "PC sampling on for the job, or use /v1/jobs/%s/pprof/time)",
+                                  q->job, q->job);
+    if (q->rc == RS_E_NOT_FOUND) {
+        struct rs_profile_scope s = q->side == 'b' ? scope_b(q) : scope_a(q);
+        if (q->missing == 'j')
+            return rs_http_error_text(404, "job '%s' not found (see GET /v1/jobs)", s.job);
+        if (q->missing == 'r')
+            return rs_http_error_text(404, "job '%s' has no rank %llu (see GET /v1/jobs/%s/ranks)",
+                                      s.job, (unsigned long long)s.rank, s.job);
+        if (s.rank == ALL_RANKS)
+            return rs_http_error_text(404, "job '%s' has no records in the range", s.job);
+        return rs_http_error_text(404, "rank %llu of job '%s' has no records in the range",
+                                  (unsigned long long)s.rank, s.job);
+    }
+    return rs_http_error_text(*http = 500, "storage read failed: %s", rs_strerror(q->rc));
 }
 
 static void
@@ -316,59 +407,141 @@ query_done(struct rs_work *req, int status)
                              rs_hang_watch_history_json(q->srv->hang_watch, q->job)) != 0 ||
          rs__server_hang_captures(q->srv->captures, q->job, q->result) != 0)) { /* hang_evidence.h */
         json_decref(q->result);
+        q->result = NULL;
         q->rc = -ENOMEM;
     }
-    if (status == 0 && q->rc == 0 && q->bytes)
+    if (status == 0 && q->rc == 0 && q->bytes) {
         rs_http_respond(q->conn, 200, q->content_type, (const char *)q->bytes, q->n_bytes);
-    else if (status == 0 && q->rc == 0 && q->text)
-        rs_http_respond_json_text(q->conn, 200, q->text);
-    else if (q->rc == RS_E_TOO_BIG)
-        rs_http_respond_error(q->conn, 413,
-                              "rank %llu of job '%s' has more than %u trace events in the range: "
-                              "narrow it with since_ns/until_ns",
-                              (unsigned long long)q->p.rank, q->job, TRACE_MAX_EVENTS);
-    else if (status != 0) {
-        json_decref(q->result);
-        rs_http_respond_error(q->conn, 503, "the server is stopping");
-    } else if (q->rc == 0)
-        rs_http_respond_json(q->conn, 200, q->result);
-    else if (q->rc == -ETIMEDOUT) {
-        RS_COUNT(&q->srv->counters, queries_timed_out);
-        rs_http_respond_error(q->conn, 504,
-                              "the query took longer than the server allows (query-timeout-ms "
-                              "%lld): narrow it with since_ns/until_ns or rank=",
-                              (long long)q->srv->cfg->query_timeout_ms);
-    } else if (q->rc == -ENODATA)
-        rs_http_respond_error(q->conn, 404,
-                              "job '%s' has no PC-sampling stall samples in the range (turn PC "
-                              "sampling on for the job, or use /v1/jobs/%s/pprof/time)",
-                              q->job, q->job);
-    else if (q->rc == RS_E_NOT_FOUND) {
-        struct rs_profile_scope s = q->side == 'b' ? scope_b(q) : scope_a(q);
-        if (q->missing == 'j')
-            rs_http_respond_error(q->conn, 404, "job '%s' not found (see GET /v1/jobs)", s.job);
-        else if (q->missing == 'r')
-            rs_http_respond_error(q->conn, 404,
-                                  "job '%s' has no rank %llu (see GET /v1/jobs/%s/ranks)", s.job,
-                                  (unsigned long long)s.rank, s.job);
-        else if (s.rank == ALL_RANKS)
-            rs_http_respond_error(q->conn, 404, "job '%s' has no records in the range", s.job);
-        else
-            rs_http_respond_error(q->conn, 404, "rank %llu of job '%s' has no records in the range",
-                                  (unsigned long long)s.rank, s.job);
-    } else
-        rs_http_respond_error(q->conn, 500, "storage read failed: %s", rs_strerror(q->rc));
+    } else if (status == 0 && q->rc == 0 && q->text && q->prepared) {
+        size_t len = strlen(q->text);
+        rs_http_respond_json_prepared(q->conn, q->text, len, &q->pre);
+        if (q->klen)
+            rs_answer_cache_complete(q->srv->answers, q->key, q->klen, q->gen, q->started_ns, 200,
+                                     q->text, len, &q->pre);
+    } else {
+        int http;
+        char *text = answer_text(q, status, &http);
+        rs_http_respond_json_text(q->conn, http, text);
+        /* the requests that joined this scan get the same answer; a 200 is kept for the next */
+        if (q->klen)
+            rs_answer_cache_complete(q->srv->answers, q->key, q->klen, q->gen, q->started_ns,
+                                     http, text, text ? strlen(text) : 0, NULL);
+        free(text);
+    }
     free(q->bytes);
     free(q->text);
+    free(q->pre.gz);
     rs_straggler_report_fini(&q->stragglers);
     free(q);
 }
 
+/* A request that joined a scan in flight for the same answer (answer_cache.h). */
+struct joined {
+    struct rs_answer_waiter w; /* first */
+    rs_http_conn *conn;
+};
+
+static void
+joined_done(struct rs_answer_waiter *w, int status, const char *text, size_t len,
+            const void *prepared)
+{
+    struct joined *j = (struct joined *)w;
+
+    /* the leader's hash and gzip form, when its worker made them: nothing more on the loop (a
+     * joiner that accepts gzip gets the plain text when the leader's client did not ask) */
+    if (status == 200 && text && prepared)
+        rs_http_respond_json_prepared(j->conn, text, len, prepared);
+    else
+        rs_http_respond_json_text(j->conn, status, text);
+    free(j);
+}
+
+/* Whether a kind's answer is kept by the answer cache: JSON answers that depend only on the
+ * store and on the evaluator's and the captures' state (answers_generation). Not the hangs (the
+ * hang watch's history in memory) nor the captures' list (in memory, changes without a commit),
+ * nor the downloads (bytes, built per request). */
+static bool
+cacheable(enum query_kind k)
+{
+    return k != Q_HANGS && k != Q_CAPTURES && k != Q_TRACE && k != Q_PPROF &&
+           k != Q_PPROF_STALLS && k != Q_PPROF_TIME;
+}
+
+/* Whether a query reads only a bounded part of a job (its list, one rank, the jobs' list) and so
+ * runs in the light lane, never queued behind scans of every rank of a large job. */
+static bool
+light(enum query_kind k, const struct query_params *p)
+{
+    switch (k) {
+    case Q_JOBS:
+    case Q_RANKS:
+    case Q_CAPTURES:
+        return true;
+    case Q_TOP:
+    case Q_STALLS:
+    case Q_PPROF:
+    case Q_PPROF_STALLS:
+    case Q_PPROF_TIME:
+        return p->rank != ALL_RANKS;
+    case Q_COMPARE: /* both sides one rank (with_rank SAME: side A's) */
+        return p->rank != ALL_RANKS && p->with_rank != ALL_RANKS;
+    default:
+        return false;
+    }
+}
+
+/* A number that changes whenever a cached answer may change: the store's commits — and a
+ * step's "settled" state, which turns RS_STEP_SETTLE_NS after its last data arrived without a
+ * commit: answers computed less than that after the last batch of data was committed are keyed
+ * apart from those computed later (maintenance commits change the generation, not that). The straggler answers also show the evaluator's verdicts (annotated) and the
+ * captures' evidence: for them, the evaluator's job evaluations and verdict changes and the
+ * captures' state changes count too. Loop thread. */
+static uint64_t
+answers_generation(struct rs_server *srv, enum query_kind kind, uint64_t now_ns)
+{
+    uint64_t g = rs_writer_generation(srv->writer);
+    uint64_t batches = RS_COUNT_GET(&srv->counters, batches_committed); /* new data arrived */
+
+    if (batches != srv->answers_batches) {
+        srv->answers_batches = batches;
+        srv->answers_batches_seen_ns = now_ns;
+    }
+    g = g << 1 | (now_ns - srv->answers_batches_seen_ns >= RS_STEP_SETTLE_NS);
+    if (kind != Q_STRAGGLERS)
+        return g;
+    struct rs_evaluator_stats ev;
+    struct rs_captures_stats cs;
+    rs_evaluator_get_stats(srv->evaluator, &ev);
+    rs_captures_get_stats(srv->captures, &cs);
+    uint64_t parts[] = {g,         ev.jobs_evaluated, ev.raised, ev.cleared, cs.requested,
+                        cs.delivered, cs.started,    cs.done,   cs.failed,  cs.expired};
+    return rs_hash_fnv1a64(parts, sizeof parts);
+}
+
+/* The query's answer-cache key into q->key; 0 when not cached. */
+static size_t
+answer_key(struct query_work *q, enum rs_auth_role role)
+{
+    size_t n = strlen(q->job);
+
+    if (!cacheable(q->kind) || !q->srv->answers)
+        return 0;
+    q->key[0] = (unsigned char)q->kind;
+    q->key[1] = (unsigned char)role;
+    memcpy(q->key + 2, q->job, n + 1);
+    memcpy(q->key + 2 + n + 1, &q->p, sizeof q->p);
+    return 2 + n + 1 + sizeof q->p;
+}
+
 static void
 start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const char *job,
-            const struct query_params *p)
+            const struct query_params *p, enum rs_auth_role role)
 {
     struct query_work *q = calloc(1, sizeof *q);
+    struct joined *j = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = 0;
 
     if (!q) {
         rs_http_respond_error(c, 500, "out of memory");
@@ -381,16 +554,54 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
     snprintf(q->job, sizeof q->job, "%s", job ? job : "");
     q->req.work = run_query;
     q->req.done = query_done;
-    q->deadline_ns = rs_clock_mono_ns() + (uint64_t)srv->cfg->query_timeout_ms * 1000000ull;
-    if (rs__server_query_submit(srv, c, &q->req) != 0)
+    q->gzip = rs_http_conn_accepts_gzip(c);
+    q->started_ns = rs_clock_mono_ns();
+    q->deadline_ns = q->started_ns + (uint64_t)srv->cfg->query_timeout_ms * 1000000ull;
+    if ((q->klen = answer_key(q, role)) > 0) {
+        q->gen = answers_generation(srv, kind, q->started_ns);
+        if (!(j = malloc(sizeof *j)))
+            rc = -ENOMEM;
+        else {
+            *j = (struct joined){{joined_done, NULL}, c};
+            rc = rs_answer_cache_lookup(srv->answers, q->key, q->klen, q->gen, q->started_ns,
+                                        &j->w, &text, &len);
+        }
+        if (rc == RS_ANSWER_JOINED) { /* j answers when the scan in flight ends */
+            free(q);
+            return;
+        }
+        free(j);
+        if (rc == RS_ANSWER_HIT) {
+            rs_http_respond_json_text(c, 200, text);
+            free(text);
+            free(q);
+            return;
+        }
+        if (rc != RS_ANSWER_MISS) /* no memory to track it: answered uncached */
+            q->klen = 0;
+    }
+    rs_work_pool *pool = light(kind, p) && srv->queries_light ? srv->queries_light : srv->queries;
+    if (rs__server_query_submit_to(srv, pool, c, &q->req) != 0) {
+        /* refused at the door and answered: nobody can have joined in between (loop thread) */
+        if (q->klen)
+            rs_answer_cache_complete(srv->answers, q->key, q->klen, q->gen, q->started_ns, 503,
+                                     NULL, 0, NULL);
         free(q);
+    }
 }
 
 int
 rs__server_query_submit(struct rs_server *srv, rs_http_conn *c, struct rs_work *w)
 {
+    return rs__server_query_submit_to(srv, srv->queries, c, w);
+}
+
+int
+rs__server_query_submit_to(struct rs_server *srv, rs_work_pool *pool, rs_http_conn *c,
+                           struct rs_work *w)
+{
     w->key = rs_http_conn_peer_key(c);
-    int rc = rs_work_pool_submit(srv->queries, w);
+    int rc = rs_work_pool_submit(pool, w);
     if (rc == 0)
         return 0;
     RS_COUNT(&srv->counters, queries_refused);
@@ -671,7 +882,7 @@ parse_params(rs_http_conn *c, const char *query, const struct job_endpoint *e,
 
 static void
 start_job_endpoint(struct rs_server *srv, rs_http_conn *c, const struct rs_http_request *req,
-                   const struct job_endpoint *e, const char *job)
+                   const struct job_endpoint *e, const char *job, enum rs_auth_role role)
 {
     struct query_params p;
 
@@ -704,7 +915,7 @@ start_job_endpoint(struct rs_server *srv, rs_http_conn *c, const struct rs_http_
                               job);
         return;
     }
-    start_query(srv, c, e->kind, job, &p);
+    start_query(srv, c, e->kind, job, &p, role);
 }
 
 void
@@ -742,7 +953,7 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
     }
     if (strcmp(path, "/v1/jobs") == 0) {
         if (expect_get(c, req) == 0)
-            start_job_endpoint(srv, c, req, &jobs_endpoint, NULL);
+            start_job_endpoint(srv, c, req, &jobs_endpoint, NULL, who.role);
         return;
     }
     char name[RS_WIRE_MAX_JOB_LEN + 1];
@@ -762,7 +973,7 @@ rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *re
         if ((rc = job_in_path(c, path, e->suffix, name, sizeof name)) > 0)
             continue;
         if (rc == 0 && expect_get(c, req) == 0)
-            start_job_endpoint(srv, c, req, e, name);
+            start_job_endpoint(srv, c, req, e, name, who.role);
         return;
     }
     if ((rc = job_in_path(c, path, "", name, sizeof name)) <= 0) {

@@ -34,6 +34,7 @@ struct running {
     rs_maintenance *maintenance;
     rs_space *space;
     rs_capture_store *capture_store;
+    struct rs_retention_settings retention; /* in force: SIGHUP may change them */
 };
 
 static void
@@ -46,6 +47,8 @@ on_signal(uv_signal_t *h, int signum)
     rs_ingest_close(run->ingest);
     rs_work_pool_close(run->srv.queries); /* waits for running queries (bounded by their deadline) */
     run->srv.queries = NULL;
+    rs_work_pool_close(run->srv.queries_light);
+    run->srv.queries_light = NULL;
     rs_work_pool_close(run->srv.decoders);
     run->srv.decoders = NULL;
     rs_post_close(run->srv.post);
@@ -73,6 +76,8 @@ on_sighup(uv_signal_t *h, int signum)
     rs_log(RS_LOG_INFO, "RS-SERVER-RELOAD", "signal %d: reloading", signum);
     rs__server_auth_reload(run->srv.auth);
     rs_server_tls_reload(run->srv.tls);
+    if (run->maintenance && run->space)
+        rs__server_retention_reload(&run->srv, run->maintenance, run->space, &run->retention);
 }
 
 /* Splits "host:port" (IPv6 as "[::1]:7070"). */
@@ -182,6 +187,9 @@ rs_server_run(const struct rs_server_config *cfg)
     struct rs_work_pool_options qopts = {"rs-query", (unsigned)cfg->query_threads,
                                          (unsigned)cfg->query_max,
                                          (unsigned)cfg->query_max_per_client, (int)cfg->query_nice};
+    struct rs_work_pool_options lopts = {"rs-qlight", (unsigned)cfg->query_light_threads,
+                                         (unsigned)cfg->query_max,
+                                         (unsigned)cfg->query_max_per_client, (int)cfg->query_nice};
     struct rs_work_pool_options dopts = {"rs-decode", (unsigned)cfg->ingest_threads,
                                          (unsigned)cfg->ingest_contexts, 0, 0};
     struct rs_http_options hopts;
@@ -245,7 +253,15 @@ rs_server_run(const struct rs_server_config *cfg)
         rs_log(RS_LOG_ERROR, "RS-SERVER-WRITER", "cannot start writer: %s", rs_strerror(rc));
         goto out;
     }
+    /* without memory for it, answers are not kept (every request scans) */
+    if (cfg->answer_cache_mb > 0 &&
+        rs_answer_cache_new((size_t)cfg->answer_cache_mb << 20,
+                            (uint64_t)cfg->answer_cache_max_age_ms * 1000000ull,
+                            &srv->answers) != 0)
+        srv->answers = NULL;
     if ((rc = rs_work_pool_start(&srv->loop, &qopts, &srv->queries)) != 0 ||
+        (cfg->query_light_threads > 0 &&
+         (rc = rs_work_pool_start(&srv->loop, &lopts, &srv->queries_light)) != 0) ||
         (rc = rs_work_pool_start(&srv->loop, &dopts, &srv->decoders)) != 0) {
         rs_log(RS_LOG_ERROR, "RS-SERVER-THREADS", "cannot start the query and ingest threads: %s",
                rs_strerror(rc));
@@ -284,6 +300,9 @@ rs_server_run(const struct rs_server_config *cfg)
         (rc = rs_space_start(srv, (uint64_t)(cfg->disk_budget_gb * (double)(1ull << 30)),
                              SPACE_CHECK_MS, &run.space)) != 0)
         goto out;
+    /* the recent jobs' whole-job heatmaps read in the background, before a browser asks */
+    if ((rc = rs_heatmap_warm_start(srv, (uint64_t)cfg->heatmap_warm_s, &srv->heatmap_warm)) != 0)
+        goto out;
     uv_signal_init(&srv->loop, &srv->sigint);
     uv_signal_init(&srv->loop, &srv->sigterm);
     srv->sigint.data = srv->sigterm.data = &run;
@@ -307,7 +326,9 @@ rs_server_run(const struct rs_server_config *cfg)
                "open-files limit (%lu): past it, new connections are refused (HTTP 503, "
                "RS-HTTP-ACCEPT) — raise the limit (LimitNOFILE=) or lower the caps",
                (long long)cfg->http_max_connections, (long long)cfg->agent_max_connections, fds);
-    /* retention changes only with a restart: each start records the settings in force */
+    /* each start records the retention settings in force; SIGHUP may change them (audited) */
+    run.retention = (struct rs_retention_settings){cfg->retention_s, cfg->raw_retention_s,
+                                                   cfg->rollup_window_s, cfg->disk_budget_gb};
     rs__server_audit(&rs__server_self, "retention-settings",
                      "retention_s=%lld disk_budget_gb=%g raw_retention_s=%lld map_size_gb=%g",
                      (long long)cfg->retention_s, cfg->disk_budget_gb,
@@ -327,6 +348,7 @@ out:
         rs_http_close(run.http);
         rs_ingest_close(run.ingest);
         rs_work_pool_close(srv->queries);
+        rs_work_pool_close(srv->queries_light);
         rs_work_pool_close(srv->decoders);
         if (srv->post)
             rs_post_close(srv->post);
@@ -337,6 +359,7 @@ out:
         rs__capture_store_close(run.capture_store);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
+    rs_heatmap_warm_free(srv->heatmap_warm); /* after its reads' done callbacks */
     rs_writer_stop(srv->writer);        /* commits what was queued */
     rs_post_drain(srv->post);           /* completions that came after the loop stopped */
     rs_ingest_free(run.ingest);
@@ -346,6 +369,7 @@ out:
     uv_loop_close(&srv->loop);
     rs__server_auth_free(srv->auth);
     rs_heatmap_cache_free(srv->heatmaps);
+    rs_answer_cache_free(&srv->answers); /* after the pools: every scan completed */
     /* a server that did not start leaves no new store (or directory) behind — unless it
      * acknowledged a batch in the moment its listener was up (a ready file that failed) */
     if (status != 0 && RS_COUNT_GET(&srv->counters, batches_committed) == 0)

@@ -4,6 +4,7 @@
 #define RS_SERVER_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct rs_server_config {
@@ -33,12 +34,21 @@ struct rs_server_config {
     double disk_budget_gb;            /* delete the oldest jobs while data exceeds it; 0 = none */
     int64_t evaluate_ms;              /* streaming straggler evaluation period; 0 = off */
     int64_t active_s;                 /* jobs with data this recent are evaluated */
+    int64_t heatmap_warm_s; /* after a start, jobs with data this recent get their heatmap read */
     /* resources (issue 23 §3): queries cannot starve ingest, no peer takes every connection */
     int64_t query_threads;        /* threads that run REST queries */
     int64_t query_max;            /* queries running or waiting, in total; beyond: 503 */
     int64_t query_max_per_client; /* of them from one IP address; beyond: 429 */
     int64_t query_timeout_ms;     /* a query's deadline; beyond: 504 */
     int64_t query_nice;           /* niceness added to the query threads */
+    int64_t query_light_threads;  /* threads of the light lane (the jobs' list, one rank); 0 = none */
+    int64_t answer_cache_mb;      /* REST answers kept (answer_cache.h); 0 = none */
+    int64_t answer_cache_max_age_ms; /* a kept answer is served at most this long after its scan */
+    /* main.c: reads the configuration again from its sources (the config file, the environment,
+     * the command line) into *out, for SIGHUP's retention reload; 0 or RS_E_CONFIG with err;
+     * *out is freed with reread_free in both cases. NULL: not reloadable. */
+    int (*reread)(struct rs_server_config *out, char *err, size_t err_len);
+    void (*reread_free)(struct rs_server_config *c);
     int64_t ingest_threads;       /* threads that decode agents' batches */
     int64_t http_max_connections_per_peer; /* beyond: 429 and closed */
     int64_t http_max_body_total_mb;        /* request bodies held at once; beyond: 503 */

@@ -8,9 +8,11 @@
 #include "server/counters.h"
 #include "server/evaluator.h"
 #include "server/hang_watch.h"
+#include "server/heatmap_warm.h"
 #include "server/http.h"
 #include "server/post.h"
 #include "server/server.h"
+#include "server/answer_cache.h"
 #include "server/work_pool.h"
 #include "server/tls_reload.h"
 #include "server/writer.h"
@@ -37,6 +39,13 @@ struct rs_server {
     uv_signal_t sighup;     /* reloads (server.c on_sighup) */
     rs_captures *captures;  /* captures on demand (captures.h) */
     rs_heatmap_cache *heatmaps; /* whole-job heatmaps' older steps (query/heatmap.h); NULL: none */
+    rs_heatmap_warm *heatmap_warm; /* fills heatmaps in the background (heatmap_warm.h) */
+    /* issue 23, queries at 10,000 ranks: the light lane (routes.c light(): the jobs' list, one
+     * rank) so that cheap reads never wait behind scans of every rank; and the REST answers
+     * kept and shared (answer_cache.h; NULL: none), keyed by answers_generation (routes.c) */
+    rs_work_pool *queries_light;
+    rs_answer_cache *answers;
+    uint64_t answers_batches, answers_batches_seen_ns; /* batches committed, seen since when */
 };
 
 /* The heatmap cache's budget: a 1,024-rank job's entry is ~12.6 MB per metric. */
@@ -45,6 +54,21 @@ struct rs_server {
 /* Store options from the configuration (map size, durability), with the migration of an older
  * store's format logged as it goes (server.c). */
 struct rs_store_options rs__server_store_options(const struct rs_server_config *cfg);
+
+/* The retention settings in force (retention_reload.c). */
+struct rs_retention_settings {
+    int64_t retention_s, raw_retention_s, rollup_window_s;
+    double disk_budget_gb;
+};
+
+/* SIGHUP (retention_reload.c): reads the configuration again (cfg->reread) and applies what
+ * changed of *cur to m and space from their next run, with an RS-AUDIT "retention-reload" line
+ * (also when nothing changed); an unreadable configuration changes nothing (logged). Loop
+ * thread. */
+struct rs_maintenance;
+struct rs_space;
+void rs__server_retention_reload(struct rs_server *srv, struct rs_maintenance *m,
+                                 struct rs_space *space, struct rs_retention_settings *cur);
 
 /* The HTTP handler: routes a request to its endpoint (routes.c). */
 void rs__server_route(void *server, rs_http_conn *c, const struct rs_http_request *req);
@@ -79,6 +103,9 @@ void rs__server_metrics(struct rs_server *srv, rs_http_conn *c);
  * w->done is never called and the caller frees w. Every REST read goes through here, so that no
  * query takes ingest's threads and every client's share is bounded (work_pool.h). */
 int rs__server_query_submit(struct rs_server *srv, rs_http_conn *c, struct rs_work *w);
+/* The same in the given pool (srv->queries or srv->queries_light). */
+int rs__server_query_submit_to(struct rs_server *srv, rs_work_pool *pool, rs_http_conn *c,
+                               struct rs_work *w);
 
 /* POST /v1/jobs/{job}/capture (capture_routes.c): answered on the loop (the table is in memory;
  * GET /v1/jobs/{job}/captures is a query like the others, routes.c). */

@@ -130,6 +130,12 @@ rs_space_start(struct rs_server *srv, uint64_t budget_bytes, unsigned check_ms, 
 }
 
 void
+rs_space_set_budget(rs_space *s, uint64_t budget_bytes)
+{
+    s->budget_bytes = budget_bytes; /* read by the next check, on this thread */
+}
+
+void
 rs_space_close(rs_space *s)
 {
     if (!s)

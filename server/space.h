@@ -17,6 +17,9 @@ typedef struct rs_space rs_space;
 
 int rs_space_start(struct rs_server *srv, uint64_t budget_bytes, unsigned check_ms, rs_space **out);
 
+/* A new budget (a SIGHUP's reload; 0 = 90% of the map), from the next check on. Loop thread. */
+void rs_space_set_budget(rs_space *s, uint64_t budget_bytes);
+
 /* Stops the timer (loop thread); freed once the loop has closed it and a deletion in flight has
  * finished. NULL is fine. */
 void rs_space_close(rs_space *s);

@@ -6,6 +6,7 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -45,7 +46,14 @@ struct rs_writer {
     /* Time spent on each kind of work while the other kind waited (the fair share, writer.h);
      * both restart from 0 whenever no task is waiting. Writer thread only. */
     uint64_t contended_ingest_ns, contended_task_ns;
+    _Atomic uint64_t generation; /* commits so far (rs_writer_generation) */
 };
+
+uint64_t
+rs_writer_generation(const rs_writer *w)
+{
+    return atomic_load_explicit(&w->generation, memory_order_acquire);
+}
 
 /* Commits a group; every item gets its outcome after the commit returns. */
 static void
@@ -69,6 +77,8 @@ commit_group(rs_writer *w, struct item *group)
         rc = rs_store_write_commit(txn);
     else
         rs_store_write_abort(txn);
+    if (rc == 0) /* after the commit: a reader that sees the new number sees the data */
+        atomic_fetch_add_explicit(&w->generation, 1, memory_order_release);
     if (rc != 0) {
         RS_COUNT(w->counters, commit_errors);
         if (rc == RS_E_FULL)
@@ -111,6 +121,8 @@ run_task_step(rs_writer *w)
         rc = rs_store_write_commit(txn);
     else
         rs_store_write_abort(txn);
+    if (rc == 0)
+        atomic_fetch_add_explicit(&w->generation, 1, memory_order_release);
     if (rc == 0 && !done)
         return;
     if (rc == RS_E_FULL)

@@ -65,6 +65,12 @@ typedef void (*rs_writer_task_done_fn)(void *arg, int status);
 int rs_writer_submit_task(rs_writer *w, rs_writer_step_fn step, rs_writer_task_done_fn done,
                           void *arg);
 
+/* The store's generation: the write transactions (batch groups and task steps) committed so
+ * far, counted after each commit. Whatever a read transaction begun after this call returned G
+ * reads includes every write of generation G; a number that has not changed means nothing was
+ * written since. For caches of answers (answer_cache.h). Any thread. */
+uint64_t rs_writer_generation(const rs_writer *w);
+
 /* Commits what is queued, stops the thread and frees the writer (tasks not finished get
  * RS_E_CLOSED). NULL is fine. */
 void rs_writer_stop(rs_writer *w);

@@ -34,6 +34,8 @@ struct check {
     uint64_t awin_rank_longest_ns;
     struct rs_key_rank verdict_rank; /* the rank of the last verdict checked, and its count */
     uint32_t verdict_rank_n;
+    uint8_t hang_job[8]; /* the job of the last hang checked, and its count */
+    uint32_t hang_job_n;
 };
 
 /* LMDB's node header in a leaf page (lmdb.h: NODESIZE), and the page index slot per node. */
@@ -490,6 +492,32 @@ visit_capture(struct check *c, const MDB_val *k, const MDB_val *v)
         problem(c, "captures: capture %llu has a bad state or times", (unsigned long long)cap.id);
 }
 
+/* hangs: of an existing job, sane times and counts, at most RS_HANGS_PER_JOB a job. */
+static void
+visit_hang(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    const struct rs_key_hang *key = k->mv_data;
+    struct rs_hang_value hv;
+
+    c->rep->hangs++;
+    if (k->mv_size != sizeof *key || v->mv_size != sizeof hv) {
+        problem(c, "hangs: entry of %zu/%zu bytes", k->mv_size, v->mv_size);
+        return;
+    }
+    memcpy(&hv, v->mv_data, sizeof hv);
+    if (!find_job(c, key->job_id))
+        problem(c, "hangs: a hang of a job that does not exist");
+    if (hv.version != RS_VALUE_VERSION || memchr(hv.op, 0, sizeof hv.op) == NULL ||
+        (hv.cleared_ns && hv.cleared_ns < rs__be64_get(key->raised_ns)))
+        problem(c, "hangs: bad value for seq %llu", (unsigned long long)rs__be64_get(key->seq));
+    if (memcmp(c->hang_job, key->job_id, sizeof c->hang_job) != 0) {
+        memcpy(c->hang_job, key->job_id, sizeof c->hang_job);
+        c->hang_job_n = 0;
+    }
+    if (++c->hang_job_n == RS_HANGS_PER_JOB + 1)
+        problem(c, "hangs: a job has more than %u", RS_HANGS_PER_JOB);
+}
+
 /* Where the bytes are: each database's pages, and what its entries take of them. */
 static int
 db_sizes(struct check *c, struct rs_store_check_report *out)
@@ -505,7 +533,7 @@ db_sizes(struct check *c, struct rs_store_check_report *out)
         {"ranks", s->ranks},       {"jobs", s->jobs},       {"dedup", s->dedup},
         {"kwin_names", s->names},  {"meta", s->meta},       {"awin", s->awin},
         {"job_keys", s->job_keys}, {"job_ids", s->job_ids}, {"gpu_ranks", s->gpu_ranks},
-        {"verdicts", s->verdicts}, {"captures", s->captures}};
+        {"verdicts", s->verdicts}, {"captures", s->captures}, {"hangs", s->hangs}};
     MDB_stat st;
     int rc;
 
@@ -550,7 +578,7 @@ rs_store_check(rs_store *s, struct rs_store_check_report *out)
         (rc = walk(&c, s->dedup, visit_dedup)) || (rc = walk(&c, s->names, visit_name_number)) ||
         (rc = walk(&c, s->gpu_ranks, visit_gpu_rank)) ||
         (rc = walk(&c, s->verdicts, visit_verdict)) ||
-        (rc = walk(&c, s->captures, visit_capture)))
+        (rc = walk(&c, s->captures, visit_capture)) || (rc = walk(&c, s->hangs, visit_hang)))
         goto out;
     if ((rc = db_sizes(&c, out)) != 0)
         goto out;

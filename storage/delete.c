@@ -40,8 +40,8 @@ rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint
 {
     rs_store *s = w->store;
     MDB_val jk = {strlen(job), (void *)job}, jv;
-    MDB_dbi dbis[] = {s->series,   s->kwin,     s->awin,       s->steps, s->stepsum, s->colls,
-                      s->verdicts, s->captures, s->frame_seqs, s->ranks};
+    MDB_dbi dbis[] = {s->series,   s->kwin,     s->awin,       s->steps,      s->stepsum, s->colls,
+                      s->verdicts, s->captures, s->frame_seqs, s->hangs, s->ranks};
     uint8_t job_id[RS_KEY_JOB_PREFIX];
     size_t budget = max_entries;
     int rc;

@@ -413,6 +413,27 @@ struct rs_capture_value {
 };
 _Static_assert(sizeof(struct rs_capture_value) == 512, "capture value layout");
 
+/* hangs: (job_id, raised_ns, comm, seq) -> struct rs_hang_value: the NCCL hangs the server's hang
+ * watch raised (server/hang_watch.c), each with when it cleared (hangs.c) — the hangs view's
+ * history, kept across restarts. At most RS_HANGS_PER_JOB per job (the oldest go first); job
+ * deletion and retention remove them with the job. A store written before this table opens with
+ * it empty. */
+struct rs_key_hang {
+    uint8_t job_id[8], raised_ns[8], comm[8], seq[8];
+};
+_Static_assert(sizeof(struct rs_key_hang) == 32, "hang key layout");
+_Static_assert(RS__KEY_END(struct rs_key_hang, job_id) == RS_KEY_JOB_PREFIX,
+               "hang keys start with job_id");
+#define RS_HANGS_PER_JOB 256u
+struct rs_hang_value {
+    uint32_t version, comm_size;
+    uint64_t since_ns, cleared_ns; /* cleared_ns 0: open when last written */
+    uint32_t n_waiting, n_absent;  /* n_absent: ranks that never arrived; the first 16: */
+    char op[32];                   /* NUL-terminated */
+    uint32_t absent[16];
+};
+_Static_assert(sizeof(struct rs_hang_value) == 128, "hang value layout");
+
 struct rs_step_value {
     uint64_t start_ns, end_ns;
 };

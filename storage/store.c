@@ -140,6 +140,7 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         (rc = mdb_dbi_open(txn, "gpu_ranks", MDB_CREATE, &s->gpu_ranks)) ||
         (rc = mdb_dbi_open(txn, "verdicts", MDB_CREATE, &s->verdicts)) ||
         (rc = mdb_dbi_open(txn, "captures", MDB_CREATE, &s->captures)) ||
+        (rc = mdb_dbi_open(txn, "hangs", MDB_CREATE, &s->hangs)) ||
         (rc = mdb_dbi_open(txn, "frame_seqs", MDB_CREATE, &s->frame_seqs))) {
         rc = rs__store_err(rc);
         goto out;

@@ -427,15 +427,42 @@ int rs_store_capture_delete(rs_store_write *w, const char *job, uint64_t id);
 typedef int (*rs_store_capture_cb)(void *arg, const char *job, const struct rs_store_capture *c);
 int rs_store_captures_scan(rs_store_read *r, rs_store_capture_cb cb, void *arg);
 
+/* --- hang history (hangs.c) ---------------------------------------------------------------- */
+
+/* One NCCL hang the server's hang watch raised: operation op/seq on communicator comm, in flight
+ * since since_ns (collectors' clock), raised at raised_ns and cleared at cleared_ns (server clock;
+ * 0 while open — or when the server stopped before clearing it); comm_size ranks, n_waiting of
+ * them waiting, n_absent that never arrived, the first RS_STORE_HANG_RANKS of those in absent. */
+#define RS_STORE_HANG_RANKS 16
+struct rs_store_hang {
+    uint64_t comm, seq, since_ns, raised_ns, cleared_ns;
+    char op[32];
+    uint32_t comm_size, n_waiting, n_absent;
+    uint32_t absent[RS_STORE_HANG_RANKS];
+};
+
+/* Records hang h of `job`, or updates it (the same raised_ns, comm and seq: its clearing). A new
+ * one makes room by deleting the job's oldest beyond RS_HANGS_PER_JOB - 1 (keys.h). Deleting the
+ * job removes its hangs. Returns 0, RS_E_NOT_FOUND (no such job: deleted meanwhile), -EINVAL (op
+ * not NUL-terminated, cleared before raised, n_absent below the ranks listed) or a storage error. */
+int rs_store_hang_put(rs_store_write *w, const char *job, const struct rs_store_hang *h);
+
+/* The stored hangs of `job`, oldest raised first. An unknown job has none (0). A malformed entry
+ * stops the scan with RS_E_CORRUPT. */
+typedef int (*rs_store_hang_cb)(void *arg, const struct rs_store_hang *h);
+int rs_store_hangs_scan(rs_store_read *r, const char *job, rs_store_hang_cb cb, void *arg);
+
 /* --- consistency ------------------------------------------------------------------------- */
 
-#define RS_STORE_DBS 17 /* databases of the layout (docs/storage.md) */
+#define RS_STORE_DBS 18 /* databases of the layout (docs/storage.md) */
 
 struct rs_store_check_report {
     uint64_t jobs, ranks, series_chunks, kernel_windows, steps, collectives, strings, batches,
         step_summaries, name_numbers; /* entries seen */
     uint64_t gpu_ranks, verdicts;     /* entries of the GPU map and the verdict history */
     uint64_t captures;                /* captures on demand kept */
+
+    uint64_t hangs;                   /* entries of the hang history */
     struct {
         const char *name;     /* "series", "coll_blocks", ... */
         uint64_t bytes;       /* its pages (branch, leaf, overflow) times the page size */

@@ -52,6 +52,7 @@ struct rs_store {
     MDB_dbi gpu_ranks;         /* GPU UUID -> the rank that reported it last (gpu_ranks.c) */
     MDB_dbi verdicts;          /* straggler verdict history (verdicts.c) */
     MDB_dbi captures;          /* captures on demand (captures.c) */
+    MDB_dbi hangs;             /* hang history (hangs.c) */
     MDB_dbi frame_seqs;        /* frames of each collector that arrived (keys.h) */
     /* what rs_store_open found and made, for rs_store_close_discard (writer_lock.c) */
     int lock_fd;    /* DIR/writer.lock, flock'd (exclusive), or -1 */

@@ -15,7 +15,7 @@ if (!out) {
 rmSync(out, { recursive: true, force: true });
 mkdirSync(join(out, 'assets'), { recursive: true });
 await build({
-    entryPoints: { app: join(here, 'src/main.js'), style: join(here, 'src/style.css') },
+    entryPoints: { app: join(here, 'src/main.js'), early: join(here, 'src/early.js'), style: join(here, 'src/style.css') },
     outdir: join(out, 'assets'),
     bundle: true,
     minify: true,

@@ -6,7 +6,10 @@
 # bytes transferred; and the heatmap endpoint's own time with curl.
 #   tests/bench/dashboard_overview.sh [LOAD_S] [RUNS]     (make all test-build browser-tools first)
 # RS_BENCH_DATA=DIR keeps the store in DIR: loaded when DIR does not exist yet, used as it is when
-# it does (the load takes LOAD_S seconds; the measurements can then be repeated on the same job).
+# it does (the load takes LOAD_S seconds; the measurements can then be repeated on the same job,
+# each after a server start: the first heatmap answer is then the first open after a restart).
+# RANKSCOPE_SERVER_HEATMAP_WARM_S=0 turns the server's background warm-up off (the old cold start).
+# The machine's load average is printed before, between and after, and with each run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 LOAD_S=${1:-420}
@@ -16,6 +19,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/rs-dash-bench.XXXXXX")
 trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$W"' EXIT
 DATA=${RS_BENCH_DATA:-$W/data}
 LOADED=$([ -d "$DATA" ] && echo yes || echo no)
+T_START=$(date +%s%N)
 "$BIN/rankscope-server" --data "$DATA" --http 127.0.0.1:0 --listen tcp://127.0.0.1:0 \
     --ready-file "$W/ready" --log-level warn >"$W/server.log" 2>&1 &
 SERVER=$!
@@ -28,6 +32,16 @@ curl -s "$HTTP/v1/jobs" | python3 -c '
 import json, sys
 (j,) = json.load(sys.stdin)["jobs"]
 print("job %s: %d ranks, %.0f s of 1 s windows" % (j["job"], j["ranks_seen"], j["span_s"]))'
+if [ "$LOADED" = yes ] && [ "${RANKSCOPE_SERVER_HEATMAP_WARM_S:-3600}" != 0 ]; then
+    # a restart on a stored job: the server reads its whole-job heatmap in the background
+    # (--heatmap-warm-s, server/heatmap_warm.h) — how long until it has, from the ready file
+    for _ in $(seq 1200); do
+        n=$(curl -s "$HTTP/metrics" | sed -n 's/^rankscope_heatmap_warmed_total //p')
+        [ "${n:-0}" -ge 1 ] && break
+        sleep 0.1
+    done
+    echo "background heatmap warm-up done $(( ($(date +%s%N) - T_START) / 1000000 )) ms after the server started (rankscope_heatmap_warmed_total ${n:-0})"
+fi
 sleep 5 # the evaluator's first pass over the job
 # the whole job: the first answer after a start reads every stored step (and fills the server's
 # cache of them), the next ones only what is new; gzip as a browser asks for it

@@ -46,10 +46,11 @@ touch "$WORK/stop"
 wait "$QUERIES" || true
 tail -3 "$WORK/load.progress" | sed 's/^/# loader: /'
 curl -s "$HTTP/healthz" >"$WORK/health.json"
+curl -s "$HTTP/metrics" >"$WORK/metrics.txt"
 stop "$PID_server"
 "$BIN/rankscope-server" --check --data "$WORK/data" >"$WORK/check.out" 2>&1 || true
 python3 - "$WORK/load.json" "$WORK/health.json" "$WORK/queries.json" "$WORK/check.out" "$AGENTS" \
-    "$WORK/rss.txt" <<'PY'
+    "$WORK/rss.txt" "$WORK/metrics.txt" <<'PY'
 import json, re, sys
 load = json.load(open(sys.argv[1]))
 c = json.load(open(sys.argv[2]))["counters"]
@@ -79,6 +80,20 @@ if rows:
     half = anon[len(anon) // 2:]
     print("server RSS MiB every ~10 s (total/anonymous): %s" % ", ".join("%d/%d" % (r[1], r[2]) for r in rows))
     print("server anonymous memory: max %d MiB, last %d MiB; second half of the run %+d MiB" % (max(anon), anon[-1], half[-1] - half[0]))
+    # bounded = the last third's peak within 10% of the middle third's (the first third is the
+    # warm-up: the job and its answers grow from nothing); a heap that rises with the run shows
+    # as a higher peak later
+    k = len(anon) // 3
+    if k >= 2:
+        mid, last = max(anon[k:2 * k]), max(anon[2 * k:])
+        print("server anonymous memory bounded: %s (peak %d MiB in the middle third of the run, %d MiB in the last)"
+              % ("yes" if last <= mid * 1.1 else "NO", mid, last))
+    else:
+        print("server anonymous memory bounded: run too short to tell (6 samples or more needed)")
+m = open(sys.argv[7]).read()
+cache = dict(re.findall(r'answer_cache_lookups_total\{outcome="(\w+)"\} (\S+)', m))
+if cache:
+    print("answer cache: %s hits, %s joined a scan in flight, %s scans" % (cache.get("hit"), cache.get("joined"), cache.get("miss")))
 if q["requests"]:
     print("REST queries (%d concurrent clients): %d, statuses %s, p50 %.3f s, p99 %.3f s, max %.3f s" % (q.get("clients", 0), q["requests"], q["by_status"], q["p50_s"], q["p99_s"], q["max_s"]))
 else:

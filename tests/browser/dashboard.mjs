@@ -51,6 +51,10 @@ await check('jobs list: every job, the straggler badge of tour names rank 5 and 
     assert(/rank 5: gpu_slow/.test(t), `badge text: ${t}`);
     await page.type('#job-search', 'pc');
     await until(page, () => !document.querySelector('#jobs-table').innerText.includes('tour'));
+    // emptied, the search shows every job again (and the screenshot for docs/ the whole list)
+    await page.click('#job-search', { clickCount: 3 });
+    await page.keyboard.press('Backspace');
+    await until(page, () => document.querySelector('#jobs-table').innerText.includes('tour'));
 });
 
 await check('live refresh: the overview of a running job picks up new steps in place', page, async () => {
@@ -175,6 +179,25 @@ await check('overview: the verdict history — rank 5\'s onset step 100 and when
     const rows = await page.$$eval('#verdict-history-table tbody tr', (r) => r.map((x) => [...x.cells].map((c) => c.innerText)));
     const r5 = rows.find((r) => r[0] === 'rank 5');
     assert(r5 && r5[2] === 'step 100' && /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/.test(r5[3]) && r5[4] === 'active', JSON.stringify(rows));
+    // tour ran at --speed 0: its 300 steps' GPU times span ~10 s that the simulator produced in
+    // about one, so the server's raise (wall clock) lands before step 100 on the step axis — a
+    // raise before its own onset is impossible, so it is not drawn there, and the page says why
+    const raisedCol = await page.evaluate(() => {
+        const c = document.querySelector('#steps-chart');
+        return { lines: c.dataset.raisedLines, note: document.querySelector('#verdict-clock-note')?.innerText || '' };
+    });
+    const onsetNs = await page.evaluate(async () => {
+        const hm = await (await fetch('/v1/jobs/tour/heatmap?metric=compute_ms&columns=300')).json();
+        const v = await (await fetch('/v1/jobs/tour/stragglers')).json();
+        const c100 = hm.columns.find((c) => c.first_step <= 100 && c.last_step >= 100);
+        return { raised: v.stragglers[0].detected_ns, onset: c100.start_ns };
+    });
+    if (onsetNs.raised < onsetNs.onset) {
+        assert(raisedCol.lines === '0', `a raise line drawn before the onset: ${JSON.stringify(raisedCol)}`);
+        assert(/falls before the slowdown's onset/.test(raisedCol.note), `no note: ${JSON.stringify(raisedCol)}`);
+    } else {
+        assert(raisedCol.lines === '1' && !raisedCol.note, `the raise after the onset is not drawn: ${JSON.stringify(raisedCol)}`);
+    }
 });
 
 await check('overview: the heatmap window — the whole job by default, each rank\'s newest 100 steps on request', page, async () => {
@@ -291,6 +314,47 @@ await check('hostile names (markup in kernel and host names) are shown as text a
         if (hash.endsWith('evil/kernels')) assert(r.text.includes('<img src=x onerror='), `${hash}: the kernel name is not shown as text`);
     }
     dropApiRefusals(page);
+});
+
+await check('overview: its two requests leave with early.js, once; the heatmap is drawn while the verdict is still on its way (a placeholder banner), the banner then; the hang banner\'s request comes after theirs', page, async () => {
+    const fresh = await newPage();
+    await fresh.setRequestInterception(true);
+    const order = [];
+    const initiators = {};
+    let releaseVerdict;
+    const verdictHeld = new Promise((r) => { releaseVerdict = r; });
+    fresh.on('request', async (r) => {
+        const path = new URL(r.url()).pathname;
+        // (the poller's later asks carry If-None-Match: only first asks count)
+        if (path.startsWith('/v1/') && !r.headers()['if-none-match']) {
+            order.push(path.replace(/^.*\//, ''));
+            const stack = r.initiator()?.stack?.callFrames || [];
+            initiators[path.replace(/^.*\//, '')] = stack.map((f) => f.url).join(' ');
+        }
+        if (path.endsWith('/stragglers')) await verdictHeld; // the slow answer
+        r.continue();
+    });
+    await open(fresh, '#/job/tour/overview');
+    await until(fresh, () => document.querySelector('#heatmap canvas') && document.querySelector('#heatmap').dataset.columns);
+    assert(!(await fresh.$('#verdict')), 'a verdict banner before the verdict arrived');
+    assert(/Evaluating/.test(await text(fresh, '#banner')), `the banner's placeholder: ${await text(fresh, '#banner')}`);
+    assert(await fresh.$eval('#banner .skeleton', (e) => e.getAttribute('aria-busy') === 'true'), 'the placeholder is not marked busy');
+    assert(!(await fresh.$eval('#heatmap', (e) => e.classList.contains('loading'))), 'the heatmap still shows its placeholder');
+    // (it waits at most a second: it may have gone by now on a slow machine, but after these two)
+    const heldUntil = order.indexOf('hangs');
+    assert(heldUntil === -1 || heldUntil > Math.max(order.indexOf('stragglers'), order.indexOf('heatmap')), `the hang banner asked before the overview: ${order}`);
+    // early.js sent both before app.js ran, and app.js used its answers instead of asking again
+    assert(/\/assets\/early\.js/.test(initiators.heatmap || '') && /\/assets\/early\.js/.test(initiators.stragglers || ''),
+        `not sent by early.js: ${JSON.stringify(initiators)}`);
+    releaseVerdict();
+    await until(fresh, () => document.querySelector('#verdict .verdict[data-rank="5"]'));
+    assert(order.filter((p) => p === 'stragglers').length === 1 && order.filter((p) => p === 'heatmap').length === 1,
+        `asked twice without an ETag: ${order}`);
+    await until(fresh, () => performance.getEntriesByName('overview-first-render').length === 1);
+    await sleep(300);
+    assert(order.includes('hangs'), `the hang banner never asked: ${order}`);
+    page.problems.push(...fresh.problems);
+    await fresh.close();
 });
 
 await check('API token: a 401 brings the token prompt; the token then goes with every request', page, async () => {

@@ -119,7 +119,8 @@ assert series["rankscope_stragglers_active"] >= 1
 labels = [k for k in series if "{" in k]
 assert all(re.fullmatch(r"rankscope_straggler_\w+\{job=\"[^\"]+\",rank=\"\d+\"\}", k) or
            re.fullmatch(r"rankscope_straggler_cause\{job=\"[^\"]+\",rank=\"\d+\",cause=\"(gpu_slow|extra_work|host_side|unknown)\",source=\"(rule|capture)\"\}", k) or
-           re.fullmatch(r"rankscope_captures(_refused)?_total\{(state|reason)=\"[a-z]+\"\}", k)
+           re.fullmatch(r"rankscope_captures(_refused)?_total\{(state|reason)=\"[a-z]+\"\}", k) or
+           re.fullmatch(r"rankscope_answer_cache_lookups_total\{outcome=\"(hit|joined|miss)\"\}", k)
            for k in labels), labels
 assert [v for k, v in series.items() if k.startswith("rankscope_straggler_cause{job=\"live\",rank=\"3\",")] == [1], series' \
     "$WORK/metrics.txt"

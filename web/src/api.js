@@ -32,9 +32,18 @@ async function errorOf(res) {
     }
 }
 
+// The answer early.js asked for already (once: the first GET of that path), or null.
+async function earlyResponse(path) {
+    const early = window.rankscopeEarly;
+    if (!early || !early.has(path)) return null;
+    const p = early.get(path);
+    early.delete(path);
+    return p;
+}
+
 // GET path -> {data, etag} (JSON), or {notModified: true} when `etag` still holds.
 export async function apiGet(path, etag) {
-    let res = await request(path, etag);
+    let res = (!etag && (await earlyResponse(path))) || (await request(path, etag));
     while (res.status === 401) {
         const err = await errorOf(res);
         await askToken(err.message);

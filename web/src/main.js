@@ -13,6 +13,7 @@ import { mountStalls } from './views/stalls.js';
 import { mountTimeline } from './views/timeline.js';
 import { PANEL_MOUNT, PANEL_TITLES, panelsNav, panelsShow } from './panels.js';
 
+performance.mark('app-start'); // (tests/bench/dashboard_overview.mjs: when early.js's requests would have left without it)
 const MOUNT = { jobs: mountJobs, overview: mountOverview, nccl: mountNccl, kernels: mountKernels, stalls: mountStalls, timeline: mountTimeline };
 const TITLES = { overview: 'Overview', nccl: 'NCCL', kernels: 'Kernels', stalls: 'Stall reasons', timeline: 'Timeline' };
 Object.assign(MOUNT, PANEL_MOUNT);
@@ -43,8 +44,15 @@ function show() {
     poller = new Poller((e, path) => { status.textContent = `${path}: ${e.message}`; });
     nav(route);
     document.title = route.job ? `${route.job} · ${TITLES[route.view]} · rankscope` : 'rankscope';
-    panelsShow(route, poller);
-    MOUNT[route.view](main, route, poller);
+    // the view's own requests first: the server's query threads (two by default) take them in the
+    // order they come, so the hang banner's request waits until the overview has drawn its banner
+    // and heatmap (at most a second), then joins the poller like any other
+    panelsShow({ ...route, job: null }, poller); // the last view's banner goes now
+    const firstRender = MOUNT[route.view](main, route, poller);
+    const current = poller;
+    Promise.race([firstRender, new Promise((r) => setTimeout(r, 1000))]).then(() => {
+        if (poller === current) panelsShow(route, poller);
+    });
 }
 
 window.addEventListener('hashchange', show);

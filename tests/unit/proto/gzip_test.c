@@ -1,5 +1,6 @@
 /* Unit tests of rs_gzip: what it writes is a gzip member (RFC 1952) that zlib's own inflate reads
  * back to the same bytes, at every level, for empty, small, repetitive and incompressible input. */
+#include "common/clock.h"
 #include "proto/gzip.h"
 #include "tests/t.h"
 
@@ -67,6 +68,36 @@ levels_and_shapes(void)
     free(noise);
 }
 
+/* rs_gzip_until: in chunks with a deadline far off, the same stream as one call (round trip);
+ * with a deadline already past, -ETIMEDOUT after the first chunk, out-params untouched. */
+static void
+deadline(void)
+{
+    size_t n = 5u << 20, gz_len = 7, one_len = 0;
+    uint8_t *in = malloc(n), *gz = (uint8_t *)"untouched", *one = NULL, *back = malloc(n + 1);
+    uint32_t x = 99;
+
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        in[i] = (uint8_t)("0123456789,[]"[(x >> 16) % 13]);
+    }
+    T_EQ(rs_gzip_until(in, n, 6, rs_clock_mono_ns() - 1, &gz, &gz_len), -ETIMEDOUT);
+    T_CHECK(gz_len == 7 && strcmp((char *)gz, "untouched") == 0);
+    T_EQ(rs_gzip_until(in, n, 6, rs_clock_mono_ns() + 60000000000ull, &gz, &gz_len), 0);
+    T_EQ(gunzip(gz, gz_len, back, n + 1), (long)n);
+    T_CHECK(memcmp(back, in, n) == 0);
+    T_OK(rs_gzip(in, n, 6, &one, &one_len)); /* the chunked stream is as small as one call's */
+    T_CHECK(gz_len <= one_len + 64);
+    free(one);
+    one = NULL;
+    /* input of one chunk or less is compressed whole: the deadline is looked at between chunks */
+    T_OK(rs_gzip_until("{}", 2, 6, rs_clock_mono_ns() - 1, &one, &one_len));
+    free(one);
+    free(gz);
+    free(in);
+    free(back);
+}
+
 static void
 bad_level(void)
 {
@@ -80,6 +111,7 @@ int
 main(void)
 {
     T_RUN(levels_and_shapes);
+    T_RUN(deadline);
     T_RUN(bad_level);
     return T_DONE("proto/gzip");
 }

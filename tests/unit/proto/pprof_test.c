@@ -1,6 +1,7 @@
 /* Unit tests of the pprof builder: stacks and labels merge as documented, frames and mappings are
  * interned, misuse is refused, and what it encodes reads back as a valid profile with the same
  * samples (tests/unit/pprof_read.h). */
+#include "common/clock.h"
 #include "proto/pprof.h"
 #include "tests/t.h"
 #include "tests/unit/pprof_read.h"
@@ -180,6 +181,13 @@ many_stacks(void)
             T_OK(rs_pprof_add(p, s, 2, &v, NULL, 0));
         }
     T_EQ(rs_pprof_samples(p), 5000);
+    /* a deadline already past: the encoding stops (-ETIMEDOUT), nothing written */
+    uint8_t *gz = (uint8_t *)"untouched";
+    size_t len = 7;
+    T_EQ(rs_pprof_encode_until(p, rs_clock_mono_ns() - 1, &gz, &len), -ETIMEDOUT);
+    T_CHECK(len == 7 && strcmp((char *)gz, "untouched") == 0);
+    T_OK(rs_pprof_encode_until(p, rs_clock_mono_ns() + 60000000000ull, &gz, &len));
+    free(gz);
     pprof_profile *r = encode_and_read(p);
     if (r) {
         T_EQ(r->n_sample, 5000);

@@ -17,7 +17,7 @@ static pprof_profile *export(rs_store_read *r, const char *job, uint64_t rank, u
                              uint64_t until, enum rs_pprof_profile which,
                              struct rs_pprof_export_stats *st, int want_rc)
 {
-    struct rs_pprof_export_options o = {job, rank, since, until, which};
+    struct rs_pprof_export_options o = {job, rank, since, until, which, 0};
     uint8_t *gz = NULL;
     size_t len = 0;
     int rc = rs_pprof_export(r, &o, &gz, &len, st);

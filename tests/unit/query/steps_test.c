@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 
 static const char *const names[] = {"gemm", "nccl"};
@@ -114,8 +115,34 @@ known_step(void)
     json_t *doc = NULL;
     T_EQ(rs_query_steps(r, "j", 30, &doc), 0);
     T_CHECK(json_array_size(json_object_get(doc, "ranks")) == 2);
+    /* the text built one rank at a time is exactly the whole tree's compact dump */
+    size_t flags[] = {JSON_COMPACT | JSON_REAL_PRECISION(9), JSON_COMPACT};
+    for (size_t f = 0; f < 2; f++) {
+        char *whole = json_dumps(doc, flags[f]), *text = NULL;
+        size_t len = 0;
+        T_EQ(rs_query_steps_text(r, "j", 30, flags[f], &text, &len), 0);
+        T_CHECK(whole && text && strcmp(whole, text) == 0 && len == strlen(whole));
+        free(whole);
+        free(text);
+    }
+    char *no = NULL;
+    size_t no_len = 0; /* indented or spaced: refused, not a different document */
+    T_EQ(rs_query_steps_text(r, "j", 30, JSON_INDENT(2), &no, &no_len), -EINVAL);
+    T_EQ(rs_query_steps_text(r, "j", 30, 0, &no, &no_len), -EINVAL);
+    T_CHECK(no == NULL);
+    json_t *one = NULL; /* last_steps 1: the newest step of each rank, the same both ways */
+    char *text = NULL, *whole = NULL;
+    size_t len = 0;
+    T_EQ(rs_query_steps(r, "j", 1, &one), 0);
+    T_EQ(rs_query_steps_text(r, "j", 1, JSON_COMPACT, &text, &len), 0);
+    whole = json_dumps(one, JSON_COMPACT);
+    T_CHECK(whole && text && strcmp(whole, text) == 0);
+    free(whole);
+    free(text);
+    json_decref(one);
     json_decref(doc);
     T_EQ(rs_query_steps(r, "nope", 30, &doc), RS_E_NOT_FOUND);
+    T_EQ(rs_query_steps_text(r, "nope", 30, JSON_COMPACT, &text, &len), RS_E_NOT_FOUND);
     rs_store_read_end(r);
     t_store_remove(st, dir);
 }

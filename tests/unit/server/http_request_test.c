@@ -3,6 +3,7 @@
 #include "server/http_request.h"
 #include "tests/t.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static int
@@ -261,6 +262,43 @@ accept_encoding(void)
     T_CHECK(!rs_http_accepts_gzip("gzip;q=2"));
 }
 
+/* The target is allocated as it arrives and freed with the answer: a long one in 1-byte pieces
+ * grows past the first allocation and reads back whole; the next request starts with none held
+ * (an idle keep-alive connection keeps no URL buffer); the bound is still 414. */
+static void
+url_on_demand(void)
+{
+    char req[6000];
+    struct rs_http_parser p;
+    struct rs_http_request r;
+    size_t used = 0;
+
+    memcpy(req, "GET /", 5);
+    memset(req + 5, 'a', 4000);
+    snprintf(req + 4005, sizeof req - 4005, "?x=1 HTTP/1.1\r\nHost: h\r\n\r\n");
+    rs_http_parser_init(&p, 16384, 1024);
+    T_CHECK(p.url == NULL);
+    T_EQ(feed_bytewise(&p, req, strlen(req), &used), RS_HTTP_COMPLETE);
+    T_EQ(rs_http_parser_request(&p, &r), 0);
+    T_EQ(strlen(r.path), 4001);
+    T_CHECK(r.path[4000] == 'a' && strcmp(r.query, "x=1") == 0);
+    T_CHECK(p.url_cap >= 4006 && p.url_cap <= RS_HTTP_URL_MAX);
+    rs_http_parser_next(&p);
+    T_CHECK(p.url == NULL && p.url_cap == 0); /* idle: nothing held */
+    T_EQ(feed_all(&p, "GET /b HTTP/1.1\r\n\r\n", &used), RS_HTTP_COMPLETE);
+    T_EQ(rs_http_parser_request(&p, &r), 0);
+    T_CHECK(strcmp(r.path, "/b") == 0 && p.url_cap == 256);
+    rs_http_parser_fini(&p);
+
+    static char big[RS_HTTP_URL_MAX + 64];
+    memcpy(big, "GET /", 5);
+    memset(big + 5, 'b', RS_HTTP_URL_MAX);
+    snprintf(big + 5 + RS_HTTP_URL_MAX, 40, " HTTP/1.1\r\n\r\n");
+    rs_http_parser_init(&p, 65536, 1024);
+    T_EQ(feed_all(&p, big, &used), 414);
+    rs_http_parser_fini(&p);
+}
+
 int
 main(void)
 {
@@ -273,5 +311,6 @@ main(void)
     T_RUN(expect_continue);
     T_RUN(browser_headers);
     T_RUN(accept_encoding);
+    T_RUN(url_on_demand);
     return T_DONE("server/http_request");
 }

@@ -2,7 +2,7 @@
 // while one of its NCCL operations hangs — communicator, op, seq, since when, the ranks waiting
 // and the ranks that never arrived with their host and GPU — and the hangs view: the open hangs in
 // full and their history (the answer's `history`: what the server's hang watch raised and cleared
-// since the server started).
+// kept in the store, so across restarts).
 import { jobPath } from '../api.js';
 import { fill, h, table } from '../dom.js';
 import { time } from '../format.js';
@@ -52,7 +52,7 @@ export function mountHangs(main, route, poller) {
     fill(main, h('h1', null, 'Hangs: ', h('span', { class: 'job-name' }, job)),
         h('h2', null, 'Open'), openEl,
         h('h2', null, 'History'),
-        h('p', { class: 'meta' }, 'The hangs the server\'s hang watch raised since the server started (raised: when the watch first found it; cleared: when it found it gone).'),
+        h('p', { class: 'meta' }, 'The hangs the server\'s hang watch raised (kept in its store, across restarts; raised: when the watch first found it; cleared: when it found it gone).'),
         histEl);
     poller.watch(jobPath(job, 'hangs'), (d) => {
         const hist = d.history || [];
@@ -62,6 +62,6 @@ export function mountHangs(main, route, poller) {
             hist.map((e) => [e.op, String(e.seq), h('code', null, e.comm), time(e.since_ns), time(e.raised_ns),
                 e.cleared_ns ? time(e.cleared_ns) : h('strong', null, '⚠ open'), `${e.waiting} of ${e.comm_size}`,
                 e.never_arrived.join(', ') + (e.never_arrived_count > e.never_arrived.length ? ` (+${e.never_arrived_count - e.never_arrived.length})` : '') || '–']),
-            { class: 'hang-history' }) : h('p', null, 'None since the server started (or its hang watch is off: --hang-check-ms 0).'));
+            { class: 'hang-history' }) : h('p', null, 'None recorded (or the server\'s hang watch is off: --hang-check-ms 0).'));
     });
 }

@@ -3,16 +3,13 @@
 // verdict history on the same step axis, and the selected rank's details. Clicking a heatmap cell
 // (or choosing a rank in the list, by keyboard) selects that rank and step in the URL.
 import { jobPath } from '../api.js';
+import { METRICS, metricOf, overviewPaths } from './overview_paths.js';
 import { fill, h, table } from '../dom.js';
 import { ms, pct, slower, time } from '../format.js';
 import { chart, DIVERGING } from '../charts.js';
 import { go, href } from '../route.js';
 
-export const METRICS = {
-    step_ms: 'step time', compute_ms: 'compute', comm_ms: 'NCCL (all)',
-    exposed_comm_ms: 'exposed NCCL', idle_ms: 'idle', host_gap_ms: 'host gap',
-};
-const COLUMNS = 200;
+export { METRICS };
 // The heatmap's grid, in pixels (data-grid tells tests where the cells are).
 const GRID = { left: 70, right: 90, top: 10, bottom: 40 };
 // The colour scale: each cell against its column's median, clamped at ±10%, so that a rank 3% off
@@ -20,7 +17,9 @@ const GRID = { left: 70, right: 90, top: 10, bottom: 40 };
 const SCALE_PCT = 10;
 
 function banner(v, ranksInfo) {
-    if (!v) return h('div', { class: 'banner pending' }, 'Evaluating…');
+    // a skeleton of the banner's size until the verdict is there: the heatmap is drawn as soon as
+    // its own answer arrives, without waiting for this one
+    if (!v) return h('div', { class: 'banner pending skeleton', 'aria-busy': 'true' }, 'Evaluating the ranks against their peers…');
     if (!v.stragglers?.length) {
         const s = (v.ranks || []).map((r) => r.slowdown);
         const spread = s.length ? `${((Math.min(...s) - 1) * 100).toFixed(1)}% to +${((Math.max(...s) - 1) * 100).toFixed(1)}%` : 'no ranks';
@@ -68,7 +67,12 @@ function lutIndex(pctOff) {
 
 // One pixel per cell (ImageData: a few milliseconds for 1,024 x 200 cells, where a rectangle
 // each took ~100 ms), then stretched onto a canvas of the grid's size without smoothing.
+// The last painting, kept: a redraw for other reasons (the verdict's marks arriving after the
+// cells, a focus move) reuses it instead of painting 100,000 cells again.
+let painted = { hm: null, width: 0, height: 0, canvas: null };
+
 function paintCells(hm, width, height) {
+    if (painted.hm === hm && painted.width === width && painted.height === height) return painted.canvas;
     const cols = Math.max(1, hm.columns.length);
     const rows = Math.max(1, hm.ranks.length);
     const small = document.createElement('canvas');
@@ -93,6 +97,7 @@ function paintCells(hm, width, height) {
     const g = canvas.getContext('2d');
     g.imageSmoothingEnabled = false;
     g.drawImage(small, 0, 0, canvas.width, canvas.height);
+    painted = { hm, width, height, canvas };
     return canvas;
 }
 
@@ -168,12 +173,17 @@ function verdictHistory(hm, verdict) {
     const lines = [];
     const areas = [];
     const rows = [];
+    let offClock = 0; // raises that fall before their onset on the step axis (not drawn)
     for (const s of verdict?.stragglers || []) {
         const since = s.onset?.step ?? s.since_step;
         const on = String(nearest(hm, since));
         lines.push({ xAxis: on, lineStyle: { type: 'dashed' }, label: { formatter: `rank ${s.rank} slow since step ${since}` } });
         const r = s.detected_ns ? columnAt(hm, s.detected_ns) : -1;
-        if (r >= 0) lines.push({ xAxis: x[r], lineStyle: { type: 'solid' }, label: { formatter: `rank ${s.rank} raised` } });
+        // a verdict cannot be raised before its slowdown began: when the server's clock puts it
+        // there, the job's step times are not wall-clock times (a simulated job run faster than
+        // real time, an imported trace), and a line there would say the opposite of the truth
+        if (r >= 0 && r < x.indexOf(on)) offClock++;
+        else if (r >= 0) lines.push({ xAxis: x[r], lineStyle: { type: 'solid' }, label: { formatter: `rank ${s.rank} raised` } });
         areas.push([{ xAxis: on }, { xAxis: x[x.length - 1] }]);
         rows.push([`rank ${s.rank}`, s.kind || 'straggler', `step ${since}`, s.detected_ns ? time(s.detected_ns) : '–', 'active']);
     }
@@ -185,7 +195,7 @@ function verdictHistory(hm, verdict) {
         if (a >= 0 && b >= 0) areas.push([{ xAxis: x[a] }, { xAxis: x[b] }]);
         rows.push([`rank ${c.rank}`, 'straggler', '–', time(c.detected_ns), time(c.cleared_ns)]);
     }
-    return { lines, areas, rows };
+    return { lines, areas, rows, offClock };
 }
 
 function stepsOption(hm, selected, verdict) {
@@ -234,14 +244,8 @@ function rankDetails(job, rank, step, info, hm) {
             h('a', { href: href({ view: 'timeline', job, params: { rank, ...win } }) }, 'timeline')));
 }
 
-// The heatmap's window: the whole job (default), each rank's newest steps (last=N), or a range of
-// steps (from_step, to_step) — all in the URL.
+// The heatmap's windows (overview_paths.js windowParams): the whole job, the newest steps, a range.
 const WINDOWS = { all: 'whole job', 1000: 'newest 1,000 steps', 100: 'newest 100 steps' };
-
-function windowParams(p) {
-    if (p.last) return { last: p.last };
-    return { from_step: p.from_step, to_step: p.to_step };
-}
 
 function windowText(hm) {
     if (hm.window === 'last') return `each rank's newest ${hm.last_steps} steps`;
@@ -266,9 +270,8 @@ export function moveCell(cell, key, rows, cols) {
 
 export function mountOverview(main, route, poller) {
     const { job } = route;
-    // compute by default: in data-parallel training every rank's step takes as long as the slowest's
-    // (they wait for it in NCCL), so a slow GPU shows in compute time, not in step time
-    const metric = METRICS[route.params.metric] ? route.params.metric : 'compute_ms';
+    const metric = metricOf(route);
+    const paths = overviewPaths(route); // (early.js may have sent these already)
     const selected = route.params.rank !== undefined ? Number(route.params.rank) : null;
     const step = route.params.step !== undefined ? Number(route.params.step) : null;
     const set = (p) => go({ view: 'overview', job, params: { ...route.params, ...p } });
@@ -285,7 +288,7 @@ export function mountOverview(main, route, poller) {
         set({ last: winSelect.value === 'all' ? undefined : winSelect.value, from_step: undefined, to_step: undefined });
     });
     const bannerEl = h('div', { id: 'banner' }, banner(null));
-    const heatEl = h('div', { id: 'heatmap', class: 'chart tall', tabindex: 0, role: 'group',
+    const heatEl = h('div', { id: 'heatmap', class: 'chart tall loading', 'aria-busy': 'true', tabindex: 0, role: 'group',
         'aria-label': 'rank by step heatmap: arrow keys move between cells, Enter opens that rank and step',
         'aria-describedby': 'heatmap-hover', 'data-grid': `${GRID.left},${GRID.top},${GRID.right},${GRID.bottom}` });
     const stepsEl = h('div', { id: 'steps-chart', class: 'chart' });
@@ -312,6 +315,11 @@ export function mountOverview(main, route, poller) {
     let markedNow = new Set();
     const marked = () => markedNow;
     let drawnFor = null; // the heatmap answer and marks the heatmap shows
+    let firstRender = false; // banner and heatmap both drawn once
+    let rendered;
+    const renderedOnce = new Promise((r) => { rendered = r; });
+    let restPending = false; // drawRest is scheduled
+    let listStale = false; // the rank list is not the heatmap's yet
     let hover = null; // the cell the tooltip is for
     let focusCell = null; // the keyboard's cell
     let tipAt = null; // where the tooltip is (chart coordinates)
@@ -392,6 +400,31 @@ export function mountOverview(main, route, poller) {
             meta.textContent = ` ${windowText(hm)}; ${hm.steps_per_column} step${hm.steps_per_column === 1 ? '' : 's'} per column (steps: ${hm.steps_source})`;
             fill(marksEl, [...marked()].map((r) => h('span', { class: 'mark', 'data-straggler-rank': r }, `⚠ rank ${r} is marked: the straggler`)),
                 ` Colour: each cell against its column's median (blue faster, vermillion slower, ±${SCALE_PCT}%).`);
+            heatEl.classList.remove('loading');
+            heatEl.removeAttribute('aria-busy');
+            listStale = true;
+        }
+        if (hm && verdict && !firstRender) {
+            // the first meaningful render: the banner and the heatmap are drawn (for
+            // tests/bench/dashboard_overview.mjs); the rest follows after the browser has shown them
+            firstRender = true;
+            performance.mark('overview-first-render');
+            rendered();
+        }
+        // User Timing for tests/bench/dashboard_overview.mjs: how long a redraw takes
+        performance.measure(`overview-draw${hm ? '-heatmap' : ''}`, { start: t0 });
+        if (!restPending) {
+            restPending = true;
+            requestAnimationFrame(() => setTimeout(drawRest, 0)); // after the next paint
+        }
+    };
+    // The parts under the heatmap: the rank list, the step chart, the verdict history, the
+    // selected rank — drawn after the banner and the heatmap have been painted.
+    const drawRest = () => {
+        restPending = false;
+        if (!heatEl.isConnected) return; // the view was left meanwhile
+        if (hm && listStale) {
+            listStale = false;
             const opts = hm.ranks.map((r) => h('option', { value: r, selected: r === selected }, `${marked().has(r) ? '⚠ ' : ''}rank ${r}`));
             fill(rankList, h('option', { value: '' }, '—'), opts);
         }
@@ -399,27 +432,28 @@ export function mountOverview(main, route, poller) {
             // the step chart and history follow the verdicts too (cheap: a point per column)
             if (!steps) steps = chart(stepsEl, stepsOption(hm, selected, verdict));
             else steps.setOption(stepsOption(hm, selected, verdict), { notMerge: true });
-            const { rows } = verdictHistory(hm, verdict);
+            const { rows, lines, offClock } = verdictHistory(hm, verdict);
+            stepsEl.dataset.raisedLines = lines.filter((l) => l.lineStyle.type === 'solid').length;
             fill(historyEl, rows.length ? table('Verdict history: onset (GPU time, as a step), raised and cleared (server time)',
-                ['rank', 'kind', 'onset', 'raised', 'cleared'], rows, { id: 'verdict-history-table' }) : h('p', null, 'No verdict raised or cleared in this job.'));
+                ['rank', 'kind', 'onset', 'raised', 'cleared'], rows, { id: 'verdict-history-table' }) : h('p', null, 'No verdict raised or cleared in this job.'),
+            offClock ? h('p', { id: 'verdict-clock-note', class: 'meta' }, `The server raised ${offClock === 1 ? 'this verdict' : `${offClock} verdicts`} at a time that falls before the slowdown's onset on this job's steps: its step times are not the server's clock (a simulated job run faster than real time, or an imported trace), so the raise is listed here, not drawn on the chart.`) : null);
         }
         fill(detailsEl, rankDetails(job, selected, step, info, hm));
-        // User Timing for tests/bench/dashboard_overview.mjs: how long a redraw takes
-        performance.measure(`overview-draw${hm ? '-heatmap' : ''}`, { start: t0 });
     };
     // host and GPU of the selected rank (the answer is ~400 bytes a rank: only when one is chosen)
     if (selected !== null) poller.watch(jobPath(job, 'ranks'), (d) => { for (const r of d.ranks) info.set(r.rank, r); draw(); });
-    poller.watch(jobPath(job, 'stragglers'), (d) => { verdict = d; draw(); }, (e) => {
+    poller.watch(paths.stragglers, (d) => { verdict = d; draw(); }, (e) => {
         fill(bannerEl, h('div', { class: 'banner pending', id: 'verdict' }, `No verdict: ${e.message}`));
     });
     // redraw the heatmap only when what it shows changed (an answer also changes when steps it
     // had computed get stored: the same numbers from another source)
     let shown = null;
-    poller.watch(jobPath(job, 'heatmap', { metric, columns: COLUMNS, ...windowParams(route.params) }), (d) => {
+    poller.watch(paths.heatmap, (d) => {
         const now = hm ? JSON.stringify([d.ranks, d.columns, d.values]) : null; // (not for the first)
         if (!hm || now !== shown) drawnFor = null;
         shown = now;
         hm = d;
         draw();
     });
+    return renderedOnce; // main.js holds the hang banner's request until then
 }
