@@ -83,9 +83,11 @@ def run_setting(a, ranks, fault, layout, markers, seed, variant="default"):
         shutil.rmtree(out, ignore_errors=True)
 
 
-def judge(a, out, ranks, fault, layout, markers, seed, variant):
+def generate(out, ranks, fault, layout, markers, seed, variant, steps, gen_args=""):
+    """Writes one setting's traces and truth.json into out (ddp_tracegen.py); returns (truth, the
+    trace files). steps: the job's steps unless the variant sets them."""
     vargs, vsteps = VARIANTS[variant]
-    steps = vsteps or a.steps
+    steps = vsteps or steps
     slow = ranks // 2 - 1 if ranks > 2 else 1
     onset = steps // 8  # the rule needs its 2 newest windows (30 steps each) slow
     fault_args = []
@@ -98,11 +100,16 @@ def judge(a, out, ranks, fault, layout, markers, seed, variant):
            "--steps", str(steps), "--seed", str(seed), "--bucket-mode", layout, "-q"] + vargs
     if markers == "no":
         gen.append("--no-step-markers")
-    gen += a.gen_args.split()
+    gen += gen_args.split()
     subprocess.run(gen + fault_args, check=True)
     truth = json.load(open(os.path.join(out, "truth.json")))
-    t0 = time.time()
     files = sorted(os.path.join(out, f) for f in os.listdir(out) if f.startswith("ddp_rank"))
+    return truth, files
+
+
+def judge(a, out, ranks, fault, layout, markers, seed, variant):
+    truth, files = generate(out, ranks, fault, layout, markers, seed, variant, a.steps, a.gen_args)
+    t0 = time.time()
     p = subprocess.run([os.path.join(a.build, "bin", "rankscope"), "analyze", "--json",
                         "--job", "sweep"] + files, capture_output=True, text=True)
     seconds = time.time() - t0
