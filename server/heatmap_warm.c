@@ -40,6 +40,9 @@ struct rs_heatmap_warm {
     struct warm_read *running; /* the read under way (NULL: none) */
     bool closed;               /* freed while a read ran: its done frees w */
     uint64_t warmed, failed;
+    uv_timer_t tick;       /* live jobs (on_tick); closed by rs_heatmap_warm_stop */
+    bool ticking;          /* tick initialised and not closed yet */
+    uint64_t last_tick_ns; /* jobs with data since then are queued at the next tick */
 };
 
 static void
@@ -151,25 +154,17 @@ newest_first(const void *a, const void *b)
     return (x->received_ns < y->received_ns) - (x->received_ns > y->received_ns);
 }
 
-int
-rs_heatmap_warm_start(struct rs_server *srv, uint64_t recent_s, rs_heatmap_warm **out)
+/* Queues the jobs that received data at or after after_ns, the most recent first, while their
+ * cache entries fit the cache together. */
+static void
+queue_recent(rs_heatmap_warm *w, uint64_t after_ns)
 {
-    rs_heatmap_warm *w = calloc(1, sizeof *w);
-    struct recent s = {0};
+    struct recent s = {.after_ns = after_ns};
     rs_store_read *r;
-    uint64_t now = rs_clock_realtime_ns(), recent_ns = recent_s * 1000000000ull, bytes = 0;
+    uint64_t bytes = 0;
     int rc;
 
-    if (!w || !(w->queue = calloc(WARM_MAX_QUEUED, sizeof *w->queue))) {
-        free(w);
-        return -ENOMEM;
-    }
-    w->srv = srv;
-    *out = w;
-    if (recent_s == 0 || !srv->heatmaps)
-        return 0;
-    s.after_ns = now > recent_ns ? now - recent_ns : 0;
-    if ((rc = rs_store_read_begin(srv->store, &r)) == 0) {
+    if ((rc = rs_store_read_begin(w->srv->store, &r)) == 0) {
         rc = rs_store_jobs_scan(r, collect_recent, &s);
         rs_store_read_end(r);
     }
@@ -177,7 +172,7 @@ rs_heatmap_warm_start(struct rs_server *srv, uint64_t recent_s, rs_heatmap_warm 
         rs_log(RS_LOG_WARN, "RS-HEATMAP-WARM", "cannot list the jobs to warm: %s",
                rs_strerror(rc));
         free(s.v);
-        return 0;
+        return;
     }
     if (s.n > 1) /* (qsort of a NULL array is undefined even when empty) */
         qsort(s.v, s.n, sizeof *s.v, newest_first);
@@ -188,6 +183,44 @@ rs_heatmap_warm_start(struct rs_server *srv, uint64_t recent_s, rs_heatmap_warm 
         rs_heatmap_warm_job(w, s.v[i].name);
     }
     free(s.v);
+}
+
+/* Live jobs: what arrived since the last tick is read into the cache now, so that a job nobody
+ * opened yet (or not since a while) never leaves more than one period of steps to read on open. */
+static void
+on_tick(uv_timer_t *t)
+{
+    rs_heatmap_warm *w = t->data;
+    uint64_t now = rs_clock_realtime_ns();
+
+    queue_recent(w, w->last_tick_ns);
+    w->last_tick_ns = now;
+}
+
+int
+rs_heatmap_warm_start(struct rs_server *srv, uint64_t recent_s, uint64_t every_s,
+                      rs_heatmap_warm **out)
+{
+    rs_heatmap_warm *w = calloc(1, sizeof *w);
+    uint64_t now = rs_clock_realtime_ns(), recent_ns = recent_s * 1000000000ull;
+
+    if (!w || !(w->queue = calloc(WARM_MAX_QUEUED, sizeof *w->queue))) {
+        free(w);
+        return -ENOMEM;
+    }
+    w->srv = srv;
+    w->last_tick_ns = now;
+    *out = w;
+    if (!srv->heatmaps)
+        return 0;
+    if (recent_s > 0)
+        queue_recent(w, now > recent_ns ? now - recent_ns : 0);
+    if (every_s > 0) {
+        uv_timer_init(&srv->loop, &w->tick);
+        w->tick.data = w;
+        w->ticking = true;
+        uv_timer_start(&w->tick, on_tick, every_s * 1000, every_s * 1000);
+    }
     return 0;
 }
 
@@ -197,6 +230,15 @@ rs_heatmap_warm_get_stats(const rs_heatmap_warm *w, struct rs_heatmap_warm_stats
     *out = (struct rs_heatmap_warm_stats){0};
     if (w)
         *out = (struct rs_heatmap_warm_stats){w->warmed, w->failed, w->n + (w->running != NULL)};
+}
+
+void
+rs_heatmap_warm_stop(rs_heatmap_warm *w)
+{
+    if (!w || !w->ticking)
+        return;
+    w->ticking = false;
+    uv_close((uv_handle_t *)&w->tick, NULL);
 }
 
 void

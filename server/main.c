@@ -62,6 +62,11 @@ static const struct rs_config_option options[] = {
         "after a start, read the whole-job heatmap of jobs with data this recent into the cache "
         "in the background (and a job's after an import into it), s (0 = only on request)",
         0, 31536000),
+    OPT("heatmap-warm-every-s", RS_CONFIG_INT, "60", heatmap_warm_every_s,
+        "while the server runs, read what arrived for running jobs into the heatmap cache this "
+        "often, so that a live job's first overview reads at most this many seconds of steps, s "
+        "(0 = never)",
+        0, 86400),
     /* resources (issue 23 §3; docs/configuration.md) */
     OPT("query-threads", RS_CONFIG_INT, "2", query_threads,
         "threads that run REST queries (agents' batches are decoded on their own threads)", 1, 64),

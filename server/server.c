@@ -62,6 +62,7 @@ on_signal(uv_signal_t *h, int signum)
     run->space = NULL;
     rs__capture_store_close(run->capture_store); /* the changes of now go to the writer */
     run->capture_store = NULL;
+    rs_heatmap_warm_stop(run->srv.heatmap_warm);
     uv_close((uv_handle_t *)&run->srv.sigint, NULL);
     uv_close((uv_handle_t *)&run->srv.sigterm, NULL);
     uv_close((uv_handle_t *)&run->srv.sighup, NULL);
@@ -301,7 +302,8 @@ rs_server_run(const struct rs_server_config *cfg)
                              SPACE_CHECK_MS, &run.space)) != 0)
         goto out;
     /* the recent jobs' whole-job heatmaps read in the background, before a browser asks */
-    if ((rc = rs_heatmap_warm_start(srv, (uint64_t)cfg->heatmap_warm_s, &srv->heatmap_warm)) != 0)
+    if ((rc = rs_heatmap_warm_start(srv, (uint64_t)cfg->heatmap_warm_s,
+                                    (uint64_t)cfg->heatmap_warm_every_s, &srv->heatmap_warm)) != 0)
         goto out;
     uv_signal_init(&srv->loop, &srv->sigint);
     uv_signal_init(&srv->loop, &srv->sigterm);
@@ -357,6 +359,7 @@ out:
         rs_hang_watch_close(srv->hang_watch);
         rs_space_close(run.space);
         rs__capture_store_close(run.capture_store);
+        rs_heatmap_warm_stop(srv->heatmap_warm);
     }
     uv_run(&srv->loop, UV_RUN_DEFAULT); /* finish close callbacks and pending queries */
     rs_heatmap_warm_free(srv->heatmap_warm); /* after its reads' done callbacks */

@@ -35,6 +35,7 @@ struct rs_server_config {
     int64_t evaluate_ms;              /* streaming straggler evaluation period; 0 = off */
     int64_t active_s;                 /* jobs with data this recent are evaluated */
     int64_t heatmap_warm_s; /* after a start, jobs with data this recent get their heatmap read */
+    int64_t heatmap_warm_every_s; /* then jobs with new data every this often (0: never) */
     /* resources (issue 23 §3): queries cannot starve ingest, no peer takes every connection */
     int64_t query_threads;        /* threads that run REST queries */
     int64_t query_max;            /* queries running or waiting, in total; beyond: 503 */

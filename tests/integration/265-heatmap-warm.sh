@@ -3,7 +3,8 @@
 # restarted on a store whose job received data recently reads that job's heatmap into its cache
 # before anyone asks (rankscope_heatmap_warmed_total), and its answer is the one a server that did
 # not warm gives; --heatmap-warm-s=0 warms nothing, and a job older than --heatmap-warm-s is left
-# alone; an import warms the job it went into. What is measured (the first open's time after a
+# alone; an import warms the job it went into; while the server runs, a live job is warmed every
+# --heatmap-warm-every-s without anyone asking. What is measured (the first open's time after a
 # restart, before and after) is in docs/BENCHMARKS.md "Dashboard", not here.
 . "$(dirname "$0")/common.sh"
 restart() { # [options]
@@ -39,6 +40,8 @@ for k in ("ranks", "columns", "values", "first_step", "last_step", "steps_per_co
     assert a[k] == b[k], k
 assert a["exact_rank_steps"] + a["stored_rank_steps"] == 16 * 300, a["stored_rank_steps"]' "$@"
 }
+
+export RANKSCOPE_SERVER_HEATMAP_WARM_EVERY_S=0 # the counts below are of starts and imports only
 
 start_server
 start_agent
@@ -78,4 +81,15 @@ check "a job whose data is older than --heatmap-warm-s is not warmed" metric_is 
 check "an import warms the job it went into (once per batch committed)" metric_at_least heatmap_warmed_total 1
 check "... whose heatmap then answers" bash -c '
     curl -sf "$1/v1/jobs/imported/heatmap?metric=compute_ms&columns=200" | grep -q "\"ranks\":\[0,1\]"' _ "$HTTP"
+
+restart --heatmap-warm-s 0 --heatmap-warm-every-s 1
+kill "$PID_agent" # the restarted server listens on another port
+wait "$PID_agent" 2>/dev/null
+start_agent
+"$BIN/rankscope-sim" --job live --ranks 8 --steps 200 --speed 0 --agent "$WORK/agent.sock" \
+    --log-level warn >"$WORK/live.json"
+wait_for_records live "$WORK/live.json"
+check "a job that received data while the server ran is warmed within --heatmap-warm-every-s, unasked" \
+    metric_at_least heatmap_warmed_total 1
+check "... its log names the job" grep -q "RS-HEATMAP-WARM.*job live: whole-job heatmap cached" "$WORK/server.log"
 finish
