@@ -12,6 +12,7 @@
 #include "tests/t.h"
 #include "tests/t_batch.h"
 
+#include <lmdb.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,27 @@ t_store_open(char *dir, const struct rs_store_options *opts)
     T_CHECK(mkdtemp(dir) != NULL);
     T_EQ(rs_store_open(dir, opts, &st), 0);
     return st;
+}
+
+/* Closes *st, puts k -> v into database `db` of the store in `dir` behind the store's back (an
+ * entry --check must flag), and opens the store there again into *st. */
+static inline void
+t_store_raw_put(rs_store **st, const char *dir, const char *db, MDB_val k, MDB_val v)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+
+    rs_store_close(*st);
+    T_EQ(mdb_env_create(&env), 0);
+    T_EQ(mdb_env_set_maxdbs(env, 32), 0);
+    T_EQ(mdb_env_open(env, dir, 0, 0600), 0);
+    T_EQ(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    T_EQ(mdb_dbi_open(txn, db, 0, &dbi), 0);
+    T_EQ(mdb_put(txn, dbi, &k, &v, 0), 0);
+    T_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+    T_EQ(rs_store_open(dir, NULL, st), 0);
 }
 
 /* The agent id of t_store_put's batches (tests that build their own use others). */

@@ -117,26 +117,14 @@ check_flags_bad_ones(void)
     char dir[] = "/tmp/rs-verdicts-XXXXXX";
     rs_store *st = t_store_open(dir, NULL);
     struct rs_store_check_report rep;
-    MDB_env *env;
-    MDB_txn *txn;
-    MDB_dbi dbi;
     struct rs_key_verdict key;
     struct rs_verdict_value vv = {RS_VALUE_VERSION, 0, 5 * S, 1.2};
     MDB_val k = {sizeof key, &key}, v = {sizeof vv, &vv};
 
-    rs_store_close(st);
-    T_EQ(mdb_env_create(&env), 0);
-    T_EQ(mdb_env_set_maxdbs(env, 24), 0);
-    T_EQ(mdb_env_open(env, dir, 0, 0600), 0);
-    T_EQ(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    T_EQ(mdb_dbi_open(txn, "verdicts", 0, &dbi), 0);
     memset(&key, 0, sizeof key);
     key.job_id[7] = 42;
     rs__be64_put(key.detected_ns, 10 * S);
-    T_EQ(mdb_put(txn, dbi, &k, &v, 0), 0);
-    T_EQ(mdb_txn_commit(txn), 0);
-    mdb_env_close(env);
-    T_EQ(rs_store_open(dir, NULL, &st), 0);
+    t_store_raw_put(&st, dir, "verdicts", k, v);
     T_EQ(rs_store_check(st, &rep), RS_E_CORRUPT);
     T_EQ(rep.problems, 2);
     T_CHECK(strstr(rep.first_problem, "verdicts: a verdict of a job that does not exist") != NULL);
