@@ -7,6 +7,7 @@
 #include "query/intermittent.h"
 #include "query/profile.h"
 #include "query/stats.h"
+#include "query/stragglers_int.h"
 #include "query/steps.h"
 
 #include <errno.h>
@@ -30,6 +31,7 @@
 #define INTERMITTENT_TAIL 2.0 /* x threshold: a step this much slower is a slow step */
 #define RISE_Z 4.0 /* standard errors: a rise of a rank's work over its only peer apart from noise */
 #define MEDIAN_SE 1.2533 /* the standard error of a median over that of a mean, normal noise */
+#define KERNEL_SE 0.25   /* x threshold: the largest standard error of a kernel speed named on */
 
 void
 rs_straggler_options_default(struct rs_straggler_options *o)
@@ -116,9 +118,12 @@ struct rank_window {
     double separation; /* (work_ms − peers_ms) / the ranks' robust spread; -1: spread 0 */
     double late_ratio; /* (NCCL time of the ranks not slow − comm_ms) / (work_ms − peers_ms) */
     bool separated;    /* apart from the noise (rank_references) */
-    bool evidence;     /* arrival evidence (own, or shared with ranks late together) */
-    bool strong;       /* strong arrival evidence, and separated */
-    bool qualifies;    /* meets the rule in this window */
+    double kernel_ratio; /* its kernel speed (kernel_pass; 0: not measured) */
+    double kernel_se;    /* its standard error */
+    bool by_kernels;     /* meets the rule on its kernel speed (kernel_pass) */
+    bool evidence;       /* arrival evidence (own, or shared with ranks late together) */
+    bool strong;         /* strong arrival evidence, and separated */
+    bool qualifies;      /* meets the rule in this window */
 };
 
 struct window {
@@ -461,86 +466,10 @@ out:
     return rc;
 }
 
-/* Per kernel name totals of one rank in [t0, t1): count and time (fractional where a window only
- * partly overlaps the range). */
-struct name_total {
-    uint64_t hash;
-    char *name;
-    double count, ns;
-};
-
-struct names {
-    struct name_total *v;
-    size_t n, cap;
-    uint64_t t0, t1;
-    uint64_t first_ns, last_ns; /* the rank's records: where a window's launches can be */
-    uint64_t windows_end;       /* the latest end of a kernel window read */
-};
-
-static int
-add_name(struct names *ns, uint64_t h, const char *name, double count, double total_ns)
-{
-    size_t i;
-
-    for (i = 0; i < ns->n && ns->v[i].hash != h; i++)
-        ;
-    if (i == ns->n) {
-        if (RS_ARRAY_RESERVE(ns->v, ns->cap, ns->n, 1) != 0 || !(name = strdup(name)))
-            return -ENOMEM;
-        ns->v[ns->n++] = (struct name_total){h, (char *)name, 0, 0};
-    }
-    ns->v[i].count += count;
-    ns->v[i].ns += total_ns;
-    return 0;
-}
-
-static int
-on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_t name_hash)
-{
-    struct names *ns = arg;
-
-    if (k->start_ns < ns->t0 || k->start_ns >= ns->t1)
-        return 0;
-    return add_name(ns, name_hash, name, 1, (double)(k->end_ns - k->start_ns));
-}
-
-static uint64_t
-max_u64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
-}
-
 static uint64_t
 min_u64(uint64_t a, uint64_t b)
 {
     return a < b ? a : b;
-}
-
-/* Kernel windows (agents that summarize kernels, rollups) count with the records: the share of a
- * window's launches that fell into [t0, t1), taking them as spread evenly over the part of the
- * window the rank was active in (a window may be longer than the steps compared). */
-static int
-on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name, uint64_t name_hash)
-{
-    struct names *ns = arg;
-    uint64_t a = max_u64(kw->start_ns, ns->first_ns),
-             b = min_u64(kw->start_ns + kw->window_ns, ns->last_ns);
-
-    ns->windows_end = max_u64(ns->windows_end, kw->start_ns + kw->window_ns);
-    uint64_t oa = max_u64(a, ns->t0), ob = min_u64(b, ns->t1);
-
-    if (b <= a || ob <= oa)
-        return 0;
-    double share = (double)(ob - oa) / (double)(b - a);
-    return add_name(ns, name_hash, name, (double)kw->count * share, (double)kw->total_ns * share);
-}
-
-static void
-names_free(struct names *ns)
-{
-    for (size_t i = 0; i < ns->n; i++)
-        free(ns->v[i].name);
-    free(ns->v);
 }
 
 struct evidence {
@@ -559,11 +488,6 @@ kernel_evidence_clear(struct rs_straggler_verdict *v)
 /* Compares rank `idx` with its peers, kernel name by kernel name, in window 0: time lost to the
  * same kernels running slower (gpu_slow), and time in kernels the peers do not run as often
  * (extra_work), in ms per step; the top kernels of the larger one as evidence. */
-/* Windows are read from this far before the compared steps: agents' windows are at most
- * RS_WIRE_MAX_WINDOW_NS long. (Rollup windows may be longer, up to --rollup-window-s, but hold
- * data older than --raw-retention-s, not the newest steps a verdict compares.) */
-#define MAX_WINDOW_NS RS_WIRE_MAX_WINDOW_NS
-
 /* Who a rank is, and when its records are (from one scan of the ranks). */
 struct identity {
     uint32_t rank;
@@ -606,11 +530,27 @@ find_identity(const struct identities *ids, uint32_t rank)
     return i < ids->n && ids->v[i].rank == rank ? &ids->v[i] : NULL;
 }
 
+/* Rank i's kernels by name in window j into ns (zeroed by the caller), with their durations when
+ * `durations` (rs__kernel_speed). Returns 0, -ENOMEM or a storage error. */
+static int
+window_knames(const struct ctx *c, rs_store_read *r, const char *job, size_t j, size_t i,
+              const struct identities *ids, bool durations, struct rs__knames *ns)
+{
+    const struct identity *id = find_identity(ids, c->ranks[i].rank);
+
+    ns->t0 = c->w[j].t0;
+    ns->t1 = c->w[j].t1;
+    ns->first_ns = id ? id->first_ns : 0; /* unknown: anywhere */
+    ns->last_ns = id && id->last_ns > id->first_ns ? id->last_ns : UINT64_MAX;
+    ns->durations = durations;
+    return rs__knames_scan(r, job, c->ranks[i].rank, ns);
+}
+
 /* Whether the kernels of ranks[i]'s steps in window w are not all stored yet: its agent measured
  * its steps and sends their kernels as windows (rs_kernel_total), which go out once they have
  * settled — seconds after the steps themselves. */
 static bool
-windows_pending(const struct ctx *c, const struct window *w, size_t i, const struct names *ns)
+windows_pending(const struct ctx *c, const struct window *w, size_t i, const struct rs__knames *ns)
 {
     const struct rs_rank_steps *rk = &c->ranks[i];
     return rk->n > 0 && rk->measured && rk->measured[rk->n - 1] &&
@@ -625,7 +565,7 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
              struct rs_straggler_verdict *v, bool *pending)
 {
     struct window *w = &c->w[j];
-    struct names *all = calloc(c->n_ranks, sizeof *all);
+    struct rs__knames *all = calloc(c->n_ranks, sizeof *all);
     struct evidence top[MAX_EVIDENCE] = {{0}};
     double steps = (double)w->r[idx].steps;
     int rc = 0;
@@ -640,30 +580,17 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
     for (size_t i = 0; i < c->n_ranks && rc == 0; i++) {
         if (i != idx && i % stride != 0)
             continue;
-        all[i].t0 = w->t0;
-        all[i].t1 = w->t1;
-        const struct identity *id = find_identity(ids, c->ranks[i].rank);
-        all[i].first_ns = id ? id->first_ns : 0; /* unknown: anywhere */
-        all[i].last_ns = id && id->last_ns > id->first_ns ? id->last_ns : UINT64_MAX;
-        rc = rs_store_kernels_scan(r, job, c->ranks[i].rank, rs_store_kernel_scan_from(w->t0),
-                                   w->t1, on_kernel, &all[i]);
-        if (rc == 0)
-            rc = rs_store_kernel_windows_overlapping(r, job, c->ranks[i].rank, w->t0, w->t1,
-                                                     MAX_WINDOW_NS, on_kernel_window, &all[i]);
+        rc = window_knames(c, r, job, j, i, ids, false, &all[i]);
         *pending |= windows_pending(c, w, i, &all[i]);
     }
     for (size_t k = 0; rc == 0 && k < all[idx].n; k++) {
-        const struct name_total *mine = &all[idx].v[k];
+        const struct rs__kname *mine = &all[idx].v[k];
         struct rs_samples mean = {NULL, 0, 0}, count = {NULL, 0, 0};
         for (size_t i = 0; i < c->n_ranks; i++) {
             if (i == idx || i % stride != 0)
                 continue;
-            double cnt = 0, t = 0;
-            for (size_t q = 0; q < all[i].n; q++)
-                if (all[i].v[q].hash == mine->hash) {
-                    cnt = all[i].v[q].count;
-                    t = all[i].v[q].ns;
-                }
+            const struct rs__kname *x = rs__knames_find(&all[i], mine->hash);
+            double cnt = x ? x->count : 0, t = x ? x->ns : 0;
             rs_samples_add(&count, cnt * steps / (double)(w->r[i].steps ? w->r[i].steps : 1));
             if (cnt > 0)
                 rs_samples_add(&mean, t / cnt);
@@ -701,7 +628,7 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
             (struct rs_straggler_kernel_evidence){name, top[e].ratio, top[e].extra_ms_per_step};
     }
     for (size_t i = 0; i < c->n_ranks; i++)
-        names_free(&all[i]);
+        rs__knames_fini(&all[i]);
     free(all);
     return rc;
 }
@@ -846,6 +773,71 @@ done:
     return rc;
 }
 
+/* The kernel speed (docs/analysis.md "The rule"): the step metrics dilute a slower GPU — its
+ * compute under NCCL is stretched less than its waiting peers' (interference), and host gaps do
+ * not slow — so a GPU whose kernels ran 3% slower measured 1.0 – 1.5% there. A rank with arrival
+ * evidence, at least SUSPECT x threshold slower in its work, that does not meet the rule on its
+ * work in window j, has its kernels compared with its peers' name by name (rs__kernel_speed: the
+ * median over names, clock-free and undiluted): it meets the rule there when they run at least the
+ * threshold slower with a standard error of at most KERNEL_SE x threshold. From the newest window
+ * back while it keeps meeting it; the peers are the cause's sample (CAUSE_PEERS), each read once
+ * per window. A window whose kernels are not all stored yet (windows_pending) ends the run.
+ * Returns 0, -ENOMEM or a storage error. */
+static int
+kernel_pass(struct ctx *c, rs_store_read *r, const char *job, const struct identities *ids)
+{
+    const size_t n = c->n_ranks;
+    const double thr = c->o->threshold;
+    size_t stride = n > CAUSE_PEERS + 1 ? n / CAUSE_PEERS : 1;
+    struct rs__knames **cache = calloc(c->n_w, sizeof *cache); /* per window, per rank */
+    bool *use = calloc(n, sizeof *use);
+    int rc = 0;
+
+    if (!cache || !use) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        for (size_t j = 0; j < c->n_w; j++) {
+            struct rank_window *rw = &c->w[j].r[i];
+            struct rs__kernel_speed ks;
+            bool pending = false;
+            if (rw->qualifies)
+                continue;
+            if (!rw->evidence || rw->slowdown - 1.0 < SUSPECT * thr)
+                break;
+            if (!cache[j] && !(cache[j] = calloc(n, sizeof *cache[j]))) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            for (size_t p = 0; p < n; p++) {
+                use[p] = p == i || p % stride == 0;
+                if (use[p] && cache[j][p].t1 == 0 && /* not read yet */
+                    (rc = window_knames(c, r, job, j, p, ids, true, &cache[j][p])) != 0)
+                    goto out;
+                pending |= use[p] && windows_pending(c, &c->w[j], p, &cache[j][p]);
+            }
+            double min_count = rw->steps / 2.0 < 4 ? 4 : rw->steps / 2.0;
+            if (pending || (rc = rs__kernel_speed(cache[j], use, n, i, min_count, &ks)) != 0)
+                break;
+            rw->kernel_ratio = ks.ratio;
+            rw->kernel_se = ks.se;
+            if (!ks.known || ks.ratio - 1.0 < thr || ks.se > KERNEL_SE * thr)
+                break;
+            rw->qualifies = rw->by_kernels = true;
+        }
+    }
+out:
+    for (size_t j = 0; cache && j < c->n_w; j++) {
+        for (size_t p = 0; cache[j] && p < n; p++)
+            rs__knames_fini(&cache[j][p]);
+        free(cache[j]);
+    }
+    free(cache);
+    free(use);
+    return rc;
+}
+
 static bool
 qualifies(const struct ctx *c, size_t j, size_t i)
 {
@@ -883,7 +875,9 @@ verdict_confidence(const struct ctx *c, const struct rank_window *rw, size_t run
     size_t slow = 0;
     for (size_t i = 0; i < c->n_ranks; i++)
         slow += c->w[0].r[i].slowdown - 1.0 >= c->o->threshold;
-    double margin = clamp01((rw->slowdown - 1.0) / (1.5 * c->o->threshold));
+    /* named on its kernel speed: the margin and the separation are the kernels' (kernel_pass) */
+    double margin = clamp01(((rw->by_kernels ? rw->kernel_ratio : rw->slowdown) - 1.0) /
+                            (1.5 * c->o->threshold));
     double arrival = rw->wait_share * (double)(slow > 1 ? slow : 1);
     if (rw->last_frac > arrival)
         arrival = rw->last_frac;
@@ -893,7 +887,11 @@ verdict_confidence(const struct ctx *c, const struct rank_window *rw, size_t run
     if (slow > 1 && rw->late_ratio > arrival)
         arrival = rw->late_ratio;
     double evidence = clamp01(arrival / STRONG);
-    double sep = c->n_ranks <= 2      ? 0.8
+    double sep = rw->by_kernels
+                     ? (rw->kernel_se > 0
+                            ? clamp01((rw->kernel_ratio - 1.0) / rw->kernel_se / (2 * SEPARATED))
+                            : 1.0)
+                 : c->n_ranks <= 2    ? 0.8
                  : rw->separation < 0 ? (rw->work_ms > rw->peers_ms ? 1.0 : 0.0)
                                       : clamp01(rw->separation / (2 * SEPARATED));
     return margin * evidence * sep * (run >= 2 * c->o->windows_required ? 1.0 : 0.9);
@@ -978,6 +976,7 @@ verdict(struct ctx *c, rs_store_read *r, const char *job, size_t idx, const stru
     v->since_step = v->onset.known ? v->onset.step : c->w[run - 1].first_step;
     v->since_ns = v->onset.known ? v->onset.start_ns : c->w[run - 1].t0;
     v->separation = rw->separation;
+    v->kernel_ratio = rw->by_kernels ? rw->kernel_ratio : 0;
     v->windows = run;
     v->confidence = confidence < 0 ? 0.0 : confidence;
     v->score_relative = min_work / rw->work_ms;
@@ -1174,6 +1173,8 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
             rc = -ENOMEM;
             goto out;
         }
+        if ((rc = kernel_pass(&c, r, job, &ids)) != 0)
+            goto out;
         for (size_t i = 0; i < c.n_ranks; i++) {
             const struct rank_window *rw = &c.w[0].r[i];
             size_t run = 0;
@@ -1305,13 +1306,14 @@ verdict_json(const struct rs_straggler_verdict *v)
         v->wait_share);
     if (j &&
         json_object_update_new(
-            j,
-            json_pack("{s:s, s:o, s:o, s:o}", "kind", rs_straggler_kind_name(v->kind), "separation",
-                      v->separation < 0 ? json_null() : json_real(v->separation), "duty",
-                      v->kind == RS_STRAGGLER_KIND_INTERMITTENT ? json_real(v->duty) : json_null(),
-                      "tail_slowdown",
-                      v->kind == RS_STRAGGLER_KIND_INTERMITTENT ? json_real(v->tail_slowdown)
-                                                                : json_null())) != 0) {
+            j, json_pack(
+                   "{s:s, s:o, s:o, s:o, s:o}", "kind", rs_straggler_kind_name(v->kind),
+                   "kernel_ratio", v->kernel_ratio > 0 ? json_real(v->kernel_ratio) : json_null(),
+                   "separation", v->separation < 0 ? json_null() : json_real(v->separation), "duty",
+                   v->kind == RS_STRAGGLER_KIND_INTERMITTENT ? json_real(v->duty) : json_null(),
+                   "tail_slowdown",
+                   v->kind == RS_STRAGGLER_KIND_INTERMITTENT ? json_real(v->tail_slowdown)
+                                                             : json_null())) != 0) {
         json_decref(j);
         return NULL;
     }

@@ -154,6 +154,9 @@ struct rs_straggler_verdict {
     /* how far the rank's work stands from its reference in robust spreads ((work − reference) /
      * (1.4826 x MAD over the ranks)); -1 when the ranks' spread is 0 */
     double separation;
+    /* named on its kernel speed in the newest window (docs/analysis.md "The rule"): the median over
+     * kernel names of its duration over its peers'; 0 when named on its work (JSON null) */
+    double kernel_ratio;
     /* who it is ("" when unknown) */
     char host[RS_STORE_HOST_MAX], gpu_uuid[RS_STORE_UUID_MAX];
     /* the rule's figures in the newest window, over its collective instances there; wait_share:

@@ -47,17 +47,29 @@ def one(args):
     d = json.loads(p.stdout)["stragglers"]
     speed = [r["gpu_speed_factor"] for r in truth["ranks"]]
     born = [s / statistics.median(speed[:i] + speed[i + 1:]) for i, s in enumerate(speed)]
+    # `built`: the GPU's speed as the generator made it once every fault had begun — its own
+    # constant factor times the factor of a slow_gpu or ramp fault on it — over the median of the
+    # other GPUs' (the physics truth: a rank whose GPU was built >= threshold slower than the
+    # median GPU slows the job, whatever the label of the fault)
+    made = list(speed)
+    for f in truth["faults"]:
+        if f["type"] in ("slow_gpu", "ramp"):
+            for r in f["slow_ranks"]:
+                made[r] *= f["params"]["factor"]
+    built = [s / statistics.median(made[:i] + made[i + 1:]) for i, s in enumerate(made)]
     slow = {r for f in truth["faults"]
             if f.get("straggler_expected") and f["expected_cause"] != "communication"
             for r in f["slow_ranks"]}
 
     def fig(v):
-        return {"rank": v["rank"], "born": round(born[v["rank"]], 4), "slow": v["rank"] in slow,
+        return {"rank": v["rank"], "born": round(born[v["rank"]], 4),
+                "built": round(built[v["rank"]], 4), "slow": v["rank"] in slow,
                 **{k: v.get(k) for k in ("slowdown", "separation", "last_frac", "wait_share",
-                                         "confidence")}}
+                                         "confidence", "kernel_ratio")}}
     row.update(expected=len(slow), verdicts=[fig(v) for v in d.get("stragglers", [])],
                suspects=[fig(v) for v in d.get("suspects", [])],
-               born_clean=[round(b, 4) for i, b in enumerate(born) if i not in slow])
+               born_clean=[round(b, 4) for i, b in enumerate(born) if i not in slow],
+               built=[round(b, 4) for b in built])
     return row
 
 
@@ -81,6 +93,41 @@ def report(rows):
             len(false), (": " + ", ".join("%+.1f%% %.2f" % (100 * (b - 1), c) for b, c in false))
             if false else "", sum(b >= 1.018 for b in clean), sum(b >= 1.03 for b in clean),
             len(clean)))
+
+
+def report_built(rows, thr=0.03):
+    """Scored on the physics truth (`built`, above): true when built >= 1 + thr (a verdict is
+    right, no verdict a miss), borderline from 1 + thr / 2 (either answer right, counted apart),
+    below that a verdict is false. Per ranks x variant x fault x layout."""
+    groups = {}
+    for r in rows:
+        if "error" not in r and "built" in r:
+            groups.setdefault((r["ranks"], r["variant"], r["fault"], r["layout"]), []).append(r)
+    print("| ranks | variant | fault | buckets | jobs | planted named | built ≥ thr: named "
+          "| borderline: named | false (built, confidence) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for k in sorted(groups):
+        g = groups[k]
+        true = named_true = border = named_border = 0
+        false = []
+        for r in g:
+            named = {v["rank"]: v for v in r["verdicts"]}
+            for i, b in enumerate(r["built"]):
+                if b >= 1 + thr:
+                    true += 1
+                    named_true += i in named
+                elif b >= 1 + thr / 2:
+                    border += 1
+                    named_border += i in named
+                elif i in named:
+                    false.append((b, named[i]["confidence"]))
+        planted = sum(1 for r in g for v in r["verdicts"] if v["slow"])
+        print("| %d | %s | %s | %s | %d | %s | %d/%d | %d/%d | %d%s |" % (
+            k[0], k[1], k[2], k[3], len(g),
+            "%d/%d" % (planted, sum(r["expected"] for r in g)) if k[2] != "none" else "-",
+            named_true, true, named_border, border, len(false),
+            (": " + ", ".join("%+.1f%% %.2f" % (100 * (b - 1), c) for b, c in sorted(false)))
+            if false else ""))
 
 
 def main():
@@ -108,6 +155,8 @@ def main():
                 except ValueError:  # a line cut by a run stopped at its limit
                     pass
         report(rows)
+        print()
+        report_built(rows)
         return
     os.makedirs(a.work, exist_ok=True)
     todo = [(a, int(n), f, l, v, s) for n in a.ranks.split(",") for f in a.faults.split(",")
@@ -121,6 +170,8 @@ def main():
                 with open(a.jsonl, "a") as fh:
                     fh.write(json.dumps(r) + "\n")
     report(rows)
+    print()
+    report_built(rows)
 
 
 if __name__ == "__main__":
