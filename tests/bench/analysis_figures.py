@@ -9,6 +9,8 @@
   h200-exposed    exposed NCCL time and compute of the real 2 x H200 traces (extra work on rank 0
                   and the baseline job)
   clean-idle      the GPU idle per step of the advisor catalogue's clean job (H100 trace)
+  kernel-speed    a 3% slower GPU with interleaved buckets (8 ranks, seed 16): its kernels by name
+                  against its peers', its GPU's built speed, and the slowdown of its work
 
 usage: python3 tests/bench/analysis_figures.py [--build build] [--work /tmp/rs-figures] [NAME...]
 """
@@ -98,7 +100,42 @@ def clean_idle(a):
               statistics.median(s["step_ms"] for s in st), len(d["advice"]["findings"])))
 
 
-FIGURES = {"two-rank-mean": two_rank_mean, "near-threshold": near_threshold,
+def kernel_speed(a):
+    """Rank 3's kernels by name against its peers' (median duration per rank, then the peers'
+    median) from the traces themselves, from the fault's onset on; its GPU's built speed over the
+    median of the others' (truth.json); and the analysis's slowdown of its work."""
+    import gzip
+    truth, d = generate(a, 8, 80, 16, "interleaved",
+                        "--fault", "slow_gpu:ranks=3,factor=1.03,onset=10")
+    out = os.path.join(a.work, "job")
+    first = truth["faults"][0]["onset_profiler_step"]
+    per = []
+    for r in range(8):
+        ev = json.load(gzip.open(os.path.join(out, "ddp_rank%d.json.gz" % r)))["traceEvents"]
+        t0 = min(e["ts"] for e in ev if e.get("cat") == "user_annotation"
+                 and e["name"] == "ProfilerStep#%d" % first)
+        names = {}
+        for e in ev:
+            if e.get("cat") == "kernel" and "nccl" not in e["name"] and e["ts"] >= t0:
+                names.setdefault(e["name"], []).append(e["dur"])
+        per.append({n: statistics.median(v) for n, v in names.items()})
+    ratios = []
+    for n in sorted(per[3], key=lambda n: -per[3][n]):
+        ratio = per[3][n] / statistics.median(p[n] for i, p in enumerate(per) if i != 3)
+        ratios.append(ratio)
+        print("kernel-speed seed 16 rank 3 %-60s %.4f" % (n[:60], ratio))
+    made = [x["gpu_speed_factor"] for x in truth["ranks"]]
+    made[3] *= 1.03
+    built = made[3] / statistics.median(made[:3] + made[4:])
+    s = {x["rank"]: x["slowdown"] for x in d["stragglers"]["ranks"]}[3]
+    f = truth["faults"][0]
+    print("kernel-speed seed 16: median over %d names %.4f, built %.4f; analysis slowdown %.4f; "
+          "truth measured_compute_slowdown %.4f (intrinsic %.4f)" % (
+              len(ratios), statistics.median(ratios), built, s,
+              f["measured_compute_slowdown"]["3"], f["intrinsic_compute_slowdown"]["3"]))
+
+
+FIGURES = {"kernel-speed": kernel_speed, "two-rank-mean": two_rank_mean, "near-threshold": near_threshold,
            "clean-128": clean_128, "h200-exposed": h200_exposed, "clean-idle": clean_idle}
 
 
