@@ -15,7 +15,10 @@
  * at >= 80%, or that share of the waiting) and separated from the noise (max(3, sqrt(2 ln n) + 1)
  * spreads; 2 ranks: slowdown - 1 >= 0.6 x threshold) — or, among 2 ranks, with strong evidence
  * after a rise of its work over its peer's at a step inside the steps loaded (>= 0.4 x threshold
- * and 4 standard errors: the pair's own constant spread does not rise); it is a
+ * and 4 standard errors: the pair's own constant spread does not rise) — or, with arrival evidence
+ * and slowdown - 1 >= 0.25 x threshold, when its kernels run >= threshold slower than its peers'
+ * (the kernel speed: the median over kernel names of its duration over the peers' median, which
+ * interference and host gaps do not dilute; stragglers_int.h); it is a
  * straggler when it meets it in each of the newest `windows_required` windows. A rank slow on a
  * recurring share of steps gets a verdict of kind "intermittent" (query/intermittent.h); ranks near
  * the threshold with arrival evidence are listed as suspects. Each verdict carries: impact — job
