@@ -6,22 +6,13 @@
  * slow steps; too few windows: nothing. */
 #include "query/intermittent.h"
 #include "tests/t.h"
+#include "tests/t_noise.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define RANKS 16
 #define STEPS 90
-
-static double
-noise(uint64_t x) /* deterministic in [-1, 1) */
-{
-    x = (x + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 31;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 29;
-    return (double)(x % 2000000) / 1e6 - 1.0;
-}
 
 /* factor(r, step) > 1: that step of rank r is slower by it; `late`: slow steps arrive last */
 static struct rs_rank_steps *
@@ -33,7 +24,7 @@ build(double (*factor)(uint32_t r, uint32_t step), bool late)
         rk[r].n = STEPS;
         rk[r].steps = calloc(STEPS, sizeof *rk[r].steps);
         for (uint32_t i = 0; i < STEPS; i++) {
-            double f = factor(r, i) * (1 + 0.003 * noise(1000003ull * i + r));
+            double f = factor(r, i) * (1 + 0.003 * t_noise(1000003ull * i + r));
             rk[r].steps[i] = (struct rs_step_summary){
                 .step = i,
                 .start_ns = 1000000000ull + i * 40000000ull,
@@ -63,7 +54,7 @@ quarter(uint32_t r, uint32_t step) /* rank 9: 40% slower on every 4th step from 
 static double
 spikes(uint32_t r, uint32_t step) /* 3% of rank-steps, any rank */
 {
-    return noise(7919ull * step + 104729ull * r + 5) > 0.94 ? 1.4 : 1.0;
+    return t_noise(7919ull * step + 104729ull * r + 5) > 0.94 ? 1.4 : 1.0;
 }
 
 static double

@@ -7,6 +7,7 @@
 #include "tests/store_fixture.h"
 #include "tests/t.h"
 #include "tests/t_batch.h"
+#include "tests/t_noise.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,16 +18,6 @@
 #define STEPS 90
 #define NAMES 5
 #define SLOW_RANK 3
-
-static double
-noise(uint64_t x) /* deterministic in [-1, 1) */
-{
-    x = (x + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 31;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 29;
-    return (double)(x % 2000000) / 1e6 - 1.0;
-}
 
 /* A kernel table: `count` kernels of each name 0 .. names-1, of durations base x speed x the
  * name's factor x 1% noise per kernel, all as records (durations kept). */
@@ -39,7 +30,7 @@ table(struct rs__knames *ns, uint32_t rank, size_t names, double count, double s
         struct rs__kname x = {1000 + k, strdup("k"), 0, 0, {NULL, 0, 0}};
         for (size_t i = 0; i < (size_t)count; i++) {
             double d = 1e6 * (1 + (double)k) * speed * (name_factor ? name_factor[k] : 1) *
-                       (1 + 0.01 * noise(rank * 100003ull + k * 1009 + i));
+                       (1 + 0.01 * t_noise(rank * 100003ull + k * 1009 + i));
             T_OK(rs_samples_add(&x.durs, d));
             x.count += 1;
             x.ns += d;
@@ -69,7 +60,7 @@ measure(void)
 
     for (uint32_t r = 0; r < RANKS; r++) {
         use[r] = true;
-        double gpu = 1 + 0.004 * noise(r); /* each GPU's own speed, ±0.4% */
+        double gpu = 1 + 0.004 * t_noise(r); /* each GPU's own speed, ±0.4% */
         table(&all[r], r, NAMES, 30, r == SLOW_RANK ? 1.035 : gpu,
               r == SLOW_RANK ? slow_f : peers_f);
     }
@@ -86,7 +77,7 @@ measure(void)
     for (uint32_t r = 0; r < RANKS; r++)
         use[r] = r == 0 || r == SLOW_RANK;
     T_OK(rs__kernel_speed(all, use, RANKS, SLOW_RANK, 15, &ks));
-    T_CHECK(ks.known && fabs(ks.ratio - 1.035 / (1 + 0.004 * noise(0))) < 0.006);
+    T_CHECK(ks.known && fabs(ks.ratio - 1.035 / (1 + 0.004 * t_noise(0))) < 0.006);
     tables_fini(all, RANKS);
 
     /* names that disagree (0.90 .. 1.20 over the peers: not one speed) have a large standard
@@ -129,7 +120,7 @@ struct job {
 static double
 work_factor(uint32_t r)
 {
-    return r == SLOW_RANK ? 1.011 : 1 + 0.008 * noise(r + 101);
+    return r == SLOW_RANK ? 1.011 : 1 + 0.008 * t_noise(r + 101);
 }
 
 static void
@@ -140,11 +131,11 @@ put_kernels(rs_store *st, const char *job, const struct job *j)
 
     T_CHECK(k != NULL);
     for (uint32_t r = 0; k && r < RANKS; r++) {
-        double speed = r == SLOW_RANK ? j->kernel_speed : 1 + 0.004 * noise(r);
+        double speed = r == SLOW_RANK ? j->kernel_speed : 1 + 0.004 * t_noise(r);
         for (uint32_t i = 0; i < STEPS; i++)
             for (uint32_t n = 0; n < NAMES; n++) {
                 uint64_t t = i * 40000000ull + 1000000ull + n * 5000000ull;
-                double d = 3e6 * speed * (1 + 0.01 * noise(r * 7919ull + i * 31 + n));
+                double d = 3e6 * speed * (1 + 0.01 * t_noise(r * 7919ull + i * 31 + n));
                 k[i * NAMES + n] = (struct rs_kernel_record){t, t + (uint64_t)d, n, 7, 0, 0};
             }
         struct rs_rank_batch rb = {.identity = T_IDENTITY(job, r, RANKS, "GPU"),
@@ -164,7 +155,7 @@ job_steps(const struct job *j)
         T_CHECK((rk[r].steps = calloc(STEPS, sizeof *rk[r].steps)) != NULL);
         for (uint32_t i = 0; rk[r].steps && i < STEPS; i++) {
             uint32_t late = j->late < RANKS ? j->late : (i * 5 + 1) % RANKS;
-            double f = work_factor(r) * (1 + 0.002 * noise(1000003ull * i + r));
+            double f = work_factor(r) * (1 + 0.002 * t_noise(1000003ull * i + r));
             rk[r].steps[i] =
                 (struct rs_step_summary){.step = i,
                                          .start_ns = i * 40000000ull,

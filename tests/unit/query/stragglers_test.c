@@ -8,6 +8,7 @@
 #include "tests/straggler_fixture.h"
 #include "tests/t.h"
 #include "tests/t_batch.h"
+#include "tests/t_noise.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,16 +306,6 @@ struct job_model {
     uint32_t onset;
 };
 
-static double
-unit_noise(uint64_t x) /* deterministic in [-1, 1) */
-{
-    x = (x + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 31;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 29;
-    return (double)(x % 2000000) / 1e6 - 1.0;
-}
-
 static struct rs_rank_steps *
 model_steps(const struct job_model *m)
 {
@@ -328,13 +319,13 @@ model_steps(const struct job_model *m)
         uint32_t late = m->late(m, i);
         double latest = 0;
         for (uint32_t r = 0; r < m->n_ranks; r++) {
-            double f = m->factor(m, r, i) * (1 + 0.004 * unit_noise(r)) *
-                       (1 + 0.002 * unit_noise(1000003ull * i + r));
+            double f = m->factor(m, r, i) * (1 + 0.004 * t_noise(r)) *
+                       (1 + 0.002 * t_noise(1000003ull * i + r));
             latest = f > latest ? f : latest;
         }
         for (uint32_t r = 0; r < m->n_ranks; r++) {
-            double f = m->factor(m, r, i) * (1 + 0.004 * unit_noise(r)) *
-                       (1 + 0.002 * unit_noise(1000003ull * i + r));
+            double f = m->factor(m, r, i) * (1 + 0.004 * t_noise(r)) *
+                       (1 + 0.002 * t_noise(1000003ull * i + r));
             struct rs_step_summary *st = &rk[r].steps[i];
             *st = (struct rs_step_summary){.step = i,
                                            .start_ns = i * 40000000ull,
@@ -598,7 +589,7 @@ static double
 spiky(const struct job_model *m, uint32_t r, uint32_t step)
 {
     (void)m;
-    return unit_noise(7919ull * step + 104729ull * r + 1) > 0.96 ? 1.4 : 1.0;
+    return t_noise(7919ull * step + 104729ull * r + 1) > 0.96 ? 1.4 : 1.0;
 }
 
 /* 50% slower on every 4th step and 1.5% on the others: the slow steps lift its median past
