@@ -24,11 +24,25 @@ add_name(struct rs__knames *ns, uint64_t h, const char *name, double count, doub
     if (i == ns->n) {
         if (RS_ARRAY_RESERVE(ns->v, ns->cap, ns->n, 1) != 0 || !(name = strdup(name)))
             return -ENOMEM;
-        ns->v[ns->n++] = (struct rs__kname){h, (char *)name, 0, 0, {NULL, 0, 0}};
+        ns->v[ns->n++] = (struct rs__kname){h, (char *)name, 0, 0, 0, 1, {NULL, 0, 0}};
     }
-    ns->v[i].count += count;
-    ns->v[i].ns += total_ns;
-    return dur && ns->durations ? rs_samples_add(&ns->v[i].durs, *dur) : 0;
+    struct rs__kname *k = &ns->v[i];
+    k->count += count;
+    k->ns += total_ns;
+    if (!dur || !ns->durations)
+        return 0;
+    /* at most RS__KNAME_DURATIONS durations, spread evenly over the records: past that, every
+     * other one kept goes and every (2 x stride)-th record is kept from then on */
+    if ((uint64_t)k->records++ % (k->stride ? k->stride : 1) == 0 &&
+        rs_samples_add(&k->durs, *dur) != 0)
+        return -ENOMEM;
+    if (k->durs.n >= RS__KNAME_DURATIONS) {
+        for (size_t j = 0; j < k->durs.n / 2; j++)
+            k->durs.v[j] = k->durs.v[2 * j];
+        k->durs.n /= 2;
+        k->stride = 2 * (k->stride ? k->stride : 1);
+    }
+    return 0;
 }
 
 static int
@@ -129,7 +143,7 @@ rs__knames_fini(struct rs__knames *ns)
 static double
 typical(struct rs__kname *k)
 {
-    if (k->durs.n > 0 && (double)k->durs.n >= k->count)
+    if (k->durs.n > 0 && k->records >= k->count)
         return rs_median(k->durs.v, k->durs.n);
     return k->count > 0 ? k->ns / k->count : 0;
 }

@@ -781,60 +781,64 @@ done:
  * median over names, clock-free and undiluted): it meets the rule there when they run at least the
  * threshold slower with a standard error of at most KERNEL_SE x threshold. From the newest window
  * back while it keeps meeting it; the peers are the cause's sample (CAUSE_PEERS), each read once
- * per window. A window whose kernels are not all stored yet (windows_pending) ends the run.
- * Returns 0, -ENOMEM or a storage error. */
+ * per window and freed before the next (at most 4,096 durations per name: stragglers_int.h). A
+ * window whose kernels are not all stored yet (windows_pending) ends the run. Returns 0, -ENOMEM
+ * or a storage error. */
 static int
 kernel_pass(struct ctx *c, rs_store_read *r, const char *job, const struct identities *ids)
 {
     const size_t n = c->n_ranks;
     const double thr = c->o->threshold;
     size_t stride = n > CAUSE_PEERS + 1 ? n / CAUSE_PEERS : 1;
-    struct rs__knames **cache = calloc(c->n_w, sizeof *cache); /* per window, per rank */
-    bool *use = calloc(n, sizeof *use);
+    struct rs__knames *names = calloc(n, sizeof *names); /* window j's, read when first needed */
+    bool *use = calloc(n, sizeof *use), *alive = calloc(n, sizeof *alive); /* its run goes on */
     int rc = 0;
 
-    if (!cache || !use) {
+    if (!names || !use || !alive) {
         rc = -ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        for (size_t j = 0; j < c->n_w; j++) {
+    for (size_t i = 0; i < n; i++)
+        alive[i] = true;
+    for (size_t j = 0; j < c->n_w && rc == 0; j++) {
+        for (size_t i = 0; i < n; i++) {
             struct rank_window *rw = &c->w[j].r[i];
             struct rs__kernel_speed ks;
             bool pending = false;
-            if (rw->qualifies)
+            if (!alive[i] || rw->qualifies)
                 continue;
+            alive[i] = false;
             if (!rw->evidence || rw->slowdown - 1.0 < SUSPECT * thr)
-                break;
-            if (!cache[j] && !(cache[j] = calloc(n, sizeof *cache[j]))) {
-                rc = -ENOMEM;
-                goto out;
-            }
+                continue;
             for (size_t p = 0; p < n; p++) {
                 use[p] = p == i || p % stride == 0;
-                if (use[p] && cache[j][p].t1 == 0 && /* not read yet */
-                    (rc = window_knames(c, r, job, j, p, ids, true, &cache[j][p])) != 0)
+                if (use[p] && names[p].t1 == 0 && /* not read yet */
+                    (rc = window_knames(c, r, job, j, p, ids, true, &names[p])) != 0)
                     goto out;
-                pending |= use[p] && windows_pending(c, &c->w[j], p, &cache[j][p]);
+                pending |= use[p] && windows_pending(c, &c->w[j], p, &names[p]);
             }
             double min_count = rw->steps / 2.0 < 4 ? 4 : rw->steps / 2.0;
-            if (pending || (rc = rs__kernel_speed(cache[j], use, n, i, min_count, &ks)) != 0)
-                break;
+            if (pending)
+                continue;
+            if ((rc = rs__kernel_speed(names, use, n, i, min_count, &ks)) != 0)
+                goto out;
             rw->kernel_ratio = ks.ratio;
             rw->kernel_se = ks.se;
             if (!ks.known || ks.ratio - 1.0 < thr || ks.se > KERNEL_SE * thr)
-                break;
-            rw->qualifies = rw->by_kernels = true;
+                continue;
+            rw->qualifies = rw->by_kernels = alive[i] = true;
+        }
+        for (size_t p = 0; p < n; p++) { /* the next window reads its own */
+            rs__knames_fini(&names[p]);
+            names[p] = (struct rs__knames){0};
         }
     }
 out:
-    for (size_t j = 0; cache && j < c->n_w; j++) {
-        for (size_t p = 0; cache[j] && p < n; p++)
-            rs__knames_fini(&cache[j][p]);
-        free(cache[j]);
-    }
-    free(cache);
+    for (size_t p = 0; names && p < n; p++)
+        rs__knames_fini(&names[p]);
+    free(names);
     free(use);
+    free(alive);
     return rc;
 }
 

@@ -12,14 +12,19 @@
 #include <stdint.h>
 
 /* One kernel name's totals on one rank in [t0, t1): count and time (fractional where a kernel
- * window only partly overlaps the range), and — when the scan keeps them — the durations (ns) of
- * the kernel records (not of windows, which hold totals only). */
+ * window only partly overlaps the range), the kernel records among them, and — when the scan keeps
+ * them — the durations (ns) of the records (windows hold totals only): of every `stride`-th record,
+ * at most RS__KNAME_DURATIONS, spread evenly over them. */
 struct rs__kname {
     uint64_t hash;
     char *name;
     double count, ns;
+    double records;
+    uint32_t stride;
     struct rs_samples durs;
 };
+
+#define RS__KNAME_DURATIONS 4096
 
 /* A rank's kernels by name. The caller sets t0, t1, first_ns, last_ns (the rank's records: where a
  * kernel window's launches can be; 0 and UINT64_MAX when unknown) and durations before the scan. */

@@ -27,12 +27,13 @@ table(struct rs__knames *ns, uint32_t rank, size_t names, double count, double s
 {
     ns->durations = true;
     for (size_t k = 0; k < names; k++) {
-        struct rs__kname x = {1000 + k, strdup("k"), 0, 0, {NULL, 0, 0}};
+        struct rs__kname x = {1000 + k, strdup("k"), 0, 0, 0, 1, {NULL, 0, 0}};
         for (size_t i = 0; i < (size_t)count; i++) {
             double d = 1e6 * (1 + (double)k) * speed * (name_factor ? name_factor[k] : 1) *
                        (1 + 0.01 * t_noise(rank * 100003ull + k * 1009 + i));
             T_OK(rs_samples_add(&x.durs, d));
             x.count += 1;
+            x.records += 1;
             x.ns += d;
         }
         T_CHECK(ns->n < ns->cap || (ns->v = realloc(ns->v, (ns->cap = ns->n + 8) * sizeof *ns->v)));
