@@ -1,7 +1,8 @@
 /* Unit tests of the straggler rule's kernel speed (query/straggler_kernels.c, stragglers_int.h):
  * the measure on hand-built kernel tables, and the rule on a hand-built 8-rank job whose slow GPU
  * the step metrics dilute — its kernels run 3.5% slower, its work measures 1.1% over its peers'
- * (within their spread), and it arrives last at every collective. */
+ * (within their spread), and it arrives last at every collective; and the scan of a rank's kernels,
+ * whose durations it keeps bounded. */
 #include "query/stragglers.h"
 #include "query/stragglers_int.h"
 #include "tests/store_fixture.h"
@@ -236,10 +237,53 @@ diluted_gpu(void)
     rs_straggler_report_fini(&rep);
 }
 
+/* The scan of a rank's kernels: 10,000 records of one name in the range, each 0.1 µs longer than
+ * the one before (1.0 – 2.0 ms), and 10 after it — count and records of those inside, and at most
+ * RS__KNAME_DURATIONS durations kept, spread evenly over them: their median is the records'
+ * (1.49995 ms; the first 4,096 alone would give 1.2 ms). */
+static void
+scan_bounded(void)
+{
+    static const char *const names[] = {"gemm"};
+    char dir[] = "/tmp/rs-straggler-kernels-scan-XXXXXX";
+    rs_store *st = t_store_open(dir, NULL);
+    enum { N = 10000, OUTSIDE = 10 };
+    struct rs_kernel_record *k = calloc(N + OUTSIDE, sizeof *k);
+    rs_store_read *r;
+
+    T_CHECK(k != NULL);
+    for (uint32_t i = 0; k && i < N + OUTSIDE; i++) {
+        uint64_t t = 1000000000ull + i * 3000000ull, d = 1000000ull + i * 100ull;
+        k[i] = (struct rs_kernel_record){t, t + d, 0, 7, 0, 0};
+    }
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("scan", 0, 1, "GPU"),
+                               T_RECORDS(strings, names, 1),
+                               T_RECORDS(kernels, k, N + OUTSIDE)};
+    t_store_put(st, &rb, 1);
+    struct rs__knames ns = {.t0 = 1000000000ull,
+                            .t1 = 1000000000ull + N * 3000000ull,
+                            .last_ns = UINT64_MAX,
+                            .durations = true};
+    T_OK(rs_store_read_begin(st, &r));
+    T_OK(rs__knames_scan(r, "scan", 0, &ns));
+    rs_store_read_end(r);
+    T_EQ(ns.n, 1);
+    if (ns.n == 1) {
+        T_CHECK(ns.v[0].count == N && ns.v[0].records == N);
+        T_CHECK(ns.v[0].durs.n > 0 && ns.v[0].durs.n <= RS__KNAME_DURATIONS);
+        T_CHECK(fabs(rs_median(ns.v[0].durs.v, ns.v[0].durs.n) - 1499950.0) < 5000);
+        T_CHECK(strcmp(ns.v[0].name, "gemm") == 0);
+    }
+    rs__knames_fini(&ns);
+    free(k);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
     T_RUN(measure);
+    T_RUN(scan_bounded);
     T_RUN(diluted_gpu);
     return T_DONE("query/straggler_kernels");
 }
