@@ -87,6 +87,11 @@ static void
 send_reply(struct ingest_ctx *c, uint64_t seq, enum rs_reply_status status, const char *error,
            uint32_t retry_after_ms)
 {
+    /* Closing: no reply (the agent resends to the next server, which deduplicates). NNG 1.5.2
+     * loses a reply sent as its connection closes: rep0 hands it to a pipe whose send aio its
+     * close has stopped, and frees only the receive side (LeakSanitizer in test 288). */
+    if (atomic_load(&c->ing->closing))
+        return;
     struct rs_server_reply r = {seq, status, error, retry_after_ms, {0}};
     uint64_t queued = RS_COUNT_GET(c->ing->counters, writer_queue_now);
 

@@ -58,7 +58,7 @@ int rs_ingest_set_tls(rs_ingest *ing, struct nng_tls_config *tls);
 
 /* Stops receiving and starts closing the socket, on a thread of its own (NNG 1.5.2's nng_close
  * can wait forever: ingest.c's close_socket says when); returns at once. Requests in the writer
- * still complete (their replies fail, agents resend, the server deduplicates). Call on the loop
+ * still commit, unanswered from now on (agents resend, the server deduplicates). Call on the loop
  * thread, before rs_writer_stop. */
 void rs_ingest_close(rs_ingest *ing);
 
