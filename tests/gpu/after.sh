@@ -15,7 +15,7 @@
 # Needs gpu-bundle/ (tests/gpu/bundle.sh); WORKLOAD=other.py replaces lm.py (a dry run without a GPU).
 . "$(dirname "$0")/common.sh"
 CPUS=${CPUS:-2-5} DEADLINE=${DEADLINE:-200}
-WIN_MS=${WIN_MS:-2000} PERIOD_MS=${PERIOD_MS:-21000} LEAD=${LEAD:-10} BEFORE=${BEFORE:-3} AFTER=${AFTER:-7}
+WIN_MS=${WIN_MS:-2000} PERIOD_MS=${PERIOD_MS:-26000} LEAD=${LEAD:-15} BEFORE=${BEFORE:-3} AFTER=${AFTER:-7}
 ARMS=${ARMS-none def sync1 def none none def sync1 def none}
 taskset -cp 0-1 $$ >/dev/null
 ASLR=()
