@@ -51,6 +51,19 @@ fake_stop(void *arg, uint32_t ran)
     ops_state.stops++;
 }
 
+/* How many more ticks the fake says the capture's records are still to come (-1: forever). */
+static int pending_ticks;
+
+static bool
+fake_pending(void *arg, uint32_t ran)
+{
+    if (pending_ticks == 0)
+        return false;
+    if (pending_ticks > 0)
+        pending_ticks--;
+    return true;
+}
+
 /* The frames the agent side got since last time: the last frame's mark, and its reports. */
 struct seen {
     int frames;
@@ -109,7 +122,7 @@ lifecycle(void)
 {
     struct rs_rank_identity id = {"job", 1, 1, 4, "host", "GPU-1", 1};
     struct rs_collector_options opts = {sock_path, 0};
-    struct rs_capture_ops ops = {fake_start, fake_stop, NULL};
+    struct rs_capture_ops ops = {fake_start, fake_stop, NULL, NULL};
     struct rs_capture_run run;
     struct rs_collector_stats st;
     struct seen s;
@@ -217,10 +230,72 @@ lifecycle(void)
     unlink(sock_path);
 }
 
+/* Records still to come after the capture's seconds (a PC-sampling window drained at the first
+ * launch after its end): the mark stays while the collector says so and for one flush after — the
+ * flush that sends what was drained — not one flush after the end only (stall samples drained
+ * later went unmarked: 0 of 1.6 M counted as a capture's on the H100); a collector that never
+ * drains holds it at most RS_CAPTURE_RUN_MAX_HELD flushes. */
+static void
+mark_waits_for_pending_records(void)
+{
+    struct rs_rank_identity id = {"job", 1, 1, 4, "host", "GPU-1", 1};
+    struct rs_collector_options opts = {sock_path, 0};
+    struct rs_capture_ops ops = {fake_start, fake_stop, NULL, fake_pending};
+    struct rs_capture_run run;
+    struct seen s;
+    rs_collector *c = NULL;
+    int lfd = t_listen_seqpacket(sock_path), afd;
+
+    memset(&ops_state, 0, sizeof ops_state);
+    ops_state.ran = RS_CAPTURE_KINDS_ALL;
+    T_CHECK(lfd >= 0);
+    T_OK(rs_collector_open(&opts, &id, &c));
+    rs_capture_run_init(&run, "job", 1, &ops);
+    flush(&run, c, 0);
+    T_CHECK((afd = accept(lfd, NULL, NULL)) >= 0);
+    send_order(afd, 8, "job", 1, RS_CAPTURE_KINDS_ALL, 2);
+    flush(&run, c, 1 * S);
+    read_frames(afd, &s);
+    T_EQ(s.mark, 8);
+    pending_ticks = 2;
+    flush(&run, c, 3 * S); /* its seconds are over: done, the mark stays as before */
+    read_frames(afd, &s);
+    T_EQ(s.reports[0].state, RS_CAPTURE_DONE);
+    T_EQ(s.mark, 8);
+    uint64_t t = 3 * S;
+    for (int i = 0; i < 3; i++) { /* two ticks pending, then the one that sends the drain */
+        flush(&run, c, t += S / 4);
+        read_frames(afd, &s);
+        T_EQ(s.mark, 8);
+    }
+    flush(&run, c, t += S / 4);
+    read_frames(afd, &s);
+    T_EQ(s.mark, 0);
+
+    /* never drained: held RS_CAPTURE_RUN_MAX_HELD flushes, then let go */
+    send_order(afd, 9, "job", 1, RS_CAPTURE_KINDS_ALL, 1);
+    flush(&run, c, t += S / 4);
+    flush(&run, c, t += 2 * S);
+    pending_ticks = -1;
+    for (unsigned i = 0; i < RS_CAPTURE_RUN_MAX_HELD + 1; i++)
+        flush(&run, c, t += S / 4);
+    read_frames(afd, &s);
+    T_EQ(s.mark, 9);
+    flush(&run, c, t += S / 4);
+    read_frames(afd, &s);
+    T_EQ(s.mark, 0);
+    pending_ticks = 0;
+    close(afd);
+    rs_collector_free(c);
+    close(lfd);
+    unlink(sock_path);
+}
+
 int
 main(void)
 {
     snprintf(sock_path, sizeof sock_path, "/tmp/rs-capture-run-%d.sock", (int)getpid());
     T_RUN(lifecycle);
+    T_RUN(mark_waits_for_pending_records);
     return T_DONE("node-agent/capture_run");
 }
