@@ -672,8 +672,16 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
 
     *slow_ms = *extra_ms = 0;
     *pending = false;
+    kernel_evidence_clear(v);
     if (!all)
         return -ENOMEM;
+    /* kernels some ranks traced and others not (a capture's): no comparison of the rule's — the
+     * server compares the captured ranks with each other (server/capture_evidence.h) */
+    for (uint64_t s = w->first_step; s < w->first_step + c->W; s++)
+        if (rs_mixed_steps_has(&c->mixed, s)) {
+            free(all);
+            return 0;
+        }
     /* The peers' per-kernel medians from at most CAUSE_PEERS peers spread over the ranks: robust
      * already, and the kernels of 1,000 peers would cost more than the whole verdict. */
     size_t stride = c->n_ranks > CAUSE_PEERS + 1 ? c->n_ranks / CAUSE_PEERS : 1;
@@ -696,9 +704,7 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
         const struct name_total *mine = &all[idx].v[k];
         struct rs_samples mean = {NULL, 0, 0}, count = {NULL, 0, 0};
         for (size_t i = 0; i < c->n_ranks; i++) {
-            /* a peer without a kernel in the window traced none (a capture traces chosen ranks):
-             * it is no measure of what runs (mixed_steps.h) */
-            if (i == idx || i % stride != 0 || all[i].n == 0)
+            if (i == idx || i % stride != 0)
                 continue;
             double cnt = 0, t = 0;
             for (size_t q = 0; q < all[i].n; q++)
@@ -709,10 +715,6 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
             rs_samples_add(&count, cnt * steps / (double)(w->r[i].steps ? w->r[i].steps : 1));
             if (cnt > 0)
                 rs_samples_add(&mean, t / cnt);
-        }
-        if (count.n == 0) { /* no peer traced these seconds: nothing to compare with */
-            rs_samples_fini(&count);
-            continue;
         }
         double my_mean = mine->ns / mine->count;
         double peer_mean = mean.n ? rs_quantile(mean.v, mean.n, 0.5) : 0;
@@ -804,10 +806,12 @@ static double
 peer_median(struct ctx *c, size_t j, size_t idx, size_t offset)
 {
     struct rs_samples s = {NULL, 0, 0};
-    for (size_t i = 0; i < c->n_ranks; i++)
-        if (i != idx)
+    for (size_t i = 0; i < c->n_ranks; i++) /* the peers compared likewise (traced_alone) */
+        if (i != idx && c->w[j].r[i].traced_alone == c->w[j].r[idx].traced_alone)
             rs_samples_add(&s, *(const double *)((const char *)&c->w[j].r[i] + offset));
-    double m = rs_quantile(s.v, s.n, 0.5);
+    /* none (a rank captured alone): its own, no difference */
+    double m = s.n ? rs_quantile(s.v, s.n, 0.5)
+                   : *(const double *)((const char *)&c->w[j].r[idx] + offset);
     rs_samples_fini(&s);
     return m;
 }
