@@ -71,20 +71,29 @@ report(uint64_t id, uint32_t state, uint64_t t, const char *msg)
     return r;
 }
 
+/* alice asks for a 5 s kernels capture of rank 2 of "job" at T0: its id. */
+static uint64_t
+request_rank2(rs_captures *cs)
+{
+    uint32_t ranks[] = {2};
+    uint64_t id = 0;
+    char why[256];
+
+    T_OK(rs_captures_request(cs, "job", ranks, 1, RS_CAPTURE_KERNELS, 5, "alice", "test", T0, &id,
+                             why, sizeof why));
+    return id;
+}
+
 static void
 lifecycle(void)
 {
     rs_captures *cs = table(8);
     struct rs_capture_order o[RS_CAPTURE_MAX_ORDERS];
     struct rs_capture_info info;
-    uint32_t ranks[] = {2};
-    uint64_t id = 0;
-    char why[256];
 
     batch(cs, 100, "job", 2, NULL, 0, 0, T0);
     batch(cs, 200, "job", 3, NULL, 0, 0, T0);
-    T_OK(rs_captures_request(cs, "job", ranks, 1, RS_CAPTURE_KERNELS, 5, "alice", "test", T0, &id,
-                             why, sizeof why));
+    uint64_t id = request_rank2(cs);
     T_OK(rs_captures_get(cs, id, &info));
     T_EQ(info.state, RS_CAPTURES_REQUESTED);
     /* only the agent serving rank 2 gets the order */
@@ -403,14 +412,10 @@ counts_from_the_agent(void)
     rs_captures *cs = table(8);
     struct rs_capture_order o[RS_CAPTURE_MAX_ORDERS];
     struct rs_capture_info info;
-    uint32_t ranks[] = {2};
-    uint64_t id = 0;
-    char why[256];
     const uint64_t counted[2] = {1000, 7}, none[2] = {0, 0};
 
     batch(cs, 100, "job", 2, NULL, 0, 0, T0);
-    T_OK(rs_captures_request(cs, "job", ranks, 1, RS_CAPTURE_KERNELS, 5, "alice", "test", T0, &id,
-                             why, sizeof why));
+    uint64_t id = request_rank2(cs);
     T_EQ(rs_captures_orders(cs, 100, T0 + 2, o, RS_CAPTURE_MAX_ORDERS), 1);
     struct rs_capture_report r = report(id, RS_CAPTURE_STARTED, T0 + 5, "");
     batch_counted(cs, 100, "job", 2, &r, 1, id, T0 + 6, counted);
