@@ -57,11 +57,11 @@ curl -sf "$1/v1/jobs/one/captures" | python3 -c "
 import json, sys
 (c,) = json.load(sys.stdin)[\"captures\"]
 assert c[\"state\"] == \"done\" and c[\"rank\"] == 0 and c[\"records\"][\"kernels\"] > 100, c"' _ "$HTTP"
-check "while the capture ran (>= 6 answers): rank 0 ~1x and never named, rank 2 named as slow as before, never extra_work" python3 -c '
+check "while the capture ran (>= 3 answers): rank 0 ~1x and never named, rank 2 named as slow as before, never extra_work" python3 -c '
 import json, sys
 before = {x["rank"]: x["slowdown"] for x in json.load(open(sys.argv[1]))["ranks"]}
 answers = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
-assert len(answers) >= 6, len(answers)
+assert len(answers) >= 3, len(answers)
 for d in answers:
     r = {x["rank"]: x["slowdown"] for x in d["ranks"]}
     named = {v["rank"]: v for v in d["stragglers"]}
