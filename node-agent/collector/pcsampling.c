@@ -421,6 +421,14 @@ on_launch(const CUpti_CallbackData *cb)
             atomic_store(&p.capture_window, false); /* drained: with the collector's records */
         }
     }
+    /* A capture's request that came while this launch held the lock (after take_capture_request)
+     * must not be lost to the stores above: the request is stored before its flags
+     * (rs_pcsampling_capture), so seeing none here means those flags land after ours. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load(&p.capture_request_ms) && !p.failed) {
+        atomic_store(&p.capture_window, true);
+        atomic_store(&p.due_ns, 0);
+    }
     if (what)
         give_up(what, rc);
     pthread_mutex_unlock(&p.state);
@@ -436,10 +444,10 @@ rs_pcsampling_capture(unsigned seconds, char *why, size_t len)
                             "its start: CUPTI turns it on when the context is created)");
         return -1;
     }
-    if (p.o.window_ms) {
-        atomic_store(&p.capture_window, true);
+    if (p.o.window_ms) { /* the request first: on_launch's check relies on the order */
         atomic_store(&p.capture_request_ms, (uint64_t)seconds * 1000u);
-        atomic_store_explicit(&p.due_ns, 0, memory_order_relaxed); /* the next launch takes it */
+        atomic_store(&p.capture_window, true);
+        atomic_store(&p.due_ns, 0); /* the next launch takes it */
     }
     return 0;
 }
