@@ -35,6 +35,8 @@ struct rank_slot {
     uint64_t capture_id;
     struct rs_capture_report *captures;
     uint32_t n_captures;
+    /* what the marked frames held of that capture, counted as they came (keep_captures) */
+    uint64_t capture_kernels, capture_stall_samples;
     /* Loss accounting (rankscope.proto RankBatch.frame_seq): one slot per collector handle */
     uint64_t collector_id, frame_seq, records_sent; /* of the newest frame merged */
     uint64_t frames, frame_records;                 /* merged since the last flush */
@@ -187,12 +189,23 @@ merge(rs_aggregate *a, struct rank_slot *s, const struct rs_rank_batch *b)
 
 /* Keeps the frame's capture mark and reports for the next flush; past RS_CAPTURE_MAX_REPORTS
  * in one flush (a collector that repeats itself) the rest are dropped (the server expires a
- * capture it hears nothing more of). */
+ * capture it hears nothing more of). A marked frame's kernels and stall samples are counted here,
+ * as the frame comes: with summaries on, its kernels go out as totals only once their window has
+ * settled (summary.h), seconds later and in a batch no longer marked, so the server cannot count
+ * them by the batch that carries the mark (that counted earlier windows' totals instead: 0 and 554
+ * kernels for captures of 5 s on the H100, docs/BENCHMARKS.md "Noise first"). Frames of two
+ * captures merged into one flush count for the newer one. */
 static int
 keep_captures(struct rank_slot *s, const struct rs_rank_batch *b)
 {
-    if (b->capture_id)
+    if (b->capture_id) {
         s->capture_id = b->capture_id;
+        s->capture_kernels += b->n_kernels;
+        for (uint32_t i = 0; i < b->n_kernel_totals; i++)
+            s->capture_kernels += b->kernel_totals[i].count;
+        for (uint32_t i = 0; i < b->n_stalls; i++)
+            s->capture_stall_samples += b->stalls[i].count;
+    }
     if (b->n_captures == 0)
         return 0;
     if (!s->captures && !(s->captures = malloc(RS_CAPTURE_MAX_REPORTS * sizeof *s->captures)))
@@ -327,6 +340,9 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
         ranks[n].collector_flags = s->collector_flags;
         ranks[n].collector_status = s->collector_status;
         ranks[n].capture_id = s->capture_id;
+        ranks[n].has_capture_count = s->capture_id != 0;
+        ranks[n].capture_kernels = s->capture_kernels;
+        ranks[n].capture_stall_samples = s->capture_stall_samples;
         ranks[n].captures = s->captures;
         ranks[n].n_captures = s->n_captures;
         rs_records_view(&s->records, &ranks[n]);
@@ -357,6 +373,7 @@ rs_aggregate_flush(rs_aggregate *a, struct rs_agent_batch *env, uint8_t **out, s
         rs_records_clear(&s->records, 1);
         s->bytes = 0;
         s->capture_id = 0;
+        s->capture_kernels = s->capture_stall_samples = 0;
         s->n_captures = 0;
         s->frames = s->frame_records = 0; /* sent, or (encode failed) lost: the server sees a gap */
         if (s->dirty)

@@ -42,6 +42,8 @@ end(struct rs_capture_run *r, rs_collector *c, uint64_t now, const char *how)
     r->active = false;
     r->done++;
     r->clear_mark_id = r->order.id;
+    r->held = 0;
+    r->one_more = false;
     rs_capture_kinds_format(r->ran, kinds, sizeof kinds);
     snprintf(text, sizeof text, "%s traced %s", kinds, how);
     report(c, r->order.id, RS_CAPTURE_DONE, r->ran, now, text);
@@ -96,8 +98,16 @@ rs_capture_run_tick(struct rs_capture_run *r, rs_collector *c, uint64_t mono_ns,
     uint32_t n = 0;
 
     if (r->clear_mark_id) { /* one flush after the end: the records CUPTI still held went */
-        rs_collector_set_capture(c, 0);
-        r->clear_mark_id = 0;
+        if (r->ops.pending && r->held < RS_CAPTURE_RUN_MAX_HELD &&
+            r->ops.pending(r->ops.arg, r->ran)) {
+            r->held++; /* still to come (a PC-sampling window not drained yet) */
+            r->one_more = true;
+        } else if (r->one_more) {
+            r->one_more = false; /* they came: this flush sends them */
+        } else {
+            rs_collector_set_capture(c, 0);
+            r->clear_mark_id = 0;
+        }
     }
     if (r->active && mono_ns >= r->end_mono_ns)
         end(r, c, realtime_ns, "for the seconds asked");

@@ -18,12 +18,19 @@
 
 /* What a capture turns on and off, supplied by the collector. start: turns `kinds` on for
  * `seconds`; returns 0 and the kinds that run in *ran (at least one), or -1 with why[len]
- * (nothing runs). stop: turns off what start turned on. */
+ * (nothing runs). stop: turns off what start turned on. pending (may be NULL): true while
+ * records of the capture that ran `ran` are still to come after it ended — a PC-sampling window
+ * closes at the first launch after its end and is drained there, which can be flushes later; the
+ * mark stays on the frames until one flush after it says false, at most
+ * RS_CAPTURE_RUN_MAX_HELD flushes after the end. */
 struct rs_capture_ops {
     int (*start)(void *arg, uint32_t kinds, uint32_t seconds, uint32_t *ran, char *why, size_t len);
     void (*stop)(void *arg, uint32_t ran);
     void *arg;
+    bool (*pending)(void *arg, uint32_t ran);
 };
+
+#define RS_CAPTURE_RUN_MAX_HELD 240u /* flushes: a minute at the collector's default 250 ms */
 
 #define RS_CAPTURE_RUN_SEEN 64 /* ids remembered to ignore repeats */
 
@@ -38,6 +45,8 @@ struct rs_capture_run {
     uint32_t ran;
     uint64_t end_mono_ns;
     uint64_t clear_mark_id; /* the mark stays for one more tick after a capture ended */
+    unsigned held;          /* ticks the mark stayed after the end for pending records */
+    bool one_more;          /* pending went false: the mark goes with one more flush */
     uint64_t started, done, failed, ignored; /* counters */
 };
 

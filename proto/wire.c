@@ -161,6 +161,8 @@ validate_rank_batch(const struct rs_rank_batch *b)
     for (uint32_t i = 0; i < b->n_captures; i++)
         if (!rs_capture_report_valid(&b->captures[i]))
             return RS_E_MALFORMED;
+    if (b->has_capture_count && !b->capture_id)
+        return RS_E_MALFORMED;
     if (b->frames > b->frame_seq || b->frame_records > b->records_sent ||
         (b->frame_seq && (!b->collector_id || !b->frames)))
         return RS_E_MALFORMED;
@@ -338,6 +340,15 @@ rank_to_pb(struct arena *a, const struct rs_rank_batch *b, Rankscope__V1__RankBa
         pb->captures = crp;
         pb->n_captures = b->n_captures;
     }
+    if (b->has_capture_count) {
+        Rankscope__V1__CaptureCount *cc = arena_alloc(a, 1, sizeof *cc);
+        if (!cc)
+            return -ENOMEM;
+        rankscope__v1__capture_count__init(cc);
+        cc->kernels = b->capture_kernels;
+        cc->stall_samples = b->capture_stall_samples;
+        pb->capture_count = cc;
+    }
     pb->collector_id = b->collector_id;
     pb->frame_seq = b->frame_seq;
     pb->records_sent = b->records_sent;
@@ -513,6 +524,11 @@ rank_from_pb(struct arena *a, const Rankscope__V1__RankBatch *pb, struct rs_rank
                 return RS_E_MALFORMED;
         b->captures = cr;
         b->n_captures = (uint32_t)pb->n_captures;
+    }
+    if (pb->capture_count) {
+        b->has_capture_count = true;
+        b->capture_kernels = pb->capture_count->kernels;
+        b->capture_stall_samples = pb->capture_count->stall_samples;
     }
     b->collector_id = pb->collector_id;
     b->frame_seq = pb->frame_seq;

@@ -218,6 +218,11 @@ struct rs_rank_batch {
     uint64_t capture_id;
     const struct rs_capture_report *captures;
     uint32_t n_captures;
+    /* What the agent counted of that capture in the frames marked with it, as they came
+     * (RankBatch.capture_count): kernels (records and totals' counts) and stall samples. Only
+     * with capture_id (a decoder refuses it without); has_capture_count false from an older agent. */
+    bool has_capture_count;
+    uint64_t capture_kernels, capture_stall_samples;
     /* Loss accounting (rankscope.proto RankBatch fields 20-24): 0 when not reported. A decoder
      * refuses frames < 1 with a frame_seq, frame_seq < frames, records_sent < frame_records. */
     uint64_t collector_id;  /* the collector handle (random, new per rank process) */

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/hash.h"
 #include "query/intermittent.h"
+#include "query/mixed_steps.h"
 #include "query/profile.h"
 #include "query/stats.h"
 #include "query/stragglers_int.h"
@@ -108,6 +109,9 @@ struct rank_window {
     double peers_ms;    /* its reference: the median work_ms of its peers (rank_references) */
     double host_gap_ms; /* median host gap */
     double comm_ms;     /* median NCCL time: a late rank waits less in its collectives */
+    /* its steps in the window are all traced on some ranks only and it traced compute in most
+     * (mixed_steps.h: a capture covers the window): compared with such ranks only */
+    bool traced_alone;
     uint64_t instances; /* collective instances (across ranks) that started in its steps */
     uint64_t last;      /* instances it arrived last at */
     double impact_ns;   /* others' median wait at those instances */
@@ -149,6 +153,9 @@ struct ctx {
     struct window *w;
     size_t n_w;
     struct rise *rise; /* per rank index, 2 ranks only (rise_find); NULL otherwise */
+    /* steps traced on some ranks only (a capture's): left out of the comparisons, or compared
+     * among the ranks traced likewise (mixed_steps.h, rank_window.traced_alone) */
+    struct rs_mixed_steps mixed;
 };
 
 static uint64_t
@@ -157,10 +164,12 @@ step_key(const void *p)
     return ((const struct rs_step_summary *)p)->step;
 }
 
-/* Fills rw from the rank's steps numbered (hi - W, hi] (steps are in step order). */
+/* Fills rw from the rank's steps numbered (hi - W, hi] (steps are in step order); scratch and mine
+ * hold W entries. */
 static void
-rank_window_fill(const struct rs_rank_steps *rk, uint64_t hi, size_t W, struct rank_window *rw,
-                 double *scratch, uint64_t *t0, uint64_t *t1)
+rank_window_fill(const struct rs_rank_steps *rk, const struct rs_mixed_steps *mx, uint64_t hi,
+                 size_t W, struct rank_window *rw, double *scratch,
+                 const struct rs_step_summary **mine, uint64_t *t0, uint64_t *t1)
 {
     uint64_t lo_step = hi + 1 >= W ? hi + 1 - W : 0;
     size_t first = rs_lower_bound_by(rk->steps, rk->n, sizeof *rk->steps, step_key, lo_step);
@@ -176,16 +185,26 @@ rank_window_fill(const struct rs_rank_steps *rk, uint64_t hi, size_t W, struct r
         rw->last += s->last_arrivals;
         rw->impact_ns += (double)s->peer_wait_ns;
     }
-    /* the two medians the rule and the cause use: compute + host gap, and host gap */
-    for (size_t k = first; k < end; k++)
-        scratch[k - first] = (double)(rk->steps[k].compute_ns + rk->steps[k].host_gap_ns) / 1e6;
-    rw->work_ms = rs_median(scratch, end - first);
-    for (size_t k = first; k < end; k++)
-        scratch[k - first] = (double)rk->steps[k].host_gap_ns / 1e6;
-    rw->host_gap_ms = rs_median(scratch, end - first);
-    for (size_t k = first; k < end; k++)
-        scratch[k - first] = (double)rk->steps[k].comm_ns / 1e6;
-    rw->comm_ms = rs_median(scratch, end - first);
+    /* the two medians the rule and the cause use: compute + host gap, and host gap — over the
+     * steps every rank or none traced (a capture's are left out: mixed_steps.h); when the window
+     * has no other, over all (traced_alone: compared with the ranks traced likewise) */
+    size_t n = 0, traced = 0;
+    for (size_t pass = 0; pass < 2 && n == 0; pass++)
+        for (size_t k = first; k < end; k++)
+            if (pass || !rs_mixed_steps_has(mx, rk->steps[k].step)) {
+                mine[n++] = &rk->steps[k];
+                traced += pass && rk->steps[k].compute_ns > 0;
+            }
+    rw->traced_alone = 2 * traced > n;
+    for (size_t k = 0; k < n; k++)
+        scratch[k] = (double)(mine[k]->compute_ns + mine[k]->host_gap_ns) / 1e6;
+    rw->work_ms = rs_median(scratch, n);
+    for (size_t k = 0; k < n; k++)
+        scratch[k] = (double)mine[k]->host_gap_ns / 1e6;
+    rw->host_gap_ms = rs_median(scratch, n);
+    for (size_t k = 0; k < n; k++)
+        scratch[k] = (double)mine[k]->comm_ns / 1e6;
+    rw->comm_ms = rs_median(scratch, n);
 }
 
 /* Steps per window: window_steps, or fewer when that many steps take longer than window_s (the
@@ -271,6 +290,8 @@ rise_find(const struct ctx *c, size_t idx, size_t min_seg, struct rise *out)
     for (size_t k = 0; k < me->n; k++) {
         const struct rs_step_summary *p = step_of(peer, me->steps[k].step);
         double mine = work_ms(&me->steps[k]), theirs = p ? work_ms(p) : 0;
+        if (rs_mixed_steps_has(&c->mixed, me->steps[k].step))
+            continue; /* traced on one of the two only: not comparable (mixed_steps.h) */
         if (mine > 0 && theirs > 0) {
             q[n] = mine / theirs;
             steps[n++] = me->steps[k].step;
@@ -308,12 +329,13 @@ done:
  * (more than OUTLIER_SIGMAS robust spreads, or threshold / 2, above the median of all ranks), so
  * that several slow ranks do not raise each other's reference; the median of all other ranks when
  * fewer than 2 ranks remain (2 ranks: the other one — against the median of all, their mean, a 5%
- * slower GPU among 2 ranks measured 1.0 – 2.5% and went unseen). refs holds every rank's work_ms;
- * devs is scratch of n_ranks. */
+ * slower GPU among 2 ranks measured 1.0 – 2.5% and went unseen). The ranks are the n of ids
+ * (those compared with each other: traced_alone); refs holds their work_ms; devs is scratch of n.
+ * A rank with no peer among them has slowdown 1. */
 static void
-rank_references(const struct ctx *c, struct window *w, double *refs, double *devs)
+rank_references(const struct ctx *c, struct window *w, const size_t *ids, size_t n, double *refs,
+                double *devs)
 {
-    const size_t n = c->n_ranks;
     double m = rs_quantile(refs, n, 0.5); /* sorts refs */
     for (size_t i = 0; i < n; i++)
         devs[i] = refs[i] > m ? refs[i] - m : m - refs[i];
@@ -327,10 +349,13 @@ rank_references(const struct ctx *c, struct window *w, double *refs, double *dev
                                                                 : 0.5 * c->o->threshold * m);
     size_t clean = rs_lower_bound(refs, n, nextafter(cut, 1e300)); /* refs[0 .. clean) <= cut */
 
-    for (size_t i = 0; i < n; i++) {
+    for (size_t x = 0; x < n; x++) {
+        size_t i = ids[x];
         struct rank_window *rw = &w->r[i];
         bool inside = rw->work_ms <= cut;
-        if (clean >= (size_t)(2 + inside))
+        if (n < 2)
+            rw->peers_ms = 0; /* no peer compared likewise */
+        else if (clean >= (size_t)(2 + inside))
             rw->peers_ms = inside ? rs_quantile_sorted_without(
                                         refs, clean, rs_lower_bound(refs, clean, rw->work_ms), 0.5)
                                   : rs_quantile(refs, clean, 0.5);
@@ -411,6 +436,8 @@ build_windows(struct ctx *c)
     const size_t W = c->W;
     uint64_t end = UINT64_MAX;
     double *scratch = NULL, *refs = NULL, *devs = NULL;
+    const struct rs_step_summary **mine = NULL;
+    size_t *ids = NULL;
     int rc = 0;
 
     for (size_t i = 0; i < c->n_ranks; i++) {
@@ -421,7 +448,8 @@ build_windows(struct ctx *c)
             end = last;
     }
     if (!(c->w = calloc(c->o->lookback_windows, sizeof *c->w)) ||
-        !(scratch = malloc(W * sizeof *scratch)) || !(refs = malloc(c->n_ranks * sizeof *refs)) ||
+        !(scratch = malloc(W * sizeof *scratch)) || !(mine = malloc(W * sizeof *mine)) ||
+        !(refs = malloc(c->n_ranks * sizeof *refs)) || !(ids = malloc(c->n_ranks * sizeof *ids)) ||
         !(devs = malloc(c->n_ranks * sizeof *devs))) {
         rc = -ENOMEM;
         goto out;
@@ -446,21 +474,33 @@ build_windows(struct ctx *c)
             goto out;
         }
         for (size_t i = 0; i < c->n_ranks && complete; i++) {
-            rank_window_fill(&c->ranks[i], hi, W, &w->r[i], scratch, &w->t0, &w->t1);
+            rank_window_fill(&c->ranks[i], &c->mixed, hi, W, &w->r[i], scratch, mine, &w->t0,
+                             &w->t1);
             complete = w->r[i].steps >= W / 2;
-            refs[i] = w->r[i].work_ms;
         }
         if (!complete) { /* a window some rank barely covers ends the lookback */
             free(w->r);
             w->r = NULL;
             break;
         }
-        rank_references(c, w, refs, devs);
+        /* ranks whose window a capture covers are compared with each other, the rest likewise */
+        for (int alone = 0; alone < 2; alone++) {
+            size_t n = 0;
+            for (size_t i = 0; i < c->n_ranks; i++)
+                if (w->r[i].traced_alone == alone) {
+                    ids[n] = i;
+                    refs[n++] = w->r[i].work_ms;
+                }
+            if (n)
+                rank_references(c, w, ids, n, refs, devs);
+        }
         rank_evidence(c, w, devs);
         c->n_w = j + 1;
     }
 out:
     free(scratch);
+    free(mine);
+    free(ids);
     free(refs);
     free(devs);
     return rc;
@@ -572,8 +612,16 @@ kernel_cause(struct ctx *c, rs_store_read *r, const char *job, size_t idx, size_
 
     *slow_ms = *extra_ms = 0;
     *pending = false;
+    kernel_evidence_clear(v);
     if (!all)
         return -ENOMEM;
+    /* kernels some ranks traced and others not (a capture's): no comparison of the rule's — the
+     * server compares the captured ranks with each other (server/capture_evidence.h) */
+    for (uint64_t s = w->first_step; s < w->first_step + c->W; s++)
+        if (rs_mixed_steps_has(&c->mixed, s)) {
+            free(all);
+            return 0;
+        }
     /* The peers' per-kernel medians from at most CAUSE_PEERS peers spread over the ranks: robust
      * already, and the kernels of 1,000 peers would cost more than the whole verdict. */
     size_t stride = c->n_ranks > CAUSE_PEERS + 1 ? c->n_ranks / CAUSE_PEERS : 1;
@@ -685,10 +733,12 @@ static double
 peer_median(struct ctx *c, size_t j, size_t idx, size_t offset)
 {
     struct rs_samples s = {NULL, 0, 0};
-    for (size_t i = 0; i < c->n_ranks; i++)
-        if (i != idx)
+    for (size_t i = 0; i < c->n_ranks; i++) /* the peers compared likewise (traced_alone) */
+        if (i != idx && c->w[j].r[i].traced_alone == c->w[j].r[idx].traced_alone)
             rs_samples_add(&s, *(const double *)((const char *)&c->w[j].r[i] + offset));
-    double m = rs_quantile(s.v, s.n, 0.5);
+    /* none (a rank captured alone): its own, no difference */
+    double m = s.n ? rs_quantile(s.v, s.n, 0.5)
+                   : *(const double *)((const char *)&c->w[j].r[idx] + offset);
     rs_samples_fini(&s);
     return m;
 }
@@ -726,7 +776,7 @@ onset_find(const struct ctx *c, size_t idx, size_t run, struct rs_straggler_onse
     for (uint64_t s = from; s <= to; s++) {
         const struct rs_step_summary *mine = step_of(rk, s);
         size_t np = 0;
-        if (!mine)
+        if (!mine || rs_mixed_steps_has(&c->mixed, s)) /* not comparable (mixed_steps.h) */
             continue;
         for (size_t i = 0; i < c->n_ranks; i++) {
             const struct rs_step_summary *p = i == idx ? NULL : step_of(&c->ranks[i], s);
@@ -1136,7 +1186,7 @@ static int
 evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
          struct rs_rank_steps *steps, size_t n_ranks, struct rs_straggler_report *rep)
 {
-    struct ctx c = {o, o->window_steps, 0, false, steps, n_ranks, NULL, 0, NULL};
+    struct ctx c = {o, o->window_steps, 0, false, steps, n_ranks, NULL, 0, NULL, {0, 0, NULL, 0}};
     struct identities ids = {NULL, 0, 0};
     bool *named = NULL;  /* per rank: has a verdict */
     size_t *runs = NULL; /* per rank: its run of qualifying windows, when a straggler */
@@ -1147,6 +1197,7 @@ evaluate(rs_store_read *r, const char *job, const struct rs_straggler_options *o
         goto out;
     }
     if ((rc = rs_store_ranks_scan(r, job, on_rank_info, &ids)) ||
+        (rc = rs_mixed_steps_find(c.ranks, c.n_ranks, &c.mixed)) ||
         (rc = (c.W = window_for_time(&c), fit_to_short_job(&c), build_windows(&c))))
         goto out;
     rep->enough_data = true;
@@ -1227,6 +1278,7 @@ out:
         free(c.w[j].r);
     free(c.w);
     free(c.rise);
+    rs_mixed_steps_fini(&c.mixed);
     free(ids.v);
     free(named);
     free(runs);

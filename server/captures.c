@@ -327,6 +327,12 @@ take_marked(rs_captures *cs, const struct rs_rank_batch *b)
     }
     touch(cs, c);
     c->batches++;
+    if (b->has_capture_count) { /* the agent counted the marked frames as they came */
+        c->kernels += b->capture_kernels;
+        c->stalls += b->capture_stall_samples;
+        return;
+    }
+    /* an older agent: this batch's records (its kernel totals may be of other seconds) */
     c->kernels += b->n_kernels;
     for (uint32_t i = 0; i < b->n_kernel_totals; i++)
         c->kernels += b->kernel_totals[i].count;

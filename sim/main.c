@@ -337,7 +337,7 @@ run_sim(const struct sim_config *cfg)
         snprintf(host, sizeof host, "sim-node-%03u", r / 8);
         rs_sim_gpu_uuid(uuid, sizeof uuid, (uint64_t)cfg->seed, r);
         struct rs_rank_identity id = {cfg->job, r, r % 8, p.ranks, host, uuid, (uint32_t)getpid()};
-        struct rs_capture_ops ops = {capture_start, capture_stop, &run.captures[r]};
+        struct rs_capture_ops ops = {capture_start, capture_stop, &run.captures[r], NULL};
         run.captures[r].sim = &run;
         rs_capture_run_init(&run.captures[r].run, cfg->job, r, &ops);
         if ((rc = rs_collector_open(&copts, &id, &run.collectors[r])) != 0) {

@@ -44,7 +44,7 @@ static struct {
 
 /* The kinds always on (host synchronizations and markers are optional: sync_start, MARKER), and
  * those of them that are on only inside the windows when tracing in windows (with host
- * synchronizations and launch calls). */
+ * synchronizations when RANKSCOPE_SYNC=1 asks for them there). */
 static const CUpti_ActivityKind always_kinds[] = {
     CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET};
@@ -324,12 +324,16 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
      * the launch calls turned on 300 ms after start, per call or as the whole DRIVER kind, gave 0
      * of 300,000 launches (docs/BENCHMARKS.md "Default tiers"). Windows therefore take queue
      * times from CUPTI's latency timestamps (an attribute of kernel records: on from the start,
-     * paid only while kernels are traced) and synchronizations from the SYNCHRONIZATION kind,
-     * which can be turned on and off like the kernels. */
+     * paid only while kernels are traced). Host synchronizations in windows and captures only
+     * when asked for by name (RANKSCOPE_SYNC=1: the SYNCHRONIZATION kind): on an H100 the LM's
+     * steps stayed ~1.4x slower for as long as they were timed after a window with that kind had
+     * closed, its records off (docs/BENCHMARKS.md "Noise first", D4; what CUPTI keeps is not
+     * documented: turning the kind off does not undo it) — so a window would cost a launch-bound
+     * job what tracing always costs. The default (api) records none in windows. */
     if (g.windows && g.opts.launch_wait == RS_ACTIVITY_LAUNCH_WAIT_API)
         g.opts.launch_wait = RS_ACTIVITY_LAUNCH_WAIT_LATENCY;
     if (g.windows && g.opts.sync == RS_ACTIVITY_SYNC_API)
-        g.opts.sync = RS_ACTIVITY_SYNC_RECORDS;
+        g.opts.sync = RS_ACTIVITY_SYNC_OFF;
     if ((!g.windows || g.opts.launch_wait == RS_ACTIVITY_LAUNCH_WAIT_LATENCY) &&
         !launch_wait_start(g.opts.launch_wait))
         rs_collector_log("queue times of kernels unavailable: no launch waits");

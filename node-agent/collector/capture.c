@@ -42,6 +42,14 @@ stop(void *arg, uint32_t ran)
     /* a PC-sampling window closes by itself at its end (at the first launch after it) */
 }
 
+/* A PC-sampling window of the capture that has not closed and drained yet (pcsampling.h). */
+static bool
+pending(void *arg, uint32_t ran)
+{
+    (void)arg;
+    return (ran & RS_CAPTURE_PC_SAMPLING) && rs_pcsampling_capture_pending();
+}
+
 void
 rs_capture_tick(rs_convert *conv)
 {
@@ -52,7 +60,7 @@ rs_capture_tick(rs_convert *conv)
     if (!cap.ready) {
         const char *job;
         uint32_t rank;
-        struct rs_capture_ops ops = {start, stop, NULL};
+        struct rs_capture_ops ops = {start, stop, NULL, pending};
         rs_convert_rank(conv, &job, &rank);
         rs_capture_run_init(&cap.run, job, rank, &ops);
         cap.ready = true;

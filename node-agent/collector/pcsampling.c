@@ -28,13 +28,20 @@ static struct {
     rs_convert *conv;
     pthread_mutex_t *lock;
     struct rs_pcsampling_options o;
-    bool open, failed;
+    bool open;
+    _Atomic bool failed; /* read without the lock by captures (rs_pcsampling_capture) */
     uint64_t next_ns;
     /* windows (o.window_ms > 0): whether one is open, when it closes, when the next opens, and
      * the earliest time a launch has something to do (read without the lock) */
     bool in_window;
     uint64_t window_end_ns, next_window_ns;
     uint64_t capture_ms; /* the next window is a capture's, this long (0: o.window_ms) */
+    /* A capture's request, from the flush thread without the lock (it holds the collector's
+     * lock, which a drain on a launching thread takes under ours: rs_pcsampling_capture), applied
+     * at the next launch; and whether the open or next window is a capture's, until it closed and
+     * was drained (rs_pcsampling_capture_pending). */
+    _Atomic uint64_t capture_request_ms;
+    _Atomic bool capture_window;
     _Atomic uint64_t due_ns;
     CUcontext ctx; /* the rank's context, from its creation; NULL before */
     ctx_push_fn push;
@@ -364,6 +371,27 @@ get_data(void)
     return CUPTI_SUCCESS;
 }
 
+/* Applies a capture's request (rs_pcsampling_capture; p.state held): an open window is extended
+ * to the capture's end, else the capture's window opens at this or the next launch's entry. */
+static void
+take_capture_request(uint64_t now_ns)
+{
+    uint64_t ms = atomic_exchange(&p.capture_request_ms, 0);
+
+    if (!ms)
+        return;
+    if (p.in_window) {
+        uint64_t end = now_ns + ms * 1000000ull;
+        if (end > p.window_end_ns)
+            p.window_end_ns = end;
+        atomic_store_explicit(&p.due_ns, p.window_end_ns, memory_order_relaxed);
+    } else {
+        p.capture_ms = ms;
+        p.next_window_ns = now_ns;
+        atomic_store_explicit(&p.due_ns, now_ns, memory_order_relaxed);
+    }
+}
+
 /* A kernel launch of the rank's context, on the launching thread (the context current): a window
  * opens as a launch begins — after the GPU has drained, as CUPTI's start requires — and closes as
  * the first launch after its end returns, and what it sampled is drained there. Launches in
@@ -378,6 +406,7 @@ on_launch(const CUpti_CallbackData *cb)
     if (now_ns < atomic_load_explicit(&p.due_ns, memory_order_relaxed) ||
         pthread_mutex_trylock(&p.state) != 0)
         return;
+    take_capture_request(now_ns);
     if (p.open && !p.failed && cb->context == p.ctx) {
         if (!p.in_window && cb->callbackSite == CUPTI_API_ENTER && now_ns >= p.next_window_ns) {
             if (p.sync() != CUDA_SUCCESS)
@@ -389,7 +418,16 @@ on_launch(const CUpti_CallbackData *cb)
                 what = "cuptiPCSamplingStop";
             else if ((rc = get_data()) != CUPTI_SUCCESS)
                 what = "cuptiPCSamplingGetData";
+            atomic_store(&p.capture_window, false); /* drained: with the collector's records */
         }
+    }
+    /* A capture's request that came while this launch held the lock (after take_capture_request)
+     * must not be lost to the stores above: the request is stored before its flags
+     * (rs_pcsampling_capture), so seeing none here means those flags land after ours. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load(&p.capture_request_ms) && !p.failed) {
+        atomic_store(&p.capture_window, true);
+        atomic_store(&p.due_ns, 0);
     }
     if (what)
         give_up(what, rc);
@@ -399,27 +437,25 @@ on_launch(const CUpti_CallbackData *cb)
 int
 rs_pcsampling_capture(unsigned seconds, char *why, size_t len)
 {
-    int rc = 0;
-
-    pthread_mutex_lock(&p.state);
     if (!p.lock || p.failed) {
         snprintf(why, len,
                  p.failed ? "PC sampling failed earlier in this process"
                           : "PC sampling is not on in this process (RANKSCOPE_PC_SAMPLING=1 at "
                             "its start: CUPTI turns it on when the context is created)");
-        rc = -1;
-    } else if (p.o.window_ms && p.in_window) { /* extend the open window */
-        uint64_t end = rs_clock_mono_ns() + (uint64_t)seconds * 1000000000ull;
-        if (end > p.window_end_ns)
-            p.window_end_ns = end;
-        atomic_store_explicit(&p.due_ns, p.window_end_ns, memory_order_relaxed);
-    } else if (p.o.window_ms) { /* open one at the next launch */
-        p.capture_ms = (uint64_t)seconds * 1000u;
-        p.next_window_ns = rs_clock_mono_ns();
-        atomic_store_explicit(&p.due_ns, p.next_window_ns, memory_order_relaxed);
+        return -1;
     }
-    pthread_mutex_unlock(&p.state);
-    return rc;
+    if (p.o.window_ms) { /* the request first: on_launch's check relies on the order */
+        atomic_store(&p.capture_request_ms, (uint64_t)seconds * 1000u);
+        atomic_store(&p.capture_window, true);
+        atomic_store(&p.due_ns, 0); /* the next launch takes it */
+    }
+    return 0;
+}
+
+bool
+rs_pcsampling_capture_pending(void)
+{
+    return !p.failed && atomic_load(&p.capture_window);
 }
 
 /* CUPTI's callbacks: context creation, and the kernel launches when windows are asked for. */

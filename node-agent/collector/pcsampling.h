@@ -60,6 +60,12 @@ void rs_pcsampling_tick(uint64_t now_ns);
  * Flush thread. */
 int rs_pcsampling_capture(unsigned seconds, char *why, size_t len);
 
+/* True from a capture's request (rs_pcsampling_capture, windows mode) until its window has
+ * closed and what it sampled was drained to the converter (at the first launch after its end);
+ * false once PC sampling failed. The capture's mark stays on the frames meanwhile (capture.h).
+ * Any thread; takes no lock. */
+bool rs_pcsampling_capture_pending(void);
+
 /* Drains the rest, turns sampling off and unsubscribes, before the final flush. */
 void rs_pcsampling_finish(void);
 

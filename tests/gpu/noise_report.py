@@ -18,9 +18,12 @@ intervals."""
 import argparse
 import bisect
 import json
-import math
-import random
+import os
 import statistics as st
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from paired_stats import boot_ci, fmt_ci, median_ci  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__)
 ap.add_argument("runs")
@@ -43,24 +46,6 @@ if a.sampler:
         except ValueError:
             pass  # a line cut by the sampler's end
 sample_t = [s["t_ns"] for s in samples]
-
-
-def median_ci(xs, level=0.95):
-    """Distribution-free interval for the median: order statistics k and n-k+1, the largest k
-    whose two-sided binomial tail stays within 1 - level (None when n is too small)."""
-    xs, n = sorted(xs), len(xs)
-    best = None
-    for k in range(1, n // 2 + 1):
-        tail = sum(math.comb(n, i) for i in range(k)) / 2 ** n
-        if 2 * tail <= 1 - level:
-            best = k
-    return (xs[best - 1], xs[n - best]) if best else None
-
-
-def boot_ci(xs, level=0.95, n=10000):
-    rnd = random.Random(1)
-    meds = sorted(st.median(rnd.choices(xs, k=len(xs))) for _ in range(n))
-    return meds[int(n * (1 - level) / 2)], meds[int(n * (1 + level) / 2) - 1]
 
 
 def window_of(t0, t1):
@@ -89,10 +74,6 @@ def pearson(xs, ys):
         return None
     mx, my = st.mean(xs), st.mean(ys)
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (len(xs) * st.pstdev(xs) * st.pstdev(ys))
-
-
-def fmt_ci(ci):
-    return f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "[n too small]"
 
 
 for wl in sorted({r["workload"] for r in runs}):

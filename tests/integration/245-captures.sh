@@ -191,9 +191,10 @@ import json, sys
 (v,) = json.load(open(sys.argv[1]))["stragglers"]
 cs = json.load(open(sys.argv[2]))["captures"]
 (mine,) = [c["id"] for c in cs if c["rank"] == 2]
-# without the capture: host_side (no kernels), or extra_work where the newest window holds the
-# kernels the capture traced on rank 2 and its peer but none of the others (capture_evidence.h)
-assert v["rank"] == 2 and v["cause"] == "gpu_slow" and v["cause_without_capture"] in ("host_side", "extra_work"), v
+# without the capture: host_side (no kernels), or unknown where the newest window holds steps the
+# capture traced on rank 2 and its peer but none of the others (the rule compares no kernels
+# there: docs/analysis.md "Steps traced on some ranks")
+assert v["rank"] == 2 and v["cause"] == "gpu_slow" and v["cause_without_capture"] in ("host_side", "unknown"), v
 assert v["evidence_source"] == "from capture %d" % mine and v["capture"]["id"] == mine, v
 assert all(1.25 < e["ratio_to_peers"] < 1.35 for e in v["evidence"]), v["evidence"]' \
     "$WORK/ev-stragglers.json" "$WORK/ev-captures.json"
@@ -209,7 +210,7 @@ assert re.search(r"RS-STRAGGLER-CAUSE job ev: rank 2: cause gpu_slow \(from capt
 m = open(sys.argv[3]).read()
 assert "rankscope_straggler_cause{job=\"ev\",rank=\"2\",cause=\"gpu_slow\",source=\"capture\"} 1" in m, [l for l in m.splitlines() if "straggler_cause" in l]
 cli = open(sys.argv[4]).read()
-assert "cause: gpu_slow (from capture %d; without it: %s)" % (cid, v["cause_without_capture"]) in cli, cli' \
+assert re.search(r"cause: gpu_slow \(from capture %d; without it: (host_side|unknown)\)" % cid, cli), cli' \
     "$WORK/ev-stragglers.json" "$WORK/server.log" "$WORK/ev-metrics.txt" "$WORK/ev-cli.txt"
 check "RS-CAPTURE-AUTO and an RS-AUDIT line by who=evaluator" bash -c '
 grep -q "RS-CAPTURE-AUTO job ev: capture [0-9]* of rank 2 (and [0-9]* of healthy peer" "$1" &&

@@ -24,6 +24,8 @@ def parser(doc):
     p.add_argument("--start-at", type=float, default=0, metavar="UNIX_S",
                    help="after the warm-up, wait until this CLOCK_REALTIME second before the "
                         "timed steps (runs started together then time the same seconds)")
+    p.add_argument("--timed-s", type=float, default=0, metavar="S",
+                   help="time steps for S seconds of wall time (at most --steps of them)")
     p.add_argument("--count-kernels", type=int, default=0, metavar="N",
                    help="after timing, run N steps under torch.profiler and report GPU kernels "
                         "per step and per ms of step time (needs no other CUPTI client)")
@@ -33,7 +35,8 @@ def parser(doc):
 def run(name, args, step, extra=None):
     """Runs step() warmup + steps times and prints one JSON line:
     {"workload", "steps", "step_ms": [...], "step_ms_median", "wall_s", "host_sleep_ms_sum",
-     "t0_ns", "t1_ns" (CLOCK_REALTIME around the timed steps), "kernels_per_step",
+     "t0_ns", "t1_ns" (CLOCK_REALTIME around the timed steps), "step_end_ms" (with --timed-s:
+     each step's end since t0_ns), "kernels_per_step",
      "kernels_per_ms", ...extra}."""
     torch.manual_seed(args.seed)
     n = 0
@@ -52,10 +55,12 @@ def run(name, args, step, extra=None):
         one()
     if args.start_at > time.time():
         time.sleep(args.start_at - time.time())
-    times, slept = [], 0.0
+    times, ends, slept = [], [], 0.0
     t0_ns = time.time_ns()
     t_start = time.perf_counter()
     for _ in range(args.steps):
+        if args.timed_s > 0 and time.perf_counter() - t_start >= args.timed_s:
+            break
         if args.host_sleep_ms > 0:
             s0 = time.perf_counter()
             time.sleep(args.host_sleep_ms / 1000)
@@ -63,9 +68,10 @@ def run(name, args, step, extra=None):
         t0 = time.perf_counter()
         one()
         times.append((time.perf_counter() - t0) * 1000)
+        ends.append((time.perf_counter() - t_start) * 1000)
     wall = time.perf_counter() - t_start
     t1_ns = time.time_ns()
-    out = {"workload": name, "steps": args.steps, "step_ms": [round(t, 4) for t in times],
+    out = {"workload": name, "steps": len(times), "step_ms": [round(t, 4) for t in times],
            "step_ms_median": statistics.median(times), "wall_s": wall,
            "host_sleep_ms_sum": slept * 1000, "t0_ns": t0_ns, "t1_ns": t1_ns, "kernels_per_step": None, "kernels_per_ms": None}
     if args.count_kernels > 0:
@@ -77,5 +83,7 @@ def run(name, args, step, extra=None):
                       if e.device_type == torch.autograd.DeviceType.CUDA)
         out["kernels_per_step"] = kernels / args.count_kernels
         out["kernels_per_ms"] = out["kernels_per_step"] / statistics.median(times)
+    if args.timed_s > 0:
+        out["step_end_ms"] = [round(t, 3) for t in ends]  # since t0_ns: phases by wall time
     out.update(extra or {})
     print(json.dumps(out), flush=True)

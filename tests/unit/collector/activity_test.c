@@ -42,17 +42,17 @@ static const CUpti_ActivityKind always[] = {
     CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MARKER};
 
-/* RANKSCOPE_KERNELS=window: devices and markers always; kernels, copies and the synchronizing
- * calls' records only inside windows (300 ms every second of the wall clock, a flush thread
+/* RANKSCOPE_KERNELS=window with host synchronizations `sync`: devices and markers always;
+ * kernels and copies only inside windows (300 ms every second of the wall clock, a flush thread
  * ticking every 10 ms): none at the start unless it falls in a window, windows opened and closed
  * while it runs, and off between them. (The flush thread alone touches the stand-in's state while
  * it runs: the test reads it after, and the window counts under the collector's lock; where the
- * windows fall on the clock is window_test's.) */
-static void
-kernels_in_windows(void)
+ * windows fall on the clock is window_test's.) Returns the converter to free. */
+static rs_convert *
+windows_with(enum rs_activity_sync sync)
 {
     rs_convert *c = t_converter();
-    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_API);
+    struct rs_activity_options o = options(sync);
     struct rs_activity_window_stats ws;
     CUpti_CallbackId sync_cbid;
 
@@ -85,6 +85,27 @@ kernels_in_windows(void)
     T_CHECK(!fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     T_CHECK(!fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_MEMSET));
     T_CHECK(!fake_cupti_driver_api_on(sync_cbid));
+    T_CHECK(!fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
+    return c;
+}
+
+/* The default (RANKSCOPE_SYNC=api): no host synchronization records in windows at all — CUPTI's
+ * SYNCHRONIZATION kind left a launch-bound job ~1.4x slower after the window that had it closed
+ * (docs/BENCHMARKS.md "Noise first", D4), and driver-API records cannot be turned on late. */
+static void
+kernels_in_windows(void)
+{
+    rs_convert *c = windows_with(RS_ACTIVITY_SYNC_API);
+    T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
+    rs_convert_free(c);
+}
+
+/* RANKSCOPE_SYNC=1 asks for them by name: the SYNCHRONIZATION kind on inside windows, off between. */
+static void
+windows_with_sync_records(void)
+{
+    rs_convert *c = windows_with(RS_ACTIVITY_SYNC_RECORDS);
+    T_CHECK(fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
     rs_convert_free(c);
 }
 
@@ -252,6 +273,7 @@ main(void)
     t_isolated_context = fake_cupti_log;
     T_RUN_ISOLATED(kinds_and_sync_by_api);
     T_RUN_ISOLATED(kernels_in_windows);
+    T_RUN_ISOLATED(windows_with_sync_records);
     T_RUN_ISOLATED(sync_by_records);
     T_RUN_ISOLATED(sync_off);
     T_RUN_ISOLATED(launch_waits_by_latency);

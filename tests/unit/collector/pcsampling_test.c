@@ -160,11 +160,66 @@ refused_start_gives_up(void)
     rs_convert_free(c);
 }
 
+/* A capture's window (rs_pcsampling_capture, from the flush thread without PC sampling's lock):
+ * it opens at the next launch's entry whatever the period says, lasts the capture's seconds, and
+ * is pending until it closed and was drained — the capture's mark stays on the frames until then
+ * (capture_run.h). A capture while a window is open extends it. */
+static void
+capture_window_pending_until_drained(void)
+{
+    rs_convert *c = converter();
+    struct rs_pcsampling_options o = {.window_ms = 40, .period_ms = 600000, .drain_ms = 600000};
+    char why[200] = "";
+
+    T_OK(rs_pcsampling_start(c, &conv_lock, &o));
+    context_created();
+    launch_both(); /* the first window, by the schedule */
+    sleep_ms(50);
+    launch_both();
+    T_CHECK(strcmp(fake_cupti_log(), "sEySTG") == 0);
+    T_CHECK(!rs_pcsampling_capture_pending());
+    T_EQ(rs_pcsampling_capture(1, why, sizeof why), 0);
+    T_CHECK(rs_pcsampling_capture_pending());
+    launch(CUPTI_API_ENTER, CTX); /* long before the period's end: the capture's window opens */
+    T_CHECK(strcmp(fake_cupti_log(), "sEySTGyS") == 0);
+    launch(CUPTI_API_EXIT, CTX);
+    sleep_ms(100);
+    launch_both(); /* 40 ms is not the capture's 1 s: still open */
+    T_CHECK(strcmp(fake_cupti_log(), "sEySTGyS") == 0);
+    T_CHECK(rs_pcsampling_capture_pending());
+    T_EQ(rs_pcsampling_capture(2, why, sizeof why), 0); /* a second one extends it to 2 s on */
+    launch_both();
+    sleep_ms(1000); /* past the first one's end */
+    launch_both();
+    T_CHECK(strcmp(fake_cupti_log(), "sEySTGyS") == 0);
+    T_CHECK(rs_pcsampling_capture_pending());
+    sleep_ms(1150);
+    launch_both();
+    T_CHECK(strcmp(fake_cupti_log(), "sEySTGySTG") == 0); /* closed and drained */
+    T_CHECK(!rs_pcsampling_capture_pending());
+    T_EQ(t_convert_stats(c).stalls, 4);
+    rs_pcsampling_finish();
+    rs_convert_free(c);
+}
+
+/* Without PC sampling at the start a capture's part fails, saying why, and nothing is pending. */
+static void
+capture_without_pc_sampling(void)
+{
+    char why[200] = "";
+
+    T_EQ(rs_pcsampling_capture(5, why, sizeof why), -1);
+    T_CHECK(strstr(why, "RANKSCOPE_PC_SAMPLING=1") != NULL);
+    T_CHECK(!rs_pcsampling_capture_pending());
+}
+
 int
 main(void)
 {
     t_isolated_context = fake_cupti_log;
     T_RUN_ISOLATED(windows_open_and_close_at_launches);
+    T_RUN_ISOLATED(capture_window_pending_until_drained);
+    T_RUN_ISOLATED(capture_without_pc_sampling);
     T_RUN_ISOLATED(ticks_drain_only);
     T_RUN_ISOLATED(whole_run_without_windows);
     T_RUN_ISOLATED(refused_start_gives_up);

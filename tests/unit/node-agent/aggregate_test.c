@@ -293,6 +293,65 @@ counts_frame_gaps(void)
     rs_aggregate_free(a);
 }
 
+/* A capture's records are counted as its marked frames come, not by the batch that carries the
+ * mark: with summaries on, the marked frame's kernels go into the rank's summary and leave later
+ * as totals of a settled window, in a batch no longer marked — the marked batch holds none of
+ * them (what the server counted before: 0 and 554 kernels for 5-s captures on the H100) — while
+ * stall samples go as they are. Unmarked frames count for nothing; after a flush the count starts
+ * again. */
+static void
+capture_counts_frames_not_batches(void)
+{
+    static const char *const names[] = {"gemm", "selected"};
+    const uint64_t ms = 1000000, t = 1700000000ull * 1000000000ull;
+    struct rs_kernel_record before = {t + 100 * ms, t + 110 * ms, 0, 7, 0, 0};
+    struct rs_kernel_record traced[2] = {{t + 300 * ms, t + 310 * ms, 0, 7, 0, 0},
+                                         {t + 320 * ms, t + 330 * ms, 0, 7, 0, 0}};
+    struct rs_step_record step = {.step = 1, .start_ns = t + 50 * ms, .end_ns = t + 400 * ms};
+    struct rs_stall_record stall = {.pc_offset = 16, .count = 50, .kernel_name_id = 0,
+                                    .reason_id = 1};
+    rs_aggregate *a = NULL;
+    rs_wire_agent_batch *d = NULL;
+
+    T_OK(rs_aggregate_new(&a));
+    rs_aggregate_set_summary(a, 1000 * ms);
+    struct rs_rank_batch plain = {.identity = T_IDENTITY("job", 0, 2, "GPU"),
+                                  T_RECORDS(strings, names, 1), T_RECORDS(kernels, &before, 1),
+                                  T_RECORDS(steps, &step, 1)};
+    T_OK(rs_aggregate_add(a, &plain));
+    T_EQ(flush_decoded(a, &d), 0);
+    if (d) {
+        const struct rs_rank_batch *r = &rs_wire_agent_batch_get(d)->ranks[0];
+        T_CHECK(!r->capture_id && !r->has_capture_count);
+    }
+    rs_wire_agent_batch_free(d);
+    struct rs_rank_batch marked = {.identity = T_IDENTITY("job", 0, 2, "GPU"),
+                                   T_RECORDS(strings, names, 2), T_RECORDS(kernels, traced, 2),
+                                   T_RECORDS(stalls, &stall, 1), .capture_id = 9};
+    T_OK(rs_aggregate_add(a, &marked));
+    T_OK(rs_aggregate_add(a, &marked)); /* two frames in one flush */
+    T_EQ(flush_decoded(a, &d), 0);
+    if (d) {
+        const struct rs_rank_batch *r = &rs_wire_agent_batch_get(d)->ranks[0];
+        T_EQ(r->capture_id, 9);
+        T_EQ(r->n_kernels + r->n_kernel_totals, 0); /* summarized: out later, unmarked */
+        T_CHECK(r->has_capture_count);
+        T_EQ(r->capture_kernels, 4);
+        T_EQ(r->capture_stall_samples, 100);
+    }
+    rs_wire_agent_batch_free(d);
+    marked.n_stalls = 0;
+    T_OK(rs_aggregate_add(a, &marked));
+    T_EQ(flush_decoded(a, &d), 0);
+    if (d) {
+        const struct rs_rank_batch *r = &rs_wire_agent_batch_get(d)->ranks[0];
+        T_EQ(r->capture_kernels, 2);
+        T_EQ(r->capture_stall_samples, 0);
+    }
+    rs_wire_agent_batch_free(d);
+    rs_aggregate_free(a);
+}
+
 int
 main(void)
 {
@@ -301,5 +360,6 @@ main(void)
     T_RUN(counts_frame_gaps);
     T_RUN(many_ranks);
     T_RUN(first_records_wait_for_a_marker);
+    T_RUN(capture_counts_frames_not_batches);
     return T_DONE("node-agent/aggregate");
 }

@@ -51,6 +51,19 @@ fake_stop(void *arg, uint32_t ran)
     ops_state.stops++;
 }
 
+/* How many more ticks the fake says the capture's records are still to come (-1: forever). */
+static int pending_ticks;
+
+static bool
+fake_pending(void *arg, uint32_t ran)
+{
+    if (pending_ticks == 0)
+        return false;
+    if (pending_ticks > 0)
+        pending_ticks--;
+    return true;
+}
+
 /* The frames the agent side got since last time: the last frame's mark, and its reports. */
 struct seen {
     int frames;
@@ -104,25 +117,37 @@ flush(struct rs_capture_run *r, rs_collector *c, uint64_t mono)
     rs_collector_flush(c, &clock);
 }
 
+/* Rank 1 of "job" with `ops` (the fake's state reset): its handle *c connected to a stand-in agent
+ * listening on *lfd, whose end is *afd, after one flush. */
 static void
-lifecycle(void)
+connected(struct rs_capture_run *run, const struct rs_capture_ops *ops, rs_collector **c, int *lfd,
+          int *afd)
 {
     struct rs_rank_identity id = {"job", 1, 1, 4, "host", "GPU-1", 1};
     struct rs_collector_options opts = {sock_path, 0};
-    struct rs_capture_ops ops = {fake_start, fake_stop, NULL};
-    struct rs_capture_run run;
-    struct rs_collector_stats st;
-    struct seen s;
-    rs_collector *c = NULL;
-    int lfd = t_listen_seqpacket(sock_path), afd;
 
     memset(&ops_state, 0, sizeof ops_state);
     ops_state.ran = RS_CAPTURE_KINDS_ALL;
-    T_CHECK(lfd >= 0);
-    T_OK(rs_collector_open(&opts, &id, &c));
-    rs_capture_run_init(&run, "job", 1, &ops);
-    flush(&run, c, 0); /* connects */
-    T_CHECK((afd = accept(lfd, NULL, NULL)) >= 0);
+    *lfd = t_listen_seqpacket(sock_path);
+    T_CHECK(*lfd >= 0);
+    T_OK(rs_collector_open(&opts, &id, c));
+    rs_capture_run_init(run, "job", 1, ops);
+    flush(run, *c, 0); /* connects */
+    T_CHECK((*afd = accept(*lfd, NULL, NULL)) >= 0);
+}
+
+static void
+lifecycle(void)
+{
+    struct rs_capture_ops ops = {fake_start, fake_stop, NULL, NULL};
+    struct rs_capture_run run;
+    struct rs_collector_stats st;
+    struct seen s;
+    int lfd, afd;
+    rs_collector *c = NULL;
+
+    connected(&run, &ops, &c, &lfd, &afd);
+
     read_frames(afd, &s);
     T_EQ(s.frames, 1);
     T_EQ(s.mark, 0);
@@ -217,10 +242,68 @@ lifecycle(void)
     unlink(sock_path);
 }
 
+/* One flush at `mono`: the mark of the last frame the agent side got. */
+static uint64_t
+mark_after(struct rs_capture_run *r, rs_collector *c, int afd, uint64_t mono)
+{
+    struct seen s;
+
+    flush(r, c, mono);
+    read_frames(afd, &s);
+    return s.mark;
+}
+
+/* Records still to come after the capture's seconds (a PC-sampling window drained at the first
+ * launch after its end): the mark stays while the collector says so and for one flush after — the
+ * flush that sends what was drained — not one flush after the end only (stall samples drained
+ * later went unmarked: 0 of 1.6 M counted as a capture's on the H100); a collector that never
+ * drains holds it at most RS_CAPTURE_RUN_MAX_HELD flushes. */
+static void
+mark_waits_for_pending_records(void)
+{
+    struct rs_capture_ops ops = {fake_start, fake_stop, NULL, fake_pending};
+    struct rs_capture_run run;
+    struct seen s;
+    int lfd, afd;
+    rs_collector *c = NULL;
+
+    connected(&run, &ops, &c, &lfd, &afd);
+
+    send_order(afd, 8, "job", 1, RS_CAPTURE_KINDS_ALL, 2);
+    flush(&run, c, 1 * S);
+    read_frames(afd, &s);
+    T_EQ(s.mark, 8);
+    pending_ticks = 2;
+    flush(&run, c, 3 * S); /* its seconds are over: done, the mark stays as before */
+    read_frames(afd, &s);
+    T_EQ(s.reports[0].state, RS_CAPTURE_DONE);
+    T_EQ(s.mark, 8);
+    uint64_t t = 3 * S;
+    for (int i = 0; i < 3; i++) /* two ticks pending, then the one that sends the drain */
+        T_EQ(mark_after(&run, c, afd, t += S / 4), 8);
+    T_EQ(mark_after(&run, c, afd, t += S / 4), 0);
+
+    /* never drained: held RS_CAPTURE_RUN_MAX_HELD flushes, then let go */
+    send_order(afd, 9, "job", 1, RS_CAPTURE_KINDS_ALL, 1);
+    flush(&run, c, t += S / 4);
+    flush(&run, c, t += 2 * S);
+    pending_ticks = -1;
+    for (unsigned i = 0; i < RS_CAPTURE_RUN_MAX_HELD; i++)
+        flush(&run, c, t += S / 4);
+    T_EQ(mark_after(&run, c, afd, t += S / 4), 9);
+    T_EQ(mark_after(&run, c, afd, t += S / 4), 0);
+    pending_ticks = 0;
+    close(afd);
+    rs_collector_free(c);
+    close(lfd);
+    unlink(sock_path);
+}
+
 int
 main(void)
 {
     snprintf(sock_path, sizeof sock_path, "/tmp/rs-capture-run-%d.sock", (int)getpid());
     T_RUN(lifecycle);
+    T_RUN(mark_waits_for_pending_records);
     return T_DONE("node-agent/capture_run");
 }

@@ -122,7 +122,23 @@ reports_in_rank_frame(void)
     T_EQ(d->captures[0].kinds, RS_CAPTURE_KERNELS);
     T_EQ(d->captures[1].time_ns, 2000);
     T_CHECK(strcmp(d->captures[1].message, "ran 5 s") == 0);
+    T_CHECK(!d->has_capture_count); /* a collector's frame: the agent counts */
     rs_wire_rank_frame_free(f);
+    /* the agent's count of the marked frames travels with the mark, never without one */
+    b.has_capture_count = true;
+    b.capture_kernels = 123456;
+    b.capture_stall_samples = 0;
+    T_OK(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len));
+    T_OK(rs_wire_rank_frame_decode(buf, len, sizeof buf, &f));
+    d = rs_wire_rank_frame_batch(f);
+    T_CHECK(d->has_capture_count);
+    T_EQ(d->capture_kernels, 123456);
+    T_EQ(d->capture_stall_samples, 0);
+    rs_wire_rank_frame_free(f);
+    b.capture_id = 0;
+    T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
+    b.capture_id = 5;
+    b.has_capture_count = false;
     rep[1].state = 9; /* not a state */
     T_EQ(rs_wire_rank_batch_encode(&b, buf, sizeof buf, &len), RS_E_MALFORMED);
     rep[1].state = RS_CAPTURE_DONE;

@@ -662,6 +662,93 @@ intermittent_kind(void)
     t_store_remove(st, dir);
 }
 
+/* A capture on 2 of 8 ranks of a job traced in windows, between its windows (physics of the
+ * tiers, docs/collector.md): untraced ranks have no compute kernels — their step's host gap runs to
+ * its first NCCL operation (the plugin's records), after the forward pass and half the backward —
+ * while the captured ranks' steps have their kernels (30 ms x the GPU's factor) and a 1 ms host
+ * gap. Rank 3 is 10% slow and last at every first collective; the evaluator captured it and a
+ * healthy peer, rank 5, over steps [from, 90). Kernels of the capture are in the store for ranks 3
+ * and 5 only. The rule compares the captured ranks with each other where the capture covers a
+ * window, and leaves the captured steps out where it covers part of one: rank 3 stays ~1.10x
+ * (not its kernels against the others' host gaps, ~2.1x), rank 5 is not slow, and no cause comes
+ * from comparing rank 3's kernels with peers that traced none (extra_work): the rule compares no
+ * kernels over a capture's steps. */
+#define CAP_RANKS 8
+static void
+capture_on_two_ranks_from(uint32_t from)
+{
+    char dir[] = "/tmp/rs-stragglers-capture-XXXXXX";
+    rs_store *st = t_store_open(dir, NULL);
+    static const char *const names[] = {"gemm"};
+    struct job_model m = {CAP_RANKS, 90, slow_from_onset, slowest_late, false, {3}, 1, {1.10}, 0};
+    struct rs_straggler_options o;
+    struct rs_straggler_report rep = {0};
+    rs_store_read *r;
+
+    for (uint32_t i = 0; i < CAP_RANKS; i++) {
+        struct rs_kernel_record k[10 * 30];
+        uint32_t n = 0;
+        for (uint32_t step = from; (i == 3 || i == 5) && step < 90; step++)
+            for (uint32_t j = 0; j < 10 && n < 10 * 30; j++) {
+                uint64_t t = step * 40000000ull + 1000 * T_US + j * 3500 * T_US;
+                k[n++] = (struct rs_kernel_record){t, t + (i == 3 ? 3300 : 3000) * T_US, 0, 7, 0,
+                                                   0};
+            }
+        struct rs_rank_batch rb = {.identity = T_IDENTITY("cap", i, CAP_RANKS, "GPU"),
+                                   T_RECORDS(strings, names, 1), T_RECORDS(kernels, k, n)};
+        t_store_put(st, &rb, 1);
+    }
+    struct rs_rank_steps *rk = model_steps(&m);
+    for (uint32_t i = 0; i < CAP_RANKS; i++)
+        for (uint32_t step = 0; step < 90; step++) {
+            struct rs_step_summary *x = &rk[i].steps[step];
+            double f = (double)x->compute_ns / (30000.0 * T_US);
+            if ((i == 3 || i == 5) && step >= from) {
+                x->kernels = 10;
+                continue; /* traced: the model's compute and 1 ms host gap */
+            }
+            x->compute_ns = 0;
+            x->kernels = 0;
+            x->host_gap_ns = (uint64_t)((1000 + 15000 * f) * T_US);
+        }
+    rs_straggler_options_default(&o);
+    T_OK(rs_store_read_begin(st, &r));
+    T_OK(rs_stragglers_evaluate(r, "cap", &o, rk, CAP_RANKS, &rep));
+    rs_store_read_end(r);
+    T_EQ(named_mask(&rep), 1ull << 3);
+    for (size_t i = 0; i < rep.n_ranks; i++) {
+        double sd = rep.ranks[i].slowdown;
+        if (rep.ranks[i].rank == 3)
+            T_CHECK(sd > 1.07 && sd < 1.13);
+        else
+            T_CHECK(sd < 1.02);
+    }
+    if (rep.n_verdicts == 1) {
+        const struct rs_straggler_verdict *v = &rep.verdicts[0];
+        T_CHECK(v->slowdown > 1.07 && v->slowdown < 1.13);
+        /* rank 3's excess over the peers compared likewise: 1.5 ms per untraced step (its host
+         * gap), 3 ms per captured one (its kernels); not 18 ms (its kernels against host gaps) */
+        T_CHECK(v->impact_s > 0.0015 * 30 * (double)v->windows * 0.8 &&
+                v->impact_s < 0.003 * 30 * (double)v->windows * 1.2);
+        /* no kernel comparison of the rule's over the capture's steps (the server compares the
+         * captured ranks with each other: server/capture_evidence.h) */
+        T_EQ(v->n_kernels, 0);
+        T_CHECK(v->cause != RS_STRAGGLER_CAUSE_EXTRA_WORK);
+    }
+    rs_straggler_report_fini(&rep);
+    for (uint32_t i = 0; i < CAP_RANKS; i++)
+        free(rk[i].steps);
+    free(rk);
+    t_store_remove(st, dir);
+}
+
+static void
+capture_on_two_ranks(void)
+{
+    capture_on_two_ranks_from(60); /* the newest window, whole */
+    capture_on_two_ranks_from(75); /* half of it */
+}
+
 /* A rank whose steps arrived further than the others' (its node's agent delivered, the others'
  * lag: a spool replayed, a busy link): rank 0 has steps 0 .. 419, ranks 1 and 2 (2 the slow GPU)
  * 0 .. 119. The windows end at step 119, the newest all ranks have, and rank 0's steps must be
@@ -705,6 +792,7 @@ main(void)
     T_RUN(two_ranks_rise);
     T_RUN(since_gpu_time);
     T_RUN(intermittent_kind);
+    T_RUN(capture_on_two_ranks);
     T_RUN(rank_ahead);
     return T_DONE("query/stragglers");
 }

@@ -25,10 +25,13 @@ table(uint32_t rate)
     return cs;
 }
 
-/* Agent `agent` sends one batch of rank `rank` of `job`, with `reports` and a mark. */
+/* Agent `agent` sends one batch of rank `rank` of `job` (3 kernels, 42 stall samples), with
+ * `reports`, a mark and, when `counted` is not NULL, the agent's count of the marked frames
+ * ({kernels, stall samples}). */
 static void
-batch(rs_captures *cs, uint64_t agent, const char *job, uint32_t rank,
-      const struct rs_capture_report *reports, uint32_t n, uint64_t mark, uint64_t now)
+batch_counted(rs_captures *cs, uint64_t agent, const char *job, uint32_t rank,
+              const struct rs_capture_report *reports, uint32_t n, uint64_t mark, uint64_t now,
+              const uint64_t *counted)
 {
     static const char *const names[] = {"k"};
     static const struct rs_kernel_record k[3] = {
@@ -43,9 +46,20 @@ batch(rs_captures *cs, uint64_t agent, const char *job, uint32_t rank,
                                .n_stalls = 1,
                                .capture_id = mark,
                                .captures = reports,
-                               .n_captures = n};
+                               .n_captures = n,
+                               .has_capture_count = counted != NULL,
+                               .capture_kernels = counted ? counted[0] : 0,
+                               .capture_stall_samples = counted ? counted[1] : 0};
     struct rs_agent_batch b = t_agent_batch(agent, 1, &rb, 1);
     rs_captures_ingest(cs, agent, &b, now);
+}
+
+/* The same without the agent's count (an older agent). */
+static void
+batch(rs_captures *cs, uint64_t agent, const char *job, uint32_t rank,
+      const struct rs_capture_report *reports, uint32_t n, uint64_t mark, uint64_t now)
+{
+    batch_counted(cs, agent, job, rank, reports, n, mark, now, NULL);
 }
 
 static struct rs_capture_report
@@ -57,20 +71,29 @@ report(uint64_t id, uint32_t state, uint64_t t, const char *msg)
     return r;
 }
 
+/* alice asks for a 5 s kernels capture of rank 2 of "job" at T0: its id. */
+static uint64_t
+request_rank2(rs_captures *cs)
+{
+    uint32_t ranks[] = {2};
+    uint64_t id = 0;
+    char why[256];
+
+    T_OK(rs_captures_request(cs, "job", ranks, 1, RS_CAPTURE_KERNELS, 5, "alice", "test", T0, &id,
+                             why, sizeof why));
+    return id;
+}
+
 static void
 lifecycle(void)
 {
     rs_captures *cs = table(8);
     struct rs_capture_order o[RS_CAPTURE_MAX_ORDERS];
     struct rs_capture_info info;
-    uint32_t ranks[] = {2};
-    uint64_t id = 0;
-    char why[256];
 
     batch(cs, 100, "job", 2, NULL, 0, 0, T0);
     batch(cs, 200, "job", 3, NULL, 0, 0, T0);
-    T_OK(rs_captures_request(cs, "job", ranks, 1, RS_CAPTURE_KERNELS, 5, "alice", "test", T0, &id,
-                             why, sizeof why));
+    uint64_t id = request_rank2(cs);
     T_OK(rs_captures_get(cs, id, &info));
     T_EQ(info.state, RS_CAPTURES_REQUESTED);
     /* only the agent serving rank 2 gets the order */
@@ -380,10 +403,39 @@ persistence(void)
     rs_captures_free(cs);
 }
 
+/* An agent that counted the marked frames as they came (node-agent/aggregate.c): the capture
+ * takes its count, not the batch's records (with summaries, kernel totals of other seconds); a
+ * batch without the count (an older agent) is counted by its records. */
+static void
+counts_from_the_agent(void)
+{
+    rs_captures *cs = table(8);
+    struct rs_capture_order o[RS_CAPTURE_MAX_ORDERS];
+    struct rs_capture_info info;
+    const uint64_t counted[2] = {1000, 7}, none[2] = {0, 0};
+
+    batch(cs, 100, "job", 2, NULL, 0, 0, T0);
+    uint64_t id = request_rank2(cs);
+    T_EQ(rs_captures_orders(cs, 100, T0 + 2, o, RS_CAPTURE_MAX_ORDERS), 1);
+    struct rs_capture_report r = report(id, RS_CAPTURE_STARTED, T0 + 5, "");
+    batch_counted(cs, 100, "job", 2, &r, 1, id, T0 + 6, counted);
+    batch_counted(cs, 100, "job", 2, NULL, 0, id, T0 + 7, none);
+    rs_captures_get(cs, id, &info);
+    T_EQ(info.batches, 2);
+    T_EQ(info.kernels, 1000);
+    T_EQ(info.stalls, 7);
+    batch(cs, 100, "job", 2, NULL, 0, id, T0 + 8);
+    rs_captures_get(cs, id, &info);
+    T_EQ(info.kernels, 1003);
+    T_EQ(info.stalls, 49);
+    rs_captures_free(cs);
+}
+
 int
 main(void)
 {
     T_RUN(lifecycle);
+    T_RUN(counts_from_the_agent);
     T_RUN(agent_restart_gets_the_order);
     T_RUN(refusals);
     T_RUN(other_ranks_reports_ignored);
