@@ -84,6 +84,10 @@ const struct rs_counter_info rs_counter_infos[] = {
       "without a valid ingest token is not decoded)."),
     C(agent_pipes_evicted, "agent_pipes_evicted",
       "Idle agent connections closed at agent-max-connections to admit a new one."),
+    C(top_from_totals, "top_from_totals",
+      "Whole-job top answers read from the job's running totals (docs/storage.md job_top)."),
+    C(top_from_records, "top_from_records",
+      "Top answers built from the job's records (a rank, a range, or a job without totals)."),
 };
 
 const size_t rs_counter_info_count = sizeof rs_counter_infos / sizeof rs_counter_infos[0];

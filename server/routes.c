@@ -278,7 +278,12 @@ run_query(struct rs_work *req)
     }
     case Q_TOP: {
         struct rs_profile_scope a = scope_a(q);
-        q->rc = rs_query_top(r, &a, (size_t)q->p.limit, &q->result);
+        bool totals = false;
+        q->rc = rs_query_top_sourced(r, &a, (size_t)q->p.limit, &q->result, &totals);
+        if (totals)
+            RS_COUNT(&q->srv->counters, top_from_totals);
+        else
+            RS_COUNT(&q->srv->counters, top_from_records);
         break;
     }
     case Q_STALLS: {

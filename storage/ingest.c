@@ -218,7 +218,7 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
 
 static int
 write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
-              const uint64_t *hashes, struct rs_rank_value *rv, struct span *sp)
+              const uint64_t *hashes, struct rs_rank_value *rv, struct span *sp, bool *replaced)
 {
     const uint32_t rank = b->identity.rank;
     size_t most = b->n_kernels;
@@ -290,7 +290,13 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         struct rs_coll_value v = {c->start_ns,        c->end_ns, c->bytes,
                                   hashes[c->name_id], c->stream, c->seq_exact};
         rs__coll_key(&key, job_id, c->comm_hash, (uint8_t)c->op, c->seq, rank);
-        if ((rc = put(w, w->store->colls, &key, sizeof key, &v, sizeof v, 0)))
+        /* a record sent again replaces the first (the job's totals stop following it) */
+        rc = put(w, w->store->colls, &key, sizeof key, &v, sizeof v, MDB_NOOVERWRITE);
+        if (rc == -EEXIST) {
+            *replaced = true;
+            rc = put(w, w->store->colls, &key, sizeof key, &v, sizeof v, 0);
+        }
+        if (rc)
             goto out;
         rv->collective_ns += c->end_ns - c->start_ns;
         span_add(sp, c->start_ns, c->end_ns);
@@ -393,6 +399,16 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_up
     uint64_t *hashes;
     int rc, new_rank;
 
+    bool job_existed = true, replaced = false;
+    MDB_val jk = {strlen(job), (void *)job}, jv;
+
+    /* whether the job has its entry (then it has totals only when a format-8 writer created it:
+     * job_top.c); a job new in this request gets its entry after its batches (put_job_update) */
+    if ((rc = rs__store_err(mdb_get(w->txn, w->store->jobs, &jk, &jv))) != 0) {
+        if (rc != RS_E_NOT_FOUND)
+            return rc;
+        job_existed = false;
+    }
     if ((rc = rs__store_job_intern(w->txn, w->store, job, &job_id)) != 0)
         return rc;
     hashes = calloc(b->n_strings ? b->n_strings : 1, sizeof *hashes);
@@ -405,7 +421,9 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_up
         goto out;
     new_rank = rc == RS_E_NOT_FOUND;
     if ((rc = write_strings(w, b, hashes)) ||
-        (rc = write_records(w, job_id, b, hashes, &rv, &sp)) || (rc = write_frames(w, job_id, b)))
+        (rc = write_records(w, job_id, b, hashes, &rv, &sp, &replaced)) ||
+        (rc = write_frames(w, job_id, b)) ||
+        (rc = rs__jtop_rank_batch(w, job_id, b, hashes, job_existed, replaced)))
         goto out;
 
     rv.version = RS_VALUE_VERSION;

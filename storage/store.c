@@ -109,8 +109,9 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         }
     } else if (format_is(&v, RS_STORE_FORMAT_2) || format_is(&v, RS_STORE_FORMAT_3) ||
                format_is(&v, RS_STORE_FORMAT_4) || format_is(&v, RS_STORE_FORMAT_5) ||
-               format_is(&v, RS_STORE_FORMAT_6)) {
-        /* formats 2 - 6 read as they are; a writer marks the store 7, since windows name kernels
+               format_is(&v, RS_STORE_FORMAT_6) || format_is(&v, RS_STORE_FORMAT_7)) {
+        /* formats 2 - 7 read as they are; a writer marks the store 8 (format 7: jobs without
+         * running totals answer by scans; a format-7 server would write batches without them), since windows name kernels
          * by number, agent windows go to awin, jobs have recorded keys and deleting a job must
          * remove its gpu_ranks, verdicts and captures entries from now on (keys.h) — but not
          * keep_format (--check, --compact-to), while an older server may still be serving the
@@ -141,7 +142,8 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         (rc = mdb_dbi_open(txn, "verdicts", MDB_CREATE, &s->verdicts)) ||
         (rc = mdb_dbi_open(txn, "captures", MDB_CREATE, &s->captures)) ||
         (rc = mdb_dbi_open(txn, "hangs", MDB_CREATE, &s->hangs)) ||
-        (rc = mdb_dbi_open(txn, "frame_seqs", MDB_CREATE, &s->frame_seqs))) {
+        (rc = mdb_dbi_open(txn, "frame_seqs", MDB_CREATE, &s->frame_seqs)) ||
+        (rc = mdb_dbi_open(txn, "job_top", MDB_CREATE, &s->jtop))) {
         rc = rs__store_err(rc);
         goto out;
     }

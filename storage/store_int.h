@@ -54,6 +54,7 @@ struct rs_store {
     MDB_dbi captures;          /* captures on demand (captures.c) */
     MDB_dbi hangs;             /* hang history (hangs.c) */
     MDB_dbi frame_seqs;        /* frames of each collector that arrived (keys.h) */
+    MDB_dbi jtop;              /* jobs' running totals (job_top.c) */
     /* what rs_store_open found and made, for rs_store_close_discard (writer_lock.c) */
     int lock_fd;    /* DIR/writer.lock, flock'd (exclusive), or -1 */
     char *dir;      /* as given to rs_store_open */
@@ -293,6 +294,19 @@ bool rs__step_value_read(const MDB_val *v, struct rs_step_record *rec);
 
 /* captures.c: a captures entry (keys.h) as the server's capture; false when it is not one. */
 bool rs__store_capture_value_read(const MDB_val *k, const MDB_val *v, struct rs_store_capture *out);
+
+/* job_top.c — a job's running totals (keys.h job_top), in the writer's transaction.
+ * rs__jtop_rank_batch: adds a rank batch of job_id whose strings have the ids hashes[]; a job that
+ * existed before this transaction without totals (job_existed) gets none; replaced_collective: the
+ * batch replaced a stored NCCL kernel record (the totals stop being exact).
+ * rs__jtop_windows: a rollup wrote the windows of `sums` for rank_key (job_id, rank), kernel
+ * windows when `kernels`: their spans widen the job's.
+ * Both return 0 or a storage error. */
+struct rs_rank_batch;
+int rs__jtop_rank_batch(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
+                        const uint64_t *hashes, bool job_existed, bool replaced_collective);
+int rs__jtop_windows(rs_store_write *w, const uint8_t *rank_key, bool kernels,
+                     const struct rs__kwin_sums *sums);
 
 /* FNV-1a 64 of a job name: the job's id inside keys. */
 /* Job keys (job_keys.c). Every key of a job starts with its 8-byte id: the FNV-1a hash of its
