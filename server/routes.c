@@ -495,23 +495,32 @@ light(enum query_kind k, const struct query_params *p)
     }
 }
 
-/* A number that changes whenever a cached answer may change: the store's commits — and a
- * step's "settled" state, which turns RS_STEP_SETTLE_NS after its last data arrived without a
- * commit: answers computed less than that after the last batch of data was committed are keyed
- * apart from those computed later (maintenance commits change the generation, not that). The straggler answers also show the evaluator's verdicts (annotated) and the
- * captures' evidence: for them, the evaluator's job evaluations and verdict changes and the
- * captures' state changes count too. Loop thread. */
+/* A number that changes whenever a cached answer may change: the commits that wrote the job
+ * (rs_writer_job_generation: its batches and the task steps that named it, or any task step that
+ * named none — commits to other jobs leave its answers valid), or for the jobs' list any commit —
+ * and a step's "settled" state, which turns RS_STEP_SETTLE_NS after its last data arrived
+ * without a commit: answers computed less than that after the job's last commit are keyed apart
+ * from those computed later. The straggler answers also show the evaluator's verdicts
+ * (annotated) and the captures' evidence: for them, the evaluator's job evaluations and verdict
+ * changes and the captures' state changes count too (of every job: the evaluator's counters are
+ * not per job). Loop thread. */
 static uint64_t
-answers_generation(struct rs_server *srv, enum query_kind kind, uint64_t now_ns)
+answers_generation(struct rs_server *srv, enum query_kind kind, const char *job, uint64_t now_ns)
 {
-    uint64_t g = rs_writer_generation(srv->writer);
-    uint64_t batches = RS_COUNT_GET(&srv->counters, batches_committed); /* new data arrived */
+    uint64_t g, last = 0;
 
-    if (batches != srv->answers_batches) {
-        srv->answers_batches = batches;
-        srv->answers_batches_seen_ns = now_ns;
+    if (kind == Q_JOBS) {
+        g = rs_writer_generation(srv->writer);
+        uint64_t batches = RS_COUNT_GET(&srv->counters, batches_committed);
+        if (batches != srv->answers_batches) {
+            srv->answers_batches = batches;
+            srv->answers_batches_seen_ns = now_ns;
+        }
+        last = srv->answers_batches_seen_ns;
+    } else {
+        g = rs_writer_job_generation(srv->writer, job, &last);
     }
-    g = g << 1 | (now_ns - srv->answers_batches_seen_ns >= RS_STEP_SETTLE_NS);
+    g = g << 1 | (last <= now_ns && now_ns - last >= RS_STEP_SETTLE_NS);
     if (kind != Q_STRAGGLERS)
         return g;
     struct rs_evaluator_stats ev;
@@ -563,7 +572,7 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
     q->started_ns = rs_clock_mono_ns();
     q->deadline_ns = q->started_ns + (uint64_t)srv->cfg->query_timeout_ms * 1000000ull;
     if ((q->klen = answer_key(q, role)) > 0) {
-        q->gen = answers_generation(srv, kind, q->started_ns);
+        q->gen = answers_generation(srv, kind, q->job, q->started_ns);
         if (!(j = malloc(sizeof *j)))
             rc = -ENOMEM;
         else {
