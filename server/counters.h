@@ -65,6 +65,8 @@ struct rs_counters {
     /* answers whose cost does not grow with job age (issue 23, h-service) */
     _Atomic uint64_t top_from_totals; /* whole-job top answered from the job's running totals */
     _Atomic uint64_t top_from_records; /* top answered by a scan of records */
+    _Atomic uint64_t answers_over_budget; /* 503: answer-budget-mb of answers in flight */
+    _Atomic uint64_t answer_bytes_now;    /* answers being built (reserved) and written */
 };
 
 /* One counter as /healthz ("counters": {name: value}, the count itself: nanoseconds where the
