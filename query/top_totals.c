@@ -5,6 +5,7 @@
  * caller scans (profile_int.h). */
 #include "query/profile_int.h"
 
+#include "common/array.h"
 #include "common/error.h"
 #include "proto/wire.h"
 
@@ -55,14 +56,8 @@ on_total(void *arg, const struct rs_store_total *t)
         p->syncs[t->id].ns += t->ns;
         return 0;
     case RS_STORE_TOTAL_STALLS:
-        if (f->n_stalls == f->cap_stalls) {
-            size_t cap = f->cap_stalls ? 2 * f->cap_stalls : 16;
-            struct stall *v = realloc(f->stalls, cap * sizeof *v);
-            if (!v)
-                return -ENOMEM;
-            f->stalls = v;
-            f->cap_stalls = cap;
-        }
+        if (RS_ARRAY_RESERVE(f->stalls, f->cap_stalls, f->n_stalls, 1) != 0)
+            return -ENOMEM;
         if (!(f->stalls[f->n_stalls].kernel = strdup(t->name)))
             return -ENOMEM;
         f->stalls[f->n_stalls++].samples = t->count;

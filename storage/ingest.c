@@ -23,21 +23,6 @@ put(rs_store_write *w, MDB_dbi dbi, const void *key, size_t klen, const void *va
     return rs__store_err(mdb_put(w->txn, dbi, &k, &v, flags));
 }
 
-/* Reads a fixed-size value; RS_E_NOT_FOUND leaves *out zeroed, a wrong size is corruption. */
-static int
-get_fixed(rs_store_write *w, MDB_dbi dbi, const void *key, size_t klen, void *out, size_t size)
-{
-    MDB_val k = {klen, (void *)key}, v;
-    int rc = rs__store_err(mdb_get(w->txn, dbi, &k, &v));
-
-    memset(out, 0, size);
-    if (rc != 0)
-        return rc;
-    if (v.mv_size != size)
-        return RS_E_CORRUPT;
-    memcpy(out, v.mv_data, size);
-    return 0;
-}
 
 static void
 copy_text(char *dst, size_t cap, const char *src)
@@ -346,7 +331,7 @@ put_job_update(rs_store_write *w, struct job_update *u)
 
     if (!u->job)
         return 0;
-    rc = get_fixed(w, w->store->jobs, u->job, strlen(u->job), &jv, sizeof jv);
+    rc = rs__store_get_fixed(w->txn, w->store->jobs, u->job, strlen(u->job), &jv, sizeof jv);
     if (rc != 0 && rc != RS_E_NOT_FOUND)
         return rc;
     jv.version = RS_VALUE_VERSION;
@@ -376,7 +361,7 @@ write_frames(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b)
     rs__be64_put(key.job_id, job_id);
     rs__be32_put(key.rank, b->identity.rank);
     rs__be64_put(key.collector_id, b->collector_id);
-    rc = get_fixed(w, w->store->frame_seqs, &key, sizeof key, &fv, sizeof fv);
+    rc = rs__store_get_fixed(w->txn, w->store->frame_seqs, &key, sizeof key, &fv, sizeof fv);
     if (rc != 0 && rc != RS_E_NOT_FOUND)
         return rc;
     fv.frames += b->frames;
@@ -416,7 +401,7 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_up
         return -ENOMEM;
     rs__be64_put(rkey.job_id, job_id);
     rs__be32_put(rkey.rank, b->identity.rank);
-    rc = get_fixed(w, w->store->ranks, &rkey, sizeof rkey, &rv, sizeof rv);
+    rc = rs__store_get_fixed(w->txn, w->store->ranks, &rkey, sizeof rkey, &rv, sizeof rv);
     if (rc != 0 && rc != RS_E_NOT_FOUND)
         goto out;
     new_rank = rc == RS_E_NOT_FOUND;

@@ -5,6 +5,7 @@
 #include "storage/keys.h"
 #include "storage/store_int.h"
 
+#include "common/array.h"
 #include "common/error.h"
 #include "common/span.h"
 #include "proto/wire.h"
@@ -27,14 +28,8 @@ struct deltas {
 static int
 delta_add(struct deltas *d, uint8_t tag, uint64_t id, uint64_t count, uint64_t ns)
 {
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 64;
-        struct delta *v = realloc(d->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        d->v = v;
-        d->cap = cap;
-    }
+    if (RS_ARRAY_RESERVE(d->v, d->cap, d->n, 1) != 0)
+        return -ENOMEM;
     d->v[d->n++] = (struct delta){tag, id, count, ns};
     return 0;
 }
@@ -56,20 +51,11 @@ jtop_key(struct rs_key_jtop *k, uint64_t job_id, uint8_t tag, uint64_t id)
     rs__be64_put(k->id, id);
 }
 
-/* The fixed-size value of k into out: 0, RS_E_NOT_FOUND, RS_E_CORRUPT (another size) or a storage
- * error. */
+/* The fixed-size value of k into out (zeroed when absent): rs__store_get_fixed. */
 static int
 get_value(MDB_txn *txn, const rs_store *s, const struct rs_key_jtop *k, void *out, size_t size)
 {
-    MDB_val key = {sizeof *k, (void *)k}, v;
-    int rc = rs__store_err(mdb_get(txn, s->jtop, &key, &v));
-
-    if (rc != 0)
-        return rc;
-    if (v.mv_size != size)
-        return RS_E_CORRUPT;
-    memcpy(out, v.mv_data, size);
-    return 0;
+    return rs__store_get_fixed(txn, s->jtop, k, sizeof *k, out, size);
 }
 
 static int
@@ -207,7 +193,7 @@ rs__jtop_rank_batch(rs_store_write *w, uint64_t job_id, const struct rs_rank_bat
 {
     rs_store *s = w->store;
     struct rs_jtop_job_value jv;
-    struct rs_jtop_rank_value rv = {RS_VALUE_VERSION, 0, 0};
+    struct rs_jtop_rank_value rv;
     struct rs_key_jtop jk, rk;
     struct deltas d = {NULL, 0, 0};
     int rc = job_get(w->txn, s, job_id, &jv);
@@ -223,6 +209,7 @@ rs__jtop_rank_batch(rs_store_write *w, uint64_t job_id, const struct rs_rank_bat
     rc = get_value(w->txn, s, &rk, &rv, sizeof rv);
     if (rc != 0 && rc != RS_E_NOT_FOUND)
         return rc;
+    rv.version = RS_VALUE_VERSION; /* (a new rank's entry: zeroed) */
     if (b->n_kernels || b->n_kernel_totals || b->n_collectives)
         rv.flags |= RS_JTOP_RANK_DATA;
     if (replaced_collective)

@@ -430,3 +430,19 @@ rs_store_read_end(rs_store_read *r)
     mdb_txn_abort(r->txn);
     free(r);
 }
+
+int
+rs__store_get_fixed(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, void *out,
+                    size_t size)
+{
+    MDB_val k = {klen, (void *)key}, v;
+    int rc = rs__store_err(mdb_get(txn, dbi, &k, &v));
+
+    memset(out, 0, size);
+    if (rc != 0)
+        return rc;
+    if (v.mv_size != size)
+        return RS_E_CORRUPT;
+    memcpy(out, v.mv_data, size);
+    return 0;
+}

@@ -156,6 +156,11 @@ int rs__store_migrate_1(rs_store *s, const struct rs_store_options *o);
  * an RS_E_* code or -errno given to it is not passed through. */
 int rs__store_err(int mdb_rc);
 
+/* Reads the fixed-size value of key into out: 0, RS_E_NOT_FOUND (out zeroed), RS_E_CORRUPT
+ * (a value of another size) or a storage error. */
+int rs__store_get_fixed(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, void *out,
+                        size_t size);
+
 /* Walks the keys from `from` on (flen bytes) while they start with prefix[plen], calling visit
  * for each (k, v); visit returns non-zero to stop (that value is returned). */
 int rs__store_prefix_scan(rs_store_read *r, MDB_dbi dbi, const void *prefix, size_t plen,
