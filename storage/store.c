@@ -266,7 +266,13 @@ rs_store_write_begin(rs_store *s, rs_store_write **out)
 int
 rs_store_write_commit(rs_store_write *w)
 {
-    int rc = mdb_txn_commit(w->txn);
+    int rc = rs__jtop_flush(w); /* the job totals of the transaction, merged once */
+
+    if (rc != 0) {
+        rs_store_write_abort(w);
+        return rc;
+    }
+    rc = mdb_txn_commit(w->txn);
 
     for (size_t i = 0; rc == 0 && i < w->n_fresh; i++)
         rs__known_add(&w->store->known_strings, w->fresh[i].fp, w->fresh[i].id);
@@ -284,6 +290,7 @@ rs_store_write_abort(rs_store_write *w)
     if (!w)
         return;
     mdb_txn_abort(w->txn);
+    rs__jtop_forget(w);
     free(w->fresh);
     free(w->new_numbers); /* never committed: forgotten */
     free(w);

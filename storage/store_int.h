@@ -80,6 +80,7 @@ struct rs_store_write {
     uint64_t *new_numbers;
     size_t n_new_numbers, cap_new_numbers;
     bool numbers_synced; /* the map was checked against the store in this transaction */
+    struct rs__jtop_pending *jtop; /* job totals this transaction changes (job_top.c); NULL: none */
 };
 
 /* The number of the kernel name with hash h (given one, and put into kwin_names, when it has
@@ -306,7 +307,12 @@ bool rs__store_capture_value_read(const MDB_val *k, const MDB_val *v, struct rs_
  * batch replaced a stored NCCL kernel record (the totals stop being exact).
  * rs__jtop_windows: a rollup wrote the windows of `sums` for rank_key (job_id, rank), kernel
  * windows when `kernels`: their spans widen the job's.
- * Both return 0 or a storage error. */
+ * Both keep what they change in w until rs__jtop_flush writes it (one merge per total and
+ * transaction), which rs_store_write_commit calls before the commit; rs__jtop_forget drops it
+ * (an abort). All return 0 or a storage error. */
+struct rs__jtop_pending;
+int rs__jtop_flush(rs_store_write *w);
+void rs__jtop_forget(rs_store_write *w);
 struct rs_rank_batch;
 int rs__jtop_rank_batch(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
                         const uint64_t *hashes, bool job_existed, bool replaced_collective);
