@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Attack (issue 23 §3, memory): many clients ask for the largest answer of a big job at once and
 # read it slowly. One scan serves them all (the answer cache), but each client gets a copy of its
-# own, held in the server until written — 24 clients x the 28 MB steps answer of a 2,000-rank job
-# is about 670 MB. With --answer-budget-mb the answers being built and written stay within the
+# own, held in the server until written — 24 clients x the ~18 MB steps answer of a 2,000-rank job
+# is over 400 MB. With --answer-budget-mb the answers being built and written stay within the
 # bound: past it the server answers 503 with Retry-After and a JSON error, counts them
-# (answers_over_budget), and the anonymous memory stays under baseline + budget + slack, while
-# /healthz answers within 1 s throughout. The same attack without a bound (answer-budget-mb 0)
+# (answers_over_budget), and the anonymous memory stays under baseline + budget + what the
+# budget does not count (the answer's text on its way from the query thread to the connection,
+# and one more copy: 2 answers, + 16 MiB), while /healthz answers within 1 s throughout. The same attack without a bound (answer-budget-mb 0)
 # takes the memory, so the bound is what holds it (the test can fail).
 . "$(dirname "$0")/common.sh"
 BUDGET=64
 CLIENTS=24
 start_server
-"$TOOLS/rs-summary-load" "$LISTEN" 2000 10 20 8 5 >"$WORK/load.json" 2>/dev/null
+# 48 steps per rank on a schedule (8,000 summaries/s for 12 s), not as fast as this machine goes:
+# the same answer size each run
+"$TOOLS/rs-summary-load" "$LISTEN" 2000 12 20 8 5 8000 >"$WORK/load.json" 2>/dev/null
 stop "$PID_server"
 
 cat >"$WORK/attack.py" <<'PY'
@@ -85,7 +88,7 @@ attack 0 "$WORK/unbounded.json"
 size=$(stat -c %s "$WORK/one.json")
 echo "answer: $size bytes; bounded: $(cat "$WORK/bounded.json"); base $(cat "$WORK/bounded.json.base") KiB"
 echo "unbounded: $(python3 -c "import json; d = json.load(open('$WORK/unbounded.json')); d['anon_kib'] = max(d['anon_kib']); print(d)"); base $(cat "$WORK/unbounded.json.base") KiB"
-check "the largest answer is large (over 16 MB)" [ "$size" -gt 16000000 ]
+check "the largest answer is large (over 12 MB)" [ "$size" -gt 12000000 ]
 check "bounded: some clients got the answer, the others 503 with Retry-After and a JSON error" python3 -c "
 import json
 d = json.load(open('$WORK/bounded.json'))
@@ -96,12 +99,12 @@ check "bounded: the refusals are counted (answers_over_budget)" python3 -c "
 import json
 d = json.load(open('$WORK/bounded.json')); c = json.load(open('$WORK/bounded.json.health'))['counters']
 assert c['answers_over_budget'] == {int(k): v for k, v in d['statuses'].items()}[503], c['answers_over_budget']"
-check "bounded: anonymous memory stayed under baseline + budget ($BUDGET MiB) + 32 MiB" python3 -c "
+check "bounded: anonymous memory stayed under baseline + budget ($BUDGET MiB) + 2 answers + 16 MiB" python3 -c "
 import json
 d = json.load(open('$WORK/bounded.json')); base = int(open('$WORK/bounded.json.base').read())
 peak = max(d['anon_kib'])
-print('base %d MiB, peak %d MiB' % (base >> 10, peak >> 10))
-assert peak - base < ($BUDGET + 32) * 1024, (base, peak)"
+print('base %d MiB, peak %d MiB, answer %d MiB' % (base >> 10, peak >> 10, $size >> 20))
+assert peak - base < ($BUDGET + 16) * 1024 + 2 * $size // 1024, (base, peak)"
 check "bounded: /healthz answered within 1 s throughout" python3 -c "
 import json
 d = json.load(open('$WORK/bounded.json'))
