@@ -1392,6 +1392,31 @@ rs_stragglers_evaluate(rs_store_read *r, const char *job, const struct rs_stragg
     return 0;
 }
 
+/* The windows end at the newest step every rank has (build_windows), while each rank's steps are
+ * read back from its own newest: a rank further than the others lacked the windows' steps and
+ * the job read "not enough data" (the 1,024-rank dashboard run, its 4 loading agents apart). */
+bool
+rs_straggler_steps_misaligned(const struct rs_rank_steps *ranks, size_t n_ranks,
+                              const struct rs_straggler_options *o, uint64_t *common)
+{
+    size_t needed = rs_straggler_steps_needed(o);
+    uint64_t end = UINT64_MAX;
+    bool ahead = false;
+
+    for (size_t i = 0; i < n_ranks; i++) {
+        if (ranks[i].n == 0)
+            return false; /* no windows at all (build_windows) */
+        uint64_t last = ranks[i].steps[ranks[i].n - 1].step;
+        end = last < end ? last : end;
+    }
+    for (size_t i = 0; i < n_ranks; i++) /* a rank read whole lacks nothing */
+        ahead |= ranks[i].n >= needed &&
+                 ranks[i].steps[ranks[i].n - 1].step - end > o->window_steps / 2;
+    if (ahead)
+        *common = end;
+    return ahead;
+}
+
 int
 rs_stragglers_evaluate_job(rs_store_read *r, const char *job,
                            const struct rs_straggler_options *opts, struct rs_straggler_report *out)
@@ -1400,12 +1425,17 @@ rs_stragglers_evaluate_job(rs_store_read *r, const char *job,
     const struct rs_straggler_options *o = opts;
     struct rs_rank_steps *ranks;
     size_t n;
+    uint64_t common;
     if (!o) {
         rs_straggler_options_default(&defaults);
         o = &defaults;
     }
-    int rc =
-        rs_query_job_steps_until(r, job, rs_straggler_steps_needed(o), o->until_step, &ranks, &n);
+    size_t needed = rs_straggler_steps_needed(o);
+    int rc = rs_query_job_steps_until(r, job, needed, o->until_step, &ranks, &n);
+    if (rc == 0 && rs_straggler_steps_misaligned(ranks, n, o, &common)) {
+        rs_job_steps_free(ranks, n); /* again, every rank up to the step all of them have */
+        rc = rs_query_job_steps_until(r, job, needed, common, &ranks, &n);
+    }
     if (rc != 0)
         return rc;
     rc = rs_stragglers_evaluate(r, job, o, ranks, n, out);

@@ -245,6 +245,14 @@ int rs_query_stragglers(rs_store_read *r, const char *job, const struct rs_strag
 /* Steps each rank needs for the rule with options `o`: the lookback windows. */
 size_t rs_straggler_steps_needed(const struct rs_straggler_options *o);
 
+/* Whether steps loaded as rs_stragglers_evaluate wants them (each rank's newest
+ * rs_straggler_steps_needed) have a rank ahead of the newest step every rank has by more than
+ * half a window — its node's agent delivered further than the others' — so that the windows,
+ * which end at that step, would lack its steps ("not enough data"). Then writes that step to
+ * *common: load again with until_step *common. No rank, or one without steps: false. */
+bool rs_straggler_steps_misaligned(const struct rs_rank_steps *ranks, size_t n_ranks,
+                                   const struct rs_straggler_options *o, uint64_t *common);
+
 /* rs_query_stragglers over steps the caller loaded already (as rs_stragglers_evaluate). */
 int rs_query_stragglers_on(rs_store_read *r, const char *job, const struct rs_straggler_options *o,
                            struct rs_rank_steps *ranks, size_t n_ranks, json_t **out);

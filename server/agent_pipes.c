@@ -10,6 +10,7 @@
 
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ struct rs_agent_pipes {
     unsigned n;
     struct pipe_entry *bucket[BUCKETS];
     uv_timer_t sweep;
+    atomic_int holds; /* the sweep's timer and the socket's callbacks: freed when both let go */
 };
 
 static uint64_t
@@ -210,6 +212,7 @@ rs_agent_pipes_start(uv_loop_t *loop, nng_socket sock, const struct rs_agent_pip
     }
     ap->o = *o;
     ap->counters = counters;
+    atomic_init(&ap->holds, 2);
     pthread_mutex_init(&ap->lock, NULL);
     if ((rv = nng_pipe_notify(sock, NNG_PIPE_EV_ADD_PRE, on_pipe, ap)) != 0 ||
         (rv = nng_pipe_notify(sock, NNG_PIPE_EV_REM_POST, on_pipe, ap)) != 0) {
@@ -230,10 +233,8 @@ rs_agent_pipes_start(uv_loop_t *loop, nng_socket sock, const struct rs_agent_pip
 }
 
 static void
-free_pipes(uv_handle_t *h)
+free_pipes(rs_agent_pipes *ap)
 {
-    rs_agent_pipes *ap = h->data;
-
     for (size_t b = 0; b < BUCKETS; b++)
         for (struct pipe_entry *e = ap->bucket[b], *next; e; e = next) {
             next = e->next;
@@ -244,10 +245,31 @@ free_pipes(uv_handle_t *h)
     free(ap);
 }
 
+/* One holder let go; the last one frees. */
+static void
+let_go(rs_agent_pipes *ap)
+{
+    if (atomic_fetch_sub(&ap->holds, 1) == 1)
+        free_pipes(ap);
+}
+
+static void
+sweep_closed(uv_handle_t *h)
+{
+    let_go(h->data);
+}
+
 void
 rs_agent_pipes_close(rs_agent_pipes *ap)
 {
     if (!ap)
         return;
-    uv_close((uv_handle_t *)&ap->sweep, free_pipes);
+    uv_close((uv_handle_t *)&ap->sweep, sweep_closed);
+}
+
+void
+rs_agent_pipes_release(rs_agent_pipes *ap)
+{
+    if (ap)
+        let_go(ap);
 }

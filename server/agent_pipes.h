@@ -29,8 +29,14 @@ int rs_agent_pipes_start(uv_loop_t *loop, nng_socket sock, const struct rs_agent
 /* A whole request arrived (its pipe is active). Any thread; NULL ap is a no-op. */
 void rs_agent_pipes_seen(rs_agent_pipes *ap, nng_msg *msg);
 
-/* Stops the sweep; the memory goes when the loop runs the timer's close callback. Call after
- * nng_close of the socket (no pipe callbacks after it). NULL is a no-op. Loop thread. */
+/* Stops the sweep (closes its timer). Loop thread. The table stays for the pipe callbacks until
+ * rs_agent_pipes_release too: the memory goes when both happened (and the loop ran the timer's
+ * close callback), in either order. NULL is a no-op. */
 void rs_agent_pipes_close(rs_agent_pipes *ap);
+
+/* The socket is closed (nng_close returned: no pipe callback and no rs_agent_pipes_seen comes
+ * any more). Any thread. Never called, the table is never freed: a socket whose nng_close does
+ * not return may still call back. NULL is a no-op. */
+void rs_agent_pipes_release(rs_agent_pipes *ap);
 
 #endif

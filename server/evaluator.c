@@ -205,7 +205,18 @@ evaluate(uv_work_t *req) /* thread pool */
                  rs__step_summaries_catch_up(run->to_store, r, job->name, ranks, n_ranks,
                                              &job->catchup_next, &run->catchup_steps) != 0))
                 run->rc = -ENOMEM;
-            rc = rs_stragglers_evaluate(r, job->name, &o, ranks, n_ranks, &job->report);
+            /* a rank further than the others (its agent delivered more): the rule over every
+             * rank's steps up to the newest all of them have (rs_straggler_steps_misaligned) */
+            struct rs_rank_steps *aligned = NULL;
+            size_t n_aligned = 0;
+            uint64_t common;
+            if (rs_straggler_steps_misaligned(ranks, n_ranks, &o, &common) &&
+                rs_query_job_steps_until(r, job->name, rs_straggler_steps_needed(&o), common,
+                                         &aligned, &n_aligned) != 0)
+                aligned = NULL;
+            rc = rs_stragglers_evaluate(r, job->name, &o, aligned ? aligned : ranks,
+                                        aligned ? n_aligned : n_ranks, &job->report);
+            rs_job_steps_free(aligned, n_aligned);
             /* a verdict without kernel evidence takes its cause from a capture of its rank, as
              * the REST answer's does: one cause in the log, /metrics and REST (capture_evidence.h;
              * an error there leaves the rule's cause) */

@@ -12,6 +12,7 @@
 #include "server/work_pool.h"
 #include "server/writer.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <uv.h>
 
@@ -55,12 +56,17 @@ const char *rs_ingest_url(const rs_ingest *ing);
  * or a negative code. Loop thread. */
 int rs_ingest_set_tls(rs_ingest *ing, struct nng_tls_config *tls);
 
-/* Stops receiving and closes the socket; requests in the writer still complete (their replies
- * fail, agents resend, the server deduplicates). Call on the loop thread, before
- * rs_writer_stop. */
+/* Stops receiving and starts closing the socket, on a thread of its own (NNG 1.5.2's nng_close
+ * can wait forever: ingest.c's close_socket says when); returns at once. Requests in the writer
+ * still commit, unanswered from now on (agents resend, the server deduplicates). Call on the loop
+ * thread, before rs_writer_stop. */
 void rs_ingest_close(rs_ingest *ing);
 
-/* Frees everything; call after rs_writer_stop and after the loop has run the close callbacks. */
-void rs_ingest_free(rs_ingest *ing);
+/* Waits for the socket to close, until 3 s after rs_ingest_close, then frees everything and
+ * returns true. When the socket did not close by then, logs RS-INGEST-CLOSE, makes sure no NNG
+ * callback reaches the ingest or the loop any more, leaves the rest (the closing thread, NNG's
+ * socket and the ingest's memory) to the process's exit, and returns false. Call after
+ * rs_writer_stop and after the loop has run the close callbacks. NULL returns true. */
+bool rs_ingest_free(rs_ingest *ing);
 
 #endif

@@ -20,11 +20,13 @@
 
 enum t_fault { T_NO_FAULT, T_SLOW_GPU, T_LATE_HOST };
 
-/* Commits steps first .. last - 1 of every rank of `job`, with `fault` on rank bad_rank from step
- * `onset` on, one agent batch per rank. */
+/* Commits steps first .. last - 1 of ranks rank_lo .. rank_hi - 1 of `job` (of
+ * T_STRAGGLER_RANKS), with `fault` on rank bad_rank from step `onset` on, one agent batch per
+ * rank. */
 static inline void
-t_straggler_put(rs_store *st, const char *job, enum t_fault job_fault, uint32_t bad_rank,
-                uint32_t onset, uint32_t first, uint32_t last)
+t_straggler_put_ranks(rs_store *st, const char *job, enum t_fault job_fault, uint32_t bad_rank,
+                      uint32_t onset, uint32_t first, uint32_t last, uint32_t rank_lo,
+                      uint32_t rank_hi)
 {
     static const char *const names[] = {"gemm", "allreduce"};
     static uint64_t seq;
@@ -37,7 +39,7 @@ t_straggler_put(rs_store *st, const char *job, enum t_fault job_fault, uint32_t 
     bool dup;
 
     T_CHECK(k && c && s && lw);
-    for (uint32_t r = 0; k && c && s && lw && r < T_STRAGGLER_RANKS; r++) {
+    for (uint32_t r = rank_lo; k && c && s && lw && r < rank_hi; r++) {
         for (uint32_t i = first; i < last; i++) {
             enum t_fault fault = i >= onset ? job_fault : T_NO_FAULT;
             uint64_t t = (uint64_t)i * 1000 * T_US + 1000000 * T_US; /* steps of 1 ms */
@@ -77,6 +79,14 @@ t_straggler_put(rs_store *st, const char *job, enum t_fault job_fault, uint32_t 
     free(c);
     free(s);
     free(lw);
+}
+
+/* Commits steps first .. last - 1 of every rank (t_straggler_put_ranks). */
+static inline void
+t_straggler_put(rs_store *st, const char *job, enum t_fault job_fault, uint32_t bad_rank,
+                uint32_t onset, uint32_t first, uint32_t last)
+{
+    t_straggler_put_ranks(st, job, job_fault, bad_rank, onset, first, last, 0, T_STRAGGLER_RANKS);
 }
 
 #endif

@@ -229,6 +229,19 @@ await check('NCCL view: communicators and ranks; rank 5 arrives last most often'
     assert(/AllReduce/.test(await text(page, '#communicators')), 'no AllReduce row');
 });
 
+await check('NCCL view: durations of a second and more in seconds, as the rest of the dashboard ("28.7 s", not "28686.3 ms")', page, async () => {
+    const skew = await page.evaluate(async () => (await fetch('/v1/jobs/tour/skew')).json());
+    const rows = await page.$$eval('#communicators tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((td) => td.innerText)));
+    const long = skew.communicators.filter((k) => k.wait_ms >= 1000);
+    assert(long.length, `tour has no communicator that waited a second or more: ${JSON.stringify(skew.communicators)}`);
+    for (const k of long) {
+        const row = rows.find((r) => r[0] === k.comm && r[1] === k.op);
+        assert(row && row[3] === `${(k.wait_ms / 1000).toFixed(1)} s`, `${k.comm} ${k.op} waited ${k.wait_ms} ms, shown ${row && row[3]}`);
+    }
+    const unscaled = rows.flat().filter((c) => /^\d{4,}(\.\d+)? ms$/.test(c));
+    assert(!unscaled.length, `shown unscaled: ${unscaled.join(', ')}`);
+});
+
 await check('kernels view (deep link): rank 5 against its peers, the compare answer drawn', page, async () => {
     await open(page, '#/job/tour/kernels?rank=5');
     await until(page, () => document.querySelector('#top-table table') && document.querySelector('#compare-chart canvas') &&

@@ -20,7 +20,7 @@ start_tls_server() {
     rm -f "$WORK/$name.ready"
     start "$name" "$BIN/rankscope-server" --data "$WORK/$name-data" --http 127.0.0.1:0 \
         --listen tls+tcp://127.0.0.1:0 --tls-cert "$C/server.crt" --tls-key "$C/server.key" \
-        --http-request-timeout-ms 1000 --ready-file "$WORK/$name.ready" "$@"
+        --http-request-timeout-ms 3000 --ready-file "$WORK/$name.ready" "$@"
     wait_file "$WORK/$name.ready" || exit 1
     PORT=$(field "$WORK/$name.ready" http); PORT=${PORT##*:}
     HTTPS=https://127.0.0.1:$PORT
@@ -34,7 +34,14 @@ counter() {
 }
 counter_is() { local v; v=$(counter "$1"); echo "$1=$v"; [ "$v" = "$2" ]; }
 counter_ge() { local v; v=$(counter "$1"); echo "$1=$v"; [ "$v" -ge "$2" ]; }
-rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+# settled_rss_kb PID: the least RSS seen over 3 s. The server gives freed heap back to the system
+# (malloc_trim) after each evaluation (--evaluate-ms, 2 s) and after a heavy query, so its RSS
+# at one instant swings by ~4 MB of freed memory, and which side a sample lands on is timing:
+# the low after a trim is what the server still holds.
+settled_rss_kb() {
+    local i
+    for i in $(seq 30); do awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; sleep 0.1; done | sort -n | head -1
+}
 # fp_is PORT FINGERPRINT: the certificate a new TLS connection to PORT sees.
 fp_is() { local f; f=$(peer_fingerprint "$1"); echo "sees $f, want $2"; [ "$f" = "$2" ]; }
 # logged FILE PATTERN: the pattern appears in the log within 10 s.
@@ -111,19 +118,24 @@ check "a wrong CA file for the CLI: refused with the file named in curl's words"
 
 # Hostile peers: garbage, and 100 clients that stop mid-handshake, while a client is served.
 check "garbage handshakes: the server hangs up on each" sh -c "python3 '$HOSTILE' garbage $PORT 20 | tee /dev/stderr | grep -q 'closed=20 of=20'"
-python3 "$HOSTILE" stall "$PORT" 100 5 >"$WORK/stall1.out" 2>&1 &
+python3 "$HOSTILE" stall "$PORT" 100 8 >"$WORK/stall1.out" 2>&1 &
 STALL=$!
 sleep 0.3
-check "with 100 handshakes stalled, an HTTPS client is served at once" \
-    sh -c "t0=\$(date +%s%N); curl -sf --max-time 2 --cacert '$C/ca.crt' '$HTTPS/healthz' >/dev/null; t=\$(( (\$(date +%s%N) - t0) / 1000000 )); echo \"\${t} ms\"; [ \$t -lt 500 ]"
+# Timed by curl from its connect to the answer (time_total), not from its start, and against a
+# request timeout of 3 s: on this 2-core machine at load 12 starting curl took up to 920 ms more
+# than its time_total, and time_total itself reached 503 ms (20 tries) — the 500 ms bound on the
+# wall time failed under load (532, 581 ms). A server that made the client wait for the stalled
+# handshakes answers when they time out, 2.7 s after the client connected at the least.
+check "with 100 handshakes stalled, an HTTPS client is served at once (well before their 3 s timeout)" \
+    sh -c "t=\$(curl -sf --max-time 5 --cacert '$C/ca.crt' -o /dev/null -w '%{time_total}' '$HTTPS/healthz' | awk '{printf \"%d\", \$1 * 1000}'); echo \"\${t} ms\"; [ -n \"\$t\" ] && [ \$t -lt 1500 ]"
 wait "$STALL"
-check "stalled handshakes are closed after the request timeout (1 s)" \
-    sh -c "cat '$WORK/stall1.out'; grep -Eq 'closed=100 of=100 last_s=(0\.9|1\.|2\.)' '$WORK/stall1.out'"
+check "stalled handshakes are closed after the request timeout (3 s)" \
+    sh -c "cat '$WORK/stall1.out'; grep -Eq 'closed=100 of=100 last_s=(2\.9|[3-7]\.)' '$WORK/stall1.out'"
 check "... counted as handshake timeouts" counter_ge http_tls_timeouts 100
-RSS1=$(rss_kb "$SERVER_PID")
-python3 "$HOSTILE" stall "$PORT" 100 5 >"$WORK/stall2.out" 2>&1
+RSS1=$(settled_rss_kb "$SERVER_PID")
+python3 "$HOSTILE" stall "$PORT" 100 8 >"$WORK/stall2.out" 2>&1
 python3 "$HOSTILE" garbage "$PORT" 50 >/dev/null 2>&1
-RSS2=$(rss_kb "$SERVER_PID")
+RSS2=$(settled_rss_kb "$SERVER_PID")
 check "a second wave of 100 stalled and 50 garbage connections: all closed" \
     grep -q 'closed=100 of=100' "$WORK/stall2.out"
 if ldd "$BIN/rankscope-server" | grep -q libasan; then
@@ -139,7 +151,8 @@ check "no connection left open" counter_is http_connections 1
 REJECTED=$(counter batches_rejected) # the garbage POSTs above
 agent a1 --tls-ca "$C/ca.crt"
 job e2e a1
-for i in $(seq 100); do [ "$(stored e2e)" != 0 ] && https_totals_match e2e "$WORK/e2e.json" >/dev/null 2>&1 && break; sleep 0.1; done
+# up to 300 tries: under load (2 cores beside other suites) a batch once took over 13 s to show
+for i in $(seq 300); do [ "$(stored e2e)" != 0 ] && https_totals_match e2e "$WORK/e2e.json" >/dev/null 2>&1 && break; sleep 0.1; done
 check "an agent over tls+tcp:// delivers every record, acknowledged once" https_totals_match e2e "$WORK/e2e.json"
 check "... none rejected" counter_is batches_rejected "$REJECTED"
 check "... while 20 clients stalled in their handshake with the agents' port" \
@@ -172,7 +185,7 @@ check "... new agent connections too (NNG's already-started accept retired)" \
 check "... the same process" sh -c "grep -qx 'pid=$SERVER_PID' '$WORK/s1.ready' && kill -0 $SERVER_PID"
 check "... logged with the new fingerprint" grep -q "RS-TLS-RELOAD HTTPS certificate .* reloaded, SHA-256 $FP_B" "$WORK/s1.log"
 job after-reload a1
-for i in $(seq 100); do https_totals_match after-reload "$WORK/after-reload.json" >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 300); do https_totals_match after-reload "$WORK/after-reload.json" >/dev/null 2>&1 && break; sleep 0.1; done
 check "the agent connected before the reload still delivers" https_totals_match after-reload "$WORK/after-reload.json"
 cp "$C/srv-a.key" "$C/server.key" # a key that is not the certificate's
 kill -HUP "$SERVER_PID"
@@ -198,7 +211,7 @@ agent good --tls-ca "$C/ca.crt" --tls-cert "$C/agent1.crt" --tls-key "$C/agent1.
 job by-nocert nocert
 job by-rogue rogue
 job by-good good
-for i in $(seq 100); do https_totals_match by-good "$WORK/by-good.json" >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 300); do https_totals_match by-good "$WORK/by-good.json" >/dev/null 2>&1 && break; sleep 0.1; done
 check "client certificates required: an agent with one the CA signed delivers" https_totals_match by-good "$WORK/by-good.json"
 check "... an agent without a certificate is refused" nothing_stored by-nocert
 check "... an agent whose certificate another CA signed is refused" nothing_stored by-rogue

@@ -24,6 +24,17 @@ check "request bodies past --http-max-body-total-mb (2 MiB): the third and fourt
     j "$out" 'd["answers"].get("503", 0) >= 2 and d["healthz"] == 200'
 stop "$PID_server"
 
+# Connections refused as they arrive (429) wait for their answer like any other; under load a
+# crowd's 844 of them once kept the count over --http-max-connections, and every client meanwhile
+# was refused 503 after pushing out a slow one. The server is stopped while the burst queues, so
+# that it takes all of it in one turn of its loop: 2 slow connections, 10 refused, then a client.
+start_server --http-max-connections=4 --http-max-connections-per-peer=2 --http-request-timeout-ms=20000
+out=$(adv refused-burst "$PID_server" 2 10)
+check "a burst of connections refused per address does not count toward --http-max-connections (4): the client behind it is answered 200, the slow ones kept" \
+    j "$out" 'd["client"] == "200" and d["crowd"].get("429", 0) == 10 and d["crowd"].get("open", 0) == 2'
+check "... none evicted for it (http_evicted 0)" sh -c "[ \$(curl -s '$HTTP/healthz' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"counters\"][\"http_evicted\"])') = 0 ]"
+stop "$PID_server"
+
 start_server --http-request-timeout-ms=1000
 out=$(adv trickle-timeout)
 check "a request trickled byte by byte (slowloris): 408 with a JSON error after the request timeout" \

@@ -7,6 +7,11 @@ usage: adversary.py ATTACK HOST PORT [args]
                                  a request's headers one byte per second; meanwhile a client on
                                  127.0.0.1 sends GET /healthz every 50 ms: how many of its
                                  requests failed, and what the crowd was answered
+  refused-burst PID HELD N       with the server stopped (SIGSTOP to PID): HELD slow connections
+                                 from 127.0.0.2, N more from there, then GET /healthz from
+                                 127.0.0.1; then SIGCONT, so that the server accepts them all in
+                                 one turn of its loop (the crowd's refusals not yet answered):
+                                 what the client and the crowd were answered
   trickle-timeout                one connection trickling headers: what it gets, and when
   body-hog N BYTES               N connections each announcing a body of BYTES and sending most of
                                  it, then stalling: what each is answered
@@ -19,8 +24,10 @@ usage: adversary.py ATTACK HOST PORT [args]
                                  it (WAIT at most)
 """
 import json
+import os
 import resource
 import select
+import signal
 import socket
 import struct
 import sys
@@ -130,6 +137,44 @@ def slow_crowd(n, sources, seconds):
         s.close()
     return {"legit_ok": ok, "legit_failed": failed, "crowd": answers,
             "refused_at_connect": refused_at_connect}
+
+
+def answer_of(s, wait=5):
+    """What s was answered: its status, "closed" (hung up silently), "open" or "reset"."""
+    s.settimeout(wait)
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except socket.timeout:
+        return str(status_of(data)) if data else "open"
+    except OSError:
+        return str(status_of(data)) if data else "reset"
+    return str(status_of(data)) if data else "closed"
+
+
+def refused_burst(pid, held, n):
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        crowd = []
+        for _ in range(held + n):
+            s = connect("127.0.0.2")
+            s.sendall(b"G")
+            crowd.append(s)
+        client = connect("127.0.0.1")
+        client.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    status = answer_of(client)
+    answers = {}
+    for s in crowd:
+        key = answer_of(s, 0.5)
+        answers[key] = answers.get(key, 0) + 1
+        s.close()
+    return {"client": status, "crowd": answers}
 
 
 def trickle_timeout():
@@ -255,6 +300,8 @@ def nng_stall(size, wait):
 
 if attack == "slow-crowd":
     out = slow_crowd(int(args[0]), int(args[1]), float(args[2]))
+elif attack == "refused-burst":
+    out = refused_burst(int(args[0]), int(args[1]), int(args[2]))
 elif attack == "trickle-timeout":
     out = trickle_timeout()
 elif attack == "body-hog":

@@ -671,6 +671,37 @@ intermittent_kind(void)
     t_store_remove(st, dir);
 }
 
+/* A rank whose steps arrived further than the others' (its node's agent delivered, the others'
+ * lag: a spool replayed, a busy link): rank 0 has steps 0 .. 419, ranks 1 and 2 (2 the slow GPU)
+ * 0 .. 119. The windows end at step 119, the newest all ranks have, and rank 0's steps must be
+ * read up to there too: read from its own newest back (the last 300: 120 .. 419), they left every
+ * window without rank 0 and the answer was "not enough data" (the 1,024-rank dashboard run). */
+static void
+rank_ahead(void)
+{
+    char dir[] = "/tmp/rs-straggle-XXXXXX";
+    rs_store *st = t_store_open(dir, NULL);
+    struct rs_straggler_options o;
+    struct rs_straggler_report rep;
+    rs_store_read *r;
+
+    t_straggler_put(st, "ahead", T_SLOW_GPU, 2, 0, 0, 120);
+    t_straggler_put_ranks(st, "ahead", T_SLOW_GPU, 2, 0, 120, 420, 0, 1);
+    T_EQ(rs_store_read_begin(st, &r), 0);
+    rs_straggler_options_default(&o);
+    T_EQ(rs_stragglers_evaluate_job(r, "ahead", &o, &rep), 0);
+    T_CHECK(rep.enough_data);
+    T_CHECK(rep.has_window && rep.window.last_step == 119 && rep.window_steps == 30);
+    T_EQ(rep.n_verdicts, 1);
+    T_CHECK(rep.n_verdicts && rep.verdicts[0].rank == 2 &&
+            rep.verdicts[0].cause == RS_STRAGGLER_CAUSE_GPU_SLOW && rep.verdicts[0].windows == 4);
+    if (!rep.enough_data)
+        fprintf(stderr, "    %s\n", rep.summary);
+    rs_straggler_report_fini(&rep);
+    rs_store_read_end(r);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
@@ -683,5 +714,6 @@ main(void)
     T_RUN(two_ranks_rise);
     T_RUN(since_gpu_time);
     T_RUN(intermittent_kind);
+    T_RUN(rank_ahead);
     return T_DONE("query/stragglers");
 }

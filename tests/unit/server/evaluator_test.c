@@ -242,10 +242,30 @@ no_evaluator(void)
     json_decref(doc);
 }
 
+/* Rank 0's agent delivered 300 steps further than the others' (0 .. 419 against 0 .. 119, rank 2
+ * slow throughout): the evaluation reads 120 steps per rank, rank 0's from its own newest back
+ * (300 .. 419), and must still judge the windows all ranks have — before, it raised nothing
+ * ("not enough data") until the others caught up. */
+static void
+rank_ahead(void)
+{
+    struct fixture f;
+    struct rs_evaluator_stats s;
+
+    fixture_start(&f);
+    t_straggler_put(f.srv.store, "job", T_SLOW_GPU, SLOW_RANK, 0, 0, 120);
+    t_straggler_put_ranks(f.srv.store, "job", T_SLOW_GPU, SLOW_RANK, 0, 120, 420, 0, 1);
+    s = evaluate(&f);
+    T_EQ(s.raised, 1);
+    T_EQ(active(&f).rank, SLOW_RANK);
+    fixture_stop(&f);
+}
+
 int
 main(void)
 {
     T_RUN(history);
     T_RUN(no_evaluator);
+    T_RUN(rank_ahead);
     return T_DONE("server/evaluator");
 }
