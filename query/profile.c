@@ -1,5 +1,6 @@
 /* Building a scope's profile from its records (see profile.h). */
 #include "query/profile.h"
+#include "query/profile_int.h"
 
 #include "common/array.h"
 #include "common/pos_index.h"
@@ -52,8 +53,8 @@ rs_profile_find(const struct rs_profile *p, enum rs_profile_kind kind, const cha
     return NULL;
 }
 
-static struct rs_profile_item *
-item_get(struct rs_profile *p, enum rs_profile_kind kind, const char *name)
+struct rs_profile_item *
+rs__profile_item_get(struct rs_profile *p, enum rs_profile_kind kind, const char *name)
 {
     struct rs_profile_item *it = (struct rs_profile_item *)rs_profile_find(p, kind, name);
 
@@ -294,7 +295,7 @@ on_kernel(void *arg, const struct rs_kernel_record *k, const char *name, uint64_
 
     if (!in_range(b, k->start_ns))
         return 0;
-    if (!(it = item_get(b->p, RS_PROFILE_KERNEL, name)))
+    if (!(it = rs__profile_item_get(b->p, RS_PROFILE_KERNEL, name)))
         return -ENOMEM;
     it->count++;
     it->ns += k->end_ns - k->start_ns;
@@ -315,7 +316,7 @@ on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name,
     (void)name_hash;
     if (!in_range(b, kw->start_ns))
         return 0;
-    if (!(it = item_get(b->p, RS_PROFILE_KERNEL, name)))
+    if (!(it = rs__profile_item_get(b->p, RS_PROFILE_KERNEL, name)))
         return -ENOMEM;
     it->count += kw->count;
     it->ns += kw->total_ns;
@@ -327,7 +328,7 @@ on_kernel_window(void *arg, const struct rs_kernel_window *kw, const char *name,
 static int
 count_collective(struct build *b, const struct rs_collective_record *c)
 {
-    struct rs_profile_item *it = item_get(b->p, RS_PROFILE_COLLECTIVE, rs_coll_op_name(c->op));
+    struct rs_profile_item *it = rs__profile_item_get(b->p, RS_PROFILE_COLLECTIVE, rs_coll_op_name(c->op));
 
     if (!it)
         return -ENOMEM;

@@ -1,27 +1,46 @@
 /* Top kernels per step (see top.h). */
 #include "query/top.h"
+#include "query/profile_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int
 by_time_desc(const void *a, const void *b)
 {
     const struct rs_profile_item *x = *(const struct rs_profile_item *const *)a;
     const struct rs_profile_item *y = *(const struct rs_profile_item *const *)b;
-    return (x->ns < y->ns) - (x->ns > y->ns);
+    if (x->ns != y->ns)
+        return (x->ns < y->ns) - (x->ns > y->ns);
+    /* ties in a fixed order, whatever order the items were found in (records or totals) */
+    if (x->kind != y->kind)
+        return (x->kind > y->kind) - (x->kind < y->kind);
+    return strcmp(x->name, y->name);
 }
 
 int
 rs_query_top(rs_store_read *r, const struct rs_profile_scope *scope, size_t limit, json_t **out)
+{
+    return rs_query_top_sourced(r, scope, limit, out, NULL);
+}
+
+int
+rs_query_top_sourced(rs_store_read *r, const struct rs_profile_scope *scope, size_t limit,
+                     json_t **out, bool *from_totals)
 {
     struct rs_profile p;
     const struct rs_profile_item **order = NULL;
     const char *unit;
     json_t *rows = NULL;
     uint64_t total_ns = 0, other_ns = 0, other_count = 0;
-    int rc = rs_profile_build(r, scope, &p);
+    /* the whole job from its running totals when they stand for its records, else a scan */
+    int rc = rs__profile_from_totals(r, scope, &p);
 
+    if (from_totals)
+        *from_totals = rc == 0;
+    if (rc == 1)
+        rc = rs_profile_build(r, scope, &p);
     if (rc != 0)
         return rc;
     double per = rs_profile_divisor(&p, &unit);

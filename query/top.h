@@ -13,12 +13,20 @@
 #include "query/profile.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
-/* The `limit` largest items of `scope` as JSON (docs/openapi.yaml, /v1/jobs/{job}/top); the rest
- * are summed in "other" so the rows add up to "total_ms". Returns 0, RS_E_NOT_FOUND, or an error
- * of rs_profile_build. */
+/* The `limit` largest items of `scope` as JSON (docs/openapi.yaml, /v1/jobs/{job}/top), ties in
+ * (kind, name) order; the rest are summed in "other" so the rows add up to "total_ms". The whole
+ * job (no rank, no range) is read from the job's running totals where they give the answer the
+ * records would (query/profile_int.h: O(kernel names + ranks) entries, whatever the job's age),
+ * else from the records. Returns 0, RS_E_NOT_FOUND, or an error of rs_profile_build. */
 int rs_query_top(rs_store_read *r, const struct rs_profile_scope *scope, size_t limit,
                  json_t **out);
+
+/* rs_query_top, saying where the answer came from: *from_totals (when not NULL) true for the
+ * job's running totals, false for its records. */
+int rs_query_top_sourced(rs_store_read *r, const struct rs_profile_scope *scope, size_t limit,
+                         json_t **out, bool *from_totals);
 
 #endif

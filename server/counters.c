@@ -84,6 +84,15 @@ const struct rs_counter_info rs_counter_infos[] = {
       "without a valid ingest token is not decoded)."),
     C(agent_pipes_evicted, "agent_pipes_evicted",
       "Idle agent connections closed at agent-max-connections to admit a new one."),
+    C(top_from_totals, "top_from_totals",
+      "Whole-job top answers read from the job's running totals (docs/storage.md job_top)."),
+    C(top_from_records, "top_from_records",
+      "Top answers built from the job's records (a rank, a range, or a job without totals)."),
+    C(answers_over_budget, "answers_over_budget",
+      "REST answers refused (503) while answers being built and written held answer-budget-mb."),
+    G(answer_bytes_now, "answer_bytes",
+      "Bytes of REST answers being built (reserved) and written to clients (at most "
+      "answer-budget-mb)."),
 };
 
 const size_t rs_counter_info_count = sizeof rs_counter_infos / sizeof rs_counter_infos[0];

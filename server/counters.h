@@ -62,6 +62,11 @@ struct rs_counters {
     /* bytes of agent requests decoded in full: only after their token was accepted (ingest.c) */
     _Atomic uint64_t batch_decoded_bytes;
     _Atomic uint64_t agent_pipes_evicted; /* idle NNG pipes closed for a new one at the bound */
+    /* answers whose cost does not grow with job age (issue 23, h-service) */
+    _Atomic uint64_t top_from_totals; /* whole-job top answered from the job's running totals */
+    _Atomic uint64_t top_from_records; /* top answered by a scan of records */
+    _Atomic uint64_t answers_over_budget; /* 503: answer-budget-mb of answers in flight */
+    _Atomic uint64_t answer_bytes_now;    /* answers being built (reserved) and written */
 };
 
 /* One counter as /healthz ("counters": {name: value}, the count itself: nanoseconds where the

@@ -43,6 +43,7 @@ struct rs_http_conn {
     bool refused;           /* in http->n_refused (refuse) */
     rs_tls_stream *tls; /* HTTPS: the TLS layer between the socket and the parser; NULL: HTTP */
     char peer[48];      /* HTTPS: the client's address, for logs (it may be gone by then) */
+    size_t response_bytes; /* of the answer being written (rs_http_response_bytes) */
 };
 
 struct rs_http {
@@ -57,6 +58,7 @@ struct rs_http {
     unsigned n_refused; /* of n_conns: refused as they arrived, closing after their answer */
     rs_peer_counts *peers; /* connections per peer address */
     size_t bodies_total;   /* bytes of request bodies held (rs_http_parser.bodies_total) */
+    uint64_t response_bytes; /* of answers being written, all connections */
     int port;
     bool closed;
     rs_tls_conf *tls; /* serve HTTPS with it (rs_http_set_tls); NULL: plain HTTP */
@@ -119,11 +121,20 @@ reason_phrase(int status)
 /* ---- connection lifetime ----------------------------------------------------------------------
  */
 
+/* The connection's answer is written, or will never be: its bytes leave the total. */
+static void
+response_release(rs_http_conn *c)
+{
+    c->http->response_bytes -= c->response_bytes;
+    c->response_bytes = 0;
+}
+
 static void
 conn_free_if_done(rs_http_conn *c)
 {
     if (c->handles_open > 0 || c->state == CONN_BUSY)
         return;
+    response_release(c);
     rs_http_parser_fini(&c->parser);
     rs_tls_stream_free(&c->tls);
     free(c->pending);
@@ -238,6 +249,7 @@ linger_close(rs_http_conn *c)
 static void
 answer_written(rs_http_conn *c, int status)
 {
+    response_release(c);
     if (c->closing)
         return;
     if (status < 0) {
@@ -316,6 +328,9 @@ respond_with(rs_http_conn *c, int status, const char *content_type, const char *
     w->conn = c;
     memcpy(w->data, head, (size_t)n);
     memcpy(w->data + n, body, len);
+    response_release(c); /* (none pending: one answer at a time) */
+    c->response_bytes = (size_t)n + len;
+    c->http->response_bytes += c->response_bytes;
     if (c->tls) { /* the answer leaves encrypted; on_written follows its last byte */
         if (tls_send(c, w->data, (size_t)n + len, answer_written) != 0)
             conn_close(c);
@@ -1013,4 +1028,10 @@ rs_http_free(rs_http *h)
     if (h)
         rs_peer_counts_free(h->peers);
     free(h);
+}
+
+uint64_t
+rs_http_response_bytes(const rs_http_conn *c)
+{
+    return c->http->response_bytes;
 }

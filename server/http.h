@@ -53,6 +53,11 @@ uint64_t rs_http_conn_peer_key(const rs_http_conn *c);
  * rs_http_set_header line. */
 void rs_http_retry_after(rs_http_conn *c, unsigned seconds);
 
+/* Bytes of the answers the server of c is writing now, on every connection (head and body; over
+ * HTTPS until the last record is written): what clients that read slowly hold of its memory.
+ * Loop thread. */
+uint64_t rs_http_response_bytes(const rs_http_conn *c);
+
 /* Answers the current request of `c`. `body` is copied. */
 void rs_http_respond(rs_http_conn *c, int status, const char *content_type, const char *body,
                      size_t len);

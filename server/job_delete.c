@@ -23,6 +23,7 @@ static int
 step(rs_store_write *txn, void *arg, bool *done)
 {
     struct deletion *d = arg;
+    rs_writer_task_writes(d->srv->writer, d->job); /* other jobs' answers stay */
     return rs_store_delete_job(txn, d->job, d->per_txn, &d->entries, done);
 }
 

@@ -88,6 +88,9 @@ static const struct rs_config_option options[] = {
         "in flight (0 = none kept)", 0, 65536),
     OPT("answer-cache-max-age-ms", RS_CONFIG_INT, "10000", answer_cache_max_age_ms,
         "a kept answer is served at most this long after its scan began, ms", 0, 3600000),
+    OPT("answer-budget-mb", RS_CONFIG_INT, "256", answer_budget_mb,
+        "MiB of REST answers being built and written to clients at once; beyond: 503 with "
+        "Retry-After (0 = no bound)", 0, 65536),
     OPT("ingest-threads", RS_CONFIG_INT, "2", ingest_threads, "threads that decode agents' batches",
         1, 64),
     OPT("http-max-connections-per-peer", RS_CONFIG_INT, "256", http_max_connections_per_peer,

@@ -106,6 +106,7 @@ struct query_work {
     uint64_t gen, started_ns;
     size_t klen;
     unsigned char key[ANSWER_KEY_MAX];
+    uint64_t reserved; /* of the answer budget while the scan runs (answer_budget.h) */
 };
 
 static bool light(enum query_kind k, const struct query_params *p);
@@ -278,7 +279,12 @@ run_query(struct rs_work *req)
     }
     case Q_TOP: {
         struct rs_profile_scope a = scope_a(q);
-        q->rc = rs_query_top(r, &a, (size_t)q->p.limit, &q->result);
+        bool totals = false;
+        q->rc = rs_query_top_sourced(r, &a, (size_t)q->p.limit, &q->result, &totals);
+        if (totals)
+            RS_COUNT(&q->srv->counters, top_from_totals);
+        else
+            RS_COUNT(&q->srv->counters, top_from_records);
         break;
     }
     case Q_STALLS: {
@@ -393,6 +399,42 @@ answer_text(struct query_work *q, int status, int *http)
     return rs_http_error_text(*http = 500, "storage read failed: %s", rs_strerror(q->rc));
 }
 
+/* The answer budget's view now (answer_budget.h), shown as the answer_bytes gauge. */
+static uint64_t
+budget_sending(struct rs_server *srv, rs_http_conn *c)
+{
+    uint64_t sending = rs_http_response_bytes(c);
+    atomic_store_explicit(&srv->counters.answer_bytes_now,
+                          rs_answer_budget_in_flight(&srv->answer_budget, sending),
+                          memory_order_relaxed);
+    return sending;
+}
+
+/* 503 for an answer over the budget: the client is told when to come back. */
+static void
+budget_refuse(struct rs_server *srv, rs_http_conn *c)
+{
+    RS_COUNT(&srv->counters, answers_over_budget);
+    rs_http_retry_after(c, QUERY_RETRY_AFTER_S);
+    rs_http_respond_error(c, 503,
+                          "answers being built and sent hold %llu MiB, the server's bound "
+                          "(answer-budget-mb %lld): retry in %u s",
+                          (unsigned long long)(rs_answer_budget_in_flight(
+                                                   &srv->answer_budget, rs_http_response_bytes(c)) >>
+                                               20),
+                          (long long)srv->cfg->answer_budget_mb, QUERY_RETRY_AFTER_S);
+}
+
+/* Whether an answer of len bytes may be written to c now (else c was answered 503). */
+static bool
+budget_admits(struct rs_server *srv, rs_http_conn *c, size_t len)
+{
+    if (rs_answer_budget_admits(&srv->answer_budget, budget_sending(srv, c), len))
+        return true;
+    budget_refuse(srv, c);
+    return false;
+}
+
 static void
 query_done(struct rs_work *req, int status)
 {
@@ -410,6 +452,10 @@ query_done(struct rs_work *req, int status)
         q->result = NULL;
         q->rc = -ENOMEM;
     }
+    /* the scan's reservation goes back; its answer is counted as written from now on */
+    rs_answer_budget_built(&q->srv->answer_budget, q->kind, q->reserved,
+                           q->bytes ? q->n_bytes : q->text ? strlen(q->text) : 0);
+    q->reserved = 0;
     if (status == 0 && q->rc == 0 && q->bytes) {
         rs_http_respond(q->conn, 200, q->content_type, (const char *)q->bytes, q->n_bytes);
     } else if (status == 0 && q->rc == 0 && q->text && q->prepared) {
@@ -432,6 +478,7 @@ query_done(struct rs_work *req, int status)
     free(q->text);
     free(q->pre.gz);
     rs_straggler_report_fini(&q->stragglers);
+    (void)budget_sending(q->srv, q->conn);
     free(q);
 }
 
@@ -439,6 +486,7 @@ query_done(struct rs_work *req, int status)
 struct joined {
     struct rs_answer_waiter w; /* first */
     rs_http_conn *conn;
+    struct rs_server *srv;
 };
 
 static void
@@ -447,6 +495,11 @@ joined_done(struct rs_answer_waiter *w, int status, const char *text, size_t len
 {
     struct joined *j = (struct joined *)w;
 
+    /* each joiner writes a copy of its own: within the answer budget */
+    if (status == 200 && text && !budget_admits(j->srv, j->conn, len)) {
+        free(j);
+        return;
+    }
     /* the leader's hash and gzip form, when its worker made them: nothing more on the loop (a
      * joiner that accepts gzip gets the plain text when the leader's client did not ask) */
     if (status == 200 && text && prepared)
@@ -490,23 +543,32 @@ light(enum query_kind k, const struct query_params *p)
     }
 }
 
-/* A number that changes whenever a cached answer may change: the store's commits — and a
- * step's "settled" state, which turns RS_STEP_SETTLE_NS after its last data arrived without a
- * commit: answers computed less than that after the last batch of data was committed are keyed
- * apart from those computed later (maintenance commits change the generation, not that). The straggler answers also show the evaluator's verdicts (annotated) and the
- * captures' evidence: for them, the evaluator's job evaluations and verdict changes and the
- * captures' state changes count too. Loop thread. */
+/* A number that changes whenever a cached answer may change: the commits that wrote the job
+ * (rs_writer_job_generation: its batches and the task steps that named it, or any task step that
+ * named none — commits to other jobs leave its answers valid), or for the jobs' list any commit —
+ * and a step's "settled" state, which turns RS_STEP_SETTLE_NS after its last data arrived
+ * without a commit: answers computed less than that after the job's last commit are keyed apart
+ * from those computed later. The straggler answers also show the evaluator's verdicts
+ * (annotated) and the captures' evidence: for them, the evaluator's job evaluations and verdict
+ * changes and the captures' state changes count too (of every job: the evaluator's counters are
+ * not per job). Loop thread. */
 static uint64_t
-answers_generation(struct rs_server *srv, enum query_kind kind, uint64_t now_ns)
+answers_generation(struct rs_server *srv, enum query_kind kind, const char *job, uint64_t now_ns)
 {
-    uint64_t g = rs_writer_generation(srv->writer);
-    uint64_t batches = RS_COUNT_GET(&srv->counters, batches_committed); /* new data arrived */
+    uint64_t g, last = 0;
 
-    if (batches != srv->answers_batches) {
-        srv->answers_batches = batches;
-        srv->answers_batches_seen_ns = now_ns;
+    if (kind == Q_JOBS) {
+        g = rs_writer_generation(srv->writer);
+        uint64_t batches = RS_COUNT_GET(&srv->counters, batches_committed);
+        if (batches != srv->answers_batches) {
+            srv->answers_batches = batches;
+            srv->answers_batches_seen_ns = now_ns;
+        }
+        last = srv->answers_batches_seen_ns;
+    } else {
+        g = rs_writer_job_generation(srv->writer, job, &last);
     }
-    g = g << 1 | (now_ns - srv->answers_batches_seen_ns >= RS_STEP_SETTLE_NS);
+    g = g << 1 | (last <= now_ns && now_ns - last >= RS_STEP_SETTLE_NS);
     if (kind != Q_STRAGGLERS)
         return g;
     struct rs_evaluator_stats ev;
@@ -558,11 +620,11 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
     q->started_ns = rs_clock_mono_ns();
     q->deadline_ns = q->started_ns + (uint64_t)srv->cfg->query_timeout_ms * 1000000ull;
     if ((q->klen = answer_key(q, role)) > 0) {
-        q->gen = answers_generation(srv, kind, q->started_ns);
+        q->gen = answers_generation(srv, kind, q->job, q->started_ns);
         if (!(j = malloc(sizeof *j)))
             rc = -ENOMEM;
         else {
-            *j = (struct joined){{joined_done, NULL}, c};
+            *j = (struct joined){{joined_done, NULL}, c, srv};
             rc = rs_answer_cache_lookup(srv->answers, q->key, q->klen, q->gen, q->started_ns,
                                         &j->w, &text, &len);
         }
@@ -572,7 +634,8 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
         }
         free(j);
         if (rc == RS_ANSWER_HIT) {
-            rs_http_respond_json_text(c, 200, text);
+            if (budget_admits(srv, c, len))
+                rs_http_respond_json_text(c, 200, text);
             free(text);
             free(q);
             return;
@@ -580,8 +643,20 @@ start_query(struct rs_server *srv, rs_http_conn *c, enum query_kind kind, const 
         if (rc != RS_ANSWER_MISS) /* no memory to track it: answered uncached */
             q->klen = 0;
     }
+    /* a scan of every rank reserves what its route's answers take (light ones are small) */
+    if (!light(kind, p) &&
+        !(q->reserved = rs_answer_budget_reserve(&srv->answer_budget, budget_sending(srv, c),
+                                                 (unsigned)kind))) {
+        budget_refuse(srv, c);
+        if (q->klen) /* (nobody can have joined yet: loop thread) */
+            rs_answer_cache_complete(srv->answers, q->key, q->klen, q->gen, q->started_ns, 503,
+                                     NULL, 0, NULL);
+        free(q);
+        return;
+    }
     rs_work_pool *pool = light(kind, p) && srv->queries_light ? srv->queries_light : srv->queries;
     if (rs__server_query_submit_to(srv, pool, c, &q->req) != 0) {
+        rs_answer_budget_built(&srv->answer_budget, kind, q->reserved, 0);
         /* refused at the door and answered: nobody can have joined in between (loop thread) */
         if (q->klen)
             rs_answer_cache_complete(srv->answers, q->key, q->klen, q->gen, q->started_ns, 503,

@@ -254,6 +254,7 @@ rs_server_run(const struct rs_server_config *cfg)
         rs_log(RS_LOG_ERROR, "RS-SERVER-WRITER", "cannot start writer: %s", rs_strerror(rc));
         goto out;
     }
+    srv->answer_budget.limit = (uint64_t)cfg->answer_budget_mb << 20;
     /* without memory for it, answers are not kept (every request scans) */
     if (cfg->answer_cache_mb > 0 &&
         rs_answer_cache_new((size_t)cfg->answer_cache_mb << 20,

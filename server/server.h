@@ -45,6 +45,7 @@ struct rs_server_config {
     int64_t query_light_threads;  /* threads of the light lane (the jobs' list, one rank); 0 = none */
     int64_t answer_cache_mb;      /* REST answers kept (answer_cache.h); 0 = none */
     int64_t answer_cache_max_age_ms; /* a kept answer is served at most this long after its scan */
+    int64_t answer_budget_mb; /* answers being built and written, MiB (answer_budget.h); 0 = none */
     /* main.c: reads the configuration again from its sources (the config file, the environment,
      * the command line) into *out, for SIGHUP's retention reload; 0 or RS_E_CONFIG with err;
      * *out is freed with reread_free in both cases. NULL: not reloadable. */

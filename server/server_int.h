@@ -12,6 +12,7 @@
 #include "server/http.h"
 #include "server/post.h"
 #include "server/server.h"
+#include "server/answer_budget.h"
 #include "server/answer_cache.h"
 #include "server/work_pool.h"
 #include "server/tls_reload.h"
@@ -46,6 +47,8 @@ struct rs_server {
     rs_work_pool *queries_light;
     rs_answer_cache *answers;
     uint64_t answers_batches, answers_batches_seen_ns; /* batches committed, seen since when */
+    /* the bytes of answers being built and written, bounded by answer-budget-mb (routes.c) */
+    struct rs_answer_budget answer_budget;
 };
 
 /* The heatmap cache's budget: a 1,024-rank job's entry is ~12.6 MB per metric. */

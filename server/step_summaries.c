@@ -77,6 +77,7 @@ store_summaries(rs_store_write *txn, void *arg, bool *done)
     for (; s->next < s->n && budget > 0; s->next++) {
         const struct rank_summaries *rs = &s->v[s->next];
         int rc = rs_store_step_summaries_put(txn, rs->job, rs->rank, rs->v, rs->n);
+        rs_writer_task_writes(s->srv->writer, rs->job); /* only its answers change */
         if (rc == RS_E_NOT_FOUND) /* the job was deleted meanwhile */
             continue;
         if (rc != 0)

@@ -3,6 +3,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/hash.h"
 #include "common/log.h"
 
 #include <errno.h>
@@ -47,12 +48,63 @@ struct rs_writer {
      * both restart from 0 whenever no task is waiting. Writer thread only. */
     uint64_t contended_ingest_ns, contended_task_ns;
     _Atomic uint64_t generation; /* commits so far (rs_writer_generation) */
+    /* Per-job generations (rs_writer_job_generation): the monotonic time of the last commit
+     * that wrote a job, by slot (the job name's hash); of the last commit of work not known to
+     * be one job's (all jobs). Stamps only grow (stamp()); written by the writer thread. */
+    _Atomic uint64_t job_stamp[RS_WRITER_JOB_SLOTS];
+    _Atomic uint64_t all_stamp;
+    uint64_t last_stamp;
+    /* the jobs the running task step said it writes (rs_writer_task_writes): slots, or
+     * task_all once more than fit */
+    uint32_t task_slots[16];
+    size_t n_task_slots;
+    bool task_all;
 };
 
 uint64_t
 rs_writer_generation(const rs_writer *w)
 {
     return atomic_load_explicit(&w->generation, memory_order_acquire);
+}
+
+static size_t
+job_slot(const char *job)
+{
+    return rs_hash_fnv1a64(job, strlen(job)) & (RS_WRITER_JOB_SLOTS - 1);
+}
+
+/* A fresh commit stamp: the monotonic clock, strictly above every earlier one. */
+static uint64_t
+stamp(rs_writer *w)
+{
+    uint64_t now = rs_clock_mono_ns();
+    w->last_stamp = now > w->last_stamp ? now : w->last_stamp + 1;
+    return w->last_stamp;
+}
+
+uint64_t
+rs_writer_job_generation(const rs_writer *w, const char *job, uint64_t *last_write_ns)
+{
+    uint64_t all = atomic_load_explicit(&w->all_stamp, memory_order_acquire);
+    uint64_t one = atomic_load_explicit(&w->job_stamp[job_slot(job)], memory_order_acquire);
+
+    if (last_write_ns)
+        *last_write_ns = one;
+    return all > one ? all : one;
+}
+
+void
+rs_writer_task_writes(rs_writer *w, const char *job)
+{
+    uint32_t slot = (uint32_t)job_slot(job);
+
+    for (size_t i = 0; i < w->n_task_slots; i++)
+        if (w->task_slots[i] == slot)
+            return;
+    if (w->n_task_slots == sizeof w->task_slots / sizeof w->task_slots[0])
+        w->task_all = true;
+    else
+        w->task_slots[w->n_task_slots++] = slot;
 }
 
 /* Commits a group; every item gets its outcome after the commit returns. */
@@ -77,8 +129,18 @@ commit_group(rs_writer *w, struct item *group)
         rc = rs_store_write_commit(txn);
     else
         rs_store_write_abort(txn);
-    if (rc == 0) /* after the commit: a reader that sees the new number sees the data */
+    if (rc == 0) { /* after the commit: a reader that sees the new number sees the data */
+        uint64_t now = stamp(w);
+        for (struct item *it = group; it; it = it->next) {
+            const struct rs_agent_batch *b = rs_wire_agent_batch_get(it->batch);
+            for (uint32_t i = 0; i < b->n_ranks; i++)
+                atomic_store_explicit(&w->job_stamp[job_slot(b->ranks[i].identity.job)], now,
+                                      memory_order_release);
+            if (b->n_gpus) /* filed under the ranks that reported the GPUs: any job */
+                atomic_store_explicit(&w->all_stamp, now, memory_order_release);
+        }
         atomic_fetch_add_explicit(&w->generation, 1, memory_order_release);
+    }
     if (rc != 0) {
         RS_COUNT(w->counters, commit_errors);
         if (rc == RS_E_FULL)
@@ -117,12 +179,23 @@ run_task_step(rs_writer *w)
     bool done = false;
     int rc = rs_store_write_begin(w->store, &txn);
 
+    w->n_task_slots = 0;
+    w->task_all = false;
     if (rc == 0 && (rc = t->step(txn, t->arg, &done)) == 0)
         rc = rs_store_write_commit(txn);
     else
         rs_store_write_abort(txn);
-    if (rc == 0)
+    if (rc == 0) {
+        /* a step that named the jobs it wrote changes only their answers; any other, all */
+        uint64_t now = stamp(w);
+        if (w->n_task_slots == 0 || w->task_all)
+            atomic_store_explicit(&w->all_stamp, now, memory_order_release);
+        else
+            for (size_t i = 0; i < w->n_task_slots; i++)
+                atomic_store_explicit(&w->job_stamp[w->task_slots[i]], now,
+                                      memory_order_release);
         atomic_fetch_add_explicit(&w->generation, 1, memory_order_release);
+    }
     if (rc == 0 && !done)
         return;
     if (rc == RS_E_FULL)

@@ -71,6 +71,22 @@ int rs_writer_submit_task(rs_writer *w, rs_writer_step_fn step, rs_writer_task_d
  * written since. For caches of answers (answer_cache.h). Any thread. */
 uint64_t rs_writer_generation(const rs_writer *w);
 
+/* The generation of one job's answers: a number that changes whenever a commit may have changed
+ * what the store says of `job` — its batches, the task steps that named it
+ * (rs_writer_task_writes), and every task step that did not name its jobs and every batch with
+ * GPU readings (those may write any job) — and not when only other jobs were written, so that
+ * answers about a job stay valid while others ingest. Jobs share RS_WRITER_JOB_SLOTS slots by
+ * name hash: a commit to another job of the same slot changes it too (never too seldom).
+ * *last_write_ns (NULL: not wanted) gets the monotonic time (rs_clock_mono_ns) of the last
+ * commit that wrote the job's slot, 0 for none since start. Any thread. */
+#define RS_WRITER_JOB_SLOTS 4096
+uint64_t rs_writer_job_generation(const rs_writer *w, const char *job, uint64_t *last_write_ns);
+
+/* Called by a task's step (writer thread, during the step): the step writes `job`. A step that
+ * names its jobs changes only their generations when it commits; a step that names none (or
+ * more than 16) changes every job's. */
+void rs_writer_task_writes(rs_writer *w, const char *job);
+
 /* Commits what is queued, stops the thread and frees the writer (tasks not finished get
  * RS_E_CLOSED). NULL is fine. */
 void rs_writer_stop(rs_writer *w);

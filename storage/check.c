@@ -518,6 +518,27 @@ visit_hang(struct check *c, const MDB_val *k, const MDB_val *v)
         problem(c, "hangs: a job has more than %u", RS_HANGS_PER_JOB);
 }
 
+/* job_top: of an existing job, entries of a known tag and size. */
+static void
+visit_jtop(struct check *c, const MDB_val *k, const MDB_val *v)
+{
+    const struct rs_key_jtop *key = k->mv_data;
+    size_t want;
+
+    if (k->mv_size != sizeof *key) {
+        problem(c, "job_top: key of %zu bytes", k->mv_size);
+        return;
+    }
+    want = key->tag == RS_JTOP_JOB    ? sizeof(struct rs_jtop_job_value)
+           : key->tag == RS_JTOP_RANK ? sizeof(struct rs_jtop_rank_value)
+           : key->tag <= RS_JTOP_STALL ? sizeof(struct rs_jtop_sum_value)
+                                       : 0;
+    if (want == 0 || v->mv_size != want)
+        problem(c, "job_top: entry of tag %u with %zu bytes", key->tag, v->mv_size);
+    else if (!find_job(c, key->job_id))
+        problem(c, "job_top: totals of a job that does not exist");
+}
+
 /* Where the bytes are: each database's pages, and what its entries take of them. */
 static int
 db_sizes(struct check *c, struct rs_store_check_report *out)
@@ -533,7 +554,8 @@ db_sizes(struct check *c, struct rs_store_check_report *out)
         {"ranks", s->ranks},       {"jobs", s->jobs},       {"dedup", s->dedup},
         {"kwin_names", s->names},  {"meta", s->meta},       {"awin", s->awin},
         {"job_keys", s->job_keys}, {"job_ids", s->job_ids}, {"gpu_ranks", s->gpu_ranks},
-        {"verdicts", s->verdicts}, {"captures", s->captures}, {"hangs", s->hangs}};
+        {"verdicts", s->verdicts}, {"captures", s->captures}, {"hangs", s->hangs},
+        {"job_top", s->jtop}};
     MDB_stat st;
     int rc;
 
@@ -578,7 +600,8 @@ rs_store_check(rs_store *s, struct rs_store_check_report *out)
         (rc = walk(&c, s->dedup, visit_dedup)) || (rc = walk(&c, s->names, visit_name_number)) ||
         (rc = walk(&c, s->gpu_ranks, visit_gpu_rank)) ||
         (rc = walk(&c, s->verdicts, visit_verdict)) ||
-        (rc = walk(&c, s->captures, visit_capture)) || (rc = walk(&c, s->hangs, visit_hang)))
+        (rc = walk(&c, s->captures, visit_capture)) || (rc = walk(&c, s->hangs, visit_hang)) ||
+        (rc = walk(&c, s->jtop, visit_jtop)))
         goto out;
     if ((rc = db_sizes(&c, out)) != 0)
         goto out;

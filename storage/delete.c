@@ -40,7 +40,9 @@ rs_store_delete_job(rs_store_write *w, const char *job, size_t max_entries, uint
 {
     rs_store *s = w->store;
     MDB_val jk = {strlen(job), (void *)job}, jv;
-    MDB_dbi dbis[] = {s->series,   s->kwin,     s->awin,       s->steps,      s->stepsum, s->colls,
+    /* job_top first: its job entry (the first key) goes in the first chunk, so that a job half
+     * deleted answers by scans, never by totals of what is gone */
+    MDB_dbi dbis[] = {s->jtop,     s->series,   s->kwin,     s->awin,       s->steps,      s->stepsum, s->colls,
                       s->verdicts, s->captures, s->frame_seqs, s->hangs, s->ranks};
     uint8_t job_id[RS_KEY_JOB_PREFIX];
     size_t budget = max_entries;

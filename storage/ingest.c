@@ -23,21 +23,6 @@ put(rs_store_write *w, MDB_dbi dbi, const void *key, size_t klen, const void *va
     return rs__store_err(mdb_put(w->txn, dbi, &k, &v, flags));
 }
 
-/* Reads a fixed-size value; RS_E_NOT_FOUND leaves *out zeroed, a wrong size is corruption. */
-static int
-get_fixed(rs_store_write *w, MDB_dbi dbi, const void *key, size_t klen, void *out, size_t size)
-{
-    MDB_val k = {klen, (void *)key}, v;
-    int rc = rs__store_err(mdb_get(w->txn, dbi, &k, &v));
-
-    memset(out, 0, size);
-    if (rc != 0)
-        return rc;
-    if (v.mv_size != size)
-        return RS_E_CORRUPT;
-    memcpy(out, v.mv_data, size);
-    return 0;
-}
 
 static void
 copy_text(char *dst, size_t cap, const char *src)
@@ -218,7 +203,7 @@ write_totals(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
 
 static int
 write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
-              const uint64_t *hashes, struct rs_rank_value *rv, struct span *sp)
+              const uint64_t *hashes, struct rs_rank_value *rv, struct span *sp, bool *replaced)
 {
     const uint32_t rank = b->identity.rank;
     size_t most = b->n_kernels;
@@ -290,7 +275,13 @@ write_records(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
         struct rs_coll_value v = {c->start_ns,        c->end_ns, c->bytes,
                                   hashes[c->name_id], c->stream, c->seq_exact};
         rs__coll_key(&key, job_id, c->comm_hash, (uint8_t)c->op, c->seq, rank);
-        if ((rc = put(w, w->store->colls, &key, sizeof key, &v, sizeof v, 0)))
+        /* a record sent again replaces the first (the job's totals stop following it) */
+        rc = put(w, w->store->colls, &key, sizeof key, &v, sizeof v, MDB_NOOVERWRITE);
+        if (rc == -EEXIST) {
+            *replaced = true;
+            rc = put(w, w->store->colls, &key, sizeof key, &v, sizeof v, 0);
+        }
+        if (rc)
             goto out;
         rv->collective_ns += c->end_ns - c->start_ns;
         span_add(sp, c->start_ns, c->end_ns);
@@ -340,7 +331,7 @@ put_job_update(rs_store_write *w, struct job_update *u)
 
     if (!u->job)
         return 0;
-    rc = get_fixed(w, w->store->jobs, u->job, strlen(u->job), &jv, sizeof jv);
+    rc = rs__store_get_fixed(w->txn, w->store->jobs, u->job, strlen(u->job), &jv, sizeof jv);
     if (rc != 0 && rc != RS_E_NOT_FOUND)
         return rc;
     jv.version = RS_VALUE_VERSION;
@@ -370,7 +361,7 @@ write_frames(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b)
     rs__be64_put(key.job_id, job_id);
     rs__be32_put(key.rank, b->identity.rank);
     rs__be64_put(key.collector_id, b->collector_id);
-    rc = get_fixed(w, w->store->frame_seqs, &key, sizeof key, &fv, sizeof fv);
+    rc = rs__store_get_fixed(w->txn, w->store->frame_seqs, &key, sizeof key, &fv, sizeof fv);
     if (rc != 0 && rc != RS_E_NOT_FOUND)
         return rc;
     fv.frames += b->frames;
@@ -393,6 +384,16 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_up
     uint64_t *hashes;
     int rc, new_rank;
 
+    bool job_existed = true, replaced = false;
+    MDB_val jk = {strlen(job), (void *)job}, jv;
+
+    /* whether the job has its entry (then it has totals only when a format-8 writer created it:
+     * job_top.c); a job new in this request gets its entry after its batches (put_job_update) */
+    if ((rc = rs__store_err(mdb_get(w->txn, w->store->jobs, &jk, &jv))) != 0) {
+        if (rc != RS_E_NOT_FOUND)
+            return rc;
+        job_existed = false;
+    }
     if ((rc = rs__store_job_intern(w->txn, w->store, job, &job_id)) != 0)
         return rc;
     hashes = calloc(b->n_strings ? b->n_strings : 1, sizeof *hashes);
@@ -400,12 +401,14 @@ write_rank_batch(rs_store_write *w, const struct rs_rank_batch *b, struct job_up
         return -ENOMEM;
     rs__be64_put(rkey.job_id, job_id);
     rs__be32_put(rkey.rank, b->identity.rank);
-    rc = get_fixed(w, w->store->ranks, &rkey, sizeof rkey, &rv, sizeof rv);
+    rc = rs__store_get_fixed(w->txn, w->store->ranks, &rkey, sizeof rkey, &rv, sizeof rv);
     if (rc != 0 && rc != RS_E_NOT_FOUND)
         goto out;
     new_rank = rc == RS_E_NOT_FOUND;
     if ((rc = write_strings(w, b, hashes)) ||
-        (rc = write_records(w, job_id, b, hashes, &rv, &sp)) || (rc = write_frames(w, job_id, b)))
+        (rc = write_records(w, job_id, b, hashes, &rv, &sp, &replaced)) ||
+        (rc = write_frames(w, job_id, b)) ||
+        (rc = rs__jtop_rank_batch(w, job_id, b, hashes, job_existed, replaced)))
         goto out;
 
     rv.version = RS_VALUE_VERSION;

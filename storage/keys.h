@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define RS_STORE_FORMAT "rankscope-store 7"
+#define RS_STORE_FORMAT "rankscope-store 8"
 /* Format 1 (before the collective blocks, see rs_key_coll) is migrated when opened (migrate.c). */
 #define RS_STORE_FORMAT_1 "rankscope-store 1"
 /* Format 2 (before kernel windows named kernels by number, RS_KWIN_VERSION_NUMBERED) is read as it
@@ -31,6 +31,10 @@
  * marker to 7, so that a format-6 server — which would delete a job without its captures —
  * refuses the store. */
 #define RS_STORE_FORMAT_6 "rankscope-store 6"
+/* Format 7 (before job_top, below) is read as it is: its jobs have no running totals and answer
+ * whole-job `top` by a scan, as before; a writer creates the table and moves the marker to 8, so
+ * that a format-7 server — which would write batches without their totals — refuses the store. */
+#define RS_STORE_FORMAT_7 "rankscope-store 7"
 #define RS_STORE_MIGRATE_CHUNK 100000 /* records converted per transaction */
 
 static inline void
@@ -120,6 +124,52 @@ struct rs_frames_value {
     uint64_t records, records_sent; /* their records; records in frames 1 .. frame_seq */
 };
 _Static_assert(sizeof(struct rs_frames_value) == 32, "frame_seqs value layout");
+
+/* job_top: (job_id, tag, id) -> running totals of the job, kept by the writer in the transaction
+ * of what they total (ingest, rollups), so that whole-job answers read O(kernels + ranks) entries
+ * instead of every record of the job (storage/job_top.c). Tags: RS_JTOP_JOB (id 0) the job's
+ * rs_jtop_job_value, which only a job created by a format-8 writer has (its absence: no totals);
+ * RS_JTOP_RANK (id = rank) an rs_jtop_rank_value; the others an rs_jtop_sum_value of kernels by
+ * name (id = the name's id in strings), NCCL kernels by op, host-side copy kinds (id = the kind)
+ * and PC samples by kernel name (id = the name's id; count = samples). */
+enum rs_jtop_tag {
+    RS_JTOP_JOB = 0,
+    RS_JTOP_RANK = 1,
+    RS_JTOP_KERNEL = 2,
+    RS_JTOP_COLL = 3,
+    RS_JTOP_SYNC = 4,
+    RS_JTOP_STALL = 5,
+};
+struct rs_key_jtop {
+    uint8_t job_id[8], tag, id[8];
+};
+_Static_assert(sizeof(struct rs_key_jtop) == 17, "job_top key layout");
+
+enum rs_jtop_job_flag {
+    RS_JTOP_WINDOWS = 1, /* a kernel window (agent totals, rolled-up kernels) was stored */
+    RS_JTOP_INEXACT = 2, /* a collective was stored twice (replaced): the totals no longer follow */
+};
+struct rs_jtop_job_value {
+    uint32_t version, flags;     /* RS_VALUE_VERSION; enum rs_jtop_job_flag */
+    uint64_t t0, t1;             /* the span of the records and windows that profiles cover */
+    uint64_t collectives;        /* NCCL kernel records stored */
+};
+_Static_assert(sizeof(struct rs_jtop_job_value) == 32, "job_top job value layout");
+
+enum rs_jtop_rank_flag {
+    RS_JTOP_RANK_DATA = 1,       /* has kernels, kernel windows or NCCL kernels */
+    RS_JTOP_RANK_LW_OVERLAP = 2, /* a launch wait began before the end of an earlier one */
+};
+struct rs_jtop_rank_value {
+    uint32_t version, flags; /* RS_VALUE_VERSION; enum rs_jtop_rank_flag */
+    uint64_t lw_end;         /* the latest end of the rank's launch waits */
+};
+_Static_assert(sizeof(struct rs_jtop_rank_value) == 16, "job_top rank value layout");
+
+struct rs_jtop_sum_value {
+    uint64_t count, ns;
+};
+_Static_assert(sizeof(struct rs_jtop_sum_value) == 16, "job_top sum value layout");
 
 /* series: (job_id, rank, kind, chunk start ns, uniq) -> packed records (<= RS_STORE_CHUNK_BYTES) */
 struct rs_key_series {

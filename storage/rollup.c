@@ -27,8 +27,13 @@ static struct rs__kwin_sum
 record_sum(int kind, const struct rs_kernel_value *raw, uint64_t window_ns)
 {
     uint64_t dur = raw->end_ns > raw->start_ns ? raw->end_ns - raw->start_ns : 0;
-    struct rs__kwin_sum x = {
-        raw->start_ns - raw->start_ns % window_ns, window_ns, raw->name_hash, dur, dur, 0, 1};
+    uint64_t start = raw->start_ns - raw->start_ns % window_ns;
+    /* a record that ends past its window makes the window as long as it needs: the window still
+     * covers every record it stands for, so a job's span (job_top.c) is the same after the
+     * rollup as before */
+    if (raw->end_ns > start + window_ns)
+        window_ns = raw->end_ns - start;
+    struct rs__kwin_sum x = {start, window_ns, raw->name_hash, dur, dur, 0, 1};
 
     if (kind == RS_SERIES_MEMCPY) {
         struct rs_memcpy_value mv;
@@ -132,7 +137,8 @@ rollup_series(rs_store_write *w, struct rs_store_rollup *ru, const uint8_t *rank
     }
     if (rc != 1)
         goto out;
-    rc = rs__kwin_merge(w, rank_key, kind, &sums, &ru->windows);
+    if ((rc = rs__kwin_merge(w, rank_key, kind, &sums, &ru->windows)) == 0)
+        rc = rs__jtop_windows(w, rank_key, rs__kwin_names_kernels(kind), &sums);
 out:
     mdb_cursor_close(c);
     free(sums.v);
@@ -227,8 +233,8 @@ coarsen_agent_windows(rs_store_write *w, struct rs_store_rollup *ru, const uint8
             break;
         ru->agent_windows += part == 0;
     }
-    if (rc == 0 && sums.n > 0)
-        rc = rs__kwin_merge(w, rank_key, into, &sums, &ru->windows);
+    if (rc == 0 && sums.n > 0 && (rc = rs__kwin_merge(w, rank_key, into, &sums, &ru->windows)) == 0)
+        rc = rs__jtop_windows(w, rank_key, rs__kwin_names_kernels(into), &sums);
     mdb_cursor_close(a.kwin);
     mdb_cursor_close(a.awin);
     free(sums.v);

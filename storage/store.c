@@ -109,8 +109,9 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         }
     } else if (format_is(&v, RS_STORE_FORMAT_2) || format_is(&v, RS_STORE_FORMAT_3) ||
                format_is(&v, RS_STORE_FORMAT_4) || format_is(&v, RS_STORE_FORMAT_5) ||
-               format_is(&v, RS_STORE_FORMAT_6)) {
-        /* formats 2 - 6 read as they are; a writer marks the store 7, since windows name kernels
+               format_is(&v, RS_STORE_FORMAT_6) || format_is(&v, RS_STORE_FORMAT_7)) {
+        /* formats 2 - 7 read as they are; a writer marks the store 8 (format 7: jobs without
+         * running totals answer by scans; a format-7 server would write batches without them), since windows name kernels
          * by number, agent windows go to awin, jobs have recorded keys and deleting a job must
          * remove its gpu_ranks, verdicts and captures entries from now on (keys.h) — but not
          * keep_format (--check, --compact-to), while an older server may still be serving the
@@ -141,7 +142,8 @@ open_dbs(rs_store *s, bool keep_format, bool *old_format)
         (rc = mdb_dbi_open(txn, "verdicts", MDB_CREATE, &s->verdicts)) ||
         (rc = mdb_dbi_open(txn, "captures", MDB_CREATE, &s->captures)) ||
         (rc = mdb_dbi_open(txn, "hangs", MDB_CREATE, &s->hangs)) ||
-        (rc = mdb_dbi_open(txn, "frame_seqs", MDB_CREATE, &s->frame_seqs))) {
+        (rc = mdb_dbi_open(txn, "frame_seqs", MDB_CREATE, &s->frame_seqs)) ||
+        (rc = mdb_dbi_open(txn, "job_top", MDB_CREATE, &s->jtop))) {
         rc = rs__store_err(rc);
         goto out;
     }
@@ -264,7 +266,13 @@ rs_store_write_begin(rs_store *s, rs_store_write **out)
 int
 rs_store_write_commit(rs_store_write *w)
 {
-    int rc = mdb_txn_commit(w->txn);
+    int rc = rs__jtop_flush(w); /* the job totals of the transaction, merged once */
+
+    if (rc != 0) {
+        rs_store_write_abort(w);
+        return rc;
+    }
+    rc = mdb_txn_commit(w->txn);
 
     for (size_t i = 0; rc == 0 && i < w->n_fresh; i++)
         rs__known_add(&w->store->known_strings, w->fresh[i].fp, w->fresh[i].id);
@@ -282,6 +290,7 @@ rs_store_write_abort(rs_store_write *w)
     if (!w)
         return;
     mdb_txn_abort(w->txn);
+    rs__jtop_forget(w);
     free(w->fresh);
     free(w->new_numbers); /* never committed: forgotten */
     free(w);
@@ -427,4 +436,20 @@ rs_store_read_end(rs_store_read *r)
         return;
     mdb_txn_abort(r->txn);
     free(r);
+}
+
+int
+rs__store_get_fixed(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, void *out,
+                    size_t size)
+{
+    MDB_val k = {klen, (void *)key}, v;
+    int rc = rs__store_err(mdb_get(txn, dbi, &k, &v));
+
+    memset(out, 0, size);
+    if (rc != 0)
+        return rc;
+    if (v.mv_size != size)
+        return RS_E_CORRUPT;
+    memcpy(out, v.mv_data, size);
+    return 0;
 }

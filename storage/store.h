@@ -452,9 +452,48 @@ int rs_store_hang_put(rs_store_write *w, const char *job, const struct rs_store_
 typedef int (*rs_store_hang_cb)(void *arg, const struct rs_store_hang *h);
 int rs_store_hangs_scan(rs_store_read *r, const char *job, rs_store_hang_cb cb, void *arg);
 
+/* --- job totals (keys.h job_top) ---------------------------------------------------------- */
+
+/* What a job's running totals say of it as a whole. They follow every record and window of a job
+ * that a format-8 writer created: kernels by name, NCCL kernels by op, host-side copy kinds, PC
+ * samples by kernel, and per rank whether it has GPU work and whether its launch waits overlap
+ * (their union is then not their sum). */
+struct rs_store_job_totals {
+    bool has_totals;     /* false: the job was stored before totals were kept (format 7) */
+    bool complete;       /* false: a record was replaced, which totals cannot follow */
+    bool kernel_windows; /* kernel windows (agent totals, rolled-up kernels) were stored */
+    uint64_t t0, t1;     /* the span every kernel, NCCL kernel, copy and window covers */
+    uint64_t collectives; /* NCCL kernel records stored */
+};
+
+enum rs_store_total_kind {
+    RS_STORE_TOTAL_RANK,       /* id = rank; has_data, launch_waits_overlap */
+    RS_STORE_TOTAL_KERNEL,     /* name; count, ns */
+    RS_STORE_TOTAL_COLLECTIVE, /* id = enum rs_coll_op; count, ns */
+    RS_STORE_TOTAL_SYNC,       /* id = a host-side enum rs_copy_kind; count, ns (launch waits:
+                                  their sum) */
+    RS_STORE_TOTAL_STALLS,     /* name = a kernel's; count = its PC samples */
+};
+
+struct rs_store_total {
+    enum rs_store_total_kind kind;
+    uint64_t id;
+    const char *name; /* valid during the callback */
+    uint64_t count, ns;
+    bool has_data, launch_waits_overlap;
+};
+typedef int (*rs_store_total_cb)(void *arg, const struct rs_store_total *t);
+
+/* Reads the totals of `job` into *out and calls cb for each (ranks in rank order first, then
+ * kernels, collectives, syncs and stalls), without calling it when out->has_totals is false.
+ * Reads O(kernel names + ranks) entries. Returns 0, RS_E_NOT_FOUND (no such job), RS_E_CORRUPT, a
+ * callback's non-zero value or a storage error; *out is written on success. */
+int rs_store_job_totals(rs_store_read *r, const char *job, struct rs_store_job_totals *out,
+                        rs_store_total_cb cb, void *arg);
+
 /* --- consistency ------------------------------------------------------------------------- */
 
-#define RS_STORE_DBS 18 /* databases of the layout (docs/storage.md) */
+#define RS_STORE_DBS 19 /* databases of the layout (docs/storage.md) */
 
 struct rs_store_check_report {
     uint64_t jobs, ranks, series_chunks, kernel_windows, steps, collectives, strings, batches,

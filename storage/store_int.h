@@ -54,6 +54,7 @@ struct rs_store {
     MDB_dbi captures;          /* captures on demand (captures.c) */
     MDB_dbi hangs;             /* hang history (hangs.c) */
     MDB_dbi frame_seqs;        /* frames of each collector that arrived (keys.h) */
+    MDB_dbi jtop;              /* jobs' running totals (job_top.c) */
     /* what rs_store_open found and made, for rs_store_close_discard (writer_lock.c) */
     int lock_fd;    /* DIR/writer.lock, flock'd (exclusive), or -1 */
     char *dir;      /* as given to rs_store_open */
@@ -79,6 +80,7 @@ struct rs_store_write {
     uint64_t *new_numbers;
     size_t n_new_numbers, cap_new_numbers;
     bool numbers_synced; /* the map was checked against the store in this transaction */
+    struct rs__jtop_pending *jtop; /* job totals this transaction changes (job_top.c); NULL: none */
 };
 
 /* The number of the kernel name with hash h (given one, and put into kwin_names, when it has
@@ -154,6 +156,11 @@ int rs__store_migrate_1(rs_store *s, const struct rs_store_options *o);
  * through as positive errno values); RS_E_STORE (any other MDB_* code). For mdb_* results only:
  * an RS_E_* code or -errno given to it is not passed through. */
 int rs__store_err(int mdb_rc);
+
+/* Reads the fixed-size value of key into out: 0, RS_E_NOT_FOUND (out zeroed), RS_E_CORRUPT
+ * (a value of another size) or a storage error. */
+int rs__store_get_fixed(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, void *out,
+                        size_t size);
 
 /* Walks the keys from `from` on (flen bytes) while they start with prefix[plen], calling visit
  * for each (k, v); visit returns non-zero to stop (that value is returned). */
@@ -293,6 +300,24 @@ bool rs__step_value_read(const MDB_val *v, struct rs_step_record *rec);
 
 /* captures.c: a captures entry (keys.h) as the server's capture; false when it is not one. */
 bool rs__store_capture_value_read(const MDB_val *k, const MDB_val *v, struct rs_store_capture *out);
+
+/* job_top.c — a job's running totals (keys.h job_top), in the writer's transaction.
+ * rs__jtop_rank_batch: adds a rank batch of job_id whose strings have the ids hashes[]; a job that
+ * existed before this transaction without totals (job_existed) gets none; replaced_collective: the
+ * batch replaced a stored NCCL kernel record (the totals stop being exact).
+ * rs__jtop_windows: a rollup wrote the windows of `sums` for rank_key (job_id, rank), kernel
+ * windows when `kernels`: their spans widen the job's.
+ * Both keep what they change in w until rs__jtop_flush writes it (one merge per total and
+ * transaction), which rs_store_write_commit calls before the commit; rs__jtop_forget drops it
+ * (an abort). All return 0 or a storage error. */
+struct rs__jtop_pending;
+int rs__jtop_flush(rs_store_write *w);
+void rs__jtop_forget(rs_store_write *w);
+struct rs_rank_batch;
+int rs__jtop_rank_batch(rs_store_write *w, uint64_t job_id, const struct rs_rank_batch *b,
+                        const uint64_t *hashes, bool job_existed, bool replaced_collective);
+int rs__jtop_windows(rs_store_write *w, const uint8_t *rank_key, bool kernels,
+                     const struct rs__kwin_sums *sums);
 
 /* FNV-1a 64 of a job name: the job's id inside keys. */
 /* Job keys (job_keys.c). Every key of a job starts with its 8-byte id: the FNV-1a hash of its

@@ -1,7 +1,7 @@
 """Query load for tests/bench/soak.sh: CLIENTS threads ask the REST API for a job's views in turn
 (jobs list, ranks, stragglers, steps, top, skew, /healthz) back to back, each request on its own
-connection, until STOP_FILE exists; then writes {"requests", "by_status", "p50_s", "p99_s",
-"max_s", "per_endpoint_p99_s"} to OUT.json. usage: soak_queries.py URL JOB CLIENTS STOP_FILE OUT"""
+connection, until STOP_FILE exists; then writes {"requests", "by_status", "p50_s", "p95_s",
+"p99_s", "max_s", "per_endpoint_p99_s", "per_endpoint_status"} to OUT.json. usage: soak_queries.py URL JOB CLIENTS STOP_FILE OUT"""
 import http.client
 import json
 import os
@@ -16,6 +16,7 @@ paths = ["/v1/jobs", "/v1/jobs/%s/ranks" % job, "/v1/jobs/%s/stragglers" % job,
          "/v1/jobs/%s/steps?last=30" % job, "/v1/jobs/%s/top?limit=10" % job,
          "/v1/jobs/%s/skew" % job, "/healthz"]
 lat, statuses, lock = {p: [] for p in paths}, {}, threading.Lock()
+by_path = {p: {} for p in paths}
 
 
 def client(i):
@@ -37,6 +38,7 @@ def client(i):
         with lock:
             lat[p].append(dt)
             statuses[str(st)] = statuses.get(str(st), 0) + 1
+            by_path[p][str(st)] = by_path[p].get(str(st), 0) + 1
         time.sleep(0.05)
 
 
@@ -52,5 +54,6 @@ def pct(v, q):
 
 
 json.dump({"clients": clients, "requests": len(every), "by_status": statuses, "p50_s": pct(every, 0.5),
-           "p99_s": pct(every, 0.99), "max_s": every[-1] if every else None,
-           "per_endpoint_p99_s": {p: pct(v, 0.99) for p, v in lat.items()}}, open(out, "w"), indent=1)
+           "p95_s": pct(every, 0.95), "p99_s": pct(every, 0.99), "max_s": every[-1] if every else None,
+           "per_endpoint_p99_s": {p: pct(v, 0.99) for p, v in lat.items()},
+           "per_endpoint_status": by_path}, open(out, "w"), indent=1)

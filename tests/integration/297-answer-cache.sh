@@ -6,7 +6,8 @@
 # - 4 clients asking the same view at once: one scan (the answer cache's counters), the same
 #   body and ETag for all, in about one scan's time, not four;
 # - asked again with nothing changed: answered from the cache at once, and If-None-Match still
-#   gives 304; once new data is committed the next answer is a new scan that shows it;
+#   gives 304; new data of another job leaves it kept (answers are kept per job); once the job's
+#   own new data is committed the next answer is a new scan that shows it;
 # - /v1/jobs and one rank's view answer while the query thread is taken by 3 queued scans (the
 #   light lane); with --query-light-threads 0 they wait behind them (the check can fail);
 # The evaluator is off (--evaluate-ms 0): its summaries would be commits, i.e. new data.
@@ -91,8 +92,19 @@ check "after new data: /v1/jobs answers what the store holds now (no stale answe
 import json, urllib.request
 jobs = json.load(urllib.request.urlopen('$HTTP/v1/jobs'))['jobs']
 assert any('cache2' in json.dumps(j) for j in jobs), jobs"
+par /v1/jobs/cache/skew >"$WORK/other.out"
+check "... another job's data leaves job cache's kept view valid (a hit: answers are kept per job)" python3 -c "
+import json
+a = json.loads(open('$WORK/other.out').read())
+assert a['status'] == 200 and a['ms'] < $DELAY, a"
+# new data of job cache itself (ranks 4 and 5 are new), seen once its ranks' steps grew
+steps_of() { curl -s "$HTTP/v1/jobs/cache/ranks" | python3 -c 'import json,sys; print(sum(r["steps"] for r in json.load(sys.stdin)["ranks"]))'; }
+before=$(steps_of)
+"$BIN/rankscope-sim" --job cache --ranks 6 --steps 5 --speed 0 --agent "$WORK/agent.sock" \
+    --log-level warn >"$WORK/cache.more.json"
+for _ in $(seq 100); do [ "$(steps_of)" -gt "$before" ] && break; sleep 0.2; done
 par /v1/jobs/cache/skew >"$WORK/after.out"
-check "... and the same view is scanned again (a miss, not the kept answer)" python3 -c "
+check "... and once job cache's own data changed, its view is scanned again (a miss, not the kept answer)" python3 -c "
 import json
 a = json.loads(open('$WORK/after.out').read())
 assert a['status'] == 200 and a['ms'] >= $DELAY, a"

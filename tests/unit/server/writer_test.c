@@ -195,10 +195,91 @@ queue_bounded_by_bytes(void)
     t_store_remove(st, dir);
 }
 
+/* Per-job generations: a batch of job A changes A's and leaves B's; a task step that names its
+ * job changes that job's alone; a step that names none changes every job's. */
+static atomic_int named_steps, named_done;
+
+static void
+named_task_done(void *arg, int status)
+{
+    (void)arg;
+    T_EQ(status, 0);
+    named_done++;
+}
+
+static int
+named_step(rs_store_write *txn, void *arg, bool *done)
+{
+    (void)txn;
+    if (arg)
+        rs_writer_task_writes(*(rs_writer **)arg, "job-a");
+    named_steps++;
+    *done = true;
+    return 0;
+}
+
+static void
+wait_steps(int n) /* until n tasks are done: committed */
+{
+    while (named_done < n)
+        sched_yield();
+}
+
+static void
+job_generations(void)
+{
+    char dir[] = "/tmp/rs-writer-gen-XXXXXX";
+    rs_store *st = t_store_open(dir, NULL);
+    struct rs_counters counters = {0};
+    struct rs_writer_options o = {.max_queue = 64, .max_group = 8};
+    static const char *const names[] = {"k"};
+    struct rs_kernel_record k = {1000, 1005, 0, 7, 0, 0};
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("job-a", 0, 1, "GPU-1"),
+                               .clock = {1, 1},
+                               .strings = names,
+                               .n_strings = 1,
+                               .kernels = &k,
+                               .n_kernels = 1};
+    struct rs_agent_batch ab = t_agent_batch(9, 1, &rb, 1);
+    rs_wire_agent_batch *b;
+    uint8_t *bytes;
+    size_t len;
+    rs_writer *w;
+    uint64_t last_a, last_b;
+
+    T_EQ(rs_wire_agent_batch_encode(&ab, &bytes, &len), 0);
+    T_EQ(rs_wire_agent_batch_decode(bytes, len, &b), 0);
+    free(bytes);
+    T_OK(rs_writer_start(st, &o, &counters, &w));
+    uint64_t a0 = rs_writer_job_generation(w, "job-a", &last_a);
+    uint64_t b0 = rs_writer_job_generation(w, "job-b", &last_b);
+    T_EQ(last_a, 0);
+    acked = 0;
+    T_EQ(rs_writer_submit(w, b, len, on_done, NULL), 0);
+    while (acked < 1)
+        sched_yield();
+    uint64_t a1 = rs_writer_job_generation(w, "job-a", &last_a);
+    T_CHECK(a1 != a0 && last_a > 0 && last_a <= rs_clock_mono_ns());
+    T_EQ(rs_writer_job_generation(w, "job-b", &last_b), b0);
+    T_EQ(last_b, 0);
+    T_EQ(rs_writer_submit_task(w, named_step, named_task_done, &w), 0); /* names job-a */
+    wait_steps(1);
+    uint64_t a2 = rs_writer_job_generation(w, "job-a", NULL);
+    T_CHECK(a2 != a1);
+    T_EQ(rs_writer_job_generation(w, "job-b", NULL), b0);
+    T_EQ(rs_writer_submit_task(w, named_step, named_task_done, NULL), 0); /* names none: every job */
+    wait_steps(2);
+    T_CHECK(rs_writer_job_generation(w, "job-a", NULL) != a2);
+    T_CHECK(rs_writer_job_generation(w, "job-b", NULL) != b0);
+    rs_writer_stop(w);
+    t_store_remove(st, dir);
+}
+
 int
 main(void)
 {
     T_RUN(tasks_get_their_share);
     T_RUN(queue_bounded_by_bytes);
+    T_RUN(job_generations);
     return T_DONE("server/writer");
 }

@@ -315,7 +315,7 @@ refuses_a_newer_format(void)
     char dir[] = "/tmp/rs-colls-test-XXXXXX";
     rs_store *st;
 
-    store_marked(dir, "rankscope-store 8");
+    store_marked(dir, "rankscope-store 9");
     T_EQ(rs_store_open(dir, NULL, &st), RS_E_CORRUPT);
     t_dir_remove(dir);
 }
@@ -339,6 +339,7 @@ marked(const char *dir, const char *format)
     T_EQ(mdb_dbi_open(txn, "gpu_ranks", 0, &meta), 0);
     T_EQ(mdb_dbi_open(txn, "verdicts", 0, &meta), 0);
     T_EQ(mdb_dbi_open(txn, "captures", 0, &meta), 0);
+    T_EQ(mdb_dbi_open(txn, "job_top", 0, &meta), 0);
     mdb_txn_abort(txn);
     mdb_env_close(env);
     return same;
@@ -377,5 +378,6 @@ main(void)
     T_RUN_ARG(older_format_moves_to_current, RS_STORE_FORMAT_4);
     T_RUN_ARG(older_format_moves_to_current, RS_STORE_FORMAT_5);
     T_RUN_ARG(older_format_moves_to_current, RS_STORE_FORMAT_6);
+    T_RUN_ARG(older_format_moves_to_current, RS_STORE_FORMAT_7);
     return T_DONE("storage/colls");
 }
