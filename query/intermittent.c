@@ -2,6 +2,7 @@
  * the others at that step, then per rank a test of its slow steps against what spikes explain. */
 #include "query/intermittent.h"
 
+#include "query/mixed_steps.h"
 #include "query/stats.h"
 
 #include <errno.h>
@@ -45,10 +46,13 @@ step_at(const struct rs_rank_steps *rk, size_t *cur, uint64_t s)
     return *cur < rk->n && rk->steps[*cur].step == s ? &rk->steps[*cur] : NULL;
 }
 
-/* Per step: each rank with the step against the median of the others at that step. */
+/* Per step: each rank with the step against the median of the others at that step; steps traced
+ * on some ranks only (`mixed`: a capture's) are left out, as the straggler rule leaves them out —
+ * a traced step's kernels against untraced peers' host gaps would read as a slow step. */
 static int
 compare_steps(const struct rs_rank_steps *ranks, size_t n_ranks, uint64_t from, uint64_t to,
-              size_t W, size_t n_windows, double tail, struct acc *a)
+              size_t W, size_t n_windows, double tail, const struct rs_mixed_steps *mixed,
+              struct acc *a)
 {
     size_t *cur = calloc(n_ranks, sizeof *cur), *who = malloc(n_ranks * sizeof *who);
     double *work = malloc(n_ranks * sizeof *work), *sorted = malloc(n_ranks * sizeof *sorted);
@@ -61,6 +65,8 @@ compare_steps(const struct rs_rank_steps *ranks, size_t n_ranks, uint64_t from, 
     }
     for (uint64_t s = from; s <= to && rc == 0; s++) {
         size_t m = 0;
+        if (rs_mixed_steps_has(mixed, s))
+            continue;
         for (size_t i = 0; i < n_ranks; i++)
             if ((st[m] = step_at(&ranks[i], &cur[i], s))) {
                 who[m] = i;
@@ -141,6 +147,7 @@ rs_intermittent_find(const struct rs_rank_steps *ranks, size_t n_ranks, uint64_t
     size_t n_windows = to_step >= from_step ? (size_t)((to_step - from_step) / W) + 1 : 0;
     struct acc *a = calloc(n_ranks ? n_ranks : 1, sizeof *a);
     struct rs_intermittent *v = NULL;
+    struct rs_mixed_steps mixed = {0};
     size_t n = 0, slow_all = 0, steps_all = 0;
     int rc = 0;
 
@@ -156,7 +163,9 @@ rs_intermittent_find(const struct rs_rank_steps *ranks, size_t n_ranks, uint64_t
             rc = -ENOMEM;
             goto done;
         }
-    if ((rc = compare_steps(ranks, n_ranks, from_step, to_step, W, n_windows, tail, a)) != 0)
+    if ((rc = rs_mixed_steps_find(ranks, n_ranks, &mixed)) != 0 ||
+        (rc = compare_steps(ranks, n_ranks, from_step, to_step, W, n_windows, tail, &mixed, a)) !=
+            0)
         goto done;
     for (size_t i = 0; i < n_ranks; i++) {
         slow_all += a[i].slow;
@@ -183,6 +192,7 @@ rs_intermittent_find(const struct rs_rank_steps *ranks, size_t n_ranks, uint64_t
         };
     }
 done:
+    rs_mixed_steps_fini(&mixed);
     for (size_t i = 0; i < n_ranks; i++) {
         free(a[i].slow_in);
         free(a[i].steps_in);

@@ -33,8 +33,9 @@ struct rs_intermittent {
  *     steps per run on average (one block is a fault's onset or recovery), and each of the newest
  *     `windows_required` windows has at least 2 slow steps, on at most 75% of its steps,
  *   - it arrived last at some collective on at least half of its slow steps (it held the others).
- * Writes a malloc'ed array (NULL when none) to *out and its length to *n_out. Returns 0 or
- * -ENOMEM (then *out is NULL). Thread-safe (no shared state). */
+ * Steps traced on some ranks only (mixed_steps.h: a capture's) are not compared, as in the
+ * straggler rule. Writes a malloc'ed array (NULL when none) to *out and its length to *n_out.
+ * Returns 0 or -ENOMEM (then *out is NULL). Thread-safe (no shared state). */
 int rs_intermittent_find(const struct rs_rank_steps *ranks, size_t n_ranks, uint64_t from_step,
                          uint64_t to_step, size_t window_steps, unsigned windows_required,
                          double tail, struct rs_intermittent **out, size_t *n_out);
