@@ -13,8 +13,7 @@
 
 #define MIN_DUTY 0.1
 #define MAX_DUTY 0.75
-#define SPIKE_SIGMAS 4.0
-#define SPIKE_SLACK 2.0
+#define SPIKE_ALPHA 1e-3 /* chance, per job, that random spikes name some rank */
 #define MIN_SLOW_PER_WINDOW 2
 #define MIN_LAST_SHARE 0.5
 #define MIN_RUNS 3      /* separate runs of slow steps: not one block (an onset, a recovery) */
@@ -110,21 +109,37 @@ out:
     return rc;
 }
 
-/* Whether rank i's slow steps are intermittent slowness (intermittent.h), given every rank's. */
+/* P(X >= s) for X ~ Binomial(t, q), 0 < q < 1, s <= t: summed from s upward in log space, until
+ * the terms (decreasing past the mode) no longer add. */
+static double
+binomial_tail(size_t s, size_t t, double q)
+{
+    double lt = lgamma((double)t + 1) - lgamma((double)s + 1) - lgamma((double)(t - s) + 1) +
+                (double)s * log(q) + (double)(t - s) * log1p(-q);
+    double term = exp(lt), sum = 0;
+    for (size_t k = s; k <= t && term > 0; k++) {
+        sum += term;
+        if (k > (double)t * q && term < sum * 1e-12)
+            break;
+        term *= (double)(t - k) / (double)(k + 1) * q / (1 - q);
+    }
+    return sum < 1 ? sum : 1;
+}
+
+/* Whether rank i's slow steps are intermittent slowness (intermittent.h), given every rank's:
+ * under random spikes every rank's steps are slow at one rate, so given the t slow steps of all
+ * ranks, the number that fell on rank i is Binomial(t, its share of the steps compared) — the
+ * peers' slow steps are the evidence of that rate, however few the peers. */
 static bool
-is_intermittent(const struct acc *a, size_t i, size_t slow_all, size_t steps_all,
+is_intermittent(const struct acc *a, size_t i, size_t n_ranks, size_t slow_all, size_t steps_all,
                 unsigned windows_required)
 {
     const struct acc *x = &a[i];
-    if (x->steps == 0 || x->slow == 0)
+    if (x->steps == 0 || x->slow == 0 || steps_all <= x->steps)
         return false;
     double duty = (double)x->slow / (double)x->steps;
-    size_t other_steps = steps_all - x->steps;
-    double p = other_steps ? (double)(slow_all - x->slow) / (double)other_steps : 0;
-    double n = (double)x->steps;
-    double bound = n * p + SPIKE_SIGMAS * sqrt(n * p * (1 - p)) + SPIKE_SLACK;
-
-    if (duty < MIN_DUTY || duty > MAX_DUTY || (double)x->slow < bound ||
+    double chance = binomial_tail(x->slow, slow_all, (double)x->steps / (double)steps_all);
+    if (duty < MIN_DUTY || duty > MAX_DUTY || chance > SPIKE_ALPHA / (double)n_ranks ||
         (double)x->slow_last < MIN_LAST_SHARE * (double)x->slow)
         return false;
     /* recurring: separate runs, not one block of slow steps (a fault's onset or its recovery
@@ -172,7 +187,7 @@ rs_intermittent_find(const struct rs_rank_steps *ranks, size_t n_ranks, uint64_t
         steps_all += a[i].steps;
     }
     for (size_t i = 0; i < n_ranks; i++) {
-        if (!is_intermittent(a, i, slow_all, steps_all, windows_required))
+        if (!is_intermittent(a, i, n_ranks, slow_all, steps_all, windows_required))
             continue;
         if (!v && !(v = calloc(n_ranks, sizeof *v))) {
             rc = -ENOMEM;

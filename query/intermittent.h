@@ -26,9 +26,11 @@ struct rs_intermittent {
  * (compute + host gap) is compared with the median of the other ranks' at that step; the step is
  * slow when work / that median − 1 >= tail. A rank is intermittent when
  *   - its duty is in [0.1, 0.75] (above: steadily slow — the straggler rule's case),
- *   - its slow steps are more than random spikes explain: at least N p + 4 sqrt(N p (1 − p)) + 2,
- *     with N its steps and p the share of slow steps of the other ranks (spikes spread over
- *     ranks raise p for everyone),
+ *   - its slow steps are more than random spikes explain: random spikes make every rank's steps
+ *     slow at one rate, so of the t slow steps of all ranks, Binomial(t, N / N_all) fall on a
+ *     rank with N of the N_all steps compared; the chance of at least its s must be
+ *     <= 0.001 / n_ranks (the peers' slow steps are the evidence of the rate, however few: among
+ *     2 ranks, 9 of 10 on one is chance 0.011, not enough; 11 against none is),
  *   - recurring: its slow steps form at least 3 separate runs of consecutive steps, at most 8 slow
  *     steps per run on average (one block is a fault's onset or recovery), and each of the newest
  *     `windows_required` windows has at least 2 slow steps, on at most 75% of its steps,
