@@ -379,6 +379,9 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
     metric(t, "capture_reports_ignored_total", "counter",
            "Capture reports or marks from a rank the capture is not for (or of unknown ids).",
            (double)cs.reports_ignored);
+    metric(t, "capture_counts_refused_total", "counter",
+           "Batches whose agent-reported capture count claims more than a whole capture could trace.",
+           (double)cs.counts_refused);
     if (srv->answers) { /* the REST answer cache (answer_cache.h): loop-thread state */
         struct rs_answer_cache_stats as;
         rs_answer_cache_get_stats(srv->answers, &as);
