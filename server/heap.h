@@ -1,6 +1,6 @@
 /* The server's malloc heap (glibc): what it holds in use and what it keeps freed but resident, for
  * /metrics and the soak (tests/bench/soak.sh), and how the server asks glibc to hand freed memory
- * back (docs/operations.md "Memory"). Elsewhere than glibc: zeros, and tuning does nothing. */
+ * back (docs/configuration.md, --malloc-arena-max). Elsewhere than glibc: zeros, and tuning does nothing. */
 #ifndef RS_SERVER_HEAP_H
 #define RS_SERVER_HEAP_H
 

@@ -303,7 +303,7 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
     metric(t, "heap_in_use_bytes", "gauge", "Bytes the server's malloc has handed out.",
            (double)heap.in_use);
     metric(t, "heap_free_held_bytes", "gauge",
-           "Bytes freed but kept by malloc's arenas (docs/operations.md \"Memory\").",
+           "Bytes freed but kept by malloc's arenas, resident or not.",
            (double)heap.free_held);
     metric(t, "heap_arena_bytes", "gauge", "Bytes malloc's arenas took from the system.",
            (double)heap.arenas);

@@ -110,6 +110,19 @@ if rows:
 heap = [l.split() for l in open(sys.argv[8]) if len(l.split()) == 2]
 if heap:
     print("server malloc heap MiB every ~10 s (in use/freed but kept): %s" % ", ".join("%s/%s" % tuple(h) for h in heap))
+    # Which side moves: what malloc has in use (live data and what scans hold while they run),
+    # or the anonymous memory beyond it (freed memory the arenas keep resident, thread stacks).
+    # Samples paired in order (each heap reading is taken right after its RSS reading).
+    n = min(len(heap), len(rows))
+    k = n // 3
+    for name, v in (("in use", [int(h[0]) for h in heap[:n]]),
+                    ("anonymous beyond in use", [r[2] - int(h[0]) for r, h in zip(rows, heap)])):
+        t2, v2 = [r[0] for r in rows[k:n]], v[k:n]
+        slopes = sorted((v2[j] - v2[i]) / (t2[j] - t2[i]) for i in range(len(v2))
+                        for j in range(i + 1, len(v2)) if t2[j] > t2[i])
+        if slopes:
+            print("  heap %s after the warm-up: median %d MiB, low %d, high %d, Theil-Sen %+.1f MiB/min"
+                  % (name, sorted(v2)[len(v2) // 2], min(v2), max(v2), slopes[len(slopes) // 2] * 60))
 m = open(sys.argv[7]).read()
 cache = dict(re.findall(r'answer_cache_lookups_total\{outcome="(\w+)"\} (\S+)', m))
 if cache:
