@@ -316,6 +316,13 @@ take_report(rs_captures *cs, const char *job, uint32_t rank, const struct rs_cap
     }
 }
 
+/* a + b, or UINT64_MAX where that would wrap: counts an agent reports must not wrap to small. */
+static uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 static void
 take_marked(rs_captures *cs, const struct rs_rank_batch *b)
 {
@@ -328,16 +335,22 @@ take_marked(rs_captures *cs, const struct rs_rank_batch *b)
     touch(cs, c);
     c->batches++;
     if (b->has_capture_count) { /* the agent counted the marked frames as they came */
-        c->kernels += b->capture_kernels;
-        c->stalls += b->capture_stall_samples;
+        if (b->capture_kernels > RS_CAPTURES_CLAIM_KERNELS_MAX ||
+            b->capture_stall_samples > RS_CAPTURES_CLAIM_STALLS_MAX) {
+            cs->stats.counts_refused++; /* more than a whole capture could hold: not believed */
+            return;
+        }
+        c->kernels = sat_add(c->kernels, b->capture_kernels);
+        c->stalls = sat_add(c->stalls, b->capture_stall_samples);
         return;
     }
-    /* an older agent: this batch's records (its kernel totals may be of other seconds) */
-    c->kernels += b->n_kernels;
+    /* an older agent: this batch's records (its kernel totals may be of other seconds; a total's
+     * count comes from the agent, so the sums saturate) */
+    c->kernels = sat_add(c->kernels, b->n_kernels);
     for (uint32_t i = 0; i < b->n_kernel_totals; i++)
-        c->kernels += b->kernel_totals[i].count;
+        c->kernels = sat_add(c->kernels, b->kernel_totals[i].count);
     for (uint32_t i = 0; i < b->n_stalls; i++)
-        c->stalls += b->stalls[i].count;
+        c->stalls = sat_add(c->stalls, b->stalls[i].count);
 }
 
 void

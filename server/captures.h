@@ -149,10 +149,20 @@ int rs_captures_restore(rs_captures *cs, const struct rs_capture_info *c, uint64
 /* The job is being deleted: its captures and routes go (the store's go with the job). */
 void rs_captures_forget_job(rs_captures *cs, const char *job);
 
+/* What one batch's RankBatch.capture_count may claim: at most what a whole capture (at most
+ * RS_CAPTURE_MAX_SECONDS) could trace — kernels at 10 launches per microsecond (ten times the
+ * fastest CUDA graph launch rate), stall samples at 16e9 per second (twice what PC sampling's
+ * shortest interval, 2^5 cycles, gives on 132 SMs at 2 GHz). A batch claiming more keeps its
+ * records but adds nothing to the capture's counts (counted in counts_refused); the counts
+ * themselves saturate at UINT64_MAX. */
+#define RS_CAPTURES_CLAIM_KERNELS_MAX (RS_CAPTURE_MAX_SECONDS * 10000000ull)
+#define RS_CAPTURES_CLAIM_STALLS_MAX (RS_CAPTURE_MAX_SECONDS * 16000000000ull)
+
 /* Counters for /metrics. */
 struct rs_captures_stats {
     uint64_t requested, delivered, started, done, failed, expired, refused_rate, refused_busy;
     uint64_t reports_ignored; /* reports or marks for another rank's capture, or unknown ids */
+    uint64_t counts_refused;  /* RankBatch.capture_count claims over the bounds below */
 };
 void rs_captures_get_stats(rs_captures *cs, struct rs_captures_stats *out);
 

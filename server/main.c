@@ -168,6 +168,16 @@ static const struct rs_config_option options[] = {
         "seconds an evaluator-triggered capture traces", 1, 60),
     OPT("auto-capture-every-s", RS_CONFIG_INT, "600", auto_capture_every_s,
         "at most one evaluator-triggered capture per job this often, s", 10, 86400),
+    /* h-soak: glibc's heap (server/heap.h) */
+    OPT("malloc-arena-max", RS_CONFIG_INT, "4", malloc_arena_max,
+        "malloc arenas (glibc) the server's threads share: each keeps what its threads freed "
+        "(0 = glibc's default, 8 per core)",
+        0, 1024),
+    OPT("malloc-mmap-threshold-kb", RS_CONFIG_INT, "1024", malloc_mmap_threshold_kb,
+        "allocations from this size up get their own pages, returned when freed, and arenas give "
+        "back free tops over 8 MiB, KiB (0 = glibc's default: thresholds that rise up to 32 MiB "
+        "as large blocks are freed)",
+        0, 32768),
     OPT("fault-exit-after-commits", RS_CONFIG_INT, "0", fault_exit_after_commits,
         "testing only: exit abruptly right after this many commits, before replying (0 = off)", 0,
         1000000),

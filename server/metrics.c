@@ -3,6 +3,7 @@
  * job and rank label the per-verdict gauges, at most MAX_VERDICT_SERIES of them; kernel names
  * never become labels. The store part (jobs, ranks, dropped records) is read in the thread pool. */
 #include "server/server_int.h"
+#include "server/heap.h"
 
 #include "common/clock.h"
 #include "common/error.h"
@@ -297,6 +298,15 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
 
     metric(t, "uptime_seconds", "gauge", "Seconds since the server started.",
            (double)(rs_clock_mono_ns() - srv->start_ns) / 1e9);
+    struct rs_heap_stats heap;
+    rs__server_heap_stats(&heap);
+    metric(t, "heap_in_use_bytes", "gauge", "Bytes the server's malloc has handed out.",
+           (double)heap.in_use);
+    metric(t, "heap_free_held_bytes", "gauge",
+           "Bytes freed but kept by malloc's arenas, resident or not.",
+           (double)heap.free_held);
+    metric(t, "heap_arena_bytes", "gauge", "Bytes malloc's arenas took from the system.",
+           (double)heap.arenas);
     for (size_t i = 0; i < rs_counter_info_count; i++) {
         const struct rs_counter_info *c = &rs_counter_infos[i];
         metric(t, c->metric, c->gauge ? "gauge" : "counter", c->help,
@@ -379,6 +389,9 @@ write_metrics(struct rs_server *srv, const struct metrics_work *w, struct text *
     metric(t, "capture_reports_ignored_total", "counter",
            "Capture reports or marks from a rank the capture is not for (or of unknown ids).",
            (double)cs.reports_ignored);
+    metric(t, "capture_counts_refused_total", "counter",
+           "Batches whose agent-reported capture count claims more than a whole capture could trace.",
+           (double)cs.counts_refused);
     if (srv->answers) { /* the REST answer cache (answer_cache.h): loop-thread state */
         struct rs_answer_cache_stats as;
         rs_answer_cache_get_stats(srv->answers, &as);

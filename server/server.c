@@ -8,6 +8,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "proto/wire.h"
+#include "server/heap.h"
 #include "server/http.h"
 #include "server/ingest.h"
 #include "server/maintenance.h"
@@ -198,6 +199,11 @@ rs_server_run(const struct rs_server_config *cfg)
     int rc, http_port, status = 1;
 
     memset(&run, 0, sizeof run);
+    if (rs__server_heap_tune((unsigned)cfg->malloc_arena_max,
+                             (size_t)cfg->malloc_mmap_threshold_kb << 10) != 0)
+        rs_log(RS_LOG_WARN, "RS-SERVER-HEAP", "glibc refused a malloc setting (malloc-arena-max "
+               "%lld, malloc-mmap-threshold-kb %lld): its defaults stay",
+               (long long)cfg->malloc_arena_max, (long long)cfg->malloc_mmap_threshold_kb);
     unsigned long fds = raise_fd_limit();
     srv->cfg = cfg;
     srv->http_loopback = rs__server_http_loopback(cfg->http);

@@ -72,6 +72,8 @@ struct rs_server_config {
     int64_t capture_per_job_per_min, capture_timeout_s;
     bool auto_capture;                          /* evaluator-triggered captures */
     int64_t auto_capture_s, auto_capture_every_s;
+    /* glibc's heap (heap.h): arenas (0 = glibc's default), mmap threshold KiB (0 = dynamic) */
+    int64_t malloc_arena_max, malloc_mmap_threshold_kb;
 };
 
 /* Runs until SIGINT/SIGTERM. Returns the process exit status (0 after a clean shutdown). */

@@ -39,6 +39,9 @@ t0=$(date +%s)
 while kill -0 "$LOAD" 2>/dev/null; do
     echo "$(($(date +%s) - t0)) $(awk '/^VmRSS/ {printf "%d ", $2/1024} /^RssAnon/ {printf "%d ", $2/1024} /^RssFile/ {printf "%d ", $2/1024}' "/proc/$PID_server/status")$(curl -s "$HTTP/healthz" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["batches_committed"])')" |
         tee -a "$WORK/rss.txt"
+    # malloc's own view (/metrics, server/heap.h): in use vs freed but kept, MiB
+    curl -s "$HTTP/metrics" | awk '/^rankscope_heap_in_use_bytes/ {u = $2} /^rankscope_heap_free_held_bytes/ {f = $2}
+        END {if (u != "") printf "%d %d\n", u / 1048576, f / 1048576}' >>"$WORK/heap.txt"
     sleep 10
 done
 wait "$LOAD" || true
@@ -50,7 +53,7 @@ curl -s "$HTTP/metrics" >"$WORK/metrics.txt"
 stop "$PID_server"
 "$BIN/rankscope-server" --check --data "$WORK/data" >"$WORK/check.out" 2>&1 || true
 python3 - "$WORK/load.json" "$WORK/health.json" "$WORK/queries.json" "$WORK/check.out" "$AGENTS" \
-    "$WORK/rss.txt" "$WORK/metrics.txt" <<'PY'
+    "$WORK/rss.txt" "$WORK/metrics.txt" "$WORK/heap.txt" <<'PY'
 import json, re, sys
 load = json.load(open(sys.argv[1]))
 c = json.load(open(sys.argv[2]))["counters"]
@@ -104,6 +107,22 @@ if rows:
               % ("yes" if grew <= max(0.1 * level, 32) else "NO", grew, max(0.1 * level, 32)))
     else:
         print("server anonymous memory bounded: run too short to tell (18 samples or more needed)")
+heap = [l.split() for l in open(sys.argv[8]) if len(l.split()) == 2]
+if heap:
+    print("server malloc heap MiB every ~10 s (in use/freed but kept): %s" % ", ".join("%s/%s" % tuple(h) for h in heap))
+    # Which side moves: what malloc has in use (live data and what scans hold while they run),
+    # or the anonymous memory beyond it (freed memory the arenas keep resident, thread stacks).
+    # Samples paired in order (each heap reading is taken right after its RSS reading).
+    n = min(len(heap), len(rows))
+    k = n // 3
+    for name, v in (("in use", [int(h[0]) for h in heap[:n]]),
+                    ("anonymous beyond in use", [r[2] - int(h[0]) for r, h in zip(rows, heap)])):
+        t2, v2 = [r[0] for r in rows[k:n]], v[k:n]
+        slopes = sorted((v2[j] - v2[i]) / (t2[j] - t2[i]) for i in range(len(v2))
+                        for j in range(i + 1, len(v2)) if t2[j] > t2[i])
+        if slopes:
+            print("  heap %s after the warm-up: median %d MiB, low %d, high %d, Theil-Sen %+.1f MiB/min"
+                  % (name, sorted(v2)[len(v2) // 2], min(v2), max(v2), slopes[len(slopes) // 2] * 60))
 m = open(sys.argv[7]).read()
 cache = dict(re.findall(r'answer_cache_lookups_total\{outcome="(\w+)"\} (\S+)', m))
 if cache:

@@ -431,9 +431,56 @@ counts_from_the_agent(void)
     rs_captures_free(cs);
 }
 
+/* What an agent claims is bounded: a count over what a whole capture could trace is refused
+ * (counted; the batch still counts as the capture's), one at the bound is taken, and counts
+ * never wrap: an older agent's kernel totals of 2^63 each saturate rather than sum to 0. */
+static void
+hostile_counts(void)
+{
+    rs_captures *cs = table(8);
+    struct rs_capture_order o[RS_CAPTURE_MAX_ORDERS];
+    struct rs_capture_info info;
+    struct rs_captures_stats st;
+    const uint64_t huge[2] = {UINT64_MAX, 1}, stalls[2] = {1, RS_CAPTURES_CLAIM_STALLS_MAX + 1},
+                   at_bound[2] = {RS_CAPTURES_CLAIM_KERNELS_MAX, RS_CAPTURES_CLAIM_STALLS_MAX};
+
+    batch(cs, 100, "job", 2, NULL, 0, 0, T0);
+    uint64_t id = request_rank2(cs);
+    T_EQ(rs_captures_orders(cs, 100, T0 + 2, o, RS_CAPTURE_MAX_ORDERS), 1);
+    struct rs_capture_report r = report(id, RS_CAPTURE_STARTED, T0 + 5, "");
+    batch_counted(cs, 100, "job", 2, &r, 1, id, T0 + 6, huge);
+    batch_counted(cs, 100, "job", 2, NULL, 0, id, T0 + 7, stalls);
+    rs_captures_get(cs, id, &info);
+    T_EQ(info.batches, 2);
+    T_EQ(info.kernels, 0);
+    T_EQ(info.stalls, 0);
+    rs_captures_get_stats(cs, &st);
+    T_EQ(st.counts_refused, 2);
+    batch_counted(cs, 100, "job", 2, NULL, 0, id, T0 + 8, at_bound);
+    rs_captures_get(cs, id, &info);
+    T_EQ(info.kernels, RS_CAPTURES_CLAIM_KERNELS_MAX);
+    T_EQ(info.stalls, RS_CAPTURES_CLAIM_STALLS_MAX);
+
+    static const char *const names[] = {"k"};
+    const struct rs_kernel_total tot = {T0, S, 0, (1ull << 63), 1, 1};
+    struct rs_rank_batch rb = {.identity = T_IDENTITY("job", 2, 8, "GPU-1"),
+                               .strings = names,
+                               .n_strings = 1,
+                               .kernel_totals = &tot,
+                               .n_kernel_totals = 1,
+                               .capture_id = id};
+    struct rs_agent_batch b = t_agent_batch(100, 1, &rb, 1);
+    rs_captures_ingest(cs, 100, &b, T0 + 9);
+    rs_captures_ingest(cs, 100, &b, T0 + 10);
+    rs_captures_get(cs, id, &info);
+    T_EQ(info.kernels, UINT64_MAX);
+    rs_captures_free(cs);
+}
+
 int
 main(void)
 {
+    T_RUN(hostile_counts);
     T_RUN(lifecycle);
     T_RUN(counts_from_the_agent);
     T_RUN(agent_restart_gets_the_order);
