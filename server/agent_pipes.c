@@ -8,10 +8,14 @@
  * the read aio first, the next read is dropped without completing, and NNG's one reaper thread
  * waits for it in rep0's pipe stop for good — after which no pipe of the process is ever freed
  * (descriptors, memory, the per-peer counts here: ingest stops). A peer trickling a message hits
- * that window on nearly every close (tests/integration/238). So the loop never calls
- * nng_pipe_close on a TCP pipe: it shuts the pipe's socket down (agent_conns.h), the pending or
- * next read ends with an error, and NNG closes the pipe from its own callback, where no read is
- * in flight. Only a pipe without an IP address (ipc://) is closed with nng_pipe_close. */
+ * that window on nearly every close (tests/integration/238). So the loop does not call
+ * nng_pipe_close on a TCP pipe at once: it shuts the pipe's socket down (agent_conns.h), the
+ * pending or next read ends with an error, and NNG closes the pipe from its own callback, where
+ * no read is in flight. A pipe still there END_GRACE_NS later is closed with nng_pipe_close: no
+ * read of it can complete with data any more, so none is between two reads — over tls+tcp://,
+ * NNG 1.5.2's TLS layer leaves a read that starts after its connection failed waiting, without
+ * an error, until the pipe is closed. A pipe without an IP address (ipc://) is closed with
+ * nng_pipe_close. */
 #include "server/agent_pipes.h"
 
 #include "common/clock.h"
@@ -33,6 +37,8 @@
  * whole request, if that one has waited this long: idle sockets (20,000 of them, issue 23) must
  * not keep a working agent out until agent-idle-timeout-s; an agent sends every flush (250 ms). */
 #define EVICT_IDLE_NS 2000000000ull
+/* After its socket was shut down, a pipe NNG has not closed by itself is closed this much later */
+#define END_GRACE_NS 1000000000ull
 
 struct pipe_entry {
     uint32_t id;
@@ -40,6 +46,7 @@ struct pipe_entry {
     uint64_t last_ns; /* monotonic: admitted, or its last whole request */
     bool has_addr;    /* TCP (or TLS over TCP): addr is its peer's address */
     bool evict;       /* chosen to make room: the loop ends it */
+    uint64_t shut_ns; /* monotonic: its socket was shut down (0: not) */
     struct rs_conn_addr addr;
     struct pipe_entry *next;
 };
@@ -144,7 +151,7 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
         if ((e = calloc(1, sizeof *e)) && rs_peer_counts_take(ap->peers, peer)) {
             if (!full || (!ap->loop_gone && (victim = pick_idle(ap, now)))) {
                 struct pipe_entry **slot = &ap->bucket[id % BUCKETS];
-                *e = (struct pipe_entry){id, peer, now, has_addr, false, addr, *slot};
+                *e = (struct pipe_entry){id, peer, now, has_addr, false, 0, addr, *slot};
                 *slot = e;
                 ap->n++;
                 ok = true;
@@ -273,16 +280,24 @@ end_pipes(rs_agent_pipes *ap, bool idle)
     struct pass ps = {.ap = ap, .now = now,
                       .handshake_ns = (uint64_t)ap->o.handshake_timeout_s * 1000000000ull};
     size_t cap = CLOSE_BATCH;
-    bool handshakes = idle && ap->o.handshake_timeout_s && ap->port;
+    bool handshakes = idle && ap->o.handshake_timeout_s && ap->port, blind = false;
 
     pthread_mutex_lock(&ap->lock);
     if (handshakes && !(ps.piped = malloc((ap->n + 1) * sizeof *ps.piped)))
         handshakes = false;
     ps.victims = malloc(cap * sizeof *ps.victims);
+    uint32_t late[CLOSE_BATCH];
+    size_t n_late = 0;
     for (size_t b = 0; b < BUCKETS; b++)
         for (struct pipe_entry *e = ap->bucket[b]; e; e = e->next) {
+            if (e->shut_ns && now - e->shut_ns >= END_GRACE_NS && n_late < CLOSE_BATCH) {
+                late[n_late++] = e->id;
+                e->shut_ns = 0;
+            }
             if (handshakes && e->has_addr)
                 ps.piped[ps.n_piped++] = e->addr;
+            else if (handshakes)
+                blind = true; /* a pipe NNG gave no address for: cannot tell pipes apart */
             bool old = idle && ap->o.idle_timeout_s && now - e->last_ns > limit;
             if (!(old || e->evict) || !ps.victims || ps.n_victims == cap)
                 continue;
@@ -292,7 +307,17 @@ end_pipes(rs_agent_pipes *ap, bool idle)
             e->evict = false;
         }
     pthread_mutex_unlock(&ap->lock);
+    if (blind) {
+        handshakes = false;
+        free(ps.piped);
+        ps.piped = NULL;
+    }
 
+    for (size_t i = 0; i < n_late; i++) {
+        nng_pipe p = NNG_PIPE_INITIALIZER;
+        p.id = late[i];
+        nng_pipe_close(p);
+    }
     size_t by_id = 0;
     for (size_t i = 0; i < ps.n_victims; i++) /* the ones without an address go first */
         if (!ps.victims[i].has_addr) {
@@ -330,6 +355,13 @@ end_pipes(rs_agent_pipes *ap, bool idle)
         }
     }
     size_t n_idle = 0, n_evicted = 0;
+    pthread_mutex_lock(&ap->lock);
+    for (size_t i = by_id; i < ps.n_victims; i++) {
+        struct pipe_entry *e = ps.victims[i].done ? *find(ap, ps.victims[i].id) : NULL;
+        if (e)
+            e->shut_ns = now;
+    }
+    pthread_mutex_unlock(&ap->lock);
     for (size_t i = 0; i < ps.n_victims; i++)
         if (ps.victims[i].done) {
             if (ps.victims[i].evicted) {
