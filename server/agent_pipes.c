@@ -238,8 +238,9 @@ struct pass {
 };
 
 static void
-end_conn(struct pass *ps, int fd, const struct rs_conn_addr *peer)
+end_conn(void *arg, int fd, const struct rs_conn_addr *peer)
 {
+    struct pass *ps = arg;
     struct victim key = {*peer, 0, true, false, false}, *v;
 
     if (ps->n_victims &&
@@ -339,9 +340,7 @@ end_pipes(rs_agent_pipes *ap, bool idle)
     if (handshakes)
         qsort(sorted.piped, sorted.n_piped, sizeof *sorted.piped, addr_cmp);
     if (ap->port && (sorted.n_victims || handshakes)) {
-        if (rs_agent_conns_each(ap->port, (void (*)(void *, int, const struct rs_conn_addr *))
-                                              end_conn,
-                                &sorted) < 0)
+        if (rs_agent_conns_each(ap->port, end_conn, &sorted) < 0)
             rs_log_limited(60, RS_LOG_WARN, "RS-INGEST-PIPE-FIND",
                            "cannot list the server's descriptors (/proc/self/fd): agent "
                            "connections to close stay open");
