@@ -13,9 +13,10 @@
  * pending or next read ends with an error, and NNG closes the pipe from its own callback, where
  * no read is in flight. A pipe still there END_GRACE_NS later is closed with nng_pipe_close: no
  * read of it can complete with data any more, so none is between two reads — over tls+tcp://,
- * NNG 1.5.2's TLS layer leaves a read that starts after its connection failed waiting, without
- * an error, until the pipe is closed. A pipe without an IP address (ipc://) is closed with
- * nng_pipe_close. */
+ * NNG 1.5.2's TLS layer leaves a read that starts after its connection failed (ours, or the
+ * peer's hang-up) waiting, without an error, until the pipe is closed; such a pipe's socket is
+ * not connected any more, and it gets the same close. A pipe without an IP address (ipc://) is
+ * closed with nng_pipe_close. */
 #include "server/agent_pipes.h"
 
 #include "common/clock.h"
@@ -55,7 +56,9 @@ struct pipe_entry {
 struct victim {
     struct rs_conn_addr addr;
     uint32_t id;
-    bool has_addr, evicted, done;
+    bool has_addr, evicted;
+    bool found; /* its socket is on the agents' port, connected */
+    bool done;  /* shut down (or, ipc://, closed) */
 };
 
 /* A connection on the agents' port that is not a pipe (yet): since when it was first seen. */
@@ -241,10 +244,11 @@ static void
 end_conn(void *arg, int fd, const struct rs_conn_addr *peer)
 {
     struct pass *ps = arg;
-    struct victim key = {*peer, 0, true, false, false}, *v;
+    struct victim key = {.addr = *peer}, *v;
 
     if (ps->n_victims &&
         (v = bsearch(&key, ps->victims, ps->n_victims, sizeof *v, victim_cmp)) != NULL) {
+        v->found = true;
         if (!v->done && rs_agent_conn_shutdown(fd, ps->ap->port, peer) == 0)
             v->done = true;
         return;
@@ -302,8 +306,8 @@ end_pipes(rs_agent_pipes *ap, bool idle)
             bool old = idle && ap->o.idle_timeout_s && now - e->last_ns > limit;
             if (!(old || e->evict) || !ps.victims || ps.n_victims == cap)
                 continue;
-            ps.victims[ps.n_victims++] = (struct victim){e->addr, e->id, e->has_addr, e->evict,
-                                                         false};
+            ps.victims[ps.n_victims++] = (struct victim){
+                .addr = e->addr, .id = e->id, .has_addr = e->has_addr, .evicted = e->evict};
             e->last_ns = now; /* ended once; if it is still here after another timeout, again */
             e->evict = false;
         }
@@ -339,8 +343,11 @@ end_pipes(rs_agent_pipes *ap, bool idle)
         qsort(found, sorted.n_victims, sizeof *found, victim_cmp);
     if (handshakes)
         qsort(sorted.piped, sorted.n_piped, sizeof *sorted.piped, addr_cmp);
+    bool scanned = false;
     if (ap->port && (sorted.n_victims || handshakes)) {
-        if (rs_agent_conns_each(ap->port, end_conn, &sorted) < 0)
+        if (rs_agent_conns_each(ap->port, end_conn, &sorted) >= 0)
+            scanned = true;
+        else
             rs_log_limited(60, RS_LOG_WARN, "RS-INGEST-PIPE-FIND",
                            "cannot list the server's descriptors (/proc/self/fd): agent "
                            "connections to close stay open");
@@ -353,11 +360,16 @@ end_pipes(rs_agent_pipes *ap, bool idle)
             sorted.unpiped = NULL;
         }
     }
+    /* A TCP pipe whose socket was shut down, or is no connection any more (NNG 1.5.2's TLS layer
+     * can leave a pipe waiting whose connection ended: see the top), gets NNG's close after the
+     * grace. One whose socket is there but could not be shut down is tried again later. */
     size_t n_idle = 0, n_evicted = 0;
     pthread_mutex_lock(&ap->lock);
     for (size_t i = by_id; i < ps.n_victims; i++) {
-        struct pipe_entry *e = ps.victims[i].done ? *find(ap, ps.victims[i].id) : NULL;
-        if (e)
+        struct victim *v = &ps.victims[i];
+        struct pipe_entry *e = v->done || (scanned && !v->found) ? *find(ap, v->id) : NULL;
+        v->done = e && !e->shut_ns; /* counted once */
+        if (v->done)
             e->shut_ns = now;
     }
     pthread_mutex_unlock(&ap->lock);

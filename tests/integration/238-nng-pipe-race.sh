@@ -23,11 +23,11 @@ fds() { ls "/proc/$1/fd" | wc -l; }
 # settled PID FDS0: within 10 s every agent connection is gone and the server holds no more
 # descriptors than before the attack (a stuck reaper frees neither, ever)
 settled() {
-    local i c f
-    for i in $(seq 100); do
+    local c f end=$((SECONDS + 10))
+    while [ "$SECONDS" -le "$end" ]; do
         c=$(counter agent_connections); f=$(fds "$1")
         [ "$c" = 0 ] && [ "$f" -le "$2" ] && { echo "connections 0, descriptors $f (before $2)"; return 0; }
-        sleep 0.1
+        sleep 0.2
     done
     echo "after 10 s: agent_connections $c, descriptors $f (before $2); NNG's reaper:"
     gdb -batch -p "$1" -ex "thread apply all bt 10" 2>/dev/null | grep -A10 'nng:reap' | head -12
