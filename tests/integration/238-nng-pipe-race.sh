@@ -9,7 +9,7 @@
 # agent-max-connections, and over tls+tcp://. After each attack every connection must be gone
 # (agent_connections 0, descriptors back) and a real request answered. Before the server shut
 # the sockets down instead of calling nng_pipe_close, the idle sweep's attack left the reaper
-# stuck in 6 of 10 3-s runs (docs/BENCHMARKS.md "Closing agent connections mid-message").
+# stuck in 15 of 20 3-s runs (docs/BENCHMARKS.md "Closing agent connections mid-message").
 # Last, a client stalled in its TLS handshake is closed after agent-handshake-timeout-s.
 . "$(dirname "$0")/common.sh"
 . scripts/tls-certs.sh
