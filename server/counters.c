@@ -93,6 +93,9 @@ const struct rs_counter_info rs_counter_infos[] = {
     G(answer_bytes_now, "answer_bytes",
       "Bytes of REST answers being built (reserved) and written to clients (at most "
       "answer-budget-mb)."),
+    C(agent_handshakes_timed_out, "agent_handshakes_timed_out",
+      "Agent connections closed because they had not finished their handshake (TLS) within "
+      "agent-handshake-timeout-s."),
 };
 
 const size_t rs_counter_info_count = sizeof rs_counter_infos / sizeof rs_counter_infos[0];

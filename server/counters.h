@@ -67,6 +67,8 @@ struct rs_counters {
     _Atomic uint64_t top_from_records; /* top answered by a scan of records */
     _Atomic uint64_t answers_over_budget; /* 503: answer-budget-mb of answers in flight */
     _Atomic uint64_t answer_bytes_now;    /* answers being built (reserved) and written */
+    /* agent connections past agent-handshake-timeout-s without becoming pipes (h-nng) */
+    _Atomic uint64_t agent_handshakes_timed_out;
 };
 
 /* One counter as /healthz ("counters": {name: value}, the count itself: nanoseconds where the

@@ -353,7 +353,10 @@ rs_ingest_start(uv_loop_t *loop, const struct rs_ingest_options *opts, rs_writer
     ing->captures = opts->captures;
     if ((rv = nng_mtx_alloc(&ing->lock)) != 0 || (rv = nng_rep0_open(&ing->sock)) != 0)
         goto fail_nng;
-    if ((rv = rs_agent_pipes_start(loop, ing->sock, &opts->pipes, counters, &ing->pipes)) != 0)
+    struct rs_agent_pipes_options popts = opts->pipes;
+    if (!opts->tls) /* NNG bounds the SP handshake of plain TCP itself (10 s) */
+        popts.handshake_timeout_s = 0;
+    if ((rv = rs_agent_pipes_start(loop, ing->sock, &popts, counters, &ing->pipes)) != 0)
         goto fail_nng;
     if ((rv = nng_listener_create(&ing->listener, ing->sock, opts->url)) != 0)
         goto fail_nng;
@@ -363,6 +366,9 @@ rs_ingest_start(uv_loop_t *loop, const struct rs_ingest_options *opts, rs_writer
         (rv = nng_listener_start(ing->listener, 0)) != 0)
         goto fail_nng;
     make_url(ing, opts->url);
+    int port = 0;
+    if (nng_listener_get_int(ing->listener, NNG_OPT_TCP_BOUND_PORT, &port) == 0)
+        rs_agent_pipes_listening(ing->pipes, port);
     if (opts->tls) {
         nng_tls_config_hold(opts->tls);
         ing->tls = opts->tls;

@@ -106,6 +106,10 @@ static const struct rs_config_option options[] = {
         "close an agent connection that delivered no whole request for this long (a stalled "
         "partial message frees its buffer; agents redial)",
         1, 86400),
+    OPT("agent-handshake-timeout-s", RS_CONFIG_INT, "10", agent_handshake_timeout_s,
+        "close a tls+tcp:// agent connection that has not finished its TLS and SP handshakes in "
+        "this long (0 = never; NNG 1.5.2 itself never ends a stalled TLS handshake)",
+        0, 3600),
     OPT("writer-max-group-records", RS_CONFIG_INT, "131072", writer_max_group_records,
         "records per storage transaction: LMDB keeps the largest transaction's pages cached, so "
         "this bounds the server's heap (0 = no bound; fewer means more commits)",

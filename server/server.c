@@ -185,7 +185,8 @@ rs_server_run(const struct rs_server_config *cfg)
                                       .writer_queue = (unsigned)cfg->writer_queue,
                                       .pipes = {(unsigned)cfg->agent_max_connections_per_peer,
                                                 (unsigned)cfg->agent_max_connections,
-                                                (unsigned)cfg->agent_idle_timeout_s}};
+                                                (unsigned)cfg->agent_idle_timeout_s,
+                                                (unsigned)cfg->agent_handshake_timeout_s}};
     struct rs_work_pool_options qopts = {"rs-query", (unsigned)cfg->query_threads,
                                          (unsigned)cfg->query_max,
                                          (unsigned)cfg->query_max_per_client, (int)cfg->query_nice};

@@ -57,6 +57,7 @@ struct rs_server_config {
     int64_t agent_max_connections_per_peer; /* NNG pipes from one IP; beyond: closed */
     int64_t agent_max_connections;          /* NNG pipes in total; beyond: closed */
     int64_t agent_idle_timeout_s;           /* a pipe without a whole message this long: closed */
+    int64_t agent_handshake_timeout_s;      /* tls+tcp:// connection not a pipe this long: closed */
     int64_t writer_max_group_records;       /* records per write transaction (heap bound) */
     int64_t writer_queue_mb;                /* request bytes waiting for the writer (heap bound) */
     int64_t hang_check_ms;            /* hang watch period (hang_watch.h); 0 = off */
