@@ -13,8 +13,10 @@ process. Concurrent pairs (`pair`, sides a: no collector, b: the mode): both run
 blocks of --block-ms of wall time; per block the ratio of b's median step to a's, blocks classed
 by b's kernel-window schedule (--par-window-ms every --par-period-ms; 300 ms margins for the
 flush thread) as inside a window or between windows (for the A/A pair as if it had the
-schedule); per pair the median over its blocks of each class; across pairs median and
-intervals."""
+schedule); per pair the median over its blocks of each class; `mean`: b's mean step over a's
+mean step, of the steps each began in the seconds both timed (the cost of the whole span, slow
+steps in windows at their true share: the figure for a duty-cycled schedule); across pairs
+median and intervals."""
 import argparse
 import bisect
 import json
@@ -203,6 +205,8 @@ for (_, _), pr in sorted(pairs.items()):
     hi = min(a_steps[-1][0], b_steps[-1][0])
     blk, W, P, margin = a.block_ms * 1e6, a.par_window_ms * 1e6, a.par_period_ms * 1e6, 300e6
     cls = {"in": [], "between": [], "all": []}
+    ma = [ms for ts, ms in a_steps if lo <= ts < hi]
+    mb = [ms for ts, ms in b_steps if lo <= ts < hi]
     t = lo
     while t + blk <= hi:
         xa = [ms for ts, ms in a_steps if t <= ts < t + blk]
@@ -217,7 +221,10 @@ for (_, _), pr in sorted(pairs.items()):
                 cls["between"].append(ratio)
             cls["all"].append(ratio)
         t += blk
-    d = kinds.setdefault(kind, {"in": [], "between": [], "all": [], "whole": [], "overlap_s": []})
+    d = kinds.setdefault(kind, {"in": [], "between": [], "all": [], "whole": [], "mean": [],
+                                "overlap_s": []})
+    if ma and mb:
+        d["mean"].append(st.mean(mb) / st.mean(ma))
     for c in cls:
         if cls[c]:
             d[c].append(st.median(cls[c]))
@@ -226,7 +233,7 @@ for (_, _), pr in sorted(pairs.items()):
 for kind, d in kinds.items():
     print(f"== concurrent pairs, lm.py, {kind} against none: {len(d['whole'])} pairs, timed "
           f"steps overlapping {min(d['overlap_s']):.1f} - {max(d['overlap_s']):.1f} s")
-    for c in ("whole", "all", "between", "in"):
+    for c in ("mean", "whole", "all", "between", "in"):
         xs = d[c]
         if xs:
             print(f"  {c:8s} median {st.median(xs):.4f} {fmt_ci(median_ci(xs))} boot "
