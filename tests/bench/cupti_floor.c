@@ -30,6 +30,9 @@
  *                           calling cuptiActivityFlushAll(0) every 250 ms), toggled (kernel
  *                           records turned on and off again, as a closed window leaves them),
  *                           kernel (kernel records on: the default, the floor itself)
+ *   FLOOR_WINDOW_MS=A:B     with a stage short of kernel: kernel records on from A to B ms after
+ *                           start, from another thread (a kernel-tracing window once CUDA runs:
+ *                           what stays after it closes)
  * At exit it writes one line to stderr: "cupti-floor: N records (A of launch calls, Q kernels with
  * a queue time), M dropped". */
 #include <cupti.h>
@@ -144,6 +147,24 @@ flusher(void *arg)
     return NULL;
 }
 
+/* FLOOR_WINDOW_MS=A:B: kernel records on from A to B ms after start, from this thread */
+static void *
+late_window(void *arg)
+{
+    const char *v = arg;
+    char *end = NULL;
+    long a = strtol(v, &end, 10), b = end && *end == ':' ? strtol(end + 1, NULL, 10) : a;
+    struct timespec on = {a / 1000, (a % 1000) * 1000000L}, off = {(b - a) / 1000, ((b - a) % 1000) * 1000000L};
+
+    nanosleep(&on, NULL);
+    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
+        fprintf(stderr, "cupti-floor: window: kernel records refused\n");
+    nanosleep(&off, NULL);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    cuptiActivityFlushAll(0);
+    return NULL;
+}
+
 /* FLOOR_LATENCY=2: latency timestamps turned on later, from this thread */
 static void *
 late_latency(void *arg)
@@ -210,6 +231,9 @@ InitializeInjection(void)
                                  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) !=
                                      CUPTI_SUCCESS))
             fprintf(stderr, "cupti-floor: CUPTI refused to toggle kernel records\n");
+        if (getenv("FLOOR_WINDOW_MS") &&
+            pthread_create(&thread, NULL, late_window, getenv("FLOOR_WINDOW_MS")) == 0)
+            pthread_detach(thread);
         atexit(at_exit);
         return 1;
     }

@@ -7,7 +7,9 @@
 # Extra modes: BETWEEN_VARIANTS="NAME:VAR=V VAR=V;..." the collector between windows with more
 # settings; STAGES="..." the floor's stages to run (a stage named STAGE+lat: with latency
 # timestamps set, FLOOR_LATENCY=1; latelat: kernel records with latency timestamps turned on
-# 300 ms after start, FLOOR_LATENCY=2 — its exit line says how many kernels had a queue time);
+# 300 ms after start, FLOOR_LATENCY=2 — its exit line says how many kernels had a queue time;
+# fwin: the flush stage with kernel records on from 200 to 1200 ms after start, FLOOR_WINDOW_MS,
+# read in the second half's chunks);
 # ALWAYS=0 leaves out `always`. Per run: wall time per launch (median chunk) and CPU time per
 # launch of the launching thread and of the process (launch_bench.cu, getrusage). Leaves
 # $OUT/between.jsonl and $OUT/between-summary.txt. Needs gpu-bundle/ and nvcc.
@@ -37,6 +39,9 @@ run_mode() { # MODE ROUND
     *) if [ -n "${extra[$mode]:-}" ]; then
            read -ra more <<<"${extra[$mode]}"
            env+=("${COLL[@]}" "${BETWEEN[@]}" "${more[@]}")
+       elif [ "$mode" = fwin ]; then
+           env+=(CUDA_INJECTION64_PATH="$B/lib/bench/libcupti_floor.so" FLOOR_STAGE=flush
+                 FLOOR_WINDOW_MS=200:1200)
        elif [ "$mode" = latelat ]; then
            env+=(CUDA_INJECTION64_PATH="$B/lib/bench/libcupti_floor.so" FLOOR_LATENCY=2)
        elif [ "${mode%+lat}" != "$mode" ]; then
@@ -47,7 +52,7 @@ run_mode() { # MODE ROUND
        fi ;;
     esac
     echo "== $mode $2" >>"$OUT/between-stderr.txt"
-    r=$(env "${env[@]}" taskset -c "$CPUS" "$W/launch_bench" "$N" "$CHUNKS" 2>>"$OUT/between-stderr.txt")
+    r=$(env "${env[@]}" taskset -c "$CPUS" timeout 60 "$W/launch_bench" "$N" "$CHUNKS" 2>>"$OUT/between-stderr.txt")
     printf '{"mode":"%s","round":%d,"result":%s}\n' "$mode" "$2" "${r:-null}" >>"$OUT/between.jsonl"
 }
 for i in $(seq "$ROUNDS"); do
@@ -63,6 +68,7 @@ from paired_stats import boot_ci, fmt_ci, median_ci
 rows = [json.loads(l) for l in open(sys.argv[1])]
 modes = sys.argv[2:]
 for key, what in (("chunk_median_us", "wall us per launch (median chunk)"),
+                  ("late_chunk_median_us", "wall us per launch (median chunk of the second half)"),
                   ("thread_cpu_us", "CPU us per launch, launching thread"),
                   ("proc_cpu_us", "CPU us per launch, whole process")):
     by = {}
