@@ -73,7 +73,7 @@ run() {
     none | none2 | par-none) ;;
     default) env+=("${coll[@]}") ;;
     always) env+=("${coll[@]}" RANKSCOPE_KERNELS=always) ;;
-    floor) env+=(CUDA_INJECTION64_PATH="$B/lib/bench/libcupti_floor.so") ;;
+    floor | par-cupti) env+=(CUDA_INJECTION64_PATH="$B/lib/bench/libcupti_floor.so") ;;
     *) env+=("${coll[@]}") ;;
     esac
     SEQ=$((SEQ + 1))
@@ -93,7 +93,10 @@ run() {
 # KIND rotates over the list. win / winlean: windows of $PAR_W ms every $PAR_P ms (lean: without
 # host synchronizations and queue times: RANKSCOPE_SYNC=0 RANKSCOPE_LAUNCH_WAIT=0); between /
 # nolat / lean: the collector between windows (one window of 100 ms a day) as set by default,
-# without kernels' queue times (RANKSCOPE_LAUNCH_WAIT=0), and without host synchronizations too.
+# without kernels' queue times (RANKSCOPE_LAUNCH_WAIT=0), and without host synchronizations too;
+# cupti: no collector, CUPTI's floor client stopped at stage $PAR_CUPTI_STAGE (flush: CUPTI
+# initialised, buffers registered, device and marker records, a thread flushing every 250 ms —
+# what CUPTI itself does between windows, without our code).
 pairs() {
     local n=$1 i kind ca cb start
     shift
@@ -117,6 +120,7 @@ pairs() {
         between) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS=100 RANKSCOPE_WINDOW_PERIOD_MS=86400000) ;;
         nolat) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS=100 RANKSCOPE_WINDOW_PERIOD_MS=86400000
                      RANKSCOPE_LAUNCH_WAIT=0) ;;
+        cupti) more=(FLOOR_STAGE="${PAR_CUPTI_STAGE:-flush}") ;;
         lean) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS=100 RANKSCOPE_WINDOW_PERIOD_MS=86400000
                     RANKSCOPE_LAUNCH_WAIT=0 RANKSCOPE_SYNC=0) ;;
         esac
