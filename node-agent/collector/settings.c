@@ -33,13 +33,16 @@
  * is longer: far beyond the jitter of a step, well within what an operator waits for. */
 #define DEFAULT_HANG_MS 10000
 #define DEFAULT_HANG_FACTOR 20
-/* Kernel tracing in windows (window.h) by default: 2 s every 60 s (3.3% of the time). Measured on
- * one H100 (docs/BENCHMARKS.md "Default tiers", "Noise first"): tracing every kernel costs the
- * launch-bound LM about as much as CUPTI's floor, but a window's cost does not end when it closes
- * (the steps after one with these kinds stayed ~1.4x slower in the same process), so the duty
- * cycle does not bound the cost on such jobs; on a GPU-bound job the default measured 1.0033x. */
+/* Kernel tracing in windows (window.h) by default: 1 s every 60 s (1.7% of the time), the
+ * schedule of PC-sampling windows. The budget (issue 25, docs/collector.md "Tiers"): at 46.8
+ * kernel launches per ms (the launch-bound LM on an H100), 0.5% of step time is ~0.1 us per
+ * launch, so nothing may run per launch between windows (no driver-API records there: launch
+ * waits and host syncs come from windows only), and the windows' share must leave room: inside
+ * one the LM runs 1.11 - 1.19x (CUPTI's kernel records, measured), which at 2 s every 60 s is
+ * +0.4 - 0.6% by itself, at 1 s every 60 s +0.2 - 0.3%. On a GPU-bound job the default (then
+ * 2 s every 60 s) measured 1.0033x. */
 #define DEFAULT_KERNELS_IN_WINDOWS 1
-#define DEFAULT_WINDOW_MS 2000
+#define DEFAULT_WINDOW_MS 1000
 #define DEFAULT_WINDOW_PERIOD_MS 60000
 /* Each window costs a synchronize: shorter ones would be mostly that. */
 #define MIN_PC_WINDOW_MS 100

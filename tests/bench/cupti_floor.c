@@ -10,7 +10,11 @@
  *                           timestamps in pinned host memory instead of device memory)
  *   FLOOR_DEVICE_BUFFER_MB  CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE (CUPTI's default ~3 MB)
  *   FLOOR_LATENCY=1         cuptiActivityEnableLatencyTimestamps(1): kernel records also carry
- *                           when the launch was queued and submitted
+ *                           when the launch was queued and submitted; also with a FLOOR_STAGE
+ *                           short of kernel (the attribute set, no kernel records: what it costs
+ *                           between kernel-tracing windows); =2: turned on 300 ms after start
+ *                           from another thread (whether a window could set it late: the exit
+ *                           line counts kernel records with a queue time)
  *   FLOOR_LAUNCH_API=1      driver-API records of the kernel-launch calls (cuLaunchKernel, -Ex,
  *                           their _ptsz forms), as a collector recording launches would need;
  *                           =2: the same, turned on 300 ms after start from another thread (as
@@ -26,7 +30,11 @@
  *                           calling cuptiActivityFlushAll(0) every 250 ms), toggled (kernel
  *                           records turned on and off again, as a closed window leaves them),
  *                           kernel (kernel records on: the default, the floor itself)
- * At exit it writes one line to stderr: "cupti-floor: N records (A of launch calls), M dropped". */
+ *   FLOOR_WINDOW_MS=A:B     with a stage short of kernel: kernel records on from A to B ms after
+ *                           start, from another thread (a kernel-tracing window once CUDA runs:
+ *                           what stays after it closes)
+ * At exit it writes one line to stderr: "cupti-floor: N records (A of launch calls, Q kernels with
+ * a queue time), M dropped". */
 #include <cupti.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -39,7 +47,7 @@
 int InitializeInjection(void); /* called by CUDA, as for the collector */
 
 static size_t buffer_bytes = 4096u << 10;
-static atomic_ulong n_records, n_dropped, n_launch_api;
+static atomic_ulong n_records, n_dropped, n_launch_api, n_queued;
 static const CUpti_CallbackId launches[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
@@ -59,7 +67,7 @@ completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t v
 {
     CUpti_Activity *record = NULL;
     size_t dropped = 0;
-    unsigned long n = 0, api = 0;
+    unsigned long n = 0, api = 0, queued = 0;
 
     (void)size;
     while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
@@ -67,9 +75,13 @@ completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t v
         if (record->kind == CUPTI_ACTIVITY_KIND_DRIVER)
             for (size_t i = 0; i < N_LAUNCHES; i++)
                 api += ((CUpti_ActivityAPI *)record)->cbid == launches[i];
+        if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+            queued += ((CUpti_ActivityKernel10 *)record)->queued != 0 &&
+                      ((CUpti_ActivityKernel10 *)record)->queued != CUPTI_TIMESTAMP_UNKNOWN;
     }
     atomic_fetch_add(&n_records, n);
     atomic_fetch_add(&n_launch_api, api);
+    atomic_fetch_add(&n_queued, queued);
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
         atomic_fetch_add(&n_dropped, dropped);
     free(buffer);
@@ -79,8 +91,11 @@ static void
 at_exit(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    fprintf(stderr, "cupti-floor: %lu records (%lu of launch calls), %lu dropped\n",
-            atomic_load(&n_records), atomic_load(&n_launch_api), atomic_load(&n_dropped));
+    fprintf(stderr,
+            "cupti-floor: %lu records (%lu of launch calls, %lu kernels with a queue time), %lu "
+            "dropped\n",
+            atomic_load(&n_records), atomic_load(&n_launch_api), atomic_load(&n_queued),
+            atomic_load(&n_dropped));
 }
 
 static long
@@ -132,6 +147,37 @@ flusher(void *arg)
     return NULL;
 }
 
+/* FLOOR_WINDOW_MS=A:B: kernel records on from A to B ms after start, from this thread */
+static void *
+late_window(void *arg)
+{
+    const char *v = arg;
+    char *end = NULL;
+    long a = strtol(v, &end, 10), b = end && *end == ':' ? strtol(end + 1, NULL, 10) : a;
+    struct timespec on = {a / 1000, (a % 1000) * 1000000L}, off = {(b - a) / 1000, ((b - a) % 1000) * 1000000L};
+
+    nanosleep(&on, NULL);
+    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
+        fprintf(stderr, "cupti-floor: window: kernel records refused\n");
+    nanosleep(&off, NULL);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    cuptiActivityFlushAll(0);
+    return NULL;
+}
+
+/* FLOOR_LATENCY=2: latency timestamps turned on later, from this thread */
+static void *
+late_latency(void *arg)
+{
+    struct timespec wait = {0, 300 * 1000000L};
+
+    (void)arg;
+    nanosleep(&wait, NULL);
+    if (cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS)
+        fprintf(stderr, "cupti-floor: late latency timestamps refused\n");
+    return NULL;
+}
+
 /* FLOOR_LAUNCH_API=2/3: launch-call records turned on later, from this thread */
 static void *
 late_launch_api(void *arg)
@@ -172,6 +218,8 @@ InitializeInjection(void)
     if (stage < KERNEL) {
         if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS)
             fprintf(stderr, "cupti-floor: CUPTI refused the callbacks\n");
+        if (env_long("FLOOR_LATENCY", 0) == 1 && cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS)
+            fprintf(stderr, "cupti-floor: latency timestamps refused\n");
         if (stage >= DEVICE)
             cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
         if (stage >= MARKER)
@@ -183,6 +231,9 @@ InitializeInjection(void)
                                  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) !=
                                      CUPTI_SUCCESS))
             fprintf(stderr, "cupti-floor: CUPTI refused to toggle kernel records\n");
+        if (getenv("FLOOR_WINDOW_MS") &&
+            pthread_create(&thread, NULL, late_window, getenv("FLOOR_WINDOW_MS")) == 0)
+            pthread_detach(thread);
         atexit(at_exit);
         return 1;
     }
@@ -203,8 +254,10 @@ InitializeInjection(void)
         fprintf(stderr, "cupti-floor: CUPTI refused; nothing recorded\n");
         return 1;
     }
-    if (env_long("FLOOR_LATENCY", 0) && cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS)
+    if (env_long("FLOOR_LATENCY", 0) == 1 && cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS)
         fprintf(stderr, "cupti-floor: latency timestamps refused\n");
+    if (env_long("FLOOR_LATENCY", 0) == 2 && pthread_create(&thread, NULL, late_latency, NULL) == 0)
+        pthread_detach(thread);
     long late = env_long("FLOOR_LAUNCH_API", 0);
     for (size_t i = 0; late == 4 && i < N_LAUNCHES; i++)
         if (cuptiActivityEnableDriverApi(launches[i], 1) != CUPTI_SUCCESS ||

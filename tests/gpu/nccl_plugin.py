@@ -5,9 +5,15 @@ timed per operation; one-rank all-reduces; then a send/recv queued behind torch.
 same stream, far longer than the collector's hang limit, while a thread polls the server for the
 rank's collector condition. Prints one JSON line.
 
-usage: nccl_plugin.py OPS HANG_S [HTTP JOB]   (HTTP/JOB: poll the server during the hang)"""
+usage: nccl_plugin.py OPS HANG_S [HTTP JOB]   (HTTP/JOB: poll the server during the hang)
+START_AT=UNIX_S in the environment: after the warm-up, wait until that second before the timed
+operations (two processes started together then time the same seconds: tests/gpu/plugin.sh
+PAIRS_PAR). The line carries the calling thread's CPU time per operation (getrusage
+RUSAGE_THREAD: NCCL calls the plugin's start/stop on it) besides wall time."""
 import ctypes
 import json
+import os
+import resource
 import sys
 import threading
 import time
@@ -63,15 +69,26 @@ def sendrecv():
     check(nccl.ncclGroupEnd(), "ncclGroupEnd")
 
 
+def thread_cpu_s():
+    ru = resource.getrusage(resource.RUSAGE_THREAD)
+    return ru.ru_utime + ru.ru_stime
+
+
 for _ in range(50):
     sendrecv()
 torch.cuda.synchronize()
+start_at = float(os.environ.get("START_AT", "0"))
+if start_at > time.time():
+    time.sleep(start_at - time.time())
+t0_ns = time.time_ns()
+cpu0 = thread_cpu_s()
 t0 = time.perf_counter()
 for _ in range(OPS):
     sendrecv()
 host_s = time.perf_counter() - t0
 torch.cuda.synchronize()
 wall_s = time.perf_counter() - t0
+cpu_s = thread_cpu_s() - cpu0
 ok = bool(torch.equal(a, b))
 
 for _ in range(100):  # one rank: NCCL copies, no profiler events expected
@@ -111,6 +128,7 @@ if HANG_S > 0:
         th.join()
 
 print(json.dumps({"nccl_version": version.value, "ops": OPS, "host_us_per_op": host_s / OPS * 1e6,
-                  "wall_us_per_op": wall_s / OPS * 1e6, "data_ok": ok, "hang": hang,
+                  "wall_us_per_op": wall_s / OPS * 1e6, "thread_cpu_us_per_op": cpu_s / OPS * 1e6,
+                  "t0_ns": t0_ns, "data_ok": ok, "hang": hang,
                   "polls": polls}))
 nccl.ncclCommDestroy(comm)

@@ -16,7 +16,11 @@
 #   gpu    $ROUNDS_GPU rounds of gpubound.py, modes $MODES_GPU
 #   pccap  a PC-sampling + kernels capture on lm.py with RANKSCOPE_PC_DEBUG=1 (tests/gpu/capture.sh
 #          part 1, PAIRS=0)
-#   lmpar  $PAIRS_PAR concurrent pairs on lm.py (see pairs() below): the host's noise common to both
+#   lmpar  $PAIRS_PAR concurrent pairs on lm.py (see pairs() below): the host's noise common to both;
+#          PAR_TIMED_S=S: each side times S seconds of steps (lm.py --timed-s), so that a window
+#          schedule whose period divides S is in the timed seconds at its true share;
+#          PAR_ALIGN_S=A PAR_ALIGN_OFF=O: the timed seconds start at a CLOCK_REALTIME second t
+#          with t % A = O (with windows every A s, one falls A - O s into the timed seconds)
 #   persist one lm.py process per kind in $PERSIST_KINDS (full: windows as set by default; nolat:
 #          RANKSCOPE_LAUNCH_WAIT=0; nosync: RANKSCOPE_SYNC=0; lean: both), started just after a
 #          window of $PER_W ms every $PER_P ms ended, timing 10 s before its first window, the
@@ -33,7 +37,8 @@ MODES_LM=${MODES_LM-none none2 default always}
 MODES_GPU=${MODES_GPU-none none2 default}
 STEPS_LM=${STEPS_LM:-150} WARMUP_LM=${WARMUP_LM:-40} STEPS_GPU=${STEPS_GPU:-100} WARMUP_GPU=${WARMUP_GPU:-20}
 CPUS_A=${CPUS_A:-2-5} CPUS_B=${CPUS_B:-6-9} PAIRS_PAR=${PAIRS_PAR:-20} PAR_KINDS=${PAR_KINDS-none win winlean}
-STEPS_PAR=${STEPS_PAR:-400} PAR_LEAD=${PAR_LEAD:-14} PAR_W=${PAR_W:-2000} PAR_P=${PAR_P:-6000}
+STEPS_PAR=${STEPS_PAR:-400} PAR_LEAD=${PAR_LEAD:-14} PAR_TIMED_S=${PAR_TIMED_S:-0}
+PAR_ALIGN_S=${PAR_ALIGN_S:-0} PAR_ALIGN_OFF=${PAR_ALIGN_OFF:-0} PAR_W=${PAR_W:-2000} PAR_P=${PAR_P:-6000}
 PERSIST_KINDS=${PERSIST_KINDS-full nolat nosync lean} PER_W=${PER_W:-2000} PER_P=${PER_P:-30000} PER_STEPS=${PER_STEPS:-1000}
 INPROC_STEPS=${INPROC_STEPS:-1200} INPROC_W=${INPROC_W:-1000} INPROC_P=${INPROC_P:-3000}
 PHASES=${PHASES:-probe lm gpu pccap inproc}
@@ -68,7 +73,7 @@ run() {
     none | none2 | par-none) ;;
     default) env+=("${coll[@]}") ;;
     always) env+=("${coll[@]}" RANKSCOPE_KERNELS=always) ;;
-    floor) env+=(CUDA_INJECTION64_PATH="$B/lib/bench/libcupti_floor.so") ;;
+    floor | par-cupti) env+=(CUDA_INJECTION64_PATH="$B/lib/bench/libcupti_floor.so") ;;
     *) env+=("${coll[@]}") ;;
     esac
     SEQ=$((SEQ + 1))
@@ -88,7 +93,10 @@ run() {
 # KIND rotates over the list. win / winlean: windows of $PAR_W ms every $PAR_P ms (lean: without
 # host synchronizations and queue times: RANKSCOPE_SYNC=0 RANKSCOPE_LAUNCH_WAIT=0); between /
 # nolat / lean: the collector between windows (one window of 100 ms a day) as set by default,
-# without kernels' queue times (RANKSCOPE_LAUNCH_WAIT=0), and without host synchronizations too.
+# without kernels' queue times (RANKSCOPE_LAUNCH_WAIT=0), and without host synchronizations too;
+# cupti: no collector, CUPTI's floor client stopped at stage $PAR_CUPTI_STAGE (flush: CUPTI
+# initialised, buffers registered, device and marker records, a thread flushing every 250 ms —
+# what CUPTI itself does between windows, without our code).
 pairs() {
     local n=$1 i kind ca cb start
     shift
@@ -99,6 +107,11 @@ pairs() {
         ca=$CPUS_A cb=$CPUS_B
         [ $((i % 2)) = 0 ] && ca=$CPUS_B cb=$CPUS_A
         start=$(($(date +%s) + PAR_LEAD))
+        if [ "$PAR_ALIGN_S" != 0 ]; then
+            start=$((start + ((PAR_ALIGN_OFF - start % PAR_ALIGN_S) % PAR_ALIGN_S + PAR_ALIGN_S) % PAR_ALIGN_S))
+        fi
+        local par_args="--start-at $start"
+        [ "$PAR_TIMED_S" != 0 ] && par_args+=" --timed-s $PAR_TIMED_S"
         local -a more=()
         case $kind in
         win) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS="$PAR_W" RANKSCOPE_WINDOW_PERIOD_MS="$PAR_P") ;;
@@ -107,13 +120,14 @@ pairs() {
         between) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS=100 RANKSCOPE_WINDOW_PERIOD_MS=86400000) ;;
         nolat) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS=100 RANKSCOPE_WINDOW_PERIOD_MS=86400000
                      RANKSCOPE_LAUNCH_WAIT=0) ;;
+        cupti) more=(FLOOR_STAGE="${PAR_CUPTI_STAGE:-flush}") ;;
         lean) more=(RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS=100 RANKSCOPE_WINDOW_PERIOD_MS=86400000
                     RANKSCOPE_LAUNCH_WAIT=0 RANKSCOPE_SYNC=0) ;;
         esac
-        RUN_CPUS=$ca RUN_ARGS="--start-at $start" RUN_PAIR=$i RUN_SIDE=a RUN_ERR=$W/a.err RUN_JSONL=$W/a.jsonl \
+        RUN_CPUS=$ca RUN_ARGS="$par_args" RUN_PAIR=$i RUN_SIDE=a RUN_ERR=$W/a.err RUN_JSONL=$W/a.jsonl \
             run lm none "$i" "$STEPS_PAR" "$WARMUP_LM" &
         local pa=$!
-        RUN_CPUS=$cb RUN_ARGS="--start-at $start" RUN_PAIR=$i RUN_SIDE=b RUN_ERR=$W/b.err RUN_JSONL=$W/b.jsonl \
+        RUN_CPUS=$cb RUN_ARGS="$par_args" RUN_PAIR=$i RUN_SIDE=b RUN_ERR=$W/b.err RUN_JSONL=$W/b.jsonl \
             run lm "par-$kind" "$i" "$STEPS_PAR" "$WARMUP_LM" "${more[@]}"
         wait $pa
         cat "$W/a.jsonl" "$W/b.jsonl" >>"$OUT/noise.jsonl"

@@ -13,7 +13,11 @@ process. Concurrent pairs (`pair`, sides a: no collector, b: the mode): both run
 blocks of --block-ms of wall time; per block the ratio of b's median step to a's, blocks classed
 by b's kernel-window schedule (--par-window-ms every --par-period-ms; 300 ms margins for the
 flush thread) as inside a window or between windows (for the A/A pair as if it had the
-schedule); per pair the median over its blocks of each class; across pairs median and
+schedule); per pair the median over its blocks of each class; `mean`: b's mean step over a's
+mean step, of the steps each began in the seconds both timed (the cost of the whole span, slow
+steps in windows at their true share: the figure for a duty-cycled schedule); `before` and
+`after`: the blocks before the first window that starts in the timed seconds and those from 300
+ms after its end (a window's cost that stays after it closes); across pairs median and
 intervals."""
 import argparse
 import bisect
@@ -202,7 +206,10 @@ for (_, _), pr in sorted(pairs.items()):
     lo = max(a_steps[0][0], b_steps[0][0])
     hi = min(a_steps[-1][0], b_steps[-1][0])
     blk, W, P, margin = a.block_ms * 1e6, a.par_window_ms * 1e6, a.par_period_ms * 1e6, 300e6
-    cls = {"in": [], "between": [], "all": []}
+    cls = {"in": [], "between": [], "all": [], "before": [], "after": []}
+    first_w = -(-lo // P) * P  # the first window to start in the timed seconds
+    ma = [ms for ts, ms in a_steps if lo <= ts < hi]
+    mb = [ms for ts, ms in b_steps if lo <= ts < hi]
     t = lo
     while t + blk <= hi:
         xa = [ms for ts, ms in a_steps if t <= ts < t + blk]
@@ -215,9 +222,19 @@ for (_, _), pr in sorted(pairs.items()):
                 cls["in"].append(ratio)
             elif k0 == k1 and off0 >= W + margin:
                 cls["between"].append(ratio)
+            if t + blk <= first_w:
+                cls["before"].append(ratio)
+            elif t >= first_w + W + margin:
+                cls["after"].append(ratio)
             cls["all"].append(ratio)
         t += blk
-    d = kinds.setdefault(kind, {"in": [], "between": [], "all": [], "whole": [], "overlap_s": []})
+    d = kinds.setdefault(kind, {"in": [], "between": [], "all": [], "whole": [], "mean": [],
+                                "before": [], "after": [], "after_minus_before": [],
+                                "overlap_s": []})
+    if cls["before"] and cls["after"]:
+        d["after_minus_before"].append(st.median(cls["after"]) - st.median(cls["before"]))
+    if ma and mb:
+        d["mean"].append(st.mean(mb) / st.mean(ma))
     for c in cls:
         if cls[c]:
             d[c].append(st.median(cls[c]))
@@ -226,10 +243,10 @@ for (_, _), pr in sorted(pairs.items()):
 for kind, d in kinds.items():
     print(f"== concurrent pairs, lm.py, {kind} against none: {len(d['whole'])} pairs, timed "
           f"steps overlapping {min(d['overlap_s']):.1f} - {max(d['overlap_s']):.1f} s")
-    for c in ("whole", "all", "between", "in"):
+    for c in ("mean", "whole", "all", "between", "in", "before", "after", "after_minus_before"):
         xs = d[c]
         if xs:
-            print(f"  {c:8s} median {st.median(xs):.4f} {fmt_ci(median_ci(xs))} boot "
+            print(f"  {c:18s} median {st.median(xs):.4f} {fmt_ci(median_ci(xs))} boot "
                   f"{fmt_ci(boot_ci(xs))} (range {min(xs):.4f} - {max(xs):.4f}, n={len(xs)})")
 
 

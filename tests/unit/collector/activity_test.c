@@ -49,13 +49,14 @@ static const CUpti_ActivityKind always[] = {
  * it runs: the test reads it after, and the window counts under the collector's lock; where the
  * windows fall on the clock is window_test's.) Returns the converter to free. */
 static rs_convert *
-windows_with(enum rs_activity_sync sync)
+windows_with_lw(enum rs_activity_sync sync, enum rs_activity_launch_wait lw)
 {
     rs_convert *c = t_converter();
     struct rs_activity_options o = options(sync);
     struct rs_activity_window_stats ws;
     CUpti_CallbackId sync_cbid;
 
+    o.launch_wait = lw;
     o.flush_ms = 10;
     o.window_ns = 300000000ull;
     o.period_ns = 1000000000ull;
@@ -87,6 +88,29 @@ windows_with(enum rs_activity_sync sync)
     T_CHECK(!fake_cupti_driver_api_on(sync_cbid));
     T_CHECK(!fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
     return c;
+}
+
+static rs_convert *
+windows_with(enum rs_activity_sync sync)
+{
+    return windows_with_lw(sync, RS_ACTIVITY_LAUNCH_WAIT_OFF);
+}
+
+/* The defaults (RANKSCOPE_SYNC=api, RANKSCOPE_LAUNCH_WAIT=api) in windows: nothing is recorded per
+ * launch or per synchronizing call between windows — no driver-API records of any call, at start,
+ * in the windows or after them, and never the SYNCHRONIZATION kind — since at 46.8 launches per ms
+ * 0.5% of a launch-bound job's time is ~0.1 us per launch (docs/collector.md "Tiers"); queue times
+ * come from the windows' kernels (latency timestamps, an attribute set once at start). */
+static void
+nothing_per_launch_between_windows(void)
+{
+    rs_convert *c = windows_with_lw(RS_ACTIVITY_SYNC_API, RS_ACTIVITY_LAUNCH_WAIT_API);
+    T_CHECK(!fake_cupti_driver_api_ever());
+    T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
+    T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_DRIVER));
+    T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_RUNTIME));
+    T_CHECK(fake_cupti_latency);
+    rs_convert_free(c);
 }
 
 /* The default (RANKSCOPE_SYNC=api): no host synchronization records in windows at all — CUPTI's
@@ -274,6 +298,7 @@ main(void)
     T_RUN_ISOLATED(kinds_and_sync_by_api);
     T_RUN_ISOLATED(kernels_in_windows);
     T_RUN_ISOLATED(windows_with_sync_records);
+    T_RUN_ISOLATED(nothing_per_launch_between_windows);
     T_RUN_ISOLATED(sync_by_records);
     T_RUN_ISOLATED(sync_off);
     T_RUN_ISOLATED(launch_waits_by_latency);

@@ -22,6 +22,7 @@
 static char log_text[512];
 static size_t log_len;
 static bool kind_on[MAX_KINDS], kind_ever[MAX_KINDS], api_on[MAX_CBIDS];
+static bool api_ever; /* any driver-API records ever enabled */
 static bool pc_enabled; /* cuptiPCSamplingEnable called, not disabled since */
 static int attr_u8[16] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 static CUpti_BuffersCallbackRequestFunc requested;
@@ -82,6 +83,12 @@ bool
 fake_cupti_kind_ever(CUpti_ActivityKind kind)
 {
     return (unsigned)kind < MAX_KINDS && kind_ever[kind];
+}
+
+bool
+fake_cupti_driver_api_ever(void)
+{
+    return api_ever;
 }
 
 bool
@@ -164,6 +171,7 @@ cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
     if (cbid < MAX_CBIDS)
         api_on[cbid] = enable;
+    api_ever = api_ever || enable;
     return CUPTI_SUCCESS;
 }
 

@@ -21,6 +21,8 @@ bool fake_cupti_kind_on(CUpti_ActivityKind kind);
 bool fake_cupti_kind_ever(CUpti_ActivityKind kind);
 /* Driver-API records enabled for a call (cuptiActivityEnableDriverApi). */
 bool fake_cupti_driver_api_on(CUpti_CallbackId cbid);
+/* Whether driver-API records were ever enabled for any call. */
+bool fake_cupti_driver_api_ever(void);
 /* The last value set for an activity attribute of one byte (-1: never set). */
 int fake_cupti_attribute_u8(CUpti_ActivityAttribute attr);
 

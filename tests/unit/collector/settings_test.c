@@ -55,7 +55,7 @@ defaults(void)
     T_EQ(s.pc.sampling_period, 0);
     T_EQ(s.pc.hw_buffer_mb, 64);
     T_EQ(s.kernels_in_windows, 1); /* windows by default (docs/collector.md "Tiers") */
-    T_EQ(s.window_ms, 2000);
+    T_EQ(s.window_ms, 1000);
     T_EQ(s.window_period_ms, 60000);
     T_EQ(s.hang_ms, 10000);
     T_EQ(s.hang_factor, 20);
