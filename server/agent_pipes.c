@@ -367,10 +367,15 @@ end_pipes(rs_agent_pipes *ap, bool idle)
     pthread_mutex_lock(&ap->lock);
     for (size_t i = by_id; i < ps.n_victims; i++) {
         struct victim *v = &ps.victims[i];
-        struct pipe_entry *e = v->done || (scanned && !v->found) ? *find(ap, v->id) : NULL;
-        v->done = e && !e->shut_ns; /* counted once */
-        if (v->done)
-            e->shut_ns = now;
+        struct pipe_entry *e = *find(ap, v->id);
+        /* Still in the table: ended now if shut down or its socket is gone, counted once (a pipe
+         * lingering after its shutdown is chosen again). Gone from it already: NNG removed it at
+         * once after our shutdown (counted: v->done), or it left by itself (not counted). */
+        if (e) {
+            v->done = (v->done || (scanned && !v->found)) && !e->shut_ns;
+            if (v->done)
+                e->shut_ns = now;
+        }
     }
     pthread_mutex_unlock(&ap->lock);
     for (size_t i = 0; i < ps.n_victims; i++)
