@@ -2,6 +2,7 @@
 #include "node-agent/collector/activity.h"
 
 #include "common/clock.h"
+#include "node-agent/collector/attach.h"
 #include "node-agent/collector/capture.h"
 #include "node-agent/collector/got_hook.h"
 #include "node-agent/collector/log.h"
@@ -34,8 +35,10 @@ static struct {
     struct rs_window_schedule window;
     bool windows;                /* tracing in windows, not always */
     bool traced_refused;         /* CUPTI refused the traced kinds at a window: said once */
+    bool detach_refused;         /* CUPTI refused to detach: said once */
     bool traced_on;              /* the traced kinds are on now (a window or a capture) */
     uint64_t capture_until_mono; /* a capture keeps them on until then (capture.h) */
+    unsigned ticks_off;          /* flush ticks since they went off (detach: attach.h) */
     struct rs_activity_window_stats window_stats;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER,
        .wake_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -101,7 +104,10 @@ send_converted(bool last)
 {
     struct rs_clock_pair clock = {0, 0};
 
-    cuptiGetTimestamp(&clock.source_ns); /* CUPTI's clock, paired with CLOCK_REALTIME */
+    /* CUPTI's clock, paired with CLOCK_REALTIME; none while CUPTI is detached (attach.h: a call
+     * would attach it), and then no CUPTI records either */
+    if (rs_attach_state() != RS_DETACHED)
+        cuptiGetTimestamp(&clock.source_ns);
     clock.realtime_ns = rs_clock_realtime_ns();
     pthread_mutex_lock(&g.lock);
     rs_convert_in_flight_begin(g.conv);
@@ -139,6 +145,36 @@ traced_kinds(bool on)
     return ok;
 }
 
+/* Detach mode (attach.h): CUPTI attached again before a window's kinds go on (or a pending detach
+ * called off), with the DEVICE records that name the GPUs, turned off for the detach; false when
+ * CUPTI refused. */
+static bool
+attached_for_tracing(void)
+{
+    bool was_attached = rs_attach_state() == RS_ATTACHED;
+
+    if (rs_attach_attach(buffer_requested, buffer_completed) != 0)
+        return false;
+    return was_attached || cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE) == CUPTI_SUCCESS;
+}
+
+/* Detach mode, between windows (flush thread, attach lock held, CUPTI attached): one tick after
+ * the kinds went off — the kernels still running at the window's end have completed by then —
+ * every buffer is brought back by a forced flush and the detach is asked for (attach.h). */
+static void
+detach_between_windows(void)
+{
+    if (g.detach_refused || g.traced_on || rs_attach_state() != RS_ATTACHED || ++g.ticks_off < 2)
+        return;
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DEVICE);
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (rs_attach_detach() != 0 && !g.detach_refused) {
+        g.detach_refused = true;
+        rs_collector_log("CUPTI refused to detach between windows; it stays attached (this "
+                         "costs launch-bound jobs more: docs/collector.md)");
+    }
+}
+
 /* Opens or closes a window when the wall clock says so (window.h), or a capture does (capture.h:
  * the kinds stay on until it ends), timing what it costs. `locked`: the caller holds g.lock (a
  * capture starting). Returns false when CUPTI refused to turn the kinds on or off. */
@@ -152,13 +188,23 @@ window_tick(bool locked)
     bool want = g.window.open || t0 < g.capture_until_mono;
     if (want == g.traced_on)
         return true;
+    if (want && g.opts.detach && !attached_for_tracing()) {
+        if (!g.traced_refused) {
+            g.traced_refused = true;
+            rs_collector_log("CUPTI refused to attach again for a window; windows may be missing");
+        }
+        return false; /* tried again at the next tick */
+    }
     /* CUPTI's clock before the kinds go on: every record of the window starts after it */
-    cuptiGetTimestamp(&cupti_now);
+    if (want)
+        cuptiGetTimestamp(&cupti_now);
     bool ok = traced_kinds(want);
     uint64_t took = rs_clock_mono_ns() - t0;
     g.traced_on = want;
+    g.ticks_off = 0;
     if (!locked)
         pthread_mutex_lock(&g.lock);
+    rs_attach_note(want ? 'O' : 'C');
     if (want) {
         rs_convert_traced_from(g.conv, cupti_now);
         g.window_stats.opened++;
@@ -209,15 +255,21 @@ flush_main(void *arg)
         if (g.stopping)
             break;
         pthread_mutex_unlock(&g.wake_lock);
+        rs_attach_lock(); /* no detach while this tick calls CUPTI */
         pthread_mutex_lock(&g.lock);
         rs_capture_tick(g.conv); /* orders from the agent (capture.h) */
         pthread_mutex_unlock(&g.lock);
         if (g.windows)
             window_tick(false);
-        /* Completed buffers only (0): no GPU synchronisation, no incomplete records. */
-        cuptiActivityFlushAll(0);
+        if (rs_attach_state() != RS_DETACHED) {
+            /* Completed buffers only (0): no GPU synchronisation, no incomplete records. */
+            cuptiActivityFlushAll(0);
+            if (g.opts.detach)
+                detach_between_windows();
+        }
         rs_pcsampling_tick(rs_clock_mono_ns());
         send_converted(false);
+        rs_attach_unlock();
         pthread_mutex_lock(&g.wake_lock);
     }
     pthread_mutex_unlock(&g.wake_lock);
@@ -315,27 +367,27 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
                     "cuptiActivityRegisterCallbacks")))
         return rc;
     /* Queue times of kernels, for launch waits; before the kinds (CUPTI wants latency timestamps
-     * before CUDA is initialized: we run inside cuInit); optional. In windows: the launch calls'
-     * records only inside them. */
+     * before CUDA is initialized: we run inside cuInit); optional. */
     g.windows = opts->window_ns > 0;
+    g.opts.detach = opts->detach && g.windows;
     g.window =
         (struct rs_window_schedule){.window_ns = opts->window_ns, .period_ns = opts->period_ns};
-    /* Driver-API records cannot be turned on once CUDA runs: on an H100 (CUDA 13.0) records of
-     * the launch calls turned on 300 ms after start, per call or as the whole DRIVER kind, gave 0
-     * of 300,000 launches (docs/BENCHMARKS.md "Default tiers"). Windows therefore take queue
-     * times from CUPTI's latency timestamps (an attribute of kernel records: on from the start,
-     * paid only while kernels are traced). Host synchronizations in windows and captures only
-     * when asked for by name (RANKSCOPE_SYNC=1: the SYNCHRONIZATION kind): on an H100 the LM's
-     * steps stayed ~1.4x slower for as long as they were timed after a window with that kind had
-     * closed, its records off (docs/BENCHMARKS.md "Noise first", D4; what CUPTI keeps is not
-     * documented: turning the kind off does not undo it) — so a window would cost a launch-bound
-     * job what tracing always costs. The default (api) records none in windows. */
-    if (g.windows && g.opts.launch_wait == RS_ACTIVITY_LAUNCH_WAIT_API)
-        g.opts.launch_wait = RS_ACTIVITY_LAUNCH_WAIT_LATENCY;
+    /* In windows no launch waits. Driver-API records cannot be turned on once CUDA runs: on an
+     * H100 (CUDA 13.0) records of the launch calls turned on 300 ms after start, per call or as
+     * the whole DRIVER kind, gave 0 of 300,000 launches (docs/BENCHMARKS.md "Default tiers"). The
+     * other source of queue times, CUPTI's latency timestamps set at start, hung the LM: 5 of 5
+     * processes with windows every 8 s stopped for good within ~35 s, 0 of 9 without them
+     * (docs/BENCHMARKS.md "CUPTI detached between windows"). Host synchronizations in windows and
+     * captures only when asked for by name (RANKSCOPE_SYNC=1: the SYNCHRONIZATION kind): on an
+     * H100 the LM's steps stayed ~1.4x slower for as long as they were timed after a window with
+     * that kind had closed, its records off (docs/BENCHMARKS.md "Noise first", D4) — so a window
+     * would cost a launch-bound job what tracing always costs. The default (api) records none in
+     * windows. */
+    if (g.windows)
+        g.opts.launch_wait = RS_ACTIVITY_LAUNCH_WAIT_OFF;
     if (g.windows && g.opts.sync == RS_ACTIVITY_SYNC_API)
         g.opts.sync = RS_ACTIVITY_SYNC_OFF;
-    if ((!g.windows || g.opts.launch_wait == RS_ACTIVITY_LAUNCH_WAIT_LATENCY) &&
-        !launch_wait_start(g.opts.launch_wait))
+    if (!launch_wait_start(g.opts.launch_wait))
         rs_collector_log("queue times of kernels unavailable: no launch waits");
     size_t n_kinds = g.windows ? FIRST_TRACED_KIND : N_ALWAYS_KINDS;
     for (size_t i = 0; i < n_kinds; i++) {
@@ -349,8 +401,9 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
      * them only. */
     if (!g.windows && !sync_start(g.opts.sync))
         rs_collector_log("host synchronization records unavailable");
-    /* NVTX markers (step ranges) when NVTX is routed to CUPTI; optional. */
-    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER) != CUPTI_SUCCESS)
+    /* NVTX markers (step ranges) when NVTX is routed to CUPTI; optional. (Detach mode is only
+     * for processes where it is not: markers need CUPTI attached.) */
+    if (!g.opts.detach && cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER) != CUPTI_SUCCESS)
         rs_collector_log("NVTX markers unavailable: steps will be inferred, not read");
     /* PC sampling after the activity kinds: CUPTI refuses CONCURRENT_KERNEL after it (measured) */
     if (opts->pc_sampling)
@@ -427,9 +480,15 @@ stop_collection(const char *taken_by)
         g.stopped = true;
         stop_flush_thread();
         rs_pcsampling_finish();
-        if (taken_by)
+        rs_attach_lock();
+        if (rs_attach_state() == RS_DETACHING)
+            rs_attach_attach(buffer_requested, buffer_completed); /* called off */
+        /* detached: nothing of ours in CUPTI, and a call would attach it again */
+        bool attached = rs_attach_state() == RS_ATTACHED;
+        if (taken_by && attached)
             disable_kinds();
-        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        if (attached)
+            cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         if (taken_by) {
             char text[200];
             snprintf(text, sizeof text,
@@ -447,6 +506,7 @@ stop_collection(const char *taken_by)
         rs_capture_finish(g.conv); /* a capture running to the end is reported done */
         pthread_mutex_unlock(&g.lock);
         send_converted(true);
+        rs_attach_unlock();
     }
     pthread_mutex_unlock(&g.stop_lock);
 }

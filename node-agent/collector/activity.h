@@ -44,10 +44,16 @@ struct rs_activity_options {
     enum rs_activity_sync sync;
     enum rs_activity_launch_wait launch_wait;
     bool log_hooks; /* say on stderr how many call sites the hand-over hooks redirected */
-    /* Kernel tracing in windows (window.h): CONCURRENT_KERNEL, MEMCPY, MEMSET, host
-     * synchronizations and launch calls on for window_ns every period_ns, aligned on the wall
-     * clock, opened and closed by the flush thread; 0: always on. DEVICE and MARKER stay on. */
+    /* Kernel tracing in windows (window.h): CONCURRENT_KERNEL, MEMCPY, MEMSET (and host
+     * synchronizations when sync is RS_ACTIVITY_SYNC_RECORDS) on for window_ns every period_ns,
+     * aligned on the wall clock, opened and closed by the flush thread; 0: always on. In windows
+     * launch_wait is taken as RS_ACTIVITY_LAUNCH_WAIT_OFF (activity.c says why). DEVICE and
+     * MARKER stay on unless detach. */
     uint64_t window_ns, period_ns;
+    /* With windows: CUPTI detached between them (attach.h) — no MARKER records, and nothing of
+     * CUPTI's is set at start that a window could not set again (no latency timestamps: the
+     * caller turns launch waits off) */
+    bool detach;
 };
 
 /* Windows opened and closed, and the time the flush thread spent turning the kinds on and off. */

@@ -7,6 +7,7 @@
  * others) and identity variables (identity.h). NVTX_INJECTION64_PATH=this library forwards NVTX
  * to CUPTI (InitializeInjectionNvtx2 below). */
 #include "node-agent/collector/activity.h"
+#include "node-agent/collector/attach.h"
 #include "node-agent/collector/convert.h"
 #include "node-agent/collector/identity.h"
 #include "node-agent/collector/log.h"
@@ -62,6 +63,24 @@ demangle(const char *mangled)
     return out;
 }
 
+/* RANKSCOPE_DEBUG=1: when windows opened and closed and CUPTI was detached and attached again
+ * (attach.h), eight events a line, CLOCK_REALTIME in ms. */
+static void
+log_timeline(void)
+{
+    static struct rs_attach_event ev[RS_ATTACH_EVENTS];
+    size_t n = rs_attach_events(ev, RS_ATTACH_EVENTS);
+
+    for (size_t i = 0; i < n; i += 8) {
+        char line[400];
+        size_t len = 0;
+        for (size_t j = i; j < n && j < i + 8 && len < sizeof line; j++)
+            len += (size_t)snprintf(line + len, sizeof line - len, " %c %.1f", ev[j].what,
+                                    (double)ev[j].realtime_ns / 1e6);
+        rs_collector_log("CUPTI timeline:%s", line);
+    }
+}
+
 /* RANKSCOPE_DEBUG=1: what this process converted, once at exit. */
 static void
 log_stats(void)
@@ -92,6 +111,17 @@ log_stats(void)
                          (double)ws.open_ns / (double)ws.opened / 1e3,
                          (unsigned long long)ws.closed,
                          ws.closed ? (double)ws.close_ns / (double)ws.closed / 1e3 : 0.0);
+    struct rs_attach_stats as;
+    rs_attach_get_stats(&as);
+    if (as.detaches || as.refused)
+        rs_collector_log("CUPTI between windows: %llu detaches (%.1f ms each from asked to done), "
+                         "%llu attaches (%.1f ms each), %llu called off, %llu refused",
+                         (unsigned long long)as.detaches,
+                         as.detaches ? (double)as.detach_wait_ns / (double)as.detaches / 1e6 : 0.0,
+                         (unsigned long long)as.attaches,
+                         as.attaches ? (double)as.attach_ns / (double)as.attaches / 1e6 : 0.0,
+                         (unsigned long long)as.cancelled, (unsigned long long)as.refused);
+    log_timeline();
     struct rs_plugin_stats ps;
     rs_plugin_get_stats(&ps);
     if (ps.comms || ps.comms_refused)
@@ -218,6 +248,31 @@ kernels_windowed(const struct rs_collector_settings *s)
     return s->kernels_in_windows && !s->pc_sampling;
 }
 
+/* Kernels in windows: no launch waits (activity.c says why: neither source of queue times works
+ * in windows); said when RANKSCOPE_LAUNCH_WAIT asked for them. CUPTI detached between windows
+ * (attach.h) unless NVTX goes to CUPTI: its markers need CUPTI attached all the time. */
+static bool
+detached_between_windows(struct rs_collector_settings *s)
+{
+    const char *nvtx = getenv("NVTX_INJECTION64_PATH"), *lw = getenv("RANKSCOPE_LAUNCH_WAIT");
+
+    if (!kernels_windowed(s))
+        return false;
+    if (lw && *lw && strcmp(lw, "0") != 0)
+        rs_collector_log("RANKSCOPE_LAUNCH_WAIT=%.32s: launch waits need RANKSCOPE_KERNELS=always; "
+                         "kernels are traced in windows here, without them",
+                         lw);
+    s->launch_wait = RS_ACTIVITY_LAUNCH_WAIT_OFF;
+    if (!s->detach)
+        return false;
+    if (nvtx && *nvtx) {
+        rs_collector_log("NVTX_INJECTION64_PATH is set: CUPTI stays attached between kernel "
+                         "windows for NVTX markers (RANKSCOPE_DETACH has no effect)");
+        return false;
+    }
+    return true;
+}
+
 static void
 initialize(void)
 {
@@ -234,6 +289,7 @@ initialize(void)
     if (s->kernels_in_windows && s->pc_sampling)
         rs_collector_log("PC sampling is on: kernels are traced all the time, not in windows "
                          "(CUPTI refuses kernel activity turned on after PC sampling)");
+    bool detach = detached_between_windows(s);
     struct rs_activity_options opts = {(unsigned)s->flush_ms,
                                        (size_t)s->buffer_kb << 10,
                                        s->pc_sampling ? &s->pc : NULL,
@@ -242,7 +298,8 @@ initialize(void)
                                        s->hook_debug,
                                        kernels_windowed(s) ? (uint64_t)s->window_ms * 1000000u
                                                            : 0,
-                                       (uint64_t)s->window_period_ms * 1000000u};
+                                       (uint64_t)s->window_period_ms * 1000000u,
+                                       detach};
     if (!version_ok(why, sizeof why))
         refusal = RS_COLLECTOR_VERSION_MISMATCH;
     else if (!cupti_free(why, sizeof why))

@@ -42,6 +42,9 @@
  * +0.4 - 0.6% by itself, at 1 s every 60 s +0.2 - 0.3%. On a GPU-bound job the default (then
  * 2 s every 60 s) measured 1.0033x. */
 #define DEFAULT_KERNELS_IN_WINDOWS 1
+/* Between windows no CUPTI at all (attach.h): a client that stays attached with no kernel records
+ * measured +1 ... +8% on the launch-bound LM (docs/BENCHMARKS.md), over the whole budget. */
+#define DEFAULT_DETACH 1
 #define DEFAULT_WINDOW_MS 1000
 #define DEFAULT_WINDOW_PERIOD_MS 60000
 /* Each window costs a synchronize: shorter ones would be mostly that. */
@@ -59,6 +62,7 @@ static const struct choice sync_choices[] = {{"api", RS_ACTIVITY_SYNC_API},
                                              {"0", RS_ACTIVITY_SYNC_OFF},
                                              {0}};
 static const struct choice kernels_choices[] = {{"always", 0}, {"window", 1}, {0}};
+static const struct choice detach_choices[] = {{"1", 1}, {"0", 0}, {0}};
 static const struct choice launch_wait_choices[] = {{"api", RS_ACTIVITY_LAUNCH_WAIT_API},
                                                     {"latency", RS_ACTIVITY_LAUNCH_WAIT_LATENCY},
                                                     {"0", RS_ACTIVITY_LAUNCH_WAIT_OFF},
@@ -103,6 +107,7 @@ static const struct setting table[] = {
     NUM("RANKSCOPE_PC_HW_BUFFER_MB", pc.hw_buffer_mb, 16, 4096, 64, false),
     {"RANKSCOPE_KERNELS", CHOICE, AT(kernels_in_windows), 0, 0, 0, DEFAULT_KERNELS_IN_WINDOWS, false,
      kernels_choices, NULL},
+    {"RANKSCOPE_DETACH", CHOICE, AT(detach), 0, 0, 0, DEFAULT_DETACH, false, detach_choices, NULL},
     NUM("RANKSCOPE_WINDOW_MS", window_ms, 100, 600000, DEFAULT_WINDOW_MS, false),
     NUM("RANKSCOPE_WINDOW_PERIOD_MS", window_period_ms, 1000, 86400000, DEFAULT_WINDOW_PERIOD_MS,
         false),

@@ -18,11 +18,14 @@
  *   RANKSCOPE_PC_DRAIN_MS       100 - 600000 (default 1000), RANKSCOPE_PC_SAMPLING_PERIOD 5 - 31
  *                               (2^N cycles; default CUPTI's), RANKSCOPE_PC_HW_BUFFER_MB 16 - 4096
  *                               (default 64), RANKSCOPE_PC_DEBUG 1: a line per window step
- *   RANKSCOPE_KERNELS           always (default): CUPTI kernel, copy, synchronization and launch
- *                               records all the time; window: only inside windows of
- *                               RANKSCOPE_WINDOW_MS 100 - 600000 (default 2000) every
- *                               RANKSCOPE_WINDOW_PERIOD_MS 1000 - 86400000 (default 30000; at
- *                               least the window), aligned on the wall clock (window.h)
+ *   RANKSCOPE_KERNELS           window (default): CUPTI kernel, copy and memset records only
+ *                               inside windows of RANKSCOPE_WINDOW_MS 100 - 600000 (default
+ *                               1000) every RANKSCOPE_WINDOW_PERIOD_MS 1000 - 86400000 (default
+ *                               60000; at least the window), aligned on the wall clock (window.h);
+ *                               always: all the time (also whenever PC sampling is on)
+ *   RANKSCOPE_DETACH            1 (default): with windows, CUPTI detached between them (attach.h)
+ *                               unless NVTX is routed to CUPTI (NVTX_INJECTION64_PATH set) —
+ *                               then no launch waits; 0: CUPTI stays attached between windows
  *   RANKSCOPE_HANG_MS           an NCCL operation (NCCL profiler plugin) in flight longer than
  *                               max(this, RANKSCOPE_HANG_FACTOR x its communicator's usual time)
  *                               is reported: 0 (never) or 1000 - 86400000 (default 10000);
@@ -46,6 +49,7 @@ struct rs_collector_settings {
     long flush_ms, buffer_kb;
     long hang_ms, hang_factor;
     int kernels_in_windows; /* RANKSCOPE_KERNELS=window (a CHOICE: an int) */
+    int detach;             /* RANKSCOPE_DETACH (a CHOICE: an int) */
     long window_ms, window_period_ms;
     enum rs_activity_sync sync;
     enum rs_activity_launch_wait launch_wait;

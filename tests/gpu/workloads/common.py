@@ -26,6 +26,10 @@ def parser(doc):
                         "timed steps (runs started together then time the same seconds)")
     p.add_argument("--timed-s", type=float, default=0, metavar="S",
                    help="time steps for S seconds of wall time (at most --steps of them)")
+    p.add_argument("--count-cpu", action="store_true",
+                   help="per timed step, the instructions (where the machine counts them) and "
+                        "the CPU time of this thread while step() launches its work, before the "
+                        "synchronize: launch_instr and launch_cpu_us (perfcount.py)")
     p.add_argument("--count-kernels", type=int, default=0, metavar="N",
                    help="after timing, run N steps under torch.profiler and report GPU kernels "
                         "per step and per ms of step time (needs no other CUPTI client)")
@@ -40,12 +44,23 @@ def run(name, args, step, extra=None):
      "kernels_per_ms", ...extra}."""
     torch.manual_seed(args.seed)
     n = 0
+    counters = None
+    launch_instr, launch_cpu = [], []
+    if args.count_cpu:
+        import perfcount
+        counters = perfcount.Counters()
 
-    def one():
+    def one(count=False):
         nonlocal n
         if args.nvtx_steps:
             torch.cuda.nvtx.range_push(f"ProfilerStep#{n}")
+        if count and counters:
+            i0, c0 = counters.read()
         step()
+        if count and counters:
+            i1, c1 = counters.read()
+            launch_instr.append(None if i0 is None else i1 - i0)
+            launch_cpu.append(round((c1 - c0) / 1000, 2))
         if args.nvtx_steps:
             torch.cuda.nvtx.range_pop()
         n += 1
@@ -66,7 +81,7 @@ def run(name, args, step, extra=None):
             time.sleep(args.host_sleep_ms / 1000)
             slept += time.perf_counter() - s0
         t0 = time.perf_counter()
-        one()
+        one(True)
         times.append((time.perf_counter() - t0) * 1000)
         ends.append((time.perf_counter() - t_start) * 1000)
     wall = time.perf_counter() - t_start
@@ -83,6 +98,9 @@ def run(name, args, step, extra=None):
                       if e.device_type == torch.autograd.DeviceType.CUDA)
         out["kernels_per_step"] = kernels / args.count_kernels
         out["kernels_per_ms"] = out["kernels_per_step"] / statistics.median(times)
+    if counters:
+        out["launch_instr"], out["launch_cpu_us"] = launch_instr, launch_cpu
+        out["counters_refused"] = counters.why
     if args.timed_s > 0:
         out["step_end_ms"] = [round(t, 3) for t in ends]  # since t0_ns: phases by wall time
     out.update(extra or {})

@@ -8,6 +8,7 @@
  * child process (t_isolated.h: activity.c keeps one state per process, as the collector does),
  * whose stderr is checked for what the collector says. */
 #include "node-agent/collector/activity.h"
+#include "node-agent/collector/attach.h"
 #include "node-agent/collector/convert.h"
 #include "tests/t.h"
 #include "tests/t_isolated.h"
@@ -25,7 +26,7 @@ options(enum rs_activity_sync sync)
 {
     /* the flush thread never ticks within a case: everything happens at finish or hand-over */
     return (struct rs_activity_options){60000, 64 << 10, NULL, sync, RS_ACTIVITY_LAUNCH_WAIT_OFF,
-                                        true,  0,        0};
+                                        true,  0,        0,  false};
 }
 
 /* A converter, and collection into it started with `sync`. */
@@ -99,8 +100,8 @@ windows_with(enum rs_activity_sync sync)
 /* The defaults (RANKSCOPE_SYNC=api, RANKSCOPE_LAUNCH_WAIT=api) in windows: nothing is recorded per
  * launch or per synchronizing call between windows — no driver-API records of any call, at start,
  * in the windows or after them, and never the SYNCHRONIZATION kind — since at 46.8 launches per ms
- * 0.5% of a launch-bound job's time is ~0.1 us per launch (docs/collector.md "Tiers"); queue times
- * come from the windows' kernels (latency timestamps, an attribute set once at start). */
+ * 0.5% of a launch-bound job's time is ~0.1 us per launch (docs/collector.md "Tiers"); and no
+ * latency timestamps (they hung the LM with windows, measured): no launch waits in windows. */
 static void
 nothing_per_launch_between_windows(void)
 {
@@ -109,7 +110,7 @@ nothing_per_launch_between_windows(void)
     T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
     T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_DRIVER));
     T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_RUNTIME));
-    T_CHECK(fake_cupti_latency);
+    T_CHECK(!fake_cupti_latency);
     rs_convert_free(c);
 }
 
@@ -291,6 +292,135 @@ hand_over_at_subscribe(void)
     rs_convert_free(c);
 }
 
+/* Detach mode (attach.h): windows of 300 ms every second, started in a gap, a flush tick every
+ * 10 ms. Returns the converter; CUPTI is attached now (start: callbacks and DEVICE records, no
+ * MARKER, no latency timestamps). */
+static rs_convert *
+detach_started(void)
+{
+    rs_convert *c = t_converter();
+    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_API);
+
+    o.flush_ms = 10;
+    o.window_ns = 300000000ull;
+    o.period_ns = 1000000000ull;
+    o.detach = true;
+    uint64_t phase = rs_clock_realtime_ns() % o.period_ns;
+    rs_clock_sleep_ns((450000000ull + o.period_ns - phase) % o.period_ns);
+    T_EQ(rs_activity_start(c, &o), 0);
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_DEVICE));
+    T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_MARKER));
+    T_CHECK(!fake_cupti_latency);
+    return c;
+}
+
+/* Application threads leave driver calls every millisecond until CUPTI was finalized `n` times
+ * in all (at most ~3 s). */
+static void
+driver_calls_until_finalized(unsigned n)
+{
+    for (int i = 0; i < 3000 && fake_cupti_finalizes < n; i++) {
+        fake_cupti_driver_call_exit();
+        rs_clock_sleep_ns(1000000ull);
+    }
+}
+
+/* Between windows no CUPTI is attached: shortly after start, and again after a window, the
+ * flush thread turns DEVICE off, brings every buffer back (forced flush), subscribes to the
+ * driver-API domain, and the next driver call's exit detaches CUPTI (cuptiFinalize). The window
+ * attaches it again by registering the buffer callbacks (no other call first: CUPTI would attach
+ * lazily with none of ours), traces, and its kernels are converted before the detach. Nothing
+ * calls CUPTI while it is detached, the exit included. */
+static void
+detached_between_windows(void)
+{
+    rs_convert *c = detach_started();
+    struct rs_activity_window_stats ws = {0};
+    struct rs_attach_stats as;
+
+    driver_calls_until_finalized(1);
+    T_EQ(fake_cupti_finalizes, 1);
+    const char *asked = strstr(fake_cupti_log(), "XFso"); /* DEVICE off, flush, subscribe */
+    T_CHECK(asked && strchr(asked, 'Z') != NULL);           /* then the detach */
+    T_EQ(rs_attach_state(), RS_DETACHED);
+    for (int i = 0; i < 200 && !ws.opened; i++) {
+        rs_clock_sleep_ns(10000000ull);
+        rs_activity_get_window_stats(&ws);
+    }
+    T_EQ(ws.opened, 1);
+    rs_clock_sleep_ns(50000000ull); /* inside the window (300 ms) */
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    T_CHECK(strstr(fake_cupti_log(), "ZRK") != NULL); /* attached by registering, then DEVICE */
+    T_CHECK(fake_cupti_kernels(3));
+    driver_calls_until_finalized(2);
+    T_EQ(fake_cupti_finalizes, 2);
+    T_EQ(t_convert_stats(c).kernels, 3);
+    rs_activity_get_window_stats(&ws);
+    T_EQ(ws.closed, 1);
+    fake_cupti_reset();
+    rs_activity_finish();
+    T_CHECK(strcmp(fake_cupti_log(), "") == 0);
+    T_EQ(fake_cupti_lazy_attaches, 0);
+    rs_attach_get_stats(&as);
+    T_EQ(as.detaches, 2);
+    T_EQ(as.attaches, 1);
+    rs_convert_free(c);
+}
+
+/* No driver call came before the next window: the detach asked for is called off (the
+ * subscription ends), CUPTI stays attached through the window, and at exit a pending detach is
+ * called off before the last forced flush. */
+static void
+detach_called_off(void)
+{
+    rs_convert *c = detach_started();
+    struct rs_activity_window_stats ws = {0};
+    struct rs_attach_stats as;
+
+    for (int i = 0; i < 200 && !ws.opened; i++) {
+        rs_clock_sleep_ns(10000000ull);
+        rs_activity_get_window_stats(&ws);
+    }
+    T_EQ(ws.opened, 1);
+    T_EQ(fake_cupti_finalizes, 0);
+    const char *asked = strstr(fake_cupti_log(), "so");
+    T_CHECK(asked && strchr(asked, 'u') && strstr(strchr(asked, 'u'), "uKKKK") != NULL);
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_DEVICE));
+    for (int i = 0; i < 100 && rs_attach_state() != RS_DETACHING; i++)
+        rs_clock_sleep_ns(10000000ull); /* the window closes, a detach is asked for again */
+    T_EQ(rs_attach_state(), RS_DETACHING);
+    fake_cupti_reset();
+    rs_activity_finish();
+    T_CHECK(strncmp(fake_cupti_log(), "uF", 2) == 0);
+    T_EQ(fake_cupti_lazy_attaches, 0);
+    rs_attach_get_stats(&as);
+    T_EQ(as.cancelled, 2);
+    rs_convert_free(c);
+}
+
+/* cuptiFinalize refused: CUPTI stays attached, the subscription ends, it is said once, and no
+ * detach is asked for again (no forced flush at every tick). */
+static void
+detach_refused(void)
+{
+    fake_cupti_finalize_result = CUPTI_ERROR_UNKNOWN;
+    rs_convert *c = detach_started();
+
+    for (int i = 0; i < 3000 && !strchr(fake_cupti_log(), 'Z'); i++) {
+        fake_cupti_driver_call_exit();
+        rs_clock_sleep_ns(1000000ull);
+    }
+    rs_clock_sleep_ns(100000000ull);
+    rs_activity_finish();
+    T_CHECK(strstr(t_said(), "CUPTI refused to detach between windows") != NULL);
+    const char *log = strstr(fake_cupti_log(), "so");
+    log = log ? strchr(log, 'Z') : NULL;
+    T_CHECK(log && strchr(log, 'u') != NULL);
+    T_CHECK(log && strchr(strchr(log, 'u'), 's') == NULL); /* never asked again */
+    T_EQ(rs_attach_state(), RS_ATTACHED);
+    rs_convert_free(c);
+}
+
 int
 main(void)
 {
@@ -307,6 +437,9 @@ main(void)
     T_RUN_ISOLATED(buffers_reach_the_converter);
     T_RUN_ISOLATED(exit_reports_buffers_taken);
     T_RUN_ISOLATED(hand_over_at_subscribe);
+    T_RUN_ISOLATED(detached_between_windows);
+    T_RUN_ISOLATED(detach_called_off);
+    T_RUN_ISOLATED(detach_refused);
     t_isolated_done();
     return T_DONE("collector/activity");
 }

@@ -3,7 +3,8 @@
  *   R cuptiActivityRegisterCallbacks    K cuptiActivityEnable      X cuptiActivityDisable
  *   F cuptiActivityFlushAll, forced     f the same, not forced
  *   E PC sampling enable  D disable  S start  T stop  G get data  y cuCtxSynchronize
- *   L cuptiActivityEnableLatencyTimestamps(1) */
+ *   L cuptiActivityEnableLatencyTimestamps(1)
+ *   o cuptiEnableDomain(1, ...)         Z cuptiFinalize (CUPTI detached until its next call) */
 #include "tests/unit/collector/fake_cupti.h"
 
 #include <cuda.h>
@@ -46,10 +47,21 @@ uint32_t fake_cupti_version = CUPTI_API_VERSION;
 int fake_cupti_pcs_after_stop = 2;
 bool fake_cupti_serialized, fake_cupti_start_stop, fake_cupti_launches_subscribed;
 bool fake_cupti_latency;
+bool fake_cupti_detached;
+unsigned fake_cupti_lazy_attaches, fake_cupti_finalizes;
+CUptiResult fake_cupti_finalize_result = CUPTI_SUCCESS;
 
+/* Real CUPTI attaches again at any call after cuptiFinalize (lazy initialisation): a collector
+ * that means to attach registers its callbacks (R) or sets an attribute; any other call while
+ * detached is counted as an attach nobody asked for. */
 static void
 token(char c)
 {
+    if (fake_cupti_detached) {
+        fake_cupti_detached = false;
+        if (c != 'R')
+            fake_cupti_lazy_attaches++;
+    }
     pthread_mutex_lock(&fake_lock);
     if (log_len + 1 < sizeof log_text)
         log_text[log_len++] = c;
@@ -106,13 +118,14 @@ fake_cupti_attribute_u8(CUpti_ActivityAttribute attr)
 CUpti_CallbackFunc
 fake_cupti_subscriber(void)
 {
-    return subscriber;
+    return __atomic_load_n(&subscriber, __ATOMIC_ACQUIRE);
 }
 
 /* ---- activity API ------------------------------------------------------------------------- */
 CUptiResult
 cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *size, void *value)
 {
+    fake_cupti_detached = false; /* an attribute before the callbacks: as attaching does */
     if ((unsigned)attr < 16 && *size == 1)
         attr_u8[attr] = *(uint8_t *)value;
     return CUPTI_SUCCESS;
@@ -265,6 +278,10 @@ cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *droppe
 CUptiResult
 cuptiGetTimestamp(uint64_t *ns)
 {
+    if (fake_cupti_detached) {
+        fake_cupti_detached = false;
+        fake_cupti_lazy_attaches++;
+    }
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     *ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
@@ -286,7 +303,7 @@ cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc f, void *u)
     (void)u;
     token('s');
     *s = (CUpti_SubscriberHandle)&subscriber;
-    subscriber = f;
+    __atomic_store_n(&subscriber, f, __ATOMIC_RELEASE); /* test threads call it (driver exits) */
     return CUPTI_SUCCESS;
 }
 
@@ -313,9 +330,54 @@ CUptiResult
 cuptiUnsubscribe(CUpti_SubscriberHandle s)
 {
     (void)s;
-    subscriber = NULL;
+    __atomic_store_n(&subscriber, NULL, __ATOMIC_RELEASE);
     token('u');
     return CUPTI_SUCCESS;
+}
+
+CUptiResult
+cuptiEnableDomain(uint32_t on, CUpti_SubscriberHandle s, CUpti_CallbackDomain d)
+{
+    (void)s;
+    (void)d;
+    if (on)
+        token('o');
+    return CUPTI_SUCCESS;
+}
+
+/* Everything of CUPTI's goes: kinds, callbacks, the subscriber, buffers still held (freed) */
+CUptiResult
+cuptiFinalize(void)
+{
+    token('Z');
+    if (fake_cupti_finalize_result != CUPTI_SUCCESS)
+        return fake_cupti_finalize_result;
+    pthread_mutex_lock(&fake_lock);
+    for (size_t i = 0; i < n_pending; i++)
+        free(pending[i].buffer);
+    n_pending = 0;
+    pthread_mutex_unlock(&fake_lock);
+    memset(kind_on, 0, sizeof kind_on);
+    memset(api_on, 0, sizeof api_on);
+    requested = NULL;
+    completed = NULL;
+    __atomic_store_n(&subscriber, NULL, __ATOMIC_RELEASE);
+    fake_cupti_latency = false;
+    fake_cupti_detached = true;
+    fake_cupti_finalizes++;
+    return CUPTI_SUCCESS;
+}
+
+/* A driver call returns on an application thread: the subscriber hears of its exit. */
+void
+fake_cupti_driver_call_exit(void)
+{
+    CUpti_CallbackData data = {0};
+    CUpti_CallbackFunc f = fake_cupti_subscriber();
+
+    data.callbackSite = CUPTI_API_EXIT;
+    if (f)
+        f(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &data);
 }
 
 CUptiResult

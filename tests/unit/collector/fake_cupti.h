@@ -46,5 +46,12 @@ extern bool fake_cupti_serialized, fake_cupti_start_stop, fake_cupti_launches_su
 /* Latency timestamps on: the kernels fake_cupti_kernels records carry queue times, every other
  * one queued only after the gap before it began (a launch wait of 4 ns each). */
 extern bool fake_cupti_latency;
+/* cuptiFinalize: CUPTI detached now (until any next call), how often, and calls that attached it
+ * again without registering callbacks first; what cuptiFinalize returns (CUPTI_SUCCESS). */
+extern bool fake_cupti_detached;
+extern unsigned fake_cupti_lazy_attaches, fake_cupti_finalizes;
+extern CUptiResult fake_cupti_finalize_result;
+/* An application thread leaves a driver call: the subscriber's callback at CUPTI_API_EXIT. */
+void fake_cupti_driver_call_exit(void);
 
 #endif

@@ -99,8 +99,9 @@ collects_then_flushes_at_exit(void)
 }
 
 /* By default kernels are traced in windows: nothing of them at start (the stand-in's clock is
- * far from a window), queue times from CUPTI's latency timestamps (on from the start: driver-API
- * records of the launch calls cannot be turned on later, measured), no driver-API records. */
+ * far from a window), and CUPTI is detached between windows (attach.h), so nothing is set at start
+ * that a window could not set again: no latency timestamps (no launch waits), no MARKER records,
+ * no driver-API records. */
 static void
 windows_by_default(void)
 {
@@ -108,17 +109,53 @@ windows_by_default(void)
 
     rank_environment();
     unsetenv("RANKSCOPE_KERNELS");
+    unsetenv("NVTX_INJECTION64_PATH");
     setenv("RANKSCOPE_WINDOW_MS", "100", 1);
     setenv("RANKSCOPE_WINDOW_PERIOD_MS", "86400000", 1);
     T_EQ(InitializeInjection(), 1);
     T_CHECK(!fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_DEVICE));
-    T_CHECK(fake_cupti_latency);
+    T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_MARKER));
+    T_CHECK(!fake_cupti_latency);
     for (size_t i = 0; rs_convert_launch_call(i, &cbid); i++)
         T_CHECK(!fake_cupti_driver_api_on(cbid));
     for (size_t i = 0; rs_convert_sync_call(i, &cbid); i++)
         T_CHECK(!fake_cupti_driver_api_on(cbid));
     t_isolated_exit();
+}
+
+/* CUPTI stays attached between windows where NVTX goes to CUPTI (its markers need it; said once)
+ * or RANKSCOPE_DETACH=0 asks so; still no launch waits in windows (no latency timestamps: they
+ * hung the LM with windows, measured). */
+static void
+attached_between_windows(const char *nvtx, const char *detach)
+{
+    rank_environment();
+    unsetenv("RANKSCOPE_KERNELS");
+    if (nvtx)
+        setenv("NVTX_INJECTION64_PATH", nvtx, 1);
+    if (detach)
+        setenv("RANKSCOPE_DETACH", detach, 1);
+    setenv("RANKSCOPE_WINDOW_MS", "100", 1);
+    setenv("RANKSCOPE_WINDOW_PERIOD_MS", "86400000", 1);
+    T_EQ(InitializeInjection(), 1);
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_MARKER));
+    T_CHECK(!fake_cupti_latency);
+    T_CHECK((strstr(t_said(), "NVTX_INJECTION64_PATH is set: CUPTI stays attached") != NULL) ==
+            (nvtx != NULL));
+    t_isolated_exit();
+}
+
+static void
+attached_for_nvtx(void)
+{
+    attached_between_windows("/opt/rankscope/lib/librankscope.so", NULL);
+}
+
+static void
+attached_when_asked(void)
+{
+    attached_between_windows(NULL, "0");
 }
 
 /* With PC sampling, kernels are traced from the start and all the time, whatever
@@ -323,6 +360,15 @@ default_windows(void)
 }
 
 static void
+attached_windows(void)
+{
+    t_isolated(attached_for_nvtx);
+    read_agent_side();
+    t_isolated(attached_when_asked);
+    read_agent_side();
+}
+
+static void
 launch_waits(void)
 {
     launch_wait_setting = NULL;
@@ -403,6 +449,7 @@ main(void)
     t_isolated_context = fake_cupti_log;
     T_RUN(collects_then_flushes);
     T_RUN(default_windows);
+    T_RUN(attached_windows);
     T_RUN(pc_sampling_kernels);
     T_RUN(launch_waits);
     T_RUN(steps_aside);

@@ -1,0 +1,74 @@
+/* CUPTI attached only while the collector traces (issue 25, docs/collector.md "Between windows:
+ * CUPTI detached"). A CUPTI activity client that merely stays attached — buffers registered, the
+ * DEVICE kind on, no kernel records — measured +1 ... +8% on a launch-bound LM between kernel
+ * windows (docs/BENCHMARKS.md), above the 0.5% budget; so between windows the collector detaches
+ * CUPTI altogether with cuptiFinalize and attaches it again (CUPTI initialises lazily at the next
+ * call) when a window or a capture opens.
+ *
+ * cuptiFinalize races with other threads' CUPTI calls (Kineto saw crashes in FlushAll), and NVIDIA
+ * recommends calling it at the exit of a CUDA API call, from a callback. So a detach is asked for
+ * by the flush thread (a subscription to the driver-API domain) and done by whichever application
+ * thread next leaves a driver call. The flush thread holds the attach lock around every CUPTI call
+ * it makes; the callback only tries the lock, so neither waits for the other inside the driver.
+ *
+ * Process-global, as CUPTI is. */
+#ifndef RS_COLLECTOR_ATTACH_H
+#define RS_COLLECTOR_ATTACH_H
+
+#include <cupti.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum rs_attach_state {
+    RS_ATTACHED,  /* CUPTI may be called */
+    RS_DETACHING, /* asked for: still attached, detached at the next driver-API exit */
+    RS_DETACHED,  /* no CUPTI in the process: calling any CUPTI function would attach it again */
+};
+
+struct rs_attach_stats {
+    uint64_t detaches;       /* done by cuptiFinalize */
+    uint64_t attaches;       /* after a detach */
+    uint64_t detach_wait_ns; /* asked for -> done, summed */
+    uint64_t attach_ns;      /* registering again, summed (the flush thread's time) */
+    uint64_t cancelled;      /* detaches asked for and called off (a window opened first) */
+    uint64_t refused;        /* CUPTI refused the subscription or cuptiFinalize */
+};
+
+/* Held around the caller's CUPTI calls (the flush thread's tick, the end of collection); while it
+ * is held no detach happens. Not recursive. */
+void rs_attach_lock(void);
+void rs_attach_unlock(void);
+
+/* The state now (exact under the lock). */
+enum rs_attach_state rs_attach_state(void);
+
+/* With the lock held and CUPTI attached: asks for a detach. Every buffer must be back from CUPTI
+ * and every kind off (the caller's forced flush): cuptiFinalize discards what CUPTI holds.
+ * Returns 0 (RS_DETACHING; nothing when already so), or the CUptiResult of a refusal (another
+ * subscriber holds CUPTI's callbacks: the state stays RS_ATTACHED). Once cuptiFinalize has refused,
+ * CUPTI stays attached for good: this ends the subscription and returns
+ * CUPTI_ERROR_NOT_SUPPORTED. */
+int rs_attach_detach(void);
+
+/* With the lock held: makes CUPTI usable again — calls off a pending detach, or after one
+ * registers `requested`/`completed` as the activity buffer callbacks again (CUPTI attaches
+ * lazily there). Returns 0 (RS_ATTACHED) or the CUptiResult that refused. */
+int rs_attach_attach(CUpti_BuffersCallbackRequestFunc requested,
+                     CUpti_BuffersCallbackCompleteFunc completed);
+
+void rs_attach_get_stats(struct rs_attach_stats *out);
+
+/* The timeline RANKSCOPE_DEBUG prints at exit, to tell apart what a job's steps ran under: the
+ * first RS_ATTACH_EVENTS events — 'O' a window (or capture) turned the kinds on, 'C' off, 'R' a
+ * detach asked for, 'D' done, 'X' called off, 'A' attached again — at CLOCK_REALTIME. Noted with
+ * the lock held (the flush thread's tick, the callback). */
+#define RS_ATTACH_EVENTS 256
+struct rs_attach_event {
+    char what;
+    uint64_t realtime_ns;
+};
+void rs_attach_note(char what);
+/* Copies up to `max` events, oldest first; returns how many. */
+size_t rs_attach_events(struct rs_attach_event *out, size_t max);
+
+#endif
