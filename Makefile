@@ -137,12 +137,14 @@ COLLECTOR_SO := $(BUILD)/lib/librankscope.so
 PBC_STATIC   := $(wildcard /usr/lib/x86_64-linux-gnu/libprotobuf-c.a)
 # the least a CUPTI client can do, to price the collector against (tests/bench/cupti_floor.c)
 CUPTI_FLOOR_SO := $(BUILD)/lib/bench/libcupti_floor.so
+# what the NCCL profiler plugin costs per operation (tests/bench/plugin_bench.c)
+PLUGIN_BENCH := $(BUILD)/tests/tools/rs-plugin-bench
 
 collector:
 ifeq ($(HAVE_CUPTI),)
 	@echo "collector: skipped ($(CUPTI_INC)/cupti.h not found; set CUDA_HOME to build librankscope.so)"
 else
-collector: $(COLLECTOR_SO) $(CUPTI_FLOOR_SO)
+collector: $(COLLECTOR_SO) $(CUPTI_FLOOR_SO) $(PLUGIN_BENCH)
 endif
 
 $(BUILD)/pic/%.o: %.c | $(PB_H)
@@ -158,6 +160,10 @@ $(COLLECTOR_SO): $(call pic,$(COLLECTOR_SRC) $(COLLECTOR_DEPS_SRC)) $(BUILD)/pic
 	$(CC) -shared $(LDFLAGS_ALL) -Wl,--version-script=node-agent/collector/exports.map -Wl,-z,defs \
 	  -o $@ $(filter %.o,$^) $(or $(PBC_STATIC),$(LIB_PBC)) $(addprefix -L,$(CUPTI_LIBDIRS)) \
 	  $(addprefix -Wl$(comma)-rpath$(comma),$(CUPTI_LIBDIRS)) -lcupti -ldl -lpthread
+
+$(PLUGIN_BENCH): tests/bench/plugin_bench.c $(LIBCOLLECTOR) $(AGENT_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -I$(CUPTI_INC) -o $@ $< $(LIBCOLLECTOR) $(AGENT_LIBS) $(EXT_LIBS)
 
 $(CUPTI_FLOOR_SO): tests/bench/cupti_floor.c
 	@mkdir -p $(dir $@)

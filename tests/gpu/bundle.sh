@@ -9,7 +9,8 @@ BUILD=${BUILD:-build}
 make --no-print-directory BUILD="$BUILD" all test-build >/dev/null
 rm -rf gpu-bundle && mkdir -p gpu-bundle/bin gpu-bundle/lib
 cp "$BUILD"/bin/rankscope-server "$BUILD"/bin/rankscope-agent "$BUILD"/bin/rankscope-sim \
-   "$BUILD"/bin/rankscope "$BUILD"/tests/tools/rs-store-dump "$BUILD"/tests/tools/rs-nvml-read gpu-bundle/bin/
+   "$BUILD"/bin/rankscope "$BUILD"/tests/tools/rs-store-dump "$BUILD"/tests/tools/rs-nvml-read \
+   "$BUILD"/tests/tools/rs-plugin-bench gpu-bundle/bin/
 cp "$BUILD"/lib/librankscope.so gpu-bundle/lib/
 mkdir -p gpu-bundle/lib/bench && cp "$BUILD"/lib/bench/libcupti_floor.so gpu-bundle/lib/bench/
 for lib in $(ldd gpu-bundle/bin/* | awk '/=>/ {print $3}' | sort -u |

@@ -7,6 +7,7 @@
 #   detach    the collector with windows of $W_MS every $P_MS (flush every $FLUSH_MS): CUPTI
 #             detached between windows (the default since attach.h)
 #   attached  the same with RANKSCOPE_DETACH=0: CUPTI attached between windows (the old default)
+#   none2     no collector either: the A/A pair (detach_report.py places it by detach's timeline)
 #   attachednl  the same without launch waits (RANKSCOPE_LAUNCH_WAIT=0: no latency timestamps)
 # A process still running $HANG_S (40) seconds after its timed seconds ended is taken as hung: where
 # its threads wait goes to $OUT/hang-KIND-ROUND.txt (kernel stacks; gdb's backtraces where there is
@@ -17,6 +18,7 @@
 # timeline (when windows opened and closed, CUPTI detached and attached again) places each step;
 # tests/gpu/detach_report.py compares them: between windows across processes, and inside the
 # detach process the seconds CUPTI was attached after a window against those it was detached.
+# DEFAULT_S=S adds one process with the collector's defaults timing S seconds (below).
 # Leaves $OUT/detach.jsonl (one line per run), $OUT/detach-stderr.txt, $OUT/machine.txt,
 # $OUT/detach-jobs.json (the server's job list: the records arrived). Needs gpu-bundle/.
 . "$(dirname "$0")/common.sh"
@@ -56,8 +58,8 @@ one() {
                    RANKSCOPE_KERNELS=window RANKSCOPE_WINDOW_MS="$W_MS"
                    RANKSCOPE_WINDOW_PERIOD_MS="$P_MS" RANKSCOPE_FLUSH_MS="$FLUSH_MS")
     case $kind in
-    none) ;;
-    detach) env+=("${coll[@]}") ;;
+    none | none2) ;;
+    detach | default) env+=("${coll[@]}") ;;
     attached) env+=("${coll[@]}" RANKSCOPE_DETACH=0) ;;
     attachednl) env+=("${coll[@]}" RANKSCOPE_DETACH=0 RANKSCOPE_LAUNCH_WAIT=0) ;;
     esac
@@ -105,6 +107,13 @@ for round in $(seq "$ROUNDS"); do
     for k in "${kinds[@]}"; do cat "$W/$k.line" >>"$OUT/detach.jsonl"; done
     echo "round $round done at ${SECONDS}s" >&2
 done
+# DEFAULT_S=S: then one process with the collector's defaults (windows of 1 s every 60 s, flush
+# every 250 ms) timing S seconds, a window among them: kind "default" in detach.jsonl
+if [ "${DEFAULT_S:-0}" != 0 ]; then
+    start=$(($(date +%s) + LEAD))
+    W_MS=1000 P_MS=60000 FLUSH_MS=250 TIMED_S=$DEFAULT_S one default 1 "${SETS[0]}" "$start"
+    cat "$W/default.line" >>"$OUT/detach.jsonl"
+fi
 get /v1/jobs >"$OUT/detach-jobs.json" 2>&1
 daemons_down
 python3 tests/gpu/detach_report.py "$OUT/detach.jsonl" --window-ms "$W_MS" --period-ms "$P_MS" |

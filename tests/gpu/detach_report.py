@@ -8,7 +8,9 @@ R/D a detach asked/done, A attached again, X called off):
   detached  from D + margin to the next O (detach only)
 A segment's figure is the mean step of the process over the steps that lie wholly in it, against
 the mean step of `none` over its steps in the same seconds (ratio; the host's noise is common to
-both); pooled per round over the round's segments, then the median over rounds with the range and
+both); `none2`, a second process without the collector, is placed by the detach process's
+timeline (the A/A figures: what the method reads where nothing differs); pooled per round over
+the round's segments, then the median over rounds with the range and
 a bootstrap 95% interval. In-process: the detach process's idle seconds against its detached
 ones. The same for the CPU time of the launching thread while it launches (launch_cpu_us)."""
 import argparse
@@ -84,11 +86,14 @@ def main():
             continue
         base = steps(by["none"]["result"])
         t_end = max(s[1] for s in base)
-        for kind in ("detach", "attached", "attachednl"):
+        for kind in ("detach", "attached", "attachednl", "none2"):
             if kind not in by:
                 continue
             st = steps(by[kind]["result"])
-            segs = segments(by[kind]["events"], kind, t_end, args.margin_ms)
+            # none2 (a second run without the collector): the A/A pair, placed by the detach
+            # process's timeline — the method's own spread over the same seconds
+            timeline = by.get("detach" if kind == "none2" else kind, {}).get("events", [])
+            segs = segments(timeline, kind, t_end, args.margin_ms)
             for field, unit in ((2, "wall"), (3, "cpu")):
                 per = {}
                 for name, a, b in segs:
@@ -100,7 +105,20 @@ def main():
                 for name, (xs, xn, ns, nn) in per.items():
                     figures.setdefault((kind, name, unit, "vs none"), []).append(
                         (xs / xn) / (ns / nn))
-                if kind == "detach" and "idle" in per and "detached" in per:
+                if kind == "detach" and "none2" in by:
+                    # against the A/A run too: the same seconds, the other process without one
+                    other = steps(by["none2"]["result"])
+                    xs = xn = os_ = on = 0
+                    for name, a, b in segs:
+                        if name == "detached":
+                            s1, n1 = mean_in(st, a, b, field)
+                            s2, n2 = mean_in(other, a, b, field)
+                            if n1 and n2:
+                                xs, xn, os_, on = xs + s1, xn + n1, os_ + s2, on + n2
+                    if xn and on:
+                        figures.setdefault((kind, "detached", unit, "vs none2"), []).append(
+                            (xs / xn) / (os_ / on))
+                if kind in ("detach", "none2") and "idle" in per and "detached" in per:
                     i, d = per["idle"], per["detached"]
                     figures.setdefault((kind, "idle/detached", unit, "in-process"), []).append(
                         (i[0] / i[1]) / (d[0] / d[1]))
