@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <unistd.h>
 
 static struct {
     pthread_mutex_t lock;
@@ -14,6 +15,7 @@ static struct {
     CUpti_SubscriberHandle sub;
     bool gave_up; /* cuptiFinalize refused once: CUPTI stays attached for good */
     uint64_t asked_mono;
+    pid_t pid; /* of the process that asked: a fork()ed child never detaches its parent's CUPTI */
     struct rs_attach_stats stats;
     struct rs_attach_event events[RS_ATTACH_EVENTS];
     size_t n_events;
@@ -67,7 +69,8 @@ at_driver_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
     (void)userdata;
     (void)cbid;
     if (atomic_load_explicit(&a.state, memory_order_acquire) != RS_DETACHING ||
-        domain != CUPTI_CB_DOMAIN_DRIVER_API || !call || call->callbackSite != CUPTI_API_EXIT)
+        domain != CUPTI_CB_DOMAIN_DRIVER_API || !call || call->callbackSite != CUPTI_API_EXIT ||
+        getpid() != a.pid)
         return;
     if (pthread_mutex_trylock(&a.lock) != 0)
         return;
@@ -114,6 +117,7 @@ rs_attach_detach(void)
         return (int)rc;
     }
     a.asked_mono = rs_clock_mono_ns();
+    a.pid = getpid();
     atomic_store_explicit(&a.state, RS_DETACHING, memory_order_release);
     rs_attach_note('R');
     return 0;
