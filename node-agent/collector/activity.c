@@ -376,7 +376,7 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
      * H100 (CUDA 13.0) records of the launch calls turned on 300 ms after start, per call or as
      * the whole DRIVER kind, gave 0 of 300,000 launches (docs/BENCHMARKS.md "Default tiers"). The
      * other source of queue times, CUPTI's latency timestamps set at start, hung the LM: 5 of 5
-     * processes with windows every 8 s stopped for good within ~35 s, 0 of 9 without them
+     * processes with windows every 8 s stopped for good within ~35 s, 0 of 7 without them
      * (docs/BENCHMARKS.md "CUPTI detached between windows"). Host synchronizations in windows and
      * captures only when asked for by name (RANKSCOPE_SYNC=1: the SYNCHRONIZATION kind): on an
      * H100 the LM's steps stayed ~1.4x slower for as long as they were timed after a window with
