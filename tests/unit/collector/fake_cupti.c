@@ -54,14 +54,22 @@ CUptiResult fake_cupti_finalize_result = CUPTI_SUCCESS;
 /* Real CUPTI attaches again at any call after cuptiFinalize (lazy initialisation): a collector
  * that means to attach registers its callbacks (R) or sets an attribute; any other call while
  * detached is counted as an attach nobody asked for. */
+/* The collector's flush thread calls the stand-in while a test thread reads its state (and plays
+ * an application thread's driver calls): plain flags and pointers go through these. */
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+static void
+lazy_attach(bool asked)
+{
+    if (__atomic_exchange_n(&fake_cupti_detached, false, __ATOMIC_ACQ_REL) && !asked)
+        __atomic_fetch_add(&fake_cupti_lazy_attaches, 1, __ATOMIC_ACQ_REL);
+}
+
 static void
 token(char c)
 {
-    if (fake_cupti_detached) {
-        fake_cupti_detached = false;
-        if (c != 'R')
-            fake_cupti_lazy_attaches++;
-    }
+    lazy_attach(c == 'R');
     pthread_mutex_lock(&fake_lock);
     if (log_len + 1 < sizeof log_text)
         log_text[log_len++] = c;
@@ -72,7 +80,12 @@ token(char c)
 const char *
 fake_cupti_log(void)
 {
-    return log_text;
+    static char copy[sizeof log_text]; /* a snapshot: the flush thread may be adding tokens */
+
+    pthread_mutex_lock(&fake_lock);
+    memcpy(copy, log_text, sizeof copy);
+    pthread_mutex_unlock(&fake_lock);
+    return copy;
 }
 
 void
@@ -88,13 +101,13 @@ fake_cupti_reset(void)
 bool
 fake_cupti_kind_on(CUpti_ActivityKind kind)
 {
-    return (unsigned)kind < MAX_KINDS && kind_on[kind];
+    return (unsigned)kind < MAX_KINDS && LOAD(kind_on[kind]);
 }
 
 bool
 fake_cupti_kind_ever(CUpti_ActivityKind kind)
 {
-    return (unsigned)kind < MAX_KINDS && kind_ever[kind];
+    return (unsigned)kind < MAX_KINDS && LOAD(kind_ever[kind]);
 }
 
 bool
@@ -125,7 +138,7 @@ fake_cupti_subscriber(void)
 CUptiResult
 cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *size, void *value)
 {
-    fake_cupti_detached = false; /* an attribute before the callbacks: as attaching does */
+    lazy_attach(true); /* an attribute before the callbacks: as attaching does */
     if ((unsigned)attr < 16 && *size == 1)
         attr_u8[attr] = *(uint8_t *)value;
     return CUPTI_SUCCESS;
@@ -136,8 +149,8 @@ cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
                                CUpti_BuffersCallbackCompleteFunc comp)
 {
     token('R');
-    requested = req;
-    completed = comp;
+    STORE(requested, req);
+    STORE(completed, comp);
     return CUPTI_SUCCESS;
 }
 
@@ -150,7 +163,7 @@ cuptiActivityEnable(CUpti_ActivityKind kind)
     if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && pc_enabled)
         return CUPTI_ERROR_NOT_COMPATIBLE;
     if ((unsigned)kind < MAX_KINDS)
-        kind_on[kind] = kind_ever[kind] = true;
+        STORE(kind_on[kind], true), STORE(kind_ever[kind], true);
     return CUPTI_SUCCESS;
 }
 
@@ -159,7 +172,7 @@ cuptiActivityDisable(CUpti_ActivityKind kind)
 {
     token('X');
     if ((unsigned)kind < MAX_KINDS)
-        kind_on[kind] = false;
+        STORE(kind_on[kind], false);
     return CUPTI_SUCCESS;
 }
 
@@ -198,9 +211,10 @@ fake_cupti_kernels(size_t n)
     pthread_mutex_lock(&fake_lock);
     room = n_pending < MAX_BUFFERS;
     pthread_mutex_unlock(&fake_lock);
-    if (!requested || !room)
+    CUpti_BuffersCallbackRequestFunc req = LOAD(requested);
+    if (!req || !room)
         return false;
-    requested(&buffer, &size, &max_records);
+    req(&buffer, &size, &max_records);
     if (!buffer || size < need)
         return false;
     for (size_t i = 0; i < size; i++) /* CUPTI was told the buffers come zeroed */
@@ -250,7 +264,7 @@ cuptiActivityFlushAll(uint32_t flag)
     for (size_t i = back; i < n; i++)
         free(out[i].buffer); /* gone to "another client" */
     for (size_t i = 0; i < back; i++)
-        completed(NULL, 0, out[i].buffer, out[i].size, out[i].valid);
+        LOAD(completed)(NULL, 0, out[i].buffer, out[i].size, out[i].valid);
     return CUPTI_SUCCESS;
 }
 
@@ -278,10 +292,7 @@ cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *droppe
 CUptiResult
 cuptiGetTimestamp(uint64_t *ns)
 {
-    if (fake_cupti_detached) {
-        fake_cupti_detached = false;
-        fake_cupti_lazy_attaches++;
-    }
+    lazy_attach(false);
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     *ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
@@ -357,14 +368,15 @@ cuptiFinalize(void)
         free(pending[i].buffer);
     n_pending = 0;
     pthread_mutex_unlock(&fake_lock);
-    memset(kind_on, 0, sizeof kind_on);
+    for (size_t i = 0; i < MAX_KINDS; i++)
+        STORE(kind_on[i], false);
     memset(api_on, 0, sizeof api_on);
-    requested = NULL;
-    completed = NULL;
+    STORE(requested, NULL);
+    STORE(completed, NULL);
     __atomic_store_n(&subscriber, NULL, __ATOMIC_RELEASE);
     fake_cupti_latency = false;
-    fake_cupti_detached = true;
-    fake_cupti_finalizes++;
+    STORE(fake_cupti_detached, true);
+    __atomic_fetch_add(&fake_cupti_finalizes, 1, __ATOMIC_ACQ_REL);
     return CUPTI_SUCCESS;
 }
 
