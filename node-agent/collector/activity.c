@@ -38,7 +38,8 @@ static struct {
     bool detach_refused;         /* CUPTI refused to detach: said once */
     bool traced_on;              /* the traced kinds are on now (a window or a capture) */
     uint64_t capture_until_mono; /* a capture keeps them on until then (capture.h) */
-    unsigned ticks_off;          /* flush ticks since they went off (detach: attach.h) */
+    uint64_t off_mono;           /* when they went off, or collection started (detach) */
+    bool attach_refused;         /* another client holds CUPTI now: no more windows (detach) */
     struct rs_activity_window_stats window_stats;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER,
        .wake_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -53,6 +54,11 @@ static const CUpti_ActivityKind always_kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMSET};
 #define N_ALWAYS_KINDS (sizeof always_kinds / sizeof always_kinds[0])
 #define FIRST_TRACED_KIND 1 /* always_kinds[1..]: traced in windows */
+/* Detach mode: CUPTI is detached this long after the kinds went off (and at least a flush tick
+ * after), so that the kernels still queued or running at a window's end — an NCCL kernel waiting
+ * for a slow rank among them — have completed and come back whole. The attached tail costs a
+ * launch-bound job ~8% for its length: 0.5 s a minute is ~0.07% (docs/collector.md "Tiers"). */
+#define DETACH_AFTER_NS 500000000ull
 
 /* Application thread (whichever filled the last buffer): must be quick. */
 static void CUPTIAPI
@@ -158,18 +164,23 @@ attached_for_tracing(void)
     return was_attached || cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE) == CUPTI_SUCCESS;
 }
 
-/* Detach mode, between windows (flush thread, attach lock held, CUPTI attached): one tick after
- * the kinds went off — the kernels still running at the window's end have completed by then —
- * every buffer is brought back by a forced flush and the detach is asked for (attach.h). */
+/* Detach mode, between windows (flush thread, attach lock held, CUPTI attached): DETACH_AFTER_NS
+ * after the kinds went off, every buffer is brought back by a forced flush and the detach is asked
+ * for (attach.h) — not while a buffer of ours is still out (cuptiFinalize would discard it; the
+ * next tick tries again). Refused: CUPTI stays attached for good, DEVICE records on again. */
 static void
 detach_between_windows(void)
 {
-    if (g.detach_refused || g.traced_on || rs_attach_state() != RS_ATTACHED || ++g.ticks_off < 2)
+    if (g.detach_refused || g.traced_on || rs_attach_state() != RS_ATTACHED ||
+        rs_clock_mono_ns() - g.off_mono < DETACH_AFTER_NS)
         return;
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DEVICE);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (rs_attach_detach() != 0 && !g.detach_refused) {
+    if (atomic_load(&g.buffers_back) < atomic_load(&g.buffers_out))
+        return;
+    if (rs_attach_detach() != 0) {
         g.detach_refused = true;
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
         rs_collector_log("CUPTI refused to detach between windows; it stays attached (this "
                          "costs launch-bound jobs more: docs/collector.md)");
     }
@@ -188,12 +199,24 @@ window_tick(bool locked)
     bool want = g.window.open || t0 < g.capture_until_mono;
     if (want == g.traced_on)
         return true;
-    if (want && g.opts.detach && !attached_for_tracing()) {
-        if (!g.traced_refused) {
+    if (want && g.opts.detach && (g.attach_refused || !attached_for_tracing())) {
+        if (!g.attach_refused && rs_attach_state() == RS_DETACHED) {
+            /* another client holds CUPTI now (attach.h): it is its; stay out for good */
+            g.attach_refused = true;
+            rs_collector_log("another CUPTI client holds CUPTI: rankscope traces no more kernel "
+                             "windows in this process");
+            if (!locked)
+                pthread_mutex_lock(&g.lock);
+            rs_convert_report(g.conv, RS_COLLECTOR_STEPPED_ASIDE,
+                              "another CUPTI client took CUPTI between kernel windows: no more "
+                              "kernel windows in this process");
+            if (!locked)
+                pthread_mutex_unlock(&g.lock);
+        } else if (!g.traced_refused) {
             g.traced_refused = true;
             rs_collector_log("CUPTI refused to attach again for a window; windows may be missing");
         }
-        return false; /* tried again at the next tick */
+        return false; /* tried again at the next tick, unless another client holds CUPTI */
     }
     /* CUPTI's clock before the kinds go on: every record of the window starts after it */
     if (want)
@@ -201,7 +224,7 @@ window_tick(bool locked)
     bool ok = traced_kinds(want);
     uint64_t took = rs_clock_mono_ns() - t0;
     g.traced_on = want;
-    g.ticks_off = 0;
+    g.off_mono = t0;
     if (!locked)
         pthread_mutex_lock(&g.lock);
     rs_attach_note(want ? 'O' : 'C');
@@ -369,7 +392,8 @@ rs_activity_start(rs_convert *conv, const struct rs_activity_options *opts)
     /* Queue times of kernels, for launch waits; before the kinds (CUPTI wants latency timestamps
      * before CUDA is initialized: we run inside cuInit); optional. */
     g.windows = opts->window_ns > 0;
-    g.opts.detach = opts->detach && g.windows;
+    g.opts.detach = opts->detach && g.windows && !opts->pc_sampling;
+    g.off_mono = rs_clock_mono_ns();
     g.window =
         (struct rs_window_schedule){.window_ns = opts->window_ns, .period_ns = opts->period_ns};
     /* In windows no launch waits. Driver-API records cannot be turned on once CUDA runs: on an
@@ -481,8 +505,8 @@ stop_collection(const char *taken_by)
         stop_flush_thread();
         rs_pcsampling_finish();
         rs_attach_lock();
-        if (rs_attach_state() == RS_DETACHING)
-            rs_attach_attach(buffer_requested, buffer_completed); /* called off */
+        if (rs_attach_state() != RS_DETACHED) /* a subscription of ours ends (attach.h) */
+            rs_attach_attach(buffer_requested, buffer_completed);
         /* detached: nothing of ours in CUPTI, and a call would attach it again */
         bool attached = rs_attach_state() == RS_ATTACHED;
         if (taken_by && attached)

@@ -15,7 +15,7 @@ static struct {
     CUpti_SubscriberHandle sub;
     bool gave_up; /* cuptiFinalize refused once: CUPTI stays attached for good */
     uint64_t asked_mono;
-    pid_t pid; /* of the process that asked: a fork()ed child never detaches its parent's CUPTI */
+    _Atomic int pid; /* of the process that asked: a fork()ed child never detaches its parent's */
     struct rs_attach_stats stats;
     struct rs_attach_event events[RS_ATTACH_EVENTS];
     size_t n_events;
@@ -61,8 +61,7 @@ rs_attach_state(void)
  * subscription exists only then). At a call's exit, unless the flush thread is inside CUPTI,
  * detach; a later call's exit tries again. cuptiFinalize ends the subscription with the rest. */
 static void CUPTIAPI
-at_driver_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-               const void *data)
+at_driver_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
     const CUpti_CallbackData *call = data;
 
@@ -70,14 +69,16 @@ at_driver_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
     (void)cbid;
     if (atomic_load_explicit(&a.state, memory_order_acquire) != RS_DETACHING ||
         domain != CUPTI_CB_DOMAIN_DRIVER_API || !call || call->callbackSite != CUPTI_API_EXIT ||
-        getpid() != a.pid)
+        getpid() != atomic_load(&a.pid))
         return;
     if (pthread_mutex_trylock(&a.lock) != 0)
         return;
     if (atomic_load(&a.state) == RS_DETACHING) {
+        uint64_t t0 = rs_clock_mono_ns();
         if (cuptiFinalize() == CUPTI_SUCCESS) {
             a.sub = NULL;
             a.stats.detaches++;
+            a.stats.finalize_ns += rs_clock_mono_ns() - t0;
             a.stats.detach_wait_ns += rs_clock_mono_ns() - a.asked_mono;
             atomic_store(&a.state, RS_DETACHED);
             rs_attach_note('D');
@@ -117,7 +118,7 @@ rs_attach_detach(void)
         return (int)rc;
     }
     a.asked_mono = rs_clock_mono_ns();
-    a.pid = getpid();
+    atomic_store(&a.pid, (int)getpid());
     atomic_store_explicit(&a.state, RS_DETACHING, memory_order_release);
     rs_attach_note('R');
     return 0;
@@ -145,14 +146,28 @@ rs_attach_attach(CUpti_BuffersCallbackRequestFunc requested,
     }
     if (atomic_load(&a.state) != RS_DETACHED)
         return 0;
-    /* the buffers' promise (activity.c: calloc'd), then the callbacks: CUPTI starts again here */
+    /* CUPTI starts again at this first call. A client that came after us and was not redirected
+     * to the hand-over (a library loaded later) may hold it now: then it is its, not ours. */
+    CUpti_SubscriberHandle probe;
+    char holder[128] = "";
+    CUpti_SubscriberParams params = {CUpti_SubscriberParams_STRUCT_SIZE, "rankscope", holder,
+                                     sizeof holder};
+    rc = cuptiSubscribe_v2(&probe, at_driver_call, NULL, &params);
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        a.stats.refused++;
+        return (int)rc; /* still detached as far as we are concerned: nothing of ours in it */
+    }
+    if (rc == CUPTI_SUCCESS)
+        cuptiUnsubscribe(probe);
+    /* attached now, whatever follows: a refusal below is detached again at the next tick */
+    atomic_store(&a.state, RS_ATTACHED);
+    /* the buffers' promise (activity.c: calloc'd), then the callbacks */
     if ((rc = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len,
                                         &zeroed)) != CUPTI_SUCCESS ||
         (rc = cuptiActivityRegisterCallbacks(requested, completed)) != CUPTI_SUCCESS) {
         a.stats.refused++;
         return (int)rc;
     }
-    atomic_store(&a.state, RS_ATTACHED);
     rs_attach_note('A');
     a.stats.attaches++;
     a.stats.attach_ns += rs_clock_mono_ns() - t0;

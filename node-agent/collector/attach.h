@@ -1,9 +1,10 @@
-/* CUPTI attached only while the collector traces (issue 25, docs/collector.md "Between windows:
- * CUPTI detached"). A CUPTI activity client that merely stays attached — buffers registered, the
- * DEVICE kind on, no kernel records — measured +1 ... +8% on a launch-bound LM between kernel
- * windows (docs/BENCHMARKS.md), above the 0.5% budget; so between windows the collector detaches
- * CUPTI altogether with cuptiFinalize and attaches it again (CUPTI initialises lazily at the next
- * call) when a window or a capture opens.
+/* CUPTI attached only while the collector traces (issue 25, docs/collector.md "Tiers"). A CUPTI
+ * activity client that merely stays attached — buffers registered, the DEVICE kind on, no kernel
+ * records — measured +5 ... +12% on a launch-bound LM between kernel windows (docs/BENCHMARKS.md
+ * "CUPTI detached between windows"), far above the 0.5% budget; so between windows the collector
+ * detaches CUPTI altogether with cuptiFinalize and attaches it again (CUPTI initialises lazily at
+ * the next call: a probe subscription, then the buffer callbacks) when a window or a capture
+ * opens.
  *
  * cuptiFinalize races with other threads' CUPTI calls (Kineto saw crashes in FlushAll), and NVIDIA
  * recommends calling it at the exit of a CUDA API call, from a callback. So a detach is asked for
@@ -30,6 +31,7 @@ struct rs_attach_stats {
     uint64_t attaches;       /* after a detach */
     uint64_t detach_wait_ns; /* asked for -> done, summed */
     uint64_t attach_ns;      /* registering again, summed (the flush thread's time) */
+    uint64_t finalize_ns;    /* cuptiFinalize itself, summed: an application thread's time */
     uint64_t cancelled;      /* detaches asked for and called off (a window opened first) */
     uint64_t refused;        /* CUPTI refused the subscription or cuptiFinalize */
 };
@@ -50,9 +52,14 @@ enum rs_attach_state rs_attach_state(void);
  * CUPTI_ERROR_NOT_SUPPORTED. */
 int rs_attach_detach(void);
 
-/* With the lock held: makes CUPTI usable again — calls off a pending detach, or after one
- * registers `requested`/`completed` as the activity buffer callbacks again (CUPTI attaches
- * lazily there). Returns 0 (RS_ATTACHED) or the CUptiResult that refused. */
+/* With the lock held: makes CUPTI usable again — ends a subscription of ours (a pending detach
+ * called off, or one left by a refused cuptiFinalize), or after a detach attaches CUPTI again:
+ * a probe subscription first (CUPTI attaches lazily there) — when another client holds CUPTI's
+ * callbacks now (one that came after us and was not handed over to, a library loaded later),
+ * CUPTI is that client's: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, still RS_DETACHED for
+ * us, nothing of ours registered — then the buffers' zeroing attribute and `requested`/`completed`
+ * as the activity buffer callbacks. RS_ATTACHED once CUPTI was called, even when a later call
+ * refused (the caller detaches again). Returns 0 or the CUptiResult that refused. */
 int rs_attach_attach(CUpti_BuffersCallbackRequestFunc requested,
                      CUpti_BuffersCallbackCompleteFunc completed);
 

@@ -114,10 +114,12 @@ log_stats(void)
     struct rs_attach_stats as;
     rs_attach_get_stats(&as);
     if (as.detaches || as.refused)
-        rs_collector_log("CUPTI between windows: %llu detaches (%.1f ms each from asked to done), "
-                         "%llu attaches (%.1f ms each), %llu called off, %llu refused",
+        rs_collector_log("CUPTI between windows: %llu detaches (%.1f ms each from asked to done, "
+                         "cuptiFinalize %.3f ms of an application thread), %llu attaches (%.1f ms "
+                         "each), %llu called off, %llu refused",
                          (unsigned long long)as.detaches,
                          as.detaches ? (double)as.detach_wait_ns / (double)as.detaches / 1e6 : 0.0,
+                         as.detaches ? (double)as.finalize_ns / (double)as.detaches / 1e6 : 0.0,
                          (unsigned long long)as.attaches,
                          as.attaches ? (double)as.attach_ns / (double)as.attaches / 1e6 : 0.0,
                          (unsigned long long)as.cancelled, (unsigned long long)as.refused);

@@ -11,7 +11,8 @@
  *   RANKSCOPE_BUFFER_KB         CUPTI buffer size, 16 - 65536 (default 4096)
  *   RANKSCOPE_STEP_RANGE        an NVTX range name marking steps, besides "ProfilerStep#N"
  *   RANKSCOPE_SYNC              host synchronization records: api (default), 1 (CUPTI's kind), 0
- *   RANKSCOPE_LAUNCH_WAIT       launch waits: api (default), latency, 0
+ *   RANKSCOPE_LAUNCH_WAIT       launch waits: api (default), latency, 0; with kernel windows none
+ *                               (activity.c says why; a value other than 0 is then said once)
  *   RANKSCOPE_PC_SAMPLING       1: PC sampling, in windows (pcsampling.h) of
  *   RANKSCOPE_PC_WINDOW_MS      0 (the whole run) or 100 - 600000 ms (default 1000) every
  *   RANKSCOPE_PC_PERIOD_MS      100 - 86400000 ms (default 60000; at least the window);
@@ -24,8 +25,9 @@
  *                               60000; at least the window), aligned on the wall clock (window.h);
  *                               always: all the time (also whenever PC sampling is on)
  *   RANKSCOPE_DETACH            1 (default): with windows, CUPTI detached between them (attach.h)
- *                               unless NVTX is routed to CUPTI (NVTX_INJECTION64_PATH set) —
- *                               then no launch waits; 0: CUPTI stays attached between windows
+ *                               unless NVTX is routed to CUPTI (NVTX_INJECTION64_PATH set: its
+ *                               markers need CUPTI attached); 0: CUPTI stays attached between
+ *                               windows
  *   RANKSCOPE_HANG_MS           an NCCL operation (NCCL profiler plugin) in flight longer than
  *                               max(this, RANKSCOPE_HANG_FACTOR x its communicator's usual time)
  *                               is reported: 0 (never) or 1000 - 86400000 (default 10000);

@@ -203,7 +203,6 @@ main(int argc, char **argv)
     show("empty plugin, wall", wall0, blocks);
     show("drain on the flush thread, CPU", drain, blocks);
     printf("  operations handed over %zu of %llu, dropped %llu, strays %llu\n", handed,
-           (unsigned long long)seq, (unsigned long long)st.dropped,
-           (unsigned long long)st.stray);
+           (unsigned long long)seq, (unsigned long long)st.dropped, (unsigned long long)st.stray);
     return handed == seq && st.dropped == 0 ? 0 : 1;
 }

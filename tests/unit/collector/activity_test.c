@@ -292,9 +292,10 @@ hand_over_at_subscribe(void)
     rs_convert_free(c);
 }
 
-/* Detach mode (attach.h): windows of 300 ms every second, started in a gap, a flush tick every
- * 10 ms. Returns the converter; CUPTI is attached now (start: callbacks and DEVICE records, no
- * MARKER, no latency timestamps). */
+/* Detach mode (attach.h): windows of 300 ms every 2 s, started 1.6 s before the next, a flush
+ * tick every 10 ms: the detach is asked for 0.5 s after start, ~1.1 s before the window. Returns
+ * the converter; CUPTI is attached now (start: callbacks and DEVICE records, no MARKER, no
+ * latency timestamps). */
 static rs_convert *
 detach_started(void)
 {
@@ -303,10 +304,10 @@ detach_started(void)
 
     o.flush_ms = 10;
     o.window_ns = 300000000ull;
-    o.period_ns = 1000000000ull;
+    o.period_ns = 2000000000ull;
     o.detach = true;
     uint64_t phase = rs_clock_realtime_ns() % o.period_ns;
-    rs_clock_sleep_ns((450000000ull + o.period_ns - phase) % o.period_ns);
+    rs_clock_sleep_ns((400000000ull + o.period_ns - phase) % o.period_ns);
     T_EQ(rs_activity_start(c, &o), 0);
     T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_DEVICE));
     T_CHECK(!fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_MARKER));
@@ -349,14 +350,15 @@ detached_between_windows(void)
     const char *asked = strstr(fake_cupti_log(), "XFso"); /* DEVICE off, flush, subscribe */
     T_CHECK(asked && strchr(asked, 'Z') != NULL);           /* then the detach */
     T_EQ(rs_attach_state(), RS_DETACHED);
-    for (int i = 0; i < 200 && !ws.opened; i++) {
+    for (int i = 0; i < 300 && !ws.opened; i++) {
         rs_clock_sleep_ns(10000000ull);
         rs_activity_get_window_stats(&ws);
     }
     T_EQ(ws.opened, 1);
     rs_clock_sleep_ns(50000000ull); /* inside the window (300 ms) */
     T_CHECK(fake_cupti_kind_ever(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-    T_CHECK(strstr(fake_cupti_log(), "ZRK") != NULL); /* attached by registering, then DEVICE */
+    /* attached again: a probe for another client, the callbacks, then DEVICE */
+    T_CHECK(strstr(fake_cupti_log(), "ZsuRK") != NULL);
     T_CHECK(fake_cupti_kernels(3));
     driver_calls_until_finalized(2);
     T_EQ(finalizes(), 2);
@@ -382,7 +384,7 @@ detach_called_off(void)
     struct rs_activity_window_stats ws = {0};
     struct rs_attach_stats as;
 
-    for (int i = 0; i < 200 && !ws.opened; i++) {
+    for (int i = 0; i < 300 && !ws.opened; i++) {
         rs_clock_sleep_ns(10000000ull);
         rs_activity_get_window_stats(&ws);
     }
@@ -415,14 +417,41 @@ detach_refused(void)
         fake_cupti_driver_call_exit();
         rs_clock_sleep_ns(1000000ull);
     }
-    rs_clock_sleep_ns(100000000ull);
+    for (int i = 0; i < 300 && !strstr(t_said(), "CUPTI refused to detach"); i++)
+        rs_clock_sleep_ns(10000000ull);
     rs_activity_finish();
     T_CHECK(strstr(t_said(), "CUPTI refused to detach between windows") != NULL);
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_DEVICE)); /* on again */
     const char *log = strstr(fake_cupti_log(), "so");
     log = log ? strchr(log, 'Z') : NULL;
     T_CHECK(log && strchr(log, 'u') != NULL);
     T_CHECK(log && strchr(strchr(log, 'u'), 's') == NULL); /* never asked again */
     T_EQ(rs_attach_state(), RS_ATTACHED);
+    rs_convert_free(c);
+}
+
+/* Another CUPTI client that was not handed over to (a library loaded later) took CUPTI while it
+ * was detached: at the window the probe finds its subscription, nothing of ours is registered
+ * over its callbacks, it is said once and reported, and no window is traced again. */
+static void
+attach_taken_by_another(void)
+{
+    rs_convert *c = detach_started();
+    struct rs_activity_window_stats ws = {0};
+
+    driver_calls_until_finalized(1);
+    T_EQ(rs_attach_state(), RS_DETACHED);
+    fake_cupti_subscribe_v2_result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    for (int i = 0; i < 300 && !strstr(t_said(), "another CUPTI client holds CUPTI"); i++)
+        rs_clock_sleep_ns(10000000ull);
+    fake_cupti_reset();
+    rs_clock_sleep_ns(100000000ull); /* the rest of the window: tried no more */
+    rs_activity_finish();
+    T_CHECK(strstr(t_said(), "another CUPTI client holds CUPTI: rankscope traces no more") != NULL);
+    rs_activity_get_window_stats(&ws);
+    T_EQ(ws.opened, 0);
+    T_CHECK(strchr(fake_cupti_log(), 'R') == NULL);
+    T_CHECK(!fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     rs_convert_free(c);
 }
 
@@ -445,6 +474,7 @@ main(void)
     T_RUN_ISOLATED(detached_between_windows);
     T_RUN_ISOLATED(detach_called_off);
     T_RUN_ISOLATED(detach_refused);
+    T_RUN_ISOLATED(attach_taken_by_another);
     t_isolated_done();
     return T_DONE("collector/activity");
 }

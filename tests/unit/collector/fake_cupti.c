@@ -52,8 +52,8 @@ unsigned fake_cupti_lazy_attaches, fake_cupti_finalizes;
 CUptiResult fake_cupti_finalize_result = CUPTI_SUCCESS;
 
 /* Real CUPTI attaches again at any call after cuptiFinalize (lazy initialisation): a collector
- * that means to attach registers its callbacks (R) or sets an attribute; any other call while
- * detached is counted as an attach nobody asked for. */
+ * that means to attach subscribes (its probe for another client), registers its callbacks (R) or
+ * sets an attribute; any other call while detached is counted as an attach nobody asked for. */
 /* The collector's flush thread calls the stand-in while a test thread reads its state (and plays
  * an application thread's driver calls): plain flags and pointers go through these. */
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
@@ -69,7 +69,7 @@ lazy_attach(bool asked)
 static void
 token(char c)
 {
-    lazy_attach(c == 'R');
+    lazy_attach(c == 'R' || c == 's');
     pthread_mutex_lock(&fake_lock);
     if (log_len + 1 < sizeof log_text)
         log_text[log_len++] = c;
@@ -179,6 +179,7 @@ cuptiActivityDisable(CUpti_ActivityKind kind)
 CUptiResult
 cuptiActivityEnableAllSyncRecords(uint8_t enable)
 {
+    lazy_attach(false);
     (void)enable;
     return CUPTI_SUCCESS;
 }
@@ -186,6 +187,7 @@ cuptiActivityEnableAllSyncRecords(uint8_t enable)
 CUptiResult
 cuptiActivityEnableLatencyTimestamps(uint8_t enable)
 {
+    lazy_attach(false);
     if (enable)
         token('L');
     fake_cupti_latency = enable;
@@ -195,6 +197,7 @@ cuptiActivityEnableLatencyTimestamps(uint8_t enable)
 CUptiResult
 cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
+    lazy_attach(false);
     if (cbid < MAX_CBIDS)
         api_on[cbid] = enable;
     api_ever = api_ever || enable;
@@ -396,6 +399,7 @@ CUptiResult
 cuptiEnableCallback(uint32_t on, CUpti_SubscriberHandle s, CUpti_CallbackDomain d,
                     CUpti_CallbackId cbid)
 {
+    lazy_attach(false);
     (void)s;
     if (on && d == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
         fake_cupti_launches_subscribed = true;
