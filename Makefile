@@ -267,7 +267,7 @@ $(BUILD)/obj/tests/unit/collector/%.o: CFLAGS_ALL += -I$(CUPTI_INC)
 # tests that run collector code against a stand-in libcupti and driver (fake_cupti.h), which the
 # code looks up among the process's global symbols
 FAKE_CUPTI_TESTS := $(addprefix $(BUILD)/tests/unit/collector/,pcsampling_test activity_test \
-                                                                injection_test)
+                                                                injection_test attach_test)
 $(FAKE_CUPTI_TESTS): $(BUILD)/obj/tests/unit/collector/fake_cupti.o
 $(FAKE_CUPTI_TESTS): LDFLAGS_ALL += -rdynamic
 # activity_test's second CUPTI client, in a library of its own (its calls go through its GOT)

@@ -441,7 +441,8 @@ attach_taken_by_another(void)
 
     driver_calls_until_finalized(1);
     T_EQ(rs_attach_state(), RS_DETACHED);
-    fake_cupti_subscribe_v2_result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    __atomic_store_n(&fake_cupti_subscribe_v2_result, CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+                     __ATOMIC_RELEASE); /* the flush thread reads it */
     for (int i = 0; i < 300 && !strstr(t_said(), "another CUPTI client holds CUPTI"); i++)
         rs_clock_sleep_ns(10000000ull);
     fake_cupti_reset();

@@ -325,10 +325,11 @@ CUptiResult
 cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc f, void *u,
                   CUpti_SubscriberParams *params)
 {
-    if (fake_cupti_subscribe_v2_result != CUPTI_SUCCESS) {
+    CUptiResult result = LOAD(fake_cupti_subscribe_v2_result); /* tests change it while running */
+    if (result != CUPTI_SUCCESS) {
         if (params && params->oldSubscriberName && params->oldSubscriberSize)
             snprintf(params->oldSubscriberName, params->oldSubscriberSize, "%s", fake_cupti_holder);
-        return fake_cupti_subscribe_v2_result;
+        return result;
     }
     return cuptiSubscribe(s, f, u);
 }
@@ -383,16 +384,22 @@ cuptiFinalize(void)
     return CUPTI_SUCCESS;
 }
 
-/* A driver call returns on an application thread: the subscriber hears of its exit. */
+/* A driver call enters or returns on an application thread: the subscriber hears of it. */
 void
-fake_cupti_driver_call_exit(void)
+fake_cupti_driver_call(CUpti_ApiCallbackSite site)
 {
     CUpti_CallbackData data = {0};
     CUpti_CallbackFunc f = fake_cupti_subscriber();
 
-    data.callbackSite = CUPTI_API_EXIT;
+    data.callbackSite = site;
     if (f)
         f(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &data);
+}
+
+void
+fake_cupti_driver_call_exit(void)
+{
+    fake_cupti_driver_call(CUPTI_API_EXIT);
 }
 
 CUptiResult

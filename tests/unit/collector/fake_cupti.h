@@ -51,7 +51,9 @@ extern bool fake_cupti_latency;
 extern bool fake_cupti_detached;
 extern unsigned fake_cupti_lazy_attaches, fake_cupti_finalizes;
 extern CUptiResult fake_cupti_finalize_result;
-/* An application thread leaves a driver call: the subscriber's callback at CUPTI_API_EXIT. */
+/* An application thread enters or leaves a driver call: the subscriber's callback at `site`;
+ * _exit: at CUPTI_API_EXIT. */
+void fake_cupti_driver_call(CUpti_ApiCallbackSite site);
 void fake_cupti_driver_call_exit(void);
 
 #endif
