@@ -166,23 +166,30 @@ attached_for_tracing(void)
 
 /* Detach mode, between windows (flush thread, attach lock held, CUPTI attached): DETACH_AFTER_NS
  * after the kinds went off, every buffer is brought back by a forced flush and the detach is asked
- * for (attach.h) — not while a buffer of ours is still out (cuptiFinalize would discard it; the
- * next tick tries again). Refused: CUPTI stays attached for good, DEVICE records on again. */
+ * for (attach.h). A buffer of ours still out after a forced flush went to another client
+ * (taken_over): cuptiFinalize would discard it, so CUPTI stays attached for good, as when the
+ * detach is refused — DEVICE records on again, said once, never tried again (no forced flush at
+ * every tick). */
 static void
 detach_between_windows(void)
 {
+    const char *why = NULL;
+
     if (g.detach_refused || g.traced_on || rs_attach_state() != RS_ATTACHED ||
         rs_clock_mono_ns() - g.off_mono < DETACH_AFTER_NS)
         return;
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DEVICE);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     if (atomic_load(&g.buffers_back) < atomic_load(&g.buffers_out))
-        return;
-    if (rs_attach_detach() != 0) {
+        why = "a buffer of ours did not come back from CUPTI";
+    else if (rs_attach_detach() != 0)
+        why = "CUPTI refused to detach";
+    if (why) {
         g.detach_refused = true;
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
-        rs_collector_log("CUPTI refused to detach between windows; it stays attached (this "
-                         "costs launch-bound jobs more: docs/collector.md)");
+        rs_collector_log("%s between windows; it stays attached (this costs launch-bound jobs "
+                         "more: docs/collector.md)",
+                         why);
     }
 }
 

@@ -148,17 +148,12 @@ rs_attach_attach(CUpti_BuffersCallbackRequestFunc requested,
         return 0;
     /* CUPTI starts again at this first call. A client that came after us and was not redirected
      * to the hand-over (a library loaded later) may hold it now: then it is its, not ours. */
-    CUpti_SubscriberHandle probe;
-    char holder[128] = "";
-    CUpti_SubscriberParams params = {CUpti_SubscriberParams_STRUCT_SIZE, "rankscope", holder,
-                                     sizeof holder};
-    rc = cuptiSubscribe_v2(&probe, at_driver_call, NULL, &params);
-    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    char holder[128];
+    if (rs_attach_taken(holder, sizeof holder)) {
         a.stats.refused++;
-        return (int)rc; /* still detached as far as we are concerned: nothing of ours in it */
+        /* still detached as far as we are concerned: nothing of ours in it */
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     }
-    if (rc == CUPTI_SUCCESS)
-        cuptiUnsubscribe(probe);
     /* attached now, whatever follows: a refusal below is detached again at the next tick */
     atomic_store(&a.state, RS_ATTACHED);
     /* the buffers' promise (activity.c: calloc'd), then the callbacks */
@@ -172,6 +167,25 @@ rs_attach_attach(CUpti_BuffersCallbackRequestFunc requested,
     a.stats.attaches++;
     a.stats.attach_ns += rs_clock_mono_ns() - t0;
     return 0;
+}
+
+static void CUPTIAPI
+ignore_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                const void *data)
+{
+}
+
+bool
+rs_attach_taken(char *holder, size_t len)
+{
+    CUpti_SubscriberHandle sub;
+    CUpti_SubscriberParams params = {CUpti_SubscriberParams_STRUCT_SIZE, "rankscope", holder, len};
+
+    holder[0] = '\0';
+    CUptiResult rc = cuptiSubscribe_v2(&sub, ignore_callback, NULL, &params);
+    if (rc == CUPTI_SUCCESS)
+        cuptiUnsubscribe(sub);
+    return rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 }
 
 void

@@ -17,6 +17,7 @@
 #define RS_COLLECTOR_ATTACH_H
 
 #include <cupti.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,12 @@ int rs_attach_attach(CUpti_BuffersCallbackRequestFunc requested,
                      CUpti_BuffersCallbackCompleteFunc completed);
 
 void rs_attach_get_stats(struct rs_attach_stats *out);
+
+/* Whether another CUPTI client (Nsight, torch.profiler's Kineto, compute-sanitizer, a library
+ * loaded later) holds CUPTI's one subscription: a subscription tried and ended at once — CUPTI
+ * initialises (or attaches again) there. True when one does, with its name (or "" when CUPTI gave
+ * none) in holder[len]. Used at start (injection.c) and before attaching again. */
+bool rs_attach_taken(char *holder, size_t len);
 
 /* The timeline RANKSCOPE_DEBUG prints at exit, to tell apart what a job's steps ran under: the
  * first RS_ATTACH_EVENTS events — 'O' a window (or capture) turned the kinds on, 'C' off, 'R' a

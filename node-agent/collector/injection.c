@@ -181,32 +181,19 @@ version_ok(char *why, size_t len)
     return true;
 }
 
-static void CUPTIAPI
-ignore_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                const void *data)
-{
-}
-
 /* CUPTI serves one subscriber. If Nsight, torch.profiler (Kineto) or compute-sanitizer already
  * holds it, they win and we stay out of the way. We do not keep the subscription ourselves, so a
  * profiler started later can still take it. */
 static bool
 cupti_free(char *why, size_t len)
 {
-    CUpti_SubscriberHandle sub;
-    char holder[128] = "";
-    CUpti_SubscriberParams params = {CUpti_SubscriberParams_STRUCT_SIZE, "rankscope", holder,
-                                     sizeof holder};
-    CUptiResult rc = cuptiSubscribe_v2(&sub, ignore_callback, NULL, &params);
+    char holder[128];
 
-    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        snprintf(why, len, "CUPTI is in use by %s; rankscope steps aside in this process",
-                 holder[0] ? holder : "another tool");
-        return false;
-    }
-    if (rc == CUPTI_SUCCESS)
-        cuptiUnsubscribe(sub);
-    return true;
+    if (!rs_attach_taken(holder, sizeof holder))
+        return true;
+    snprintf(why, len, "CUPTI is in use by %s; rankscope steps aside in this process",
+             holder[0] ? holder : "another tool");
+    return false;
 }
 
 static uint64_t
@@ -250,11 +237,12 @@ kernels_windowed(const struct rs_collector_settings *s)
     return s->kernels_in_windows && !s->pc_sampling;
 }
 
-/* Kernels in windows: no launch waits (activity.c says why: neither source of queue times works
- * in windows); said when RANKSCOPE_LAUNCH_WAIT asked for them. CUPTI detached between windows
- * (attach.h) unless NVTX goes to CUPTI: its markers need CUPTI attached all the time. */
+/* Settles what kernel windows imply: no launch waits (activity.c says why: neither source of
+ * queue times works in windows; said when RANKSCOPE_LAUNCH_WAIT asked for them). Returns whether
+ * CUPTI is detached between windows (attach.h): unless NVTX goes to CUPTI, whose markers need
+ * CUPTI attached all the time. */
 static bool
-detached_between_windows(struct rs_collector_settings *s)
+settle_windows(struct rs_collector_settings *s)
 {
     const char *nvtx = getenv("NVTX_INJECTION64_PATH"), *lw = getenv("RANKSCOPE_LAUNCH_WAIT");
 
@@ -291,7 +279,7 @@ initialize(void)
     if (s->kernels_in_windows && s->pc_sampling)
         rs_collector_log("PC sampling is on: kernels are traced all the time, not in windows "
                          "(CUPTI refuses kernel activity turned on after PC sampling)");
-    bool detach = detached_between_windows(s);
+    bool detach = settle_windows(s);
     struct rs_activity_options opts = {(unsigned)s->flush_ms,
                                        (size_t)s->buffer_kb << 10,
                                        s->pc_sampling ? &s->pc : NULL,

@@ -430,6 +430,31 @@ detach_refused(void)
     rs_convert_free(c);
 }
 
+/* A buffer of ours that did not come back from the forced flush (another client took it): no
+ * detach — cuptiFinalize would discard it —, said once, DEVICE on again, and no forced flush at
+ * every tick after. */
+static void
+buffer_not_back(void)
+{
+    rs_convert *c = detach_started();
+
+    T_CHECK(fake_cupti_kernels(1));
+    fake_cupti_keep_buffers(1);
+    for (int i = 0; i < 300 && !strstr(t_said(), "did not come back"); i++)
+        rs_clock_sleep_ns(10000000ull);
+    rs_clock_sleep_ns(100000000ull); /* ~10 more ticks */
+    rs_activity_finish();
+    T_CHECK(strstr(t_said(), "a buffer of ours did not come back from CUPTI between windows") !=
+            NULL);
+    const char *log = fake_cupti_log();
+    const char *first = strstr(log, "XF");
+    T_CHECK(first && strstr(first + 2, "XF") == NULL); /* tried once */
+    T_CHECK(strchr(log, 's') == NULL);                 /* never asked to detach */
+    T_EQ(rs_attach_state(), RS_ATTACHED);
+    T_CHECK(fake_cupti_kind_on(CUPTI_ACTIVITY_KIND_DEVICE));
+    rs_convert_free(c);
+}
+
 /* Another CUPTI client that was not handed over to (a library loaded later) took CUPTI while it
  * was detached: at the window the probe finds its subscription, nothing of ours is registered
  * over its callbacks, it is said once and reported, and no window is traced again. */
@@ -476,6 +501,7 @@ main(void)
     T_RUN_ISOLATED(detach_called_off);
     T_RUN_ISOLATED(detach_refused);
     T_RUN_ISOLATED(attach_taken_by_another);
+    T_RUN_ISOLATED(buffer_not_back);
     t_isolated_done();
     return T_DONE("collector/activity");
 }

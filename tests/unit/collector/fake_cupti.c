@@ -32,7 +32,7 @@ static struct {
     uint8_t *buffer;
     size_t size, valid;
 } pending[MAX_BUFFERS];
-static size_t n_pending, keep_on_forced;
+static size_t n_pending, keep_next; /* buffers the next flush with any keeps */
 static CUpti_CallbackFunc subscriber;
 static int pcs_ready;
 /* Guards the log and the pending buffers, which the collector's flush thread reaches through
@@ -246,7 +246,7 @@ void
 fake_cupti_keep_buffers(size_t n)
 {
     pthread_mutex_lock(&fake_lock);
-    keep_on_forced = n;
+    keep_next = n;
     pthread_mutex_unlock(&fake_lock);
 }
 
@@ -261,8 +261,10 @@ cuptiActivityFlushAll(uint32_t flag)
     n = back = n_pending;
     memcpy(out, pending, sizeof pending);
     n_pending = 0;
-    if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
-        back = n > keep_on_forced ? n - keep_on_forced : 0;
+    if (n && keep_next) {
+        back = n > keep_next ? n - keep_next : 0;
+        keep_next = 0;
+    }
     pthread_mutex_unlock(&fake_lock);
     for (size_t i = back; i < n; i++)
         free(out[i].buffer); /* gone to "another client" */

@@ -29,7 +29,8 @@ int fake_cupti_attribute_u8(CUpti_ActivityAttribute attr);
 /* CUPTI records n kernels into one buffer it requests from the collector (the size and the
  * zeroing the collector promised are checked: false if not). */
 bool fake_cupti_kernels(size_t n);
-/* The next forced flush keeps the last n buffers (as if another client had taken them). */
+/* The next flush that has buffers keeps the last n of them (as if another client had taken them:
+ * they never come back). */
 void fake_cupti_keep_buffers(size_t n);
 
 /* The subscriber callback the collector registered, and results to return. */
