@@ -4,6 +4,7 @@ host waiting for the GPU at the end of each step (as a loop that reads its loss 
 collector's cost on the launching thread shows whether the job is launch- or GPU-bound."""
 import argparse
 import json
+import os
 import statistics
 import time
 
@@ -26,6 +27,15 @@ def parser(doc):
                         "timed steps (runs started together then time the same seconds)")
     p.add_argument("--timed-s", type=float, default=0, metavar="S",
                    help="time steps for S seconds of wall time (at most --steps of them)")
+    p.add_argument("--turns", metavar="IN,OUT", default="",
+                   help="take turns with other processes on the same CPUs (two named pipes): "
+                        "from --start-at, wait for a byte on IN, run steps for --slice-ms, "
+                        "write a byte to OUT; the process whose IN is the first pipe of the "
+                        "ring (--turn-first) begins. Runs compared this way share the same "
+                        "seconds of the same cores, alternating in slices (tests/gpu/detach.sh "
+                        "TURNS=1)")
+    p.add_argument("--slice-ms", type=float, default=250.0)
+    p.add_argument("--turn-first", action="store_true", help="this process takes the first turn")
     p.add_argument("--count-cpu", action="store_true",
                    help="per timed step, the instructions (where the machine counts them) and "
                         "the CPU time of this thread while step() launches its work, before the "
@@ -70,10 +80,20 @@ def run(name, args, step, extra=None):
         one()
     if args.start_at > time.time():
         time.sleep(args.start_at - time.time())
+    turn_in = turn_out = None
+    if args.turns:  # O_RDWR: opening a named pipe neither blocks nor fails for want of the other end
+        turn_in, turn_out = (os.open(p, os.O_RDWR) for p in args.turns.split(","))
     times, ends, slept = [], [], 0.0
     t0_ns = time.time_ns()
     t_start = time.perf_counter()
+    slice_end = None
     for _ in range(args.steps):
+        if turn_in is not None and (slice_end is None or time.perf_counter() >= slice_end):
+            if slice_end is not None or not args.turn_first:
+                if slice_end is not None:
+                    os.write(turn_out, b"t")
+                os.read(turn_in, 1)  # the others' turns
+            slice_end = time.perf_counter() + args.slice_ms / 1000
         if args.timed_s > 0 and time.perf_counter() - t_start >= args.timed_s:
             break
         if args.host_sleep_ms > 0:
@@ -84,6 +104,8 @@ def run(name, args, step, extra=None):
         one(True)
         times.append((time.perf_counter() - t0) * 1000)
         ends.append((time.perf_counter() - t_start) * 1000)
+    if turn_out is not None:
+        os.write(turn_out, b"t")  # the next process is not left waiting
     wall = time.perf_counter() - t_start
     t1_ns = time.time_ns()
     out = {"workload": name, "steps": len(times), "step_ms": [round(t, 4) for t in times],
