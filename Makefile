@@ -270,6 +270,8 @@ FAKE_CUPTI_TESTS := $(addprefix $(BUILD)/tests/unit/collector/,pcsampling_test a
                                                                 injection_test attach_test)
 $(FAKE_CUPTI_TESTS): $(BUILD)/obj/tests/unit/collector/fake_cupti.o
 $(FAKE_CUPTI_TESTS): LDFLAGS_ALL += -rdynamic
+# plugin_test's stand-in cuCtxGetDevice, found the same way
+$(BUILD)/tests/unit/collector/plugin_test: LDFLAGS_ALL += -rdynamic
 # activity_test's second CUPTI client, in a library of its own (its calls go through its GOT)
 KINETO_STANDIN := $(BUILD)/tests/unit/collector/libkineto_standin.so
 $(KINETO_STANDIN): tests/unit/collector/kineto_standin.c

@@ -552,7 +552,8 @@ rs_convert_note(rs_convert *c, uint32_t flag, const char *text)
 void
 rs_convert_plugin_op(rs_convert *c, const struct rs_plugin_op *op)
 {
-    rs_collector *out = output(c, c->last_device);
+    /* the GPU of the latest kernel, else the communicator's (between windows: no kernels) */
+    rs_collector *out = output(c, c->last_device >= 0 ? c->last_device : op->device);
     char name[96];
     uint32_t name_id;
     bool gpu = op->gpu_start_ns && op->gpu_end_ns >= op->gpu_start_ns;

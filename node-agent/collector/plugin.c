@@ -6,6 +6,7 @@
 
 #include "proto/nccl_kernel.h"
 
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@ struct descr {
 struct comm {
     uint64_t hash;
     uint32_t rank, size;
+    int32_t device; /* rs_plugin_op.device */
     atomic_bool kernel_ch_seen;
     _Atomic uint32_t *p2p_counts; /* [2 * size]: sends to, receives from each peer; NULL: none */
     /* flush thread only */
@@ -210,6 +212,24 @@ p2p_seq(struct comm *c, bool send, int peer, bool *exact)
     return (uint64_t)src << 48 | (uint64_t)dst << 32 | n;
 }
 
+/* The CUDA device current on this thread (NCCL's init call runs with the communicator's device
+ * current), by the driver's cuCtxGetDevice found among the loaded objects (libcuda, loaded by the
+ * process; the unit tests' stand-in); -1 without a driver or a current context. */
+static int32_t
+current_device(void)
+{
+    typedef int (*ctx_get_device_fn)(int *device);
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    ctx_get_device_fn get = (ctx_get_device_fn)dlsym(cuda ? cuda : RTLD_DEFAULT, "cuCtxGetDevice");
+    int device = -1;
+
+    if (!get || get(&device) != 0 || device < 0)
+        device = -1;
+    if (cuda)
+        dlclose(cuda);
+    return device;
+}
+
 static int
 plugin_init(void **context, uint64_t comm_id, int *activation_mask, const char *comm_name,
             int n_nodes, int n_ranks, int rank, void *logfn)
@@ -228,6 +248,7 @@ plugin_init(void **context, uint64_t comm_id, int *activation_mask, const char *
     }
     c = &comms[idx];
     c->hash = comm_id;
+    c->device = current_device();
     c->rank = (uint32_t)rank;
     c->size = (uint32_t)n_ranks;
     if (n_ranks <= 65536)
@@ -255,6 +276,7 @@ start_op(struct comm *c, void **handle, const struct descr *d)
     op->comm_hash = c->hash;
     op->comm_rank = c->rank;
     op->comm_size = c->size;
+    op->device = c->device;
     op->enqueue_ns = rs_clock_realtime_ns();
     op->algo = op->proto = "";
     if (d->type == EV_COLL) {

@@ -43,6 +43,10 @@ struct rs_plugin_op {
      * no kernel-channel events for this operation */
     uint64_t gpu_start_ns, gpu_end_ns;
     uint32_t channels; /* kernel-channel events seen */
+    /* the CUDA device current on the thread that initialised the communicator (the driver's
+     * cuCtxGetDevice at NCCL's init call), -1 when not known: names the rank's GPU before any
+     * kernel record does (kernels are traced in windows only) */
+    int32_t device;
 };
 
 struct rs_plugin_stats {

@@ -401,6 +401,50 @@ last_status(int lfd, int *afd, char *text, size_t cap)
     return flags;
 }
 
+/* Between kernel windows a rank sends only the plugin's records: its GPU is the one its
+ * communicator was initialised on (rs_plugin_op.device), named by CUPTI's DEVICE record, so that
+ * a hang verdict names the GPU of a rank that never traced a kernel. */
+static void
+plugin_names_the_gpu(void)
+{
+    struct rs_env_identity id = {.job = "job-g", .world_size = 2, .rank = 1, .host = "h", .pid = 1};
+    struct rs_clock_pair clock = {0, 0};
+    struct rs_plugin_op op = {.comm_hash = 0xabcull, .comm_rank = 1, .comm_size = 2,
+                              .op = RS_COLL_ALLREDUCE, .seq = 5, .seq_exact = true,
+                              .func = "AllReduce", .algo = "RING", .proto = "LL",
+                              .enqueue_ns = 1000000000ull, .enqueued_ns = 1000001000ull,
+                              .device = 2};
+    CUpti_ActivityDevice5 dev[2];
+    rs_convert *c = NULL;
+    int lfd = t_listen_seqpacket(sock_path), afd = -1;
+    char uuid[64] = "";
+
+    struct rs_convert_options opts = {sock_path, NULL, NULL, 0};
+    T_OK(rs_convert_new(&id, &opts, &c));
+    memset(dev, 0, sizeof dev);
+    for (int d = 0; d < 2; d++) { /* the process sees two GPUs; the communicator is on the second */
+        dev[d].kind = CUPTI_ACTIVITY_KIND_DEVICE;
+        dev[d].id = (uint32_t)d + 1;
+        for (int i = 0; i < 16; i++)
+            dev[d].uuid.bytes[i] = (char)(0x10 * (d + 1) + i);
+        rs_convert_record(c, (CUpti_Activity *)&dev[d]);
+    }
+    rs_convert_plugin_op(c, &op);
+    T_OK(rs_convert_flush(c, &clock, false));
+    rs_wire_rank_frame *f;
+    while ((f = received_frame(lfd, &afd))) {
+        const struct rs_rank_batch *b = rs_wire_rank_frame_batch(f);
+        if (b->identity.gpu_uuid && b->identity.gpu_uuid[0])
+            snprintf(uuid, sizeof uuid, "%s", b->identity.gpu_uuid);
+        rs_wire_rank_frame_free(f);
+    }
+    T_CHECK(strcmp(uuid, "GPU-20212223-2425-2627-2829-2a2b2c2d2e2f") == 0);
+    rs_convert_free(c);
+    close(afd);
+    close(lfd);
+    unlink(sock_path);
+}
+
 /* While an NCCL operation is in flight past the hang limit its text is what the collector says,
  * refreshed at each drain, also when a report comes meanwhile (the report used to replace it
  * while the in-flight flag stayed); once it completes, the report's text is said. */
@@ -457,5 +501,6 @@ main(void)
     T_RUN(enabled_sync_calls_convert);
     T_RUN(launch_waits_to_frames);
     T_RUN(in_flight_text_stays_until_cleared);
+    T_RUN(plugin_names_the_gpu);
     return T_DONE("collector/convert");
 }

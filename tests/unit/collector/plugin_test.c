@@ -23,6 +23,20 @@
 
 static const struct rs_nccl_profiler *nccl = &ncclProfiler_v5;
 
+/* The driver's cuCtxGetDevice, which plugin.c finds among the process's global symbols (this
+ * test links with -rdynamic): the device current on the thread that initialises a communicator;
+ * a negative `current_device` stands for no current context. */
+static _Atomic int current_device = 3;
+int cuCtxGetDevice(int *device);
+int
+cuCtxGetDevice(int *device)
+{
+    if (atomic_load(&current_device) < 0)
+        return 201; /* CUDA_ERROR_INVALID_CONTEXT */
+    *device = atomic_load(&current_device);
+    return 0;
+}
+
 static uint64_t
 now_ns(void)
 {
@@ -175,6 +189,7 @@ collective_two_channels(void)
     T_EQ(seen[0].bytes, 4096);
     T_CHECK(strcmp(seen[0].algo, "RING") == 0 && strcmp(seen[0].proto, "LL") == 0);
     T_EQ(seen[0].channels, 2);
+    T_EQ(seen[0].device, 3); /* current when the communicator was initialised */
     T_EQ(seen[0].gpu_end_ns - seen[0].gpu_start_ns, 5000); /* earliest start to latest stop */
     /* mapped to CLOCK_REALTIME: within the time this test took of the real stamps */
     T_CHECK(seen[0].gpu_start_ns >= g0 + 1000 * SEC && seen[0].gpu_start_ns < now_ns());
@@ -202,7 +217,9 @@ fewer_channels_than_announced(void)
 static void
 point_to_point(void)
 {
+    atomic_store(&current_device, -1); /* no current context at init: the device is not known */
     void *ctx = comm_init(0x77, 1, 3);
+    atomic_store(&current_device, 3);
     uint64_t g = gpu_now();
     void *h[3] = {p2p_start(ctx, "Send", 2, 10), p2p_start(ctx, "Send", 2, 10),
                   p2p_start(ctx, "Recv", 0, 10)};
@@ -221,6 +238,7 @@ point_to_point(void)
     }
     T_EQ(seen[0].bytes, 20);
     T_CHECK(seen[0].algo[0] == '\0');
+    T_EQ(seen[0].device, -1);
 }
 
 /* Queued behind a long kernel: NCCL enqueued it, no channel started. Reported in flight past the
