@@ -57,18 +57,19 @@ rs_attach_state(void)
     return (enum rs_attach_state)atomic_load(&a.state);
 }
 
-/* Every driver-API call of every thread while a detach is pending (and only then: the
- * subscription exists only then). At a call's exit, unless the flush thread is inside CUPTI,
+/* Every runtime- and driver-API call of every thread while a detach is pending (and only then:
+ * the subscription exists only then). At a call's exit, unless the flush thread is inside CUPTI,
  * detach; a later call's exit tries again. cuptiFinalize ends the subscription with the rest. */
 static void CUPTIAPI
-at_driver_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+at_api_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
     const CUpti_CallbackData *call = data;
 
     (void)userdata;
     (void)cbid;
     if (atomic_load_explicit(&a.state, memory_order_acquire) != RS_DETACHING ||
-        domain != CUPTI_CB_DOMAIN_DRIVER_API || !call || call->callbackSite != CUPTI_API_EXIT ||
+        (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) || !call ||
+        call->callbackSite != CUPTI_API_EXIT ||
         getpid() != atomic_load(&a.pid))
         return;
     if (pthread_mutex_trylock(&a.lock) != 0)
@@ -106,12 +107,13 @@ rs_attach_detach(void)
         a.sub = NULL;
         return CUPTI_ERROR_NOT_SUPPORTED;
     }
-    if ((rc = cuptiSubscribe(&a.sub, at_driver_call, NULL)) != CUPTI_SUCCESS) {
+    if ((rc = cuptiSubscribe(&a.sub, at_api_call, NULL)) != CUPTI_SUCCESS) {
         a.sub = NULL;
         a.stats.refused++;
         return (int)rc;
     }
-    if ((rc = cuptiEnableDomain(1, a.sub, CUPTI_CB_DOMAIN_DRIVER_API)) != CUPTI_SUCCESS) {
+    if ((rc = cuptiEnableDomain(1, a.sub, CUPTI_CB_DOMAIN_DRIVER_API)) != CUPTI_SUCCESS ||
+        (rc = cuptiEnableDomain(1, a.sub, CUPTI_CB_DOMAIN_RUNTIME_API)) != CUPTI_SUCCESS) {
         cuptiUnsubscribe(a.sub);
         a.sub = NULL;
         a.stats.refused++;

@@ -8,9 +8,13 @@
  *
  * cuptiFinalize races with other threads' CUPTI calls (Kineto saw crashes in FlushAll), and NVIDIA
  * recommends calling it at the exit of a CUDA API call, from a callback. So a detach is asked for
- * by the flush thread (a subscription to the driver-API domain) and done by whichever application
- * thread next leaves a driver call. The flush thread holds the attach lock around every CUPTI call
- * it makes; the callback only tries the lock, so neither waits for the other inside the driver.
+ * by the flush thread (a subscription to the runtime- and driver-API domains) and done by whichever
+ * application thread next leaves a runtime or driver call. Both domains: CUPTI reports driver
+ * calls the application makes itself, not those the runtime makes for it, so a PyTorch job that
+ * launches through the runtime gave the driver domain alone a call only now and then (detaches
+ * waited up to 5 s on an H200, attached all the while: docs/BENCHMARKS.md). The flush thread holds
+ * the attach lock around every CUPTI call it makes; the callback only tries the lock, so neither
+ * waits for the other inside the driver.
  *
  * Process-global, as CUPTI is. */
 #ifndef RS_COLLECTOR_ATTACH_H
@@ -23,7 +27,7 @@
 
 enum rs_attach_state {
     RS_ATTACHED,  /* CUPTI may be called */
-    RS_DETACHING, /* asked for: still attached, detached at the next driver-API exit */
+    RS_DETACHING, /* asked for: still attached, detached at the next runtime or driver call's exit */
     RS_DETACHED,  /* no CUPTI in the process: calling any CUPTI function would attach it again */
 };
 

@@ -48,7 +48,7 @@ detached_at_an_exit_when_free(void)
     T_EQ(rs_attach_detach(), 0);
     rs_attach_unlock();
     T_EQ(rs_attach_state(), RS_DETACHING);
-    T_CHECK(strcmp(fake_cupti_log(), "so") == 0);
+    T_CHECK(strcmp(fake_cupti_log(), "soo") == 0); /* the driver and runtime domains */
     fake_cupti_driver_call(CUPTI_API_ENTER);
     T_EQ(rs_attach_state(), RS_DETACHING);
     rs_attach_lock();
@@ -63,7 +63,19 @@ detached_at_an_exit_when_free(void)
     rs_attach_get_stats(&st);
     T_EQ(st.detaches, 1);
     fake_cupti_driver_call_exit(); /* no subscriber: nothing */
-    T_CHECK(strcmp(fake_cupti_log(), "soZ") == 0);
+    T_CHECK(strcmp(fake_cupti_log(), "sooZ") == 0);
+}
+
+/* A job that calls only the runtime (PyTorch launches through it; CUPTI does not report the
+ * driver calls the runtime makes) is detached at a runtime call's exit. */
+static void
+detached_at_a_runtime_exit(void)
+{
+    T_EQ(rs_attach_detach(), 0);
+    T_EQ(rs_attach_state(), RS_DETACHING);
+    fake_cupti_runtime_call_exit();
+    T_EQ(rs_attach_state(), RS_DETACHED);
+    T_CHECK(fake_cupti_detached);
 }
 
 /* A fork()ed child's driver calls never detach its parent's CUPTI (nor its own copy). */
@@ -146,7 +158,7 @@ called_off(void)
     T_EQ(rs_attach_state(), RS_ATTACHED);
     fake_cupti_driver_call_exit();
     T_EQ(rs_attach_state(), RS_ATTACHED);
-    T_CHECK(strcmp(fake_cupti_log(), "sou") == 0);
+    T_CHECK(strcmp(fake_cupti_log(), "soou") == 0);
     rs_attach_get_stats(&st);
     T_EQ(st.cancelled, 1);
     T_EQ(st.detaches, 0);
@@ -167,7 +179,7 @@ finalize_refused(void)
     T_CHECK(rs_attach_detach() != 0);
     T_CHECK(rs_attach_detach() != 0);
     rs_attach_unlock();
-    T_CHECK(strcmp(fake_cupti_log(), "soZu") == 0);
+    T_CHECK(strcmp(fake_cupti_log(), "sooZu") == 0);
     T_CHECK(fake_cupti_subscriber() == NULL);
 }
 
@@ -176,6 +188,7 @@ main(void)
 {
     t_isolated_context = fake_cupti_log;
     T_RUN_ISOLATED(detached_at_an_exit_when_free);
+    T_RUN_ISOLATED(detached_at_a_runtime_exit);
     T_RUN_ISOLATED(not_from_a_forked_child);
     T_RUN_ISOLATED(attached_again);
     T_RUN_ISOLATED(another_client_holds_it);

@@ -352,13 +352,18 @@ cuptiUnsubscribe(CUpti_SubscriberHandle s)
     return CUPTI_SUCCESS;
 }
 
+static unsigned domains_on; /* bit per CUpti_CallbackDomain enabled */
+
 CUptiResult
 cuptiEnableDomain(uint32_t on, CUpti_SubscriberHandle s, CUpti_CallbackDomain d)
 {
     (void)s;
-    (void)d;
     if (on)
         token('o');
+    if (on)
+        __atomic_fetch_or(&domains_on, 1u << d, __ATOMIC_ACQ_REL);
+    else
+        __atomic_fetch_and(&domains_on, ~(1u << d), __ATOMIC_ACQ_REL);
     return CUPTI_SUCCESS;
 }
 
@@ -380,6 +385,7 @@ cuptiFinalize(void)
     STORE(requested, NULL);
     STORE(completed, NULL);
     __atomic_store_n(&subscriber, NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&domains_on, 0, __ATOMIC_RELEASE);
     fake_cupti_latency = false;
     STORE(fake_cupti_detached, true);
     __atomic_fetch_add(&fake_cupti_finalizes, 1, __ATOMIC_ACQ_REL);
@@ -402,6 +408,19 @@ void
 fake_cupti_driver_call_exit(void)
 {
     fake_cupti_driver_call(CUPTI_API_EXIT);
+}
+
+/* A runtime call returns: heard only where the runtime domain is enabled (CUPTI does not report
+ * the driver calls the runtime makes for it). */
+void
+fake_cupti_runtime_call_exit(void)
+{
+    CUpti_CallbackData data = {0};
+    CUpti_CallbackFunc f = fake_cupti_subscriber();
+
+    data.callbackSite = CUPTI_API_EXIT;
+    if (f && __atomic_load_n(&domains_on, __ATOMIC_ACQUIRE) & 1u << CUPTI_CB_DOMAIN_RUNTIME_API)
+        f(NULL, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &data);
 }
 
 CUptiResult

@@ -56,5 +56,7 @@ extern CUptiResult fake_cupti_finalize_result;
  * _exit: at CUPTI_API_EXIT. */
 void fake_cupti_driver_call(CUpti_ApiCallbackSite site);
 void fake_cupti_driver_call_exit(void);
+/* A runtime call returns: the subscriber's callback, where the runtime domain is enabled. */
+void fake_cupti_runtime_call_exit(void);
 
 #endif
