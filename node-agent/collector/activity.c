@@ -276,11 +276,11 @@ flush_main(void *arg)
     (void)arg;
     pthread_mutex_lock(&g.wake_lock);
     while (!g.stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += (long)(g.opts.flush_ms % 1000) * 1000000L;
-        until.tv_sec += g.opts.flush_ms / 1000 + until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        /* the next flush, or a window's start or end if that comes first (window.h) */
+        uint64_t now = rs_clock_realtime_ns(), wake = now + (uint64_t)g.opts.flush_ms * 1000000u;
+        if (g.windows && rs_window_next_change(&g.window, now) < wake)
+            wake = rs_window_next_change(&g.window, now);
+        struct timespec until = {(time_t)(wake / 1000000000u), (long)(wake % 1000000000u)};
         pthread_cond_timedwait(&g.wake, &g.wake_lock, &until);
         if (g.stopping)
             break;

@@ -29,3 +29,11 @@ rs_window_next_start(const struct rs_window_schedule *s, uint64_t realtime_ns)
 {
     return (realtime_ns / s->period_ns + 1) * s->period_ns;
 }
+
+uint64_t
+rs_window_next_change(const struct rs_window_schedule *s, uint64_t realtime_ns)
+{
+    uint64_t start = realtime_ns / s->period_ns * s->period_ns;
+
+    return realtime_ns < start + s->window_ns ? start + s->window_ns : start + s->period_ns;
+}

@@ -33,4 +33,9 @@ enum rs_window_action rs_window_tick(struct rs_window_schedule *s, uint64_t real
 /* CLOCK_REALTIME of the next window's start after `realtime_ns` (for tests and logs). */
 uint64_t rs_window_next_start(const struct rs_window_schedule *s, uint64_t realtime_ns);
 
+/* CLOCK_REALTIME of the next window start or end after `realtime_ns`: when the flush thread
+ * wakes to tick, so that a window opens at its second on every rank, not up to a flush interval
+ * later (250 ms by default; seen 50 - 250 ms late on an H200 before). */
+uint64_t rs_window_next_change(const struct rs_window_schedule *s, uint64_t realtime_ns);
+
 #endif

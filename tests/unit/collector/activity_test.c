@@ -91,6 +91,39 @@ windows_with_lw(enum rs_activity_sync sync, enum rs_activity_launch_wait lw)
     return c;
 }
 
+/* A window opens at its second, not at the flush thread's next tick: with a flush every 5 s and
+ * windows of 100 ms every 400 ms, each window's kinds go on (the timeline's 'O') within 30 ms of
+ * its start on the wall clock and off ('C') within 30 ms of its end. */
+static void
+windows_open_on_time(void)
+{
+    rs_convert *c = t_converter();
+    struct rs_activity_options o = options(RS_ACTIVITY_SYNC_OFF);
+    struct rs_attach_event ev[RS_ATTACH_EVENTS];
+    struct rs_activity_window_stats ws;
+
+    o.flush_ms = 5000;
+    o.window_ns = 100000000ull;
+    o.period_ns = 400000000ull;
+    o.detach = false; /* the stand-in's re-attach is not what is timed here */
+    T_EQ(rs_activity_start(c, &o), 0);
+    rs_clock_sleep_ns(1500000000ull);
+    rs_activity_get_window_stats(&ws);
+    rs_activity_finish();
+    size_t n = rs_attach_events(ev, RS_ATTACH_EVENTS), opened = 0, closed = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t at = ev[i].what == 'O' ? 0 : o.window_ns, phase = ev[i].realtime_ns % o.period_ns;
+        if (ev[i].what != 'O' && ev[i].what != 'C')
+            continue;
+        T_CHECK(phase >= at && phase - at < 30000000ull);
+        opened += ev[i].what == 'O';
+        closed += ev[i].what == 'C';
+    }
+    T_CHECK(opened >= 3 && closed >= 3);
+    T_CHECK(ws.opened >= 3);
+    rs_convert_free(c);
+}
+
 static rs_convert *
 windows_with(enum rs_activity_sync sync)
 {
@@ -487,6 +520,7 @@ main(void)
     t_isolated_context = fake_cupti_log;
     T_RUN_ISOLATED(kinds_and_sync_by_api);
     T_RUN_ISOLATED(kernels_in_windows);
+    T_RUN_ISOLATED(windows_open_on_time);
     T_RUN_ISOLATED(windows_with_sync_records);
     T_RUN_ISOLATED(nothing_per_launch_between_windows);
     T_RUN_ISOLATED(sync_by_records);

@@ -61,6 +61,11 @@ started_inside(void)
     T_EQ(rs_window_tick(&s, T0 + 2 * SEC, 500 * MS), RS_WINDOW_CLOSE);
     T_EQ(rs_window_next_start(&s, T0 + 2 * SEC), T0 + 30 * SEC);
     T_EQ(rs_window_next_start(&s, T0), T0 + 30 * SEC);
+    /* the flush thread's wake-ups: a window's end while inside it, else the next start */
+    T_EQ(rs_window_next_change(&s, T0), T0 + 2 * SEC);
+    T_EQ(rs_window_next_change(&s, T0 + 1500 * MS), T0 + 2 * SEC);
+    T_EQ(rs_window_next_change(&s, T0 + 2 * SEC), T0 + 30 * SEC);
+    T_EQ(rs_window_next_change(&s, T0 + 29 * SEC), T0 + 30 * SEC);
 }
 
 /* The wall clock steps forward past a whole window while one is open: it closes, the skipped one
