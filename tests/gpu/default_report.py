@@ -46,12 +46,15 @@ def summary(label, xs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("jsonl")
+    ap.add_argument("jsonl", nargs="+", help="detach.jsonl of one run, or of several to pool "
+                    "(rounds of the same machine kind only)")
     args = ap.parse_args()
-    runs = [json.loads(l) for l in open(args.jsonl) if l.strip()]
+    runs = [dict(json.loads(l), round=(i, json.loads(l)["round"]))
+            for i, path in enumerate(args.jsonl) for l in open(path) if l.strip()]
     figures, skipped = {}, 0
     for rnd in sorted({r["round"] for r in runs}):
         by = {r["kind"]: r for r in runs if r["round"] == rnd and r.get("result")}
+        rnd = f"{rnd[0] + 1}.{rnd[1]}" if len(args.jsonl) > 1 else rnd[1]
         for kind in ("default", "default2"):
             if kind in by:
                 w, d = timeline(by[kind])
