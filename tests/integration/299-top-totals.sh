@@ -54,16 +54,28 @@ check "the store is consistent after two SIGKILLs" "$BIN/rankscope-server" --che
 
 # Per-job answer cache: job "tot" is idle; while job "live" ingests (and the evaluator stores its
 # step summaries), tot's kept answers stay valid — hits, no new scan — and live's own answer is
-# scanned again after its commits. (Default maintenance: its first pass commits at the start,
-# for every job; wait that out as 297 does.)
+# scanned again after its commits. tot must be quiet first: default maintenance's first pass
+# commits at the start, for every job, and after the restart the evaluator stores tot's last step
+# summaries once they settle, seconds in (an evaluation every 2 s; this failed 4 of 5 runs on a
+# quiet machine with a fixed 2.5-s wait) — so wait until tot's answer stays a hit across two
+# evaluations.
 start_server_at "$LISTEN"
-sleep 2.5
 lookups() { # "hit miss" from /metrics
     curl -s "$HTTP/metrics" | python3 -c '
 import re, sys
 t = sys.stdin.read()
 print(*[int(float(re.search(r"answer_cache_lookups_total\{outcome=\"%s\"\} (\S+)" % o, t).group(1))) for o in ("hit", "miss")])'
 }
+quiet=no
+for _ in $(seq 8); do
+    curl -sf "$HTTP/v1/jobs/tot/top?limit=10" >/dev/null
+    read -r _ m0 < <(lookups)
+    sleep 4.5
+    curl -sf "$HTTP/v1/jobs/tot/top?limit=10" >/dev/null
+    read -r _ m1 < <(lookups)
+    [ "$m1" = "$m0" ] && quiet=yes && break
+done
+check "job tot is quiet (its answer kept across two evaluations) before live starts" [ $quiet = yes ]
 curl -sf "$HTTP/v1/jobs/tot/top?limit=10" >"$WORK/b0.json"
 curl -sf "$HTTP/v1/jobs/tot/skew" >/dev/null
 read -r hit0 miss0 < <(lookups)
