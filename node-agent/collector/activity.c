@@ -278,8 +278,9 @@ flush_main(void *arg)
     while (!g.stopping) {
         /* the next flush, or a window's start or end if that comes first (window.h) */
         uint64_t now = rs_clock_realtime_ns(), wake = now + (uint64_t)g.opts.flush_ms * 1000000u;
-        if (g.windows && rs_window_next_change(&g.window, now) < wake)
-            wake = rs_window_next_change(&g.window, now);
+        uint64_t change = g.windows ? rs_window_next_change(&g.window, now) : UINT64_MAX;
+        if (change < wake)
+            wake = change;
         struct timespec until = {(time_t)(wake / 1000000000u), (long)(wake % 1000000000u)};
         pthread_cond_timedwait(&g.wake, &g.wake_lock, &until);
         if (g.stopping)

@@ -69,8 +69,7 @@ at_api_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
     (void)cbid;
     if (atomic_load_explicit(&a.state, memory_order_acquire) != RS_DETACHING ||
         (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) || !call ||
-        call->callbackSite != CUPTI_API_EXIT ||
-        getpid() != atomic_load(&a.pid))
+        call->callbackSite != CUPTI_API_EXIT || getpid() != atomic_load(&a.pid))
         return;
     if (pthread_mutex_trylock(&a.lock) != 0)
         return;

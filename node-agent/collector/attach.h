@@ -12,9 +12,9 @@
  * application thread next leaves a runtime or driver call. Both domains: CUPTI reports driver
  * calls the application makes itself, not those the runtime makes for it, so a PyTorch job that
  * launches through the runtime gave the driver domain alone a call only now and then (detaches
- * waited up to 5 s on an H200, attached all the while: docs/BENCHMARKS.md). The flush thread holds
- * the attach lock around every CUPTI call it makes; the callback only tries the lock, so neither
- * waits for the other inside the driver.
+ * waited up to 6.5 s on an H200, attached all the while: docs/BENCHMARKS.md). The flush thread
+ * holds the attach lock around every CUPTI call it makes; the callback only tries the lock, so
+ * neither waits for the other inside the driver.
  *
  * Process-global, as CUPTI is. */
 #ifndef RS_COLLECTOR_ATTACH_H
@@ -27,7 +27,8 @@
 
 enum rs_attach_state {
     RS_ATTACHED,  /* CUPTI may be called */
-    RS_DETACHING, /* asked for: still attached, detached at the next runtime or driver call's exit */
+    RS_DETACHING, /* asked for: still attached, detached at the next runtime or driver call's exit
+                   */
     RS_DETACHED,  /* no CUPTI in the process: calling any CUPTI function would attach it again */
 };
 

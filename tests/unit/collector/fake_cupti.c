@@ -420,7 +420,8 @@ fake_cupti_runtime_call_exit(void)
 
     data.callbackSite = CUPTI_API_EXIT;
     if (f && __atomic_load_n(&domains_on, __ATOMIC_ACQUIRE) & 1u << CUPTI_CB_DOMAIN_RUNTIME_API)
-        f(NULL, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &data);
+        f(NULL, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+          &data);
 }
 
 CUptiResult
