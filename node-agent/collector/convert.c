@@ -549,11 +549,18 @@ rs_convert_note(rs_convert *c, uint32_t flag, const char *text)
     set_status(c, flag, text, false);
 }
 
+/* The rank's GPU: of the latest kernel, else of the NCCL operation's communicator (between
+ * windows there are no kernels); -1: not known. */
+static int
+rank_device(const rs_convert *c, const struct rs_plugin_op *op)
+{
+    return c->last_device >= 0 ? c->last_device : op->device;
+}
+
 void
 rs_convert_plugin_op(rs_convert *c, const struct rs_plugin_op *op)
 {
-    /* the GPU of the latest kernel, else the communicator's (between windows: no kernels) */
-    rs_collector *out = output(c, c->last_device >= 0 ? c->last_device : op->device);
+    rs_collector *out = output(c, rank_device(c, op));
     char name[96];
     uint32_t name_id;
     bool gpu = op->gpu_start_ns && op->gpu_end_ns >= op->gpu_start_ns;
@@ -601,8 +608,9 @@ rs_convert_in_flight(rs_convert *c, const struct rs_plugin_op *op, uint64_t now_
 void
 rs_convert_in_flight_end(rs_convert *c)
 {
-    rs_collector *out = output(c, -1);
     const struct rs_plugin_op *op = &c->hang.oldest;
+    /* a rank whose first operation hangs is named with its GPU too */
+    rs_collector *out = output(c, c->hang.any ? rank_device(c, op) : -1);
     char *text = c->hang.text;
     size_t text_size = sizeof c->hang.text;
 

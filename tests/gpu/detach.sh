@@ -42,10 +42,26 @@ SETS=(${CPU_SETS:-2-5 6-9 10-13})
 WORKLOAD=${WORKLOAD:-lm} ALIGN=${ALIGN:-1}
 read -ra GPU_LIST <<<"${GPUS:-}"
 declare -A GPU_CPUS=() GPU_OF=() TURN_OF=()
+if [ ${#GPU_LIST[@]} -gt 0 ]; then
+    n=${#GPU_LIST[@]}
+    if [ $((n & (n - 1))) != 0 ]; then
+        echo "GPUS: give a power of two of them (the kinds' GPUs are k XOR c)" >&2
+        exit 2
+    fi
+    IFS=/ read -ra sets <<<"$KINDS"
+    for set in "${sets[@]}"; do
+        read -ra ks <<<"$set"
+        if [ ${#ks[@]} -gt "$n" ] && [ "${TURNS:-0}" != 1 ]; then
+            echo "KINDS: \"$set\" has more kinds than GPUS has GPUs (they would share one; TURNS=1 takes turns)" >&2
+            exit 2
+        fi
+    done
+    export CUDA_DEVICE_ORDER=PCI_BUS_ID # CUDA's numbers are then nvidia-smi's
+fi
 for g in "${GPU_LIST[@]}"; do # 4 CPUs near GPU g, none shared with another GPU's set (skip 0-1)
     bus=$(nvidia-smi -i "$g" --query-gpu=pci.bus_id --format=csv,noheader | tr 'A-F' 'a-f')
     GPU_CPUS[$g]=$(python3 - "/sys/bus/pci/devices/${bus#0000}/local_cpulist" "${GPU_CPUS[*]:-}" <<'PY'
-import sys
+import os, sys
 def expand(text):
     out = []
     for part in text.replace(",", " ").split():
@@ -58,6 +74,8 @@ except OSError:
     local = list(range(2, 64))
 taken = set(expand(sys.argv[2]))
 free = [c for c in local if c > 1 and c not in taken]
+if len(free) < 4:  # no list, or too few CPUs near the GPU: any others
+    free += [c for c in range(2, os.cpu_count()) if c not in taken and c not in free]
 print(",".join(map(str, free[:4])))
 PY
 )

@@ -87,7 +87,9 @@ for phase in ("gpu_held", "host_held"):
     for _ in range(50):
         dist.all_reduce(x)
     torch.cuda.synchronize()
-ok = bool(torch.all(x > 0).item())
+x.fill_(1.0)  # a last AllReduce checked: every rank's ones summed
+dist.all_reduce(x)
+ok = bool(torch.all(x == dist.get_world_size()).item())
 try:
     final = json.loads(get(f"/v1/jobs/{JOB}/hangs")) if rank == 0 else None
 except Exception as e:  # noqa: BLE001

@@ -2,7 +2,9 @@
 # Hang verdicts on a real 2-rank NCCL job (two GPUs; issue 25's hang detection, which one GPU cannot
 # show: docs/collector.md "Hangs"): tests/gpu/hang2.py under torchrun with the collector
 # (CUDA_INJECTION64_PATH) and its NCCL profiler plugin (NCCL_PROFILER_PLUGIN), the default kernel
-# windows, RANKSCOPE_HANG_MS=$HANG_MS, next to a server and an agent from gpu-bundle/. Rank 1 holds
+# windows with CUPTI detached between them (no NVTX_INJECTION64_PATH, which would keep it
+# attached; NVTX=1 sets it as the first run of 2026-11-28 did), RANKSCOPE_HANG_MS=$HANG_MS, next
+# to a server and an agent from gpu-bundle/. Rank 1 holds
 # one AllReduce for $HANG_S s twice: its GPU busy (torch.cuda._sleep queued before it) and its host
 # asleep before the call. Rank 0 polls the server's hangs and /metrics every 0.25 s.
 # Then: the job's stored collectives (rs-store-dump: seq_exact, GPU times on both ranks, instances
@@ -16,8 +18,15 @@ mkdir -p "$R"
 daemons_up
 job=hang2
 export NCCL_PROFILER_PLUGIN=$B/lib/librankscope.so RANKSCOPE_HANG_MS=$HANG_MS RANKSCOPE_DEBUG=1
+collector=()
+if [ "${NVTX:-0}" = 1 ]; then
+    collector=(--collector) # train() sets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH
+else
+    export CUDA_INJECTION64_PATH=$B/lib/librankscope.so
+    unset NVTX_INJECTION64_PATH
+fi
 RANKSCOPE_KERNELS=window TRAIN_SCRIPT=tests/gpu/hang2.py NPROC=2 TRAIN_TIMEOUT=180 \
-    train "$job" --collector "$HTTP" "$job" "$HANG_S"
+    train "$job" "${collector[@]}" "$HTTP" "$job" "$HANG_S"
 echo "torchrun exit $?" >"$R/exit.txt"
 cp "$W/$job.result" "$OUT/hang2.json"
 cp "$W/$job.log" "$R/job.log"

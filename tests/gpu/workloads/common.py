@@ -83,29 +83,37 @@ def run(name, args, step, extra=None):
     turn_in = turn_out = None
     if args.turns:  # O_RDWR: opening a named pipe neither blocks nor fails for want of the other end
         turn_in, turn_out = (os.open(p, os.O_RDWR) for p in args.turns.split(","))
+    # taking turns: one end for all (the wall clock's start_at + timed_s), and a process that ends
+    # passes "e" on instead of the turn ("t"), which each passes on as it ends: none is left
+    # waiting for a turn from a process gone (also when one fails: finally)
+    deadline = args.start_at + args.timed_s if turn_in is not None and args.timed_s > 0 else None
     times, ends, slept = [], [], 0.0
     t0_ns = time.time_ns()
     t_start = time.perf_counter()
     slice_end = None
-    for _ in range(args.steps):
-        if turn_in is not None and (slice_end is None or time.perf_counter() >= slice_end):
-            if slice_end is not None or not args.turn_first:
+    try:
+        for _ in range(args.steps):
+            if turn_in is not None and (slice_end is None or time.perf_counter() >= slice_end):
                 if slice_end is not None:
                     os.write(turn_out, b"t")
-                os.read(turn_in, 1)  # the others' turns
-            slice_end = time.perf_counter() + args.slice_ms / 1000
-        if args.timed_s > 0 and time.perf_counter() - t_start >= args.timed_s:
-            break
-        if args.host_sleep_ms > 0:
-            s0 = time.perf_counter()
-            time.sleep(args.host_sleep_ms / 1000)
-            slept += time.perf_counter() - s0
-        t0 = time.perf_counter()
-        one(True)
-        times.append((time.perf_counter() - t0) * 1000)
-        ends.append((time.perf_counter() - t_start) * 1000)
-    if turn_out is not None:
-        os.write(turn_out, b"t")  # the next process is not left waiting
+                if (slice_end is not None or not args.turn_first) and os.read(turn_in, 1) == b"e":
+                    break  # another process ended the run
+                slice_end = time.perf_counter() + args.slice_ms / 1000
+            if args.timed_s > 0 and time.perf_counter() - t_start >= args.timed_s:
+                break
+            if deadline is not None and time.time() >= deadline:
+                break
+            if args.host_sleep_ms > 0:
+                s0 = time.perf_counter()
+                time.sleep(args.host_sleep_ms / 1000)
+                slept += time.perf_counter() - s0
+            t0 = time.perf_counter()
+            one(True)
+            times.append((time.perf_counter() - t0) * 1000)
+            ends.append((time.perf_counter() - t_start) * 1000)
+    finally:
+        if turn_out is not None:
+            os.write(turn_out, b"e")
     wall = time.perf_counter() - t_start
     t1_ns = time.time_ns()
     out = {"workload": name, "steps": len(times), "step_ms": [round(t, 4) for t in times],

@@ -92,8 +92,9 @@ windows_with_lw(enum rs_activity_sync sync, enum rs_activity_launch_wait lw)
 }
 
 /* A window opens at its second, not at the flush thread's next tick: with a flush every 5 s and
- * windows of 100 ms every 400 ms, each window's kinds go on (the timeline's 'O') within 30 ms of
- * its start on the wall clock and off ('C') within 30 ms of its end. */
+ * windows of 100 ms every 400 ms, each window's kinds go on (the timeline's 'O') within 80 ms of
+ * its start on the wall clock and off ('C') within 80 ms of its end (a loaded machine, a
+ * sanitizer; a tick of the flush interval would be up to 5 s late, and fewer windows open). */
 static void
 windows_open_on_time(void)
 {
@@ -115,7 +116,7 @@ windows_open_on_time(void)
         uint64_t at = ev[i].what == 'O' ? 0 : o.window_ns, phase = ev[i].realtime_ns % o.period_ns;
         if (ev[i].what != 'O' && ev[i].what != 'C')
             continue;
-        T_CHECK(phase >= at && phase - at < 30000000ull);
+        T_CHECK(phase >= at && phase - at < 80000000ull);
         opened += ev[i].what == 'O';
         closed += ev[i].what == 'C';
     }

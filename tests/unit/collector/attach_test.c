@@ -71,7 +71,9 @@ detached_at_an_exit_when_free(void)
 static void
 detached_at_a_runtime_exit(void)
 {
+    rs_attach_lock();
     T_EQ(rs_attach_detach(), 0);
+    rs_attach_unlock();
     T_EQ(rs_attach_state(), RS_DETACHING);
     fake_cupti_runtime_call_exit();
     T_EQ(rs_attach_state(), RS_DETACHED);

@@ -403,9 +403,10 @@ last_status(int lfd, int *afd, char *text, size_t cap)
 
 /* Between kernel windows a rank sends only the plugin's records: its GPU is the one its
  * communicator was initialised on (rs_plugin_op.device), named by CUPTI's DEVICE record, so that
- * a hang verdict names the GPU of a rank that never traced a kernel. */
+ * a hang verdict names the GPU of a rank that never traced a kernel — also when its first
+ * operation is the one that hangs (`hung`). */
 static void
-plugin_names_the_gpu(void)
+plugin_names_the_gpu_when(bool hung)
 {
     struct rs_env_identity id = {.job = "job-g", .world_size = 2, .rank = 1, .host = "h", .pid = 1};
     struct rs_clock_pair clock = {0, 0};
@@ -429,7 +430,13 @@ plugin_names_the_gpu(void)
             dev[d].uuid.bytes[i] = (char)(0x10 * (d + 1) + i);
         rs_convert_record(c, (CUpti_Activity *)&dev[d]);
     }
-    rs_convert_plugin_op(c, &op);
+    if (hung) { /* its first operation: in flight, never finished */
+        rs_convert_in_flight_begin(c);
+        rs_convert_in_flight(c, &op, 3000000000ull);
+        rs_convert_in_flight_end(c);
+    } else {
+        rs_convert_plugin_op(c, &op);
+    }
     T_OK(rs_convert_flush(c, &clock, false));
     rs_wire_rank_frame *f;
     while ((f = received_frame(lfd, &afd))) {
@@ -443,6 +450,18 @@ plugin_names_the_gpu(void)
     close(afd);
     close(lfd);
     unlink(sock_path);
+}
+
+static void
+plugin_names_the_gpu(void)
+{
+    plugin_names_the_gpu_when(false);
+}
+
+static void
+plugin_names_the_gpu_of_a_hang(void)
+{
+    plugin_names_the_gpu_when(true);
 }
 
 /* While an NCCL operation is in flight past the hang limit its text is what the collector says,
@@ -502,5 +521,6 @@ main(void)
     T_RUN(launch_waits_to_frames);
     T_RUN(in_flight_text_stays_until_cleared);
     T_RUN(plugin_names_the_gpu);
+    T_RUN(plugin_names_the_gpu_of_a_hang);
     return T_DONE("collector/convert");
 }

@@ -25,6 +25,7 @@ static size_t log_len;
 static bool kind_on[MAX_KINDS], kind_ever[MAX_KINDS], api_on[MAX_CBIDS];
 static bool api_ever; /* any driver-API records ever enabled */
 static bool pc_enabled; /* cuptiPCSamplingEnable called, not disabled since */
+static unsigned domains_on; /* bit per CUpti_CallbackDomain enabled (cuptiEnableDomain) */
 static int attr_u8[16] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 static CUpti_BuffersCallbackRequestFunc requested;
 static CUpti_BuffersCallbackCompleteFunc completed;
@@ -348,11 +349,10 @@ cuptiUnsubscribe(CUpti_SubscriberHandle s)
 {
     (void)s;
     __atomic_store_n(&subscriber, NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&domains_on, 0, __ATOMIC_RELEASE);
     token('u');
     return CUPTI_SUCCESS;
 }
-
-static unsigned domains_on; /* bit per CUpti_CallbackDomain enabled */
 
 CUptiResult
 cuptiEnableDomain(uint32_t on, CUpti_SubscriberHandle s, CUpti_CallbackDomain d)
