@@ -134,11 +134,12 @@ one() {
         sleep 1
     done
     wait "$p" 2>/dev/null
-    r=$(grep '^{' "$W/$kind.out" | tail -1)
+    grep '^{' "$W/$kind.out" | tail -1 >"$W/$kind.result" # (a long run's line outgrows an argument)
     { echo "== $kind $round cpus $cpus gpu ${GPU_OF[$kind]:-}"; grep -v '^\s*$' "$err" | tail -12; } >>"$OUT/detach-stderr.txt"
-    python3 - "$kind" "$round" "$cpus" "$err" "${r:-null}" "${GPU_OF[$kind]:-}" >"$line" <<'EOF'
+    python3 - "$kind" "$round" "$cpus" "$err" "$W/$kind.result" "${GPU_OF[$kind]:-}" >"$line" <<'EOF'
 import json, sys
-kind, rnd, cpus, err, result, gpu = sys.argv[1:7]
+kind, rnd, cpus, err, result_file, gpu = sys.argv[1:7]
+result = open(result_file).read().strip() or "null"
 lines = [l.rstrip("\n") for l in open(err, errors="replace") if l.startswith("rankscope[")]
 events = []
 for l in lines:
