@@ -3,12 +3,12 @@
 #include "node-agent/collector/pcsampling.h"
 
 #include "common/clock.h"
+#include "node-agent/collector/cuda_driver.h"
 #include "node-agent/collector/log.h"
 
 #include <cuda.h>
 #include <cupti.h>
 #include <cupti_pcsampling.h>
-#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -90,19 +90,12 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 int
 rs_pcsampling_start(rs_convert *conv, pthread_mutex_t *lock, const struct rs_pcsampling_options *o)
 {
-    /* libcudart loads libcuda privately (RTLD_LOCAL): ask for the loaded one by name (the
-     * reference RTLD_NOLOAD takes is kept, the library stays loaded anyway); else the process's
-     * global symbols (a program linked with libcuda; the unit test's stand-ins) */
-    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-
-    if (!cuda)
-        cuda = RTLD_DEFAULT;
     p.conv = conv;
     p.lock = lock;
     p.o = *o;
-    p.push = (ctx_push_fn)dlsym(cuda, "cuCtxPushCurrent_v2");
-    p.pop = (ctx_pop_fn)dlsym(cuda, "cuCtxPopCurrent_v2");
-    p.sync = (ctx_sync_fn)dlsym(cuda, "cuCtxSynchronize");
+    p.push = (ctx_push_fn)rs_cuda_driver_symbol("cuCtxPushCurrent_v2");
+    p.pop = (ctx_pop_fn)rs_cuda_driver_symbol("cuCtxPopCurrent_v2");
+    p.sync = (ctx_sync_fn)rs_cuda_driver_symbol("cuCtxSynchronize");
     if (!p.push || !p.pop || !p.sync) {
         rs_collector_log("PC sampling is off: the CUDA driver's entry points are not there");
         return -1;

@@ -3,10 +3,10 @@
 #include "node-agent/collector/plugin.h"
 
 #include "common/clock.h"
+#include "node-agent/collector/cuda_driver.h"
 
 #include "proto/nccl_kernel.h"
 
-#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,20 +213,17 @@ p2p_seq(struct comm *c, bool send, int peer, bool *exact)
 }
 
 /* The CUDA device current on this thread (NCCL's init call runs with the communicator's device
- * current), by the driver's cuCtxGetDevice found among the loaded objects (libcuda, loaded by the
- * process; the unit tests' stand-in); -1 without a driver or a current context. */
+ * current), by the driver's cuCtxGetDevice (cuda_driver.h); -1 without a driver or a current
+ * context. */
 static int32_t
 current_device(void)
 {
     typedef int (*ctx_get_device_fn)(int *device);
-    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    ctx_get_device_fn get = (ctx_get_device_fn)dlsym(cuda ? cuda : RTLD_DEFAULT, "cuCtxGetDevice");
+    ctx_get_device_fn get = (ctx_get_device_fn)rs_cuda_driver_symbol("cuCtxGetDevice");
     int device = -1;
 
     if (!get || get(&device) != 0 || device < 0)
         device = -1;
-    if (cuda)
-        dlclose(cuda);
     return device;
 }
 

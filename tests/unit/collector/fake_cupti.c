@@ -392,16 +392,26 @@ cuptiFinalize(void)
     return CUPTI_SUCCESS;
 }
 
-/* A driver call enters or returns on an application thread: the subscriber hears of it. */
-void
-fake_cupti_driver_call(CUpti_ApiCallbackSite site)
+/* An application thread at `site` of a call of `domain`: the subscriber hears of it — a runtime
+ * call only where that domain is enabled (CUPTI does not report the driver calls the runtime
+ * makes for it), a driver call always. */
+static void
+api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site)
 {
     CUpti_CallbackData data = {0};
     CUpti_CallbackFunc f = fake_cupti_subscriber();
+    bool heard = domain == CUPTI_CB_DOMAIN_DRIVER_API ||
+                 (__atomic_load_n(&domains_on, __ATOMIC_ACQUIRE) & 1u << domain);
 
     data.callbackSite = site;
-    if (f)
-        f(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &data);
+    if (f && heard)
+        f(NULL, domain, cbid, &data);
+}
+
+void
+fake_cupti_driver_call(CUpti_ApiCallbackSite site)
+{
+    api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, site);
 }
 
 void
@@ -410,18 +420,11 @@ fake_cupti_driver_call_exit(void)
     fake_cupti_driver_call(CUPTI_API_EXIT);
 }
 
-/* A runtime call returns: heard only where the runtime domain is enabled (CUPTI does not report
- * the driver calls the runtime makes for it). */
 void
 fake_cupti_runtime_call_exit(void)
 {
-    CUpti_CallbackData data = {0};
-    CUpti_CallbackFunc f = fake_cupti_subscriber();
-
-    data.callbackSite = CUPTI_API_EXIT;
-    if (f && __atomic_load_n(&domains_on, __ATOMIC_ACQUIRE) & 1u << CUPTI_CB_DOMAIN_RUNTIME_API)
-        f(NULL, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-          &data);
+    api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+             CUPTI_API_EXIT);
 }
 
 CUptiResult
