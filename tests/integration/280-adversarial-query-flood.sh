@@ -4,11 +4,13 @@
 # batches as fast as they are acknowledged. Before the query pool, ingest fell from ~900
 # batches/s to ~0.4 for as long as the flood lasted (libuv's 4 threads were all in queries);
 # now queries have their own threads, bounded per client and in total, and ingest its own.
-# Measured, not assumed: ingest under the flood keeps >= 20% of its quiet rate (the mean of
-# the phases before and after; the machine is shared, so the bound is loose and a low first
-# measurement is taken once more), /healthz answers
-# within 1 s throughout. Then the refusals: past query-max-per-client 429 with Retry-After and
-# a JSON error; a query past query-timeout-ms 504, counted.
+# Checked, not assumed: under the flood ingest never stands still for 1 s and keeps >= 5% of its
+# quiet rate (the mean of the phases before and after) — the fault measured 0.05% and 20 s at 0;
+# /healthz answers within 1 s throughout. How much of its rate ingest keeps is a measurement of
+# the machine as much as of the server (0.5 - 0.9 alone on the 2-core build machine, 0.20 in a CI
+# run beside other work): docs/BENCHMARKS.md "Query flood vs ingest" reports it; this test guards
+# the property, not the figure. Then the refusals: past query-max-per-client 429 with Retry-After
+# and a JSON error; a query past query-timeout-ms 504, counted.
 . "$(dirname "$0")/common.sh"
 start_server --query-max-per-client=6
 start_agent
@@ -23,20 +25,18 @@ done
 PIDS+=("${LOAD[@]}")
 sleep 1
 python3 tests/integration/query_flood.py "$HTTP" big 8 4 "$WORK/flood.json" >"$WORK/flood.out" 2>&1
-# The machine is shared (CI runs on 2 cores beside other work): a neighbour's burst inside the
-# 4-s flood phase once measured 0.20 where the test alone measures 0.7 - 0.8. A low first
-# measurement is taken again, both are printed, and the better one is judged — a server whose
-# queries starve ingest (the 0.0005 before the query pool) fails both.
-if ! python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["ratio"] < 0.2)' "$WORK/flood.json"; then
+# A neighbour's burst inside the 4-s flood phase can still take most of 2 shared cores: a first
+# measurement that fails is taken once more, both are printed, and the better one is judged — a
+# server whose queries starve ingest fails both.
+starved() {
+    ! python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))
+sys.exit(r["ratio"] < 0.05 or r["loaded"]["stall_max_s"] >= 1.0)' "$1"
+}
+if starved "$WORK/flood.json"; then
     cp "$WORK/flood.json" "$WORK/flood-first.json"
     echo "first flood measurement:" >&2; cat "$WORK/flood-first.json" >&2
     python3 tests/integration/query_flood.py "$HTTP" big 8 4 "$WORK/flood.json" >>"$WORK/flood.out" 2>&1
-    python3 - "$WORK/flood-first.json" "$WORK/flood.json" <<'PY'
-import json, sys
-a, b = (json.load(open(f)) for f in sys.argv[1:])
-if a["ratio"] > b["ratio"]:
-    json.dump(a, open(sys.argv[2], "w"))
-PY
+    starved "$WORK/flood.json" && cp "$WORK/flood-first.json" "$WORK/flood.json"
 fi
 for p in "${LOAD[@]}"; do kill "$p"; wait "$p" 2>/dev/null; done
 cat "$WORK/flood.json" >&2
@@ -46,11 +46,11 @@ r = json.load(open(sys.argv[1]))
 assert r["statuses"].get("200", 0) >= 8, r["statuses"]
 assert r["unloaded"]["before"]["batches_per_s"] > 20 and r["unloaded"]["after"]["batches_per_s"] > 20, r
 print(r["statuses"])' "$WORK/flood.json"
-check "ingest under 8 clients of pprof keeps >= 20% of its quiet rate (was ~0.05%)" python3 -c '
+check "ingest under 8 clients of pprof never stands still for 1 s and keeps >= 5% of its quiet rate (was 0.05%, 20 s at 0)" python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-print("quiet %.0f batches/s, flood %.0f batches/s, ratio %.2f" % (r["unloaded"]["batches_per_s"], r["loaded"]["batches_per_s"], r["ratio"]))
-assert r["ratio"] >= 0.2, r["ratio"]' "$WORK/flood.json"
+print("quiet %.0f batches/s, flood %.0f batches/s, ratio %.2f, longest stall %.2f s" % (r["unloaded"]["batches_per_s"], r["loaded"]["batches_per_s"], r["ratio"], r["loaded"]["stall_max_s"]))
+assert r["ratio"] >= 0.05 and r["loaded"]["stall_max_s"] < 1.0, r' "$WORK/flood.json"
 check "/healthz answers within 1 s under the flood (every probe)" python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))

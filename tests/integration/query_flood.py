@@ -5,8 +5,9 @@ Three phases of SECONDS each: no queries, then CLIENTS threads asking GET /v1/jo
 back to back (each request its own connection), then no queries again — the unloaded rate is
 the mean of the two quiet phases, so that a machine whose other load changes meanwhile (it is
 shared) skews the comparison less. In every phase /healthz is probed every 100 ms on a
-fresh connection and its latency kept, and the server's batches_committed counter gives the
-ingest rate. Writes {"unloaded": {...}, "loaded": {...}, "ratio": loaded/unloaded, "statuses": {...}} to
+fresh connection and its latency kept, and the server's batches_committed counter (in each
+probe's answer) gives the ingest rate and the longest time it stood still ("stall_max_s").
+Writes {"unloaded": {...}, "loaded": {...}, "ratio": loaded/unloaded, "statuses": {...}} to
 OUT.json."""
 import http.client
 import json
@@ -62,9 +63,16 @@ def phase(loaded):
         t.start()
     time.sleep(0.5 if loaded else 0)  # the flood is on before the measurement starts
     c0, t0 = committed(), time.monotonic()
+    last, moved, stall = c0, t0, 0.0
     while time.monotonic() - t0 < seconds:
-        st, _, dt, _ = get("/healthz", timeout=30)
+        st, body, dt, _ = get("/healthz", timeout=30)
         health.append(dt if st == 200 else 99.0)
+        now = time.monotonic()
+        if st == 200:
+            c = json.loads(body)["counters"]["batches_committed"]
+            if c != last:
+                last, moved = c, now
+        stall = max(stall, now - moved)
         time.sleep(0.1)
     c1, t1 = committed(), time.monotonic()
     stop.set()
@@ -72,7 +80,8 @@ def phase(loaded):
         t.join()
     health.sort()
     return {"batches_per_s": (c1 - c0) / (t1 - t0), "healthz_max_s": health[-1],
-            "healthz_p50_s": health[len(health) // 2], "healthz_probes": len(health)}
+            "healthz_p50_s": health[len(health) // 2], "healthz_probes": len(health),
+            "stall_max_s": stall}
 
 
 before = phase(False)
