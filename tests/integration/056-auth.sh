@@ -108,7 +108,7 @@ check "an ingest token cannot read" [ "$(code -H "Authorization: Bearer $G" "$HT
 start_agent
 "$BIN/rankscope-sim" --job nokey --ranks 2 --steps 10 --speed 0 --agent "$WORK/agent.sock" \
     --log-level warn >"$WORK/nokey.json"
-sleep 1
+logged "$WORK/agent.log" "RS-AGENT-UNAUTHORIZED.*carries none"
 check "an agent without a token: nothing stored, refusals counted on both sides" sh -c "
     ! curl -sf -H 'Authorization: Bearer $B' '$HTTP/v1/jobs' | grep -q nokey &&
     curl -sf '$HTTP/healthz' | python3 -c 'import json,sys; assert json.load(sys.stdin)[\"counters\"][\"batches_unauthorized\"] > 0' &&
@@ -117,7 +117,7 @@ stop "$PID_agent"
 cp "$WORK/bob.token" "$WORK/wrongrole.token"
 mv "$WORK/agent.log" "$WORK/agent-none.log"
 start_agent --token-file "$WORK/wrongrole.token"
-sleep 1
+logged "$WORK/agent.log" "RS-AGENT-UNAUTHORIZED.*need the ingest role"
 check "an agent with a read token: refused for its role, its spooled batches kept" sh -c "
     grep -q \"RS-AGENT-UNAUTHORIZED.*need the ingest role; 'bob' has the read role\" '$WORK/agent.log' &&
     ls '$WORK/spool' | grep -q ."

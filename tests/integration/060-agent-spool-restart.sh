@@ -6,7 +6,14 @@ PORT=$(free_port)
 start_agent_at "tcp://127.0.0.1:$PORT"
 "$BIN/rankscope-sim" --job spooled --ranks 4 --steps 40 --speed 8 --agent "$WORK/agent.sock" \
     --log-level warn > "$WORK/sim.json"
-sleep 0.6   # a few flush intervals: everything is in the spool now
+# everything in the spool: its batch files stop changing (the agent flushes every 250 ms; up to 10 s)
+prev=-1 same=0
+for _ in $(seq 33); do
+    n=$(ls "$WORK/spool" | grep -c '\.batch$')
+    if [ "$n" -gt 0 ] && [ "$n" = "$prev" ]; then same=$((same + 1)); [ $same -ge 3 ] && break; else same=0; fi
+    prev=$n
+    sleep 0.3
+done
 check "batches are spooled while the server is down" sh -c "ls '$WORK/spool' | grep -q '\.batch$'"
 kill -9 "$PID_agent"; wait "$PID_agent" 2>/dev/null
 rm -f "$WORK/agent.ready"

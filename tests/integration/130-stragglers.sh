@@ -90,16 +90,19 @@ assert d["stragglers"] == [] and d["windows_evaluated"] == 1 and not d["enough_d
 (v,) = get("until_step=99")["stragglers"]
 assert v["rank"] == 3 and v["since_step"] == 40 and v["windows"] == 2, v' "$HTTP"
 check "rankscope stragglers --until-step" sh -c "'$BIN/rankscope' --server '$HTTP' stragglers gpu --until-step 35 | grep -q 'not enough data\|no straggler'"
+"$BIN/rankscope-sim" --job long --ranks 4 --steps 50 --step-ms 3000 --speed 0 \
+    --agent "$WORK/agent.sock" --log-level warn >"$WORK/long.json"
+wait_for_records long "$WORK/long.json"
 check "windows of 60 s when 30 steps take longer: 3 s steps, 20 per window; ?window=30 exact" sh -c "
-    '$BIN/rankscope-sim' --job long --ranks 4 --steps 50 --step-ms 3000 --speed 0 --agent '$WORK/agent.sock' --log-level warn >/dev/null; sleep 1
     curl -s '$HTTP/v1/jobs/long/stragglers' | grep -q '\"window_steps\":20' &&
     curl -s '$HTTP/v1/jobs/long/stragglers?window=30' | grep -q '\"window_steps\":30'"
 check "window=2 is 400" sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/gpu/stragglers?window=2') = 400 ]"
 "$BIN/rankscope-sim" --job short --ranks 2 --steps 20 --speed 0 --slow-rank 1 --slowdown 0.2 \
-    --agent "$WORK/agent.sock" --log-level warn >/dev/null
+    --agent "$WORK/agent.sock" --log-level warn >"$WORK/short.json"
 "$BIN/rankscope-sim" --job tiny --ranks 2 --steps 6 --speed 0 --agent "$WORK/agent.sock" \
-    --log-level warn >/dev/null
-sleep 1
+    --log-level warn >"$WORK/tiny.json"
+wait_for_records short "$WORK/short.json"
+wait_for_records tiny "$WORK/tiny.json"
 check "a job shorter than two default windows gets windows fitted to its steps, and a verdict" python3 -c '
 import json, sys, urllib.request
 d = json.load(urllib.request.urlopen(sys.argv[1] + "/v1/jobs/short/stragglers"))

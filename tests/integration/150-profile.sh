@@ -75,5 +75,6 @@ check "bad parameters are 400" sh -c "
     [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/base/top?limit=0') = 400 ] &&
     [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/base/compare?with=bad/name') = 400 ] &&
     [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs/base/stalls?nope=1') = 400 ]"
-check "a job without PC samples says how to get them" sh -c "'$BIN/rankscope-sim' --job nopc --ranks 2 --steps 10 --speed 0 --agent '$WORK/agent.sock' --log-level warn >/dev/null; sleep 1; '$BIN/rankscope' --server '$HTTP' stalls nopc | grep -q 'no PC-sampling data'"
+sim_job nopc 2 10
+check "a job without PC samples says how to get them" sh -c "'$BIN/rankscope' --server '$HTTP' stalls nopc | grep -q 'no PC-sampling data'"
 finish

@@ -44,12 +44,6 @@ settled_rss_kb() {
 }
 # fp_is PORT FINGERPRINT: the certificate a new TLS connection to PORT sees.
 fp_is() { local f; f=$(peer_fingerprint "$1"); echo "sees $f, want $2"; [ "$f" = "$2" ]; }
-# logged FILE PATTERN: the pattern appears in the log within 10 s.
-logged() {
-    local i
-    for i in $(seq 100); do grep -q "$2" "$1" && return 0; sleep 0.1; done
-    echo "not in $1: $2"; return 1
-}
 nothing_stored() { local n; n=$(stored "$1"); echo "$1: $n kernels stored"; [ "$n" = 0 ]; }
 # agent NAME [options]: an agent on $WORK/NAME.sock sending to $LISTEN.
 agent() {

@@ -39,7 +39,7 @@ stop "$PID_agent"
 code=$(post keep '{"ranks":[3],"kinds":["kernels"],"seconds":5}')
 REQ=$(first_id)
 check "with the agent down, a capture of rank 3 is accepted and waits" sh -c "[ $code = 202 ]"
-sleep 1.5 # the table's changes reach the store every 0.5 s
+stored_check "captures on demand: 3 kept" # the table's changes reach the store every 0.5 s
 curl -sf "$HTTP/v1/jobs/keep/captures" >"$WORK/before.json"
 kill -9 "$PID_server"
 wait "$PID_server" 2>/dev/null

@@ -231,6 +231,9 @@ sleep 1.5
 check "old NVML: renamed functions found by their old names, missing ones counted" sh -c "
     grep -q 'RS-AGENT-NVML GPU telemetry from .*: 9 GPUs every 100 ms (3 NVML functions missing)' '$WORK/old.agentlog' &&
     grep -q '^rankscope_agent_gpus 9$' '$WORK/old.prom'"
+# the previous agent stopped first: its sampler, reading the script too, would be in a slow call
+# and its stop would wait for it (up to 2 s) inside the timed interval
+stop "$PID_agent"
 echo "sleep nvmlDeviceGetPowerUsage 3000" >>"$FAKE_NVML_SCRIPT"
 start_ns=$(date +%s%N)
 agent_with hung --nvml-library "$FAKE"

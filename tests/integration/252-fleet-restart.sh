@@ -51,9 +51,17 @@ check "job2: the same GPU the straggler again" wait_fleet "$SLOW" "2 2 2"
 sleep 1.5 # the readings of job2's last second
 restart --term 200
 T0=$(python3 -c 'import time; print(time.time_ns())')
-sleep 3 # the agent keeps sampling its GPUs: readings with no collector sending
-curl -s "$HTTP/v1/jobs/job2/gpus?since_ns=$T0&until_ns=$(python3 -c 'import time; print(time.time_ns())')" \
-    >"$WORK/after.gpus"
+# the agent keeps sampling its GPUs: readings with no collector sending; asked until each rank has
+# 10 (about 3 s; the agent's redial after the restart backs off up to 2 s), for up to 15 s
+for _ in $(seq 30); do
+    sleep 0.5
+    curl -s "$HTTP/v1/jobs/job2/gpus?since_ns=$T0&until_ns=$(python3 -c 'import time; print(time.time_ns())')" \
+        >"$WORK/after.gpus"
+    python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1]))["gpus"]
+sys.exit(not (len(g) == 4 and all(x["samples"] >= 10 for x in g)))' "$WORK/after.gpus" 2>/dev/null && break
+done
 check "after a restart, readings are filed under job2's ranks at once (none unattributed)" sh -c "
 python3 -c '
 import json, sys

@@ -34,7 +34,7 @@ SIM=$!
 check "the hang is raised: one open entry in the history" \
     until_history 'len(h) == 1 and h[0]["cleared_ns"] is None and h[0]["never_arrived"] == [2]'
 cp "$WORK/history.json" "$WORK/before.json"
-sleep 0.5 # the writer commits the raise (one task after the watch's check)
+stored_check "hang history: 1 hangs" # the writer commits the raise (one task after the watch's check)
 restart
 check "after a restart while it hangs: the same hang in the history (raised at the same time), not a second one" \
     python3 -c '

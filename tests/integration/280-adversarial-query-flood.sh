@@ -85,6 +85,10 @@ check "a query past query-timeout-ms (10 ms): 504 with a JSON error that says wh
     cat '$WORK/t.code' '$WORK/t.json'; [ \$(cat '$WORK/t.code') = 504 ] &&
     grep -q 'query-timeout-ms' '$WORK/t.json' && grep -q 'since_ns' '$WORK/t.json' &&
     curl -s '$HTTP/metrics' | grep -q '^rankscope_queries_timed_out_total [1-9]'"
+# 10 ms includes waking a thread at nice +10: a neighbour's burst can take that on 2 shared cores,
+# so any of 5 tries answering will do (a deadline that refuses cheap reads fails all 5)
 check "cheap queries still answer under that deadline" sh -c "
-    [ \$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs') = 200 ]"
+    for i in 1 2 3 4 5; do
+        c=\$(curl -s -o /dev/null -w '%{http_code}' '$HTTP/v1/jobs'); echo \$c; [ \$c = 200 ] && exit 0
+    done; exit 1"
 finish

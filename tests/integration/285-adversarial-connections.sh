@@ -13,11 +13,11 @@ start_server --http-max-connections=1024 --http-max-connections-per-peer=256 \
     --http-request-timeout-ms=20000 --http-max-body-total-mb=2
 out=$(adv slow-crowd 1100 1 4)
 check "1,100 slow clients from one address: 256 held, the rest 429; every other client's request answered" \
-    j "$out" 'd["legit_failed"] == 0 and d["legit_ok"] > 20 and d["crowd"].get("429", 0) >= 1100 - 256'
+    j "$out" 'd["legit_failed"] == 0 and d["legit_ok"] >= 5 and d["crowd"].get("429", 0) >= 1100 - 256'
 check "... counted (http_refused_peer)" sh -c "[ \$(curl -s '$HTTP/healthz' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"counters\"][\"http_refused_peer\"])') -ge 844 ]"
 out=$(adv slow-crowd 1100 25 4)
 check "1,100 slow clients from 25 addresses (under the per-peer cap, over the total): every other client's request answered, the oldest slow ones closed" \
-    j "$out" 'd["legit_failed"] == 0 and d["legit_ok"] > 20'
+    j "$out" 'd["legit_failed"] == 0 and d["legit_ok"] >= 5'
 check "... counted (http_evicted)" sh -c "[ \$(curl -s '$HTTP/healthz' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"counters\"][\"http_evicted\"])') -ge 1 ]"
 out=$(adv body-hog 4 900000)
 check "request bodies past --http-max-body-total-mb (2 MiB): the third and fourth 503, /healthz still 200" \

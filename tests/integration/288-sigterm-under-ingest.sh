@@ -4,7 +4,8 @@
 # the agents' socket busy; the server is stopped with SIGTERM at a random moment, 10 times on
 # the same store. NNG 1.5.2's nng_close can wait forever for a connection closed while a message
 # was half read (server/ingest.c, close_socket): before the server bounded that wait, 4 of 34
-# such stops hung it. Each stop must end within 8 s with exit status 0 and its exit line, leave a
+# such stops hung it. Each stop must end within 20 s (the bounded close waits 3 s; the rest is
+# committing what was queued, on a shared disk) with exit status 0 and its exit line, leave a
 # store that passes --check and reopens, and lose no acknowledged batch.
 . "$(dirname "$0")/common.sh"
 PORT=$(free_port)
@@ -38,7 +39,7 @@ RANDOM=288 # reproducible stop points
 for i in $(seq 10); do
     sleep "0.$((RANDOM % 60 + 30))"
     kill -TERM "$PID_server"
-    check "stop $i: SIGTERM under ingest, the server is gone within 8 s" exits_within "$PID_server" 8
+    check "stop $i: SIGTERM under ingest, the server is gone within 20 s" exits_within "$PID_server" 20
     wait "$PID_server"
     rc=$?
     check "stop $i: ... with exit status 0 and its exit line (status $rc)" \

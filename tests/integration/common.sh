@@ -120,6 +120,24 @@ wait_for_records() {
     return 0 # the check that follows reports the difference
 }
 
+# logged FILE PATTERN: the pattern (grep's) appears in the log within 10 s.
+logged() {
+    local i
+    for i in $(seq 100); do grep -q "$2" "$1" && return 0; sleep 0.1; done
+    echo "not in $1: $2"; return 1
+}
+
+# stored_check PATTERN: until `rankscope-server --check` of the running server's store prints a
+# line matching PATTERN (up to 10 s): what the server wrote has been committed.
+stored_check() {
+    local i
+    for i in $(seq 50); do
+        "$BIN/rankscope-server" --check --data "$WORK/data" 2>/dev/null | grep -q "$1" && return 0
+        sleep 0.2
+    done
+    echo "--check never printed: $1"; return 1
+}
+
 # sim_job JOB RANKS STEPS: a simulated job of RANKS x STEPS through the agent as fast as it goes,
 # its summary in $WORK/JOB.json; returns when the server holds every record (wait_for_records).
 sim_job() {

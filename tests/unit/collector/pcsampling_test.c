@@ -66,14 +66,15 @@ converter(void)
 }
 
 /* ---- cases ----------------------------------------------------------------------------------- */
-/* Windows of 40 ms every 300 ms: serialized start/stop mode; a window opens at a launch's entry
+/* Windows of 200 ms every 1.5 s (long enough that a loaded machine does not end a window between
+ * two calls that must fall inside it): serialized start/stop mode; a window opens at a launch's entry
  * after a synchronize, closes at the first launch's exit after its end with a drain, and the
  * next one waits for the period. */
 static void
 windows_open_and_close_at_launches(void)
 {
     rs_convert *c = converter();
-    struct rs_pcsampling_options o = {.window_ms = 40, .period_ms = 300, .drain_ms = 60000};
+    struct rs_pcsampling_options o = {.window_ms = 200, .period_ms = 1500, .drain_ms = 60000};
 
     T_OK(rs_pcsampling_start(c, &conv_lock, &o));
     T_CHECK(fake_cupti_launches_subscribed);
@@ -86,7 +87,7 @@ windows_open_and_close_at_launches(void)
     launch_both(); /* inside the window: nothing */
     T_CHECK(strcmp(fake_cupti_log(), "sEyS") == 0);
     T_EQ(t_convert_stats(c).stalls, 0);
-    sleep_ms(50);
+    sleep_ms(250);
     launch(CUPTI_API_ENTER, CTX); /* a window closes at an exit, not an entry */
     T_CHECK(strcmp(fake_cupti_log(), "sEyS") == 0);
     launch(CUPTI_API_EXIT, CTX);
@@ -94,7 +95,7 @@ windows_open_and_close_at_launches(void)
     T_EQ(t_convert_stats(c).stalls, 2);
     launch_both(); /* before the period's end: closed */
     T_CHECK(strcmp(fake_cupti_log(), "sEySTG") == 0);
-    sleep_ms(260);
+    sleep_ms(1300);
     launch(CUPTI_API_ENTER, (CUcontext)&conv_lock); /* another context's launch: left alone */
     T_CHECK(strcmp(fake_cupti_log(), "sEySTG") == 0);
     launch(CUPTI_API_ENTER, CTX);

@@ -86,7 +86,9 @@ tasks_get_their_share(void)
     char dir[] = "/tmp/rs-writer-test-XXXXXX";
     rs_store *st = t_store_open(dir, NULL);
     struct rs_counters counters = {0};
-    struct rs_writer_options o = {.max_queue = 64, .max_group = 1};
+    /* 256 queued: 128 ms of commits, so that the feeder descheduled on a loaded machine leaves
+     * the writer with batches to weigh against the task (64 ran dry after 32 ms) */
+    struct rs_writer_options o = {.max_queue = 256, .max_group = 1};
     static const char *const names[] = {"k"};
     struct rs_kernel_record k[KERNELS];
     for (int i = 0; i < KERNELS; i++)
