@@ -223,6 +223,7 @@ start_server --evaluate-ms 500 --auto-capture=false
 start_agent
 (sim off 4 8 --slow-rank 2 --slowdown 0.3 --nccl-plugin)
 logged "$WORK/server.log" "RS-STRAGGLER-RAISED job off: rank 2" # raised 3 - 4 s in, on a quiet machine
+sleep 1 # two more evaluations: an auto-capture would follow the raise within one
 check "--auto-capture=false: the verdict is raised, no capture is asked for" bash -c '
 grep -q "RS-STRAGGLER-RAISED job off: rank 2" "$1" && ! grep -q RS-CAPTURE-AUTO "$1" &&
 curl -sf "$2/v1/jobs/off/captures" | grep -q "\"captures\": *\[\]"' _ "$WORK/server.log" "$HTTP"

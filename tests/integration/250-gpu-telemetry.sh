@@ -234,6 +234,7 @@ check "old NVML: renamed functions found by their old names, missing ones counte
 # the previous agent stopped first: its sampler, reading the script too, would be in a slow call
 # and its stop would wait for it (up to 2 s) inside the timed interval
 stop "$PID_agent"
+PID_agent=
 echo "sleep nvmlDeviceGetPowerUsage 3000" >>"$FAKE_NVML_SCRIPT"
 start_ns=$(date +%s%N)
 agent_with hung --nvml-library "$FAKE"

@@ -62,14 +62,17 @@ import json, sys
 g = json.load(open(sys.argv[1]))["gpus"]
 sys.exit(not (len(g) == 4 and all(x["samples"] >= 10 for x in g)))' "$WORK/after.gpus" 2>/dev/null && break
 done
-check "after a restart, readings are filed under job2's ranks at once (none unattributed)" sh -c "
+check "after a restart, readings are filed under job2's ranks at once (none unattributed, none lost)" sh -c "
 python3 -c '
 import json, sys
 g = {x[\"rank\"]: x for x in json.load(open(sys.argv[1]))[\"gpus\"]}
 assert sorted(g) == [0, 1, 2, 3], g
 for r, x in g.items():
     assert x[\"samples\"] >= 10 and x[\"gpu_uuid\"] == \"GPU-5a110001-0000-4000-8000-%012x\" % r, x
-assert g[2][\"clocks\"][\"sm_mhz\"] == 1800, g[2]' '$WORK/after.gpus' &&
+assert g[2][\"clocks\"][\"sm_mhz\"] == 1800, g[2]
+for r, x in g.items(): # from the restart on (sampled every 100 ms, at the agent), none lost
+    assert x[\"first_ns\"] - $T0 < 1.5e9, (r, x[\"first_ns\"] - $T0)
+    assert x[\"samples\"] >= 0.5 * ((x[\"last_ns\"] - x[\"first_ns\"]) / 1e8 + 1), (r, x)' '$WORK/after.gpus' &&
 curl -s '$HTTP/metrics' | grep -q '^rankscope_gpu_samples_unattributed_total 0$'"
 check "after a clean restart: 2 of 2" wait_fleet "$SLOW" "2 2 2"
 

