@@ -28,7 +28,7 @@ PIDS+=("${LOAD[@]}")
 sleep 1
 python3 tests/integration/query_flood.py "$HTTP" big 8 4 "$WORK/flood.json" >"$WORK/flood.out" 2>&1
 # A neighbour's burst inside the 4-s flood phase can still take most of 2 shared cores: a first
-# measurement that fails is taken once more, both are printed, and the better one is judged — a
+# measurement that fails is taken once more, both are printed, and the second is judged — a
 # server whose queries starve ingest fails both.
 # kept FLOOD.json: ingest under the flood kept moving and kept its share (prints the figures)
 kept() {

@@ -26,7 +26,7 @@ start_server --query-threads 1 --fault-query-delay-ms $DELAY --query-timeout-ms 
     --answer-cache-max-age-ms 60000 --retention-s 0 --raw-retention-s 0
 # answers computed within RS_STEP_SETTLE_NS (2 s) of a commit are keyed apart from later ones
 # (steps settle); maintenance, whose first pass commits at the start, is off (retention 0), and
-# the start is 2.5 s behind anyway
+# the wait stays for any other commit at the start
 sleep 2.5
 cat >"$WORK/par.py" <<'PY'
 """par.py URL TOKEN PATH...: GETs each PATH at once (one thread each); prints one JSON line per
